@@ -1,0 +1,237 @@
+"""Hosting challenges: create, update, store the dataset (public part and hidden labels apart)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+
+import pandas as pd
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.utils.text import slugify
+
+from evaluation.metrics import get_metric
+from evaluation.seeds import SOURCES
+from evaluation.tables import TableError, read_table, split_public_hidden, validate_dataset
+
+from ..choices import HpoMode, SplitScheme
+from ..models import Challenge, Dataset
+from .errors import NotAllowed, ServiceError
+
+# Fields a host sets on a challenge; the serializer and the form validate their types.
+CHALLENGE_FIELDS = (
+    "title", "description", "metric", "higher_is_better", "allow_predictions", "allow_recipes",
+    "k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic", "correction",
+    "master_seed", "randomize_sources", "split_scheme", "stratify", "test_fraction", "hpo_mode",
+    "hpo_method", "hpo_budget", "device", "run_time_limit_s", "run_memory_limit_mb",
+    "daily_quota", "total_quota", "opens_at", "closes_at", "visibility",
+)
+# Changing these after runs exist would silently change what the runs mean.
+FROZEN_AFTER_FIRST_SUBMISSION = ("metric", "higher_is_better", "master_seed", "randomize_sources",
+                                 "split_scheme", "stratify", "test_fraction", "hpo_mode", "hpo_method",
+                                 "hpo_budget")
+
+
+@dataclass(frozen=True)
+class DatasetUpload:
+    """What a host uploads: one table (test rows marked by ``test_column``) or a train and a test table."""
+
+    data: bytes
+    filename: str
+    id_column: str
+    label_column: str
+    test_column: str | None = None
+    test_data: bytes | None = None
+    test_filename: str | None = None
+    feature_columns: tuple[str, ...] | None = None
+
+
+def challenge_is_host(*, user, challenge: Challenge) -> bool:
+    return bool(user and user.is_authenticated and (user.is_superuser or challenge.hosts.filter(pk=user.pk).exists()))
+
+
+def _unique_slug(title: str, requested: str | None) -> str:
+    if requested:
+        slug = slugify(requested)
+        if not slug:
+            raise ServiceError("The slug must contain letters or digits.", field="slug")
+        if Challenge.objects.filter(slug=slug).exists():
+            raise ServiceError(f"The slug {slug!r} is taken.", field="slug")
+        return slug
+    base = slugify(title)[:50] or "challenge"
+    slug, n = base, 1
+    while Challenge.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def _check_settings(fields: dict) -> None:
+    metric = get_metric(fields["metric"]) if fields.get("metric") else None
+    if metric is not None and "higher_is_better" in fields and fields["higher_is_better"] is not None:
+        if fields["higher_is_better"] != metric.higher_is_better:
+            direction = "higher" if metric.higher_is_better else "lower"
+            raise ServiceError(f"{metric.label} is better when {direction}; the direction contradicts the metric.",
+                               field="higher_is_better")
+    if not fields.get("allow_predictions", True) and not fields.get("allow_recipes", False):
+        raise ServiceError("Allow predictions, recipes, or both.", field="allow_predictions")
+    unknown = sorted(set(fields.get("randomize_sources") or []) - set(SOURCES))
+    if unknown:
+        raise ServiceError(f"Unknown sources of variation {unknown}; choose from {list(SOURCES)}.",
+                           field="randomize_sources")
+    opens, closes = fields.get("opens_at"), fields.get("closes_at")
+    if opens and closes and closes <= opens:
+        raise ServiceError("The closing date must come after the opening date.", field="closes_at")
+    if fields.get("boo_n") and fields.get("k_runs") and fields["boo_n"] < 1:
+        raise ServiceError("Boo n must be at least 1.", field="boo_n")
+
+
+def _table(data: bytes, filename: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
+    try:
+        return read_table(data, filename=filename, max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
+                          text_columns=text_columns)
+    except TableError as exc:
+        raise ServiceError(f"{filename}: {exc}", field="dataset") from None
+
+
+def _csv_bytes(df: pd.DataFrame) -> bytes:
+    buffer = io.StringIO()
+    df.to_csv(buffer, index=False)
+    return buffer.getvalue().encode("utf-8")
+
+
+def _prepare_dataset(upload: DatasetUpload, *, task: str, needs_test: bool):
+    """Validate the upload and cut it into public train, public test inputs and hidden labels."""
+    # Ids (and class labels) stay text: "007" is not 7.
+    text_columns = (upload.id_column,) if task == "regression" else (upload.id_column, upload.label_column)
+    frame = _table(upload.data, upload.filename, text_columns)
+    test_column = upload.test_column or None
+    if upload.test_data is not None:
+        if test_column:
+            raise ServiceError("Give either a test-row column or a separate test file, not both.", field="test_column")
+        test_frame = _table(upload.test_data, upload.test_filename or "test.csv", text_columns)
+        missing = [c for c in frame.columns if c not in test_frame.columns]
+        if missing:
+            raise ServiceError(f"The test file lacks the columns {missing} that the training file has.",
+                               field="test_dataset")
+        test_frame = test_frame[list(frame.columns)]
+        test_column = "__varboard_is_test__"
+        frame = pd.concat([frame.assign(**{test_column: False}), test_frame.assign(**{test_column: True})],
+                          ignore_index=True)
+    try:
+        spec = validate_dataset(frame, id_column=upload.id_column, label_column=upload.label_column,
+                                feature_columns=list(upload.feature_columns) if upload.feature_columns else None,
+                                test_column=test_column, task=task)
+    except TableError as exc:
+        raise ServiceError(str(exc), field="dataset") from None
+    if test_column is None:
+        if needs_test:
+            raise ServiceError("A prediction challenge (or the fixed-split scheme) needs hidden test rows: mark "
+                               "them with a test-row column or upload a separate test file.", field="test_column")
+        columns = [spec.id_column, *spec.feature_columns, spec.label_column]
+        train_df = frame[columns].reset_index(drop=True)
+        return spec, train_df, train_df.iloc[0:0][columns[:-1]], train_df.iloc[0:0][[spec.id_column, spec.label_column]]
+    try:
+        train_df, test_inputs_df, hidden_df = split_public_hidden(frame, spec)
+    except TableError as exc:
+        raise ServiceError(str(exc), field="dataset") from None
+    if needs_test and len(test_inputs_df) == 0:
+        raise ServiceError("A prediction challenge needs hidden test rows; the test-row column marks none.",
+                           field="test_column")
+    if len(train_df) < 2 and task != "none":
+        raise ServiceError("The training data needs at least 2 rows.", field="dataset")
+    return spec, train_df, test_inputs_df, hidden_df
+
+
+def _store_dataset(challenge: Challenge, upload: DatasetUpload, spec, train_df, test_inputs_df, hidden_df) -> Dataset:
+    train_bytes, test_bytes, hidden_bytes = _csv_bytes(train_df), _csv_bytes(test_inputs_df), _csv_bytes(hidden_df)
+    version = hashlib.sha256(train_bytes + b"\0" + test_bytes + b"\0" + hidden_bytes).hexdigest()
+    dataset = Dataset(challenge=challenge, id_column=spec.id_column, label_column=spec.label_column,
+                      feature_columns=list(spec.feature_columns), task=spec.task,
+                      classes=list(spec.classes or []), original_name=upload.filename[:255],
+                      n_train=len(train_df), n_test=len(test_inputs_df), version=version)
+    dataset.train_file.save("train.csv", ContentFile(train_bytes), save=False)
+    if len(test_inputs_df):
+        dataset.test_inputs_file.save("test_inputs.csv", ContentFile(test_bytes), save=False)
+        dataset.hidden_labels_file.save("hidden_labels.csv", ContentFile(hidden_bytes), save=False)
+    dataset.save()
+    return dataset
+
+
+def _delete_files(dataset: Dataset | None) -> None:
+    if dataset is None:
+        return
+    for field in (dataset.train_file, dataset.test_inputs_file, dataset.hidden_labels_file):
+        if field:
+            field.storage.delete(field.name)
+
+
+def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | None = None, **fields) -> Challenge:
+    """Create a challenge with its dataset; on any error nothing (row or file) is left behind."""
+    unknown = sorted(set(fields) - set(CHALLENGE_FIELDS))
+    if unknown:
+        raise ServiceError(f"Unknown challenge fields: {unknown}.")
+    if not fields.get("title"):
+        raise ServiceError("A challenge needs a title.", field="title")
+    if not fields.get("metric"):
+        raise ServiceError("A challenge needs a metric.", field="metric")
+    try:
+        metric = get_metric(fields["metric"])
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="metric") from None
+    if fields.get("higher_is_better") is None:
+        fields["higher_is_better"] = metric.higher_is_better
+    _check_settings(fields)
+    needs_test = fields.get("allow_predictions", True) or fields.get("split_scheme") == SplitScheme.FIXED
+    task = "regression" if metric.task == "regression" else "classification"
+    spec, train_df, test_inputs_df, hidden_df = _prepare_dataset(dataset, task=task, needs_test=needs_test)
+    if metric.task == "binary" and len(spec.classes or []) != 2:
+        raise ServiceError(f"{metric.label} needs exactly 2 classes; the label column has {len(spec.classes or [])}.",
+                           field="metric")
+    stored = None
+    try:
+        with transaction.atomic():
+            challenge = Challenge.objects.create(slug=_unique_slug(fields["title"], slug), created_by=created_by,
+                                                 **fields)
+            challenge.hosts.add(created_by)
+            stored = _store_dataset(challenge, dataset, spec, train_df, test_inputs_df, hidden_df)
+    except IntegrityError as exc:
+        _delete_files(stored)
+        raise ServiceError(f"The challenge could not be saved: {exc}") from None
+    except BaseException:
+        _delete_files(stored)
+        raise
+    return challenge
+
+
+def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge:
+    """Change a challenge's settings (hosts only). Settings that give runs their meaning freeze at the first submission."""
+    if not challenge_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can change it.")
+    unknown = sorted(set(fields) - set(CHALLENGE_FIELDS))
+    if unknown:
+        raise ServiceError(f"Unknown challenge fields: {unknown}.")
+    if challenge.submissions.exists():
+        frozen = [name for name in FROZEN_AFTER_FIRST_SUBMISSION
+                  if name in fields and fields[name] != getattr(challenge, name)]
+        if frozen:
+            raise ServiceError(f"{', '.join(frozen)} cannot change once submissions exist: "
+                               "the stored runs were made under the old values.", field=frozen[0])
+    merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
+    _check_settings(merged)
+    for name, value in fields.items():
+        setattr(challenge, name, value)
+    challenge.save()
+    from .reports import report_request  # a changed γ, α, n or statistic changes the report
+
+    report_request(challenge_id=challenge.pk)
+    return challenge
+
+
+def challenge_add_host(*, challenge: Challenge, user: User, added_by: User) -> None:
+    if not challenge_is_host(user=added_by, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can add hosts.")
+    challenge.hosts.add(user)

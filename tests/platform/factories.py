@@ -1,0 +1,72 @@
+"""Small datasets, users and prediction files for platform tests."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+from django.contrib.auth.models import User
+from sklearn.datasets import load_digits
+
+from leaderboard.services.challenges import DatasetUpload, challenge_create
+
+PASSWORD = "a-long-test-password-7"
+
+
+def make_user(username: str) -> User:
+    return User.objects.create_user(username=username, password=PASSWORD)
+
+
+def digits_frame(n_rows: int = 240, test_fraction: float = 0.3, seed: int = 0) -> pd.DataFrame:
+    """Digits rows with columns id, pixel_0..63, label, is_test (stratification not needed here)."""
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(y), size=n_rows, replace=False)
+    frame = pd.DataFrame(X[rows].astype(int), columns=[f"pixel_{j}" for j in range(64)])
+    frame.insert(0, "id", [f"img-{i:04d}" for i in range(n_rows)])
+    frame["label"] = y[rows]
+    frame["is_test"] = (np.arange(n_rows) < int(n_rows * test_fraction)).astype(int)
+    return frame
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False)
+    return buffer.getvalue().encode()
+
+
+def digits_challenge(host: User, **overrides):
+    frame = digits_frame()
+    fields = dict(title="Digits test", metric="accuracy", k_runs=5, boo_n=3, daily_quota=10, total_quota=50,
+                  allow_predictions=True, allow_recipes=True, master_seed=7)
+    fields.update(overrides)
+    upload = DatasetUpload(data=csv_bytes(frame), filename="digits.csv", id_column="id", label_column="label",
+                           test_column="is_test")
+    return challenge_create(created_by=host, dataset=upload, **fields), frame
+
+
+def regression_challenge(host: User, **overrides):
+    """Hidden test labels are distinctive decimals, so a leak would be unmistakable."""
+    rng = np.random.default_rng(3)
+    n = 60
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "x1": rng.normal(size=n), "x2": rng.normal(size=n)})
+    frame["target"] = [f"{9000 + i}.{rng.integers(10**5, 10**6)}7" for i in range(n)]  # no trailing 0
+    frame["is_test"] = (np.arange(n) % 3 == 0).astype(int)
+    fields = dict(title="Regression leak test", metric="rmse", k_runs=3)
+    fields.update(overrides)
+    upload = DatasetUpload(data=csv_bytes(frame), filename="reg.csv", id_column="id", label_column="target",
+                           test_column="is_test")
+    challenge = challenge_create(created_by=host, dataset=upload, **fields)
+    hidden = frame.loc[frame.is_test == 1, "target"].tolist()
+    return challenge, frame, hidden
+
+
+def label_predictions(frame: pd.DataFrame, *, correct_fraction: float = 1.0, seed: int = 0) -> bytes:
+    """A valid predictions file for the test rows of ``frame`` (column ``prediction``)."""
+    test = frame[frame.is_test == 1]
+    rng = np.random.default_rng(seed)
+    labels = test.label.to_numpy().copy()
+    wrong = rng.random(len(labels)) > correct_fraction
+    labels[wrong] = (labels[wrong] + 1) % 10
+    return csv_bytes(pd.DataFrame({"id": test.id.to_numpy(), "prediction": labels}))
