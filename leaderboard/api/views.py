@@ -1,0 +1,157 @@
+"""REST API views: an input serializer, one service call, an output serializer."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..choices import SubmissionKind
+from ..downloads import dataset_download
+from ..models import Challenge, Run, Submission
+from ..selectors import (challenge_list_visible, runs_for_challenge, submission_can_see_details,
+                         submission_list_for, user_is_host)
+from ..services.challenges import DatasetUpload, challenge_create, challenge_update
+from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
+from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
+from .filters import ChallengeFilter, RunFilter, SubmissionFilter
+from .permissions import IsHostOrReadOnly
+from .renderers import CSVRenderer
+from .serializers import (ChallengeCreateSerializer, ChallengeSerializer, ChallengeUpdateSerializer,
+                          RunDetailSerializer, RunSerializer, SubmissionCreateSerializer, SubmissionSerializer)
+
+
+class ChallengeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Challenges: anyone reads public ones; signed-in users host new ones; hosts change theirs."""
+
+    lookup_field = "slug"
+    serializer_class = ChallengeSerializer
+    permission_classes = [IsAuthenticatedOrReadOnly, IsHostOrReadOnly]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    filterset_class = ChallengeFilter
+    ordering_fields = ["created", "title"]
+
+    def get_queryset(self):
+        return (challenge_list_visible(user=self.request.user)
+                .select_related("dataset").prefetch_related("hosts").order_by("-created"))
+
+    @extend_schema(request=ChallengeCreateSerializer, responses={201: ChallengeSerializer})
+    def create(self, request):
+        incoming = ChallengeCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = dict(incoming.validated_data)
+        main = read_dataset_upload(data.pop("dataset"))
+        test = data.pop("test_dataset", None)
+        test = read_dataset_upload(test, field="test_dataset") if test is not None else None
+        upload = DatasetUpload(data=main.data, filename=main.name, id_column=data.pop("id_column"),
+                               label_column=data.pop("label_column"), test_column=data.pop("test_column", None) or None,
+                               test_data=test.data if test else None, test_filename=test.name if test else None,
+                               feature_columns=tuple(data.pop("feature_columns", ()) or ()) or None)
+        challenge = challenge_create(created_by=request.user, dataset=upload, slug=data.pop("slug", None), **data)
+        return Response(ChallengeSerializer(challenge, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ChallengeUpdateSerializer, responses=ChallengeSerializer)
+    def partial_update(self, request, slug=None):
+        challenge = self.get_object()
+        incoming = ChallengeUpdateSerializer(challenge, data=request.data, partial=True)
+        incoming.is_valid(raise_exception=True)
+        challenge = challenge_update(challenge=challenge, user=request.user, **incoming.validated_data)
+        return Response(ChallengeSerializer(challenge, context={"request": request}).data)
+
+    @extend_schema(methods=["GET"], responses=SubmissionSerializer(many=True),
+                   description="Your teams' submissions to this challenge (hosts: all of them).")
+    @extend_schema(methods=["POST"], request={"multipart/form-data": SubmissionCreateSerializer},
+                   responses={202: SubmissionSerializer},
+                   description="Submit predictions (one file, or k files from k seeds: each file is a run) or "
+                               "a training recipe. Everything is validated before anything is stored.")
+    @action(detail=True, methods=["get", "post"], permission_classes=[IsAuthenticatedOrReadOnly],
+            parser_classes=[MultiPartParser, FormParser])
+    def submissions(self, request, slug=None):
+        challenge = self.get_object()
+        if request.method == "GET":
+            queryset = submission_list_for(user=request.user, challenge=challenge).prefetch_related("runs")
+            page = self.paginate_queryset(SubmissionFilter(request.GET, queryset=queryset).qs)
+            data = SubmissionSerializer(page, many=True, context={"request": request}).data
+            return self.get_paginated_response(data)
+        incoming = SubmissionCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        common = dict(challenge=challenge, user=request.user, method_name=data["method_name"],
+                      description=data["description"], team_id=data["team"])
+        if data["kind"] == SubmissionKind.PREDICTIONS:
+            submission = submission_create_predictions(files=read_prediction_uploads(data["files"]), **common)
+        else:
+            submission = submission_create_recipe(recipe=read_recipe_upload(data["recipe"]),
+                                                  hyperparameters=data["hyperparameters"], **common)
+        return Response(SubmissionSerializer(submission, context={"request": request}).data,
+                        status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses=RunSerializer(many=True),
+                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
+                   description="Every run of every entry, with its seeds, split id and scores: enough to "
+                               "recompute the leaderboard. Logs are on the submission endpoint (own team, hosts).")
+    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, BrowsableAPIRenderer, CSVRenderer])
+    def runs(self, request, slug=None):
+        challenge = self.get_object()
+        queryset = RunFilter(request.GET, queryset=runs_for_challenge(challenge=challenge)).qs
+        if request.accepted_renderer.format == "csv":
+            return Response(RunSerializer(queryset, many=True).data)
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(RunSerializer(page, many=True).data)
+
+
+@extend_schema(responses={(200, "text/csv"): OpenApiTypes.BINARY})
+class ChallengeDownloadView(APIView):
+    """Public parts of the dataset (train, test inputs, sample submission); hidden labels for hosts only."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    def get(self, request, slug: str, part: str):
+        challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+        return dataset_download(challenge=challenge, part=part, user=request.user)
+
+
+class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """A submission: status, progress and per-run scores; logs and errors for its team and the hosts."""
+
+    serializer_class = SubmissionSerializer
+    filterset_class = SubmissionFilter
+    ordering_fields = ["created"]
+
+    def get_queryset(self):
+        if self.action == "list":
+            return submission_list_for(user=self.request.user).prefetch_related("runs").order_by("-created")
+        visible = challenge_list_visible(user=self.request.user)
+        return Submission.objects.filter(challenge__in=visible).select_related(
+            "challenge", "team", "submitted_by").prefetch_related("runs")
+
+    def retrieve(self, request, pk=None):
+        submission = self.get_object()
+        if not submission_can_see_details(user=request.user, submission=submission) and submission.status != "scored":
+            raise Http404
+        return Response(self.get_serializer(submission).data)
+
+    @extend_schema(request=None, responses=SubmissionSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    def cancel(self, request, pk=None):
+        submission = submission_cancel(submission=self.get_object(), user=request.user)
+        return Response(self.get_serializer(submission).data)
+
+    @extend_schema(responses=RunDetailSerializer)
+    @action(detail=True, methods=["get"], url_path=r"runs/(?P<index>\d+)")
+    def run(self, request, pk=None, index=None):
+        submission = self.get_object()
+        if not submission_can_see_details(user=request.user, submission=submission):
+            raise PermissionDenied("Run logs are visible to the submitting team and the hosts only.")
+        run = get_object_or_404(Run, submission=submission, index=int(index))
+        return Response(RunDetailSerializer(run).data)

@@ -1,0 +1,1 @@
+"""Server-rendered HTML pages: challenges, submissions, teams and accounts."""

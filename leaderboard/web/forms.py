@@ -1,0 +1,268 @@
+"""HTML forms. They check shapes and types only; the services decide (and name the problem).
+
+A ``ServiceError`` raised by a service becomes an error on the form field it names
+(``add_service_error``), or a non-field error when the field is not on the form.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from evaluation.seeds import SOURCES
+
+from ..choices import SubmissionKind
+from ..models import Challenge, Team, default_sources
+from ..services.challenges import CHALLENGE_FIELDS, FROZEN_AFTER_FIRST_SUBMISSION, DatasetUpload
+from ..services.errors import ServiceError
+from ..uploads import read_dataset_upload
+
+DIRECTION_CHOICES = [("", "Default for the metric"), ("higher", "Higher is better"), ("lower", "Lower is better")]
+DATETIME_WIDGET = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+# Service field names that the forms show under another name.
+FIELD_ALIASES = {"higher_is_better": "direction"}
+
+
+def add_service_error(form: forms.Form, exc: ServiceError) -> None:
+    """Show a service's message on the field it names, or above the form."""
+    field = FIELD_ALIASES.get(exc.field, exc.field)
+    form.add_error(field if field in form.fields else None, exc.message)
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """``<input type=file multiple>``; cleans to a list of uploaded files (possibly empty)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        items = data if isinstance(data, (list, tuple)) else [data]
+        cleaned = [super(MultipleFileField, self).clean(item, initial) for item in items if item]
+        if self.required and not cleaned:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+        return cleaned
+
+
+class SignupForm(UserCreationForm):
+    pass
+
+
+# --------------------------------------------------------------------------- challenges
+
+
+class ChallengeSettingsForm(forms.ModelForm):
+    """Every host setting of a challenge (the edit page; the create form adds the dataset)."""
+
+    direction = forms.ChoiceField(choices=DIRECTION_CHOICES, required=False,
+                                  help_text="Leave at the default unless the metric's usual direction is wrong.")
+    randomize_sources = forms.MultipleChoiceField(
+        choices=[(source, source.replace("_", " ")) for source in SOURCES], required=False, initial=default_sources,
+        widget=forms.CheckboxSelectMultiple, label="Sources to randomize",
+        help_text="Sources of variation that differ between runs; the others are held fixed for every run.")
+
+    # Declared so the admin uses them too (it would swap in its split date/time widgets).
+    opens_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)",
+                                   help_text="Empty: open now.")
+    closes_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)",
+                                    help_text="Empty: never closes.")
+
+    class Meta:
+        model = Challenge
+        fields = [name for name in CHALLENGE_FIELDS if name != "higher_is_better"]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 5}),
+        }
+        labels = {
+            "allow_predictions": "Accept prediction files",
+            "allow_recipes": "Accept training recipes",
+            "k_runs": "Runs per entry (k)",
+            "boo_n": "Boo n",
+            "gamma": "γ (P(A>B) threshold)",
+            "alpha": "α",
+            "bootstrap_resamples": "Bootstrap resamples (B)",
+            "hpo_mode": "HPO mode",
+            "hpo_method": "HPO method",
+            "hpo_budget": "HPO budget (trials per run)",
+            "run_time_limit_s": "Time limit per run (s)",
+            "run_memory_limit_mb": "Memory limit per run (MB)",
+        }
+
+    # Grouping for the templates: (legend, field names).
+    settings_groups = [
+        ("Challenge", ["title", "description", "metric", "direction", "visibility"]),
+        ("Submissions", ["allow_predictions", "allow_recipes", "daily_quota", "total_quota", "opens_at",
+                         "closes_at"]),
+        ("Statistics", ["k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic",
+                        "correction"]),
+        ("Seeds and splits", ["master_seed", "randomize_sources", "split_scheme", "stratify", "test_fraction"]),
+        ("Recipe runs", ["hpo_mode", "hpo_method", "hpo_budget", "device", "run_time_limit_s",
+                         "run_memory_limit_mb"]),
+    ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.frozen = False
+        if self.instance.pk is not None:
+            self.initial["direction"] = "higher" if self.instance.higher_is_better else "lower"
+            # challenge_update refuses these once submissions exist; show them as fixed.
+            self.frozen = self.instance.submissions.exists()
+            if self.frozen:
+                for name in (*FROZEN_AFTER_FIRST_SUBMISSION, "direction"):
+                    if name in self.fields:
+                        self.fields[name].disabled = True
+                        self.fields[name].help_text = "Fixed: submissions exist."
+
+    def clean(self):
+        cleaned = super().clean()
+        # The database constraints would say only "Constraint ... is violated": name the problem.
+        if "allow_predictions" in cleaned and not cleaned.get("allow_predictions") and not cleaned.get("allow_recipes"):
+            self.add_error("allow_predictions", "Allow predictions, recipes, or both.")
+        opens, closes = cleaned.get("opens_at"), cleaned.get("closes_at")
+        if opens and closes and closes <= opens:
+            self.add_error("closes_at", "The closing date must come after the opening date.")
+        return cleaned
+
+    def grouped_fields(self):
+        return [(legend, [self[name] for name in names if name in self.fields])
+                for legend, names in self.settings_groups]
+
+    def challenge_fields(self) -> dict:
+        """The cleaned settings as the services take them (``higher_is_better`` from the direction)."""
+        fields = {name: self.cleaned_data[name] for name in CHALLENGE_FIELDS if name in self.cleaned_data}
+        direction = self.cleaned_data.get("direction")
+        fields["higher_is_better"] = {"higher": True, "lower": False}.get(direction)
+        return fields
+
+    def changed_challenge_fields(self) -> dict:
+        fields = self.challenge_fields()
+        changed = {name for name in self.changed_data}
+        if "direction" in changed:
+            changed.add("higher_is_better")
+        return {name: value for name, value in fields.items()
+                if name in changed and not (name == "higher_is_better" and value is None)}
+
+
+class ChallengeCreateForm(ChallengeSettingsForm):
+    """A new challenge: its settings plus the dataset (one table, or a train and a test table)."""
+
+    slug = forms.SlugField(max_length=60, required=False,
+                           help_text="The address /c/<slug>/; made from the title when empty.")
+    dataset = forms.FileField(help_text="CSV or Parquet: an id column, feature columns and a label column.")
+    id_column = forms.CharField(initial="id", max_length=100)
+    label_column = forms.CharField(initial="label", max_length=100)
+    test_column = forms.CharField(
+        required=False, max_length=100, label="Test-row column",
+        help_text="A 0/1 column marking the hidden test rows of the dataset (or upload a separate test file).")
+    test_dataset = forms.FileField(required=False, label="Separate test file",
+                                   help_text="Hidden test rows with the same columns (instead of a test-row column).")
+    feature_columns = forms.CharField(required=False, max_length=10_000,
+                                      help_text="Comma-separated; every other column when empty.")
+
+    dataset_fields = ["dataset", "id_column", "label_column", "test_column", "test_dataset", "feature_columns"]
+
+    def grouped_fields(self):
+        groups = super().grouped_fields()
+        groups[0][1].insert(2, self["slug"])
+        return [groups[0], ("Dataset", [self[name] for name in self.dataset_fields]), *groups[1:]]
+
+    def service_kwargs(self) -> dict:
+        """Keyword arguments of ``challenge_create`` (besides ``created_by``)."""
+        return {"dataset": self.dataset_upload(), "slug": self.cleaned_data["slug"] or None,
+                **self.challenge_fields()}
+
+    def dataset_upload(self) -> DatasetUpload:
+        """Read the uploaded tables (size-checked); raises ServiceError naming the limit."""
+        main = read_dataset_upload(self.cleaned_data["dataset"])
+        test_file = self.cleaned_data.get("test_dataset")
+        test = read_dataset_upload(test_file, field="test_dataset") if test_file else None
+        features = [c.strip() for c in self.cleaned_data.get("feature_columns", "").split(",") if c.strip()]
+        return DatasetUpload(data=main.data, filename=main.name, id_column=self.cleaned_data["id_column"],
+                             label_column=self.cleaned_data["label_column"],
+                             test_column=self.cleaned_data.get("test_column") or None,
+                             test_data=test.data if test else None, test_filename=test.name if test else None,
+                             feature_columns=tuple(features) or None)
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+class SubmissionForm(forms.Form):
+    method_name = forms.CharField(max_length=120, label="Method name",
+                                  help_text="The name of this entry on the leaderboard.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
+    kind = forms.ChoiceField(choices=SubmissionKind.choices, widget=forms.RadioSelect, label="Kind")
+    files = MultipleFileField(required=False, label="Prediction files",
+                              help_text="One file, or one file per seed you ran (each file is a run).")
+    recipe = forms.FileField(required=False, label="Recipe (.py)",
+                             help_text="A Python file defining fit_predict(...); the server runs it k times.")
+    hyperparameters = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                                      label="Hyperparameters (JSON object)", initial="{}")
+
+    def __init__(self, *args, challenge: Challenge, teams, default_team: Team | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.challenge = challenge
+        self.fields["team"].queryset = teams
+        if default_team is not None:
+            self.fields["team"].initial = default_team.pk
+        kinds = [(value, label) for value, label in SubmissionKind.choices
+                 if (value == SubmissionKind.PREDICTIONS and challenge.allow_predictions)
+                 or (value == SubmissionKind.RECIPE and challenge.allow_recipes)]
+        self.fields["kind"].choices = kinds
+        self.fields["kind"].initial = kinds[0][0] if kinds else None
+        if len(kinds) == 1:
+            self.fields["kind"].widget = forms.HiddenInput()
+        if not challenge.allow_predictions:
+            del self.fields["files"]
+        if not challenge.allow_recipes:
+            del self.fields["recipe"]
+            del self.fields["hyperparameters"]
+        elif challenge.allow_predictions:
+            self.fields["files"].widget.attrs["data-kind"] = SubmissionKind.PREDICTIONS
+            self.fields["recipe"].widget.attrs["data-kind"] = SubmissionKind.RECIPE
+
+    @property
+    def shows_kind_choice(self) -> bool:
+        return not isinstance(self.fields["kind"].widget, forms.HiddenInput)
+
+    def clean_hyperparameters(self):
+        text = (self.cleaned_data.get("hyperparameters") or "").strip()
+        if not text:
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).")
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The hyperparameters must be a JSON object, like {\"C\": 1.0}.")
+        return value
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") == SubmissionKind.RECIPE and not cleaned.get("recipe") and "recipe" not in self.errors:
+            self.add_error("recipe", "Choose the recipe's .py file.")
+        return cleaned
+
+
+# --------------------------------------------------------------------------- teams
+
+
+class TeamCreateForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Team name")
+
+
+class TeamMemberForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
+    username = forms.CharField(max_length=150)
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams

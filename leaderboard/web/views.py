@@ -1,0 +1,258 @@
+"""Server-rendered pages. Each view reads through ``selectors``, writes through one service call,
+and turns a ``ServiceError`` into a form error naming the problem exactly as the service does."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, F, Prefetch, Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from ..choices import RunStatus, SubmissionKind, SubmissionStatus
+from ..downloads import dataset_download
+from ..models import Challenge, Membership, Submission
+from ..selectors import (challenge_list_visible, leaderboard_basic, submission_can_see_details,
+                         submission_list_for, user_is_host, user_teams)
+from ..services.challenges import challenge_create, challenge_update
+from ..services.errors import ServiceError
+from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
+from ..services.teams import team_add_member, team_create, team_personal_for
+from ..uploads import read_prediction_uploads, read_recipe_upload
+from .forms import (ChallengeCreateForm, ChallengeSettingsForm, SignupForm, SubmissionForm, TeamCreateForm,
+                    TeamMemberForm, add_service_error)
+
+ACTIVE_STATUSES = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
+ENDED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED)
+LOG_TAIL_LINES = 40
+
+
+def _visible_challenge(request, slug: str) -> Challenge:
+    """The challenge if the user may see it; private challenges are a 404 for non-hosts."""
+    return get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+
+
+# --------------------------------------------------------------------------- home, accounts
+
+
+def home(request):
+    challenges = (challenge_list_visible(user=request.user)
+                  .annotate(entries=Count("submissions", filter=Q(submissions__status=SubmissionStatus.SCORED),
+                                          distinct=True))
+                  .order_by(F("closes_at").desc(nulls_first=True), "-created"))
+    return render(request, "home.html", {"challenges": challenges})
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("home")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        team_personal_for(user=user)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}. You submit as your personal team "
+                                  f"“{user.username}” unless you choose another team.")
+        return redirect("home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+# --------------------------------------------------------------------------- challenges
+
+
+@login_required
+def challenge_new(request):
+    form = ChallengeCreateForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            challenge = challenge_create(created_by=request.user, **form.service_kwargs())
+        except ServiceError as exc:
+            add_service_error(form, exc)
+        else:
+            messages.success(request, f"Challenge “{challenge.title}” created.")
+            return redirect(challenge)
+    return render(request, "challenges/new.html", {"form": form})
+
+
+def _challenge_is_open(challenge: Challenge) -> bool:
+    now = timezone.now()
+    opened = challenge.opens_at is None or challenge.opens_at <= now
+    return opened and (challenge.closes_at is None or now < challenge.closes_at)
+
+
+def _download_parts(challenge: Challenge, is_host: bool) -> list[tuple[str, str]]:
+    dataset = getattr(challenge, "dataset", None)
+    if dataset is None:
+        return []
+    parts = [("train", f"Training data ({dataset.n_train} rows)")]
+    if dataset.test_inputs_file:
+        parts += [("test_inputs", f"Test inputs ({dataset.n_test} rows)"), ("sample_submission", "Sample submission")]
+        if is_host:
+            parts.append(("hidden_labels", "Hidden test labels (hosts only)"))
+    return parts
+
+
+def challenge_detail(request, slug: str):
+    challenge = _visible_challenge(request, slug)
+    is_host = user_is_host(user=request.user, challenge=challenge)
+    form = None
+    if request.user.is_authenticated:
+        personal = team_personal_for(user=request.user)
+        form = SubmissionForm(request.POST or None, request.FILES or None, challenge=challenge,
+                              teams=user_teams(user=request.user).order_by("-is_personal", "name"),
+                              default_team=personal)
+        if request.method == "POST" and form.is_valid():
+            submission = _submit(request, challenge, form)
+            if submission is not None:
+                messages.success(request, f"Submission “{submission.method_name}” received; it is queued.")
+                return redirect(submission)
+    elif request.method == "POST":
+        return redirect_to_login(request.get_full_path())
+    is_open = _challenge_is_open(challenge)
+    my_submissions = (submission_list_for(user=request.user, challenge=challenge)
+                      .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=ENDED_RUN_STATUSES),
+                                                    distinct=True))
+                      .order_by("-created")[:50])
+    return render(request, "challenges/detail.html", {
+        "challenge": challenge,
+        "dataset": getattr(challenge, "dataset", None),
+        "is_host": is_host,
+        "is_open": is_open,
+        "downloads": _download_parts(challenge, is_host),
+        "entries": leaderboard_basic(challenge=challenge),
+        "form": form,
+        # A closed challenge shows no form; a refused POST still shows the service's reason on it.
+        "show_form": form is not None and (is_open or form.is_bound),
+        "my_submissions": my_submissions,
+    })
+
+
+def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission | None:
+    data = form.cleaned_data
+    common = dict(challenge=challenge, user=request.user, method_name=data["method_name"],
+                  description=data.get("description", ""), team_id=data["team"].pk)
+    try:
+        if data["kind"] == SubmissionKind.PREDICTIONS:
+            return submission_create_predictions(files=read_prediction_uploads(data.get("files") or []), **common)
+        return submission_create_recipe(recipe=read_recipe_upload(data["recipe"]),
+                                        hyperparameters=data.get("hyperparameters") or {}, **common)
+    except ServiceError as exc:
+        add_service_error(form, exc)
+        return None
+
+
+def challenge_download(request, slug: str, part: str):
+    challenge = _visible_challenge(request, slug)
+    return dataset_download(challenge=challenge, part=part, user=request.user)
+
+
+@login_required
+def challenge_edit(request, slug: str):
+    challenge = _visible_challenge(request, slug)
+    if not user_is_host(user=request.user, challenge=challenge):
+        raise PermissionDenied("Only the challenge's hosts can change it.")
+    form = ChallengeSettingsForm(request.POST or None, instance=challenge)
+    if request.method == "POST" and form.is_valid():
+        # The form has written its values onto ``challenge``; the service compares against the stored row.
+        stored = Challenge.objects.get(pk=challenge.pk)
+        try:
+            challenge_update(challenge=stored, user=request.user, **form.changed_challenge_fields())
+        except ServiceError as exc:
+            add_service_error(form, exc)
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect(stored)
+    return render(request, "challenges/edit.html", {"challenge": challenge, "form": form, "frozen": form.frozen})
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+def submission_detail(request, pk: int):
+    visible = challenge_list_visible(user=request.user)
+    submission = get_object_or_404(
+        Submission.objects.filter(challenge__in=visible).select_related("challenge", "team", "submitted_by"), pk=pk)
+    can_see = submission_can_see_details(user=request.user, submission=submission)
+    if not can_see and submission.status != SubmissionStatus.SCORED:
+        raise Http404("No submission here.")
+    runs = list(submission.runs.all())
+    for run in runs:
+        run.log_tail = "\n".join(run.log.splitlines()[-LOG_TAIL_LINES:]) if can_see else ""
+    finished = sum(run.status in ENDED_RUN_STATUSES for run in runs)
+    expected = submission.runs_expected or len(runs) or 1
+    return render(request, "submissions/detail.html", {
+        "submission": submission,
+        "challenge": submission.challenge,
+        "runs": runs,
+        "can_see": can_see,
+        "active": submission.status in ACTIVE_STATUSES,
+        "finished": finished,
+        "succeeded": sum(run.status == RunStatus.SUCCEEDED for run in runs),
+        "expected": expected,
+        "percent": round(100 * finished / expected, 1),
+    })
+
+
+@require_POST
+@login_required
+def submission_cancel_view(request, pk: int):
+    submission = get_object_or_404(Submission.objects.filter(
+        challenge__in=challenge_list_visible(user=request.user)), pk=pk)
+    try:
+        submission_cancel(submission=submission, user=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Submission cancelled.")
+    return redirect(submission)
+
+
+# --------------------------------------------------------------------------- teams
+
+
+@login_required
+def teams(request):
+    team_personal_for(user=request.user)
+    mine = user_teams(user=request.user)
+    shared = mine.filter(is_personal=False)
+    create_form = TeamCreateForm(request.POST if request.POST.get("action") == "create" else None, prefix="create")
+    member_form = TeamMemberForm(request.POST if request.POST.get("action") == "add" else None, teams=shared,
+                                 prefix="member")
+    if request.method == "POST":
+        done = _team_action(request, create_form, member_form)
+        if done:
+            return redirect("teams")
+    members = Membership.objects.select_related("user").order_by("user__username")
+    return render(request, "teams/list.html", {
+        "teams": mine.prefetch_related(Prefetch("membership_set", queryset=members, to_attr="memberships"))
+                     .annotate(n_submissions=Count("submissions", distinct=True)).order_by("-is_personal", "name"),
+        "create_form": create_form,
+        "member_form": member_form,
+        "has_shared": shared.exists(),
+    })
+
+
+def _team_action(request, create_form: TeamCreateForm, member_form: TeamMemberForm) -> bool:
+    try:
+        if create_form.is_bound and create_form.is_valid():
+            team = team_create(name=create_form.cleaned_data["name"], creator=request.user)
+            messages.success(request, f"Team “{team.name}” created.")
+            return True
+        if member_form.is_bound and member_form.is_valid():
+            username = member_form.cleaned_data["username"].strip()
+            user = get_user_model().objects.filter(username=username).first()
+            if user is None:
+                member_form.add_error("username", f"There is no user named “{username}”.")
+                return False
+            team = member_form.cleaned_data["team"]
+            team_add_member(team=team, user=user, added_by=request.user)
+            messages.success(request, f"{user.username} is a member of “{team.name}”.")
+            return True
+    except ServiceError as exc:
+        add_service_error(create_form if create_form.is_bound else member_form, exc)
+    return False

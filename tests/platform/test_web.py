@@ -1,0 +1,406 @@
+"""HTML pages: rendering, hosting through the form, submitting through the form, permissions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from django import forms
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+
+from evaluation.seeds import SOURCES
+from leaderboard.models import Challenge, Membership, PredictionFile, Run, Submission, Team
+from leaderboard.services.teams import team_personal_for
+
+from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, label_predictions, make_user
+
+pytestmark = pytest.mark.django_db
+
+RECIPE = b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return train.y[:1]\n"
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
+def queued(monkeypatch):
+    """The real worker path is tested in tests/integration; here the enqueues are recorded."""
+    calls = []
+    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: calls.append(("score", sid)))
+    monkeypatch.setattr("leaderboard.services.recipes.enqueue_runs",
+                        lambda *, submission_id: calls.append(("runs", submission_id)))
+    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
+    return calls
+
+
+@pytest.fixture
+def host():
+    return make_user("hostess")
+
+
+@pytest.fixture
+def alice():
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob():
+    return make_user("bob")
+
+
+@pytest.fixture
+def challenge(host):
+    return digits_challenge(host)
+
+
+def media_files(media: Path) -> list[Path]:
+    return sorted(p for p in Path(media).rglob("*") if p.is_file()) if Path(media).exists() else []
+
+
+def upload(name: str, data: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data, content_type="text/csv")
+
+
+def challenge_form_data(**overrides) -> dict:
+    data = {
+        "title": "Digits from the web", "description": "A test.", "metric": "accuracy", "direction": "",
+        "visibility": "public", "allow_predictions": "on", "daily_quota": 5, "total_quota": 100,
+        "k_runs": 5, "boo_n": 3, "gamma": 0.75, "alpha": 0.05, "bootstrap_resamples": 1000,
+        "ranking_statistic": "mean", "correction": "holm", "master_seed": 11, "randomize_sources": list(SOURCES),
+        "split_scheme": "oob", "stratify": "on", "test_fraction": 0.5, "hpo_mode": "fixed", "hpo_method": "random",
+        "hpo_budget": 10, "device": "cpu", "run_time_limit_s": 600, "run_memory_limit_mb": 4096,
+        "id_column": "id", "label_column": "label", "test_column": "is_test",
+        "dataset": upload("digits.csv", csv_bytes(digits_frame(n_rows=120))),
+    }
+    data.update(overrides)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def scored_submission(challenge, user, *, log="", error="", status="scored") -> Submission:
+    team = team_personal_for(user=user)
+    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=user, kind="predictions",
+                                           method_name="Handmade entry", status=status, runs_expected=2)
+    scored = status == "scored"
+    for index in range(2):
+        Run.objects.create(submission=submission, index=index, status="succeeded" if scored else "queued",
+                           test_score=0.9 + index / 100 if scored else None, seeds={"contestant_file": index},
+                           split_id="hidden-test", log=log, error_message=error)
+    return submission
+
+
+# ------------------------------------------------------------------ pages render
+
+
+def test_pages_render(client, challenge, alice):
+    challenge, _ = challenge
+    submission = scored_submission(challenge, alice)
+    home = client.get("/")
+    assert home.status_code == 200 and challenge.title in home.content.decode()
+    page = client.get(challenge.get_absolute_url()).content.decode()
+    assert "Leaderboard" in page and "Handmade entry" in page and "0.9050" in page  # mean of 0.90 and 0.91
+    assert reverse("challenge-download", args=[challenge.slug, "train"]) in page
+    assert "hidden_labels" not in page  # the link is for hosts only
+    assert "Log in</a> or" in page  # no form for anonymous visitors
+    assert client.get(submission.get_absolute_url()).status_code == 200
+    for url in ("/signup/", "/login/"):
+        assert client.get(url).status_code == 200
+    assert client.get("/challenges/new/").status_code == 302  # login required
+    assert client.get("/teams/").status_code == 302
+
+
+def test_signup_logs_in_with_a_personal_team(client):
+    response = client.post("/signup/", {"username": "carol", "password1": "pale-horse-57-x",
+                                        "password2": "pale-horse-57-x"})
+    assert response.status_code == 302
+    carol = User.objects.get(username="carol")
+    assert Team.objects.filter(is_personal=True, membership__user=carol).count() == 1
+    assert "carol" in client.get("/").content.decode()
+
+
+def test_login_and_logout(client, alice):
+    response = client.post("/login/", {"username": "alice", "password": PASSWORD})
+    assert response.status_code == 302
+    assert client.get("/").context["user"].username == "alice"
+    assert client.post("/logout/").status_code == 302
+    assert not client.get("/").context["user"].is_authenticated
+
+
+# ------------------------------------------------------------------ hosting
+
+
+def test_host_form_creates_a_challenge(client, alice, media):
+    client.force_login(alice)
+    form = client.get("/challenges/new/").content.decode()
+    assert 'name="randomize_sources" value="split"' in form and "checked" in form
+    response = client.post("/challenges/new/", challenge_form_data(slug="web-digits"))
+    assert response.status_code == 302, response.context["form"].errors
+    challenge = Challenge.objects.get(slug="web-digits")
+    assert response["Location"] == challenge.get_absolute_url()
+    assert challenge.higher_is_better is True  # the metric's default direction
+    assert list(challenge.hosts.all()) == [alice]
+    assert challenge.dataset.n_test == 36 and challenge.k_runs == 5
+    assert sorted(challenge.randomize_sources) == sorted(SOURCES)
+    assert len(media_files(media)) == 3  # train, test inputs, hidden labels
+
+
+@pytest.mark.parametrize("overrides, field, message", [
+    ({"label_column": "digit"}, None, "digit"),
+    ({"dataset": upload("digits.csv", b"id,pixel_0,label,is_test\n1,3,7,maybe\n2,4,1,0\n")}, None, "maybe"),
+    ({"direction": "lower"}, "direction", "contradicts"),
+    ({"test_dataset": upload("test.csv", csv_bytes(digits_frame(n_rows=20)))}, "test_column", "not both"),
+    ({"allow_predictions": None}, "allow_predictions", "Allow predictions, recipes, or both."),
+    ({"k_runs": 0}, "k_runs", "greater than or equal to 1"),
+])
+def test_host_form_rejects_bad_input_and_stores_nothing(client, alice, media, overrides, field, message):
+    client.force_login(alice)
+    before = media_files(media)
+    response = client.post("/challenges/new/", challenge_form_data(**overrides))
+    assert response.status_code == 200
+    form = response.context["form"]
+    errors = [e for errors in form.errors.values() for e in errors] if field is None else form.errors[field]
+    assert any(message in error for error in errors), form.errors
+    assert escape(message) in response.content.decode()
+    assert Challenge.objects.count() == 0
+    assert media_files(media) == before
+
+
+def test_host_edits_settings_and_frozen_fields_stay(client, challenge, host, alice):
+    challenge, frame = challenge
+    url = reverse("challenge-edit", args=[challenge.slug])
+    client.force_login(alice)
+    assert client.get(url).status_code == 403
+    client.force_login(host)
+    form = client.get(url).context["form"]
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name)
+        if isinstance(field, forms.BooleanField):
+            data.update({name: "on"} if value else {})
+        elif value is not None:
+            data[name] = value
+    data.update(title="Renamed digits", boo_n=4)
+    response = client.post(url, data)
+    assert response.status_code == 302, response.context["form"].errors
+    challenge.refresh_from_db()
+    assert challenge.title == "Renamed digits" and challenge.boo_n == 4
+    scored_submission(challenge, alice)
+    page = client.get(url)
+    assert page.context["form"].fields["master_seed"].disabled
+    data.update(master_seed=999, title="Again")
+    assert client.post(url, data).status_code == 302
+    challenge.refresh_from_db()
+    assert challenge.master_seed == 7 and challenge.title == "Again"  # a disabled field keeps its value
+
+
+# ------------------------------------------------------------------ submitting
+
+
+def test_submission_form_accepts_predictions(client, challenge, alice, queued, django_capture_on_commit_callbacks):
+    challenge, frame = challenge
+    client.force_login(alice)
+    page = client.get(challenge.get_absolute_url()).content.decode()
+    assert 'type="file" name="files"' in page and "multiple" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(challenge.get_absolute_url(), {
+            "method_name": "Two seeds", "description": "", "kind": "predictions",
+            "team": team_personal_for(user=alice).pk,
+            "files": [upload("a.csv", label_predictions(frame, seed=1)),
+                      upload("b.csv", label_predictions(frame, correct_fraction=0.8, seed=2))]})
+    submission = Submission.objects.get()
+    assert response.status_code == 302 and response["Location"] == submission.get_absolute_url()
+    assert submission.runs.count() == 2 and submission.method_name == "Two seeds"
+    assert queued == [("score", submission.pk)]
+    detail = client.get(submission.get_absolute_url()).content.decode()
+    assert f'data-progress-url="/api/submissions/{submission.pk}/"' in detail and "progress.js" in detail
+    assert "Two seeds" in client.get(challenge.get_absolute_url()).content.decode()  # my submissions
+
+
+def test_submission_form_accepts_a_recipe(client, challenge, alice, queued, django_capture_on_commit_callbacks):
+    challenge, _ = challenge
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(challenge.get_absolute_url(), {
+            "method_name": "Recipe", "kind": "recipe", "team": team_personal_for(user=alice).pk,
+            "recipe": upload("recipe.py", RECIPE), "hyperparameters": '{"C": 0.5}'})
+    submission = Submission.objects.get()
+    assert response.status_code == 302
+    assert submission.kind == "recipe" and submission.hyperparameters == {"C": 0.5}
+    assert submission.runs.count() == challenge.k_runs and queued == [("runs", submission.pk)]
+
+
+def _bad_submissions(frame):
+    test = frame[frame.is_test == 1]
+    good = label_predictions(frame)
+    ids = test.id.to_numpy().copy()
+    ids[0] = "img-9999"
+    unknown = csv_bytes(pd.DataFrame({"id": ids, "prediction": test.label.to_numpy()}))
+    return {
+        "no file": ({"kind": "predictions"}, "files", "Upload at least one predictions file."),
+        "unknown id": ({"kind": "predictions", "files": [upload("p.csv", unknown)]}, "files", "img-9999"),
+        "too many files": ({"kind": "predictions", "files": [upload(f"p{i}.csv", good) for i in range(6)]},
+                           "files", "at most 5"),
+        "empty method": ({"kind": "predictions", "method_name": "  ", "files": [upload("p.csv", good)]},
+                         "method_name", "required"),
+        "recipe syntax": ({"kind": "recipe", "recipe": upload("r.py", b"def fit_predict(:\n")}, "recipe",
+                          "syntax error on line 1"),
+        "recipe without entry point": ({"kind": "recipe", "recipe": upload("r.py", b"x = 1\n")}, "recipe",
+                                       "fit_predict"),
+        "hyperparameters not JSON": ({"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "{C: 1"},
+                                     "hyperparameters", "Not valid JSON"),
+        "hyperparameters a list": ({"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "[1]"},
+                                   "hyperparameters", "JSON object"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_submissions(digits_frame())))
+def test_submission_form_errors_name_the_problem(client, challenge, alice, media, case):
+    challenge, frame = challenge
+    client.force_login(alice)
+    data, field, message = _bad_submissions(frame)[case]
+    before = media_files(media)
+    response = client.post(challenge.get_absolute_url(), {"method_name": "Bad", "team": team_personal_for(
+        user=alice).pk, **data})
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert any(message.lower() in error.lower() for error in errors.get(field, [])), errors
+    assert Submission.objects.count() == 0 and PredictionFile.objects.count() == 0
+    assert media_files(media) == before
+
+
+def test_closed_challenge_and_foreign_team_are_form_errors(client, challenge, alice, bob):
+    challenge, frame = challenge
+    client.force_login(alice)
+    bobs_team = team_personal_for(user=bob)
+    response = client.post(challenge.get_absolute_url(), {"method_name": "x", "kind": "predictions",
+                                                          "team": bobs_team.pk,
+                                                          "files": [upload("p.csv", label_predictions(frame))]})
+    assert "team" in response.context["form"].errors  # not one of alice's teams
+    challenge.closes_at = timezone.now() - timezone.timedelta(hours=1)
+    challenge.save()
+    assert "does not accept submissions now" in client.get(challenge.get_absolute_url()).content.decode()
+    response = client.post(challenge.get_absolute_url(), {"method_name": "x", "kind": "predictions",
+                                                          "team": team_personal_for(user=alice).pk,
+                                                          "files": [upload("p.csv", label_predictions(frame))]})
+    assert "The challenge closed at" in response.content.decode()
+    assert Submission.objects.count() == 0
+
+
+def test_anonymous_post_goes_to_login(client, challenge):
+    challenge, _ = challenge
+    response = client.post(challenge.get_absolute_url(), {"method_name": "x"})
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_quota_is_a_form_error(client, host, alice):
+    challenge, frame = digits_challenge(host, daily_quota=1)
+    client.force_login(alice)
+    data = {"method_name": "x", "kind": "predictions", "team": team_personal_for(user=alice).pk}
+    client.post(challenge.get_absolute_url(), {**data, "files": [upload("p.csv", label_predictions(frame))]})
+    response = client.post(challenge.get_absolute_url(), {**data, "files": [upload("p.csv", label_predictions(frame))]})
+    assert "used its 1 submissions of the last 24 hours" in response.content.decode()
+    assert Submission.objects.count() == 1
+
+
+# ------------------------------------------------------------------ permissions
+
+
+def test_private_challenge_is_404_for_strangers(client, host, alice):
+    challenge, _ = digits_challenge(host, visibility="private")
+    submission = scored_submission(challenge, host)
+    urls = [challenge.get_absolute_url(), reverse("challenge-download", args=[challenge.slug, "train"]),
+            submission.get_absolute_url(), reverse("challenge-edit", args=[challenge.slug])]
+    assert client.get(urls[0]).status_code == 404
+    client.force_login(alice)
+    for url in urls:
+        assert client.get(url).status_code == 404, url
+    assert challenge.title not in client.get("/").content.decode()
+    client.force_login(host)
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+    assert challenge.title in client.get("/").content.decode()
+
+
+def test_hidden_labels_are_for_hosts_only(client, challenge, host, alice):
+    challenge, frame = challenge
+    url = reverse("challenge-download", args=[challenge.slug, "hidden_labels"])
+    assert client.get(url).status_code == 403
+    client.force_login(alice)
+    assert client.get(url).status_code == 403
+    for part in ("train", "test_inputs", "sample_submission"):
+        response = client.get(reverse("challenge-download", args=[challenge.slug, part]))
+        assert response.status_code == 200 and response["Content-Type"].startswith("text/csv"), part
+    test_inputs = client.get(reverse("challenge-download", args=[challenge.slug, "test_inputs"])).content.decode()
+    assert "label" not in test_inputs.splitlines()[0]
+    client.force_login(host)
+    assert url in client.get(challenge.get_absolute_url()).content.decode()
+    response = client.get(url)
+    assert response.status_code == 200
+    hidden = response.content.decode()
+    assert "label" in hidden.splitlines()[0] and frame[frame.is_test == 1].id.iloc[0] in hidden
+    assert client.get(reverse("challenge-download", args=[challenge.slug, "nonsense"])).status_code == 404
+
+
+def test_submission_page_hides_logs_from_other_users(client, challenge, host, alice, bob):
+    challenge, _ = challenge
+    submission = scored_submission(challenge, alice, log="step 1\nSECRET-LOG-LINE", error="a run-level message")
+    client.force_login(alice)
+    own = client.get(submission.get_absolute_url()).content.decode()
+    assert "SECRET-LOG-LINE" in own and "a run-level message" in own
+    client.force_login(host)
+    assert "SECRET-LOG-LINE" in client.get(submission.get_absolute_url()).content.decode()
+    for user in (bob, None):
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        other = client.get(submission.get_absolute_url()).content.decode()
+        assert "0.9000" in other and "SECRET-LOG-LINE" not in other and "a run-level message" not in other
+
+
+def test_unscored_submission_is_404_for_others(client, challenge, alice, bob):
+    challenge, _ = challenge
+    submission = scored_submission(challenge, alice, status="queued")
+    client.force_login(bob)
+    assert client.get(submission.get_absolute_url()).status_code == 404
+    client.force_login(alice)
+    page = client.get(submission.get_absolute_url()).content.decode()
+    assert "0 / 2 runs finished" in page and "data-progress-url" in page
+
+
+def test_cancel_a_queued_submission(client, challenge, alice, bob):
+    challenge, _ = challenge
+    submission = scored_submission(challenge, alice, status="queued")
+    url = reverse("submission-cancel", args=[submission.pk])
+    client.force_login(bob)
+    assert client.post(url).status_code == 302
+    submission.refresh_from_db()
+    assert submission.status == "queued"  # bob may not
+    client.force_login(alice)
+    client.post(url)
+    submission.refresh_from_db()
+    assert submission.status == "cancelled"
+
+
+# ------------------------------------------------------------------ teams
+
+
+def test_teams_page_creates_a_team_and_adds_members(client, alice, bob):
+    client.force_login(alice)
+    page = client.get("/teams/").content.decode()
+    assert "personal" in page
+    assert client.post("/teams/", {"action": "create", "create-name": "Lab"}).status_code == 302
+    lab = Team.objects.get(name="Lab")
+    response = client.post("/teams/", {"action": "add", "member-team": lab.pk, "member-username": "nobody"})
+    assert "There is no user named “nobody”." in response.content.decode()
+    assert client.post("/teams/", {"action": "add", "member-team": lab.pk, "member-username": "bob"}).status_code == 302
+    assert Membership.objects.filter(team=lab, user=bob).exists()
+    response = client.post("/teams/", {"action": "create", "create-name": "Lab"})
+    assert "exists already" in response.content.decode()
+    assert "Lab" in client.get("/teams/").content.decode()
