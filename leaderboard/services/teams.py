@@ -10,11 +10,19 @@ from .errors import NotAllowed, ServiceError
 
 
 def team_personal_for(*, user: User) -> Team:
-    """The user's personal team (created on first use)."""
+    """The user's personal team (created on first use).
+
+    Concurrent first submissions of one user lock the user's row, so exactly one personal
+    team is created (two would each have their own quota).
+    """
     team = Team.objects.filter(is_personal=True, membership__user=user).first()
     if team is not None:
         return team
     with transaction.atomic():
+        User.objects.select_for_update().get(pk=user.pk)
+        team = Team.objects.filter(is_personal=True, membership__user=user).first()
+        if team is not None:
+            return team
         name = user.username
         suffix = 1
         while Team.objects.filter(name=name).exists():
