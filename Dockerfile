@@ -1,0 +1,34 @@
+# varboard: web (gunicorn), Celery workers and beat share this image (see docker-compose.yml).
+#
+#   docker build -t varboard .                                    # torch CPU build
+#   docker build -t varboard:gpu --build-arg TORCH_EXTRA_INDEX= . # torch's default (CUDA) build
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DJANGO_ENV=production \
+    VARBOARD_VAR_DIR=/data/var \
+    VARBOARD_MEDIA_ROOT=/data/media
+
+# Where torch comes from: the CPU-only wheels by default (Docker only; dev.py installs the pinned
+# torch from the machine's package index). An empty value takes PyPI's default build, with CUDA.
+ARG TORCH_EXTRA_INDEX=https://download.pytorch.org/whl/cpu
+
+WORKDIR /app
+COPY requirements.txt ./
+# torch first and alone, so that nothing else can pull in a build of its own.
+RUN pip install ${TORCH_EXTRA_INDEX:+--extra-index-url "$TORCH_EXTRA_INDEX"} "$(grep '^torch==' requirements.txt)" \
+    && pip install -r requirements.txt
+
+RUN useradd --create-home --uid 1000 varboard \
+    && mkdir -p /data/var /data/media \
+    && chown -R varboard:varboard /data
+COPY --chown=varboard:varboard . .
+# A throw-away key: settings refuse to load in production without one, and collectstatic needs none.
+RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput -v 0
+
+USER varboard
+EXPOSE 8000
+CMD ["gunicorn", "leaderboard.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""varboard's single entry point for developers, CI and operators (standard library only).
+
+Quick start, on a machine with nothing but Python 3.11::
+
+    python3 dev.py demo     # set up, score the demo challenge end to end, serve http://127.0.0.1:8000
+    python3 dev.py test     # set up, start PostgreSQL/Redis if stopped, run the whole test suite
+
+Every subcommand first runs ``setup`` (create ``.venv``, install the pinned requirements when they
+changed) and then re-executes itself with the virtual environment's Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NoReturn
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+VENV_PYTHON = VENV / "bin" / "python"
+STAMP = VENV / ".requirements.sha256"
+REQUIREMENT_FILES = (ROOT / "requirements.txt", ROOT / "requirements-dev.txt")
+POSTGRES, REDIS = ("127.0.0.1", 5432), ("127.0.0.1", 6379)
+DEMO_QUEUES = "scoring,cpu"
+
+
+# ---------------------------------------------------------------- small helpers
+def say(message: str) -> None:
+    print(f"[dev.py] {message}", flush=True)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    print(f"[dev.py] error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(code or 1)
+
+
+def run(*command: object, env: dict[str, str] | None = None) -> None:
+    """Run ``command`` from the repository root; exit with its status if it fails."""
+    result = subprocess.run([str(part) for part in command], cwd=ROOT, env=env)
+    if result.returncode != 0:
+        fail(f"`{' '.join(map(str, command))}` exited with status {result.returncode}", result.returncode)
+
+
+def manage(*args: str, env: dict[str, str] | None = None) -> None:
+    run(sys.executable, "manage.py", *args, env=env)
+
+
+def celery(*args: str) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "leaderboard", *args]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def reachable(address: tuple[str, int], timeout: float = 1.0) -> bool:
+    """True when something accepts a TCP connection on ``address``."""
+    try:
+        with socket.create_connection(address, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def var_dir() -> Path:
+    """The runtime folder settings.py uses (``VARBOARD_VAR_DIR``, default ``var/``)."""
+    return Path(os.environ.get("VARBOARD_VAR_DIR") or ROOT / "var")
+
+
+# ---------------------------------------------------------------- setup
+def requirements_hash() -> str:
+    digest = hashlib.sha256()
+    for path in REQUIREMENT_FILES:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def torch_requirement() -> str:
+    """The ``torch==X`` pin from requirements.txt, installed on its own before everything else."""
+    for line in REQUIREMENT_FILES[0].read_text().splitlines():
+        if line.strip().startswith("torch=="):
+            return line.split("#")[0].strip()
+    fail("requirements.txt must pin torch (torch==X.Y.Z)")
+
+
+def setup() -> None:
+    """Create ``.venv``, install the requirements when they changed, and re-exec inside the venv."""
+    if sys.version_info < (3, 11):
+        fail(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
+    if not VENV_PYTHON.exists():
+        if sys.version_info[:2] != (3, 11):
+            say("warning: the pinned torch CPU build is for Python 3.11; pip may fetch another build")
+        say("creating .venv")
+        run(sys.executable, "-m", "venv", VENV)
+    wanted = requirements_hash()
+    if not STAMP.exists() or STAMP.read_text().strip() != wanted:
+        pip = [VENV_PYTHON, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        # torch first and alone, so that no other requirement can pull in a (CUDA) build of its own.
+        say(f"installing {torch_requirement()}, then requirements-dev.txt (first time: a few minutes)")
+        run(*pip, torch_requirement())
+        run(*pip, "-r", REQUIREMENT_FILES[1])
+        STAMP.write_text(wanted + "\n")
+    if Path(sys.prefix).resolve() != VENV.resolve():
+        os.execv(VENV_PYTHON, [str(VENV_PYTHON), str(ROOT / "dev.py"), *sys.argv[1:]])
+
+
+# ---------------------------------------------------------------- services (tests)
+def start_command(name: str) -> list[str] | None:
+    """How to start a stopped local PostgreSQL or Redis, or None where it is not installed."""
+    if name == "PostgreSQL" and shutil.which("pg_ctlcluster") and Path("/etc/postgresql").is_dir():
+        versions = sorted(os.listdir("/etc/postgresql"))
+        return ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1], "main", "start"] if versions else None
+    if name == "Redis" and shutil.which("redis-server"):
+        return ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", "6379",
+                "--save", "", "--appendonly", "no"]
+    return None
+
+
+def ensure_services() -> None:
+    """Start PostgreSQL and Redis where they are installed but stopped; warn where they stay down."""
+    for name, address in (("PostgreSQL", POSTGRES), ("Redis", REDIS)):
+        command = None if reachable(address) else start_command(name)
+        if command:
+            say(f"{name} does not answer on {address[0]}:{address[1]}: starting it")
+            subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL)
+            deadline = time.monotonic() + 30
+            while not reachable(address) and time.monotonic() < deadline:
+                time.sleep(0.5)
+        if not reachable(address):
+            consequence = "integration tests will FAIL (CI)" if in_ci() else "integration tests will be skipped"
+            say(f"warning: {name} is not reachable on {address[0]}:{address[1]}: {consequence}")
+
+
+def ensure_chromium() -> None:
+    """Under CI, install Debian's chromium and chromium-driver when they are missing."""
+    if shutil.which("chromium") and shutil.which("chromedriver"):
+        return
+    apt_get = shutil.which("apt-get")
+    if not in_ci() or not apt_get:
+        consequence = "FAIL (CI, no apt-get)" if in_ci() else "be skipped"
+        say(f"warning: chromium/chromedriver not found: browser tests will {consequence}")
+        return
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    say("installing Debian's chromium and chromium-driver for the browser tests")
+    run(*sudo, apt_get, "update", "-q", env=env)
+    run(*sudo, apt_get, "install", "-y", "-q", "chromium", "chromium-driver", env=env)
+
+
+def check_migrations() -> None:
+    """Fail when a model changed without its migration (checked against a throw-away SQLite file)."""
+    with tempfile.TemporaryDirectory(prefix="varboard-migrations-") as scratch:
+        env = {**os.environ, "VARBOARD_VAR_DIR": scratch}
+        say("checking that every model change has its migration")
+        manage("makemigrations", "--check", "--dry-run", env=env)
+
+
+def pytest_status(returncode: int) -> int:
+    """pytest's exit status, with 5 ("no tests were collected") turned into a failure."""
+    if returncode == 5:
+        say("error: no tests ran (pytest exit code 5): a run that tests nothing is a failure")
+        return 1
+    return returncode
+
+
+# ---------------------------------------------------------------- worker and server (demo)
+def prepare_var() -> Path:
+    """Create ``var/log`` and, on the embedded file-system broker, its queue folders."""
+    var = var_dir()
+    (var / "log").mkdir(parents=True, exist_ok=True)
+    if os.environ.get("CELERY_BROKER_URL", "filesystem://").startswith("filesystem://"):
+        for folder in ("queue", "control"):
+            (var / "broker" / folder).mkdir(parents=True, exist_ok=True)
+    return var
+
+
+def start_worker(var: Path) -> subprocess.Popen:
+    """Start a Celery worker (with the embedded beat scheduler) in the background, logging to var/log."""
+    log_path = var / "log" / "worker.log"
+    command = celery("worker", "-Q", DEMO_QUEUES, "-c", "2", "--loglevel=INFO", "-n", "demo@%h",
+                     "-B", "-s", str(var / "celerybeat-schedule"))
+    say(f"starting a Celery worker for queues {DEMO_QUEUES} (log: {log_path})")
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(process: subprocess.Popen, grace: float = 15.0) -> None:
+    """SIGTERM (warm shutdown), then SIGKILL to the process group after ``grace`` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def run_demo_command(worker: subprocess.Popen, var: Path) -> None:
+    """Run ``manage.py demo --wait``; stop it with a clear message if the worker dies meanwhile."""
+    demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--wait"], cwd=ROOT)
+    while True:
+        try:
+            returncode = demo.wait(timeout=1)
+            break
+        except subprocess.TimeoutExpired:
+            if worker.poll() is not None:
+                stop(demo)
+                log = var / "log" / "worker.log"
+                fail(f"the Celery worker exited ({worker.returncode}) during the demo; {log}:\n{log_tail(log)}")
+    if returncode != 0:
+        fail(f"`manage.py demo --wait` failed with status {returncode} (worker log: {var / 'log' / 'worker.log'})")
+
+
+def migrate_and_collect() -> None:
+    """Apply migrations; collect static files only when DEBUG is off (runserver serves them otherwise)."""
+    manage("migrate", "--noinput")
+    debug_off = os.environ.get("DJANGO_DEBUG", "").lower() in {"0", "false", "no", "off"}
+    if debug_off or os.environ.get("DJANGO_ENV") == "production":
+        manage("collectstatic", "--noinput", "-v", "0")
+
+
+def serve(port: int) -> None:
+    """Run Django's server in the foreground until Ctrl-C."""
+    say(f"serving on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
+    try:
+        subprocess.run([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT)
+    except KeyboardInterrupt:
+        pass
+
+
+# ---------------------------------------------------------------- subcommands
+def cmd_setup(args: argparse.Namespace, extra: list[str]) -> None:
+    setup()
+    say(f"ready: {VENV_PYTHON}")
+
+
+def cmd_demo(args: argparse.Namespace, extra: list[str]) -> None:
+    setup()
+    if not any(ROOT.glob("*/management/commands/demo.py")):
+        fail("the `demo` management command is missing (leaderboard/management/commands/demo.py)")
+    if not args.no_serve and reachable(("127.0.0.1", args.port)):
+        fail(f"port {args.port} is already in use: stop what serves it or pass --port")
+    var = prepare_var()
+    migrate_and_collect()
+    worker = start_worker(var)
+    try:
+        run_demo_command(worker, var)
+        if args.no_serve:
+            say("demo finished (--no-serve)")
+            return
+        say(f"demo ready: open http://127.0.0.1:{args.port}/ and log in with the demo accounts printed above")
+        serve(args.port)
+    finally:
+        say("stopping the Celery worker")
+        stop(worker)
+
+
+def cmd_test(args: argparse.Namespace, extra: list[str]) -> None:
+    setup()
+    if in_ci():
+        os.environ["VARBOARD_REQUIRE_SERVICES"] = "1"  # under CI a missing service fails, never skips
+    ensure_services()
+    ensure_chromium()
+    check_migrations()
+    returncode = subprocess.run([sys.executable, "-m", "pytest", *extra], cwd=ROOT).returncode
+    raise SystemExit(pytest_status(returncode))
+
+
+def cmd_worker(args: argparse.Namespace, extra: list[str]) -> None:
+    setup()
+    prepare_var()
+    name = args.queues.replace(",", "-") + "@%h"
+    command = celery("worker", "-Q", args.queues, "-c", str(args.concurrency), "--loglevel=INFO", "-n", name)
+    os.execv(sys.executable, command)
+
+
+def cmd_serve(args: argparse.Namespace, extra: list[str]) -> None:
+    setup()
+    prepare_var()
+    migrate_and_collect()
+    say("no worker is started here: run `python3 dev.py worker` beside it to score submissions")
+    serve(args.port)
+
+
+def cmd_bench(args: argparse.Namespace, extra: list[str]) -> None:
+    setup()
+    scripts = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+    if not scripts:
+        fail("no benchmarks/bench_*.py found")
+    failed = [s.name for s in scripts if subprocess.run([sys.executable, s, *extra], cwd=ROOT).returncode]
+    if failed:
+        fail(f"benchmarks failed: {', '.join(failed)}")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python3 dev.py", description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    add("setup", cmd_setup, "create .venv and install the pinned requirements (skipped when unchanged)")
+    demo = add("demo", cmd_demo, "run the demo challenge end to end with a worker, then serve the site")
+    demo.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    demo.add_argument("--no-serve", action="store_true", help="stop once the demo is scored")
+    add("test", cmd_test, "run the whole test suite; extra arguments go to pytest (e.g. -k stats)")
+    worker = add("worker", cmd_worker, "run a Celery worker in the foreground")
+    worker.add_argument("--queues", default=DEMO_QUEUES, help="comma-separated: scoring,cpu,gpu")
+    worker.add_argument("--concurrency", type=int, default=2, help="worker processes (default 2)")
+    serve_parser = add("serve", cmd_serve, "migrate and run the development server (no worker)")
+    serve_parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    add("bench", cmd_bench, "run every benchmarks/bench_*.py in turn")
+    return top
+
+
+def main(argv: list[str] | None = None) -> None:
+    # SIGTERM/SIGHUP unwind like Ctrl-C does, so the `finally` that stops the demo worker runs.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda number, frame: sys.exit(128 + number))
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if extra and args.command not in {"test", "bench"}:
+        top.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.handler(args, extra)
+
+
+if __name__ == "__main__":
+    main()

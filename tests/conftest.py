@@ -1,0 +1,343 @@
+"""Shared test infrastructure: database, files, local services, a real Celery worker, polling.
+
+App fixtures live in the test modules that use them; this file only wires the suite to the machine.
+
+* **Database.** PostgreSQL on 127.0.0.1:5432 when it answers and ``DATABASE_URL`` is unset, SQLite
+  otherwise. pytest-django loads the settings before any conftest is imported, so the switch is
+  made on the loaded settings, before the first connection. It creates ``test_varboard``
+  (``_gwN`` per xdist worker); a concurrent run on the same machine gets ``test_varboard_s<N>``
+  and Redis db N instead of db 15 (see :func:`run_slot`).
+* **Files.** Each session gets a temporary ``VAR_DIR`` and ``MEDIA_ROOT`` (settings and, for
+  subprocesses, the environment): tests never write into ``var/``. The test process publishes to an
+  in-memory broker unless ``celery_worker_process`` points it at Redis.
+* **Skips.** Tests marked ``integration`` need PostgreSQL and Redis, ``browser`` tests need Debian's
+  chromium and chromedriver. Without them the test is skipped with the reason, or fails when
+  ``VARBOARD_REQUIRE_SERVICES=1`` (``python3 dev.py test`` sets it under CI).
+
+Integration test example (the worker only sees committed rows, hence ``transactional_db``)::
+
+    @pytest.mark.integration
+    def test_prediction_is_scored(celery_worker_process, transactional_db, wait_for):
+        submission = make_submission()            # committed; on_commit enqueues its task
+        wait_for(lambda: Submission.objects.get(pk=submission.pk).status == "scored",
+                 timeout=120, message=celery_worker_process.tail)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+POSTGRES = ("127.0.0.1", 5432)
+REDIS = ("127.0.0.1", 6379)
+POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/varboard"
+BROWSER_EXECUTABLES = ("chromium", "chromedriver")
+STATE: dict[str, Any] = {"postgres": False, "redis": False, "tmp": None, "slot": None}
+
+
+def reachable(address: tuple[str, int], timeout: float = 1.0) -> bool:
+    """True when something accepts a TCP connection on ``address``."""
+    try:
+        with socket.create_connection(address, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def services_required() -> bool:
+    """``VARBOARD_REQUIRE_SERVICES=1``: a missing service fails the tests that need it."""
+    return os.environ.get("VARBOARD_REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2,
+             message: str | Callable[[], str] = "condition") -> Any:
+    """Call ``predicate`` every ``interval`` seconds until it returns something truthy; return that.
+
+    Raises ``AssertionError`` after ``timeout`` seconds, with ``message`` (a string, or a callable
+    evaluated then, such as ``celery_worker_process.tail``). Exceptions from ``predicate`` propagate.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {text}")
+        time.sleep(interval)
+
+
+@pytest.fixture(name="wait_for")
+def wait_for_fixture() -> Callable[..., Any]:
+    """The :func:`wait_for` helper, as a fixture."""
+    return wait_for
+
+
+# ---------------------------------------------------------------- session configuration
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("help") or config.getoption("version"):
+        return
+    from django.conf import settings
+
+    STATE["postgres"], STATE["redis"] = reachable(POSTGRES), reachable(REDIS)
+    if not os.environ.get("DATABASE_URL") and STATE["postgres"]:
+        use_database(POSTGRES_URL)
+    STATE["tmp"] = Path(tempfile.mkdtemp(prefix="varboard-test-"))
+    var, media = STATE["tmp"] / "var", STATE["tmp"] / "media"
+    for folder in (media, var / "broker" / "queue", var / "broker" / "control", var / "log"):
+        folder.mkdir(parents=True)
+    settings.VAR_DIR, settings.MEDIA_ROOT = var, media
+    os.environ.update(VARBOARD_VAR_DIR=str(var), VARBOARD_MEDIA_ROOT=str(media))
+    os.environ.pop("CELERY_BROKER_URL", None)  # subprocesses: the embedded broker under the temp var/
+    point_celery_at("memory://", {})
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if STATE["tmp"] is not None:
+        shutil.rmtree(STATE["tmp"], ignore_errors=True)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    up = {True: "up", False: "down"}
+    return [
+        f"varboard: database {db['ENGINE'].rsplit('.', 1)[-1]} ({db['NAME']}), postgresql "
+        f"{up[STATE['postgres']]}, redis {up[STATE['redis']]}, services required: "
+        f"{services_required()}, files under {STATE['tmp']}"
+    ]
+
+
+def use_database(url: str) -> None:
+    """Point the already loaded settings, and every connection made from now on, at ``url``."""
+    import dj_database_url
+    from django.conf import settings
+    from django.db import connections
+
+    default = settings.DATABASES["default"]
+    default.clear()
+    default.update(dj_database_url.parse(url, conn_max_age=0))
+    connections.__dict__.pop("settings", None)  # the handler caches the configured dict
+    try:
+        del connections["default"]
+    except AttributeError:
+        pass
+
+
+def point_celery_at(url: str, transport_options: dict[str, Any]) -> None:
+    """Make this process's Celery app publish to ``url`` (dropping pooled connections)."""
+    from django.conf import settings
+
+    from leaderboard.celery import app
+
+    settings.CELERY_BROKER_URL = url
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = transport_options
+    app.conf.broker_url = url
+    app.conf.broker_transport_options = transport_options
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    if "amqp" in app.__dict__:
+        app.amqp._producer_pool = None
+
+
+# ---------------------------------------------------------------- skip rules
+def missing_for(item: pytest.Item) -> list[str]:
+    """What the machine lacks for ``item``'s markers (empty when it can run)."""
+    from django.conf import settings
+
+    missing = []
+    if item.get_closest_marker("integration"):
+        if not STATE["postgres"]:
+            missing.append("PostgreSQL on 127.0.0.1:5432")
+        elif settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+            missing.append("a PostgreSQL test database (DATABASE_URL points elsewhere)")
+        if not STATE["redis"]:
+            missing.append("Redis on 127.0.0.1:6379")
+    if item.get_closest_marker("browser"):
+        missing += [name for name in BROWSER_EXECUTABLES if not shutil.which(name)]
+    return missing
+
+
+def skip_or_fail(reason: str) -> None:
+    if services_required():
+        pytest.fail(f"{reason} (VARBOARD_REQUIRE_SERVICES=1: required, not skipped)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    missing = missing_for(item)
+    if missing:
+        skip_or_fail("needs " + ", ".join(missing))
+
+
+# ---------------------------------------------------------------- the Celery worker process
+@dataclass
+class WorkerProcess:
+    """A Celery worker subprocess started by ``celery_worker_process``."""
+
+    process: subprocess.Popen
+    name: str
+    broker_url: str
+    log_path: Path
+
+    def tail(self, lines: int = 60) -> str:
+        """The last ``lines`` lines of the worker's log."""
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def assert_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise AssertionError(f"the Celery worker exited with {self.process.returncode}:\n{self.tail()}")
+
+    def ping(self) -> bool:
+        """True when the worker answers a remote-control ping."""
+        from leaderboard.celery import app
+
+        self.assert_alive()
+        return bool(app.control.ping(destination=[self.name], timeout=1.0))
+
+    def stop(self, grace: float = 20.0) -> None:
+        """Warm shutdown (SIGTERM), then SIGKILL to its process group after ``grace`` seconds."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def database_url(db: dict[str, Any]) -> str:
+    """A ``postgres://`` URL for a Django DATABASES entry."""
+    user, password = quote(db.get("USER") or "", safe=""), quote(db.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}{db.get('HOST') or ''}{port}/{quote(db['NAME'], safe='')}"
+
+
+def run_slot() -> int:
+    """A number from 15 down to 1 that no other test process on this machine holds.
+
+    It is this process's Redis database and test-database suffix, so that concurrent test runs
+    (several developers, xdist workers) never share a queue or a database. The lock is released
+    when the process exits, however it exits.
+    """
+    if STATE.get("slot") is None:
+        for slot in range(15, 0, -1):
+            handle = open(Path(tempfile.gettempdir()) / f"varboard-test-slot-{slot}.lock", "w")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            STATE["slot"], STATE["slot_lock"] = slot, handle
+            break
+        else:
+            raise RuntimeError("15 varboard test processes already hold every slot on this machine")
+    return STATE["slot"]
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """Name the test database after this run's slot: ``test_varboard``, else ``test_varboard_s<N>``."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.sqlite3" and run_slot() != 15:
+        name = db.get("TEST", {}).get("NAME") or f"test_{db['NAME']}"
+        db.setdefault("TEST", {})["NAME"] = f"{name}_s{run_slot()}"
+
+
+def redis_broker_url() -> str:
+    """This run's own Redis database (see :func:`run_slot`)."""
+    return f"redis://127.0.0.1:6379/{run_slot()}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(request: pytest.FixtureRequest, django_db_setup: None) -> Any:
+    """A real Celery worker subprocess (queues scoring, cpu and gpu) on the test database and Redis.
+
+    Tests that use it are marked ``integration`` and use ``transactional_db`` (or
+    ``django_db(transaction=True)``), so the rows they write are committed where the worker sees
+    them. This process's Celery app publishes to the same Redis database while it runs.
+    """
+    import redis
+    from django.conf import settings
+
+    if not (STATE["postgres"] and STATE["redis"]):
+        skip_or_fail("the Celery worker needs PostgreSQL and Redis on 127.0.0.1")
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        skip_or_fail("the Celery worker needs the PostgreSQL test database")
+    broker_url = redis_broker_url()
+    redis.Redis.from_url(broker_url).flushdb()
+    node = f"test-{os.getpid()}"
+    env = {**os.environ, "DATABASE_URL": database_url(db), "DATABASE_CONN_MAX_AGE": "0",
+           "CELERY_BROKER_URL": broker_url, "VARBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+           "VARBOARD_VAR_DIR": str(settings.VAR_DIR), "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "-Q", "scoring,cpu,gpu",
+               "-c", "2", "-P", "prefork", "--loglevel=INFO", "-n", f"{node}@%h",
+               "--without-gossip", "--without-mingle"]
+    log_path = STATE["tmp"] / f"worker-{os.getpid()}.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    worker = WorkerProcess(process, f"{node}@{socket.gethostname()}", broker_url, log_path)
+    point_celery_at(broker_url, {"visibility_timeout": 3600})
+    try:
+        wait_for(worker.ping, timeout=60, interval=0.5,
+                 message=lambda: f"worker {worker.name} to answer ping; its log:\n{worker.tail()}")
+        yield worker
+    finally:
+        worker.stop()
+        point_celery_at("memory://", {})
+        if request.session.testsfailed:
+            sys.__stderr__.write(f"\n--- Celery worker log ({log_path}), last lines ---\n{worker.tail()}\n")
+
+
+# ---------------------------------------------------------------- headless Chromium
+@pytest.fixture(scope="session")
+def chromium_session(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One headless Chromium for the session, driven through Debian's chromedriver."""
+    missing = [name for name in BROWSER_EXECUTABLES if not shutil.which(name)]
+    if missing:
+        skip_or_fail("needs " + ", ".join(missing))
+    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager download a driver
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1280,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def selenium_driver(chromium_session: Any) -> Any:
+    """The session's Chromium, with its cookies cleared after each test (use with ``live_server``)."""
+    yield chromium_session
+    chromium_session.delete_all_cookies()
