@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -30,6 +31,12 @@ from .choices import (
 )
 
 METRIC_CHOICES = [(name, metric.label) for name, metric in METRICS.items()]
+
+
+def validate_gamma(value: float) -> None:
+    """γ of Bouthillier et al.'s decision rule: P(A>B) must exceed it, so 0.5 < γ < 1."""
+    if not 0.5 < value < 1.0:
+        raise ValidationError(f"γ must be strictly between 0.5 and 1 (got {value}).")
 
 
 def default_sources() -> list[str]:
@@ -73,7 +80,8 @@ class Challenge(models.Model):
     # Statistics (DESIGN.md §6)
     k_runs = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
     boo_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1), MaxValueValidator(1000)])
-    gamma = models.FloatField(default=0.75, validators=[MinValueValidator(0.5), MaxValueValidator(1.0)])
+    gamma = models.FloatField(default=0.75, validators=[validate_gamma],
+                              help_text="γ of the P(A>B) decision rule, strictly between 0.5 and 1.")
     alpha = models.FloatField(default=0.05, validators=[MinValueValidator(1e-6), MaxValueValidator(0.5)])
     bootstrap_resamples = models.PositiveIntegerField(
         default=2000, validators=[MinValueValidator(100), MaxValueValidator(100_000)]

@@ -163,6 +163,11 @@ VARBOARD = {
     "RUN_MEMORY_MB": env_int("VARBOARD_RUN_MEMORY_MB", 4096),
     "STUCK_RUN_GRACE_S": env_int("VARBOARD_STUCK_RUN_GRACE_S", 300),
     "REPORT_DEBOUNCE_S": float(os.environ.get("VARBOARD_REPORT_DEBOUNCE_S", "1.0")),
+    # Seconds an anonymous leaderboard response is reused by a process without any query
+    # (micro-caching). Production defaults to 1 s: a new report reaches anonymous readers
+    # at most that much later; development and tests default to 0 (off).
+    "LEADERBOARD_MICROCACHE_S": float(os.environ.get("VARBOARD_LEADERBOARD_MICROCACHE_S",
+                                                     "1" if PRODUCTION else "0")),
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

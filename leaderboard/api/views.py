@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -17,9 +17,9 @@ from rest_framework.views import APIView
 
 from ..choices import SubmissionKind
 from ..downloads import dataset_download
-from ..models import Challenge, Run, Submission
+from ..models import Run, Submission
 from ..selectors import (challenge_list_visible, runs_for_challenge, submission_can_see_details,
-                         submission_list_for, user_is_host)
+                         submission_list_for)
 from ..services.challenges import DatasetUpload, challenge_create, challenge_update
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload

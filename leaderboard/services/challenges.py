@@ -17,7 +17,7 @@ from evaluation.metrics import get_metric
 from evaluation.seeds import SOURCES
 from evaluation.tables import TableError, read_table, split_public_hidden, validate_dataset
 
-from ..choices import HpoMode, SplitScheme
+from ..choices import SplitScheme
 from ..models import Challenge, Dataset
 from .errors import NotAllowed, ServiceError
 

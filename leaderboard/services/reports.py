@@ -44,7 +44,8 @@ def report_inputs_version(*, challenge: Challenge) -> str:
     digest = hashlib.sha256()
     digest.update(repr((challenge.boo_n, challenge.gamma, challenge.alpha, challenge.bootstrap_resamples,
                         challenge.ranking_statistic, challenge.correction, challenge.k_runs,
-                        challenge.higher_is_better, challenge.master_seed)).encode())
+                        challenge.higher_is_better, challenge.master_seed,
+                        getattr(getattr(challenge, "dataset", None), "version", None))).encode())
     for row in runs_for_challenge(challenge=challenge).values_list(
             "submission_id", "index", "status", "test_score", "valid_score", "submission__status",
             "submission__method_name"):

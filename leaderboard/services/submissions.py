@@ -17,7 +17,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.predictions import PredictionFileError, parse_predictions
-from evaluation.seeds import seed_record
 
 from ..choices import RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, PredictionFile, Run, Submission, Team

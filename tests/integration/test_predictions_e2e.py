@@ -28,7 +28,7 @@ def token(base: str, username: str) -> dict:
 
 def test_upload_score_and_read_back(live_server, celery_worker_process):
     assert connection.vendor == "postgresql"
-    host, alice = make_user("host"), make_user("alice")
+    host, _alice = make_user("host"), make_user("alice")
     challenge, frame = digits_challenge(host)
     headers = token(live_server.url, "alice")
     files = [("files", (f"seed{i}.csv", label_predictions(frame, correct_fraction=0.75 + 0.05 * i, seed=i), "text/csv"))
@@ -58,7 +58,7 @@ def test_upload_score_and_read_back(live_server, celery_worker_process):
 def test_concurrent_uploads_cannot_both_take_the_last_slot(live_server, celery_worker_process):
     """Two uploads race for a total quota of 1 on PostgreSQL: the team-row lock lets exactly one in."""
     assert connection.vendor == "postgresql"
-    host, alice = make_user("host"), make_user("alice")
+    host, _alice = make_user("host"), make_user("alice")
     challenge, frame = digits_challenge(host, total_quota=1, daily_quota=0, title="Race")
     headers = token(live_server.url, "alice")
     data = label_predictions(frame)
