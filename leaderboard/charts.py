@@ -1,0 +1,271 @@
+"""Server-side SVG charts of the report: plain strings, no JavaScript, no network.
+
+Each function returns a standalone ``<svg>`` element with ``role="img"``, a ``<title>``
+and ``<desc>`` referenced by ``aria-labelledby``, and a ``<title>`` tooltip on every mark
+(bar, point, cell). Text is XML-escaped; numbers are formatted with ``:.4g``. Entries
+are given as the report's rows (``evaluation.report``), so a page can pass
+``report.data["entries"]`` straight in.
+
+* :func:`forest_plot`: each entry's interval as a bar with the point estimate
+  (mean or Boo_n).
+* :func:`heatmap`: the matrix of P(row > column) with the verdict of each pair.
+* :func:`boo_n_curve`: Boo_n against n (Bajgar et al. 2018), one line per entry.
+* :func:`strip_plot`: every run's score per entry, with the mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+__all__ = ["boo_n_curve", "forest_plot", "heatmap", "pairwise_matrix", "strip_plot"]
+
+FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
+
+
+def _num(x) -> str:
+    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
+
+
+def _finite(values) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
+
+
+def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """About ``count`` round tick values covering [lo, hi]."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / count
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    return [round(first + i * step, 12) for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _domain(values: Sequence[float]) -> tuple[float, float]:
+    values = _finite(values) or [0.0, 1.0]
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        lo, hi = lo - 0.5 * (abs(lo) or 1) * 0.1, hi + 0.5 * (abs(hi) or 1) * 0.1
+    margin = 0.05 * (hi - lo)
+    return lo - margin, hi + margin
+
+
+def _svg(width: int, height: int, title: str, desc: str, body: list[str], prefix: str) -> str:
+    return "\n".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="{prefix}-title {prefix}-desc" {FONT}>',
+        f'<title id="{prefix}-title">{escape(title)}</title>',
+        f'<desc id="{prefix}-desc">{escape(desc)}</desc>',
+        *body, "</svg>"])
+
+
+def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str) -> list[str]:
+    def sx(v):
+        return x0 + (v - lo) / (hi - lo) * width
+
+    out = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y}" x2="{x0 + width}" y2="{y}" stroke="#333"/>']
+    for t in _ticks(lo, hi):
+        out.append(f'<line x1="{sx(t):.1f}" y1="{y}" x2="{sx(t):.1f}" y2="{y + 4}" stroke="#333"/>'
+                   f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{_num(t)}</text>')
+    out.append(f'<text x="{x0 + width / 2}" y="{y + 32}" text-anchor="middle">{escape(label)}</text></g>')
+    return out
+
+
+def _y_axis(lo: float, hi: float, x: float, y0: float, height: float) -> list[str]:
+    def sy(v):
+        return y0 + (hi - v) / (hi - lo) * height
+
+    out = [f'<g class="axis" aria-hidden="true"><line x1="{x}" y1="{y0}" x2="{x}" y2="{y0 + height}" stroke="#333"/>']
+    for t in _ticks(lo, hi):
+        out.append(f'<line x1="{x - 4}" y1="{sy(t):.1f}" x2="{x}" y2="{sy(t):.1f}" stroke="#333"/>'
+                   f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+    out.append("</g>")
+    return out
+
+
+def _label(row: Mapping) -> str:
+    name = row.get("method_name", row.get("label", "?"))
+    return f"{name} ({row['team']})" if row.get("team") else str(name)
+
+
+# ------------------------------------------------------------------------------ charts
+def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: str | None = None,
+                id_prefix: str = "forest") -> str:
+    """Intervals as horizontal bars with the point estimate, one row per entry.
+
+    Parameters
+    ----------
+    entries : sequence of mapping
+        Report rows: ``method_name``, ``team``, and ``statistic`` as a mapping with
+        ``estimate``, ``low``, ``high`` (low/high may be None: the point alone).
+    statistic : {"mean", "boo_n"}
+    """
+    title = title or f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with confidence interval, per entry"
+    values = [v for row in entries for v in (row[statistic]["estimate"], row[statistic]["low"],
+                                             row[statistic]["high"])]
+    lo, hi = _domain(values)
+    height = PAD + ROW_H * len(entries) + 2 * PAD
+
+    def sx(v):
+        return LABEL_W + (v - lo) / (hi - lo) * PLOT_W
+
+    body = []
+    for i, row in enumerate(entries):
+        stat = row[statistic]
+        y = PAD + ROW_H * i + ROW_H / 2
+        label = _label(row)
+        tip = (f"{label}: {statistic} {_num(stat['estimate'])}, interval [{_num(stat['low'])}, {_num(stat['high'])}]"
+               + (f", groups {row['groups']}" if row.get("groups") else ""))
+        body.append(f'<g class="entry" aria-label={quoteattr(tip)}><title>{escape(tip)}</title>'
+                    f'<text x="{LABEL_W - 8}" y="{y + 4}" text-anchor="end">{escape(label)}</text>')
+        if stat["low"] is not None and stat["high"] is not None:
+            body.append(f'<rect class="interval" x="{sx(stat["low"]):.1f}" y="{y - 3}" '
+                        f'width="{max(sx(stat["high"]) - sx(stat["low"]), 1):.1f}" height="6" fill="#9ecae1"/>')
+        if stat["estimate"] is not None:
+            body.append(f'<circle class="estimate" cx="{sx(stat["estimate"]):.1f}" cy="{y}" r="4" fill="#08519c"/>')
+        body.append("</g>")
+    body += _x_axis(lo, hi, LABEL_W, PLOT_W, PAD + ROW_H * len(entries) + 4, statistic)
+    desc = f"{len(entries)} entries; bars are confidence intervals, dots the point estimates."
+    return _svg(LABEL_W + PLOT_W + PAD, height, title, desc, body, id_prefix)
+
+
+def pairwise_matrix(section: Mapping, entries: Sequence[Mapping]):
+    """(P matrix, labels, verdicts) of a report section, in the section's compared order.
+
+    ``p[i][j]`` = P(entry i > entry j) (None on the diagonal); ``verdicts[i][j]`` the
+    verdict of row i against column j.
+    """
+    ids = list(section["compared"])
+    rows = {row["submission_id"]: row for row in entries}
+    where = {sid: k for k, sid in enumerate(ids)}
+    p = [[None] * len(ids) for _ in ids]
+    verdicts = [[None] * len(ids) for _ in ids]
+    flip = {"a_better": "b_better", "b_better": "a_better"}
+    for pair in section["comparisons"]:
+        i, j = where[pair["a"]], where[pair["b"]]
+        p[i][j] = pair["p"]
+        p[j][i] = None if pair["p"] is None else 1 - pair["p"]
+        verdicts[i][j] = pair["verdict"]
+        verdicts[j][i] = flip.get(pair["verdict"], pair["verdict"])
+    return p, [_label(rows[sid]) for sid in ids], verdicts
+
+
+def _p_colour(p: float) -> str:
+    """White at 0.5, blue toward 1 (row better), red toward 0."""
+    t = max(-1.0, min(1.0, 2 * (p - 0.5)))
+    r, g, b = (int(255 - 200 * t), int(255 - 120 * t), 255) if t >= 0 else (255, int(255 + 150 * t), int(255 + 200 * t))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
+            verdicts: Sequence[Sequence[str | None]] | None = None, *, title: str = "P(row > column)",
+            id_prefix: str = "heatmap") -> str:
+    """Matrix of P(row > column); a cell with a winning verdict is outlined.
+
+    Parameters
+    ----------
+    p_matrix : k x k, values in [0, 1] or None (diagonal)
+    labels : k entry names
+    verdicts : k x k verdicts ("a_better": the row wins, "b_better": the column wins, ...)
+    """
+    k = len(labels)
+    cell = max(14, min(40, 480 // max(k, 1)))
+    left = LABEL_W
+    top = PAD + int(0.5 * 7 * max((len(label) for label in labels), default=0))  # room for rotated names
+    body = []
+    for i in range(k):
+        y = top + i * cell
+        body.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end">{escape(labels[i])}</text>')
+        body.append(f'<text transform="translate({left + i * cell + cell / 2 + 4},{top - 6}) rotate(-45)">'
+                    f'{escape(labels[i])}</text>')
+    for i in range(k):
+        for j in range(k):
+            p = p_matrix[i][j]
+            if i == j or p is None or not math.isfinite(p):
+                continue
+            verdict = verdicts[i][j] if verdicts else None
+            tip = f"{labels[i]} vs {labels[j]}: P(row > column) = {_num(p)}" + (f"; {verdict}" if verdict else "")
+            stroke = ' stroke="#000" stroke-width="2"' if verdict == "a_better" else ""
+            body.append(f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
+                        f'height="{cell - 1}" fill="{_p_colour(p)}"{stroke} aria-label={quoteattr(tip)}>'
+                        f'<title>{escape(tip)}</title></rect>')
+    desc = (f"{k} by {k} matrix of the probability that the row entry outperforms the column entry; "
+            "outlined cells: the row entry is better.")
+    size = left + k * cell + PAD + (top - PAD)  # rotated names reach right as far as up
+    return _svg(size, top + k * cell + PAD, title, desc, body, id_prefix)
+
+
+def boo_n_curve(curves: Mapping[str, Sequence[float | None]], *, title: str = "Boo_n against n",
+                id_prefix: str = "boon") -> str:
+    """Boo_n (expected best of n runs) for n = 1, 2, ..., one line per entry.
+
+    Parameters
+    ----------
+    curves : mapping label -> values for n = 1..len(values) (report rows' ``boo_n_curve``)
+    """
+    values = [v for curve in curves.values() for v in curve]
+    lo, hi = _domain(values)
+    n_max = max((len(c) for c in curves.values()), default=1)
+    x0, width, height = PAD + 30, PLOT_W, 260
+
+    def sx(n):
+        return x0 + (n - 1) / max(n_max - 1, 1) * width
+
+    def sy(v):
+        return PAD + (hi - v) / (hi - lo) * (height - 2 * PAD)
+
+    body = []
+    for c, (label, curve) in enumerate(curves.items()):
+        colour = PALETTE[c % len(PALETTE)]
+        points = [(n, v) for n, v in enumerate(curve, start=1) if v is not None]
+        path = " ".join(f"{sx(n):.1f},{sy(v):.1f}" for n, v in points)
+        body.append(f'<g class="curve" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+                    f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for n, v in points:
+            tip = f"{label}: Boo_{n} = {_num(v)}"
+            body.append(f'<circle class="point" cx="{sx(n):.1f}" cy="{sy(v):.1f}" r="3" fill="{colour}">'
+                        f'<title>{escape(tip)}</title></circle>')
+        body.append(f'<text x="{x0 + width + 8}" y="{PAD + 14 * c}" fill="{colour}">{escape(label)}</text></g>')
+    body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)")
+    body += _y_axis(lo, hi, x0, PAD, height - 2 * PAD)
+    desc = f"{len(curves)} entries; each line is the expected test score of the best of n runs."
+    return _svg(x0 + width + LABEL_W, height + 10, title, desc, body, id_prefix)
+
+
+def strip_plot(scores: Mapping[str, Sequence[float]], *, title: str = "Score of every run",
+               id_prefix: str = "strip") -> str:
+    """Every run's score as a dot, one row per entry, with the mean as a tick.
+
+    Parameters
+    ----------
+    scores : mapping label -> run scores (report rows' ``run_scores``)
+    """
+    lo, hi = _domain([v for runs in scores.values() for v in runs])
+    height = PAD + ROW_H * len(scores) + 2 * PAD
+
+    def sx(v):
+        return LABEL_W + (v - lo) / (hi - lo) * PLOT_W
+
+    body = []
+    for i, (label, runs) in enumerate(scores.items()):
+        y = PAD + ROW_H * i + ROW_H / 2
+        finite = _finite(runs)
+        body.append(f'<g class="entry" aria-label={quoteattr(f"{label}: {len(finite)} runs")}>'
+                    f'<text x="{LABEL_W - 8}" y="{y + 4}" text-anchor="end">{escape(label)}</text>')
+        for r, v in enumerate(finite):
+            jitter = ((r * 7) % 5 - 2) * 2.0  # deterministic vertical spread
+            body.append(f'<circle class="run" cx="{sx(v):.1f}" cy="{y + jitter:.1f}" r="3" fill="#3182bd" '
+                        f'fill-opacity="0.6"><title>{escape(f"{label}, run {r}: {_num(v)}")}</title></circle>')
+        if finite:
+            mean = sum(finite) / len(finite)
+            body.append(f'<line class="mean" x1="{sx(mean):.1f}" y1="{y - 8}" x2="{sx(mean):.1f}" y2="{y + 8}" '
+                        f'stroke="#000" stroke-width="2"><title>{escape(f"{label}: mean {_num(mean)}")}</title></line>')
+        body.append("</g>")
+    body += _x_axis(lo, hi, LABEL_W, PLOT_W, PAD + ROW_H * len(scores) + 4, "test score")
+    desc = f"{len(scores)} entries; dots are runs, vertical ticks the means."
+    return _svg(LABEL_W + PLOT_W + PAD, height, title, desc, body, id_prefix)

@@ -1,0 +1,213 @@
+"""The leaderboard report (evaluation.report) against evaluation.stats called directly."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evaluation import stats
+from evaluation.report import EntryRuns, ReportSettings, build_report, derive_seed
+
+B = 300
+RECIPE, PREDICTIONS = 1, 2  # section codes of derive_seed
+MEAN, BOO, PAIRS, RANKS = 1, 2, 3, 4  # purposes of derive_seed
+
+
+def recipe(i, test, *, valid=None, index=None, name=None, team="t"):
+    test = np.asarray(test, dtype=float)
+    return EntryRuns(i, name or f"m{i}", team, "recipe", 10,
+                     np.arange(test.size) if index is None else np.asarray(index), test,
+                     valid=None if valid is None else np.asarray(valid, dtype=float))
+
+
+def prediction(i, outcomes, *, name=None):
+    outcomes = np.atleast_2d(np.asarray(outcomes, dtype=float))
+    return EntryRuns(i, name or f"p{i}", "t", "predictions", outcomes.shape[0], np.arange(outcomes.shape[0]),
+                     outcomes.mean(axis=1), outcomes=outcomes)
+
+
+def settings(**kw):
+    base = dict(n_resamples=B, k_runs=10, seed=11, boo_n=3)
+    base.update(kw)
+    return ReportSettings(**base)
+
+
+@pytest.fixture(scope="module")
+def recipes():
+    rng = np.random.default_rng(0)
+    return [recipe(i + 1, 0.70 + 0.012 * i + 0.01 * rng.standard_normal(10), valid=0.7 + 0.01 * rng.standard_normal(10))
+            for i in range(4)]
+
+
+def by_id(report):
+    return {row["submission_id"]: row for row in report["entries"]}
+
+
+def test_recipe_section_matches_stats(recipes):
+    s = settings()
+    report = build_report(recipes, s)
+    rows = by_id(report)
+    for e in recipes:
+        row = rows[e.id]
+        mean = stats.bootstrap_interval(e.test, "mean", n_resamples=B, confidence=0.95,
+                                        seed=derive_seed(11, RECIPE, MEAN, e.id))
+        boo = stats.bootstrap_interval(e.test, "boo_n", n=3, valid=e.valid, n_resamples=B, confidence=0.95,
+                                       seed=derive_seed(11, RECIPE, BOO, e.id))
+        assert row["mean"]["estimate"] == pytest.approx(e.test.mean(), abs=1e-15)
+        assert (row["mean"]["low"], row["mean"]["high"]) == (mean.low, mean.high)
+        assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(e.test, 3, valid=e.valid), abs=1e-15)
+        assert (row["boo_n"]["low"], row["boo_n"]["high"]) == (boo.low, boo.high)
+        assert row["std"] == pytest.approx(np.std(e.test, ddof=1)) and row["median"] == np.median(e.test)
+        assert row["runs_needed_for_decision"] == 29 - 10
+        curve = [stats.boo_n(e.test, n, valid=e.valid) for n in range(1, 11)]
+        np.testing.assert_allclose(row["boo_n_curve"], curve, rtol=1e-12)
+    table = np.stack([e.test for e in recipes])
+    res = stats.pairwise_comparisons(table, paired=True, n_resamples=B, seed=derive_seed(11, RECIPE, PAIRS))
+    ranks = stats.rank_intervals(table, paired=True, n_resamples=B, seed=derive_seed(11, RECIPE, RANKS))
+    (section,) = report["sections"]
+    assert len(section["comparisons"]) == 6 and section["paired_runs"] == list(range(10))
+    for pair in section["comparisons"]:
+        i, j = pair["a"] - 1, pair["b"] - 1
+        assert (pair["p"], pair["low"], pair["high"]) == (res.p[i, j], res.low[i, j], res.high[i, j])
+        assert pair["pvalue"] == res.pvalue[i, j]
+        assert (pair["verdict"] == "a_better") == bool(res.better[i, j])
+    for e in recipes:
+        assert rows[e.id]["rank_interval"] == {"rank": ranks.rank[e.id - 1], "low": ranks.low[e.id - 1],
+                                               "high": ranks.high[e.id - 1]}
+    assert [r["submission_id"] for r in report["entries"]] == [4, 3, 2, 1]  # by mean, best first
+    assert report["entries"][0]["groups"].startswith("a")
+
+
+def test_prediction_section_matches_paired_test_bootstrap():
+    rng = np.random.default_rng(1)
+    entries = [prediction(10, rng.random((1, 400)) < 0.80), prediction(20, rng.random((3, 400)) < 0.70),
+               prediction(30, rng.random((1, 400)) < 0.79)]
+    report = build_report(entries, settings(accuracy_like=True, m_total_predictions=25))
+    outcomes = np.stack([e.outcomes.mean(axis=0) for e in entries], axis=1)
+    tb = stats.paired_test_bootstrap(outcomes, n_resamples=B, confidence=0.95,
+                                     seed=derive_seed(11, PREDICTIONS, PAIRS))
+    rows = by_id(report)
+    for i, e in enumerate(entries):
+        assert rows[e.id]["mean"]["low"] == pytest.approx(tb.low[i])
+        assert rows[e.id]["mean"]["high"] == pytest.approx(tb.high[i])
+        assert rows[e.id]["mean"]["source"] == "test examples"
+        assert rows[e.id]["runs_needed_for_decision"] is None and not rows[e.id]["too_few_runs"]
+    pair = next(p for p in report["sections"][0]["comparisons"] if {p["a"], p["b"]} == {10, 30})
+    i, j = (0, 2) if pair["a"] == 10 else (2, 0)
+    assert pair["p"] == tb.comparisons.p[i, j] and pair["pvalue"] == tb.comparisons.pvalue[i, j]
+    sota = report["sections"][0]["sota"]
+    best = max(rows[e.id]["mean"]["estimate"] for e in entries)
+    expected = stats.adjusted_sota(best, 25, n=400)
+    assert (sota["raw"], sota["estimate"], sota["bound"]) == (best, expected.estimate, expected.lower)
+    assert sota["method"] == "binomial" and sota["m"] == 25
+
+
+def test_boo_n_curve_with_tied_validation_scores_and_a_loss():
+    e = recipe(1, [0.3, 0.1, 0.4, 0.2, 0.5, 0.6], valid=[1, 1, 2, 0, 2, 3])
+    for hib in (True, False):
+        row = build_report([e], settings(higher_is_better=hib))["entries"][0]
+        curve = [stats.boo_n(e.test, n, valid=e.valid, higher_is_better=hib) for n in range(1, 7)]
+        np.testing.assert_allclose(row["boo_n_curve"], curve, rtol=1e-12)
+        assert row["boo_n"]["estimate"] == pytest.approx(curve[2])
+
+
+def test_loss_predictions_use_from_mean_and_the_normal_sota():
+    rng = np.random.default_rng(3)
+    squared = [rng.gamma(2.0, scale, size=(1, 300)) for scale in (0.5, 0.8)]  # squared errors: RMSE
+    entries = [EntryRuns(i + 1, f"r{i}", "t", "predictions", 1, np.arange(1), np.sqrt(sq.mean(axis=1)), outcomes=sq)
+               for i, sq in enumerate(squared)]
+    report = build_report(entries, settings(higher_is_better=False, metric_from_mean=np.sqrt, m_total_predictions=9))
+    tb = stats.paired_test_bootstrap(np.stack([sq[0] for sq in squared], axis=1), n_resamples=B,
+                                     higher_is_better=False, seed=derive_seed(11, PREDICTIONS, PAIRS))
+    top = report["entries"][0]
+    assert top["submission_id"] == 1  # the lower RMSE first
+    assert (top["mean"]["low"], top["mean"]["high"]) == pytest.approx((np.sqrt(tb.low[0]), np.sqrt(tb.high[0])))
+    sota = report["sections"][0]["sota"]
+    expected = stats.adjusted_sota(-top["mean"]["estimate"], 9, se=top["mean"]["se"])
+    assert sota["method"] == "normal" and sota["bound_side"] == "upper"
+    assert (sota["estimate"], sota["bound"]) == pytest.approx((-expected.estimate, -expected.lower))
+    assert sota["bound"] > sota["estimate"] > sota["raw"]  # a loss: adjusted upward
+    assert top["mean"]["se"] == pytest.approx(tb.se[0] / (2 * np.sqrt(tb.estimate[0])), rel=0.05)
+
+
+def test_ties_share_a_rank_and_are_ordered_by_name_not_id():
+    runs = [0.80, 0.82, 0.81, 0.79, 0.80]
+    entries = [recipe(9, runs, name="alpha"), recipe(3, runs, name="beta"), recipe(5, np.array(runs) - 0.2)]
+    report = build_report(entries, settings())
+    first, second, third = report["entries"]
+    assert (first["method_name"], second["method_name"]) == ("alpha", "beta")
+    assert first["rank"] == second["rank"] == 1 and first["rank_display"] == second["rank_display"] == "=1"
+    assert first["tied"] and second["tied"] and not third["tied"]
+    assert third["rank"] == 3 and third["rank_display"] == "3"
+
+
+def test_ranking_statistic_boo_n_and_loss_direction():
+    low_mean_high_spread = [0.60, 0.90, 0.60, 0.90, 0.60, 0.90]
+    steady = [0.76] * 6
+    entries = [recipe(1, low_mean_high_spread), recipe(2, steady)]
+    assert [r["submission_id"] for r in build_report(entries, settings())["entries"]] == [2, 1]
+    by_boo = build_report(entries, settings(statistic="boo_n"))
+    assert [r["submission_id"] for r in by_boo["entries"]] == [1, 2]
+    assert by_boo["entries"][0]["ranking_value"] == by_boo["entries"][0]["boo_n"]["estimate"]
+    loss = build_report(entries, settings(higher_is_better=False))
+    assert [r["submission_id"] for r in loss["entries"]] == [1, 2]  # lower mean first
+    assert loss["sections"][0]["sota"]["bound_side"] == "upper"
+
+
+def test_too_few_runs_are_shown_flagged_and_excluded(recipes):
+    lonely = recipe(50, [0.99])
+    partial = recipe(60, [0.95, 0.96, 0.97], index=[0, 1, 2])
+    report = build_report([*recipes, lonely, partial], settings())
+    rows = by_id(report)
+    assert rows[50]["too_few_runs"] and not rows[50]["compared"] and rows[50]["rank"] is None
+    assert "at least 2" in rows[50]["excluded_reason"] and rows[50]["runs_needed_for_decision"] == 28
+    assert rows[60]["too_few_runs"] and "lacks runs 3, 4" in rows[60]["excluded_reason"]
+    assert rows[50]["mean"]["estimate"] == 0.99 and rows[50]["mean"]["low"] is None
+    assert [r["submission_id"] for r in report["entries"]][-2:] == [50, 60]  # unranked entries follow
+    section = report["sections"][0]
+    assert section["compared"] == [4, 3, 2, 1] and section["paired_runs"] == list(range(10))
+    assert all(50 not in (p["a"], p["b"]) and 60 not in (p["a"], p["b"]) for p in section["comparisons"])
+    # The excluded entries do not change what the compared ones get.
+    alone = build_report(recipes, settings())
+    assert alone["sections"][0]["comparisons"] == section["comparisons"]
+
+
+def test_missing_run_shrinks_the_paired_set_when_that_keeps_more_pairs(recipes):
+    gappy = recipe(70, recipes[0].test[1:] + 0.5, index=np.arange(1, 10))
+    report = build_report([recipes[0], recipes[1], gappy], settings())
+    assert report["sections"][0]["paired_runs"] == list(range(1, 10))
+    assert all(row["compared"] for row in report["entries"])
+
+
+def test_pairing_keeps_entries_rather_than_the_longest_run_set(recipes):
+    long = recipe(80, np.linspace(0.6, 0.7, 40), name="long")  # e.g. k raised after the others ran
+    report = build_report([*recipes, long], settings())
+    assert report["sections"][0]["paired_runs"] == list(range(10))
+    assert all(row["compared"] for row in report["entries"])
+
+
+def test_report_is_deterministic_and_json_safe(recipes):
+    rng = np.random.default_rng(2)
+    preds = [prediction(100 + i, rng.random((2, 300)) < 0.7 + 0.05 * i) for i in range(3)]
+    entries = [*recipes, *preds]
+    a = build_report(entries, settings())
+    b = build_report(list(reversed(entries)), settings())
+    assert json.dumps(a, allow_nan=False, sort_keys=True) == json.dumps(b, allow_nan=False, sort_keys=True)
+    assert [s["kind"] for s in a["sections"]] == ["recipe", "predictions"]
+    assert build_report(entries, settings(seed=12)) != a
+    # An entry's own intervals do not move when another entry arrives.
+    more = build_report([*entries, recipe(99, np.linspace(0.5, 0.6, 10))], settings())
+    assert by_id(more)[1]["mean"] == by_id(a)[1]["mean"]
+
+
+def test_invalid_settings_and_entries_name_the_problem(recipes):
+    with pytest.raises(ValueError, match="`statistic`"):
+        build_report(recipes, settings(statistic="max"))
+    with pytest.raises(ValueError, match="`gamma`"):
+        build_report(recipes, settings(gamma=0.5))
+    with pytest.raises(ValueError, match="appears twice"):
+        build_report([recipes[0], recipes[0]], settings())
+    with pytest.raises(ValueError, match="finite"):
+        build_report([recipe(1, [0.5, np.nan])], settings())

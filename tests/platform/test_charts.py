@@ -1,0 +1,74 @@
+"""Server-side SVG charts: well-formed XML, accessible labels, one mark per datum."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from evaluation.report import EntryRuns, ReportSettings, build_report
+from leaderboard.charts import boo_n_curve, forest_plot, heatmap, pairwise_matrix, strip_plot
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parse(svg: str) -> ET.Element:
+    root = ET.fromstring(svg)
+    assert root.tag == f"{SVG}svg" and root.get("role") == "img"
+    title_id, desc_id = root.get("aria-labelledby").split()
+    ids = {el.get("id") for el in root.iter() if el.get("id")}
+    assert {title_id, desc_id} <= ids
+    return root
+
+
+def marks(root: ET.Element, tag: str, cls: str) -> list[ET.Element]:
+    found = [el for el in root.iter(f"{SVG}{tag}") if el.get("class") == cls]
+    for el in found:  # every mark carries a tooltip, directly or through its group
+        assert el.find(f"{SVG}title") is not None or el.get("class") in ("interval", "estimate")
+    return found
+
+
+@pytest.fixture(scope="module")
+def report():
+    rng = np.random.default_rng(0)
+    entries = [EntryRuns(i, f"m<{i}>&", "team", "recipe", 8, np.arange(8),
+                         0.7 + 0.01 * i + 0.01 * rng.standard_normal(8)) for i in range(1, 5)]
+    entries.append(EntryRuns(9, "single", "team", "recipe", 8, np.arange(1), np.array([0.5])))
+    return build_report(entries, ReportSettings(n_resamples=200, k_runs=8))
+
+
+def test_forest_plot_has_one_bar_per_interval(report):
+    root = parse(forest_plot(report["entries"]))
+    assert len(marks(root, "circle", "estimate")) == 5
+    assert len(marks(root, "rect", "interval")) == 4  # the single-run entry has no interval
+    groups = [g for g in root.iter(f"{SVG}g") if g.get("class") == "entry"]
+    assert len(groups) == 5 and all(g.find(f"{SVG}title") is not None for g in groups)
+    assert "m&lt;1&gt;&amp;" in forest_plot(report["entries"], statistic="boo_n")
+
+
+def test_heatmap_has_a_cell_per_ordered_pair(report):
+    section = report["sections"][0]
+    p, labels, verdicts = pairwise_matrix(section, report["entries"])
+    root = parse(heatmap(p, labels, verdicts))
+    cells = marks(root, "rect", "cell")
+    assert len(cells) == 4 * 3
+    assert all("P(row > column)" in c.find(f"{SVG}title").text for c in cells)
+    assert p[0][1] == pytest.approx(1 - p[1][0])
+
+
+def test_boo_n_curve_and_strip_plot_count_their_points(report):
+    rows = report["entries"]
+    root = parse(boo_n_curve({r["method_name"]: r["boo_n_curve"] for r in rows}))
+    assert len(marks(root, "circle", "point")) == sum(len(r["boo_n_curve"]) for r in rows) == 4 * 8 + 1
+    assert len(marks(root, "g", "curve")) == 5
+    root = parse(strip_plot({r["method_name"]: r["run_scores"] for r in rows}))
+    assert len(marks(root, "circle", "run")) == 4 * 8 + 1
+    assert len(marks(root, "line", "mean")) == 5
+
+
+def test_charts_survive_empty_and_constant_input():
+    parse(strip_plot({}))
+    parse(boo_n_curve({"flat": [0.5, 0.5]}))
+    parse(heatmap([], []))
+    parse(forest_plot([{"method_name": "x", "mean": {"estimate": 1.0, "low": None, "high": None}}]))

@@ -1,0 +1,217 @@
+"""Report endpoints: leaderboard (JSON, CSV, overrides, cache), compare, sota; runs built directly in the DB."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from evaluation import stats
+from evaluation.report import derive_seed
+from leaderboard.api.report_views import MICRO_CACHE
+from leaderboard.models import Report, Run, Submission, Team
+from leaderboard.services.challenges import challenge_update
+
+from .factories import digits_challenge, make_user
+
+pytestmark = pytest.mark.django_db
+
+RECIPE, PREDICTIONS, MEAN, BOO, PAIRS = 1, 2, 1, 2, 3  # derive_seed codes of evaluation.report
+RNG = np.random.default_rng(5)
+RECIPE_SCORES = {"resnet": 0.80 + 0.01 * RNG.standard_normal(6), "mlp": 0.70 + 0.01 * RNG.standard_normal(6),
+                 "svm": 0.78 + 0.01 * RNG.standard_normal(6)}
+OUTCOMES = {"good": (RNG.random((2, 72)) < 0.9).astype(float), "poor": (RNG.random((1, 72)) < 0.6).astype(float)}
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def no_enqueue(monkeypatch):
+    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
+
+
+@pytest.fixture
+def microcache(settings):
+    settings.VARBOARD = {**settings.VARBOARD, "LEADERBOARD_MICROCACHE_S": 60}
+    MICRO_CACHE.clear()
+    yield
+    MICRO_CACHE.clear()
+
+
+def add_entry(challenge, user, method, kind, scores, *, status="scored", outcomes=None, valid=None):
+    team, _ = Team.objects.get_or_create(name=f"team-{method}")
+    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=user, kind=kind,
+                                           method_name=method, status=status, runs_expected=len(scores))
+    Run.objects.bulk_create([
+        Run(submission=submission, index=i, status="succeeded", test_score=float(score),
+            valid_score=None if valid is None else float(valid[i]),
+            outcomes=None if outcomes is None else Run.pack_outcomes(outcomes[i]))
+        for i, score in enumerate(scores)])
+    return submission
+
+
+@pytest.fixture
+def board():
+    """A challenge with three recipes, a one-run recipe, two prediction entries and a cancelled one."""
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    ids = {name: add_entry(challenge, host, name, "recipe", scores).pk for name, scores in RECIPE_SCORES.items()}
+    ids["lonely"] = add_entry(challenge, host, "lonely", "recipe", [0.99]).pk
+    for name, outcomes in OUTCOMES.items():
+        ids[name] = add_entry(challenge, host, name, "predictions", outcomes.mean(axis=1), outcomes=outcomes).pk
+    add_entry(challenge, host, "withdrawn", "predictions", [0.5], status="cancelled",
+              outcomes=np.zeros((1, 72)))
+    return challenge, ids
+
+
+def get(url, **params):
+    return APIClient().get(url, params)
+
+
+def test_leaderboard_matches_stats(board):
+    challenge, ids = board
+    body = get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    rows = {row["method_name"]: row for row in body["entries"]}
+    assert [row["method_name"] for row in body["entries"]] == ["resnet", "svm", "mlp", "lonely", "good", "poor"]
+    assert "withdrawn" not in rows
+    for name, scores in RECIPE_SCORES.items():
+        ci = stats.bootstrap_interval(scores, "mean", n_resamples=200, confidence=0.95,
+                                      seed=derive_seed(7, RECIPE, MEAN, ids[name]))
+        row = rows[name]
+        assert row["mean"]["estimate"] == pytest.approx(scores.mean())
+        assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((ci.low, ci.high))
+        assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(scores, 3))
+        assert row["runs_succeeded"] == 6 and row["k_runs"] == 6 and row["runs_needed_for_decision"] == 23
+    assert rows["resnet"]["rank"] == 1 and rows["resnet"]["groups"].startswith("a")
+    assert rows["lonely"]["too_few_runs"] and rows["lonely"]["rank"] is None
+    tb = stats.paired_test_bootstrap(np.stack([OUTCOMES["good"].mean(axis=0), OUTCOMES["poor"][0]], axis=1),
+                                     n_resamples=200, seed=derive_seed(7, PREDICTIONS, PAIRS))
+    assert rows["good"]["mean"]["low"] == pytest.approx(tb.low[0], abs=1e-6)
+    assert rows["good"]["runs_succeeded"] == 2
+    assert [s["kind"] for s in body["sections"]] == ["recipe", "predictions"]
+    assert "comparisons" not in body["sections"][0]
+
+
+def test_leaderboard_is_served_from_the_cache(board, django_assert_max_num_queries):
+    challenge, _ = board
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    first = get(url)
+    computed = Report.objects.get(challenge=challenge).computed_at
+    with django_assert_max_num_queries(1):  # the challenge joined to its report row; the bytes from the cache
+        again = get(url)
+    assert again.content == first.content and Report.objects.get(challenge=challenge).computed_at == computed
+    assert APIClient().get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+
+
+def test_anonymous_reads_come_from_the_microcache(board, microcache, django_assert_num_queries):
+    challenge, _ = board
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    first = get(url)
+    with django_assert_num_queries(0):
+        again = get(url)
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    assert APIClient().get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    signed_in = APIClient()
+    signed_in.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=challenge.hosts.first()).key}")
+    with django_assert_num_queries(2):  # signed-in readers skip it: their token, then challenge and report
+        assert signed_in.get(url).content == first.content
+    csv_response = get(url, format="csv")
+    assert csv_response["Content-Type"].startswith("text/csv")  # the query string is part of the key
+
+
+def test_leaderboard_csv_has_one_row_per_entry(board):
+    challenge, _ = board
+    response = get(f"/api/challenges/{challenge.slug}/leaderboard/", format="csv")
+    assert response["Content-Type"].startswith("text/csv")
+    table = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(table) == 6 and table[0]["method_name"] == "resnet"
+    assert {"mean.estimate", "mean.low", "boo_n.high", "rank_interval.low", "groups"} <= set(table[0])
+
+
+def test_overrides_recompute_on_the_fly_without_caching(board):
+    challenge, _ = board
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    get(url)
+    body = get(url, n=2, statistic="boo_n", gamma=0.8).json()
+    assert body["overrides"] == {"n": 2, "statistic": "boo_n", "gamma": 0.8}
+    resnet = next(row for row in body["entries"] if row["method_name"] == "resnet")
+    assert resnet["boo_n"]["n"] == 2
+    assert resnet["boo_n"]["estimate"] == pytest.approx(stats.boo_n(RECIPE_SCORES["resnet"], 2))
+    assert body["settings"]["noether_n"] == stats.noether_sample_size(0.8, 0.05, 0.05)
+    assert Report.objects.get(challenge=challenge).data["settings"]["boo_n"] == 3
+    assert get(url, n=3).json()["overrides"] == {}  # equal to the challenge's: the cached report
+
+
+@pytest.mark.parametrize("params, field", [({"gamma": 0.4}, "gamma"), ({"alpha": 0}, "alpha"), ({"n": 0}, "n"),
+                                           ({"statistic": "max"}, "statistic"), ({"n": "five"}, "n")])
+def test_bad_parameters_are_named(board, params, field):
+    challenge, _ = board
+    response = get(f"/api/challenges/{challenge.slug}/leaderboard/", **params)
+    assert response.status_code == 400 and field in response.json()["errors"]
+
+
+def test_compare_one_pair_both_ways(board):
+    challenge, ids = board
+    url = f"/api/challenges/{challenge.slug}/compare/"
+    ab = get(url, a=ids["resnet"], b=ids["mlp"]).json()
+    ba = get(url, a=ids["mlp"], b=ids["resnet"]).json()
+    assert ab["comparison"]["a"] == ids["resnet"] and ba["comparison"]["a"] == ids["mlp"]
+    assert ab["comparison"]["p"] == pytest.approx(1 - ba["comparison"]["p"])
+    assert ab["comparison"]["low"] == pytest.approx(1 - ba["comparison"]["high"])
+    assert ab["comparison"]["p"] == stats.prob_outperform(RECIPE_SCORES["resnet"], RECIPE_SCORES["mlp"], paired=True)
+    assert ab["a"]["method_name"] == "resnet" and ab["section"] == "recipe"
+    lonely = get(url, a=ids["resnet"], b=ids["lonely"]).json()
+    assert lonely["comparison"] is None and "at least 2" in lonely["reason"]
+    assert get(url, a=ids["resnet"], b=ids["good"]).status_code == 400
+    assert get(url, a=ids["resnet"], b=999_999).status_code == 404
+    missing = get(url, a=ids["resnet"])
+    assert missing.status_code == 400 and "b" in missing.json()["errors"]
+
+
+def test_sota_counts_every_scored_entry(board):
+    challenge, ids = board
+    body = get(f"/api/challenges/{challenge.slug}/sota/").json()
+    sota = {s["kind"]: s for s in body["sota"]}
+    best = OUTCOMES["good"].mean(axis=1).mean()
+    expected = stats.adjusted_sota(best, 3, n=72)
+    assert sota["predictions"]["m"] == 3  # the cancelled entry counts: it was scored on the test set
+    assert sota["predictions"]["method"] == "binomial"
+    assert sota["predictions"]["estimate"] == pytest.approx(expected.estimate)
+    assert sota["predictions"]["bound"] == pytest.approx(expected.lower)
+    assert sota["recipe"]["method"] == "normal" and sota["recipe"]["m"] == 4
+    assert sota["recipe"]["raw"] == pytest.approx(RECIPE_SCORES["resnet"].mean())
+
+
+def test_changed_settings_are_picked_up_and_private_boards_hidden(board):
+    challenge, _ = board
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    assert get(url).json()["settings"]["boo_n"] == 3
+    host = challenge.hosts.first()
+    challenge = challenge_update(challenge=challenge, user=host, boo_n=4, visibility="private")
+    assert get(url).status_code == 404
+    client = APIClient()
+    client.force_authenticate(host)
+    assert client.get(url).json()["settings"]["boo_n"] == 4
+
+
+def test_settings_the_decision_rule_cannot_use_give_a_clear_error(board):
+    challenge, _ = board
+    type(challenge).objects.filter(pk=challenge.pk).update(gamma=1.0)  # the model allows it; the rule does not
+    response = get(f"/api/challenges/{challenge.slug}/leaderboard/")
+    assert response.status_code == 400 and "gamma" in response.json()["detail"]
+
+
+def test_schema_documents_the_report_endpoints():
+    paths = APIClient().get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    for path, params in (("leaderboard", {"n", "gamma", "alpha", "statistic", "format"}),
+                         ("compare", {"a", "b"}), ("sota", {"alpha"})):
+        operation = paths[f"/api/challenges/{{slug}}/{path}/"]["get"]
+        assert params <= {p["name"] for p in operation["parameters"]}, path
+        assert "application/json" in operation["responses"]["200"]["content"]
