@@ -1,0 +1,24 @@
+"""Hostile: a background process waits for the harness to write the predictions, then
+replaces them with a symbolic link to a file the worker can read but the recipe cannot
+(hyperparameters["target"], e.g. the hidden labels stored as .npy). The runner must not
+follow it: the run fails, it does not score the hidden labels as predictions."""
+
+import atexit
+import os
+import time
+
+import numpy as np
+
+
+def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
+    target = hyperparameters["target"]
+    if os.fork() == 0:
+        os.setsid()
+        deadline = time.time() + 20
+        while time.time() < deadline and not os.path.lexists("outputs/predictions_0.npy"):
+            time.sleep(0.001)
+        os.symlink(target, "outputs/link.tmp")
+        os.replace("outputs/link.tmp", "outputs/predictions_0.npy")
+        os._exit(0)
+    atexit.register(time.sleep, 1.0)  # keep the harness alive until the swap is done
+    return np.full(len(test_inputs.X), train.y[0])
