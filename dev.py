@@ -178,6 +178,9 @@ def prepare_var() -> Path:
     """Create ``var/log`` and, on the embedded file-system broker, its queue folders."""
     var = var_dir()
     (var / "log").mkdir(parents=True, exist_ok=True)
+    # The SQLite database, broker files and uploads live here: no other user may read them
+    # (recipe runs execute as unprivileged users).
+    var.chmod(0o700)
     if os.environ.get("CELERY_BROKER_URL", "filesystem://").startswith("filesystem://"):
         for folder in ("queue", "control"):
             (var / "broker" / folder).mkdir(parents=True, exist_ok=True)

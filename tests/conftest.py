@@ -92,6 +92,8 @@ def wait_for_fixture() -> Callable[..., Any]:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("help") or config.getoption("version"):
         return
+    if not config.pluginmanager.hasplugin("django"):
+        return  # `-p no:django`: the pure packages (evaluation/, tasks/ sandbox) test without Django
     from django.conf import settings
 
     STATE["postgres"], STATE["redis"] = reachable(POSTGRES), reachable(REDIS)
@@ -113,6 +115,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    if not config.pluginmanager.hasplugin("django"):
+        return []
     from django.conf import settings
 
     db = settings.DATABASES["default"]

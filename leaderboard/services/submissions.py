@@ -6,7 +6,6 @@ team, so two concurrent uploads cannot both take the last slot.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.predictions import PredictionFileError, parse_predictions
+from tasks.runner import RecipeError, inspect_recipe
 
 from ..choices import RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, PredictionFile, Run, Submission, Team
@@ -139,13 +139,9 @@ def _check_recipe_source(name: str, data: bytes) -> str:
         raise ServiceError(f"{name}: the recipe is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
                            f"{exc.start}).", field="recipe") from None
     try:
-        tree = ast.parse(source, filename=name)
-    except SyntaxError as exc:
-        raise ServiceError(f"{name}: syntax error on line {exc.lineno}: {exc.msg}.", field="recipe") from None
-    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-    if "fit_predict" not in functions:
-        raise ServiceError(f"{name}: the recipe must define a top-level function fit_predict(train, valid, "
-                           "test_inputs, hyperparameters, seeds, device).", field="recipe")
+        inspect_recipe(source)  # reads the declarations with ast; runs nothing
+    except RecipeError as exc:
+        raise ServiceError(f"{name}: {exc}", field="recipe") from None
     return source
 
 

@@ -1,0 +1,143 @@
+"""Recipe submissions through the services: validation, the shared seed plan, running in the sandbox.
+
+These call ``run_execute`` in the test process (the real sandbox, no worker); the path
+through the Celery ``cpu`` queue and a real worker is in tests/integration/test_recipes_e2e.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from leaderboard.models import Run, Submission
+from leaderboard.services.errors import ServiceError
+from leaderboard.services.recipes import run_execute, run_queue, runs_fail_stuck
+from leaderboard.services.submissions import UploadedFile, submission_create_recipe
+
+from .factories import digits_challenge, make_user
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def queued(monkeypatch):
+    """Record what would go to the cpu/gpu queues; these tests execute runs themselves."""
+    sent = []
+    monkeypatch.setattr("tasks.runs.execute_run.apply_async",
+                        lambda args, queue: sent.append((args[0], queue)))
+    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
+    return sent
+
+
+@pytest.fixture
+def host():
+    return make_user("host")
+
+
+def recipe(name: str) -> UploadedFile:
+    folder = "hostile" if (EXAMPLES / "hostile" / name).exists() else "recipes"
+    return UploadedFile(name=name, data=(EXAMPLES / folder / name).read_bytes())
+
+
+def submit(challenge, user, upload, **kwargs):
+    return submission_create_recipe(challenge=challenge, user=user, method_name=upload.name, recipe=upload, **kwargs)
+
+
+@pytest.mark.parametrize("upload, message", [
+    (UploadedFile("r.py", b"def fit(a):\n    return a\n"), "fit_predict"),
+    (UploadedFile("r.py", b"def fit_predict(:\n"), "syntax error on line 1"),
+    (UploadedFile("r.txt", b"def fit_predict(a, b, c, d, e, f): pass\n"), "ending in .py"),
+    (UploadedFile("r.py", b""), "empty"),
+    (UploadedFile("r.py", b"\xff\xfe def"), "not UTF-8"),
+    (UploadedFile("r.py", b"SEARCH_SPACE = make()\ndef fit_predict(a, b, c, d, e, f): pass\n"), "SEARCH_SPACE"),
+])
+def test_bad_recipes_are_rejected_and_nothing_stored(host, upload, message, settings):
+    challenge, _ = digits_challenge(host)
+    with pytest.raises(ServiceError, match=message):
+        submit(challenge, make_user("alice"), upload)
+    assert Submission.objects.count() == 0 and Run.objects.count() == 0
+    stored = Path(settings.MEDIA_ROOT) / "submissions"
+    assert not stored.exists() or not any(p.is_file() for p in stored.rglob("*"))
+
+
+def test_prediction_only_challenge_refuses_recipes(host):
+    challenge, _ = digits_challenge(host, allow_recipes=False)
+    with pytest.raises(ServiceError, match="does not take training recipes"):
+        submit(challenge, make_user("alice"), recipe("trivial.py"))
+
+
+def test_run_i_of_every_submission_shares_seeds_and_split(host, queued, django_capture_on_commit_callbacks):
+    challenge, _ = digits_challenge(host, k_runs=4, randomize_sources=["split", "init"])
+    with django_capture_on_commit_callbacks(execute=True):
+        first = submit(challenge, make_user("alice"), recipe("trivial.py"))
+        second = submit(challenge, make_user("bob"), recipe("logistic_regression.py"))
+    a = list(first.runs.order_by("index").values_list("seeds", "split_id"))
+    b = list(second.runs.order_by("index").values_list("seeds", "split_id"))
+    assert len(a) == 4 and a == b
+    assert len({split for _, split in a}) == 4  # the split is randomized: every run differs
+    assert len({seeds["dropout"] for seeds, _ in a}) == 1  # not randomized: held fixed
+    assert len({seeds["init"] for seeds, _ in a}) == 4
+    assert sorted(queue for _, queue in queued) == ["cpu"] * 8
+
+
+def test_gpu_recipes_and_gpu_challenges_go_to_the_gpu_queue(host):
+    cpu_challenge, _ = digits_challenge(host)
+    gpu_challenge, _ = digits_challenge(host, device="gpu", title="On GPUs")
+    gpu_recipe = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
+    alice = make_user("alice")
+    assert run_queue(challenge=cpu_challenge, submission=submit(cpu_challenge, alice, recipe("trivial.py"))) == "cpu"
+    assert run_queue(challenge=cpu_challenge, submission=submit(cpu_challenge, alice, gpu_recipe)) == "gpu"
+    assert run_queue(challenge=gpu_challenge, submission=submit(gpu_challenge, alice, recipe("trivial.py"))) == "gpu"
+
+
+@pytest.mark.slow
+def test_runs_execute_once_and_reproduce_with_the_same_master_seed(host):
+    challenge, _ = digits_challenge(host, k_runs=3, master_seed=11)
+    subs = [submit(challenge, make_user(name), recipe("logistic_regression.py")) for name in ("alice", "bob")]
+    for submission in subs:
+        for run in submission.runs.all():
+            assert run_execute(run_id=run.pk) is not None
+    scores = [list(s.runs.order_by("index").values_list("test_score", flat=True)) for s in subs]
+    assert scores[0] == scores[1]  # same recipe, same seeds and splits: identical on the CPU
+    assert len(set(scores[0])) > 1  # different seeds and splits: different scores
+    run = subs[0].runs.get(index=0)
+    assert run.status == "succeeded" and 0.8 < run.test_score <= 1 and run.valid_score is not None
+    assert run.outcomes_array is not None and run.fingerprint and run.duration_s > 0
+    finished_at = run.finished_at
+    assert run_execute(run_id=run.pk) is None  # a redelivered task writes nothing
+    assert Run.objects.get(pk=run.pk).finished_at == finished_at
+    assert Submission.objects.get(pk=subs[0].pk).status == "scored"
+
+
+def test_a_recipe_error_fails_its_run_with_a_message(host):
+    challenge, _ = digits_challenge(host, k_runs=2)
+    submission = submit(challenge, make_user("alice"), recipe("raises.py"))
+    for run in submission.runs.all():
+        run_execute(run_id=run.pk)
+    submission.refresh_from_db()
+    run = submission.runs.get(index=0)
+    assert run.status == "failed" and "raised" in run.error_message
+    assert submission.status == "failed" and "2 of 2 runs failed" in submission.error_message
+    assert submission.counts_toward_quota  # the recipe's own fault counts
+
+
+def test_the_reaper_fails_stuck_runs_without_charging_the_quota(host):
+    challenge, _ = digits_challenge(host, k_runs=1, run_time_limit_s=60)
+    submission = submit(challenge, make_user("alice"), recipe("trivial.py"))
+    Run.objects.filter(submission=submission).update(status="running",
+                                                     started_at=timezone.now() - timezone.timedelta(hours=2))
+    assert runs_fail_stuck() == 1
+    submission.refresh_from_db()
+    run = submission.runs.get()
+    assert run.status == "failed" and "platform error" in run.error_message
+    assert submission.status == "failed" and not submission.counts_toward_quota
+    assert runs_fail_stuck() == 0
