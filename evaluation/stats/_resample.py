@@ -1,0 +1,178 @@
+"""Resampling kernels shared by the bootstrap functions.
+
+Resamples are drawn as index arrays ``rng.integers(0, k, size=(batch, k))`` and, where
+the statistic is linear in the multiplicities, turned into count matrices ``c[b, r]``
+(how often run ``r`` appears in resample ``b``) so that a whole batch of resamples
+becomes one matrix product. The only Python loops are over memory batches. Batch
+sizes depend on the input shapes only, and numpy's integer stream does not depend on
+how it is split into calls, so a seed gives the same numbers on every machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Elements per temporary array; bounds the memory of every batch (~32 MB of float64).
+BATCH_ELEMENTS = 1 << 22
+# Bins per np.bincount call: small enough to stay in cache.
+_BINCOUNT_BINS = 1 << 19
+
+
+def batch_size(per_resample: int, total: int) -> int:
+    """Resamples per batch so that a batch holds about ``BATCH_ELEMENTS`` values."""
+    return int(max(1, min(total, BATCH_ELEMENTS // max(1, per_resample))))
+
+
+def draw_indices(rng: np.random.Generator, k: int, rows: int) -> np.ndarray:
+    """``rows`` resamples of ``k`` indices drawn with replacement from ``range(k)``."""
+    return rng.integers(0, k, size=(rows, k), dtype=np.uint32)
+
+
+def counts_from_indices(idx: np.ndarray, k: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Multiplicity of each of ``k`` items in each row of ``idx`` (shape ``(rows, k)``).
+
+    Rows are counted in groups of about ``2**19`` bins (one ``np.bincount`` per group
+    after offsetting row r by ``r * k``), which keeps the counting in cache; the
+    offset indices go to one reused buffer.
+    """
+    rows = idx.shape[0]
+    if out is None:
+        out = np.empty((rows, k), dtype=np.int64)
+    step = max(1, min(rows, _BINCOUNT_BINS // k))
+    offsets = (np.arange(step, dtype=np.intp) * k)[:, None]
+    buf = np.empty((step, idx.shape[1]), dtype=np.intp)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        n = stop - start
+        np.add(idx[start:stop], offsets[:n], out=buf[:n], casting="unsafe")
+        out[start:stop] = np.bincount(buf[:n].ravel(), minlength=n * k).reshape(n, k)
+    return out
+
+
+def fill_counts(rng: np.random.Generator, k: int, out: np.ndarray) -> np.ndarray:
+    """Fill ``out`` (shape ``(rows, k)``) with the counts of ``rows`` resamples of k items.
+
+    Draws and counts a few rows at a time (about ``2**19`` bins), reusing one index
+    buffer, so that temporaries stay small and in cache.
+    """
+    rows = out.shape[0]
+    step = max(1, min(rows, _BINCOUNT_BINS // k))
+    offsets = (np.arange(step, dtype=np.intp) * k)[:, None]
+    buf = np.empty((step, k), dtype=np.intp)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        n = stop - start
+        np.add(draw_indices(rng, k, n), offsets[:n], out=buf[:n], casting="unsafe")
+        out[start:stop] = np.bincount(buf[:n].ravel(), minlength=n * k).reshape(n, k)
+    return out
+
+
+def draw_counts(
+    rng: np.random.Generator, k: int, rows: int, dtype=np.int64
+) -> np.ndarray:
+    """Count matrix ``(rows, k)`` of ``rows`` bootstrap resamples of ``k`` items."""
+    return fill_counts(rng, k, np.empty((rows, k), dtype=dtype))
+
+
+def draw_counts_ragged(
+    rng: np.random.Generator, lengths: np.ndarray, rows: int, dtype=np.int64
+) -> np.ndarray:
+    """Independent resamples of several samples laid side by side.
+
+    Sample ``e`` has ``lengths[e]`` items and occupies columns
+    ``starts[e]:starts[e] + lengths[e]``; each row resamples every sample on its own.
+    Returns counts of shape ``(rows, lengths.sum())``.
+    """
+    lengths = np.asarray(lengths, dtype=np.intp)
+    total = int(lengths.sum())
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    equal = bool(np.all(lengths == lengths[0]))
+    highs = lengths[0] if equal else np.repeat(lengths, lengths)
+    col_start = np.repeat(starts, lengths)
+    out = np.empty((rows, total), dtype=dtype)
+    step = batch_size(total, rows)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        draws = rng.integers(0, highs, size=(stop - start, total), dtype=np.uint32)
+        idx = draws.astype(np.intp)
+        idx += col_start
+        counts_from_indices(idx, total, out=out[start:stop])
+    return out
+
+
+def _linear_positions(b: int, q):
+    """Order-statistic positions and weights of numpy's default ("linear") method."""
+    q = np.atleast_1d(np.asarray(q, dtype=np.float64)) / 100.0
+    virtual = b * q + (1 + q * (1 - 1 - 1)) - 1  # as numpy computes it
+    lo = np.floor(virtual)
+    frac = virtual - lo
+    lo = np.clip(lo.astype(np.int64), 0, b - 1)
+    hi = np.clip(lo + 1, 0, b - 1)
+    return lo, hi, frac
+
+
+def _lerp(a, c, t):
+    """numpy's interpolation formula (``numpy.lib._function_base_impl._lerp``)."""
+    diff = c - a
+    return (c - diff * (1 - t)) if t >= 0.5 else (a + diff * t)
+
+
+def percentiles(values: np.ndarray, q) -> np.ndarray:
+    """``np.percentile(values, q, axis=-1)`` with numpy's linear interpolation.
+
+    Partitions at the needed order statistics only (``np.percentile`` also
+    partitions at the minimum and maximum to look for NaN, which cannot occur here)
+    and interpolates in float64, so float32 input gives the float64 result.
+    Returns shape ``(len(q),) + values.shape[:-1]``.
+    """
+    b = values.shape[-1]
+    lo, hi, frac = _linear_positions(b, q)
+    part = np.partition(values, np.unique(np.concatenate([lo, hi])), axis=-1)
+    out = np.empty((lo.size,) + values.shape[:-1])
+    for j in range(lo.size):
+        a = part[..., lo[j]].astype(np.float64)
+        c = part[..., hi[j]].astype(np.float64)
+        out[j] = _lerp(a, c, frac[j])
+    return out
+
+
+def integer_percentiles(values: np.ndarray, vmax: int, q) -> np.ndarray:
+    """Percentiles along the last axis of integer-valued data in ``[0, vmax]``.
+
+    Gives what ``np.percentile(values, q, axis=-1)`` gives (numpy's default linear
+    interpolation, to rounding) but by counting instead of partitioning, which is
+    several times faster when the values take few distinct integers (as P(A>B) does
+    on k runs). ``values`` has shape ``(rows, B)``; returns shape ``(len(q), rows)``.
+    """
+    values = np.asarray(values)
+    rows, b = values.shape
+    lo_idx, hi_idx, frac = _linear_positions(b, q)
+    width = int(vmax) + 1
+    out = np.empty((lo_idx.size, rows), dtype=np.float64)
+    step = max(1, min(rows, _BINCOUNT_BINS // width, BATCH_ELEMENTS // b))
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        block = values[start:stop].astype(np.intp)
+        block += (np.arange(stop - start, dtype=np.intp) * width)[:, None]
+        hist = np.bincount(block.ravel(), minlength=(stop - start) * width)
+        cum = np.cumsum(hist.reshape(stop - start, width), axis=1)
+        for j in range(lo_idx.size):
+            # The value of order statistic t is the number of bins whose count <= t.
+            a = (cum <= lo_idx[j]).sum(axis=1).astype(np.float64)
+            c = (cum <= hi_idx[j]).sum(axis=1).astype(np.float64)
+            out[j, start:stop] = _lerp(a, c, frac[j])
+    return out
+
+
+def canonical_runs(*tables: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Put the runs (last axis) of aligned tables in a canonical order.
+
+    Runs are sorted lexicographically by their values in ``tables[0]`` (row 0 first,
+    then row 1, ...), then in the other tables. Resamples are drawn over run
+    positions, so sorting first makes every bootstrap result depend on the set of
+    runs only: permuting runs (jointly, for paired data) changes nothing.
+    """
+    keys = [np.atleast_2d(t) for t in tables]
+    stacked = np.concatenate(keys, axis=0)
+    order = np.lexsort(stacked[::-1])
+    return tuple(t[..., order] for t in tables)

@@ -1,0 +1,162 @@
+"""Significance groups: a compact letter display of the pairwise decisions."""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ._types import PairwiseResult, TestBootstrapResult
+
+__all__ = ["leader_group", "significance_groups"]
+
+_LETTERS = string.ascii_lowercase + string.ascii_uppercase
+
+
+def _letter(i: int) -> str:
+    base = _LETTERS[i % len(_LETTERS)]
+    return base if i < len(_LETTERS) else f"{base}{i // len(_LETTERS)}"
+
+
+def _significance_groups_iv(result) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(result, TestBootstrapResult):
+        result = result.comparisons
+    if not isinstance(result, PairwiseResult):
+        raise ValueError(
+            "`result` must be a PairwiseResult (from pairwise_comparisons) or a "
+            f"TestBootstrapResult (got {type(result).__name__})."
+        )
+    return np.asarray(result.better, dtype=bool), np.asarray(result.order)
+
+
+def significance_groups(result) -> list[str]:
+    """Compact letter display: entries sharing a letter cannot be told apart.
+
+    Parameters
+    ----------
+    result : PairwiseResult or TestBootstrapResult
+        All-pairs decisions; two entries differ when ``better[i, j]`` or
+        ``better[j, i]``.
+
+    Returns
+    -------
+    list of str
+        One string of letters per entry, indexed like the entries. Letters are
+        assigned following ``result.order``, so the leader's first letter is "a".
+        After "z" come "A".."Z", then "a1", "b1", ...
+
+    Raises
+    ------
+    ValueError
+        If ``result`` is not a pairwise result.
+
+    Notes
+    -----
+    Insert-and-absorb algorithm of Piepho (2004), followed by his sweeping step.
+    Start with one letter shared by all entries. *Insert*: for each significantly
+    different pair (i, j), every letter held by both is split in two, one without i
+    and one without j. *Absorb*: a letter whose entries are a subset of another
+    letter's is removed. Splitting on all of entry i's pairs at once gives the same
+    letters as splitting pair by pair and absorbing, so the loop runs over entries,
+    not pairs. *Sweep*: an entry is dropped from a letter when every other holder of
+    that letter shares a further letter with it; letters left empty disappear. The
+    display guarantees that entries sharing a letter are not significantly different
+    and that every pair that is not significantly different shares a letter.
+
+    References
+    ----------
+    Piepho, H.-P. (2004). An algorithm for a letter-based representation of
+    all-pairwise comparisons. J. Comput. Graph. Statist. 13, 456–466.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evaluation.stats import pairwise_comparisons
+    >>> s = np.array([0.9, 0.9, 0.5])[:, None] + 0.01 * np.random.default_rng(0).standard_normal((3, 30))
+    >>> significance_groups(pairwise_comparisons(s, n_resamples=1000))
+    ['a', 'a', 'b']
+    """
+    better, order = _significance_groups_iv(result)
+    return letters_from_differences(better | better.T, order)
+
+
+def _absorb(columns: np.ndarray) -> np.ndarray:
+    """Drop duplicate columns and columns that are subsets of another column."""
+    columns = np.unique(columns, axis=0)
+    outside = (~columns).astype(np.int32)
+    subset = (columns.astype(np.int32) @ outside.T) == 0  # subset[a, b]: a ⊆ b
+    np.fill_diagonal(subset, False)
+    return columns[~subset.any(axis=1)]
+
+
+def letters_from_differences(differ: np.ndarray, order: np.ndarray) -> list[str]:
+    """Compact letter display of a symmetric "significantly different" matrix.
+
+    ``differ[i, j]`` is True when i and j differ; ``order`` lists the entries best
+    first. See :func:`significance_groups`.
+    """
+    differ = np.asarray(differ, dtype=bool)
+    k = differ.shape[0]
+    rank = np.empty(k, dtype=np.int64)
+    rank[order] = np.arange(k)
+    columns = np.ones((1, k), dtype=bool)
+    for i in order:  # insert and absorb, one entry's pairs at a time
+        partners = differ[i]
+        clash = columns[:, i] & (columns & partners).any(axis=1)
+        if not clash.any():
+            continue
+        without_i = columns[clash].copy()
+        without_i[:, i] = False
+        without_partners = columns[clash] & ~partners
+        columns = _absorb(np.vstack([columns[~clash], without_i, without_partners]))
+    columns = columns[np.argsort([_key(c, rank) for c in columns], kind="stable")]
+    columns = _sweep(columns)
+    columns = columns[np.argsort([_key(c, rank) for c in columns], kind="stable")]
+    letters = [_letter(c) for c in range(columns.shape[0])]
+    return ["".join(letters[c] for c in np.flatnonzero(columns[:, e])) for e in range(k)]
+
+
+def _key(column: np.ndarray, rank: np.ndarray) -> str:
+    """Sort key of a letter: the leaderboard positions of its holders."""
+    positions = np.sort(rank[np.flatnonzero(column)])
+    return " ".join(f"{p:09d}" for p in positions)
+
+
+def _sweep(columns: np.ndarray) -> np.ndarray:
+    """Piepho's sweeping: remove letters from entries that do not need them."""
+    columns = columns.copy()
+    shared = columns.T.astype(np.int64) @ columns.astype(np.int64)  # letters shared
+    for c in range(columns.shape[0]):
+        members = np.flatnonzero(columns[c])
+        if members.size == 0:
+            continue
+        sub = shared[np.ix_(members, members)]
+        np.fill_diagonal(sub, 2)
+        # e can leave letter c when it shares another letter with every co-holder
+        # and keeps at least one letter of its own.
+        free = (sub >= 2).all(axis=1) & (shared[members, members] >= 2)
+        drop = members[free]
+        if drop.size:
+            before = columns[c].astype(np.int64)
+            columns[c, drop] = False
+            after = columns[c].astype(np.int64)
+            shared += np.outer(after, after) - np.outer(before, before)
+    return columns[columns.any(axis=1)]
+
+
+def leader_group(result) -> np.ndarray:
+    """Entries the top entry does not beat (the leader included), best first.
+
+    Parameters
+    ----------
+    result : PairwiseResult or TestBootstrapResult
+
+    Returns
+    -------
+    ndarray of int
+        Indices of the entries that share the lead (DESIGN §6: "the leader's group is
+        every entry the top entry does not beat").
+    """
+    better, order = _significance_groups_iv(result)
+    top = order[0]
+    return np.array([e for e in order if not better[top, e]], dtype=np.int64)
