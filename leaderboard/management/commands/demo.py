@@ -17,7 +17,7 @@ What it creates
 - Recipe entries, when ``examples/recipes/`` has them: alice's ``logistic_regression.py``,
   bob's ``torch_mlp.py`` (k runs each, on the ``cpu`` queue).
 - Two closed challenges holding the published per-run results of Bajgar et al. (2018) from
-  ``../shared/data/boon-runs`` (skipped when absent): one entry each, whose runs are the
+  ``examples/data/boon-runs`` (skipped when absent): one entry each, whose runs are the
   published runs, written directly as succeeded runs and labelled as imported. The two
   models were evaluated on different tasks, so they are not put on one leaderboard.
 """
@@ -51,7 +51,8 @@ PASSWORD = "varboard-demo"
 DIGITS_SLUG = "digits"
 SEED = 2026
 RECIPES_DIR = settings.BASE_DIR / "examples" / "recipes"
-BOON_DIR = settings.BASE_DIR.parent / "shared" / "data" / "boon-runs"
+# A copy of ../shared/data/boon-runs (Apache-2.0, IBM 2018) ships in the repository.
+BOON_DIR = settings.BASE_DIR / "examples" / "data" / "boon-runs"
 ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED, SubmissionStatus.CANCELLED)
 HOST_PERMISSIONS = ["add_challenge", "change_challenge", "view_challenge", "view_dataset", "view_submission",
                     "view_run", "view_report"]
