@@ -141,3 +141,19 @@ def test_the_reaper_fails_stuck_runs_without_charging_the_quota(host):
     assert run.status == "failed" and "platform error" in run.error_message
     assert submission.status == "failed" and not submission.counts_toward_quota
     assert runs_fail_stuck() == 0
+
+
+def test_search_mode_runs_a_seeded_search_inside_every_run(host):
+    challenge, _ = digits_challenge(host, k_runs=2, hpo_mode="search", hpo_method="random", hpo_budget=3)
+    submission = submit(challenge, make_user("alice"), recipe("logistic_regression.py"))
+    for run in submission.runs.all():
+        run_execute(run_id=run.pk)
+    runs = list(submission.runs.order_by("index"))
+    assert all(r.status == "succeeded" for r in runs), [r.error_message for r in runs]
+    for run in runs:
+        assert len(run.hpo_trials) == 3
+        best = max(run.hpo_trials, key=lambda t: t["valid_score"])
+        assert run.hyperparameters["C"] == best["hyperparameters"]["C"]
+        assert run.valid_score == pytest.approx(best["valid_score"])
+    # Each run's search is seeded by its own HPO seed: the runs try different values.
+    assert runs[0].hpo_trials != runs[1].hpo_trials
