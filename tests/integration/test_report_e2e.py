@@ -29,7 +29,7 @@ def token(base: str, username: str) -> dict:
 
 def test_report_through_the_api_matches_stats(live_server, celery_worker_process):
     assert connection.vendor == "postgresql"
-    host, alice, bob = make_user("host"), make_user("alice"), make_user("bob")
+    host, alice, _bob = make_user("host"), make_user("alice"), make_user("bob")
     challenge, frame = digits_challenge(host, k_runs=5, boo_n=3, bootstrap_resamples=300, master_seed=42)
     recipe_ids = {}
     for name, scores in RECIPES.items():

@@ -21,16 +21,6 @@ pytestmark = pytest.mark.django_db
 ADD_URL = "/admin/leaderboard/challenge/add/"
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-@pytest.fixture(autouse=True)
-def no_enqueue(monkeypatch):
-    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: None)
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
 
 
 @pytest.fixture

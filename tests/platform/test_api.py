@@ -18,34 +18,9 @@ from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, labe
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
 
 
-@pytest.fixture(autouse=True)
-def no_enqueue(monkeypatch):
-    """Scoring through the real worker is covered by tests/integration; here the queue is recorded."""
-    queued = []
-    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: queued.append(sid))
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
-    return queued
 
-
-@pytest.fixture
-def host():
-    return make_user("hostess")
-
-
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
-def challenge(host):
-    return digits_challenge(host)
 
 
 def client_for(user=None) -> APIClient:
@@ -153,14 +128,14 @@ def test_public_downloads_and_hidden_labels_for_hosts_only(challenge, alice, hos
 
 # ------------------------------------------------------------------ submitting and scoring
 
-def test_submit_one_file_then_score(challenge, alice, no_enqueue, django_capture_on_commit_callbacks):
+def test_submit_one_file_then_score(challenge, alice, queued, django_capture_on_commit_callbacks):
     challenge, frame = challenge
     with django_capture_on_commit_callbacks(execute=True):
         response = submit(client_for(alice), challenge.slug,
                           [("preds.csv", label_predictions(frame, correct_fraction=0.8))])
     assert response.status_code == 202, response.content
     body = response.json()
-    assert body["status"] == "queued" and body["runs_expected"] == 1 and no_enqueue == [body["id"]]
+    assert body["status"] == "queued" and body["runs_expected"] == 1 and queued == [("score", body["id"])]
     submission_score(submission_id=body["id"])
     detail = client_for(alice).get(f"/api/submissions/{body['id']}/").json()
     assert detail["status"] == "scored" and detail["progress"]["fraction"] == 1.0

@@ -18,20 +18,6 @@ HAS_RECIPES = (RECIPES_DIR / "logistic_regression.py").exists()
 HAS_BOON = BOON_DIR.is_dir()
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-@pytest.fixture(autouse=True)
-def queued(monkeypatch):
-    calls = []
-    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: calls.append(("score", sid)))
-    monkeypatch.setattr("leaderboard.services.recipes.enqueue_runs",
-                        lambda *, submission_id: calls.append(("runs", submission_id)))
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
-    return calls
 
 
 def snapshot() -> dict:

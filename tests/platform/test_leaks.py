@@ -19,15 +19,6 @@ from .factories import PASSWORD, csv_bytes, make_user, regression_challenge
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture(autouse=True)
-def no_enqueue(monkeypatch):
-    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: None)
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
 
 
 def logged_in(user) -> APIClient:

@@ -23,10 +23,6 @@ pytestmark = pytest.mark.django_db
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
 
 @pytest.fixture(autouse=True)
 def queued(monkeypatch):
@@ -37,10 +33,6 @@ def queued(monkeypatch):
     monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
     return sent
 
-
-@pytest.fixture
-def host():
-    return make_user("host")
 
 
 def recipe(name: str) -> UploadedFile:

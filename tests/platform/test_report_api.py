@@ -27,14 +27,6 @@ RECIPE_SCORES = {"resnet": 0.80 + 0.01 * RNG.standard_normal(6), "mlp": 0.70 + 0
 OUTCOMES = {"good": (RNG.random((2, 72)) < 0.9).astype(float), "poor": (RNG.random((1, 72)) < 0.6).astype(float)}
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture(autouse=True)
-def no_enqueue(monkeypatch):
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
 
 
 @pytest.fixture

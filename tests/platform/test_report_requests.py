@@ -10,10 +10,6 @@ from .factories import digits_challenge, make_user
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
 
 def test_fifty_requests_queue_one_recomputation_and_a_late_one_queues_one_more(monkeypatch,
                                                                                django_capture_on_commit_callbacks):

@@ -17,48 +17,17 @@ from evaluation.seeds import SOURCES
 from leaderboard.models import Challenge, Membership, PredictionFile, Run, Submission, Team
 from leaderboard.services.teams import team_personal_for
 
-from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, label_predictions, make_user
+from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, label_predictions
 
 pytestmark = pytest.mark.django_db
 
 RECIPE = b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return train.y[:1]\n"
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
 
 
-@pytest.fixture(autouse=True)
-def queued(monkeypatch):
-    """The real worker path is tested in tests/integration; here the enqueues are recorded."""
-    calls = []
-    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: calls.append(("score", sid)))
-    monkeypatch.setattr("leaderboard.services.recipes.enqueue_runs",
-                        lambda *, submission_id: calls.append(("runs", submission_id)))
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
-    return calls
 
 
-@pytest.fixture
-def host():
-    return make_user("hostess")
-
-
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
-def bob():
-    return make_user("bob")
-
-
-@pytest.fixture
-def challenge(host):
-    return digits_challenge(host)
 
 
 def media_files(media: Path) -> list[Path]:
