@@ -213,6 +213,12 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 EMBEDDED_BROKER = CELERY_BROKER_URL.startswith("filesystem://")
 if EMBEDDED_BROKER:
     _broker_dir = VAR_DIR / "broker"
+    # Kombu's file-system transport needs its folders; a fresh VARBOARD_VAR_DIR has none.
+    for _folder in ("queue", "control"):
+        try:
+            (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+        except OSError:  # read-only checkout: the worker reports the missing folder itself
+            pass
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),

@@ -7,6 +7,7 @@ team, so two concurrent uploads cannot both take the last slot.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -23,6 +24,8 @@ from ..models import Challenge, PredictionFile, Run, Submission, Team
 from ..selectors import dataset_test_ids, submission_quota_usage
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError
 from .teams import team_for_submission
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -84,9 +87,33 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
 
 
 def _enqueue_scoring(submission_id: int) -> None:
+    """Queue the scoring after commit. If the broker is down, fail the submission for the
+    platform's reasons (not charged to the quota) rather than leave it queued forever."""
     from tasks.scoring import score_submission
 
-    score_submission.delay(submission_id)
+    from .scoring import submission_fail_for_platform
+
+    try:
+        score_submission.delay(submission_id)
+    except Exception as exc:  # kombu raises OperationalError and friends; any failure means "not queued"
+        logger.exception("could not queue the scoring of submission %s", submission_id)
+        submission_fail_for_platform(submission_id=submission_id,
+                                     reason=f"the task queue is unreachable ({type(exc).__name__}); "
+                                            "please submit again")
+
+
+def _enqueue_runs(submission_id: int) -> None:
+    """Queue the recipe runs after commit; on a broker failure fail them without charging the quota."""
+    from .recipes import enqueue_runs, run_fail_for_platform
+
+    try:
+        enqueue_runs(submission_id=submission_id)
+    except Exception as exc:
+        logger.exception("could not queue the runs of submission %s", submission_id)
+        for run_id in Run.objects.filter(submission_id=submission_id, status=RunStatus.QUEUED).values_list(
+                "pk", flat=True):
+            run_fail_for_platform(run_id=run_id, reason=f"the task queue is unreachable ({type(exc).__name__}); "
+                                                        "please submit again")
 
 
 def submission_create_predictions(*, challenge: Challenge, user: User, method_name: str,
@@ -121,7 +148,7 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
         for record in stored:
             record.file.storage.delete(record.file.name)
         raise
-    return submission
+    return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
 
 
 def _check_recipe_source(name: str, data: bytes) -> str:
@@ -159,7 +186,7 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
     _check_recipe_source(recipe.name, recipe.data)
     team = team_for_submission(user=user, team_id=team_id)
-    from .recipes import run_plan, enqueue_runs
+    from .recipes import run_plan
 
     plan = run_plan(challenge=challenge)
     submission = None
@@ -174,12 +201,12 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
             submission.save()
             Run.objects.bulk_create([Run(submission=submission, index=i, seeds=seeds, split_id=split_id)
                                      for i, (seeds, split_id) in enumerate(plan)])
-            transaction.on_commit(lambda: enqueue_runs(submission_id=submission.pk))
+            transaction.on_commit(lambda: _enqueue_runs(submission.pk))
     except BaseException:
         if submission is not None and submission.recipe_file:
             submission.recipe_file.storage.delete(submission.recipe_file.name)
         raise
-    return submission
+    return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
 
 
 def submission_refresh_status(*, submission_id: int) -> Submission:

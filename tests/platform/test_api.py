@@ -297,3 +297,23 @@ def test_openapi_schema_documents_the_endpoints():
                  "/api/challenges/{slug}/runs/", "/api/submissions/{id}/", "/api/auth/token/"):
         assert path in paths, path
     assert APIClient().get("/api/docs/").status_code == 200
+
+
+def test_an_unreachable_queue_fails_the_submission_without_charging_it(challenge, alice, monkeypatch,
+                                                                       django_capture_on_commit_callbacks):
+    from kombu.exceptions import OperationalError
+
+    def broker_down(submission_id):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr("tasks.scoring.score_submission.delay", broker_down)
+    challenge, frame = challenge
+    with django_capture_on_commit_callbacks(execute=True):
+        response = submit(client_for(alice), challenge.slug, [("p.csv", label_predictions(frame))])
+    assert response.status_code == 202
+    # (In this test the commit callbacks run after the response; in a request they run before it.)
+    body = client_for(alice).get(f"/api/submissions/{response.json()['id']}/").json()
+    assert body["status"] == "failed" and "task queue is unreachable" in body["error_message"]
+    submission = Submission.objects.get(pk=body["id"])
+    assert not submission.counts_toward_quota
+    assert submission.prediction_files.get().file.storage.exists(submission.prediction_files.get().file.name)
