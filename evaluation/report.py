@@ -600,3 +600,15 @@ def build_report(entries: Sequence[EntryRuns], settings: ReportSettings) -> dict
         "entries": ordered,
         "sections": sections,
     }
+
+
+def flip_comparison(pair: dict) -> dict:
+    """The same comparison seen from B: P(B>A) = 1 - P(A>B), interval mirrored."""
+    verdicts = {"a_better": "b_better", "b_better": "a_better"}
+    return {**pair, "a": pair["b"], "b": pair["a"], "a_name": pair["b_name"], "b_name": pair["a_name"],
+            "p": None if pair["p"] is None else 1 - pair["p"],
+            "low": None if pair["high"] is None else 1 - pair["high"],
+            "high": None if pair["low"] is None else 1 - pair["low"],
+            "significant": pair["reverse"]["significant"], "meaningful": pair["reverse"]["meaningful"],
+            "reverse": {"significant": pair["significant"], "meaningful": pair["meaningful"]},
+            "verdict": verdicts.get(pair["verdict"], pair["verdict"])}

@@ -25,6 +25,7 @@ FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
+LABEL_CHARS = 30  # what fits in LABEL_W at 12 px; longer names are cut (the tooltip keeps the whole name)
 
 
 def _num(x) -> str:
@@ -64,12 +65,16 @@ def _svg(width: int, height: int, title: str, desc: str, body: list[str], prefix
         *body, "</svg>"])
 
 
-def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str) -> list[str]:
+def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str, *,
+            integer: bool = False) -> list[str]:
     def sx(v):
         return x0 + (v - lo) / (hi - lo) * width
 
+    ticks = _ticks(lo, hi)
+    if integer:  # counts (n of Boo_n): whole numbers only
+        ticks = [t for t in ticks if float(t).is_integer()] if hi - lo >= 5 else list(range(math.ceil(lo), int(hi) + 1))
     out = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y}" x2="{x0 + width}" y2="{y}" stroke="#333"/>']
-    for t in _ticks(lo, hi):
+    for t in ticks:
         out.append(f'<line x1="{sx(t):.1f}" y1="{y}" x2="{sx(t):.1f}" y2="{y + 4}" stroke="#333"/>'
                    f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{_num(t)}</text>')
     out.append(f'<text x="{x0 + width / 2}" y="{y + 32}" text-anchor="middle">{escape(label)}</text></g>')
@@ -86,6 +91,11 @@ def _y_axis(lo: float, hi: float, x: float, y0: float, height: float) -> list[st
                    f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
     out.append("</g>")
     return out
+
+
+def _fit(label: str, chars: int = LABEL_CHARS) -> str:
+    """``label``, cut to ``chars`` characters with an ellipsis so it stays inside the chart."""
+    return label if len(label) <= chars else label[:chars - 1].rstrip() + "…"
 
 
 def _label(row: Mapping) -> str:
@@ -122,7 +132,7 @@ def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: s
         tip = (f"{label}: {statistic} {_num(stat['estimate'])}, interval [{_num(stat['low'])}, {_num(stat['high'])}]"
                + (f", groups {row['groups']}" if row.get("groups") else ""))
         body.append(f'<g class="entry" aria-label={quoteattr(tip)}><title>{escape(tip)}</title>'
-                    f'<text x="{LABEL_W - 8}" y="{y + 4}" text-anchor="end">{escape(label)}</text>')
+                    f'<text x="{LABEL_W - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>')
         if stat["low"] is not None and stat["high"] is not None:
             body.append(f'<rect class="interval" x="{sx(stat["low"]):.1f}" y="{y - 3}" '
                         f'width="{max(sx(stat["high"]) - sx(stat["low"]), 1):.1f}" height="6" fill="#9ecae1"/>')
@@ -162,9 +172,15 @@ def _p_colour(p: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+#: The report's verdicts, read from the row entry's side.
+VERDICT_WORDS = {"a_better": "the row entry is better", "b_better": "the column entry is better",
+                 "not_significant": "cannot tell apart", "not_meaningful": "significant but below gamma",
+                 "not_significant_after_correction": "undecided: adjusted p-value not below alpha"}
+
+
 def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
             verdicts: Sequence[Sequence[str | None]] | None = None, *, title: str = "P(row > column)",
-            id_prefix: str = "heatmap") -> str:
+            links: Sequence[Sequence[str | None]] | None = None, id_prefix: str = "heatmap") -> str:
     """Matrix of P(row > column); a cell with a winning verdict is outlined.
 
     Parameters
@@ -172,28 +188,38 @@ def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
     p_matrix : k x k, values in [0, 1] or None (diagonal)
     labels : k entry names
     verdicts : k x k verdicts ("a_better": the row wins, "b_better": the column wins, ...)
+    links : k x k URLs, optional
+        Each cell links to its URL (e.g. the page comparing the two entries).
     """
     k = len(labels)
     cell = max(14, min(40, 480 // max(k, 1)))
     left = LABEL_W
-    top = PAD + int(0.5 * 7 * max((len(label) for label in labels), default=0))  # room for rotated names
+    top = PAD + int(0.5 * 7 * max((len(_fit(label)) for label in labels), default=0))  # room for rotated names
     body = []
     for i in range(k):
         y = top + i * cell
-        body.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end">{escape(labels[i])}</text>')
+        body.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end">{escape(_fit(labels[i]))}</text>')
         body.append(f'<text transform="translate({left + i * cell + cell / 2 + 4},{top - 6}) rotate(-45)">'
-                    f'{escape(labels[i])}</text>')
+                    f'{escape(_fit(labels[i]))}</text>')
     for i in range(k):
         for j in range(k):
             p = p_matrix[i][j]
             if i == j or p is None or not math.isfinite(p):
                 continue
             verdict = verdicts[i][j] if verdicts else None
-            tip = f"{labels[i]} vs {labels[j]}: P(row > column) = {_num(p)}" + (f"; {verdict}" if verdict else "")
+            tip = (f"{labels[i]} vs {labels[j]}: P(row > column) = {_num(p)}"
+                   + (f"; {VERDICT_WORDS.get(verdict, verdict)}" if verdict else ""))
             stroke = ' stroke="#000" stroke-width="2"' if verdict == "a_better" else ""
-            body.append(f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
-                        f'height="{cell - 1}" fill="{_p_colour(p)}"{stroke} aria-label={quoteattr(tip)}>'
-                        f'<title>{escape(tip)}</title></rect>')
+            mark = (f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
+                    f'height="{cell - 1}" fill="{_p_colour(p)}"{stroke} aria-label={quoteattr(tip)}>'
+                    f'<title>{escape(tip)}</title></rect>')
+            if cell >= 28:  # room for the value itself
+                dark = abs(p - 0.5) > 0.3
+                mark += (f'<text x="{left + j * cell + (cell - 1) / 2:.1f}" y="{top + i * cell + cell / 2 + 4:.1f}" '
+                         f'text-anchor="middle" font-size="10" fill="{"#fff" if dark else "#222"}" '
+                         f'pointer-events="none" aria-hidden="true">{p:.2f}</text>')
+            url = links[i][j] if links else None
+            body.append(f'<a href={quoteattr(url)}>{mark}</a>' if url else mark)
     desc = (f"{k} by {k} matrix of the probability that the row entry outperforms the column entry; "
             "outlined cells: the row entry is better.")
     size = left + k * cell + PAD + (top - PAD)  # rotated names reach right as far as up
@@ -230,8 +256,8 @@ def boo_n_curve(curves: Mapping[str, Sequence[float | None]], *, title: str = "B
             tip = f"{label}: Boo_{n} = {_num(v)}"
             body.append(f'<circle class="point" cx="{sx(n):.1f}" cy="{sy(v):.1f}" r="3" fill="{colour}">'
                         f'<title>{escape(tip)}</title></circle>')
-        body.append(f'<text x="{x0 + width + 8}" y="{PAD + 14 * c}" fill="{colour}">{escape(label)}</text></g>')
-    body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)")
+        body.append(f'<text x="{x0 + width + 8}" y="{PAD + 14 * c}" fill="{colour}">{escape(_fit(label))}</text></g>')
+    body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)", integer=True)
     body += _y_axis(lo, hi, x0, PAD, height - 2 * PAD)
     desc = f"{len(curves)} entries; each line is the expected test score of the best of n runs."
     return _svg(x0 + width + LABEL_W, height + 10, title, desc, body, id_prefix)
@@ -256,7 +282,7 @@ def strip_plot(scores: Mapping[str, Sequence[float]], *, title: str = "Score of 
         y = PAD + ROW_H * i + ROW_H / 2
         finite = _finite(runs)
         body.append(f'<g class="entry" aria-label={quoteattr(f"{label}: {len(finite)} runs")}>'
-                    f'<text x="{LABEL_W - 8}" y="{y + 4}" text-anchor="end">{escape(label)}</text>')
+                    f'<text x="{LABEL_W - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>')
         for r, v in enumerate(finite):
             jitter = ((r * 7) % 5 - 2) * 2.0  # deterministic vertical spread
             body.append(f'<circle class="run" cx="{sx(v):.1f}" cy="{y + jitter:.1f}" r="3" fill="#3182bd" '

@@ -9,7 +9,7 @@ import pandas as pd
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .choices import RunStatus, SubmissionStatus, Visibility
+from .choices import SubmissionStatus, Visibility
 from .models import Challenge, Dataset, Run, Submission, Team
 
 
@@ -99,20 +99,3 @@ def dataset_hidden_labels(*, dataset: Dataset) -> np.ndarray:
     if dataset.task == "regression":
         return labels.astype(float)
     return labels.astype(str)
-
-
-def leaderboard_basic(*, challenge: Challenge) -> list[dict]:
-    """Entries with their succeeded runs and mean score, best first (the simple table)."""
-    rows = []
-    submissions = (challenge.submissions.filter(status=SubmissionStatus.SCORED)
-                   .select_related("team").prefetch_related("runs"))
-    for submission in submissions:
-        scores = [r.test_score for r in submission.runs.all() if r.status == RunStatus.SUCCEEDED]
-        if not scores:
-            continue
-        rows.append({"submission_id": submission.pk, "method_name": submission.method_name,
-                     "team": submission.team.name, "kind": submission.kind, "runs": len(scores),
-                     "runs_expected": submission.runs_expected, "score": float(np.mean(scores)),
-                     "created": submission.created})
-    rows.sort(key=lambda r: r["score"], reverse=challenge.higher_is_better)
-    return rows

@@ -37,6 +37,8 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evaluation.report import flip_comparison
+
 from ..choices import RankingStatistic, SubmissionKind
 from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
@@ -370,18 +372,6 @@ class CompareView(ReportViewMixin, APIView):
                                f"{row['excluded_reason']}" for row in left_out) or "not compared"
         return Response({"challenge": challenge.slug, "section": section["kind"], "design": section["design"],
                          "settings": data["settings"], "a": a, "b": b, "comparison": comparison, "reason": reason})
-
-
-def flip_comparison(pair: dict) -> dict:
-    """The same comparison seen from B: P(B>A) = 1 - P(A>B), interval mirrored."""
-    verdicts = {"a_better": "b_better", "b_better": "a_better"}
-    return {**pair, "a": pair["b"], "b": pair["a"], "a_name": pair["b_name"], "b_name": pair["a_name"],
-            "p": None if pair["p"] is None else 1 - pair["p"],
-            "low": None if pair["high"] is None else 1 - pair["high"],
-            "high": None if pair["low"] is None else 1 - pair["low"],
-            "significant": pair["reverse"]["significant"], "meaningful": pair["reverse"]["meaningful"],
-            "reverse": {"significant": pair["significant"], "meaningful": pair["meaningful"]},
-            "verdict": verdicts.get(pair["verdict"], pair["verdict"])}
 
 
 @extend_schema(

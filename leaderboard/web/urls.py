@@ -10,6 +10,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("challenges/new/", views.challenge_new, name="challenge-create"),
     path("c/<slug:slug>/", views.challenge_detail, name="challenge-detail"),
+    path("c/<slug:slug>/compare/", views.challenge_compare, name="challenge-compare"),
     path("c/<slug:slug>/edit/", views.challenge_edit, name="challenge-edit"),
     path("c/<slug:slug>/download/<str:part>/", views.challenge_download, name="challenge-download"),
     path("submissions/<int:pk>/", views.submission_detail, name="submission-detail"),

@@ -12,20 +12,38 @@ from django.db.models import Count, F, Prefetch, Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from ..choices import RunStatus, SubmissionKind, SubmissionStatus
+from evaluation.report import flip_comparison
+
+from .. import charts
+from ..choices import Correction, RunStatus, SubmissionKind, SubmissionStatus
 from ..downloads import dataset_download
 from ..models import Challenge, Membership, Submission
-from ..selectors import (challenge_list_visible, leaderboard_basic, submission_can_see_details,
-                         submission_list_for, user_is_host, user_teams)
+from ..selectors import (
+    challenge_list_visible,
+    submission_can_see_details,
+    submission_list_for,
+    user_is_host,
+    user_teams,
+)
 from ..services.challenges import challenge_create, challenge_update
 from ..services.errors import ServiceError
+from ..services.report_builder import report_current
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..services.teams import team_add_member, team_create, team_personal_for
 from ..uploads import read_prediction_uploads, read_recipe_upload
-from .forms import (ChallengeCreateForm, ChallengeSettingsForm, SignupForm, SubmissionForm, TeamCreateForm,
-                    TeamMemberForm, add_service_error)
+from .forms import (
+    ChallengeCreateForm,
+    ChallengeSettingsForm,
+    SignupForm,
+    SubmissionForm,
+    TeamCreateForm,
+    TeamMemberForm,
+    add_service_error,
+)
+from .presenters import entry_label, leaderboard_for_page, pair_for_display
 
 ACTIVE_STATUSES = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
 ENDED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED)
@@ -124,7 +142,7 @@ def challenge_detail(request, slug: str):
         "is_host": is_host,
         "is_open": is_open,
         "downloads": _download_parts(challenge, is_host),
-        "entries": leaderboard_basic(challenge=challenge),
+        "board": leaderboard_for_page(challenge),
         "form": form,
         # A closed challenge shows no form; a refused POST still shows the service's reason on it.
         "show_form": form is not None and (is_open or form.is_bound),
@@ -168,6 +186,61 @@ def challenge_edit(request, slug: str):
             messages.success(request, "Settings saved.")
             return redirect(stored)
     return render(request, "challenges/edit.html", {"challenge": challenge, "form": form, "frozen": form.frozen})
+
+
+# --------------------------------------------------------------------------- the statistical leaderboard
+#
+# The report (``report_current``) is a JSON document computed from the stored runs; these helpers only
+# arrange it for the templates: rows per section, charts as inline SVG (``leaderboard.charts``, which
+# escapes every text it draws), verdicts in words. No statistic is computed here.
+
+def challenge_compare(request, slug: str):
+    """Two entries side by side: their runs, P(A>B) with its interval, the verdict in words."""
+    challenge = _visible_challenge(request, slug)
+    context = {"challenge": challenge, "problem": None, "a": None, "b": None, "pair": None}
+    try:
+        data = report_current(challenge=challenge).data
+    except ServiceError as exc:
+        context["problem"] = exc.message
+        return render(request, "challenges/compare.html", context, status=503)
+    rows = {row["submission_id"]: row for row in data["entries"]}
+    context.update(settings=data["settings"], correction=Correction(data["settings"]["correction"]).label,
+                   confidence_pct=100 * data["settings"]["confidence"], choices=[
+        (section["label"], [(sid, entry_label(rows[sid])) for sid in section["entries"]]) for section in data["sections"]])
+    if "a" not in request.GET and "b" not in request.GET:
+        return render(request, "challenges/compare.html", context)
+    try:
+        a, b = rows[int(request.GET.get("a", ""))], rows[int(request.GET.get("b", ""))]
+    except (KeyError, ValueError):
+        context["problem"] = "Choose two entries of this leaderboard."
+        return render(request, "challenges/compare.html", context, status=400)
+    context.update(a=a, b=b, a_label=entry_label(a), b_label=entry_label(b))
+    if a["submission_id"] == b["submission_id"]:
+        context["problem"] = "Choose two different entries."
+    elif a["kind"] != b["kind"]:
+        context["problem"] = (f"{entry_label(a)} is a {a['kind']} entry and {entry_label(b)} a {b['kind']} entry: they are "
+                              "scored on different test data, so the leaderboard does not compare them.")
+    else:
+        section = next(s for s in data["sections"] if s["kind"] == a["kind"])
+        context["section"] = section
+        for pair in section["comparisons"]:
+            if {pair["a"], pair["b"]} == {a["submission_id"], b["submission_id"]}:
+                context["pair"] = pair_for_display(slug, pair if pair["a"] == a["submission_id"] else flip_comparison(pair),
+                                        winner_first=False)
+        if context["pair"] is None:
+            context["problem"] = "; ".join(
+                f"{entry_label(row)} is not compared: {row['excluded_reason']}"
+                for row in (a, b) if not row["compared"]) or "These entries are not compared."
+        else:
+            pair = context["pair"]
+            context["verdict"] = pair["words"]
+            context["bar"] = {key: 100 * pair[key] for key in ("p", "low", "high") if pair[key] is not None}
+            context["bar"]["gamma"] = 100 * data["settings"]["gamma"]
+    context["strip_svg"] = mark_safe(charts.strip_plot({entry_label(a): a["run_scores"], entry_label(b): b["run_scores"]},
+                                                       title="Every run of both entries", id_prefix="strip-compare"))
+    context["curves_svg"] = mark_safe(charts.boo_n_curve({entry_label(a): a["boo_n_curve"], entry_label(b): b["boo_n_curve"]},
+                                                         id_prefix="boon-compare"))
+    return render(request, "challenges/compare.html", context)
 
 
 # --------------------------------------------------------------------------- submissions

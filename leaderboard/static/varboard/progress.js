@@ -1,5 +1,6 @@
-// Submission page: poll the API every 2 s while the submission is queued or running;
-// move the progress bar, and reload the page once the submission has ended.
+// Submission page: poll the API every 2 s while the submission is queued or running; move the
+// progress bar and update each run's row as runs finish (recipes run one task per run), and
+// reload the page once the submission has ended (logs and errors are rendered server-side).
 (function () {
   "use strict";
   var card = document.querySelector("[data-progress-url]");
@@ -11,6 +12,32 @@
   var status = card.querySelector("[data-status]");
   var ACTIVE = { queued: true, running: true };
 
+  function label(value) {
+    return value.charAt(0).toUpperCase() + value.slice(1);
+  }
+
+  function number(value, digits, suffix) {
+    return value === null || value === undefined ? "—" : value.toFixed(digits) + (suffix || "");
+  }
+
+  function updateRuns(runs) {
+    (runs || []).forEach(function (run) {
+      var row = document.querySelector('tr[data-run="' + run.index + '"]');
+      if (!row) return;
+      var cell = row.querySelector("[data-run-status]");
+      if (cell) {
+        cell.textContent = label(run.status);
+        cell.className = "status status-" + run.status;
+      }
+      var fields = { "[data-run-test]": number(run.test_score, 4), "[data-run-valid]": number(run.valid_score, 4),
+                     "[data-run-duration]": number(run.duration_s, 2, " s"), "[data-run-device]": run.device || "—" };
+      Object.keys(fields).forEach(function (selector) {
+        var target = row.querySelector(selector);
+        if (target) target.textContent = fields[selector];
+      });
+    });
+  }
+
   function poll() {
     fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.json() : null; })
@@ -19,9 +46,11 @@
         var p = data.progress;
         fill.style.width = (100 * Math.min(p.fraction, 1)).toFixed(1) + "%";
         bar.setAttribute("aria-valuenow", p.finished);
-        text.textContent = p.finished + " / " + p.expected + " runs finished, " + p.succeeded + " succeeded";
-        status.textContent = data.status.charAt(0).toUpperCase() + data.status.slice(1);
+        text.textContent = p.finished + " / " + p.expected + " run" + (p.expected === 1 ? "" : "s") +
+          " finished, " + p.succeeded + " succeeded";
+        status.textContent = label(data.status);
         status.className = "status status-" + data.status;
+        updateRuns(data.runs);
         if (ACTIVE[data.status]) setTimeout(poll, 2000);
         else window.location.reload();
       })

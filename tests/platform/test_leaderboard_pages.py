@@ -1,0 +1,321 @@
+"""The statistical leaderboard pages: the challenge page and the compare page, through the test client.
+
+The numbers a page shows are checked against :func:`evaluation.report.build_report` called
+directly on the runs the test wrote, not against the page's own report.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+from django.contrib.staticfiles import finders
+
+from evaluation.report import EntryRuns, build_report
+from leaderboard.models import Challenge, Run, Submission
+from leaderboard.services.report_builder import report_settings
+from leaderboard.services.scoring import submission_score
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+from leaderboard.services.teams import team_personal_for
+
+from .factories import csv_bytes, digits_challenge, make_user, regression_challenge
+
+pytestmark = pytest.mark.django_db
+
+EXPLAINED = ("runs", "interval", "boon", "spread", "groups", "rank", "pab", "sota", "noether")
+
+
+# ------------------------------------------------------------------ helpers (also used by tests/browser)
+def write_entry(challenge: Challenge, user, method_name: str, scores, *, kind: str = "recipe",
+                status: str = "scored", runs_expected: int | None = None) -> Submission:
+    """A submission whose run i scored ``scores[i]``, written directly as succeeded runs."""
+    submission = Submission.objects.create(
+        challenge=challenge, team=team_personal_for(user=user), submitted_by=user, kind=kind,
+        method_name=method_name, status=status, runs_expected=runs_expected or len(scores))
+    Run.objects.bulk_create(Run(submission=submission, index=i, status="succeeded", test_score=float(score),
+                                seeds={"init": i}, split_id=f"split-{i}") for i, score in enumerate(scores))
+    return submission
+
+
+def expected_report(challenge: Challenge, submissions: list[Submission]) -> dict:
+    """The report of these submissions' runs, from ``evaluation`` itself, keyed by submission id."""
+    entries = []
+    for s in submissions:
+        runs = list(s.runs.filter(status="succeeded").order_by("index"))
+        entries.append(EntryRuns(s.pk, s.method_name, s.team.name, s.kind, s.runs_expected,
+                                 np.array([r.index for r in runs]), np.array([r.test_score for r in runs])))
+    report = build_report(entries, report_settings(challenge=challenge))
+    return {"rows": {row["submission_id"]: row for row in report["entries"]}, "report": report}
+
+
+def known_board(host, users):
+    """A recipe challenge with a tie at the top, a clearly worse entry and a one-run entry.
+
+    ``Strong`` and ``Twin`` have identical runs (P = 0.5: one group, rank "=1"); ``Weak`` loses
+    all 10 paired runs to both (its own group); ``Single`` has one run (too few to compare).
+    """
+    challenge, _ = digits_challenge(host, title="Known board", k_runs=10, bootstrap_resamples=500)
+    rng = np.random.default_rng(5)
+    strong = 0.95 + 0.004 * rng.standard_normal(10)
+    weak = 0.80 + 0.004 * rng.standard_normal(10)
+    subs = [write_entry(challenge, users[0], "Strong", strong), write_entry(challenge, users[1], "Twin", strong),
+            write_entry(challenge, users[0], "Weak", weak),
+            write_entry(challenge, users[1], "Single", [0.97], runs_expected=10, status="running")]
+    return challenge, subs
+
+
+class PageParser(HTMLParser):
+    """Leaderboard rows (``tr[data-submission]``: text of each ``td[data-*]``), links and sources."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows: dict[int, dict[str, str]] = {}
+        self.urls: list[tuple[str, str, str]] = []  # (tag, attribute, value)
+        self.ids: set[str] = set()
+        self._row = None
+        self._cell = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        for name in ("src", "href", "action", "xlink:href", "poster", "data"):
+            if attrs.get(name) is not None:
+                self.urls.append((tag, name, attrs[name]))
+        if tag == "tr" and "data-submission" in attrs:
+            self._row = self.rows.setdefault(int(attrs["data-submission"]), {})
+        elif tag == "td" and self._row is not None:
+            keys = [k for k in attrs if k.startswith("data-")]
+            self._cell, self._text = (keys[0] if keys else None), []
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._row is not None and self._cell:
+            self._row[self._cell] = " ".join("".join(self._text).split())
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        if self._cell:
+            self._text.append(data)
+
+
+def parse(html: str) -> PageParser:
+    parser = PageParser()
+    parser.feed(html)
+    return parser
+
+
+def numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", text)]
+
+
+def assert_row_matches(shown: dict[str, str], row: dict) -> None:
+    """The row's rank, letters, mean/Boo_n and their intervals, rank interval, as the report has them."""
+    name = row["method_name"]
+    assert shown["data-rank"] == (row["rank_display"] or "—"), name
+    assert shown["data-groups"] == row["groups"], name
+    assert shown["data-runs"].startswith(f"{row['runs_succeeded']}/{row['runs_expected']}"), name
+    for key, cell in (("mean", "data-mean"), ("boo_n", "data-boon")):
+        stat = row[key]
+        expected = [stat["estimate"]] + ([stat["low"], stat["high"]] if stat["low"] is not None else [])
+        assert numbers(shown[cell]) == pytest.approx(expected, abs=6e-5), (name, key, shown[cell])
+    interval = row["rank_interval"]
+    if interval is None:
+        assert shown["data-rank-interval"] == "—"
+    else:
+        want = str(interval["low"]) if interval["low"] == interval["high"] else f"{interval['low']}–{interval['high']}"
+        assert shown["data-rank-interval"] == want, name
+
+
+@pytest.fixture(autouse=True)
+def no_enqueue(monkeypatch, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
+
+
+@pytest.fixture
+def host():
+    return make_user("host")
+
+
+@pytest.fixture
+def users():
+    return [make_user("alice"), make_user("bob")]
+
+
+# ------------------------------------------------------------------ the challenge page
+def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
+    challenge, subs = known_board(host, users)
+    expected = expected_report(challenge, subs)
+    response = client.get(challenge.get_absolute_url())
+    assert response.status_code == 200
+    html = response.content.decode()
+    page = parse(html)
+
+    assert set(page.rows) == {s.pk for s in subs}
+    for sub in subs:
+        assert_row_matches(page.rows[sub.pk], expected["rows"][sub.pk])
+    strong, twin, weak, single = (expected["rows"][s.pk] for s in subs)
+    # The data really has the shape this test is about: a tie, two groups, an excluded entry.
+    assert (strong["rank_display"], twin["rank_display"], weak["rank_display"]) == ("=1", "=1", "3")
+    assert strong["groups"] == twin["groups"] == "a" and weak["groups"] == "b"
+    assert single["too_few_runs"] and not single["compared"]
+    assert "too few runs" in page.rows[subs[3].pk]["data-runs"]
+    assert "needs 19 more for a decision" in page.rows[subs[0].pk]["data-runs"]  # Noether: N = 29, 10 runs
+    assert "Not compared: 1 run: at least 2 are needed to compare" in html
+    # The running entry has no public page yet; the scored ones link to theirs.
+    assert f'href="/submissions/{subs[0].pk}/"' in html and f'href="/submissions/{subs[3].pk}/"' not in html
+
+    # Charts: forest plot, heatmap (cells link to the compare page), strip plot, Boo_n curves, per entry.
+    for chart in ("forest-recipe", "heatmap-recipe", "strip-recipe", "boon-recipe", f"boon-recipe-{subs[0].pk}"):
+        assert f'{chart}-title' in page.ids, chart
+    assert html.count('class="cell"') == 3 * 2  # 3 compared entries
+    assert f"/c/{challenge.slug}/compare/?a={subs[0].pk}&amp;b={subs[2].pk}" in html
+    # Decided pairs: both top entries beat Weak, and nothing else is decided.
+    decided = html.split("data-decided", 1)[1].split("</table>", 1)[0]
+    assert decided.count("<tr>") == 3 and decided.count(">Weak<") == 2
+
+    # The state-of-the-art banner: raw best, adjusted estimate, bound, m, and the sentence.
+    sota = expected["report"]["sections"][0]["sota"]
+    for key in ("raw", "estimate", "bound"):
+        assert f'data-sota-{key}>{sota[key]:.4f}<' in html
+    assert "data-sota-m>4<" in html
+    text = " ".join(html.split())
+    assert (f"Being picked as the best of 4, that number overstates what the method would score on new data: the "
+            f"multiplicity-adjusted estimate is <strong>{sota['estimate']:.4f}</strong>, and the true accuracy of the "
+            f"best method is at least <strong>{sota['bound']:.4f}</strong> with 97.5 % confidence.") in text
+    assert "Training recipes (seed-paired runs on out-of-bootstrap splits)" in html
+
+    # Every statistic is explained, and the data can be downloaded.
+    assert {f"explain-{name}" for name in EXPLAINED} <= page.ids and "How to read this" in html
+    assert f"/api/challenges/{challenge.slug}/leaderboard/?format=csv" in html
+    assert f"/api/challenges/{challenge.slug}/runs/?format=csv" in html
+
+
+def test_both_sections_and_the_prediction_entries_design(client, host, users):
+    challenge, subs = known_board(host, users)
+    write_entry(challenge, users[0], "Uploaded labels", [0.9, 0.91], kind="predictions")  # no per-example outcomes
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    assert html.index("Training recipes (seed-paired") < html.index("Predictions (paired bootstrap over the hidden")
+    assert "no per-example outcomes stored" in html
+    assert "0.9050" in html  # its mean over the two files
+
+
+def test_empty_leaderboard(client, host):
+    challenge, _ = digits_challenge(host)
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    assert "No scored entries yet." in html
+    assert "<svg" not in html and "data-sota" not in html
+    assert 'id="how-to-read"' in html
+
+
+def test_a_report_that_cannot_be_computed_is_a_notice_not_an_error(client, host, users):
+    challenge, _ = known_board(host, users)
+    Challenge.objects.filter(pk=challenge.pk).update(gamma=1.0)  # the decision rule needs gamma < 1
+    response = client.get(challenge.get_absolute_url())
+    assert response.status_code == 200
+    assert "The leaderboard cannot be computed" in response.content.decode()
+
+
+def test_pages_have_no_external_urls(client, host, users):
+    challenge, subs = known_board(host, users)
+    pages = [challenge.get_absolute_url(), f"/c/{challenge.slug}/compare/?a={subs[0].pk}&b={subs[2].pk}",
+             f"/c/{challenge.slug}/compare/", "/", subs[0].get_absolute_url()]
+    for url in pages:
+        html = client.get(url).content.decode()
+        found = parse(html).urls
+        assert found, url
+        external = [(tag, name, value) for tag, name, value in found
+                    if urlsplit(value).scheme or urlsplit(value).netloc or value.startswith("//")]
+        assert not external, (url, external)
+        assert not re.search(r"url\(\s*['\"]?(https?:)?//", html), url  # no remote fonts or images in styles
+    css = open(finders.find("varboard/style.css")).read()
+    assert "//" not in css.replace("/*", "").replace("*/", "")
+
+
+def test_a_loss_is_bounded_from_above(client, host, users):
+    challenge, _, _ = regression_challenge(host, k_runs=5)
+    subs = [write_entry(challenge, users[0], "Small error", [1.0, 1.1, 0.9, 1.05, 0.95]),
+            write_entry(challenge, users[1], "Large error", [2.0, 2.1, 1.9, 2.05, 1.95])]
+    html = " ".join(client.get(challenge.get_absolute_url()).content.decode().split())
+    sota = expected_report(challenge, subs)["report"]["sections"][0]["sota"]
+    assert "Mean ↓" in html and "<dt>Upper bound</dt>" in html
+    assert sota["bound_side"] == "upper"
+    assert (f"the true rmse of the best method is at most <strong>{sota['bound']:.4f}</strong> with 97.5 % "
+            "confidence") in html
+
+
+def test_pages_show_no_hidden_labels_and_no_logs(client, host, users):
+    """The leaderboard and compare pages of a scored regression challenge, for anyone."""
+    challenge, frame, hidden = regression_challenge(host)
+    test = frame[frame.is_test == 1]
+    ids = []
+    for user, shift in zip(users, (0.0, 0.5)):
+        table = test[["id"]].assign(prediction=9000.0 + shift)
+        sub = submission_create_predictions(challenge=challenge, user=user, method_name=f"constant {shift}",
+                                            files=[UploadedFile("p.csv", csv_bytes(table))])
+        submission_score(submission_id=sub.pk)
+        Run.objects.filter(submission=sub).update(log="SECRET-LOG-LINE", error_message="SECRET-ERROR")
+        ids.append(sub.pk)
+    for viewer in (client, None):
+        if viewer is None:
+            client.force_login(users[1])
+            viewer = client
+        for url in (challenge.get_absolute_url(), f"/c/{challenge.slug}/compare/?a={ids[0]}&b={ids[1]}"):
+            html = viewer.get(url).content.decode()
+            assert "constant 0.0" in html and "constant 0.5" in html, url
+            assert not [label for label in hidden if label in html], url
+            assert "SECRET-" not in html, url
+
+
+# ------------------------------------------------------------------ the compare page
+def test_compare_page_explains_one_comparison(client, host, users):
+    challenge, subs = known_board(host, users)
+    strong, weak = subs[0], subs[2]
+    pair = next(p for p in expected_report(challenge, subs)["report"]["sections"][0]["comparisons"]
+                if {p["a"], p["b"]} == {strong.pk, weak.pk})
+    html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={weak.pk}").content.decode()
+    assert 'data-verdict="a_better"' in html and "Strong is better" in html
+    p, low, high = (pair[k] if pair["a"] == strong.pk else 1 - pair[j] for k, j in (("p", "p"), ("low", "high"),
+                                                                                  ("high", "low")))
+    assert f"data-p>{p:.3f}<" in html and f"[{low:.3f}, {high:.3f}]" in html
+    assert 'id="strip-compare-title"' in html and 'id="boon-compare-title"' in html
+    # Seen from the other side: the same verdict, in words, for B.
+    html = client.get(f"/c/{challenge.slug}/compare/?a={weak.pk}&b={strong.pk}").content.decode()
+    assert 'data-verdict="b_better"' in html and "Strong is better" in html
+    # The tie.
+    html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={subs[1].pk}").content.decode()
+    assert 'data-verdict="not_significant"' in html and "cannot be told apart" in html
+
+
+@pytest.mark.parametrize("query, status, message", [
+    ("", 200, None),
+    ("?a=1", 400, "Choose two entries of this leaderboard."),
+    ("?a=x&b=2", 400, "Choose two entries of this leaderboard."),
+    ("?a={strong}&b={strong}", 200, "Choose two different entries."),
+    ("?a={strong}&b={single}", 200, "Single (bob) is not compared: 1 run: at least 2 are needed to compare"),
+    ("?a={strong}&b={pred}", 200, "they are scored on different test data"),
+])
+def test_compare_page_refuses_what_it_cannot_compare(client, host, users, query, status, message):
+    challenge, subs = known_board(host, users)
+    pred = write_entry(challenge, users[0], "Uploaded labels", [0.9, 0.91], kind="predictions")
+    query = query.format(strong=subs[0].pk, single=subs[3].pk, pred=pred.pk)
+    response = client.get(f"/c/{challenge.slug}/compare/{query}")
+    assert response.status_code == status
+    html = response.content.decode()
+    assert "<select" in html  # the page always offers the choice
+    if message:
+        assert message in html
+    else:
+        assert "data-problem" not in html and "data-verdict" not in html
+
+
+def test_compare_page_of_a_private_challenge_is_404(client, host, users):
+    challenge, _ = known_board(host, users)
+    Challenge.objects.filter(pk=challenge.pk).update(visibility="private")
+    assert client.get(f"/c/{challenge.slug}/compare/").status_code == 404
