@@ -64,7 +64,10 @@ class ChallengeCreateSerializer(serializers.ModelSerializer):
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
     dataset = serializers.FileField(write_only=True, help_text="CSV or Parquet: an id column, features, a label.")
     test_dataset = serializers.FileField(write_only=True, required=False,
-                                         help_text="Optional hidden test rows (same columns), kept from contestants.")
+                                         help_text="Optional hidden test rows (same columns), kept from contestants; "
+                                                   "with `test_labels`, the test inputs only.")
+    test_labels = serializers.FileField(write_only=True, required=False,
+                                        help_text="Hidden labels of `test_dataset` (id and label columns).")
     id_column = serializers.CharField(write_only=True, default="id")
     label_column = serializers.CharField(write_only=True, default="label")
     test_column = serializers.CharField(write_only=True, required=False, allow_blank=True,
@@ -73,7 +76,7 @@ class ChallengeCreateSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Challenge
-        fields = ["slug", *CHALLENGE_FIELDS, "dataset", "test_dataset", "id_column", "label_column",
+        fields = ["slug", *CHALLENGE_FIELDS, "dataset", "test_dataset", "test_labels", "id_column", "label_column",
                   "test_column", "feature_columns"]
 
 

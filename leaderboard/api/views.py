@@ -52,9 +52,13 @@ class ChallengeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         main = read_dataset_upload(data.pop("dataset"))
         test = data.pop("test_dataset", None)
         test = read_dataset_upload(test, field="test_dataset") if test is not None else None
+        labels = data.pop("test_labels", None)
+        labels = read_dataset_upload(labels, field="test_labels") if labels is not None else None
         upload = DatasetUpload(data=main.data, filename=main.name, id_column=data.pop("id_column"),
                                label_column=data.pop("label_column"), test_column=data.pop("test_column", None) or None,
                                test_data=test.data if test else None, test_filename=test.name if test else None,
+                               test_labels_data=labels.data if labels else None,
+                               test_labels_filename=labels.name if labels else None,
                                feature_columns=tuple(data.pop("feature_columns", ()) or ()) or None)
         challenge = challenge_create(created_by=request.user, dataset=upload, slug=data.pop("slug", None), **data)
         return Response(ChallengeSerializer(challenge, context={"request": request}).data,

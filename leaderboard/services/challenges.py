@@ -15,7 +15,7 @@ from django.utils.text import slugify
 
 from evaluation.metrics import get_metric
 from evaluation.seeds import SOURCES
-from evaluation.tables import TableError, read_table, split_public_hidden, validate_dataset
+from evaluation.tables import TableError, join_public_hidden, read_table, split_public_hidden, validate_dataset
 
 from ..choices import SplitScheme
 from ..models import Challenge, Dataset
@@ -47,6 +47,9 @@ class DatasetUpload:
     test_data: bytes | None = None
     test_filename: str | None = None
     feature_columns: tuple[str, ...] | None = None
+    # With this, ``test_data`` holds the test inputs only and these are their labels (id + label).
+    test_labels_data: bytes | None = None
+    test_labels_filename: str | None = None
 
 
 def challenge_is_host(*, user, challenge: Challenge) -> bool:
@@ -113,6 +116,8 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str, needs_test: bool):
         if test_column:
             raise ServiceError("Give either a test-row column or a separate test file, not both.", field="test_column")
         test_frame = _table(upload.test_data, upload.test_filename or "test.csv", text_columns)
+        if upload.test_labels_data is not None:
+            test_frame = _attach_test_labels(upload, frame, test_frame, text_columns)
         missing = [c for c in frame.columns if c not in test_frame.columns]
         if missing:
             raise ServiceError(f"The test file lacks the columns {missing} that the training file has.",
@@ -121,6 +126,8 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str, needs_test: bool):
         test_column = "__varboard_is_test__"
         frame = pd.concat([frame.assign(**{test_column: False}), test_frame.assign(**{test_column: True})],
                           ignore_index=True)
+    elif upload.test_labels_data is not None:
+        raise ServiceError("Hidden labels were uploaded without the test inputs they label.", field="test_labels")
     try:
         spec = validate_dataset(frame, id_column=upload.id_column, label_column=upload.label_column,
                                 feature_columns=list(upload.feature_columns) if upload.feature_columns else None,
@@ -144,6 +151,21 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str, needs_test: bool):
     if len(train_df) < 2 and task != "none":
         raise ServiceError("The training data needs at least 2 rows.", field="dataset")
     return spec, train_df, test_inputs_df, hidden_df
+
+
+def _attach_test_labels(upload: DatasetUpload, frame: pd.DataFrame, test_inputs: pd.DataFrame,
+                        text_columns: tuple[str, ...]) -> pd.DataFrame:
+    """Test inputs and hidden labels uploaded as two files: join them on the id (every id exactly once)."""
+    name = upload.test_labels_filename or "labels.csv"
+    labels = _table(upload.test_labels_data, name, text_columns)
+    id_column, label_column = upload.id_column, upload.label_column
+    try:
+        joined = join_public_hidden(frame, test_inputs, labels, id_column=id_column, label_column=label_column,
+                                    test_column="__varboard_joined__")
+    except TableError as exc:
+        raise ServiceError(f"{name}: {exc}", field="test_labels") from None
+    joined = joined[joined["__varboard_joined__"].astype(bool)].drop(columns="__varboard_joined__")
+    return joined.reset_index(drop=True)
 
 
 def _store_dataset(challenge: Challenge, upload: DatasetUpload, spec, train_df, test_inputs_df, hidden_df) -> Dataset:

@@ -163,10 +163,13 @@ class ChallengeCreateForm(ChallengeSettingsForm):
         help_text="A 0/1 column marking the hidden test rows of the dataset (or upload a separate test file).")
     test_dataset = forms.FileField(required=False, label="Separate test file",
                                    help_text="Hidden test rows with the same columns (instead of a test-row column).")
+    test_labels = forms.FileField(required=False, label="Hidden labels of the test file",
+                                  help_text="Only when the test file holds the inputs alone: id and label columns.")
     feature_columns = forms.CharField(required=False, max_length=10_000,
                                       help_text="Comma-separated; every other column when empty.")
 
-    dataset_fields = ["dataset", "id_column", "label_column", "test_column", "test_dataset", "feature_columns"]
+    dataset_fields = ["dataset", "id_column", "label_column", "test_column", "test_dataset", "test_labels",
+                      "feature_columns"]
 
     def grouped_fields(self):
         groups = super().grouped_fields()
@@ -183,11 +186,15 @@ class ChallengeCreateForm(ChallengeSettingsForm):
         main = read_dataset_upload(self.cleaned_data["dataset"])
         test_file = self.cleaned_data.get("test_dataset")
         test = read_dataset_upload(test_file, field="test_dataset") if test_file else None
+        labels_file = self.cleaned_data.get("test_labels")
+        labels = read_dataset_upload(labels_file, field="test_labels") if labels_file else None
         features = [c.strip() for c in self.cleaned_data.get("feature_columns", "").split(",") if c.strip()]
         return DatasetUpload(data=main.data, filename=main.name, id_column=self.cleaned_data["id_column"],
                              label_column=self.cleaned_data["label_column"],
                              test_column=self.cleaned_data.get("test_column") or None,
                              test_data=test.data if test else None, test_filename=test.name if test else None,
+                             test_labels_data=labels.data if labels else None,
+                             test_labels_filename=labels.name if labels else None,
                              feature_columns=tuple(features) or None)
 
 

@@ -317,3 +317,41 @@ def test_an_unreachable_queue_fails_the_submission_without_charging_it(challenge
     submission = Submission.objects.get(pk=body["id"])
     assert not submission.counts_toward_quota
     assert submission.prediction_files.get().file.storage.exists(submission.prediction_files.get().file.name)
+
+
+def test_host_uploads_parquet_train_plus_test_inputs_and_hidden_labels_apart(alice, tmp_path):
+    frame = digits_frame(90)
+    train = frame[frame.is_test == 0].drop(columns="is_test")
+    test = frame[frame.is_test == 1].drop(columns="is_test")
+    parquet = tmp_path / "train.parquet"
+    train.to_parquet(parquet)
+    labels = test[["id", "label"]].sample(frac=1, random_state=0)  # any row order
+    response = client_for(alice).post("/api/challenges/", {
+        "title": "Three files", "metric": "accuracy",
+        "dataset": SimpleUploadedFile("train.parquet", parquet.read_bytes()),
+        "test_dataset": SimpleUploadedFile("test_inputs.csv", csv_bytes(test.drop(columns="label"))),
+        "test_labels": SimpleUploadedFile("labels.csv", csv_bytes(labels)),
+    }, format="multipart")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["dataset"]["n_train"] == len(train) and body["dataset"]["n_test"] == len(test)
+    hidden = pd.read_csv(io.BytesIO(client_for(alice).get(f"/api/challenges/{body['slug']}/data/hidden_labels/").content),
+                         dtype=str)
+    expected = dict(zip(test.id, test.label.astype(str)))
+    assert dict(zip(hidden.id, hidden.label)) == expected
+
+
+def test_hidden_labels_that_do_not_match_the_test_inputs_are_named(alice, media):
+    frame = digits_frame(90)
+    train = frame[frame.is_test == 0].drop(columns="is_test")
+    test = frame[frame.is_test == 1].drop(columns="is_test")
+    labels = test[["id", "label"]].iloc[1:]  # one test id has no label
+    response = client_for(alice).post("/api/challenges/", {
+        "title": "Mismatch", "metric": "accuracy",
+        "dataset": SimpleUploadedFile("train.csv", csv_bytes(train)),
+        "test_dataset": SimpleUploadedFile("test_inputs.csv", csv_bytes(test.drop(columns="label"))),
+        "test_labels": SimpleUploadedFile("labels.csv", csv_bytes(labels)),
+    }, format="multipart")
+    assert response.status_code == 400, response.content
+    assert "labels.csv" in response.json()["detail"] and test.id.iloc[0] in response.json()["detail"]
+    assert Challenge.objects.count() == 0
