@@ -7,6 +7,7 @@ idempotent: a redelivered or duplicated task finds the run ended and writes noth
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import timedelta
 
@@ -23,7 +24,7 @@ from tasks.runner import RecipeData, execute_recipe_run, inspect_recipe
 from tasks.sandbox import Limits
 
 from ..choices import Device, HpoMode, RunStatus, SplitScheme, SubmissionStatus
-from ..models import Challenge, Run, Submission
+from ..models import Challenge, Dataset, Run, Submission
 from ..selectors import dataset_frame, dataset_hidden_labels
 from .reports import report_request
 from .submissions import submission_refresh_status
@@ -42,11 +43,25 @@ def recipe_data(*, challenge: Challenge) -> tuple[RecipeData, np.ndarray | None,
     """The pool the splits index into, and (fixed scheme) the fixed train/test row indices.
 
     Under the fixed scheme the hidden test rows join the pool; only their inputs ever reach
-    the sandbox (the runner scores outside it).
+    the sandbox (the runner scores outside it). A worker builds it once per dataset version
+    and split scheme (the arrays are read-only), not once per run.
     """
     dataset = challenge.dataset
+    return _recipe_data_cached(dataset.pk, dataset.version, challenge.split_scheme)
+
+
+@functools.lru_cache(maxsize=8)
+def _recipe_data_cached(dataset_id: int, version: str, split_scheme: str):
+    data, train_idx, test_idx = _build_recipe_data(Dataset.objects.get(pk=dataset_id), split_scheme)
+    for array in (data.X, data.y, data.ids, train_idx, test_idx):
+        if array is not None:
+            array.setflags(write=False)
+    return data, train_idx, test_idx
+
+
+def _build_recipe_data(dataset, split_scheme: str):
     frames = [dataset_frame(dataset=dataset, part="train")]
-    fixed = challenge.split_scheme == SplitScheme.FIXED
+    fixed = split_scheme == SplitScheme.FIXED
     if fixed:
         test = dataset_frame(dataset=dataset, part="test_inputs")
         test[dataset.label_column] = dataset_hidden_labels(dataset=dataset)
