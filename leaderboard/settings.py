@@ -113,7 +113,9 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent web + worker processes on the embedded default: wait instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # IMMEDIATE transactions take the write lock when they begin, so SQLite waits for it
+    # (up to the timeout) instead of failing a read lock's upgrade with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=30, transaction_mode="IMMEDIATE")
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

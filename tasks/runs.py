@@ -26,4 +26,4 @@ def execute_run(self, run_id: int) -> None:
         from leaderboard.models import Run
 
         Run.objects.filter(pk=run_id, status="running").update(status="queued")
-        raise self.retry(exc=exc)
+        raise self.retry(exc=exc, countdown=min(60, 2 ** (self.request.retries + 1)))
