@@ -214,9 +214,10 @@ def log_tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
 
 
-def run_demo_command(worker: subprocess.Popen, var: Path) -> None:
+def run_demo_command(worker: subprocess.Popen, var: Path, port: int) -> None:
     """Run ``manage.py demo --wait``; stop it with a clear message if the worker dies meanwhile."""
-    demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--wait"], cwd=ROOT)
+    demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--wait", "--base-url", f"http://127.0.0.1:{port}"],
+                            cwd=ROOT)
     while True:
         try:
             returncode = demo.wait(timeout=1)
@@ -263,7 +264,7 @@ def cmd_demo(args: argparse.Namespace, extra: list[str]) -> None:
     migrate_and_collect()
     worker = start_worker(var)
     try:
-        run_demo_command(worker, var)
+        run_demo_command(worker, var, args.port)
         if args.no_serve:
             say("demo finished (--no-serve)")
             return

@@ -101,8 +101,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--wait", action="store_true", help="wait until every demo submission has ended")
         parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait with --wait (600)")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000",
+                            help="where the site will be served, for the printed links")
 
-    def handle(self, *args, wait: bool = False, timeout: float = 600.0, **options):
+    def handle(self, *args, wait: bool = False, timeout: float = 600.0, base_url: str = "http://127.0.0.1:8000",
+               **options):
+        base_url = base_url.rstrip("/")
         users = {name: self._user(name, staff=name == "host") for name in ("host", "alice", "bob")}
         challenge = self._digits_challenge(users["host"])
         self._prediction_entries(challenge, alice=users["alice"], bob=users["bob"])
@@ -111,9 +115,9 @@ class Command(BaseCommand):
         if wait:
             self._wait(challenge, timeout)
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(f"Demo ready: http://127.0.0.1:8000/c/{DIGITS_SLUG}/"))
+        self.stdout.write(self.style.SUCCESS(f"Demo ready: {base_url}/c/{DIGITS_SLUG}/"))
         self.stdout.write(f"Log in as host, alice or bob with the password {PASSWORD!r} "
-                          "(host may also use http://127.0.0.1:8000/admin/).")
+                          f"(host may also use {base_url}/admin/).")
 
     # ------------------------------------------------------------------ users
 
