@@ -251,6 +251,20 @@ class ReportViewMixin:
                              "inputs_version": report.inputs_version}
 
 
+# Column order of an entry in JSON and CSV (PostgreSQL's jsonb does not keep the report's key order).
+ENTRY_KEY_ORDER = ("submission_id", "method_name", "team", "kind", "rank", "rank_display", "tied", "groups",
+                   "ranking_value", "runs_succeeded", "runs_expected", "k_runs", "mean", "boo_n", "median", "std",
+                   "rank_interval", "runs_needed_for_decision", "too_few_runs", "compared", "excluded_reason",
+                   "in_progress", "created", "estimate", "low", "high", "se", "n", "source")
+
+
+def _ordered(row: dict) -> dict:
+    """The entry with its keys (and its nested intervals' keys) in ENTRY_KEY_ORDER, others after them."""
+    rank = {key: i for i, key in enumerate(ENTRY_KEY_ORDER)}
+    keys = sorted(row, key=lambda key: (rank.get(key, len(rank)), key))
+    return {key: _ordered(row[key]) if isinstance(row[key], dict) else row[key] for key in keys}
+
+
 @extend_schema(
     parameters=[*OVERRIDE_PARAMETERS, FORMAT_PARAMETER],
     responses={200: LeaderboardSerializer, (200, "text/csv"): OpenApiTypes.STR},
@@ -304,7 +318,7 @@ class LeaderboardView(ReportViewMixin, APIView):
                 "higher_is_better": challenge.higher_is_better, "computed_at": meta["computed_at"],
                 "recompute_pending": meta["recompute_pending"], "overrides": overrides,
                 "settings": data["settings"], "sections": sections,
-                "entries": [{key: value for key, value in row.items() if key != "run_scores"}
+                "entries": [_ordered({key: value for key, value in row.items() if key != "run_scores"})
                             for row in data["entries"]]}
 
     @staticmethod
