@@ -174,11 +174,21 @@ class RunInline(ReadOnlyAdminMixin, admin.TabularInline):
     show_change_link = True
 
 
+class HostedChallengeFilter(admin.RelatedFieldListFilter):
+    """Lists only the challenges the staff user hosts (every challenge for superusers)."""
+
+    def field_choices(self, field, request, model_admin):
+        qs = Challenge.objects.order_by("title")
+        if not request.user.is_superuser:
+            qs = qs.filter(hosts=request.user)
+        return [(challenge.pk, str(challenge)) for challenge in qs]
+
+
 @admin.register(Submission)
 class SubmissionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["id", "method_name", "challenge", "team", "kind", "status", "runs_expected",
                     "counts_toward_quota", "created"]
-    list_filter = ["status", "kind", "challenge"]
+    list_filter = ["status", "kind", ("challenge", HostedChallengeFilter)]
     search_fields = ["method_name", "team__name", "submitted_by__username", "error_message"]
     list_select_related = ["challenge", "team"]
     date_hierarchy = "created"
@@ -209,7 +219,7 @@ class SubmissionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["__str__", "submission", "index", "status", "test_score", "valid_score", "duration_s", "device",
                     "attempts"]
-    list_filter = ["status", "device", "submission__challenge"]
+    list_filter = ["status", "device", ("submission__challenge", HostedChallengeFilter)]
     search_fields = ["submission__method_name", "submission__team__name", "split_id", "device", "error_message"]
     list_select_related = ["submission", "submission__team"]
     exclude = ["outcomes"]
@@ -242,6 +252,23 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
+    """Superusers only: a member of a team sees its logs, so membership is not for staff to edit."""
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_add_permission(self, request):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
     list_display = ["name", "is_personal", "n_members", "created"]
     list_filter = ["is_personal"]
     search_fields = ["name", "members__username"]
@@ -257,3 +284,7 @@ class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["challenge", "computed_at", "duration_s", "recompute_pending", "requested_at"]
     readonly_fields = ["challenge", "inputs_version", "data", "computed_at", "duration_s", "recompute_pending",
                        "requested_at"]
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(challenge__hosts=request.user)

@@ -56,9 +56,10 @@ def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet
     return qs.filter(Q(team__membership__user=user) | Q(challenge__hosts=user)).distinct()
 
 
-def submission_quota_usage(*, challenge: Challenge, team: Team) -> tuple[int, int]:
-    """(submissions in the last 24 h, in total) that count toward the team's quota."""
-    counted = Submission.objects.filter(challenge=challenge, team=team, counts_toward_quota=True)
+def submission_quota_usage(*, challenge: Challenge, team: Team | None = None, user=None) -> tuple[int, int]:
+    """(submissions in the last 24 h, in total) that count toward the team's (or the user's) quota."""
+    counted = Submission.objects.filter(challenge=challenge, counts_toward_quota=True)
+    counted = counted.filter(team=team) if team is not None else counted.filter(submitted_by=user)
     since = timezone.now() - timezone.timedelta(days=1)
     agg = counted.aggregate(total=Count("id"), today=Count("id", filter=Q(created__gte=since)))
     return agg["today"], agg["total"]

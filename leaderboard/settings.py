@@ -189,7 +189,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.exceptions.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"anon": "10000/hour", "user": "100000/hour"},
+    "DEFAULT_THROTTLE_RATES": {"report_recompute": os.environ.get("VARBOARD_RECOMPUTE_RATE", "30/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "varboard API",

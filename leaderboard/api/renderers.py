@@ -26,8 +26,19 @@ class CSVRenderer(BaseRenderer):
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows([{key: self._safe(value) for key, value in row.items()} for row in rows])
         return buffer.getvalue().encode(self.charset)
+
+    @staticmethod
+    def _safe(value):
+        """Neutralise spreadsheet formulas in text cells (method and team names are user input)."""
+        if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+            try:
+                float(value)
+                return value  # a plain negative number stays a number
+            except ValueError:
+                return "'" + value
+        return value
 
     @classmethod
     def _flatten(cls, row: dict, prefix: str = "") -> dict:

@@ -31,7 +31,8 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -223,6 +224,24 @@ HOT_FIELDS = ("slug", "metric", "higher_is_better", "boo_n", "gamma", "alpha", "
 
 
 # ------------------------------------------------------------------------ views
+class ReportRecomputeThrottle(ScopedRateThrottle):
+    """At most VARBOARD_RECOMPUTE_RATE (default 30/min) uncached recomputations per user or address."""
+
+    scope = "report_recompute"
+
+    def get_cache_key(self, request, view):
+        ident = request.user.pk if request.user and request.user.is_authenticated else self.get_ident(request)
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+    def allow_request(self, request, view):
+        self.rate = self.get_rate()
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super(ScopedRateThrottle, self).allow_request(request, view)
+
+    def get_rate(self):
+        return django_settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].get(self.scope, "30/min")
+
+
 class ReportViewMixin:
     permission_classes = [IsAuthenticatedOrReadOnly]
 
@@ -244,8 +263,20 @@ class ReportViewMixin:
     def get_report(self, challenge: Challenge, overrides: dict) -> tuple[dict, dict]:
         """(report data, metadata) from the cache, or computed on the fly for overrides."""
         if overrides:
-            return build_report_data(challenge=challenge, overrides=overrides), {
-                "computed_at": None, "recompute_pending": False}
+            # Recomputed on the fly for other n/γ/α/statistic: cached per report version, and
+            # throttled per client on a miss (each one costs a full report computation).
+            version = report_current(challenge=challenge).inputs_version
+            digest = hashlib.sha256(f"{version}:{sorted(overrides.items())}".encode()).hexdigest()[:32]
+            key = f"varboard:override:{challenge.pk}:{digest}"
+            data = cache.get(key)
+            if data is None:
+                throttle = ReportRecomputeThrottle()
+                if not throttle.allow_request(self.request, self):
+                    raise Throttled(wait=throttle.wait(), detail="Too many recomputations with other "
+                                    "n/gamma/alpha/statistic values; use the challenge's settings or wait.")
+                data = build_report_data(challenge=challenge, overrides=overrides)
+                cache.set(key, data, timeout=600)
+            return data, {"computed_at": None, "recompute_pending": False}
         report = report_current(challenge=challenge)
         return report.data, {"computed_at": report.computed_at, "recompute_pending": report.recompute_pending,
                              "inputs_version": report.inputs_version}

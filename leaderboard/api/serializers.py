@@ -153,8 +153,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
         data = super().to_representation(submission)
         request = self.context.get("request")
         if request is None or not submission_can_see_details(user=request.user, submission=submission):
-            data.pop("error_message", None)
-            data.pop("description", None)
+            for private in ("error_message", "description", "submitted_by"):
+                data.pop(private, None)
         return data
 
 

@@ -92,6 +92,26 @@ def _check_settings(fields: dict) -> None:
         raise ServiceError("Boo n must be at least 1.", field="boo_n")
 
 
+def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
+    """The metric and the schemes must suit the stored dataset (checked again on every change)."""
+    if dataset is None:
+        return
+    metric = get_metric(fields["metric"])
+    if (metric.task == "regression") != (dataset.task == "regression"):
+        kind = "numeric" if dataset.task == "regression" else "class"
+        raise ServiceError(f"{metric.label} does not fit this dataset's {kind} labels.", field="metric")
+    if metric.task == "binary" and len(dataset.classes or []) != 2:
+        raise ServiceError(f"{metric.label} needs exactly 2 classes; the dataset has {len(dataset.classes or [])}.",
+                           field="metric")
+    has_test = bool(dataset.test_inputs_file)
+    if not has_test and fields.get("allow_predictions"):
+        raise ServiceError("Prediction files need hidden test rows, and this dataset has none.",
+                           field="allow_predictions")
+    if not has_test and fields.get("split_scheme") == SplitScheme.FIXED:
+        raise ServiceError("The fixed-split scheme needs hidden test rows, and this dataset has none.",
+                           field="split_scheme")
+
+
 def _table(data: bytes, filename: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
     try:
         return read_table(data, filename=filename, max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
@@ -244,6 +264,7 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
                                "the stored runs were made under the old values.", field=frozen[0])
     merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
     _check_settings(merged)
+    _check_dataset_fits(merged, getattr(challenge, "dataset", None))
     for name, value in fields.items():
         setattr(challenge, name, value)
     challenge.save()

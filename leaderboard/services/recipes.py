@@ -257,7 +257,8 @@ def runs_fail_stuck(*, now=None) -> int:
     candidates = Run.objects.filter(status=RunStatus.RUNNING, started_at__isnull=False).select_related(
         "submission__challenge")
     for run in candidates:
-        limit = timedelta(seconds=run.submission.challenge.run_time_limit_s) + grace
+        wall = min(run.submission.challenge.run_time_limit_s, settings.VARBOARD["RUN_WALL_TIME_S"])
+        limit = timedelta(seconds=wall) + grace
         if run.started_at + limit < now:
             run_fail_for_platform(run_id=run.pk, reason=f"the run was still marked running {limit} after it "
                                                         "started; its worker was lost")

@@ -10,7 +10,7 @@ import logging
 import time
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from evaluation.metrics import score_predictions
@@ -66,6 +66,13 @@ def submission_score(*, submission_id: int) -> Submission:
                 _score_one(submission, run, expected_ids, y_true)
             except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
                 run.status, run.error_message = RunStatus.FAILED, str(exc)
+            except (DatabaseError, OSError):
+                raise  # transient: the task retries
+            except Exception as exc:  # the platform's fault (a bug, an inconsistent challenge): fail, don't loop
+                logger.exception("scoring run %s of submission %s failed", run.index, submission_id)
+                run.status = RunStatus.FAILED
+                run.error_message = f"platform error while scoring: {type(exc).__name__}: {exc} (not charged)"
+                Submission.objects.filter(pk=submission_id).update(counts_toward_quota=False)
             run.finished_at = timezone.now()
             run.save()
     submission = submission_refresh_status(submission_id=submission_id)

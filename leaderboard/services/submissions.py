@@ -51,14 +51,20 @@ def _check_method_name(method_name: str) -> str:
     return method_name
 
 
-def _lock_team_and_check_quota(challenge: Challenge, team: Team) -> None:
-    """Inside a transaction: lock the team row, then count. Concurrent submitters queue on the lock."""
+def _lock_team_and_check_quota(challenge: Challenge, team: Team, user: User) -> None:
+    """Inside a transaction: lock the team and user rows, then count. Concurrent submitters queue on the locks.
+
+    The quota holds for the team and for the user across all their teams, so creating more
+    teams does not buy more submissions.
+    """
     Team.objects.select_for_update().get(pk=team.pk)
-    today, total = submission_quota_usage(challenge=challenge, team=team)
-    if challenge.daily_quota and today >= challenge.daily_quota:
-        raise QuotaExceeded(f"Team {team.name} has used its {challenge.daily_quota} submissions of the last 24 hours.")
-    if challenge.total_quota and total >= challenge.total_quota:
-        raise QuotaExceeded(f"Team {team.name} has used all {challenge.total_quota} of its submissions.")
+    User.objects.select_for_update().get(pk=user.pk)
+    for who, today, total in ((f"Team {team.name}", *submission_quota_usage(challenge=challenge, team=team)),
+                              (f"User {user.username}", *submission_quota_usage(challenge=challenge, user=user))):
+        if challenge.daily_quota and today >= challenge.daily_quota:
+            raise QuotaExceeded(f"{who} has used its {challenge.daily_quota} submissions of the last 24 hours.")
+        if challenge.total_quota and total >= challenge.total_quota:
+            raise QuotaExceeded(f"{who} has used all {challenge.total_quota} of its submissions.")
 
 
 def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> None:
@@ -131,7 +137,7 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():
-            _lock_team_and_check_quota(challenge, team)
+            _lock_team_and_check_quota(challenge, team, user)
             submission = Submission.objects.create(
                 challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.PREDICTIONS,
                 method_name=method_name, description=description, runs_expected=len(files))
@@ -192,7 +198,7 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
     submission = None
     try:
         with transaction.atomic():
-            _lock_team_and_check_quota(challenge, team)
+            _lock_team_and_check_quota(challenge, team, user)
             submission = Submission(challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.RECIPE,
                                     method_name=method_name, description=description,
                                     runs_expected=challenge.k_runs, hyperparameters=hyperparameters or {})
@@ -244,7 +250,8 @@ def submission_cancel(*, submission: Submission, user: User) -> Submission:
         if submission.status in (SubmissionStatus.SCORED, SubmissionStatus.FAILED):
             raise ServiceError(f"The submission has ended ({submission.status}); there is nothing to cancel.")
         submission.status = SubmissionStatus.CANCELLED
-        submission.counts_toward_quota = False
+        # Refunded only when nothing has run: a team that has seen some runs' scores keeps the charge.
+        submission.counts_toward_quota = submission.runs.exclude(status=RunStatus.QUEUED).exists()
         submission.finished_at = timezone.now()
         submission.save(update_fields=["status", "counts_toward_quota", "finished_at"])
         submission.runs.filter(status=RunStatus.QUEUED).update(status=RunStatus.FAILED,
