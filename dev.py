@@ -72,6 +72,25 @@ def reachable(address: tuple[str, int], timeout: float = 1.0) -> bool:
         return False
 
 
+def claim_slot(slots) -> tuple[int, object] | None:
+    """The first of ``slots`` whose lock file no other process holds, with that lock (held until exit).
+
+    Test runs and benchmarks use the slot as their Redis database number and test-database
+    suffix, so concurrent runs on one machine never share a queue or a database.
+    """
+    import fcntl  # POSIX only, like the rest of the test tooling
+
+    for slot in slots:
+        handle = open(Path(tempfile.gettempdir()) / f"varboard-test-slot-{slot}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        return slot, handle
+    return None
+
+
 def var_dir() -> Path:
     """The runtime folder settings.py uses (``VARBOARD_VAR_DIR``, default ``var/``)."""
     return Path(os.environ.get("VARBOARD_VAR_DIR") or ROOT / "var")

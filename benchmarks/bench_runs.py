@@ -50,7 +50,6 @@ machine, read the scaling verdict against that ceiling. Everything is bounded by
 from __future__ import annotations
 
 import argparse
-import fcntl
 import importlib.util
 import os
 import shutil
@@ -69,6 +68,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_report import POSTGRES, ROOT, django_setup, postgres_database  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from dev import claim_slot  # noqa: E402
 
 REDIS = ("127.0.0.1", 6379)
 RECIPE = ROOT / "examples" / "recipes" / "trivial.py"
@@ -153,16 +155,11 @@ def maps_mention(pid: int, needle: str) -> bool:
 
 
 def claim_redis_slot() -> tuple[int, object]:
-    """A Redis db number no varboard test process holds (same lock files as tests/conftest.py)."""
-    for slot in range(13, 0, -1):
-        handle = open(Path(tempfile.gettempdir()) / f"varboard-test-slot-{slot}.lock", "w")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        return slot, handle
-    raise RuntimeError("every Redis slot 1..13 is held by another varboard process")
+    """A Redis db number no varboard test process holds (the lock files tests/conftest.py uses)."""
+    claimed = claim_slot(range(13, 0, -1))
+    if claimed is None:
+        raise RuntimeError("every Redis slot 1..13 is held by another varboard process")
+    return claimed
 
 
 # ----------------------------------------------------------------------------- workers

@@ -25,7 +25,6 @@ Integration test example (the worker only sees committed rows, hence ``transacti
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
@@ -42,21 +41,14 @@ from urllib.parse import quote
 
 import pytest
 
+from dev import claim_slot, reachable  # dev.py is standard library only; its main() runs only as a script
+
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES = ("127.0.0.1", 5432)
 REDIS = ("127.0.0.1", 6379)
 POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/varboard"
 BROWSER_EXECUTABLES = ("chromium", "chromedriver")
 STATE: dict[str, Any] = {"postgres": False, "redis": False, "tmp": None, "slot": None}
-
-
-def reachable(address: tuple[str, int], timeout: float = 1.0) -> bool:
-    """True when something accepts a TCP connection on ``address``."""
-    try:
-        with socket.create_connection(address, timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def services_required() -> bool:
@@ -245,17 +237,10 @@ def run_slot() -> int:
     when the process exits, however it exits.
     """
     if STATE.get("slot") is None:
-        for slot in range(15, 0, -1):
-            handle = open(Path(tempfile.gettempdir()) / f"varboard-test-slot-{slot}.lock", "w")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                handle.close()
-                continue
-            STATE["slot"], STATE["slot_lock"] = slot, handle
-            break
-        else:
+        claimed = claim_slot(range(15, 0, -1))
+        if claimed is None:
             raise RuntimeError("15 varboard test processes already hold every slot on this machine")
+        STATE["slot"], STATE["slot_lock"] = claimed
     return STATE["slot"]
 
 
