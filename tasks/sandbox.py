@@ -776,6 +776,9 @@ def run_sandboxed(
         if run_uid is not None and fresh_uid:
             _remove_leftovers(run_uid)
 
+    if reason is None and overflow.is_set():
+        # The process printed past the cap and exited before the loop looked: still a failure.
+        reason = "output_limit"
     stdout, stderr = readers[0].text(), readers[1].text()
     cpu_used = (rusage.ru_utime + rusage.ru_stime) if rusage else 0.0
     max_rss_mb = max(peak_rss_kb, rusage.ru_maxrss if rusage else 0) / 1024
