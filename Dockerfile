@@ -1,4 +1,5 @@
-# varboard: web (gunicorn), Celery workers and beat share this image (see docker-compose.yml).
+# varboard: web (gunicorn), Celery workers, beat and the recipe runner services share this image
+# (see docker-compose.yml).
 #
 #   docker build -t varboard .                                    # torch CPU build
 #   docker build -t varboard:gpu --build-arg TORCH_EXTRA_INDEX= . # torch's default (CUDA) build
@@ -15,6 +16,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # Where torch comes from: the CPU-only wheels by default (Docker only; dev.py installs the pinned
 # torch from the machine's package index). An empty value takes PyPI's default build, with CUDA.
 ARG TORCH_EXTRA_INDEX=https://download.pytorch.org/whl/cpu
+
+# bubblewrap isolates recipe runs (the runner services); libseccomp2 and util-linux's prlimit are
+# already part of the slim image.
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
 COPY requirements.txt ./

@@ -91,6 +91,113 @@ def claim_slot(slots) -> tuple[int, object] | None:
     return None
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_reachable(address: tuple[str, int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not reachable(address, timeout=0.5):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"nothing answers on {address[0]}:{address[1]} after {timeout:g} s")
+        time.sleep(0.1)
+
+
+class ThrowawayRedis:
+    """A Redis server of one's own on a free port, without persistence (fault tests, benchmarks).
+
+    ``restart()`` loses every queued message, as a Redis without persistence does.
+    """
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.folder = Path(tempfile.mkdtemp(prefix="varboard-redis-"))
+        self.process: subprocess.Popen | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "ThrowawayRedis":
+        self.process = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--dir", str(self.folder)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_until_reachable(("127.0.0.1", self.port), 30)
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()  # no SHUTDOWN SAVE: nothing survives
+            self.process.wait(30)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL cluster of one's own (initdb in a temporary folder, a free port, trust auth).
+
+    Run as the ``postgres`` OS user when this process is root (initdb refuses root). ``stop()``
+    with ``mode="immediate"`` is a crash; ``start()`` brings it back with its data.
+    """
+
+    @staticmethod
+    def bin_dir() -> Path | None:
+        """``VARBOARD_PG_BIN``, else the newest Debian ``/usr/lib/postgresql/*/bin``, else where ``initdb`` is."""
+        if os.environ.get("VARBOARD_PG_BIN"):
+            return Path(os.environ["VARBOARD_PG_BIN"])
+        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
+        if found:
+            return found[-1].parent
+        initdb = shutil.which("initdb")
+        return Path(initdb).parent if initdb else None
+
+    def __init__(self) -> None:
+        self.BIN = self.bin_dir() or Path("/nonexistent")
+        self.port = free_port()
+        self.folder = Path(tempfile.mkdtemp(prefix="varboard-pg-"))
+        self.data = self.folder / "data"
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *command: str) -> None:
+        as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*as_postgres, *command], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=120)
+
+    def init(self) -> "ThrowawayPostgres":
+        if not (self.BIN / "initdb").exists():
+            raise RuntimeError("no PostgreSQL server binaries (initdb, pg_ctl) found: install postgresql or set "
+                               "VARBOARD_PG_BIN")
+        self.folder.chmod(0o777)
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres")
+        self._run(str(self.BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
+        return self.start()
+
+    def start(self) -> "ThrowawayPostgres":
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options,
+                  "-w", "start")
+        wait_until_reachable(("127.0.0.1", self.port), 30)
+        return self
+
+    def stop(self, mode: str = "fast") -> None:
+        if (self.data / "postmaster.pid").exists():
+            self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def close(self) -> None:
+        try:
+            self.stop("immediate")
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def var_dir() -> Path:
     """The runtime folder settings.py uses (``VARBOARD_VAR_DIR``, default ``var/``)."""
     return Path(os.environ.get("VARBOARD_VAR_DIR") or ROOT / "var")
@@ -160,20 +267,47 @@ def ensure_services() -> None:
             say(f"warning: {name} is not reachable on {address[0]}:{address[1]}: {consequence}")
 
 
+def apt_install(*packages: str, why: str) -> bool:
+    """Install Debian packages with apt-get (as root, or through password-less sudo); False when impossible."""
+    apt_get = shutil.which("apt-get")
+    if not apt_get or (os.geteuid() != 0 and not shutil.which("sudo")):
+        return False
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    say(f"installing Debian's {', '.join(packages)} {why}")
+    for command in ([*sudo, apt_get, "update", "-q"], [*sudo, apt_get, "install", "-y", "-q", *packages]):
+        if subprocess.run(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL).returncode != 0:
+            say(f"warning: `{' '.join(command)}` failed")
+            return False
+    return True
+
+
 def ensure_chromium() -> None:
     """Under CI, install Debian's chromium and chromium-driver when they are missing."""
     if shutil.which("chromium") and shutil.which("chromedriver"):
         return
-    apt_get = shutil.which("apt-get")
-    if not in_ci() or not apt_get:
-        consequence = "FAIL (CI, no apt-get)" if in_ci() else "be skipped"
+    if not in_ci() or not apt_install("chromium", "chromium-driver", why="for the browser tests"):
+        consequence = "FAIL (CI)" if in_ci() else "be skipped"
         say(f"warning: chromium/chromedriver not found: browser tests will {consequence}")
-        return
-    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    say("installing Debian's chromium and chromium-driver for the browser tests")
-    run(*sudo, apt_get, "update", "-q", env=env)
-    run(*sudo, apt_get, "install", "-y", "-q", "chromium", "chromium-driver", env=env)
+        if in_ci():
+            fail("chromium and chromium-driver are needed under CI and could not be installed")
+
+
+def ensure_bubblewrap() -> bool:
+    """Install Debian's bubblewrap (the recipe sandbox) when it is missing; False when it stays missing."""
+    if shutil.which("bwrap") or apt_install("bubblewrap", why="for the recipe sandbox"):
+        return bool(shutil.which("bwrap"))
+    say("warning: bubblewrap (bwrap) is not installed and could not be installed: recipe runs need it "
+        "(apt-get install bubblewrap)")
+    return False
+
+
+def sandbox_ready() -> bool:
+    """Whether this machine can isolate recipe runs (``python -m execution.probe``); says what is missing."""
+    probe = subprocess.run([sys.executable, "-m", "execution.probe"], cwd=ROOT, capture_output=True, text=True)
+    if probe.returncode != 0:
+        say(f"warning: recipe runs cannot be isolated here: {(probe.stdout + probe.stderr).strip()}")
+    return probe.returncode == 0
 
 
 def check_migrations() -> None:
@@ -233,10 +367,11 @@ def log_tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
 
 
-def run_demo_command(worker: subprocess.Popen, var: Path, port: int) -> None:
+def run_demo_command(worker: subprocess.Popen, var: Path, port: int, recipes: bool = True) -> None:
     """Run ``manage.py demo --wait``; stop it with a clear message if the worker dies meanwhile."""
-    demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--wait", "--base-url", f"http://127.0.0.1:{port}"],
-                            cwd=ROOT)
+    extra = [] if recipes else ["--no-recipes"]
+    demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--wait", "--base-url", f"http://127.0.0.1:{port}",
+                             *extra], cwd=ROOT)
     while True:
         try:
             returncode = demo.wait(timeout=1)
@@ -279,11 +414,15 @@ def cmd_demo(args: argparse.Namespace, extra: list[str]) -> None:
         fail("the `demo` management command is missing (leaderboard/management/commands/demo.py)")
     if not args.no_serve and reachable(("127.0.0.1", args.port)):
         fail(f"port {args.port} is already in use: stop what serves it or pass --port")
+    ensure_bubblewrap()
+    recipes = sandbox_ready()
+    if not recipes:
+        say("the demo skips its recipe entries; prediction entries and the published runs are built as usual")
     var = prepare_var()
     migrate_and_collect()
     worker = start_worker(var)
     try:
-        run_demo_command(worker, var, args.port)
+        run_demo_command(worker, var, args.port, recipes=recipes)
         if args.no_serve:
             say("demo finished (--no-serve)")
             return
@@ -300,6 +439,8 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> None:
         os.environ["VARBOARD_REQUIRE_SERVICES"] = "1"  # under CI a missing service fails, never skips
     ensure_services()
     ensure_chromium()
+    if not ensure_bubblewrap() and in_ci():
+        fail("bubblewrap is needed under CI (the recipe sandbox) and could not be installed")
     check_migrations()
     returncode = subprocess.run([sys.executable, "-m", "pytest", *extra], cwd=ROOT).returncode
     raise SystemExit(pytest_status(returncode))

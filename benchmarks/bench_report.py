@@ -72,18 +72,18 @@ def bench_pure(args) -> None:
     test, valid = synthetic_scores(args.entries, args.runs)
     entries = [EntryRuns(i + 1, f"method-{i}", f"team-{i}", "recipe", args.runs, np.arange(args.runs), test[i],
                          valid=valid[i]) for i in range(args.entries)]
-    settings = ReportSettings(n_resamples=args.resamples, k_runs=args.runs, boo_n=5, seed=1)
+    settings = ReportSettings(n_resamples=args.resamples, k_runs=args.runs, boo_n=5, master_seed=1)
     seconds, report = timed(lambda: build_report(entries, settings), repeat=2)
     pairs = args.entries * (args.entries - 1) // 2
     print(f"build_report ({args.entries} entries x {args.runs} runs, B={args.resamples}): {seconds:.3f} s "
           f"(target <= 3 s); {len(json.dumps(report)) / 1e6:.2f} MB of JSON, {pairs} comparisons")
-    vector, _ = timed(lambda: stats.pairwise_comparisons(test, paired=True, n_resamples=args.resamples, seed=1))
+    vector, _ = timed(lambda: stats.pairwise_comparisons(test, paired=True, n_resamples=args.resamples, rng=1))
     sample = min(pairs, args.naive_pairs)
     iu, ju = np.triu_indices(args.entries, 1)
 
     def naive():
         for i, j in zip(iu[:sample], ju[:sample]):
-            stats.compare(test[i], test[j], paired=True, n_resamples=args.resamples, seed=1)
+            stats.compare(test[i], test[j], paired=True, n_resamples=args.resamples, rng=1)
 
     loop, _ = timed(naive)
     print(f"  all pairs, vectorised pairwise_comparisons: {vector:.3f} s; reference, naive loop of compare(): "
@@ -156,7 +156,7 @@ def populate(args) -> int:
 def bench_recompute(challenge_id: int) -> None:
     from evaluation.report import build_report
     from leaderboard.models import Challenge
-    from leaderboard.services.report_builder import report_entries, report_settings
+    from leaderboard.services.reports import report_entries, report_settings
     from leaderboard.services.reports import report_recompute
 
     seconds, report = timed(lambda: report_recompute(challenge_id=challenge_id, force=True), repeat=2)

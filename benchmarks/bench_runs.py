@@ -16,9 +16,9 @@ submitted with ``submission_create_recipe``, which enqueues its k runs on commit
 
 Measured, in this order:
 
-* reference R1: ``tasks.runner.execute_recipe_run`` called in this process, no Celery, no
+* reference R1: ``execution.run.execute_recipe_run`` called in this process, no Celery, no
   database: the sandboxed run itself (inputs written, sandboxed interpreter, scoring); with
-  the parts of the sandbox (interpreter start, numpy import, namespaces, fork) timed apart;
+  the parts of the sandbox (interpreter start, numpy import, bubblewrap, probe) timed apart;
 * reference R2: ``run_execute`` called in this process on committed runs: R1 plus the
   database work of a run (claim, dataset load, store, status refresh, report request), with
   a per-part breakdown and the number of SQL queries;
@@ -29,6 +29,14 @@ Measured, in this order:
   prefork pool of one), a fresh submission of the same size: throughput and the scaling
   factor against phase A, with the machine's CPU use during each phase (the cores may be
   shared with other work: the load average is printed at each step).
+
+Then a small torch recipe (``examples/recipes/torch_mlp.py``, 3 epochs, milliseconds of compute),
+warm against cold starts (``execution.warm``; ``VARBOARD_WARM_SANDBOXES`` 1 and 0): in this process
+(cold and warm runs interleaved, a warm run's sandbox ready), then one worker each way, k runs back to
+back and single runs sent to the idle worker once its waiting sandbox has its imports done (its
+harness blocked reading stdin, seen in /proc). The PASS/FAIL line: enqueue -> stored minus the
+recipe's compute on the idle worker, warm, at most 0.5 s, printed next to the cold start.
+``--torch-only`` runs only this part.
 
 Overhead per run = per-run wall time minus the recipe's own compute (its ``fit_predict``,
 timed in this process on the same rows: the trivial recipe's compute is microseconds). The
@@ -45,6 +53,7 @@ machine, read the scaling verdict against that ceiling. Everything is bounded by
     .venv/bin/python benchmarks/bench_runs.py              # k = 60 runs per phase
     .venv/bin/python benchmarks/bench_runs.py --quick      # k = 12, smaller references
     .venv/bin/python benchmarks/bench_runs.py --runs 100
+    .venv/bin/python benchmarks/bench_runs.py --torch-only       # torch recipe, warm against cold
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -74,6 +84,10 @@ from dev import claim_slot  # noqa: E402
 
 REDIS = ("127.0.0.1", 6379)
 RECIPE = ROOT / "examples" / "recipes" / "trivial.py"
+TORCH_RECIPE = ROOT / "examples" / "recipes" / "torch_mlp.py"
+TORCH_HP = {"epochs": 3, "hidden": 32}
+#: The read(2) system call's number, as /proc/PID/syscall shows it (a waiting harness blocks in it).
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(platform.machine(), "0")
 OVERHEAD_TARGET_S = 0.5
 SCALING_TARGET = 1.8
 
@@ -221,18 +235,21 @@ ENQUEUED: dict[int, tuple[float, float]] = {}
 
 
 def install_enqueue_clock() -> None:
-    """Record (start, end) wall-clock times of every ``enqueue_runs`` (the on-commit publish)."""
-    from leaderboard.services import recipes
+    """Record, per submission, (first start, last end) wall-clock times of its runs' on-commit publishes."""
+    from leaderboard.models import Run
+    from leaderboard.services import dispatch
 
-    original = recipes.enqueue_runs
+    original = dispatch.send
 
-    def enqueue_runs(*, submission_id: int) -> int:
+    def send(task_name, args, **options):
         start = time.time()
-        count = original(submission_id=submission_id)
-        ENQUEUED[submission_id] = (start, time.time())
-        return count
+        original(task_name, args, **options)
+        if task_name == dispatch.EXECUTE_RUN:
+            submission_id = Run.objects.filter(pk=args[0]).values_list("submission_id", flat=True).get()
+            first = ENQUEUED.get(submission_id, (start, start))[0]
+            ENQUEUED[submission_id] = (first, time.time())
 
-    recipes.enqueue_runs = enqueue_runs  # submission_create_recipe imports it at call time
+    dispatch.send = send  # enqueue_on_commit looks it up at publish time
 
 
 def make_challenges(k: int):
@@ -246,16 +263,19 @@ def make_challenges(k: int):
     return host, main, single, len(frame)
 
 
-def submit(challenge, user, name: str, enqueue: bool = True):
-    from leaderboard.services import recipes
+def submit(challenge, user, name: str, enqueue: bool = True, recipe: Path = RECIPE, hyperparameters=None):
+    from leaderboard.services import dispatch
     from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 
-    upload = UploadedFile(name="trivial.py", data=RECIPE.read_bytes())
+    upload = UploadedFile(name=recipe.name, data=recipe.read_bytes())
     with ExitStack() as stack:
         if not enqueue:
-            stack.enter_context(mock.patch.object(recipes, "enqueue_runs", lambda *, submission_id: 0))
+            stack.enter_context(mock.patch.object(dispatch, "send", lambda *args, **kwargs: None))
         start = time.perf_counter()
-        submission = submission_create_recipe(challenge=challenge, user=user, method_name=name, recipe=upload)
+        # another file set each time: a team's identical resubmission is refused
+        hyperparameters = {**(hyperparameters or {}), "bench_submission": name}
+        submission = submission_create_recipe(challenge=challenge, user=user, method_name=name, recipe=upload,
+                                              hyperparameters=hyperparameters)
         return submission, time.perf_counter() - start
 
 
@@ -291,31 +311,35 @@ def run_rows(submission_id: int) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------- references
-def run_inputs(challenge, run):
+def run_inputs(challenge, run, recipe: Path = RECIPE, hyperparameters=None):
     """What run_execute hands to execute_recipe_run for `run`."""
     from evaluation.metrics import get_metric
-    from leaderboard.services.recipes import _limits, _score, recipe_data, run_split
+    from leaderboard.services.run_data import run_split
+    from leaderboard.services.run_execution import _metric, run_limits
 
-    data, train_idx, test_idx = recipe_data(challenge=challenge)
-    split = run_split(challenge=challenge, data=data, seeds=run.seeds,
-                      fixed_idx=(train_idx, test_idx) if train_idx is not None else None)
+    data, split = run_split(challenge=challenge, seeds=run.seeds)
     metric = get_metric(challenge.metric)
     return data, split, metric, dict(
-        recipe_source=RECIPE.read_text(), data=data, split=split, seeds=run.seeds, hyperparameters=None,
-        hpo={"mode": "fixed"}, metric=lambda y_true, y_pred: _score(metric.name, y_true, y_pred, data.classes),
-        prediction_kind=metric.prediction_kind, limits=_limits(challenge), device="cpu",
+        recipe_source=recipe.read_text(), data=data, split=split, seeds=run.seeds, hyperparameters=hyperparameters,
+        hpo={"mode": "fixed"}, metric=_metric(challenge, data.classes),
+        prediction_kind=metric.prediction_kind, limits=run_limits(challenge), device="cpu",
         higher_is_better=challenge.higher_is_better)
 
 
-def recipe_compute_s(data, split, prediction_kind: str, repeat: int = 200) -> float:
-    """The trivial recipe's fit_predict, in this process, on the rows the harness would give it."""
-    sys.path.insert(0, str(ROOT / "tasks" / "recipe_harness"))
+def recipe_compute_s(data, split, prediction_kind: str, repeat: int = 200, recipe: Path = RECIPE,
+                     hyperparameters=None, seeds=None) -> float:
+    """A recipe's fit_predict, in this process, on the rows the harness would give it (one thread, as in
+    the sandbox), median of `repeat` after one untimed call."""
+    sys.path.insert(0, str(ROOT / "execution" / "harness"))
     from varboard_recipe import Inputs
 
-    spec = importlib.util.spec_from_file_location("bench_trivial_recipe", RECIPE)
-    recipe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(recipe)
+    spec = importlib.util.spec_from_file_location(f"bench_recipe_{recipe.stem}", recipe)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
     classes = np.asarray(data.classes)
+    hp = {**getattr(module, "HYPERPARAMETERS", {}), **(hyperparameters or {})}
 
     def inputs(rows, labelled):
         return Inputs(X=data.X[rows], y=data.y[rows] if labelled else None, ids=data.ids[rows],
@@ -324,12 +348,13 @@ def recipe_compute_s(data, split, prediction_kind: str, repeat: int = 200) -> fl
 
     train, valid = inputs(split.train, True), inputs(split.valid, True)
     test = inputs(np.concatenate([split.valid, split.test]), False)
-    return timed_median(lambda: recipe.fit_predict(train, valid, test, {}, {}, "cpu"), repeat)
+    module.fit_predict(train, valid, test, dict(hp), dict(seeds or {}), "cpu")
+    return timed_median(lambda: module.fit_predict(train, valid, test, dict(hp), dict(seeds or {}), "cpu"), repeat)
 
 
 def reference_direct(challenge, submission, repeat: int) -> dict:
     from leaderboard.models import Run
-    from tasks.runner import execute_recipe_run
+    from execution.run import execute_recipe_run
 
     run = Run.objects.filter(submission=submission).order_by("index").first()
     data, split, metric, kwargs = run_inputs(challenge, run)
@@ -349,8 +374,9 @@ def reference_direct(challenge, submission, repeat: int) -> dict:
 
 def reference_sandbox_parts(repeat: int) -> dict:
     """The parts of one sandboxed process, each timed apart (median of `repeat`)."""
-    from tasks import sandbox
-    from tasks.sandbox import Limits, python_command, run_sandboxed
+    from execution.sandbox import Limits, probe, python_command, run_sandboxed
+    from execution.sandbox.bubblewrap import Bubblewrap, allocate_uid, bwrap_path
+    from execution.sandbox.view import readonly_view
 
     prefix, env_items, _ = python_command()
     env = dict(env_items)
@@ -359,12 +385,13 @@ def reference_sandbox_parts(repeat: int) -> dict:
             " site.addsitedir(d)\n")
     numpy_code = site + "import numpy, json, platform, importlib.util, traceback, dataclasses, random"
     plain_env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", **env}
+    bare_bwrap = [bwrap_path(), "--unshare-all", "--unshare-user", "--die-with-parent", *readonly_view(),
+                  "--proc", "/proc", "--dev", "/dev", *prefix, "-c", "pass"]
     root = tempfile.mkdtemp(prefix="varboard-bench-sbx-")
-    os.chmod(root, 0o711)  # as root, the sandbox deletes what its uid owns at the top of /tmp
+    os.chmod(root, 0o711)  # the run's uid must be able to reach work/
     work = os.path.join(root, "work")
     os.mkdir(work)
     limits = Limits(wall_time_s=60)
-    flags, private, isolation, _ = sandbox._isolation_plan()
     try:
         parts = {
             "python start": timed_median(lambda: subprocess.run([*prefix, "-c", "pass"], env=plain_env), repeat),
@@ -374,28 +401,25 @@ def reference_sandbox_parts(repeat: int) -> dict:
                 lambda: run_sandboxed([*prefix, "-c", "pass"], workdir=work, env=env, limits=limits), repeat),
             "run_sandboxed(python + imports)": timed_median(
                 lambda: run_sandboxed([*prefix, "-c", numpy_code], workdir=work, env=env, limits=limits), repeat),
-            "fork+exec /bin/true (vfork)": timed_median(lambda: subprocess.run(["/bin/true"]), repeat),
-            "fork+exec /bin/true, preexec_fn = no-op (fork)": timed_median(
-                lambda: subprocess.run(["/bin/true"], preexec_fn=lambda: None), repeat),
-            "  same, preexec_fn = unshare(net+mnt ns) + mounts": timed_median(
-                lambda: sandbox._try_in_child(flags, private), repeat) if flags else float("nan"),
-            "fresh uid (/proc scan)": timed_median(sandbox._allocate_uid, repeat),
+            "bare bwrap --unshare-all + python -c pass": timed_median(
+                lambda: subprocess.run(bare_bwrap, env=plain_env), repeat),
+            "fresh uid (/proc scan)": timed_median(allocate_uid, repeat),
+            "probe (once per worker process)": timed_median(lambda: Bubblewrap(bwrap_path()).probe(), 3),
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return {"parts": parts, "prefix": " ".join(prefix), "isolation": ", ".join(isolation)}
+    return {"parts": parts, "prefix": " ".join(prefix), "isolation": ", ".join(probe().isolation)}
 
 
 def reference_run_execute(challenge, user, repeat: int) -> dict:
     """run_execute in this process (database, no Celery), part by part, with its SQL queries."""
     from django.db import connection
 
-    from leaderboard.services import recipes
+    from leaderboard.services import run_execution as recipes
 
     submission, _ = submit(challenge, user, "reference-run-execute", enqueue=False)
     run_ids = list(submission.runs.order_by("index").values_list("pk", flat=True))[: repeat + 1]
-    names = ("_claim", "recipe_data", "execute_recipe_run", "_store", "submission_refresh_status",
-             "report_request")
+    names = ("run_claim", "run_split", "execute_recipe_run", "run_store_retrying")
     current: dict[str, float] = defaultdict(float)
 
     def wrap(name, fn):
@@ -442,8 +466,11 @@ def reference_run_execute(challenge, user, repeat: int) -> dict:
 
 # ----------------------------------------------------------------------------- phases
 def phase(label: str, workers_n: int, env: dict, tmp: Path, challenge, user, k: int, deadline: float,
-          latency_runs: int = 0, single=None) -> dict:
-    """Start `workers_n` workers, wait for their ping, submit k runs, wait, read the Run rows."""
+          latency_runs: int = 0, single=None, recipe: Path = RECIPE, hyperparameters=None, settle=None) -> dict:
+    """Start `workers_n` workers, wait for their ping, submit k runs, wait, read the Run rows.
+
+    Before each single run sent to the idle worker, ``settle(workers)`` (default: 0.3 s, the time
+    for the previous task to return and be acked) lets the worker reach its idle state."""
     workers = []
     try:
         start = time.monotonic()
@@ -456,7 +483,8 @@ def phase(label: str, workers_n: int, env: dict, tmp: Path, challenge, user, k: 
         window0 = time.monotonic()
         cpu0 = cpu_jiffies()
         wcpu0 = sum(process_cpu_s(w.process.pid) for w in workers)
-        submission, submit_s = submit(challenge, user, f"trivial-{label}")
+        submission, submit_s = submit(challenge, user, f"{recipe.stem}-{label}", recipe=recipe,
+                                      hyperparameters=hyperparameters)
         enqueue_start, enqueue_end = ENQUEUED[submission.pk]
         wait_runs(submission.pk, k, timeout=deadline - time.monotonic(), workers=workers)
         rows = run_rows(submission.pk)
@@ -479,8 +507,9 @@ def phase(label: str, workers_n: int, env: dict, tmp: Path, challenge, user, k: 
         if latency_runs:
             latencies = []
             for i in range(latency_runs):
-                time.sleep(0.3)  # the worker is idle: the previous task has returned and acked
-                one, _ = submit(single, user, f"trivial-latency-{i}")
+                (settle or (lambda _: time.sleep(0.3)))(workers)  # the worker is idle
+                one, _ = submit(single, user, f"{recipe.stem}-latency-{label}-{i}", recipe=recipe,
+                                hyperparameters=hyperparameters)
                 wait_runs(one.pk, 1, timeout=min(60.0, deadline - time.monotonic()), workers=workers, poll=0.02)
                 row = run_rows(one.pk)[0]
                 t0 = ENQUEUED[one.pk][0]
@@ -519,6 +548,151 @@ def summarise(result: dict, k: int) -> dict:
     }
 
 
+# ----------------------------------------------------------------------------- torch: warm against cold starts
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc/*/stat."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    line = fh.read()
+                children[int(line[line.rfind(")") + 2:].split()[1])].append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    return children
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().rstrip(b"\0")
+    except OSError:
+        return b""
+
+
+def waiting_sandbox(root_pid: int) -> list[int]:
+    """Pids of a waiting sandbox below `root_pid` whose harness blocks reading its stdin (its imports
+    done): the harness and bwrap's two processes above it; [] when there is none (yet)."""
+    children, stack, parent = _children(), [root_pid], {}
+    while stack:
+        pid = stack.pop()
+        for child in children.get(pid, []):
+            parent[child] = pid
+            stack.append(child)
+    for pid in parent:
+        try:
+            with open(f"/proc/{pid}/syscall") as fh:
+                syscall = fh.read().split()
+        except OSError:
+            continue
+        if _cmdline(pid).endswith(b"harness.py") and syscall[:2] == [READ_SYSCALL, "0x0"]:
+            tree, above = [pid], parent.get(pid)
+            while above is not None and _cmdline(above).split(b"\0")[0].endswith(b"bwrap"):
+                tree.append(above)
+                above = parent.get(above)
+            return tree
+    return []
+
+
+def settle_until_warm(sizes: list, timeout: float = 60.0):
+    """A `phase` settle: wait until each worker's waiting sandbox has its imports done; record its
+    RSS (MB, the bwrap processes and the harness) in `sizes`."""
+    def settle(workers) -> None:
+        time.sleep(0.3)
+        deadline = time.monotonic() + timeout
+        for worker in workers:
+            while time.monotonic() < deadline:
+                pids = waiting_sandbox(worker.process.pid)
+                if pids:
+                    sizes.append(sum(rss_mb(p) for p in pids))
+                    break
+                time.sleep(0.1)
+    return settle
+
+
+def torch_reference(challenge, user, repeat: int) -> dict:
+    """execute_recipe_run in this process on the torch recipe, cold and warm (sandbox ready) interleaved."""
+    from execution.run import execute_recipe_run
+    from execution.runners import LocalRunner
+    from execution.warm import WARM_ENV
+    from leaderboard.models import Run
+
+    submission, _ = submit(challenge, user, "torch-reference", enqueue=False, recipe=TORCH_RECIPE,
+                           hyperparameters=TORCH_HP)
+    run = Run.objects.filter(submission=submission).order_by("index").first()
+    data, split, metric, kwargs = run_inputs(challenge, run, TORCH_RECIPE, TORCH_HP)
+    runner, walls, sandbox, scores = LocalRunner(), defaultdict(list), defaultdict(list), defaultdict(set)
+    previous = os.environ.get(WARM_ENV)
+    try:
+        for _ in range(repeat):
+            for mode in ("cold", "warm"):
+                os.environ[WARM_ENV] = "1" if mode == "warm" else "0"
+                if mode == "warm" and not runner.prewarm(kwargs["limits"], recipe=TORCH_RECIPE.read_bytes()):
+                    raise RuntimeError("no warm sandbox could be prepared in this process")
+                start = time.perf_counter()
+                outcome = execute_recipe_run(**kwargs, runner=runner)
+                walls[mode].append(time.perf_counter() - start)
+                if outcome.status != "succeeded" or outcome.fingerprint["warm_start"] != (mode == "warm"):
+                    raise RuntimeError(f"the torch recipe's {mode} run failed: {outcome.error}\n{outcome.log}")
+                sandbox[mode].append(outcome.duration_s)
+                scores[mode].add(outcome.test_score)
+    finally:
+        os.environ.pop(WARM_ENV, None) if previous is None else os.environ.__setitem__(WARM_ENV, previous)
+    compute = recipe_compute_s(data, split, metric.prediction_kind, 20, recipe=TORCH_RECIPE,
+                               hyperparameters=TORCH_HP, seeds=run.seeds)
+    return {"wall": walls, "sandbox": sandbox, "compute": compute, "same_scores": scores["cold"] == scores["warm"]}
+
+
+def torch_benchmark(args, user, worker_env: dict, var_dir: Path, deadline: float) -> None:
+    """A small torch recipe: per-run overhead with warm starts, next to cold starts measured here and now."""
+    from execution.warm import WARM_ENV
+    from tests.platform.factories import digits_challenge
+
+    k = args.torch_runs
+    main_c, _ = digits_challenge(user, title="Torch runs", k_runs=k, daily_quota=0, total_quota=0, allow_recipes=True)
+    single, _ = digits_challenge(user, title="Torch latency", k_runs=1, daily_quota=0, total_quota=0,
+                                 allow_recipes=True)
+    ref = torch_reference(main_c, user, max(3, args.reference_runs // 4))
+    compute = ref["compute"]
+    print(f"\ntorch recipe {TORCH_RECIPE.relative_to(ROOT)} with {TORCH_HP}: its fit_predict takes "
+          f"{compute * 1e3:.0f} ms in this process (one thread, after a first call); load {load()}")
+    print(f"  {'seconds per run':<52} {'median':>8} {'p90':>8}")
+    for mode in ("cold", "warm"):
+        print(row(f"in-process execute_recipe_run, {mode} ({len(ref['wall'][mode])} runs)", ref["wall"][mode],
+                  f"overhead {med(ref['wall'][mode]) - compute:.3f} s; sandboxed process "
+                  f"{med(ref['sandbox'][mode]):.3f} s"))
+    print(f"  the same seeds gave the same scores warm and cold: {ref['same_scores']}")
+    phases, sizes = {}, []
+    for mode in ("cold", "warm"):
+        env = {**worker_env, WARM_ENV: "1" if mode == "warm" else "0"}
+        phases[mode] = phase(f"T{mode}", 1, env, var_dir, main_c, user, k, deadline, latency_runs=args.latency_runs,
+                             single=single, recipe=TORCH_RECIPE, hyperparameters=TORCH_HP,
+                             settle=settle_until_warm(sizes) if mode == "warm" else None)
+    overhead = {}
+    for mode, raw in phases.items():
+        s = summarise(raw, k)
+        lat = np.array(raw["latency"])
+        overhead[mode] = med(lat[:, 2]) - compute
+        print(row(f"1 worker, {k} runs back to back, {mode}: wall per run", s["per_run"],
+                  f"overhead {med(s['per_run']) - compute:.3f} s; in the task {med(s['in_task']):.3f} s, "
+                  f"sandboxed process {med(s['sandbox']):.3f} s"))
+        print(row(f"idle worker, {len(lat)} single runs, {mode}: enqueue -> stored", lat[:, 2],
+                  f"overhead {overhead[mode]:.3f} s; sandboxed process {med(lat[:, 3]):.3f} s"))
+    if sizes:
+        print(f"  a waiting sandbox (numpy, torch, torch._dynamo imported; bwrap processes and harness) holds "
+              f"{med(sizes):.0f} MB resident (max {max(sizes):.0f} MB) besides the worker")
+    verdict = "PASS" if overhead["warm"] <= OVERHEAD_TARGET_S else "FAIL"
+    print(f"{verdict}: torch recipe, warm start: platform overhead per run (enqueue -> stored on an idle worker minus "
+          f"the recipe's compute), median of {args.latency_runs}: {overhead['warm']:.3f} s (target <= "
+          f"{OVERHEAD_TARGET_S} s); cold start measured in the same run: {overhead['cold']:.3f} s")
+    b2b = {mode: np.diff([r["finished"] for r in phases[mode]["rows"]]) - compute for mode in phases}
+    print(f"  back to back ({k} runs, the first in a fresh pool process, so cold): overhead per run median "
+          f"{med(b2b['warm']):.3f} s, p90 {p90(b2b['warm']):.3f} s warm; {med(b2b['cold']):.3f} s cold. The next "
+          f"run's sandbox imports torch while the current run executes: a run that comes before that import is done "
+          f"waits for the rest of it. GPU figures: unmeasured (no GPU on this machine).")
+
+
 # ----------------------------------------------------------------------------- output
 def row(label: str, values, note: str = "") -> str:
     return f"  {label:<52} {med(values):8.3f} {p90(values):8.3f}  {note}"
@@ -534,16 +708,122 @@ def print_sandbox_parts(ref: dict) -> None:
           f"imports in the sandbox: {(p['python + numpy & harness imports'] - p['python start']) * 1e3:.0f} ms")
 
 
+def trivial_benchmark(args, challenge, user, single, worker_env: dict, var_dir: Path, k: int,
+                      deadline: float) -> None:
+    """The trivial recipe: in-process references, phase A (1 worker) and B (2 workers), verdicts."""
+    # ---- references in this process
+    ref_submission, _ = submit(challenge, user, "reference-direct", enqueue=False)
+    direct = reference_direct(challenge, ref_submission, args.reference_runs)
+    compute = direct["compute"]
+    print(f"\nreference R1: execute_recipe_run in-process (no Celery, no DB), {args.reference_runs} runs, "
+          f"load {load()}: median {med(direct['wall']):.3f} s, p90 {p90(direct['wall']):.3f} s; sandboxed "
+          f"process (duration_s) median {med(direct['sandbox']):.3f} s; the recipe's fit_predict "
+          f"{compute * 1e6:.0f} us (split {direct['split'][0]}/{direct['split'][1]}/{direct['split'][2]} "
+          f"train/valid/test rows); this process's RSS {rss_mb():.0f} MB")
+    parts = reference_sandbox_parts(max(5, args.reference_runs // 2))
+    print_sandbox_parts(parts)
+    r2 = reference_run_execute(challenge, user, args.reference_runs)
+    print(f"reference R2: run_execute in-process (DB, no Celery), {len(r2['wall'])} runs, load {load()}: "
+          f"median {med(r2['wall']):.3f} s, p90 {p90(r2['wall']):.3f} s; {med(r2['queries']):.0f} SQL "
+          f"queries per run taking {med(r2['db']) * 1e3:.1f} ms in all; parts (median):")
+    for name, values in r2["parts"].items():
+        print(f"    {name:<50} {med(values) * 1e3:8.1f} ms")
+
+    # ---- phase A
+    a_raw = phase("A", 1, worker_env, var_dir, challenge, user, k, deadline,
+                  latency_runs=args.latency_runs, single=single)
+    a = summarise(a_raw, k)
+    print(f"\nphase A: 1 worker process (prefork pool of 1), {k} runs back to back; worker ready (ping) in "
+          f"{a_raw['ready']:.1f} s, not counted; load {a_raw['load_before']} -> {a_raw['load_after']}; "
+          f"submission_create_recipe took {a_raw['submit']:.3f} s (plan + store + publish {k} tasks in "
+          f"{a_raw['enqueue'][1] - a_raw['enqueue'][0]:.3f} s)")
+    print(f"  {'seconds per run':<52} {'median':>8} {'p90':>8}")
+    print(row("wall, back to back (diff of consecutive finished_at)", a["per_run"], "= the sum of the next two"))
+    print(row("  in the task: claimed -> stored (started..finished)", a["in_task"]))
+    print(row("    sandboxed process (Run.duration_s)", a["sandbox"],
+              "interpreter + imports + harness + fit_predict"))
+    print(row("    in the task outside the sandbox", a["outside"], "dataset load, inputs, scoring, queries"))
+    print(row("  between tasks: stored(i-1) -> claimed(i)", a["between"],
+              "status refresh, report request, ack, next message, claim"))
+    print(row("recipe compute (fit_predict, in-process)", [compute]))
+    print(row("platform overhead = wall back to back - compute", a["per_run"] - compute))
+    print(f"  first run (fresh pool child): enqueue -> claimed {a['first_pickup']:.3f} s, claimed -> stored "
+          f"{a['first_in_task']:.3f} s; Celery's own task time median {med(a_raw['task_seconds'][0]):.3f} s")
+    print(f"  throughput: {a['throughput']:.2f} runs/s ({k} runs, enqueue -> last stored {a['makespan']:.1f} s); "
+          f"steady state {a['steady']:.2f} runs/s; worker CPU {a['cpu_per_run']:.3f} s per run; machine busy "
+          f"{a_raw['machine_busy']:.2f} of {os.cpu_count()} CPUs during the phase; RSS worker main "
+          f"{a_raw['worker_rss'][0]:.0f} MB, pool child {', '.join(f'{v:.0f}' for v in a_raw['pool_rss'])} MB "
+          f"(torch {'loaded' if a_raw['pool_torch'] else 'not loaded'} in it)")
+    if a_raw.get("latency"):
+        lat = np.array(a_raw["latency"])
+        print(f"  single runs sent to the idle worker ({len(lat)}; k = 1 submissions): enqueue -> claimed "
+              f"median {med(lat[:, 0]):.3f} s, claimed -> stored {med(lat[:, 1]):.3f} s (sandbox "
+              f"{med(lat[:, 3]):.3f} s), enqueue -> stored {med(lat[:, 2]):.3f} s (max {lat[:, 2].max():.3f} s)")
+
+    # ---- phase B
+    b_raw = phase("B", 2, worker_env, var_dir, challenge, user, k, deadline)
+    b = summarise(b_raw, k)
+    scaling = b["throughput"] / a["throughput"]
+    print(f"\nphase B: 2 worker processes (two separate `celery worker -c 1`), {k} runs of a fresh "
+          f"submission; ready in {b_raw['ready']:.1f} s, not counted; load {b_raw['load_before']} -> "
+          f"{b_raw['load_after']}")
+    print(row("  in the task: claimed -> stored", b["in_task"], f"(phase A: {med(a['in_task']):.3f})"))
+    print(row("    sandboxed process (Run.duration_s)", b["sandbox"], f"(phase A: {med(a['sandbox']):.3f})"))
+    per_worker = [len(t) for t in b_raw["task_seconds"]]
+    print(f"  throughput: {b['throughput']:.2f} runs/s ({k} runs in {b['makespan']:.1f} s; steady state "
+          f"{b['steady']:.2f}); scaling vs phase A {scaling:.2f}x (ideal 2.0; steady state "
+          f"{b['steady'] / a['steady']:.2f}x); tasks per worker {per_worker}; worker CPU "
+          f"{b['cpu_per_run']:.3f} s per run; machine busy {b_raw['machine_busy']:.2f} of {os.cpu_count()} "
+          f"CPUs (phase A: {a_raw['machine_busy']:.2f})")
+    ncpu = os.cpu_count() or 1
+    ceiling = min(2.0, max(0.0, ncpu - b["rest_busy"]) / a["workers_busy"])
+    print(f"  CPU: one worker used {a['workers_busy']:.2f} CPUs in phase A (its runs are CPU-bound: "
+          f"{a['cpu_per_run']:.3f} CPU-s per {med(a['per_run']):.3f} s run), two used {b['workers_busy']:.2f} in "
+          f"phase B ({b['cpu_per_run']:.3f} CPU-s per run, {b['cpu_per_run'] / a['cpu_per_run'] - 1:+.0%}); "
+          f"the rest of the machine (other jobs, PostgreSQL, Redis, this script) used {a['rest_busy']:.2f} "
+          f"/ {b['rest_busy']:.2f} CPUs -> with {ncpu} CPUs and the other load of phase B, 2 workers could "
+          f"reach at most {ceiling:.2f}x")
+    queue_db = med(a["per_run"]) - med(direct["wall"])
+    print(f"\nwhere the time goes (medians): back-to-back run {med(a['per_run']):.3f} s = sandboxed run "
+          f"in-process R1 {med(direct['wall']):.3f} s (of which the sandboxed process "
+          f"{med(direct['sandbox']):.3f} s) "
+          f"+ queue and DB {queue_db:.3f} s (R2 - R1, the DB and dataset work of run_execute: "
+          f"{med(r2['wall']) - med(direct['wall']):.3f} s; Celery: {med(a['per_run']) - med(r2['wall']):.3f} s)")
+
+    # ---- verdicts
+    overhead = med(a["per_run"] - compute)
+    verdict = "PASS" if overhead <= OVERHEAD_TARGET_S else "MISS"
+    print(f"{verdict}: platform overhead per run, 1 worker back to back, median of {k - 1}: {overhead:.3f} s "
+          f"(target <= {OVERHEAD_TARGET_S} s; p90 {p90(a['per_run'] - compute):.3f} s)")
+    if a_raw.get("latency"):
+        idle = med(np.array(a_raw["latency"])[:, 2]) - compute
+        verdict = "PASS" if idle <= OVERHEAD_TARGET_S else "MISS"
+        print(f"{verdict}: enqueue -> sandbox -> stored on an idle worker, median of {len(a_raw['latency'])}: "
+              f"{idle:.3f} s (target <= {OVERHEAD_TARGET_S} s)")
+    verdict = "PASS" if scaling >= SCALING_TARGET else "MISS"
+    print(f"{verdict}: throughput 1 -> 2 workers {a['throughput']:.2f} -> {b['throughput']:.2f} runs/s, "
+          f"{scaling:.2f}x (target >= {SCALING_TARGET}x, ideal 2.0; {os.cpu_count()} CPUs, load average "
+          f"{b_raw['load_before']} before phase B, machine busy {b_raw['machine_busy']:.2f} CPUs during it; "
+          f"ceiling from CPU left free by other load {ceiling:.2f}x)")
+    if scaling < SCALING_TARGET and ceiling < SCALING_TARGET:
+        print(f"  note: the CPU the other load left free allowed at most {ceiling:.2f}x, and the per-run CPU cost "
+              f"did not grow with 2 workers ({a['cpu_per_run']:.3f} -> {b['cpu_per_run']:.3f} CPU-s): "
+              f"re-run on an idle machine to judge the scaling target")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=60, help="k: runs per phase (default 60; >= 50 for the target)")
     parser.add_argument("--reference-runs", type=int, default=20, help="in-process reference runs (default 20)")
     parser.add_argument("--latency-runs", type=int, default=5, help="single runs sent to an idle worker")
     parser.add_argument("--timeout", type=int, default=480, help="overall time limit in seconds (default 480)")
-    parser.add_argument("--quick", action="store_true", help="k = 12, 5 reference runs, 3 single runs")
+    parser.add_argument("--torch-runs", type=int, default=10, help="torch recipe: runs back to back per start mode")
+    parser.add_argument("--torch-only", action="store_true", help="only the torch recipe's warm/cold comparison")
+    parser.add_argument("--quick", action="store_true", help="k = 12, 5 reference runs, 3 single runs, 4 torch runs")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.reference_runs, args.latency_runs = min(args.runs, 12), 5, 3
+        args.torch_runs = min(args.torch_runs, 4)
     if args.runs < 2:
         parser.error("--runs must be at least 2")
 
@@ -594,104 +874,9 @@ def main() -> None:
               f"{RECIPE.relative_to(ROOT)} (majority class); workers: celery -A leaderboard worker -Q cpu "
               f"-c 1 --prefetch-multiplier=1 -P prefork --without-gossip --without-mingle --without-heartbeat")
 
-        # ---- references in this process
-        ref_submission, _ = submit(challenge, user, "reference-direct", enqueue=False)
-        direct = reference_direct(challenge, ref_submission, args.reference_runs)
-        compute = direct["compute"]
-        print(f"\nreference R1: execute_recipe_run in-process (no Celery, no DB), {args.reference_runs} runs, "
-              f"load {load()}: median {med(direct['wall']):.3f} s, p90 {p90(direct['wall']):.3f} s; sandboxed "
-              f"process (duration_s) median {med(direct['sandbox']):.3f} s; the recipe's fit_predict "
-              f"{compute * 1e6:.0f} us (split {direct['split'][0]}/{direct['split'][1]}/{direct['split'][2]} "
-              f"train/valid/test rows); this process's RSS {rss_mb():.0f} MB")
-        parts = reference_sandbox_parts(max(5, args.reference_runs // 2))
-        print_sandbox_parts(parts)
-        r2 = reference_run_execute(challenge, user, args.reference_runs)
-        print(f"reference R2: run_execute in-process (DB, no Celery), {len(r2['wall'])} runs, load {load()}: "
-              f"median {med(r2['wall']):.3f} s, p90 {p90(r2['wall']):.3f} s; {med(r2['queries']):.0f} SQL "
-              f"queries per run taking {med(r2['db']) * 1e3:.1f} ms in all; parts (median):")
-        for name, values in r2["parts"].items():
-            print(f"    {name:<50} {med(values) * 1e3:8.1f} ms")
-
-        # ---- phase A
-        a_raw = phase("A", 1, worker_env, var_dir, challenge, user, k, deadline,
-                      latency_runs=args.latency_runs, single=single)
-        a = summarise(a_raw, k)
-        print(f"\nphase A: 1 worker process (prefork pool of 1), {k} runs back to back; worker ready (ping) in "
-              f"{a_raw['ready']:.1f} s, not counted; load {a_raw['load_before']} -> {a_raw['load_after']}; "
-              f"submission_create_recipe took {a_raw['submit']:.3f} s (plan + store + publish {k} tasks in "
-              f"{a_raw['enqueue'][1] - a_raw['enqueue'][0]:.3f} s)")
-        print(f"  {'seconds per run':<52} {'median':>8} {'p90':>8}")
-        print(row("wall, back to back (diff of consecutive finished_at)", a["per_run"], "= the sum of the next two"))
-        print(row("  in the task: claimed -> stored (started..finished)", a["in_task"]))
-        print(row("    sandboxed process (Run.duration_s)", a["sandbox"],
-                  "interpreter + imports + harness + fit_predict"))
-        print(row("    in the task outside the sandbox", a["outside"], "dataset load, inputs, scoring, queries"))
-        print(row("  between tasks: stored(i-1) -> claimed(i)", a["between"],
-                  "status refresh, report request, ack, next message, claim"))
-        print(row("recipe compute (fit_predict, in-process)", [compute]))
-        print(row("platform overhead = wall back to back - compute", a["per_run"] - compute))
-        print(f"  first run (fresh pool child): enqueue -> claimed {a['first_pickup']:.3f} s, claimed -> stored "
-              f"{a['first_in_task']:.3f} s; Celery's own task time median {med(a_raw['task_seconds'][0]):.3f} s")
-        print(f"  throughput: {a['throughput']:.2f} runs/s ({k} runs, enqueue -> last stored {a['makespan']:.1f} s); "
-              f"steady state {a['steady']:.2f} runs/s; worker CPU {a['cpu_per_run']:.3f} s per run; machine busy "
-              f"{a_raw['machine_busy']:.2f} of {os.cpu_count()} CPUs during the phase; RSS worker main "
-              f"{a_raw['worker_rss'][0]:.0f} MB, pool child {', '.join(f'{v:.0f}' for v in a_raw['pool_rss'])} MB "
-              f"(torch {'loaded' if a_raw['pool_torch'] else 'not loaded'} in it)")
-        if a_raw.get("latency"):
-            lat = np.array(a_raw["latency"])
-            print(f"  single runs sent to the idle worker ({len(lat)}; k = 1 submissions): enqueue -> claimed "
-                  f"median {med(lat[:, 0]):.3f} s, claimed -> stored {med(lat[:, 1]):.3f} s (sandbox "
-                  f"{med(lat[:, 3]):.3f} s), enqueue -> stored {med(lat[:, 2]):.3f} s (max {lat[:, 2].max():.3f} s)")
-
-        # ---- phase B
-        b_raw = phase("B", 2, worker_env, var_dir, challenge, user, k, deadline)
-        b = summarise(b_raw, k)
-        scaling = b["throughput"] / a["throughput"]
-        print(f"\nphase B: 2 worker processes (two separate `celery worker -c 1`), {k} runs of a fresh "
-              f"submission; ready in {b_raw['ready']:.1f} s, not counted; load {b_raw['load_before']} -> "
-              f"{b_raw['load_after']}")
-        print(row("  in the task: claimed -> stored", b["in_task"], f"(phase A: {med(a['in_task']):.3f})"))
-        print(row("    sandboxed process (Run.duration_s)", b["sandbox"], f"(phase A: {med(a['sandbox']):.3f})"))
-        per_worker = [len(t) for t in b_raw["task_seconds"]]
-        print(f"  throughput: {b['throughput']:.2f} runs/s ({k} runs in {b['makespan']:.1f} s; steady state "
-              f"{b['steady']:.2f}); scaling vs phase A {scaling:.2f}x (ideal 2.0; steady state "
-              f"{b['steady'] / a['steady']:.2f}x); tasks per worker {per_worker}; worker CPU "
-              f"{b['cpu_per_run']:.3f} s per run; machine busy {b_raw['machine_busy']:.2f} of {os.cpu_count()} "
-              f"CPUs (phase A: {a_raw['machine_busy']:.2f})")
-        ncpu = os.cpu_count() or 1
-        ceiling = min(2.0, max(0.0, ncpu - b["rest_busy"]) / a["workers_busy"])
-        print(f"  CPU: one worker used {a['workers_busy']:.2f} CPUs in phase A (its runs are CPU-bound: "
-              f"{a['cpu_per_run']:.3f} CPU-s per {med(a['per_run']):.3f} s run), two used {b['workers_busy']:.2f} in "
-              f"phase B ({b['cpu_per_run']:.3f} CPU-s per run, {b['cpu_per_run'] / a['cpu_per_run'] - 1:+.0%}); "
-              f"the rest of the machine (other jobs, PostgreSQL, Redis, this script) used {a['rest_busy']:.2f} "
-              f"/ {b['rest_busy']:.2f} CPUs -> with {ncpu} CPUs and the other load of phase B, 2 workers could "
-              f"reach at most {ceiling:.2f}x")
-        queue_db = med(a["per_run"]) - med(direct["wall"])
-        print(f"\nwhere the time goes (medians): back-to-back run {med(a['per_run']):.3f} s = sandboxed run "
-              f"in-process R1 {med(direct['wall']):.3f} s (of which the sandboxed process "
-              f"{med(direct['sandbox']):.3f} s) "
-              f"+ queue and DB {queue_db:.3f} s (R2 - R1, the DB and dataset work of run_execute: "
-              f"{med(r2['wall']) - med(direct['wall']):.3f} s; Celery: {med(a['per_run']) - med(r2['wall']):.3f} s)")
-
-        # ---- verdicts
-        overhead = med(a["per_run"] - compute)
-        verdict = "PASS" if overhead <= OVERHEAD_TARGET_S else "MISS"
-        print(f"{verdict}: platform overhead per run, 1 worker back to back, median of {k - 1}: {overhead:.3f} s "
-              f"(target <= {OVERHEAD_TARGET_S} s; p90 {p90(a['per_run'] - compute):.3f} s)")
-        if a_raw.get("latency"):
-            idle = med(np.array(a_raw["latency"])[:, 2]) - compute
-            verdict = "PASS" if idle <= OVERHEAD_TARGET_S else "MISS"
-            print(f"{verdict}: enqueue -> sandbox -> stored on an idle worker, median of {len(a_raw['latency'])}: "
-                  f"{idle:.3f} s (target <= {OVERHEAD_TARGET_S} s)")
-        verdict = "PASS" if scaling >= SCALING_TARGET else "MISS"
-        print(f"{verdict}: throughput 1 -> 2 workers {a['throughput']:.2f} -> {b['throughput']:.2f} runs/s, "
-              f"{scaling:.2f}x (target >= {SCALING_TARGET}x, ideal 2.0; {os.cpu_count()} CPUs, load average "
-              f"{b_raw['load_before']} before phase B, machine busy {b_raw['machine_busy']:.2f} CPUs during it; "
-              f"ceiling from CPU left free by other load {ceiling:.2f}x)")
-        if scaling < SCALING_TARGET and ceiling < SCALING_TARGET:
-            print(f"  note: the CPU the other load left free allowed at most {ceiling:.2f}x, and the per-run CPU cost "
-                  f"did not grow with 2 workers ({a['cpu_per_run']:.3f} -> {b['cpu_per_run']:.3f} CPU-s): "
-                  f"re-run on an idle machine to judge the scaling target")
+        if not args.torch_only:
+            trivial_benchmark(args, challenge, user, single, worker_env, var_dir, k, deadline)
+        torch_benchmark(args, user, worker_env, var_dir, deadline)
     finally:
         signal.alarm(0)
         try:

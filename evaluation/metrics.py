@@ -2,7 +2,7 @@
 
 Every metric returns, besides its score, one *outcome* per test example such that
 ``metric.from_mean(outcomes.mean())`` is the score on the full sample. The outcomes feed
-the paired bootstrap over test examples (DESIGN.md §6, "Prediction entries"): one
+the paired bootstrap over test examples (docs/DESIGN.md §6, "Prediction entries"): one
 resample index set, shared by all entries, is applied to every entry's outcomes, and
 ``from_mean`` of each resampled mean is that entry's resampled score.
 
@@ -65,6 +65,9 @@ class Metric:
     aggregate : {"mean", "sqrt_mean"}
         How the mean of the per-example outcomes maps to the score (``"sqrt_mean"`` for
         RMSE, whose outcomes are squared errors).
+    score_range : (float or None, float or None)
+        The values the score can take (None: unbounded on that side). Intervals are clipped
+        to it: a bootstrap-t interval of a few runs near a bound can reach past it.
     """
 
     name: str
@@ -73,6 +76,7 @@ class Metric:
     task: Task
     prediction_kind: PredictionKind
     aggregate: Literal["mean", "sqrt_mean"] = "mean"
+    score_range: tuple[float | None, float | None] = (0.0, 1.0)
 
     def from_mean(self, mean: float | np.ndarray) -> float | np.ndarray:
         """Map the mean of per-example outcomes to the metric's score.
@@ -121,9 +125,9 @@ METRICS: dict[str, Metric] = {
         Metric("balanced_accuracy", "Balanced accuracy", True, "classification", "label"),
         Metric("macro_f1", "Macro F1", True, "classification", "label"),
         Metric("roc_auc", "ROC AUC", True, "binary", "score"),
-        Metric("log_loss", "Log loss", False, "classification", "proba"),
-        Metric("rmse", "RMSE", False, "regression", "value", aggregate="sqrt_mean"),
-        Metric("mae", "MAE", False, "regression", "value"),
+        Metric("log_loss", "Log loss", False, "classification", "proba", score_range=(0.0, None)),
+        Metric("rmse", "RMSE", False, "regression", "value", aggregate="sqrt_mean", score_range=(0.0, None)),
+        Metric("mae", "MAE", False, "regression", "value", score_range=(0.0, None)),
     )
 }
 

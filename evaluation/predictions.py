@@ -33,18 +33,18 @@ from typing import Any
 import numpy as np
 
 from evaluation.metrics import PROBA_TOLERANCE, Metric
-from evaluation.tables import (
-    _check_header,
-    _check_size,
-    _csv_records,
-    _decode_text,
-    _file_name,
-    _is_blank,
-    _is_number,
-    _preview,
-    _show,
-    prediction_columns,
+from evaluation.io.text import (
+    check_header,
+    check_size,
+    csv_records,
+    decode_text,
+    is_blank,
+    is_number,
+    name_file,
+    show_value,
+    show_values,
 )
+from evaluation.samples import prediction_columns
 
 __all__ = ["PredictionFileError", "parse_predictions", "prediction_columns"]
 
@@ -167,23 +167,36 @@ def parse_predictions(
     array([0.9, 0.2])
     """
     ids, classes, pred_columns = _parse_predictions_iv(expected_ids, metric, classes, id_column)
-    name = _file_name(filename)
+    name = name_file(filename)
 
     def fail(message: str) -> PredictionFileError:
         return PredictionFileError(f"{name}: {message}")
 
-    _check_size(data, filename, max_bytes, PredictionFileError)
-    text = _decode_text(data, filename, PredictionFileError)
+    check_size(data, filename, max_bytes, PredictionFileError)
+    text = decode_text(data, filename, PredictionFileError)
     header_row, raw_header, rows = _read_records(text, filename)
     header = [cell.strip() for cell in raw_header]
     wanted = [id_column, *pred_columns]
-    _check_header(header, filename, PredictionFileError)
+    check_header(header, filename, PredictionFileError)
     _check_columns(header, wanted, id_column, ids, fail)
 
+    rows, row_numbers = _data_rows(rows, header_row, len(header), len(ids), fail)
+    cells = _cells(rows, row_numbers, [header.index(c) for c in wanted], wanted, fail)
+    position = _align(cells[:, 0].tolist(), row_numbers, ids, fail)
+    preds = _predictions(cells[:, 1:], row_numbers, wanted[1:], metric.prediction_kind, classes, fail)
+    out = np.empty((len(ids), *preds.shape[1:]), dtype=preds.dtype)
+    out[position] = preds
+    return out
+
+
+def _data_rows(
+    rows: list[list[str]], header_row: int, width: int, n_ids: int, fail: _Fail
+) -> tuple[list[list[str]], np.ndarray]:
+    """The non-blank records after the header and their row numbers; each has `width` fields."""
     lengths = np.fromiter(map(len, rows), dtype=np.intp, count=len(rows))
     blank = np.zeros(len(rows), dtype=bool)
     for k in np.flatnonzero(lengths <= 1):  # only these can be blank
-        blank[k] = _is_blank(rows[k])
+        blank[k] = is_blank(rows[k])
     if blank.any():
         keep = np.flatnonzero(~blank)
         rows, lengths = [rows[k] for k in keep], lengths[keep]
@@ -191,42 +204,45 @@ def parse_predictions(
         keep = np.arange(len(rows))
     row_numbers = keep + header_row + 1  # records are numbered from 1, blank ones too
     if not rows:
-        raise fail(f"the file has a header but no data rows; expected {len(ids)} (one per test id)")
-    wrong = np.flatnonzero(lengths != len(header))
+        raise fail(f"the file has a header but no data rows; expected {n_ids} (one per test id)")
+    wrong = np.flatnonzero(lengths != width)
     if wrong.size:
         k = wrong[0]
-        hint = " (a value containing a comma must be quoted)" if lengths[k] > len(header) else ""
+        hint = " (a value containing a comma must be quoted)" if lengths[k] > width else ""
         raise fail(
             f"row {row_numbers[k]} has {lengths[k]} fields; "
-            f"the header has {len(header)} columns{hint}"
+            f"the header has {width} columns{hint}"
         )
+    return rows, row_numbers
 
-    order = [header.index(c) for c in wanted]
+
+def _cells(
+    rows: list[list[str]], row_numbers: np.ndarray, order: list[int], wanted: list[str], fail: _Fail
+) -> np.ndarray:
+    """The `wanted` columns (at positions `order`) of every row, stripped; none empty."""
     # Variable-width numpy strings: vectorized strip/compare/parse without the memory of
     # fixed-width "<U" arrays sized by the longest cell.
     cells = np.array(rows, dtype=np.dtypes.StringDType())[:, order]
     cells = np.strings.strip(cells)
-
     empty = np.argwhere(cells == "")
     if empty.size:
         i, j = empty[0]
-        raise fail(f"row {row_numbers[i]}, column {_show(wanted[j])}: the cell is empty")
+        raise fail(f"row {row_numbers[i]}, column {show_value(wanted[j])}: the cell is empty")
+    return cells
 
-    position = _align(cells[:, 0].tolist(), row_numbers, ids, fail)
-    values = cells[:, 1:]
-    kind = metric.prediction_kind
+
+def _predictions(
+    values: np.ndarray, row_numbers: np.ndarray, columns: list[str], kind: str,
+    classes: tuple[str, ...] | None, fail: _Fail,
+) -> np.ndarray:
+    """The prediction cells (rows x columns, stripped, non-empty) parsed for `kind`."""
     if kind == "label":
-        preds = _labels(values[:, 0], row_numbers, wanted[1], classes, fail)
-        out = np.empty(len(ids), dtype=preds.dtype)
-    else:
-        preds = _numbers(values, row_numbers, wanted[1:], fail)
-        if kind == "proba":
-            _check_probabilities(preds, row_numbers, wanted[1:], fail)
-        else:
-            preds = preds[:, 0]
-        out = np.empty((len(ids), *preds.shape[1:]), dtype=np.float64)
-    out[position] = preds
-    return out
+        return _labels(values[:, 0], row_numbers, columns[0], classes, fail)
+    preds = _numbers(values, row_numbers, columns, fail)
+    if kind == "proba":
+        _check_probabilities(preds, row_numbers, columns, fail)
+        return preds
+    return preds[:, 0]
 
 
 def _read_records(text: str, filename: str) -> tuple[int, list[str], list[list[str]]]:
@@ -240,30 +256,30 @@ def _read_records(text: str, filename: str) -> tuple[int, list[str], list[list[s
     try:
         records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     except csv.Error:
-        for _ in _csv_records(text, filename, PredictionFileError):
+        for _ in csv_records(text, filename, PredictionFileError):
             pass
         raise  # unreachable: the numbered reader raises PredictionFileError first
-    first = next((i for i, record in enumerate(records) if not _is_blank(record)), None)
+    first = next((i for i, record in enumerate(records) if not is_blank(record)), None)
     if first is None:  # e.g. a lone "" : not blank text, but no cell in it
-        raise PredictionFileError(f"{_file_name(filename)}: the file is empty")
+        raise PredictionFileError(f"{name_file(filename)}: the file is empty")
     return first + 1, records[first], records[first + 1 :]
 
 
 def _check_columns(
     header: list[str], wanted: list[str], id_column: str, ids: list[str], fail: _Fail
 ) -> None:
-    found = _preview(header, limit=12)
+    found = show_values(header, limit=12)
     expected = ", ".join(wanted) if len(wanted) <= 12 else f"{', '.join(wanted[:12])}, …"
     if id_column not in header:
-        if all(_is_number(cell) for cell in header) or not set(header).isdisjoint(ids):
+        if all(is_number(cell) for cell in header) or not set(header).isdisjoint(ids):
             raise fail(
-                f"the first row holds values ({_preview(header, 3)}), not column names; the "
+                f"the first row holds values ({show_values(header, 3)}), not column names; the "
                 f"file needs a header row naming its columns: {expected}"
             )
         if len(header) == 1 and any(sep in header[0] for sep in ("\t", ";", "|")):
             raise fail(
                 f"the file is not comma-separated: its header is a single column "
-                f"{_show(header[0])}; save it as CSV with the columns {expected}"
+                f"{show_value(header[0])}; save it as CSV with the columns {expected}"
             )
         raise fail(
             f"there is no id column {id_column!r}; the columns found are: {found}"
@@ -273,14 +289,14 @@ def _check_columns(
     if missing:
         noun = "column" if len(missing) == 1 else "columns"
         raise fail(
-            f"missing prediction {noun} {_preview(missing, limit=8)}; the columns found are: "
+            f"missing prediction {noun} {show_values(missing, limit=8)}; the columns found are: "
             f"{found}{_case_hint(missing, header)}"
         )
     extra = [c for c in header if c not in wanted]
     if extra:
         noun = "column" if len(extra) == 1 else "columns"
         raise fail(
-            f"unexpected {noun} {_preview(extra, limit=8)}; the file must have exactly the "
+            f"unexpected {noun} {show_values(extra, limit=8)}; the file must have exactly the "
             f"columns {expected}"
         )
 
@@ -300,7 +316,7 @@ def _align(file_ids: list[str], row_numbers: np.ndarray, ids: list[str], fail: _
         first_row: dict[str, int] = {}
         for value, row in zip(file_ids, row_numbers.tolist(), strict=True):
             if value in first_row:
-                raise fail(f"id {_show(value)} appears twice, in rows {first_row[value]} and {row}")
+                raise fail(f"id {show_value(value)} appears twice, in rows {first_row[value]} and {row}")
             first_row[value] = row
     index = {value: i for i, value in enumerate(ids)}
     position = np.fromiter((index.get(v, -1) for v in file_ids), dtype=np.intp, count=len(file_ids))
@@ -315,7 +331,7 @@ def _align(file_ids: list[str], row_numbers: np.ndarray, ids: list[str], fail: _
             else ""
         )
         raise fail(
-            f"row {row_numbers[k]}: id {_show(value)} is not a test id"
+            f"row {row_numbers[k]}: id {show_value(value)} is not a test id"
             f"{_id_hint(value, loose_ids)}{more}"
         )
     if len(file_ids) != len(ids):
@@ -323,7 +339,7 @@ def _align(file_ids: list[str], row_numbers: np.ndarray, ids: list[str], fail: _
         missing = [i for i in ids if i not in seen]
         raise fail(
             f"the file has {len(file_ids)} rows of predictions; the test set has {len(ids)} "
-            f"ids. Missing: {len(missing)} ids, {_preview(missing)}"
+            f"ids. Missing: {len(missing)} ids, {show_values(missing)}"
         )
     return position
 
@@ -337,8 +353,8 @@ def _labels(
     if not known.all():
         k = int(np.argmin(known))
         raise fail(
-            f"row {row_numbers[k]}, column {_show(column)}: {_show(labels[k])} is not one of the "
-            f"classes ({_preview(classes, limit=20)}){_label_hint(labels[k], classes)}"
+            f"row {row_numbers[k]}, column {show_value(column)}: {show_value(labels[k])} is not one of the "
+            f"classes ({show_values(classes, limit=20)}){_label_hint(labels[k], classes)}"
         )
     return np.array(labels, dtype=str)
 
@@ -364,14 +380,14 @@ def _numbers(
                 float(cell)
             except ValueError:
                 raise fail(
-                    f"row {row_numbers[i]}, column {_show(columns[j])}: "
-                    f"{_show(cell)} is not a number"
+                    f"row {row_numbers[i]}, column {show_value(columns[j])}: "
+                    f"{show_value(cell)} is not a number"
                 ) from None
     bad = np.argwhere(~np.isfinite(out))
     if bad.size:
         i, j = bad[0]
         raise fail(
-            f"row {row_numbers[i]}, column {_show(columns[j])}: {_show(values[i, j])} is not a "
+            f"row {row_numbers[i]}, column {show_value(columns[j])}: {show_value(values[i, j])} is not a "
             "finite number"
         )
     return out
@@ -384,7 +400,7 @@ def _check_probabilities(
     if outside.size:
         i, j = outside[0]
         raise fail(
-            f"row {row_numbers[i]}, column {_show(columns[j])}: {float(proba[i, j])!r} is not a "
+            f"row {row_numbers[i]}, column {show_value(columns[j])}: {float(proba[i, j])!r} is not a "
             "probability (outside [0, 1])"
         )
     sums = proba.sum(axis=1)

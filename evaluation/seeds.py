@@ -1,7 +1,7 @@
 """Seed records: the seed of every source of variation for run i of a challenge.
 
 Run i of **every** submission to a challenge uses the same seed record, so runs are
-paired across entries (DESIGN.md §4): same split, same initialisation seed, same data
+paired across entries (docs/DESIGN.md §4): same split, same initialisation seed, same data
 order, and so on. The record is a pure function of the challenge's master seed, the run
 index and the set of sources the host randomizes.
 """

@@ -1,7 +1,7 @@
 """Data splits for recipe runs: out-of-bootstrap and fixed train/test.
 
 A split holds index arrays into the challenge's data pool. Run i of every submission
-uses the split drawn with run i's ``split`` seed, so runs are paired (DESIGN.md §4).
+uses the split drawn with run i's ``split`` seed, so runs are paired (docs/DESIGN.md §4).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ class Split:
         Pool indices of the training rows. Out-of-bootstrap training sets contain
         repeats and are in draw order.
     valid, test : ndarray of int64, shapes (n_valid,), (n_test,)
-        Sorted, disjoint pool indices; never overlap `train`.
+        Sorted pool indices; never overlap `train` or each other. Out-of-bootstrap test
+        sets are resamples of the hidden rows and contain repeats.
     split_id : str
         Short stable identifier derived from the scheme and the three index arrays,
         e.g. ``"oob-3fa2c1d9e0b7"``. Two splits are the same iff their ids are equal
@@ -75,46 +76,67 @@ def _seed_iv(seed):
     return np.random.default_rng(int(seed))
 
 
-def out_of_bootstrap_split(
-    n_pool: int, seed, *, test_fraction: float = 0.5, stratify=None
-) -> Split:
-    """Out-of-bootstrap split of a pool of `n_pool` rows.
+def _bootstrap(rows: np.ndarray, rng, labels) -> np.ndarray:
+    """``len(rows)`` draws with replacement from ``rows``, within each class when ``labels`` is given."""
+    if labels is None:
+        return rows[rng.integers(0, len(rows), size=len(rows))]
+    classes = labels[rows]
+    parts = []
+    for cls in np.unique(classes):
+        members = rows[classes == cls]
+        parts.append(members[rng.integers(0, len(members), size=len(members))])
+    return rng.permutation(np.concatenate(parts))
+
+
+def _labels_iv(stratify, n_pool: int):
+    if stratify is None:
+        return None
+    labels = np.asarray(stratify)
+    if labels.ndim != 1 or len(labels) < n_pool:
+        raise ValueError(f"`stratify` must be a 1-d array with a label for every pool row (at least {n_pool}), "
+                         f"got shape {labels.shape}")
+    return labels
+
+
+def out_of_bootstrap_split(public_idx, hidden_idx, seed, *, stratify=None) -> Split:
+    """Out-of-bootstrap split in competition form: train and validate on public rows, test on hidden rows.
 
     Parameters
     ----------
-    n_pool : int
-        Number of rows in the pool (at least 2).
+    public_idx : array_like of int, shape (n_public,)
+        Pool indices of the rows whose labels contestants have (at least 2).
+    hidden_idx : array_like of int, shape (n_hidden,)
+        Pool indices of the rows whose labels no contestant ever receives (at least 1).
     seed : int or numpy.random.Generator
         The run's ``split`` seed.
-    test_fraction : float, default 0.5
-        Fraction of the out-of-bag rows that go to the test set; the rest form the
-        validation set.
-    stratify : array_like, shape (n_pool,), optional
-        Class labels. When given, the bootstrap draws within each class (so the training
-        set keeps the pool's class counts) and each class's out-of-bag rows are split
-        between validation and test separately.
+    stratify : array_like, optional
+        Class labels of the pool (indexed by pool index). When given, every draw is made
+        within each class, so the training and test sets keep the class counts of the
+        public and hidden rows.
 
     Returns
     -------
     Split
-        ``train`` has exactly `n_pool` rows (with repeats); ``valid`` and ``test`` are
-        disjoint samples of the out-of-bag rows that together cover all of them.
+        ``train``: ``n_public`` draws with replacement from the public rows (draw order);
+        ``valid``: the public rows never drawn (out of bag), sorted; ``test``:
+        ``n_hidden`` draws with replacement from the hidden rows, sorted (rows repeat).
 
     Raises
     ------
     ValueError
-        If `n_pool` < 2, `test_fraction` is not in (0, 1), `stratify` has the wrong
-        length, or the out-of-bag set is too small to give both a validation and a test
-        row.
+        For bad index arrays (empty, negative, repeated, overlapping), fewer than 2 public
+        rows, a `stratify` of the wrong shape, or an empty out-of-bag set.
 
     Notes
     -----
-    Bouthillier et al. (2021), Appendix B: the training set is a bootstrap sample of the
-    pool; the rows never drawn (about 36.8 % of the pool, (1 - 1/n)^n) are out of bag
-    and split into validation and test. Unstratified, the test set receives
-    ``round(test_fraction * n_oob)`` rows (at least one each side). Stratified, each
-    class's share is rounded stochastically (floor plus a Bernoulli draw of the
-    remainder), which keeps the expected fraction exact for small classes.
+    Bouthillier et al. (2021), Appendix B, draw the training set as a bootstrap sample of
+    the data and validate and test on the rows never drawn. In a competition the test
+    rows must be rows whose labels were never public, or a recipe could look them up (by
+    id or by features) in the public files it was trained on: measured, accuracy 1.0.
+    So the bootstrap runs on both sides of that line (docs/DESIGN.md §4): the public rows
+    give the training set and its out-of-bag validation set (about 36.8 % of them,
+    (1 - 1/n)^n), and the test set is a bootstrap resample of the hidden rows, so the
+    variance that comes from which rows are tested on is kept too.
 
     References
     ----------
@@ -123,54 +145,26 @@ def out_of_bootstrap_split(
 
     Examples
     --------
-    >>> s = out_of_bootstrap_split(100, seed=7)
-    >>> len(s.train), len(set(s.valid) & set(s.test))
-    (100, 0)
+    >>> s = out_of_bootstrap_split(range(100), range(100, 140), seed=7)
+    >>> len(s.train), len(s.test), int(s.test.min()) >= 100
+    (100, 40, True)
     """
-    if isinstance(n_pool, bool) or not isinstance(n_pool, (int, np.integer)):
-        raise ValueError(f"`n_pool` must be an integer, got {n_pool!r}")
-    if n_pool < 2:
-        raise ValueError(f"`n_pool` must be at least 2, got {n_pool}")
-    n_pool = int(n_pool)
-    test_fraction = _fraction_iv(test_fraction, "test_fraction")
+    public_idx = _index_iv(public_idx, "public_idx")
+    hidden_idx = _index_iv(hidden_idx, "hidden_idx")
+    if len(public_idx) < 2:
+        raise ValueError(f"`public_idx` must hold at least 2 rows, got {len(public_idx)}")
+    overlap = np.intersect1d(public_idx, hidden_idx)
+    if len(overlap):
+        raise ValueError(f"`public_idx` and `hidden_idx` overlap in {len(overlap)} row(s), e.g. row {overlap[0]}")
+    labels = _labels_iv(stratify, int(max(public_idx.max(), hidden_idx.max())) + 1)
     rng = _seed_iv(seed)
-
-    if stratify is None:
-        train = rng.integers(0, n_pool, size=n_pool)
-        oob = np.setdiff1d(np.arange(n_pool), train)
-        if len(oob) < 2:
-            raise ValueError(
-                f"the out-of-bag set has {len(oob)} row(s); at least 2 are needed to form "
-                f"a validation and a test set (n_pool={n_pool} is too small)"
-            )
-        n_test = min(max(int(test_fraction * len(oob) + 0.5), 1), len(oob) - 1)
-        shuffled = rng.permutation(oob)
-        test, valid = shuffled[:n_test], shuffled[n_test:]
-    else:
-        labels = np.asarray(stratify)
-        if labels.ndim != 1 or len(labels) != n_pool:
-            raise ValueError(
-                f"`stratify` must be a 1-d array of {n_pool} labels, got shape {labels.shape}"
-            )
-        train_parts, valid_parts, test_parts = [], [], []
-        for cls in np.unique(labels):
-            members = np.flatnonzero(labels == cls)
-            drawn = members[rng.integers(0, len(members), size=len(members))]
-            oob_c = rng.permutation(np.setdiff1d(members, drawn))
-            share = test_fraction * len(oob_c)
-            n_test_c = int(share) + int(rng.random() < share - int(share))
-            train_parts.append(drawn)
-            test_parts.append(oob_c[:n_test_c])
-            valid_parts.append(oob_c[n_test_c:])
-        train = rng.permutation(np.concatenate(train_parts))
-        valid, test = np.concatenate(valid_parts), np.concatenate(test_parts)
-        if len(valid) == 0 or len(test) == 0:
-            raise ValueError(
-                f"the stratified out-of-bag split left an empty "
-                f"{'validation' if len(valid) == 0 else 'test'} set "
-                f"({len(valid) + len(test)} out-of-bag rows; n_pool={n_pool} is too small)"
-            )
-    return _make_split(train, np.sort(valid), np.sort(test), "out_of_bootstrap")
+    train = _bootstrap(public_idx, rng, labels)
+    valid = np.setdiff1d(public_idx, train)
+    if len(valid) == 0:
+        raise ValueError(f"the out-of-bag set is empty: every one of the {len(public_idx)} public rows was drawn "
+                         "into the training set; more public rows are needed")
+    test = np.sort(_bootstrap(hidden_idx, rng, labels))
+    return _make_split(train, valid, test, "out_of_bootstrap")
 
 
 def _index_iv(values, name: str) -> np.ndarray:

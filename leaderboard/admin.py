@@ -22,7 +22,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .models import Challenge, Dataset, Membership, Report, Run, Submission, Team
+from .models import AuditEntry, Challenge, Dataset, Membership, Report, Run, Submission, Team
 from .selectors import user_is_host
 from .services.challenges import challenge_create, challenge_update
 from .services.errors import ServiceError
@@ -288,3 +288,19 @@ class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request):
         qs = super().get_queryset(request)
         return qs if request.user.is_superuser else qs.filter(challenge__hosts=request.user)
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Host actions, written by the services (read-only: an audit log is not edited)."""
+
+    list_display = ["created", "challenge", "actor", "action"]
+    list_filter = ["action"]
+    readonly_fields = ["challenge", "actor", "action", "details", "created"]
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request).select_related("challenge", "actor")
+        return qs if request.user.is_superuser else qs.filter(challenge__hosts=request.user)
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -21,11 +21,21 @@ class SubmissionStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+#: A submission in one of these states changes no more.
+SUBMISSION_ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED, SubmissionStatus.CANCELLED)
+#: A submission in one of these states is still being worked on.
+SUBMISSION_ACTIVE = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
+
+
 class RunStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
+
+
+#: A run in one of these states has its result and is written once.
+RUN_ENDED = (RunStatus.SUCCEEDED, RunStatus.FAILED)
 
 
 class SplitScheme(models.TextChoices):
@@ -58,3 +68,38 @@ class Correction(models.TextChoices):
     BONFERRONI = "bonferroni", "Bonferroni"
     BH = "bh", "Benjamini–Hochberg"
     NONE = "none", "None"
+
+
+class Board(models.TextChoices):
+    """The two leaderboards of a challenge: scored on the public or on the private part of the hidden rows."""
+
+    PUBLIC = "public", "Public board"
+    PRIVATE = "private", "Private board"
+
+
+class TestRows(models.TextChoices):
+    """Which hidden test rows a phase scores on."""
+
+    ALL = "all", "Public and private parts (both boards)"
+    PUBLIC = "public", "Public part only (no private board)"
+
+
+class Feedback(models.TextChoices):
+    """How the public board reports scores (Blum & Hardt 2015 for the Ladder)."""
+
+    EXACT = "exact", "Exact"
+    ROUNDED = "rounded", "Rounded to d digits"
+    LADDER = "ladder", "Ladder (a team's shown score changes only on a significant improvement)"
+
+
+class BoardVersion(models.TextChoices):
+    """Which version of an entry (a team's method) the public board shows."""
+
+    SELECTED = "selected", "The version the team selected (else the latest)"
+    LATEST = "latest", "The latest version"
+
+
+class RegistrationStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for the hosts"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 
-from evaluation.tables import sample_submission
+from evaluation.samples import sample_submission
 
 from .models import Challenge
-from .selectors import dataset_test_ids, user_is_host
+from .selectors import user_is_host
+from .services.dataset_files import dataset_test_ids
 
 PUBLIC_PARTS = ("train", "test_inputs", "sample_submission")
 

@@ -1,4 +1,4 @@
-"""Data model (DESIGN.md §3): challenges, teams, submissions, runs and cached reports.
+"""Data model (docs/DESIGN.md §3): challenges, teams, submissions, runs and cached reports.
 
 Every statistic shown anywhere is recomputable from ``Run`` rows (and their per-example
 outcomes), so the report is a cache, never a source of truth.
@@ -13,22 +13,32 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 from evaluation.metrics import METRICS
 from evaluation.seeds import SOURCES
 
 from .choices import (
+    RUN_ENDED,
+    SUBMISSION_ENDED,
+    Board,
+    BoardVersion,
     Correction,
+    Feedback,
     Device,
     HpoMethod,
     HpoMode,
     RankingStatistic,
+    RegistrationStatus,
     RunStatus,
     SplitScheme,
     SubmissionKind,
     SubmissionStatus,
+    TestRows,
     Visibility,
 )
+from .jsoncodec import FastJSONDecoder, FastJSONEncoder
+from .storage import hidden_labels_storage
 
 METRIC_CHOICES = [(name, metric.label) for name, metric in METRICS.items()]
 
@@ -37,6 +47,28 @@ def validate_gamma(value: float) -> None:
     """γ of Bouthillier et al.'s decision rule: P(A>B) must exceed it, so 0.5 < γ < 1."""
     if not 0.5 < value < 1.0:
         raise ValidationError(f"γ must be strictly between 0.5 and 1 (got {value}).")
+
+
+def validate_dates(opens_at, closes_at) -> None:
+    """A challenge closes after it opens (either date may be missing)."""
+    if opens_at and closes_at and closes_at <= opens_at:
+        raise ValidationError({"closes_at": "The closing date must come after the opening date."})
+
+
+def validate_public_fraction(value: float) -> None:
+    """The public part of the hidden test rows: 0 < f <= 1 (1: no private board)."""
+    if not 0.0 < value <= 1.0:
+        raise ValidationError(f"public_fraction must be greater than 0 and at most 1 (got {value}).")
+
+
+def window_closed_reason(what: str, opens_at, closes_at, now=None) -> str | None:
+    """Why ``what`` ("The challenge", "The final phase") takes no submission at ``now``, or None when open."""
+    now = now or timezone.now()
+    if opens_at and now < opens_at:
+        return f"{what} opens at {opens_at:%Y-%m-%d %H:%M} UTC."
+    if closes_at and now >= closes_at:
+        return f"{what} closed at {closes_at:%Y-%m-%d %H:%M} UTC."
+    return None
 
 
 def default_sources() -> list[str]:
@@ -65,6 +97,12 @@ class Membership(models.Model):
 
 
 class Challenge(models.Model):
+    #: Settings the leaderboard report depends on: the report's cache key, the version of its
+    #: inputs and the API's one-query read of a cached report all derive from this one list.
+    REPORT_SETTINGS = ("metric", "higher_is_better", "boo_n", "gamma", "alpha", "bootstrap_resamples",
+                       "ranking_statistic", "correction", "k_runs", "master_seed", "public_fraction",
+                       "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin")
+
     slug = models.SlugField(max_length=60, unique=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -77,7 +115,7 @@ class Challenge(models.Model):
     allow_predictions = models.BooleanField(default=True)
     allow_recipes = models.BooleanField(default=False)
 
-    # Statistics (DESIGN.md §6)
+    # Statistics (docs/DESIGN.md §6)
     k_runs = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
     boo_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1), MaxValueValidator(1000)])
     gamma = models.FloatField(default=0.75, validators=[validate_gamma],
@@ -89,12 +127,11 @@ class Challenge(models.Model):
     ranking_statistic = models.CharField(max_length=10, choices=RankingStatistic.choices, default=RankingStatistic.MEAN)
     correction = models.CharField(max_length=12, choices=Correction.choices, default=Correction.HOLM)
 
-    # Seeds, splits, HPO (DESIGN.md §4)
+    # Seeds, splits, HPO (docs/DESIGN.md §4)
     master_seed = models.PositiveBigIntegerField(default=0)
     randomize_sources = models.JSONField(default=default_sources, blank=True)
     split_scheme = models.CharField(max_length=10, choices=SplitScheme.choices, default=SplitScheme.OUT_OF_BOOTSTRAP)
     stratify = models.BooleanField(default=True)
-    test_fraction = models.FloatField(default=0.5, validators=[MinValueValidator(0.05), MaxValueValidator(0.95)])
     hpo_mode = models.CharField(max_length=10, choices=HpoMode.choices, default=HpoMode.FIXED)
     hpo_method = models.CharField(max_length=12, choices=HpoMethod.choices, default=HpoMethod.RANDOM)
     hpo_budget = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
@@ -109,6 +146,31 @@ class Challenge(models.Model):
     closes_at = models.DateTimeField(null=True, blank=True)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
     created = models.DateTimeField(auto_now_add=True)
+
+    # Competition integrity: public and private boards, final selection, feedback, accounts
+    public_fraction = models.FloatField(
+        default=1.0, validators=[validate_public_fraction],
+        help_text="Fraction of the hidden test rows on the public board (drawn from the master seed, stratified); "
+                  "1: no private board.")
+    private_revealed_at = models.DateTimeField(null=True, blank=True,
+                                               help_text="When the hosts revealed the private board.")
+    final_entries = models.PositiveIntegerField(
+        default=2, validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Entries a team may select for the private board (N).")
+    board_version = models.CharField(max_length=10, choices=BoardVersion.choices, default=BoardVersion.SELECTED,
+                                     help_text="Which version of an entry the public board shows.")
+    feedback = models.CharField(max_length=10, choices=Feedback.choices, default=Feedback.EXACT,
+                                help_text="How the public board reports scores.")
+    feedback_digits = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(0), MaxValueValidator(12)],
+        help_text="Digits shown with rounded feedback.")
+    ladder_margin = models.FloatField(
+        default=0.01, validators=[MinValueValidator(1e-9)],
+        help_text="η of the Ladder, in the metric's units: a team's shown score moves only when a new "
+                  "submission beats it by more than η.")
+    rules = models.TextField(blank=True, help_text="Rules every contestant accepts before the first submission.")
+    registration_required = models.BooleanField(
+        default=False, help_text="Contestants register and wait for a host's approval before submitting.")
 
     class Meta:
         ordering = ["-created"]
@@ -129,6 +191,25 @@ class Challenge(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("challenge-detail", kwargs={"slug": self.slug})
+
+    def clean(self) -> None:
+        super().clean()
+        validate_dates(self.opens_at, self.closes_at)
+
+    def closed_reason(self, now=None) -> str | None:
+        """Why the challenge takes no submission at ``now`` (default: now), or None when it is open."""
+        return window_closed_reason("The challenge", self.opens_at, self.closes_at, now)
+
+    def is_open(self, now=None) -> bool:
+        return self.closed_reason(now) is None
+
+    def run_wall_time_s(self) -> int:
+        """A recipe run's wall-time limit: the challenge's, under the operator's ceiling."""
+        return min(self.run_time_limit_s, settings.VARBOARD["RUN_WALL_TIME_S"])
+
+    def report_settings_values(self) -> tuple:
+        """The values of :attr:`REPORT_SETTINGS`, in that order."""
+        return tuple(getattr(self, name) for name in self.REPORT_SETTINGS)
 
     @property
     def metric_info(self):
@@ -157,14 +238,58 @@ class Dataset(models.Model):
     original_name = models.CharField(max_length=255, blank=True)
     train_file = models.FileField(upload_to=dataset_path)
     test_inputs_file = models.FileField(upload_to=dataset_path, blank=True)
-    hidden_labels_file = models.FileField(upload_to=dataset_path, blank=True)
+    # In a storage of their own (a private bucket or prefix): see leaderboard/storage.py.
+    hidden_labels_file = models.FileField(upload_to=dataset_path, storage=hidden_labels_storage, blank=True)
     n_train = models.PositiveIntegerField(default=0)
     n_test = models.PositiveIntegerField(default=0)
     version = models.CharField(max_length=64, help_text="Hash of the data; runs are scored against one version.")
+    # Which hidden test rows (in test order) are on the public board: packed bits; None: all of them.
+    public_mask = models.BinaryField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"dataset of {self.challenge.slug} ({self.n_train} train, {self.n_test} test rows)"
+
+
+class Phase(models.Model):
+    """A period of a challenge with its own dates, quotas, kinds of submission and scored test rows.
+
+    Quotas count submissions and files (a prediction file is one test-set evaluation; a recipe
+    counts as one), per team and per user, per day and in total (0: unlimited).
+    """
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="phases")
+    name = models.CharField(max_length=60)
+    order = models.PositiveIntegerField(default=0)
+    opens_at = models.DateTimeField(null=True, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    daily_quota = models.PositiveIntegerField(default=5, help_text="Submissions per team per day (0: unlimited).")
+    total_quota = models.PositiveIntegerField(default=100, help_text="Submissions per team in total (0: unlimited).")
+    daily_file_quota = models.PositiveIntegerField(default=0, help_text="Files per team per day (0: unlimited).")
+    total_file_quota = models.PositiveIntegerField(default=0, help_text="Files per team in total (0: unlimited).")
+    allow_predictions = models.BooleanField(default=True)
+    allow_recipes = models.BooleanField(default=True)
+    test_rows = models.CharField(max_length=10, choices=TestRows.choices, default=TestRows.ALL)
+    auto_reveal = models.BooleanField(default=False,
+                                      help_text="Reveal the private board when this phase closes.")
+
+    class Meta:
+        ordering = ["challenge_id", "order", "opens_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["challenge", "name"], name="phase_unique_name"),
+            models.CheckConstraint(
+                condition=Q(opens_at__isnull=True) | Q(closes_at__isnull=True) | Q(closes_at__gt=models.F("opens_at")),
+                name="phase_closes_after_opening",
+                violation_error_message="A phase's closing date must come after its opening date.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.challenge.slug})" if self.challenge_id else self.name
+
+    def closed_reason(self, now=None) -> str | None:
+        """Why the phase takes no submission at ``now``, or None when it is open."""
+        return window_closed_reason(f"The {self.name} phase", self.opens_at, self.closes_at, now)
 
 
 class Submission(models.Model):
@@ -184,6 +309,13 @@ class Submission(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    phase = models.ForeignKey(Phase, on_delete=models.PROTECT, related_name="submissions", null=True, blank=True)
+    # Files charged to the file quotas (prediction files; a recipe counts as one).
+    n_files = models.PositiveIntegerField(default=1)
+    # SHA-256 of the file set (or of the recipe and its hyperparameters): a team cannot submit it twice.
+    content_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    # Chosen by its team for the private board (at most Challenge.final_entries per team).
+    selected_for_final = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created"]
@@ -194,6 +326,10 @@ class Submission(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("submission-detail", kwargs={"pk": self.pk})
+
+    @property
+    def has_ended(self) -> bool:
+        return self.status in SUBMISSION_ENDED
 
 
 class PredictionFile(models.Model):
@@ -220,6 +356,12 @@ class Run(models.Model):
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     test_score = models.FloatField(null=True, blank=True)
     valid_score = models.FloatField(null=True, blank=True)
+    # Scores on the public and the private part of the test rows (services.boards decides who sees which).
+    public_score = models.FloatField(null=True, blank=True)
+    private_score = models.FloatField(null=True, blank=True)
+    # Per-example outcomes of prediction files on each part, computed on that part alone (see ``outcomes``).
+    public_outcomes = models.BinaryField(null=True, blank=True)
+    private_outcomes = models.BinaryField(null=True, blank=True)
     # Per-example outcomes on the test rows, float32 little-endian bytes (see ``outcomes_array``).
     outcomes = models.BinaryField(null=True, blank=True)
     hyperparameters = models.JSONField(default=dict, blank=True)
@@ -229,17 +371,42 @@ class Run(models.Model):
     fingerprint = models.JSONField(default=dict, blank=True)
     log = models.TextField(blank=True)
     error_message = models.TextField(blank=True)
+    # The confinement the run executed under (e.g. ["bubblewrap 0.8.0", "seccomp", ...]), or
+    # ["unsandboxed"] when the operator allowed runs without isolation (VARBOARD_ALLOW_UNSANDBOXED).
+    isolation = models.JSONField(default=list, blank=True)
+    # How many times the run was claimed: first delivery, redeliveries and retries together. The
+    # attempt that holds the run is its lease token: only that attempt may renew or store it.
     attempts = models.PositiveIntegerField(default=0)
+    # When the run's task was last published (set at creation, bumped by the janitor's resends).
+    enqueued_at = models.DateTimeField(default=timezone.now)
+    # A running run's lease, renewed by its worker's heartbeat; once it expires the janitor queues
+    # the run again. ``lease_owner`` is the Celery delivery (task id) that holds it.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    lease_owner = models.CharField(max_length=64, blank=True)
+    # Why the previous attempt did not finish (a lost worker, a transient error): the true cause
+    # given when the run is finally failed for the platform's reasons.
+    last_error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["submission_id", "index"]
         constraints = [models.UniqueConstraint(fields=["submission", "index"], name="run_unique_index")]
-        indexes = [models.Index(fields=["status", "started_at"])]
+        indexes = [models.Index(fields=["status", "started_at"]),
+                   models.Index(fields=["status", "enqueued_at"], name="run_status_enqueued"),
+                   models.Index(fields=["status", "lease_expires_at"], name="run_status_lease")]
 
     def __str__(self) -> str:
         return f"run {self.index} of submission {self.submission_id}"
+
+    @property
+    def has_ended(self) -> bool:
+        return self.status in RUN_ENDED
+
+    @property
+    def unsandboxed(self) -> bool:
+        """True when the run executed without isolation (a developer's override)."""
+        return "unsandboxed" in (self.isolation or [])
 
     @property
     def outcomes_array(self) -> np.ndarray | None:
@@ -254,14 +421,326 @@ class Run(models.Model):
         return np.asarray(values, dtype="<f4").tobytes()
 
 
-class Report(models.Model):
-    """Cached leaderboard report of a challenge, tagged with the version of its inputs."""
+class ReportBase(models.Model):
+    """A cached leaderboard report, tagged with the version of its inputs."""
 
-    challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, related_name="report")
     inputs_version = models.CharField(max_length=64, blank=True)
-    data = models.JSONField(default=dict)
+    # orjson: a 5,000-entry report is ~21 MB of JSON, decoded and written at each update (docs/scale.md).
+    data = models.JSONField(default=dict, encoder=FastJSONEncoder, decoder=FastJSONDecoder)
     computed_at = models.DateTimeField(null=True, blank=True)
     duration_s = models.FloatField(null=True, blank=True)
     # Set when runs changed and a recomputation is queued; bursts of run results flip it once.
     recompute_pending = models.BooleanField(default=False)
     requested_at = models.DateTimeField(null=True, blank=True)
+    # How many times the report was rebuilt (exported as a Prometheus counter).
+    recompute_count = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class Report(ReportBase):
+    """Cached report of the public board (what contestants and readers see)."""
+
+    challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, related_name="report")
+
+
+class PrivateReport(ReportBase):
+    """Cached report of the private board (hosts until the reveal; recomputed with the public one)."""
+
+    challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, related_name="private_report")
+
+
+class ReportVersion(models.Model):
+    """An earlier report kept when a host rescored the challenge (labels or metric corrected)."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="report_versions")
+    board = models.CharField(max_length=10, choices=Board.choices)
+    data = models.JSONField(default=dict)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(auto_now_add=True)
+    reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-archived_at", "-id"]
+
+
+class AuditEntry(models.Model):
+    """One host action on a challenge: who changed which setting or file, when, from what to what."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="audit_entries")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="audit_entries")
+    action = models.CharField(max_length=40)
+    # e.g. {"changes": {"gamma": [0.75, 0.8]}} or {"file": "hidden_labels", "old_version": ..., "new_version": ...}
+    details = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["challenge", "created"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.challenge_id} by {self.actor_id}"
+
+
+class Registration(models.Model):
+    """A user's participation in a challenge: the rules they accepted and, where required, the hosts' approval."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="registrations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="registrations")
+    status = models.CharField(max_length=10, choices=RegistrationStatus.choices, default=RegistrationStatus.PENDING)
+    rules_accepted_at = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["challenge_id", "created"]
+        constraints = [models.UniqueConstraint(fields=["challenge", "user"], name="registration_unique")]
+
+
+# --------------------------------------------------------------------------- beyond one leaderboard
+# Variance by source, results produced elsewhere, and benchmark suites (docs/statistics.md).
+
+
+class ResultsImport(models.Model):
+    """One upload of per-instance results produced elsewhere (a results-only challenge).
+
+    The first import fixes the challenge's instances (``instance_ids``, in order); later
+    imports must give every model a result on each of them, so entries stay paired.
+    """
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="results_imports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    format = models.CharField(max_length=20)
+    original_names = models.JSONField(default=list)
+    metric = models.CharField(max_length=60)
+    binary = models.BooleanField(default=False)
+    model_names = models.JSONField(default=list, help_text="Names of the models this import added.")
+    instance_ids = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["created"]
+
+    def __str__(self) -> str:
+        return f"import of {len(self.model_names)} model(s) into {self.challenge.slug}"
+
+
+class EntryProvenance(models.Model):
+    """Where an entry's results come from when varboard did not produce them itself."""
+
+    class Source(models.TextChoices):
+        SELF_REPORTED = "self_reported", "Self-reported by its authors"
+        PUBLISHED = "published", "Taken from a publication or public leaderboard"
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="provenance")
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.SELF_REPORTED)
+    link = models.URLField(blank=True, max_length=500)
+    note = models.CharField(max_length=300, blank=True)
+    results_import = models.ForeignKey(ResultsImport, null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="entries")
+
+    def __str__(self) -> str:
+        return f"{self.get_source_display()}: {self.submission}"
+
+
+class VarianceStudy(models.Model):
+    """A host's study of one recipe entry: each source of variation alone, then all jointly.
+
+    Run i of the block of source s varies only s (the others at run 0's seeds, from
+    ``evaluation.seeds.seed_record``); block ``"all"`` varies every studied source and,
+    when the recipe declares a search space, searches hyperparameters in every run
+    (IdealEst); ``"all_fixed_hpo"`` keeps them fixed (FixHOptEst).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="variance_studies")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="variance_studies")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    k_runs = models.PositiveIntegerField(validators=[MinValueValidator(2), MaxValueValidator(100)])
+    sources = models.JSONField(default=list)
+    master_seed = models.PositiveBigIntegerField()
+    searches_hyperparameters = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        verbose_name_plural = "variance studies"
+
+    def __str__(self) -> str:
+        return f"variance study of {self.submission}"
+
+
+class StudyRun(models.Model):
+    """One run of a variance study; written once, like ``Run`` (unique on study, block, index)."""
+
+    study = models.ForeignKey(VarianceStudy, on_delete=models.CASCADE, related_name="runs")
+    block = models.CharField(max_length=20, help_text="The source varied alone, 'all' or 'all_fixed_hpo'.")
+    index = models.PositiveIntegerField()
+    seeds = models.JSONField(default=dict)
+    search_hyperparameters = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    test_score = models.FloatField(null=True, blank=True)
+    valid_score = models.FloatField(null=True, blank=True)
+    error_message = models.TextField(blank=True)
+    log = models.TextField(blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    device = models.CharField(max_length=60, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study_id", "block", "index"]
+        constraints = [models.UniqueConstraint(fields=["study", "block", "index"], name="study_run_unique")]
+
+    def __str__(self) -> str:
+        return f"run {self.index} of block {self.block} of study {self.study_id}"
+
+
+class Suite(models.Model):
+    """A benchmark suite: challenges (tasks) whose entries are aggregated on one board."""
+
+    class Normalization(models.TextChoices):
+        MINMAX = "minmax", "Min-max per task (0 = worst run, 1 = best run)"
+        NONE = "none", "None (the tasks share one scale)"
+
+    slug = models.SlugField(max_length=60, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    challenges = models.ManyToManyField(Challenge, related_name="suites")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    normalization = models.CharField(max_length=10, choices=Normalization.choices, default=Normalization.MINMAX)
+    rope = models.FloatField(default=0.01, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+                             help_text="Region of practical equivalence of the Bayesian test, on the normalised scale.")
+    master_seed = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("suite-detail", kwargs={"slug": self.slug})
+
+
+# --------------------------------------------------------------------------- accounts, notifications, webhooks
+class Profile(models.Model):
+    """A user's settings: which e-mail notifications they want (each can be turned off)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    notify_scored = models.BooleanField(default=True, help_text="Mail me when a submission of my team is scored.")
+    notify_failed = models.BooleanField(default=True, help_text="Mail me when a submission of my team fails.")
+    notify_revealed = models.BooleanField(
+        default=True, help_text="Mail me when a challenge I took part in reveals its private board.")
+
+    def __str__(self) -> str:
+        return f"profile of {self.user}"
+
+
+class TeamInvitation(models.Model):
+    """An invitation to join a team: the invitee becomes a member only by accepting it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ACCEPTED = "accepted", "Accepted"
+        DECLINED = "declined", "Declined"
+        CANCELLED = "cancelled", "Cancelled"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    invitee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_invitations")
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [models.UniqueConstraint(fields=["team", "invitee"], condition=Q(status="pending"),
+                                               name="invitation_one_pending")]
+
+    def __str__(self) -> str:
+        return f"{self.invitee} to {self.team} ({self.status})"
+
+
+class Event(models.Model):
+    """Something users and hosts are told about (the outbox): mails and webhooks are sent from it by a task.
+
+    ``key`` makes an event happen once (``submission.scored:12``), however often its cause is seen.
+    """
+
+    class Kind(models.TextChoices):
+        SUBMISSION_SCORED = "submission.scored", "Submission scored"
+        SUBMISSION_FAILED = "submission.failed", "Submission failed"
+        BOARD_REVEALED = "board.revealed", "Private board revealed"
+
+    key = models.CharField(max_length=120, unique=True)
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="events")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    created = models.DateTimeField(default=timezone.now)
+    processed_at = models.DateTimeField(null=True, blank=True, help_text="When its mails and deliveries were made.")
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["processed_at", "created"], name="event_unprocessed")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Webhook(models.Model):
+    """A URL a challenge's host registered: every event of the challenge is POSTed to it, signed."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.URLField(max_length=500)
+    secret = models.CharField(max_length=100, help_text="Key of the HMAC-SHA256 signature of every delivery.")
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created"]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class WebhookDelivery(models.Model):
+    """One event for one webhook: attempted until the receiver answers 2xx or the attempts run out."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    payload = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    response_status = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [models.UniqueConstraint(fields=["webhook", "event"], name="delivery_once")]
+
+    def __str__(self) -> str:
+        return f"{self.event} to {self.webhook} ({self.status})"

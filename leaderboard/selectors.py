@@ -1,16 +1,19 @@
-"""Reads: which challenges, submissions and runs a user may see, and the data they need."""
+"""Reads from the database: which challenges, submissions and runs a user may see.
+
+Selectors query the database and nothing else; stored files are read by
+``services.dataset_files``.
+"""
 
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-from django.db.models import Count, Q, QuerySet
+from django.db import connections
+from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from .choices import SubmissionStatus, Visibility
-from .models import Challenge, Dataset, Run, Submission, Team
+from .models import Challenge, EntryProvenance, Phase, Run, Submission, Suite, Team, TeamInvitation
 
 
 def challenge_list_visible(*, user) -> QuerySet[Challenge]:
@@ -23,6 +26,12 @@ def challenge_list_visible(*, user) -> QuerySet[Challenge]:
     return qs.filter(visibility=Visibility.PUBLIC)
 
 
+def challenge_provenance(*, challenge: Challenge) -> list[EntryProvenance]:
+    """Where the challenge's imported entries come from (entries varboard did not produce), by entry name."""
+    return list(EntryProvenance.objects.filter(submission__challenge=challenge)
+                .select_related("submission", "submission__team").order_by("submission__method_name"))
+
+
 def user_is_host(*, user, challenge: Challenge) -> bool:
     if user is None or not user.is_authenticated:
         return False
@@ -33,6 +42,22 @@ def user_teams(*, user) -> QuerySet[Team]:
     if user is None or not user.is_authenticated:
         return Team.objects.none()
     return Team.objects.filter(membership__user=user)
+
+
+def invitations_pending_for(*, user) -> QuerySet[TeamInvitation]:
+    """Invitations the user has not answered yet, newest first."""
+    return (TeamInvitation.objects.filter(invitee=user, status=TeamInvitation.Status.PENDING)
+            .select_related("team", "invited_by").order_by("-created"))
+
+
+def team_invitations_visible(*, user) -> QuerySet[TeamInvitation]:
+    """Invitations the user may read: those sent to them and those of their teams."""
+    return (TeamInvitation.objects.filter(Q(invitee=user) | Q(team__membership__user=user)).distinct()
+            .select_related("team", "invitee", "invited_by"))
+
+
+def challenges_hosted_by(*, user) -> QuerySet[Challenge]:
+    return Challenge.objects.filter(hosts=user).order_by("title")
 
 
 def submission_can_see_details(*, user, submission: Submission) -> bool:
@@ -56,13 +81,42 @@ def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet
     return qs.filter(Q(team__membership__user=user) | Q(challenge__hosts=user)).distinct()
 
 
-def submission_quota_usage(*, challenge: Challenge, team: Team | None = None, user=None) -> tuple[int, int]:
-    """(submissions in the last 24 h, in total) that count toward the team's (or the user's) quota."""
-    counted = Submission.objects.filter(challenge=challenge, counts_toward_quota=True)
+@dataclass(frozen=True)
+class QuotaUsage:
+    """Submissions and files charged to a team's (or a user's) quotas of a phase."""
+
+    submissions_today: int
+    submissions_total: int
+    files_today: int
+    files_total: int
+    oldest_today: object = None  # when the oldest submission of the last 24 h was made (its slot frees 24 h later)
+
+    def seconds_until_a_daily_slot(self) -> float:
+        if self.oldest_today is None:
+            return 0.0
+        return max(0.0, (self.oldest_today + timezone.timedelta(days=1) - timezone.now()).total_seconds())
+
+
+def phase_quota_usage(*, phase: Phase, team: Team | None = None, user=None) -> QuotaUsage:
+    """What the team (or the user, across all their teams) has used of the phase's quotas: the last 24 h, in total."""
+    counted = Submission.objects.filter(phase=phase, counts_toward_quota=True)
     counted = counted.filter(team=team) if team is not None else counted.filter(submitted_by=user)
     since = timezone.now() - timezone.timedelta(days=1)
-    agg = counted.aggregate(total=Count("id"), today=Count("id", filter=Q(created__gte=since)))
-    return agg["today"], agg["total"]
+    today = Q(created__gte=since)
+    agg = counted.aggregate(total=Count("id"), today=Count("id", filter=today),
+                            files=Sum("n_files"), files_today=Sum("n_files", filter=today),
+                            oldest=Min("created", filter=today))
+    return QuotaUsage(agg["today"], agg["total"], agg["files_today"] or 0, agg["files"] or 0, agg["oldest"])
+
+
+def rows_as_stored(rows: QuerySet) -> list[tuple]:
+    """A ``values_list`` query's rows as the database returns them, without Django's per-row converters
+    (a report reads 50,000 runs three times: docs/scale.md). Only for columns whose stored value is
+    the Python one (ints, floats, strings, bytes, None; booleans are 0/1 in SQLite)."""
+    sql, params = rows.query.sql_with_params()
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:
@@ -73,30 +127,7 @@ def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:
             .order_by("submission_id", "index"))
 
 
-@functools.lru_cache(maxsize=32)
-def _read_csv(path: str, version: str) -> pd.DataFrame:
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
-
-
-def dataset_frame(*, dataset: Dataset, part: str) -> pd.DataFrame:
-    """One stored part of a dataset (``train``, ``test_inputs`` or ``hidden_labels``) as strings."""
-    field = {"train": dataset.train_file, "test_inputs": dataset.test_inputs_file,
-             "hidden_labels": dataset.hidden_labels_file}[part]
-    if not field:
-        return pd.DataFrame()
-    return _read_csv(field.path, dataset.version).copy()
-
-
-def dataset_test_ids(*, dataset: Dataset) -> list[str]:
-    frame = dataset_frame(dataset=dataset, part="test_inputs")
-    return frame[dataset.id_column].tolist() if len(frame) else []
-
-
-def dataset_hidden_labels(*, dataset: Dataset) -> np.ndarray:
-    """Hidden test labels in test-input order. Callers: scoring only; never serialised."""
-    ids = dataset_test_ids(dataset=dataset)
-    hidden = dataset_frame(dataset=dataset, part="hidden_labels").set_index(dataset.id_column)
-    labels = hidden.loc[ids, dataset.label_column].to_numpy()
-    if dataset.task == "regression":
-        return labels.astype(float)
-    return labels.astype(str)
+def suite_list_visible(*, user) -> QuerySet[Suite]:
+    """Suites every challenge of which the user may see."""
+    hidden = Challenge.objects.exclude(pk__in=challenge_list_visible(user=user).values("pk"))
+    return Suite.objects.exclude(challenges__in=hidden)

@@ -1,0 +1,120 @@
+"""Celery tasks: thin adapters that take ids and call one service each.
+
+Every task gets the same policy from :func:`platform_task` (as Sentry's
+``instrumented_task`` does): acknowledged after it ran (a killed worker's task is
+redelivered), retried with exponential backoff and jitter on transient platform errors
+only (a lost database or broker connection, a sandbox that could not start), and, when it
+fails for good, handed to the task's ``give_up`` service so the failure is recorded with
+its true cause instead of leaving work "running".
+
+The error path touches nothing: a retry publishes the same task again with the error as
+``cause`` and writes no row (the database may be what failed). One counter bounds the
+attempts of a run: ``Run.attempts``, counted by the claim (``leaderboard.services.lifecycle``),
+which fails a worn-out run with the last ``cause``; tasks that claim runs retry without a
+Celery limit (``counted_by_claim=True``). Tasks with nothing to claim (reports, the janitor)
+retry ``VARBOARD_MAX_RUN_ATTEMPTS - 1`` times; the janitor resends what they leave pending.
+When ``give_up`` itself cannot reach the database, the janitor settles the run later (its lease
+expires).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from celery import Task, shared_task
+from celery.signals import celeryd_after_setup, worker_process_init
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from kombu.exceptions import OperationalError as BrokerError
+
+from execution.devices import pin_this_process
+from execution.readiness import may_run_recipes, readiness
+from leaderboard.services.errors import PlatformError
+
+logger = logging.getLogger(__name__)
+
+#: Errors worth retrying: the platform's, and passing.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, BrokerError, PlatformError)
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+class PlatformTask(Task):
+    """A task whose final failure is recorded by its ``give_up(*args, reason=...)`` service.
+
+    Tasks declared with ``counted_by_claim`` take a ``cause`` keyword: a retry passes the
+    error that caused it, and the claim records it on the run.
+    """
+
+    give_up: Callable | None = None
+    counted_by_claim = False
+
+    def retry(self, args=None, kwargs=None, exc=None, **options):
+        if exc is not None and kwargs is None and self.counted_by_claim:
+            kwargs = {**(self.request.kwargs or {}), "cause": describe(exc)}
+        return super().retry(args=args, kwargs=kwargs, exc=exc, **options)
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        if self.give_up is None:
+            return
+        try:
+            self.give_up(*args, reason=describe(exc))
+        except Exception:  # the database may be what failed: the janitor settles it later
+            logger.exception("could not record the failure of %s%r", self.name, tuple(args))
+
+
+def platform_task(*, name: str, give_up: Callable | None = None, counted_by_claim: bool = False, **options):
+    """Declare a Celery task with varboard's one retry and failure policy.
+
+    ``counted_by_claim``: the task claims runs, whose claims count and bound the attempts; the
+    task is bound (its first argument is the task, ``self.request.id`` names the delivery).
+    """
+    options.setdefault("max_retries", None if counted_by_claim else max(settings.VARBOARD["MAX_RUN_ATTEMPTS"] - 1, 0))
+
+    def decorate(function):
+        return shared_task(name=name, base=PlatformTask, acks_late=True, bind=counted_by_claim,
+                           counted_by_claim=counted_by_claim,
+                           give_up=staticmethod(give_up) if give_up else None,
+                           autoretry_for=TRANSIENT_ERRORS, retry_backoff=2, retry_backoff_max=60,
+                           retry_jitter=True, **options)(function)
+
+    return decorate
+
+
+@worker_process_init.connect
+def _pin_gpu(**_kwargs) -> None:
+    """Each pool process of a GPU worker uses one device (see execution/devices.py)."""
+    from billiard.process import current_process
+
+    pin_this_process(getattr(current_process(), "index", 0) or 0)
+
+
+#: Queues whose tasks execute contestants' code.
+RECIPE_QUEUES = ("cpu", "gpu")
+
+
+@celeryd_after_setup.connect
+def _refuse_recipe_queues_without_isolation(sender, instance, **_kwargs) -> None:
+    """Fail closed: a worker that cannot isolate recipe runs does not consume the recipe queues.
+
+    Its other queues (scoring) go on; ``python -m execution.probe`` (the readiness check)
+    fails with the same words, so the orchestrator sees what is missing.
+    """
+    queues = instance.app.amqp.queues
+    consumed = queues.consume_from if queues.consume_from is not None else queues
+    recipe_queues = [name for name in RECIPE_QUEUES if name in consumed]
+    if not recipe_queues:
+        return
+    found = readiness()
+    if found.ok:
+        logger.info("recipe runs are isolated: %s", "; ".join(found.isolation))
+    elif may_run_recipes(found):
+        logger.warning("recipe runs are NOT isolated (%s): VARBOARD_ALLOW_UNSANDBOXED=1 lets them run, "
+                       "marked unsandboxed", found.missing)
+    else:
+        queues.deselect(recipe_queues)
+        logger.error("refusing to consume the recipe queues %s: recipe runs cannot be isolated here: %s",
+                     ", ".join(recipe_queues), found.missing)

@@ -1,10 +1,13 @@
-"""Periodic maintenance: fail runs stuck in ``running`` past their limit (a reaper, as Codabench has)."""
+"""Periodic maintenance: the janitor that heals lost work (leaderboard/services/janitor.py)."""
 
-from celery import shared_task
+from dataclasses import asdict
 
-from leaderboard.services.recipes import runs_fail_stuck
+from leaderboard.services.janitor import janitor_run
+
+from . import platform_task
 
 
-@shared_task(name="tasks.maintenance.fail_stuck_runs")
-def fail_stuck_runs() -> int:
-    return runs_fail_stuck()
+@platform_task(name="tasks.maintenance.janitor", max_retries=0)
+def janitor() -> dict:
+    """One reconciliation pass; not retried (the next beat does the next pass)."""
+    return asdict(janitor_run())

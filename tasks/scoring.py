@@ -1,18 +1,20 @@
-"""Queue ``scoring``: score prediction submissions. Thin wrapper around ``submission_score``."""
+"""Queue ``scoring``: score prediction submissions."""
 
-from celery import shared_task
-from django.db import DatabaseError, InterfaceError
+from leaderboard.services.lifecycle import submission_fail_for_platform
+from leaderboard.services.scoring import submission_rescore, submission_score
 
-from leaderboard.services.scoring import submission_fail_for_platform, submission_score
+from . import platform_task
 
 
-@shared_task(bind=True, name="tasks.scoring.score_submission", acks_late=True,
-             autoretry_for=(DatabaseError, InterfaceError, OSError), retry_backoff=True, max_retries=5)
-def score_submission(self, submission_id: int) -> None:
-    try:
-        submission_score(submission_id=submission_id)
-    except (DatabaseError, InterfaceError, OSError) as exc:
-        if self.request.retries >= self.max_retries:
-            submission_fail_for_platform(submission_id=submission_id, reason=f"{type(exc).__name__}: {exc}")
-            return
-        raise
+def _give_up(submission_id: int, *, reason: str) -> None:
+    submission_fail_for_platform(submission_id=submission_id, reason=reason)
+
+
+@platform_task(name="tasks.scoring.score_submission", give_up=_give_up, counted_by_claim=True)
+def score_submission(self, submission_id: int, cause: str = "") -> None:
+    submission_score(submission_id=submission_id, delivery=self.request.id or "", cause=cause)
+
+
+@platform_task(name="tasks.scoring.rescore_submission")
+def rescore_submission(submission_id: int) -> None:
+    submission_rescore(submission_id=submission_id)

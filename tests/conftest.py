@@ -25,6 +25,8 @@ Integration test example (the worker only sees committed rows, hence ``transacti
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -33,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,18 +124,35 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def use_database(url: str) -> None:
     """Point the already loaded settings, and every connection made from now on, at ``url``."""
-    import dj_database_url
+    from leaderboard.config import StrictEnv
     from django.conf import settings
     from django.db import connections
 
     default = settings.DATABASES["default"]
     default.clear()
-    default.update(dj_database_url.parse(url, conn_max_age=0))
+    default.update(StrictEnv.db_url_config(url), CONN_MAX_AGE=0)
     connections.__dict__.pop("settings", None)  # the handler caches the configured dict
     try:
         del connections["default"]
     except AttributeError:
         pass
+
+
+@contextlib.contextmanager
+def celery_pointed_at(url: str, transport_options: dict[str, Any]) -> Iterator[None]:
+    """Publish to ``url`` inside the block, then to whatever this process published to before.
+
+    Restoring matters: the session's worker (:func:`celery_worker_process`) may outlive the
+    block, and a test that then publishes to ``memory://`` loses every task it queues.
+    """
+    from leaderboard.celery import app
+
+    previous = (app.conf.broker_url, dict(app.conf.broker_transport_options or {}))
+    point_celery_at(url, transport_options)
+    try:
+        yield
+    finally:
+        point_celery_at(*previous)
 
 
 def point_celery_at(url: str, transport_options: dict[str, Any]) -> None:
@@ -151,6 +170,11 @@ def point_celery_at(url: str, transport_options: dict[str, Any]) -> None:
         app._pool = None
     if "amqp" in app.__dict__:
         app.amqp._producer_pool = None
+    # kombu keeps producer pools per broker URL, process-wide; one made before would still hold the
+    # connection pool closed above when this URL is used again ("Acquire on closed pool").
+    from kombu import pools
+
+    pools.reset()
 
 
 # ---------------------------------------------------------------- skip rules
@@ -221,6 +245,17 @@ class WorkerProcess:
                 self.process.wait()
 
 
+def die_with_parent() -> None:
+    """``preexec_fn``: the child gets SIGTERM when the test process dies, however it dies.
+
+    A worker outliving a killed test run would keep consuming its Redis database, which the
+    next run on this machine may claim (the slot lock dies with the process): tasks vanish.
+    """
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def database_url(db: dict[str, Any]) -> str:
     """A ``postgres://`` URL for a Django DATABASES entry."""
     user, password = quote(db.get("USER") or "", safe=""), quote(db.get("PASSWORD") or "", safe="")
@@ -260,6 +295,37 @@ def redis_broker_url() -> str:
     return f"redis://127.0.0.1:6379/{run_slot()}"
 
 
+def start_worker(*, broker_url: str, database: str, node: str, queues: str = "scoring,cpu,gpu",
+                 concurrency: int = 2, beat: bool = False, env: dict[str, str] | None = None) -> WorkerProcess:
+    """Start a real Celery worker subprocess on ``database`` (a URL) and ``broker_url``; wait for its ping.
+
+    ``beat`` runs the beat scheduler (and so the janitor) inside it; ``env`` adds variables (e.g.
+    shorter leases). Its log is under the session's temporary folder. The caller stops it.
+    """
+    from django.conf import settings
+
+    environment = {**os.environ, "DATABASE_URL": database, "DATABASE_CONN_MAX_AGE": "0",
+                   "CELERY_BROKER_URL": broker_url, "VARBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+                   "VARBOARD_VAR_DIR": str(settings.VAR_DIR), "PYTHONUNBUFFERED": "1", **(env or {})}
+    command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "-Q", queues,
+               "-c", str(concurrency), "-P", "prefork", "--loglevel=INFO", "-n", f"{node}@%h",
+               "--without-gossip", "--without-mingle"]
+    log_path = STATE["tmp"] / f"worker-{node}.log"
+    if beat:
+        command += ["-B", "-s", str(STATE["tmp"] / f"beat-{node}")]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
+    worker = WorkerProcess(process, f"{node}@{socket.gethostname()}", broker_url, log_path)
+    try:
+        wait_for(worker.ping, timeout=60, interval=0.5,
+                 message=lambda: f"worker {worker.name} to answer ping; its log:\n{worker.tail()}")
+    except BaseException:
+        worker.stop()
+        raise
+    return worker
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(request: pytest.FixtureRequest, django_db_setup: None) -> Any:
     """A real Celery worker subprocess (queues scoring, cpu and gpu) on the test database and Redis.
@@ -278,28 +344,74 @@ def celery_worker_process(request: pytest.FixtureRequest, django_db_setup: None)
         skip_or_fail("the Celery worker needs the PostgreSQL test database")
     broker_url = redis_broker_url()
     redis.Redis.from_url(broker_url).flushdb()
-    node = f"test-{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": database_url(db), "DATABASE_CONN_MAX_AGE": "0",
-           "CELERY_BROKER_URL": broker_url, "VARBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
-           "VARBOARD_VAR_DIR": str(settings.VAR_DIR), "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "-Q", "scoring,cpu,gpu",
-               "-c", "2", "-P", "prefork", "--loglevel=INFO", "-n", f"{node}@%h",
-               "--without-gossip", "--without-mingle"]
-    log_path = STATE["tmp"] / f"worker-{os.getpid()}.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-    worker = WorkerProcess(process, f"{node}@{socket.gethostname()}", broker_url, log_path)
     point_celery_at(broker_url, {"visibility_timeout": 3600})
+    worker = None
     try:
-        wait_for(worker.ping, timeout=60, interval=0.5,
-                 message=lambda: f"worker {worker.name} to answer ping; its log:\n{worker.tail()}")
+        worker = start_worker(broker_url=broker_url, database=database_url(db), node=f"test-{os.getpid()}")
         yield worker
     finally:
-        worker.stop()
+        if worker is not None:
+            worker.stop()
         point_celery_at("memory://", {})
-        if request.session.testsfailed:
-            sys.__stderr__.write(f"\n--- Celery worker log ({log_path}), last lines ---\n{worker.tail()}\n")
+        if worker is not None and request.session.testsfailed:
+            sys.__stderr__.write(f"\n--- Celery worker log ({worker.log_path}), last lines ---\n{worker.tail()}\n")
+
+
+# ---------------------------------------------------------------- an S3-compatible object store
+@dataclass
+class S3Server:
+    """moto's S3 server on 127.0.0.1, with a public and a private bucket made for one test."""
+
+    endpoint: str
+    bucket: str
+    private_bucket: str
+
+    def client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+
+    def keys(self, bucket: str) -> list[str]:
+        return sorted(item["Key"] for item in self.client().list_objects_v2(Bucket=bucket).get("Contents", []))
+
+    def env(self) -> dict[str, str]:
+        """The environment that selects this server as storage (for worker subprocesses)."""
+        return {"VARBOARD_STORAGE": "s3", "VARBOARD_S3_BUCKET": self.bucket,
+                "VARBOARD_S3_PRIVATE_BUCKET": self.private_bucket, "VARBOARD_S3_ENDPOINT_URL": self.endpoint,
+                "VARBOARD_S3_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Any:
+    """moto's server mode (a real HTTP S3 API) on a free 127.0.0.1 port, for the session."""
+    from moto.server import ThreadedMotoServer
+
+    from dev import free_port
+
+    port = free_port()
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per S3 request otherwise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        wait_for(lambda: reachable(("127.0.0.1", port)), timeout=30, message="moto's S3 server to listen")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_storage(moto_endpoint: str, settings: Any) -> S3Server:
+    """Switch this test's storages to S3 (django-storages) on fresh buckets of the moto server."""
+    server = S3Server(moto_endpoint, f"public-{os.urandom(4).hex()}", f"private-{os.urandom(4).hex()}")
+    for bucket in (server.bucket, server.private_bucket):
+        server.client().create_bucket(Bucket=bucket)
+    from leaderboard.config import s3_storages
+
+    settings.STORAGES = {**settings.STORAGES, **s3_storages(
+        bucket=server.bucket, private_bucket=server.private_bucket, endpoint_url=moto_endpoint, region="us-east-1",
+        access_key="testing", secret_key="testing")}
+    return server
 
 
 # ---------------------------------------------------------------- headless Chromium

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -103,7 +104,7 @@ def test_readme_quick_start_gives_the_two_commands():
 
 def test_env_example_documents_every_variable_settings_reads():
     source = (ROOT / "leaderboard" / "settings.py").read_text()
-    pattern = r'(?:environ\.get\(|environ\[|env_(?:bool|int|list)\(|env=)\s*"([A-Z][A-Z0-9_]+)"'
+    pattern = r'env\.(?:str|bool|int|float|list|database|cache)\(\s*"([A-Z][A-Z0-9_]+)"'
     read = set(re.findall(pattern, source))
     assert {"DATABASE_URL", "DJANGO_SECRET_KEY", "CELERY_BROKER_URL"} <= read
     documented = set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.MULTILINE))
@@ -111,6 +112,50 @@ def test_env_example_documents_every_variable_settings_reads():
 
 
 # ---------------------------------------------------------------- docker compose
+COMPOSE_SERVICES = {"postgres", "redis", "minio", "minio-init", "web", "worker-scoring", "worker-cpu", "worker-gpu",
+                    "runner-cpu", "runner-gpu", "beat"}
+
+
+def compose_services() -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+
+
+def healthcheck_command(service: dict) -> str:
+    test = service["healthcheck"]["test"]
+    return " ".join(test[1:]) if isinstance(test, list) else test
+
+
+def test_docker_compose_yaml_has_the_services_and_a_health_check_on_each():
+    services = compose_services()
+    assert set(services) == COMPOSE_SERVICES
+    one_shot = {name for name, service in services.items() if service.get("restart") == "no"}
+    assert one_shot == {"minio-init"}
+    assert [name for name in COMPOSE_SERVICES - one_shot if "test" not in services[name].get("healthcheck", {})] == []
+    assert "/health/ready" in healthcheck_command(services["web"])
+    for name, queue in (("worker-scoring", "scoring"), ("worker-cpu", "cpu"), ("worker-gpu", "gpu")):
+        assert f"inspect ping -d {queue}@$$HOSTNAME" in healthcheck_command(services[name]), name
+        assert f"-n {queue}@%h" in " ".join(services[name]["command"]), name
+    for name in ("worker-cpu", "worker-gpu"):
+        assert "python -m execution.probe" in healthcheck_command(services[name])
+    assert "janitor_check" in healthcheck_command(services["beat"])
+
+
+def test_docker_compose_redis_persists_and_workers_scale_without_a_shared_disk():
+    services = compose_services()
+    redis = services["redis"]
+    assert redis["command"][redis["command"].index("--appendonly") + 1] == "yes"
+    assert any(volume.endswith(":/data") for volume in redis["volumes"])
+    for name in ("worker-scoring", "worker-cpu", "worker-gpu", "beat", "web"):
+        service = services[name]
+        assert "container_name" not in service and not service.get("volumes"), name  # files live in MinIO
+        assert service["depends_on"]["minio-init"]["condition"] == "service_completed_successfully", name
+        assert service["environment"]["VARBOARD_STORAGE"] == "${VARBOARD_STORAGE:-s3}", name
+    for name in ("worker-scoring", "worker-cpu", "worker-gpu", "beat"):
+        assert "ports" not in services[name], name  # `--scale worker-cpu=N` needs no fixed host port
+
+
 def compose_command() -> list[str] | None:
     """``docker compose`` (v2 plugin) or a standalone ``docker-compose`` v2, else None."""
     candidates = [[shutil.which("docker"), "compose"], [shutil.which("docker-compose")]]
@@ -135,8 +180,42 @@ def test_docker_compose_config_is_valid_without_a_dot_env():
     assert checked.returncode == 0, checked.stderr
     services = subprocess.run([*base, "--profile", "gpu", "config", "--services"], cwd=ROOT, env=env,
                               capture_output=True, text=True)
-    assert set(services.stdout.split()) == {"postgres", "redis", "web", "worker-scoring", "worker-cpu",
-                                           "worker-gpu", "beat"}
+    assert set(services.stdout.split()) == COMPOSE_SERVICES
+
+
+#: The Compose Specification's JSON schema (compose-spec/compose-spec, schema/compose-spec.json at
+#: commit 170098b, June 2026, Apache-2.0): what ``docker compose config`` validates a file against.
+COMPOSE_SCHEMA = Path(__file__).with_name("compose-spec.json")
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+def compose_document(text: str) -> dict:
+    """A compose file as Compose reads it before validating: ``${VAR:-default}`` set to the defaults."""
+    import yaml
+
+    escaped = text.replace("$$", "\x00")  # Compose's escaped dollar
+    return yaml.safe_load(_VARIABLE.sub(lambda match: match.group(2) or "", escaped).replace("\x00", "$$"))
+
+
+def compose_schema_errors(document: dict) -> list[str]:
+    """Errors of a compose document against the Compose Specification.
+
+    Runs where ``docker compose`` is absent (this machine has the Docker client only), so the
+    file is always checked against the schema Compose v2 validates it with.
+    """
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(json.loads(COMPOSE_SCHEMA.read_text()))
+    return [f"{'.'.join(map(str, error.path))}: {error.message}" for error in validator.iter_errors(document)]
+
+
+def test_docker_compose_yml_follows_the_compose_specification():
+    document = compose_document((ROOT / "docker-compose.yml").read_text())
+    assert compose_schema_errors(document) == []
+    document["services"]["web"]["healthcheck_typo"] = {}  # what the schema catches: an unknown key
+    document["services"]["worker-cpu"]["env_file"] = [{"required": False}]  # an env_file without its path
+    errors = compose_schema_errors(document)
+    assert any("healthcheck_typo" in error for error in errors) and any("env_file" in error for error in errors)
 
 
 # ---------------------------------------------------------------- the README's first command

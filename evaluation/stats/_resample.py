@@ -100,6 +100,17 @@ def draw_counts_ragged(
     return out
 
 
+def standard_error(boot: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Bootstrap standard error: std of the resampled statistic along `axis` (ddof=1).
+
+    As ``scipy.stats.bootstrap``'s ``standard_error``, in float64; 0 (not NaN) with a
+    single resample.
+    """
+    if boot.shape[axis] < 2:
+        return np.zeros(np.delete(boot.shape, axis))
+    return boot.std(axis=axis, ddof=1, dtype=np.float64)
+
+
 def _linear_positions(b: int, q):
     """Order-statistic positions and weights of numpy's default ("linear") method."""
     q = np.atleast_1d(np.asarray(q, dtype=np.float64)) / 100.0
@@ -136,18 +147,21 @@ def percentiles(values: np.ndarray, q) -> np.ndarray:
     return out
 
 
-def integer_percentiles(values: np.ndarray, vmax: int, q) -> np.ndarray:
+def integer_percentiles(values: np.ndarray, vmax: int, q, std: np.ndarray | None = None) -> np.ndarray:
     """Percentiles along the last axis of integer-valued data in ``[0, vmax]``.
 
     Gives what ``np.percentile(values, q, axis=-1)`` gives (numpy's default linear
     interpolation, to rounding) but by counting instead of partitioning, which is
     several times faster when the values take few distinct integers (as P(A>B) does
     on k runs). ``values`` has shape ``(rows, B)``; returns shape ``(len(q), rows)``.
+    ``std`` (optional, shape ``(rows,)``) receives each row's standard deviation
+    (ddof=1; 0 for B = 1), read from the same counts.
     """
     values = np.asarray(values)
     rows, b = values.shape
     lo_idx, hi_idx, frac = _linear_positions(b, q)
     width = int(vmax) + 1
+    levels = np.arange(width, dtype=np.float64)
     out = np.empty((lo_idx.size, rows), dtype=np.float64)
     step = max(1, min(rows, _BINCOUNT_BINS // width, BATCH_ELEMENTS // b))
     for start in range(0, rows, step):
@@ -155,7 +169,12 @@ def integer_percentiles(values: np.ndarray, vmax: int, q) -> np.ndarray:
         block = values[start:stop].astype(np.intp)
         block += (np.arange(stop - start, dtype=np.intp) * width)[:, None]
         hist = np.bincount(block.ravel(), minlength=(stop - start) * width)
-        cum = np.cumsum(hist.reshape(stop - start, width), axis=1)
+        hist = hist.reshape(stop - start, width)
+        cum = np.cumsum(hist, axis=1)
+        if std is not None:
+            mean = (hist @ levels) / b
+            spread = hist @ levels**2 - b * mean * mean  # sum of squared deviations
+            std[start:stop] = np.sqrt(np.maximum(spread, 0.0) / max(b - 1, 1))
         for j in range(lo_idx.size):
             # The value of order statistic t is the number of bins whose count <= t.
             a = (cum <= lo_idx[j]).sum(axis=1).astype(np.float64)

@@ -1,14 +1,20 @@
 """Result types of :mod:`evaluation.stats`: frozen dataclasses, arrays read-only.
 
 Scalar results (:class:`Interval` of a 1-D sample, :class:`Comparison`,
-:class:`AdjustedSota`) compare equal field by field. Results that hold arrays are
-declared with ``eq=False`` (compare their fields with ``numpy.testing``), and their
-arrays are made read-only so a cached report cannot be changed in place.
+:class:`AdjustedSota`) compare equal field by field, their bootstrap distribution
+aside. Results that hold arrays are declared with ``eq=False`` (compare their fields
+with ``numpy.testing``), and their arrays are made read-only so a cached report cannot
+be changed in place.
+
+The results of bootstrap functions carry, as ``scipy.stats.bootstrap``'s do, their
+``bootstrap_distribution`` (the statistic of every resample, resamples on the last
+axis) and ``standard_error`` (its standard deviation, ``ddof=1``; 0 with a single
+resample).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -37,15 +43,18 @@ def _freeze_arrays(obj) -> None:
 class Interval:
     """A point estimate with a percentile-bootstrap confidence interval.
 
-    ``estimate``, ``low`` and ``high`` are floats for a 1-D sample of runs and arrays
-    of shape ``(entries,)`` for a table of runs.
+    ``estimate``, ``low``, ``high`` and ``standard_error`` are floats for a 1-D sample
+    of runs and arrays of shape ``(entries,)`` for a table of runs;
+    ``bootstrap_distribution`` has shape ``(B,)`` or ``(entries, B)``.
     """
 
     estimate: float | np.ndarray
     low: float | np.ndarray
     high: float | np.ndarray
-    confidence: float = 0.95
+    confidence_level: float = 0.95
     statistic: str = "mean"
+    standard_error: float | np.ndarray | None = None
+    bootstrap_distribution: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         _freeze_arrays(self)
@@ -55,10 +64,14 @@ class Interval:
 class Comparison:
     """Outcome of :func:`evaluation.stats.compare` (Bouthillier et al. 2021, App. C.6).
 
-    ``p`` is P(A>B), ``[low, high]`` its percentile-bootstrap interval at level
-    ``1 - alpha``; ``significant = low > 0.5``, ``meaningful = high > gamma``,
+    ``p`` is P(A>B), ``[low, high]`` its score interval at level ``1 - alpha``
+    (Wilson paired, Newcombe unpaired); ``significant``: the dual test's ``pvalue <
+    alpha`` in A's favour (equivalently ``low > 0.5``), ``meaningful = high > gamma``,
     ``better = significant and meaningful``; ``pvalue`` is the two-sided test of
-    P(A>B) = 0.5 (exact sign test when paired, Mann-Whitney otherwise).
+    P(A>B) = 0.5 dual to the interval (score test paired, Mann–Whitney z-test
+    unpaired). ``bootstrap_distribution``: P(A>B) in each bootstrap resample, shape
+    ``(B,)``; ``bootstrap_low``/``bootstrap_high``: its percentile interval (the
+    paper's, which collapses to [1, 1] when A wins every seed).
     """
 
     p: float
@@ -71,18 +84,39 @@ class Comparison:
     paired: bool = True
     gamma: float = 0.75
     alpha: float = 0.05
+    standard_error: float | None = None
+    bootstrap_distribution: np.ndarray | None = field(default=None, compare=False, repr=False)
+    bootstrap_low: float | None = None
+    bootstrap_high: float | None = None
+
+    def __post_init__(self):
+        _freeze_arrays(self)
 
 
 @dataclass(frozen=True, eq=False)
 class PairwiseResult:
     """All-pairs comparison of k entries (``k x k`` matrices, row i against column j).
 
-    ``p[i, j]`` = P(entry i > entry j); ``low``/``high`` its interval at level
-    ``1 - alpha``; ``pvalue`` the two-sided p-value adjusted over the family of all
-    unordered pairs (``pvalue_raw`` before adjustment); ``significant``,
-    ``meaningful`` the decision rule of each direction; ``better[i, j]``: i beats j
-    (decision rule and adjusted ``pvalue < alpha``). Diagonals are NaN / False.
-    ``order`` lists the entries best first by ``means``.
+    ``p[i, j]`` = P(entry i > entry j); ``low``/``high`` its dual interval at the
+    pair's multiplicity-adjusted confidence ``level[i, j]`` (``interval_method``:
+    "wilson", "newcombe", or the test-set methods); ``pvalue`` the two-sided p-value
+    adjusted over the family of all unordered pairs (``pvalue_raw`` before
+    adjustment); ``significant[i, j]``: adjusted ``pvalue < alpha`` in i's favour
+    (equivalently ``low[i, j] > 0.5``); ``meaningful[i, j] = high[i, j] > gamma``;
+    ``better[i, j]``: i beats j (both). Diagonals are NaN / False. ``priority``
+    lists the entries best first by the ranking statistic (``means`` unless the
+    caller gave another); ``order`` follows it except that a winner is placed above
+    its loser (:func:`evaluation.stats.ordering.verdict_order`).
+    ``bootstrap_low``/``bootstrap_high``: the percentile-bootstrap interval at
+    ``1 - alpha`` (Bouthillier et al.'s, unadjusted), when a bootstrap was run.
+
+    ``standard_error[i, j]``: bootstrap standard error of P(i>j) (symmetric).
+    ``bootstrap_distribution``: P(i>j) in each resample for the pairs i < j in the
+    order of ``np.triu_indices(k, 1)``, shape ``(k(k-1)/2, B)``, in float32 (half the
+    memory of k(k-1)/2 x B values; the resampled values are multiples of 1/(2k), or
+    of 1/(2 k_i k_j) unpaired); :meth:`distribution` reads one pair in either
+    direction. Both are None for :func:`~evaluation.stats.paired_test_bootstrap`'s
+    comparisons, whose P(i>j) is a fraction of resamples, not a resampled statistic.
     """
 
     p: np.ndarray
@@ -100,19 +134,43 @@ class PairwiseResult:
     alpha: float = 0.05
     correction: str = "holm"
     n_resamples: int = 10_000
+    standard_error: np.ndarray | None = None
+    bootstrap_distribution: np.ndarray | None = None
+    level: np.ndarray | None = None
+    priority: np.ndarray | None = None
+    interval_method: str = "wilson"
+    bootstrap_low: np.ndarray | None = None
+    bootstrap_high: np.ndarray | None = None
 
     def __post_init__(self):
         _freeze_arrays(self)
 
+    def distribution(self, i: int, j: int) -> np.ndarray:
+        """P(entry i > entry j) in each resample, shape ``(B,)``, float64."""
+        if self.bootstrap_distribution is None:
+            raise ValueError("this result has no bootstrap distribution of P(i>j)")
+        k = self.p.shape[0]
+        if not (0 <= i < k and 0 <= j < k) or i == j:
+            raise ValueError(f"`i` and `j` must be distinct entries in [0, {k}) (got {i}, {j}).")
+        a, b = min(i, j), max(i, j)
+        row = self.bootstrap_distribution[a * (2 * k - a - 1) // 2 + b - a - 1].astype(np.float64)
+        return row if i < j else 1.0 - row
+
 
 @dataclass(frozen=True, eq=False)
 class RankIntervals:
-    """Each entry's observed rank of the mean (1 = best) and its bootstrap interval."""
+    """Each entry's observed rank by the ranking statistic (1 = best) and its bootstrap interval.
+
+    ``bootstrap_distribution``: each entry's rank in each resample, shape
+    ``(entries, B)``; ``standard_error``: its standard deviation, shape ``(entries,)``.
+    """
 
     rank: np.ndarray
     low: np.ndarray
     high: np.ndarray
-    confidence: float = 0.95
+    confidence_level: float = 0.95
+    standard_error: np.ndarray | None = None
+    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         _freeze_arrays(self)
@@ -122,12 +180,15 @@ class RankIntervals:
 class TestBootstrapResult:
     """Outcome of :func:`evaluation.stats.paired_test_bootstrap`.
 
-    ``estimate``/``low``/``high``/``se``: each entry's mean over test examples, its
-    percentile interval at ``confidence`` and its bootstrap standard error (shape
+    ``estimate``/``low``/``high``/``standard_error``: each entry's mean over its files
+    and the test examples, its interval at ``confidence_level`` (``entry_method``:
+    "wilson", "t" or "welch-t") and its bootstrap standard error (shape
     ``(entries,)``, original units). ``comparisons``: all pairs in the
-    :class:`PairwiseResult` shape. ``diff_low``/``diff_high``: percentile interval at
-    level ``1 - alpha`` of the difference of means, row minus column, oriented so that
-    positive means the row entry is better.
+    :class:`PairwiseResult` shape. ``diff_low``/``diff_high``: the interval of the
+    difference of means dual to the pair's test (``pair_method``: "mcnemar",
+    "paired-t", "welch-t") at the pair's adjusted level, row minus column, oriented so
+    that positive means the row entry is better. ``bootstrap_distribution``: each
+    entry's mean in each resample, shape ``(entries, B)``. ``files``: files per entry.
     """
 
     __test__ = False  # not a pytest test class despite the name
@@ -135,12 +196,16 @@ class TestBootstrapResult:
     estimate: np.ndarray
     low: np.ndarray
     high: np.ndarray
-    se: np.ndarray
+    standard_error: np.ndarray
     comparisons: PairwiseResult
     diff_low: np.ndarray
     diff_high: np.ndarray
-    confidence: float = 0.95
+    confidence_level: float = 0.95
     n_resamples: int = 10_000
+    bootstrap_distribution: np.ndarray | None = field(default=None, repr=False)
+    entry_method: np.ndarray | None = None
+    pair_method: np.ndarray | None = None
+    files: np.ndarray | None = None
 
     def __post_init__(self):
         _freeze_arrays(self)
@@ -153,7 +218,8 @@ class SotaDistribution:
     ``accuracy`` holds the support ``0/n, 1/n, ..., n/n`` and ``pmf`` the probability
     of each value of the sample maximum (Møllersen & Holsbø, §3–4). ``expected`` and
     ``sd`` are its mean and standard deviation; ``[lower, upper]`` are its
-    ``alpha/2`` and ``1 - alpha/2`` quantiles, the multiplicity-adjusted limits.
+    ``(1 - confidence_level)/2`` and ``(1 + confidence_level)/2`` quantiles, the
+    multiplicity-adjusted limits.
     """
 
     expected: float
@@ -164,7 +230,7 @@ class SotaDistribution:
     pmf: np.ndarray
     m: int
     n: int
-    alpha: float = 0.05
+    confidence_level: float = 0.95
     method: str = "exact"
 
     def __post_init__(self):
@@ -202,8 +268,11 @@ class AdjustedSota:
 
     ``naive`` is the observed best score, ``estimate`` the debiased estimate of the
     best entry's true score and ``lower`` a lower confidence bound that accounts for
-    the ``m`` entries ever scored. ``method`` is ``"binomial"`` (exact, accuracy on
-    ``n`` examples) or ``"normal"`` (normal approximation with standard error ``se``).
+    the ``m`` entries ever scored, at family-wise significance level ``alpha``.
+    ``method`` is ``"binomial"`` (exact, accuracy on ``n`` examples) or ``"normal"``
+    (normal approximation with ``standard_error``); ``model`` is ``"identical"``
+    (all m entries equally good) or ``"nonidentical"`` (the entries' own scores,
+    shrunk by ``shrinkage`` toward their mean; None when the identical form applied).
     """
 
     naive: float
@@ -213,4 +282,6 @@ class AdjustedSota:
     m: int
     alpha: float = 0.05
     n: int | None = None
-    se: float | None = None
+    standard_error: float | None = None
+    model: str = "identical"
+    shrinkage: float | None = None

@@ -62,24 +62,25 @@ def check_bool(value, name: str) -> bool:
     return bool(value)
 
 
-def as_generator(seed, name: str = "seed") -> np.random.Generator:
-    """Convert ``seed`` (int >= 0, SeedSequence or Generator) with ``default_rng``.
+def as_generator(rng, name: str = "rng") -> np.random.Generator:
+    """Convert ``rng`` (int >= 0, SeedSequence or Generator) once with ``default_rng``.
 
-    ``None`` is refused: every random computation here must be reproducible.
+    ``None`` is refused: every random computation here must be reproducible. A
+    Generator is used as it is (its state advances), as in scipy.
     """
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, np.random.SeedSequence):
-        return np.random.default_rng(seed)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
     if (
-        isinstance(seed, numbers.Integral)
-        and not isinstance(seed, (bool, np.bool_))
-        and seed >= 0
+        isinstance(rng, numbers.Integral)
+        and not isinstance(rng, (bool, np.bool_))
+        and rng >= 0
     ):
-        return np.random.default_rng(int(seed))
+        return np.random.default_rng(int(rng))
     raise ValueError(
         f"`{name}` must be a non-negative integer, a numpy.random.SeedSequence or a "
-        f"numpy.random.Generator (got {seed!r})."
+        f"numpy.random.Generator (got {rng!r})."
     )
 
 

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import numpy as np
 
 from ._types import PairwiseResult, TestBootstrapResult
+from .ordering import leader_set
 
-__all__ = ["leader_group", "significance_groups"]
+__all__ = ["leader_group", "significance_groups", "split_letters"]
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase
+_LETTER = re.compile(r"[a-zA-Z][0-9]*")
 
 
 def _letter(i: int) -> str:
     base = _LETTERS[i % len(_LETTERS)]
     return base if i < len(_LETTERS) else f"{base}{i // len(_LETTERS)}"
+
+
+def split_letters(groups: str) -> list[str]:
+    """The letters of one entry's display: ``"a1b1"`` is ``["a1", "b1"]``, never its characters.
+
+    After "Z" letters carry a number ("a1", "b1", ...), so two displays share a letter
+    when their *letters* intersect; comparing characters would find "1" in both.
+
+    Examples
+    --------
+    >>> split_letters("abZa1")
+    ['a', 'b', 'Z', 'a1']
+    """
+    return _LETTER.findall(groups)
 
 
 def _significance_groups_iv(result) -> tuple[np.ndarray, np.ndarray]:
@@ -43,7 +60,8 @@ def significance_groups(result) -> list[str]:
     list of str
         One string of letters per entry, indexed like the entries. Letters are
         assigned following ``result.order``, so the leader's first letter is "a".
-        After "z" come "A".."Z", then "a1", "b1", ...
+        After "z" come "A".."Z", then "a1", "b1", ...: read a display's letters
+        with :func:`split_letters`, not character by character.
 
     Raises
     ------
@@ -145,7 +163,7 @@ def _sweep(columns: np.ndarray) -> np.ndarray:
 
 
 def leader_group(result) -> np.ndarray:
-    """Entries the top entry does not beat (the leader included), best first.
+    """Entries that no entry beats (the leader first), in the result's order.
 
     Parameters
     ----------
@@ -154,9 +172,21 @@ def leader_group(result) -> np.ndarray:
     Returns
     -------
     ndarray of int
-        Indices of the entries that share the lead (DESIGN §6: "the leader's group is
-        every entry the top entry does not beat").
+        Indices of the entries that share the lead.
+
+    Raises
+    ------
+    ValueError
+        If ``result`` is not a pairwise result.
+
+    Notes
+    -----
+    docs/DESIGN.md §6 defined the group as "every entry the top entry does not beat";
+    when the top entry is first by its mean but beaten on P(A>B) by another, that
+    group contains an entry that beats the leader. The group is now the entries no
+    entry beats: in the verdict-consistent ``order`` the leader is one of them, and
+    no member is beaten by anyone (:mod:`evaluation.stats.ordering`). If a cycle of
+    verdicts leaves no unbeaten entry, the group is the leader alone.
     """
     better, order = _significance_groups_iv(result)
-    top = order[0]
-    return np.array([e for e in order if not better[top, e]], dtype=np.int64)
+    return leader_set(better, order)

@@ -23,7 +23,7 @@ def _adjust_pvalues_iv(p, method):
     return arr, method
 
 
-def adjust_pvalues(p, method="holm") -> np.ndarray:
+def adjust_pvalues(p, method="holm", family_size=None) -> np.ndarray:
     """Adjust a family of p-values for multiplicity.
 
     Parameters
@@ -35,6 +35,10 @@ def adjust_pvalues(p, method="holm") -> np.ndarray:
     method : {"holm", "bonferroni", "bh", "none"}, default "holm"
         Holm's step-down (family-wise error rate), Bonferroni (FWER), Benjamini–
         Hochberg step-up (false discovery rate), or no adjustment.
+    family_size : int, optional
+        M, the size of the family when ``p`` holds only some of its p-values (a sparse
+        board compares some pairs of its M): the same as padding ``p`` with M - len(p)
+        p-values of 1, which sort last. Default: the number of non-NaN p-values.
 
     Returns
     -------
@@ -73,20 +77,20 @@ def adjust_pvalues(p, method="holm") -> np.ndarray:
     out = arr.copy()
     mask = ~np.isnan(arr)
     values = arr[mask]
-    m = values.size
-    if m == 0 or method == "none":
+    m = values.size if family_size is None else max(int(family_size), values.size)
+    if values.size == 0 or method == "none":
         return out
     if method == "bonferroni":
         out[mask] = np.minimum(1.0, values * m)
         return out
     order = np.argsort(values, kind="stable")
     sorted_p = values[order]
-    rank = np.arange(1, m + 1)
+    rank = np.arange(1, values.size + 1)
     if method == "holm":
         adjusted = np.maximum.accumulate(np.minimum(1.0, (m - rank + 1) * sorted_p))
     else:  # bh
         adjusted = np.minimum.accumulate(np.minimum(1.0, m * sorted_p / rank)[::-1])[::-1]
-    result = np.empty(m)
+    result = np.empty(values.size)
     result[order] = adjusted
     out[mask] = result
     return out

@@ -1,8 +1,22 @@
 """Probability of outperforming, P(A>B), and the decisions built on it.
 
 Bouthillier et al. (2021), "Accounting for Variance in Machine Learning Benchmarks",
-MLSys: eq. 9 and Appendix C (percentile-bootstrap interval, γ = 0.75 decision rule,
-Noether's sample size).
+MLSys: eq. 9 and Appendix C (γ = 0.75 decision rule, Noether's sample size). The
+decision uses score intervals that stay honest at the boundary (Wilson paired,
+Newcombe unpaired) and one rule for every pair (:mod:`evaluation.stats.decisions`).
+
+The bootstrap (standard errors, distributions, the paper's percentile interval), all
+pairs at once: paired, one resample index array is shared by all pairs and the
+resampled P of all pairs is one matrix product (wins matrix x count matrix); unpaired,
+each entry is resampled independently and the pairs sharing their first entry are one
+batch. Runs are put in a canonical order before resampling (paired: columns sorted
+lexicographically; unpaired: each entry sorted), so permuting runs changes nothing.
+
+References
+----------
+Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning Benchmarks.
+MLSys. Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand.
+J. Statist. 6, 65–70. Noether, G. E. (1987). JASA 82, 645–647.
 """
 
 from __future__ import annotations
@@ -11,6 +25,8 @@ import numpy as np
 from scipy import stats
 
 from . import _resample as rs
+from . import proportions as pr
+from . import torch_backend as tb
 from ._types import Comparison, PairwiseResult
 from ._validation import (
     as_generator,
@@ -21,7 +37,9 @@ from ._validation import (
     check_int,
     check_open_unit,
 )
-from .multiplicity import METHODS, adjust_pvalues
+from .decisions import decide_pairs
+from .multiplicity import METHODS
+from .ordering import verdict_order
 
 __all__ = ["compare", "noether_sample_size", "pairwise_comparisons", "prob_outperform"]
 
@@ -99,46 +117,32 @@ def prob_outperform(a, b, *, paired) -> float:
 
 
 # --------------------------------------------------------------------------- engines
-def _sign_test_pvalues(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
-    """Exact two-sided sign test of P = ½ (ties dropped), vectorized."""
-    n = wins + losses
-    tail = stats.binom.cdf(np.minimum(wins, losses), n, 0.5)
-    return np.where(n == 0, 1.0, np.minimum(1.0, 2.0 * tail))
+class _Bootstrap:
+    """The resampled P(i>j) of every pair (float32) and their standard errors."""
+
+    def __init__(self, npairs: int, n_resamples: int, keep_distribution: bool = True):
+        shape = (npairs, n_resamples)
+        self.distribution = np.empty(shape, dtype=np.float32) if keep_distribution else None
+        self.standard_error = np.empty(npairs)
+
+    def percentiles(self, pairs: slice, resampled: np.ndarray, vmax: int, q, denominator):
+        """Percentiles of P for a batch of pairs, storing its distribution and SE.
+
+        ``resampled`` (pairs, B) holds the integer numerators of P (2k·P paired, 2U
+        unpaired), ``denominator`` turns them into P. The standard deviation is read
+        from the counts that give the percentiles.
+        """
+        std = np.empty(resampled.shape[0])
+        lo, hi = rs.integer_percentiles(resampled, vmax, q, std=std)
+        if self.distribution is not None:
+            np.divide(resampled, denominator, out=self.distribution[pairs], casting="unsafe")
+        scale = np.ravel(denominator)
+        self.standard_error[pairs] = std / scale
+        return lo / scale, hi / scale
 
 
-def _mann_whitney_pvalues(rows, iu, ju) -> np.ndarray:
-    """Two-sided Mann–Whitney p-value of every pair (i, j), as scipy's default.
-
-    scipy's ``method='auto'`` picks the exact test when a sample has <= 8 values and
-    the pair has no ties, else the normal approximation with tie and continuity
-    corrections. The choice is made here per pair, then pairs of the same sizes and
-    method are tested in one vectorized call.
-    """
-    lengths = np.array([r.size for r in rows])
-    padded = np.full((len(rows), lengths.max()), np.nan)
-    for e, r in enumerate(rows):
-        padded[e, : r.size] = r
-    pvalue = np.empty(iu.size)
-    size_key = lengths[iu] * (lengths.max() + 1) + lengths[ju]
-    for key in np.unique(size_key):  # one vectorized call per pair of run counts
-        sel = np.flatnonzero(size_key == key)
-        x = padded[iu[sel], : lengths[iu[sel[0]]]]
-        y = padded[ju[sel], : lengths[ju[sel[0]]]]
-        exact = np.zeros(sel.size, dtype=bool)
-        if min(x.shape[1], y.shape[1]) <= 8:
-            both = np.sort(np.concatenate([x, y], axis=1), axis=1)
-            exact = ~np.any(both[:, 1:] == both[:, :-1], axis=1)
-        for method, part in (("exact", exact), ("asymptotic", ~exact)):
-            if part.any():
-                res = stats.mannwhitneyu(
-                    x[part], y[part], alternative="two-sided", method=method, axis=-1
-                )
-                pvalue[sel[part]] = res.pvalue
-    return np.where(np.isnan(pvalue), 1.0, pvalue)
-
-
-def _paired_engine(x: np.ndarray, n_resamples: int, alpha: float, rng):
-    """P(i>j), its interval and the sign-test p-value for every pair i < j.
+def _paired_engine(x: np.ndarray, n_resamples: int, alpha: float, rng, boot: _Bootstrap):
+    """P(i>j), its percentile interval and the bootstrap, pairs i < j.
 
     One resample index array (B, k) is shared by all pairs. With the wins matrix
     ``w[pair, r] = 2 r(x_i_r, x_j_r)`` (integers 0, 1, 2) and the count matrix
@@ -151,8 +155,6 @@ def _paired_engine(x: np.ndarray, n_resamples: int, alpha: float, rng):
     p = np.empty(npairs)
     low = np.empty(npairs)
     high = np.empty(npairs)
-    wins = np.empty(npairs, dtype=np.int64)
-    losses = np.empty(npairs, dtype=np.int64)
     dtype = np.float32 if 2 * k < 2**24 else np.float64
     counts_t = np.ascontiguousarray(rs.draw_counts(rng, k, n_resamples, dtype=dtype).T)
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
@@ -163,16 +165,14 @@ def _paired_engine(x: np.ndarray, n_resamples: int, alpha: float, rng):
         gt, eq = a > b, a == b
         w2 = (2 * gt + eq).astype(dtype)
         p[start:stop] = w2.sum(axis=1, dtype=np.float64) / (2 * k)
-        wins[start:stop] = gt.sum(axis=1)
-        losses[start:stop] = (a < b).sum(axis=1)
-        lo, hi = rs.integer_percentiles(w2 @ counts_t, 2 * k, q)
-        low[start:stop] = lo / (2 * k)
-        high[start:stop] = hi / (2 * k)
-    return iu, ju, p, low, high, _sign_test_pvalues(wins, losses)
+        low[start:stop], high[start:stop] = boot.percentiles(
+            slice(start, stop), w2 @ counts_t, 2 * k, q, 2 * k
+        )
+    return iu, ju, p, low, high, boot
 
 
-def _unpaired_engine(rows, n_resamples: int, alpha: float, rng):
-    """P(i>j) = U/(k_i k_j), its interval and the Mann–Whitney p-value, pairs i < j.
+def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap):
+    """P(i>j) = U/(k_i k_j), its percentile interval and the bootstrap, pairs i < j.
 
     Each entry is resampled on its own (count matrix ``C_e``, shape (B, k_e)). For a
     pair, the resampled ``2U = Σ_s C_j[b, s] (2 #(a* > x_j_s) + #(a* = x_j_s))``
@@ -239,23 +239,60 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng):
                 g *= ct
                 s = np.add.reduceat(g, seg, axis=1).T
             u2[:, b0:b1] = (2 * ka) * kb[:, None] - s
-        lo, hi = rs.integer_percentiles(u2, int(2 * ka * kb.max()), q)
-        low[pair:pair + nj] = lo / denom
-        high[pair:pair + nj] = hi / denom
+        low[pair:pair + nj], high[pair:pair + nj] = boot.percentiles(
+            slice(pair, pair + nj), u2, int(2 * ka * kb.max()), q, denom[:, None]
+        )
         pair += nj
-    return iu, ju, p, low, high, _mann_whitney_pvalues(rows, iu, ju)
+    return iu, ju, p, low, high, boot
 
 
-def _engine(rows, paired, n_resamples, alpha, rng):
-    """Upper-triangle P(i>j), interval and p-value; runs in canonical order first."""
+def _torch_engine(rows, paired, n_resamples, alpha, rng, boot: _Bootstrap, device):
+    """:func:`_engine` with the resampling on torch (:mod:`evaluation.stats.torch_backend`)."""
+    iu, ju = np.triu_indices(len(rows), 1)
+    seed = int(rng.integers(2**63))
+    if paired:
+        x = np.stack(rows)
+        resampled = tb.paired_p_bootstrap(x, iu, ju, n_resamples=n_resamples, seed=seed, device=device)
+        p = ((2.0 * (x[iu] > x[ju]) + (x[iu] == x[ju])).sum(axis=1)) / (2.0 * x.shape[1])
+    else:
+        resampled = tb.unpaired_p_bootstrap(rows, iu, ju, n_resamples=n_resamples, seed=seed, device=device)
+        p = np.array([_mann_whitney_u(rows[a], rows[b]) / (rows[a].size * rows[b].size) for a, b in zip(iu, ju)])
+    low, high = rs.percentiles(resampled, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    boot.standard_error[:] = rs.standard_error(resampled)
+    if boot.distribution is not None:
+        boot.distribution[:] = resampled
+    return iu, ju, p, low, high, boot
+
+
+def _engine(rows, paired, n_resamples, alpha, rng, keep_distribution=True, backend="numpy", device="auto"):
+    """Upper-triangle P(i>j), percentile interval and bootstrap; runs in canonical order first."""
+    boot = _Bootstrap(len(rows) * (len(rows) - 1) // 2, n_resamples, keep_distribution)
+    if backend == "torch":
+        return _torch_engine(rows, paired, n_resamples, alpha, rng, boot, device)
     if paired:
         (x,) = rs.canonical_runs(np.stack(rows))
-        return _paired_engine(x, n_resamples, alpha, rng)
-    return _unpaired_engine([np.sort(r) for r in rows], n_resamples, alpha, rng)
+        return _paired_engine(x, n_resamples, alpha, rng, boot)
+    return _unpaired_engine([np.sort(r) for r in rows], n_resamples, alpha, rng, boot)
 
 
-# --------------------------------------------------------------------------- compare
-def _compare_iv(a, b, paired, gamma, alpha, n_resamples, seed):
+# --------------------------------------------------------------------------- decisions
+def score_tests(rows, paired: bool, iu: np.ndarray, ju: np.ndarray, p: np.ndarray):
+    """The dual test and interval of every pair: (raw p-values, interval(level) function).
+
+    Paired: P(i>j) is a proportion of k seeds (ties one half), tested and bounded by
+    the Wilson score method. Unpaired: the Mann–Whitney probability, tested by the
+    Mann–Whitney z-test and bounded by Newcombe's score interval.
+    """
+    if paired:
+        k = np.full(p.size, rows[0].size, dtype=np.float64)
+        x = p * k
+        return pr.score_pvalue(x, k), lambda level: pr.wilson(x, k, level)
+    sizes = np.array([r.size for r in rows], dtype=np.float64)
+    m, n = sizes[iu], sizes[ju]
+    return pr.mann_whitney_pvalue(p, m, n), lambda level: pr.mann_whitney_interval(p, m, n, level)
+
+
+def _compare_iv(a, b, paired, gamma, alpha, n_resamples, rng):
     a, b, paired = _prob_outperform_iv(a, b, paired)
     for name, x in (("a", a), ("b", b)):
         if x.size < 2:
@@ -265,14 +302,14 @@ def _compare_iv(a, b, paired, gamma, alpha, n_resamples, seed):
     gamma = _check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
-    rng = as_generator(seed)
+    rng = as_generator(rng)
     return a, b, paired, gamma, alpha, n_resamples, rng
 
 
 def compare(
-    a, b, *, paired, gamma=0.75, alpha=0.05, n_resamples=10_000, seed=0
+    a, b, *, paired, gamma=0.75, alpha=0.05, n_resamples=10_000, rng=0
 ) -> Comparison:
-    """Compare two entries with P(A>B), its bootstrap interval and the γ rule.
+    """Compare two entries with P(A>B), its score interval and the γ rule.
 
     Parameters
     ----------
@@ -283,40 +320,49 @@ def compare(
     gamma : float, default 0.75
         Threshold of a meaningful difference, in (0.5, 1).
     alpha : float, default 0.05
-        The interval has level ``1 - alpha``.
+        Significance level of the decision rule, in (0, 1): the interval of P(A>B) at
+        level ``1 - alpha`` is its test (Bouthillier et al. 2021, App. C.6), hence a
+        significance level rather than a ``confidence_level``.
     n_resamples : int, default 10000
-        Bootstrap resamples.
-    seed : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Bootstrap resamples (for ``standard_error`` and ``bootstrap_distribution``).
+    rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
         Source of randomness.
 
     Returns
     -------
     Comparison
-        ``p`` = P(A>B); ``low``, ``high``; ``significant = low > 0.5``;
+        ``p`` = P(A>B); ``low``, ``high`` its score interval at level ``1 - alpha``;
+        ``significant`` (``pvalue < alpha`` in A's favour, equivalently ``low > 0.5``);
         ``meaningful = high > gamma``; ``better = significant and meaningful``;
-        ``pvalue``: exact two-sided sign test (paired, ties dropped) or two-sided
-        Mann–Whitney test (unpaired; scipy's default method).
+        ``pvalue``: the two-sided test dual to the interval (score test of P = 1/2
+        paired, Mann–Whitney z-test unpaired); ``standard_error`` and
+        ``bootstrap_distribution`` (P(A>B) in each bootstrap resample, shape ``(B,)``);
+        ``bootstrap_low``/``bootstrap_high``: the percentile interval of the paper.
 
     Raises
     ------
     ValueError
         On empty, non-finite or too short inputs, mismatched lengths when paired,
         ``gamma`` outside (0.5, 1), ``alpha`` outside (0, 1), or bad
-        ``n_resamples``/``seed``.
+        ``n_resamples``/``rng``.
 
     Notes
     -----
-    Bouthillier et al. (2021), eq. 9 and App. C.6 ("bound" form of the decision):
-    the percentile-bootstrap interval ``[low, high]`` of P(A>B) at level
-    ``1 - alpha`` resamples the pairs (paired) or each side independently
-    (unpaired). A is *better* than B when the difference is significant
-    (``low > 0.5``) and meaningful (``high > γ``). :func:`noether_sample_size` gives
-    the number of runs needed to detect ``P(A>B) = γ``.
+    The decision rule of Bouthillier et al. (2021), eq. 9 and App. C.6, on an interval
+    that stays honest at the boundary: paired, P(A>B) is the share of the k seeds A
+    wins (ties one half) and its interval is Wilson's score interval (ten wins of ten
+    give [0.72, 1], not the percentile bootstrap's [1, 1]); unpaired, P(A>B) is the
+    Mann–Whitney probability and its interval Newcombe's (2006) score interval. Each
+    interval is the set of values its test does not reject, so ``significant`` and
+    ``low > 0.5`` are the same statement. This is :func:`pairwise_comparisons` of
+    the two entries: both decide alike (see :mod:`evaluation.stats.decisions`).
+    :func:`~evaluation.stats.runs_needed` gives the runs the rule needs.
 
     References
     ----------
     Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning
-    Benchmarks. MLSys.
+    Benchmarks. MLSys. Wilson, E. B. (1927). JASA 22, 209–212. Newcombe, R. G. (2006).
+    Statist. Med. 25, 559–573.
 
     Examples
     --------
@@ -327,14 +373,14 @@ def compare(
     True
     """
     a, b, paired, gamma, alpha, n_resamples, rng = _compare_iv(
-        a, b, paired, gamma, alpha, n_resamples, seed
+        a, b, paired, gamma, alpha, n_resamples, rng
     )
-    _, _, p, low, high, pvalue = _engine([a, b], paired, n_resamples, alpha, rng)
-    significant = bool(low[0] > 0.5)
-    meaningful = bool(high[0] > gamma)
+    res = _pairwise([a, b], paired, gamma, alpha, "none", n_resamples, rng, True, None)
     return Comparison(
-        float(p[0]), float(low[0]), float(high[0]), significant, meaningful,
-        significant and meaningful, float(pvalue[0]), paired, gamma, alpha,
+        float(res.p[0, 1]), float(res.low[0, 1]), float(res.high[0, 1]), bool(res.significant[0, 1]),
+        bool(res.meaningful[0, 1]), bool(res.better[0, 1]), float(res.pvalue[0, 1]), paired, gamma,
+        alpha, float(res.standard_error[0, 1]), res.distribution(0, 1),
+        float(res.bootstrap_low[0, 1]), float(res.bootstrap_high[0, 1]),
     )
 
 
@@ -387,15 +433,21 @@ def noether_sample_size(gamma=0.75, alpha=0.05, beta=0.05) -> int:
 
 
 # --------------------------------------------------------------------------- all pairs
-def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resamples, seed):
+def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resamples, rng,
+                             keep_distribution, priority):
+    check_bool(keep_distribution, "keep_distribution")
     paired = check_bool(paired, "paired")
     rows = as_table(scores, "scores", paired=paired, min_runs=2)
     gamma = _check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     correction = check_choice(correction, "correction", METHODS)
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
-    rng = as_generator(seed)
-    return rows, paired, gamma, alpha, correction, n_resamples, rng
+    rng = as_generator(rng)
+    if priority is not None:
+        priority = np.asarray(priority)
+        if priority.shape != (len(rows),) or sorted(priority.tolist()) != list(range(len(rows))):
+            raise ValueError(f"`priority` must be a permutation of the {len(rows)} entries.")
+    return rows, paired, gamma, alpha, correction, n_resamples, rng, priority
 
 
 def _order(means: np.ndarray) -> np.ndarray:
@@ -404,38 +456,60 @@ def _order(means: np.ndarray) -> np.ndarray:
 
 
 def assemble_pairwise(
-    n_entries, iu, ju, p, low, high, pvalue_raw, means, *, paired, gamma, alpha,
-    correction, n_resamples, significant=None,
+    n_entries, iu, ju, p, pvalue_raw, interval, means, *, paired, gamma, alpha,
+    correction, n_resamples, effect=None, boot=None, boot_interval=None, priority=None, method="wilson",
+    decisions=None,
 ) -> PairwiseResult:
-    """Fill the k x k matrices from upper-triangle results (shared with the test bootstrap).
+    """Decide every pair and fill the k x k matrices (shared with the test bootstrap).
 
-    The lower triangle is the reverse comparison: ``P(j>i) = 1 - P(i>j)`` and the
-    interval ``[1 - high, 1 - low]`` (percentiles of ``1 - X`` mirror those of X).
-    ``significant`` (optional, upper-triangle rows, shape (2, pairs)) overrides the
-    rule ``low > 0.5`` for the (i>j, j>i) directions.
+    ``p``, ``pvalue_raw`` (and ``effect``, default ``p - 1/2``) are upper-triangle
+    arrays; ``interval(level)`` gives the dual interval of P(i>j) at per-pair levels.
+    The lower triangle is the reverse comparison: ``P(j>i) = 1 - P(i>j)``, the
+    interval ``[1 - high, 1 - low]``. ``priority`` (best first by the ranking
+    statistic, default by ``means``) becomes a verdict-consistent ``order``.
+    ``decisions`` (from :func:`~evaluation.stats.decisions.decide_pairs`) may be
+    given instead of being computed from ``effect``, ``pvalue_raw`` and ``interval``.
     """
+    d = decisions if decisions is not None else decide_pairs(
+        p - 0.5 if effect is None else effect, pvalue_raw, interval, alpha=alpha, gamma=gamma,
+        correction=correction)
     shape = (n_entries, n_entries)
-    pm, lo, hi, pr = (np.full(shape, np.nan) for _ in range(4))
-    pm[iu, ju], pm[ju, iu] = p, 1.0 - p
-    lo[iu, ju], lo[ju, iu] = low, 1.0 - high
-    hi[iu, ju], hi[ju, iu] = high, 1.0 - low
-    pr[iu, ju] = pr[ju, iu] = pvalue_raw
-    padj = np.full(shape, np.nan)
-    padj[iu, ju] = padj[ju, iu] = adjust_pvalues(pvalue_raw, correction)
-    with np.errstate(invalid="ignore"):
-        if significant is None:
-            sig = lo > 0.5
-        else:
-            sig = np.zeros(shape, dtype=bool)
-            sig[iu, ju], sig[ju, iu] = significant
-        meaningful = hi > gamma
-        better = sig & meaningful & (padj < alpha)
+
+    def mirror(upper, lower, fill=np.nan, dtype=np.float64):
+        out = np.full(shape, fill, dtype=dtype)
+        out[iu, ju], out[ju, iu] = upper, lower
+        return out
+
+    sig = mirror(d.significant[0], d.significant[1], False, bool)
+    meaningful = mirror(d.meaningful[0], d.meaningful[1], False, bool)
+    better = sig & meaningful
+    se = None if boot is None else mirror(boot.standard_error, boot.standard_error)
+    blo = bhi = None
+    if boot_interval is not None:
+        blo, bhi = mirror(boot_interval[0], 1.0 - boot_interval[1]), mirror(boot_interval[1], 1.0 - boot_interval[0])
+    priority = _order(np.asarray(means, dtype=np.float64)) if priority is None else np.asarray(priority)
     return PairwiseResult(
-        pm, lo, hi, padj, better, _order(means), np.asarray(means, dtype=np.float64),
-        sig, meaningful, pr, paired, gamma, alpha, correction, n_resamples,
+        mirror(p, 1.0 - p), mirror(d.low, 1.0 - d.high), mirror(d.high, 1.0 - d.low), mirror(d.pvalue, d.pvalue),
+        better, verdict_order(better, priority), np.asarray(means, dtype=np.float64), sig, meaningful,
+        mirror(pvalue_raw, pvalue_raw), paired, gamma, alpha, correction, n_resamples, se,
+        None if boot is None else boot.distribution, mirror(1.0 - d.level, 1.0 - d.level), priority, method,
+        blo, bhi,
     )
 
 
+def _pairwise(rows, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority,
+              backend="numpy", device="auto"):
+    iu, ju, p, low, high, boot = _engine(rows, paired, n_resamples, alpha, rng, keep_distribution, backend, device)
+    pvalue, interval = score_tests(rows, paired, iu, ju, p)
+    means = np.array([r.mean() for r in rows])
+    return assemble_pairwise(
+        len(rows), iu, ju, p, pvalue, interval, means, paired=paired, gamma=gamma, alpha=alpha,
+        correction=correction, n_resamples=n_resamples, boot=boot, boot_interval=(low, high),
+        priority=priority, method="wilson" if paired else "newcombe",
+    )
+
+
+# long because its docstring states every parameter
 def pairwise_comparisons(
     scores,
     *,
@@ -444,7 +518,11 @@ def pairwise_comparisons(
     alpha=0.05,
     correction="holm",
     n_resamples=10_000,
-    seed=0,
+    rng=0,
+    keep_distribution=True,
+    priority=None,
+    backend="numpy",
+    device="auto",
 ) -> PairwiseResult:
     """P(A>B) with intervals, adjusted p-values and decisions for all pairs of entries.
 
@@ -458,47 +536,50 @@ def pairwise_comparisons(
     gamma : float, default 0.75
         Threshold of a meaningful difference, in (0.5, 1).
     alpha : float, default 0.05
-        Level of the intervals (``1 - alpha``) and of the adjusted tests.
+        Family-wise significance level of the decisions (of the adjusted p-values, and
+        of the intervals, each drawn at its pair's adjusted level).
     correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
         Multiplicity adjustment over the family of all k(k-1)/2 unordered pairs.
     n_resamples : int, default 10000
-        Bootstrap resamples.
-    seed : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Bootstrap resamples (standard errors, distribution, ``bootstrap_low/high``).
+    rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
         Source of randomness.
+    keep_distribution : bool, default True
+        Keep the k(k-1)/2 x B resampled P(i>j) (float32: 198 MB for k = 100, B = 10,000);
+        False leaves ``bootstrap_distribution`` None, every other field the same.
+    priority : array_like of int, optional
+        The entries best first by the board's ranking statistic (default: by mean);
+        ``order`` follows it except where a verdict forces a winner above its loser.
+    backend : {"numpy", "torch"}, default "numpy"
+        Where the bootstrap (standard errors, distribution, percentile interval) runs:
+        "torch" on ``device`` ("auto": CUDA when available, else the CPU), equal within
+        Monte Carlo error (:mod:`evaluation.stats.torch_backend`); decisions are closed
+        form and identical.
+    device : str, default "auto"
 
     Returns
     -------
     PairwiseResult
-        k x k matrices ``p``, ``low``, ``high``, ``pvalue`` (adjusted), ``better``
-        (``better[i, j]``: i beats j), ``significant``, ``meaningful``,
-        ``pvalue_raw``; ``order`` (best first by mean) and ``means``.
+        k x k matrices ``p``, ``low``, ``high`` (the interval at ``level``),
+        ``pvalue`` (adjusted), ``pvalue_raw``, ``better`` (``better[i, j]``: i beats
+        j), ``significant``, ``meaningful``, ``level``, ``standard_error``,
+        ``bootstrap_low``/``bootstrap_high``; ``order`` (verdict-consistent, best
+        first), ``priority``, ``means``, and the ``bootstrap_distribution``.
 
     Raises
     ------
     ValueError
-        For an invalid table or parameter (see :func:`compare`), or an unknown
-        ``correction``.
+        For an invalid table or parameter, naming it (see :func:`compare`).
 
     Notes
     -----
-    For every pair the quantities of :func:`compare` (Bouthillier et al. 2021, eq. 9,
-    App. C.6). i beats j when the decision rule says so (``low > 0.5`` and
-    ``high > γ``) *and* the two-sided p-value (exact sign test when paired,
-    Mann–Whitney otherwise) stays below ``alpha`` after the correction (Holm 1979 by
-    default; Benjamini–Hochberg 1995 controls the false discovery rate instead).
-
-    Paired: one resample index array is shared by all pairs and the resampled P of
-    all pairs is one matrix product (wins matrix x count matrix). Unpaired: each
-    entry is resampled independently and pairs sharing their first entry are one
-    batch. For two entries the numbers equal :func:`compare` with the same seed.
-    Runs are put in a canonical order before resampling (paired: columns sorted
-    lexicographically; unpaired: each entry sorted), so permuting runs changes
-    nothing.
-
-    References
-    ----------
-    Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning
-    Benchmarks. MLSys. Holm, S. (1979). Scand. J. Statist. 6, 65–70.
+    One rule for every pair (:mod:`evaluation.stats.decisions`): the score test of
+    :func:`compare` gives each pair's raw p-value; the family is adjusted (Holm 1979
+    by default; Benjamini–Hochberg 1995 controls the false discovery rate instead);
+    each pair's score interval is drawn at the level its adjusted test uses, so it
+    excludes 1/2 exactly when the adjusted p-value is below ``alpha``. i beats j when
+    that holds in i's favour and the upper end exceeds γ (Bouthillier et al. 2021,
+    App. C.6). For two entries the numbers equal :func:`compare` with the same ``rng``.
 
     Examples
     --------
@@ -508,12 +589,9 @@ def pairwise_comparisons(
     >>> res.order.tolist(), bool(res.better[0, 2]), bool(res.better[0, 1])
     ([0, 1, 2], True, False)
     """
-    rows, paired, gamma, alpha, correction, n_resamples, rng = _pairwise_comparisons_iv(
-        scores, paired, gamma, alpha, correction, n_resamples, seed
+    rows, paired, gamma, alpha, correction, n_resamples, rng, priority = _pairwise_comparisons_iv(
+        scores, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority
     )
-    iu, ju, p, low, high, pvalue = _engine(rows, paired, n_resamples, alpha, rng)
-    means = np.array([r.mean() for r in rows])
-    return assemble_pairwise(
-        len(rows), iu, ju, p, low, high, pvalue, means, paired=paired, gamma=gamma,
-        alpha=alpha, correction=correction, n_resamples=n_resamples,
-    )
+    backend = check_choice(backend, "backend", tb.BACKENDS)
+    return _pairwise(rows, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority,
+                     backend, device)

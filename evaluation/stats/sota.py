@@ -10,10 +10,10 @@ accuracy. Under independent entries of accuracy θ_j the errors of entry j are
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import integrate, optimize, signal, special, stats
 
 from ._types import AdjustedSota, SotaDistribution
-from ._validation import as_generator, check_int, check_open_unit, check_real
+from ._validation import as_generator, as_sample, check_bool, check_int, check_open_unit, check_real
 from .boon import expected_max_normal
 
 __all__ = [
@@ -58,8 +58,8 @@ def _log_sf(z: np.ndarray, n: int, p_err) -> np.ndarray:
         return np.where(cdf < 0.5, np.log1p(-cdf), np.log(sf))
 
 
-def _from_cdf_of_min(cdf_z: np.ndarray, m: int, n: int, alpha: float, method: str):
-    """SotaDistribution from ``F_Z(z) = P(Z <= z)``, z = 0..n."""
+def _from_cdf_of_min(cdf_z: np.ndarray, m: int, n: int, confidence_level: float, method: str):
+    """SotaDistribution from ``F_Z(z) = P(Z <= z)``, z = 0..n; limits at `confidence_level`."""
     pmf_z = np.diff(cdf_z, prepend=0.0)
     pmf_z = np.clip(pmf_z, 0.0, None)
     pmf = pmf_z[::-1].copy()  # accuracy (n - z)/n ascending: index k = n - z
@@ -68,22 +68,22 @@ def _from_cdf_of_min(cdf_z: np.ndarray, m: int, n: int, alpha: float, method: st
     expected = float(pmf @ accuracy)
     sd = float(np.sqrt(pmf @ (accuracy - expected) ** 2))
     cum = np.cumsum(pmf)
-    lower = float(np.searchsorted(cum, (alpha / 2) * (1 - 1e-12)) / n)
-    upper = float(np.searchsorted(cum, (1 - alpha / 2) * (1 - 1e-12)) / n)
-    return SotaDistribution(expected, sd, lower, upper, accuracy, pmf, m, n, alpha, method)
+    tails = np.array([(1 - confidence_level) / 2, (1 + confidence_level) / 2])
+    lower, upper = (np.searchsorted(cum, tails * (1 - 1e-12)) / n).tolist()
+    return SotaDistribution(expected, sd, lower, upper, accuracy, pmf, m, n, confidence_level, method)
 
 
 # --------------------------------------------------------------------------- identical
-def _sota_distribution_iv(m, n, theta, alpha):
+def _sota_distribution_iv(m, n, theta, confidence_level):
     return (
         check_int(m, "m", minimum=1),
         check_int(n, "n", minimum=1),
         _check_theta(theta),
-        check_open_unit(alpha, "alpha"),
+        check_open_unit(confidence_level, "confidence_level"),
     )
 
 
-def sota_distribution(m, n, theta, *, alpha=0.05) -> SotaDistribution:
+def sota_distribution(m, n, theta, *, confidence_level=0.95) -> SotaDistribution:
     """Distribution of the best accuracy among m identical independent entries.
 
     Parameters
@@ -94,8 +94,9 @@ def sota_distribution(m, n, theta, *, alpha=0.05) -> SotaDistribution:
         Number of test examples, ``n >= 1``.
     theta : float
         True accuracy of every entry, in (0, 1).
-    alpha : float, default 0.05
-        ``[lower, upper]`` are the ``alpha/2`` and ``1 - alpha/2`` quantiles.
+    confidence_level : float, default 0.95
+        Probability of ``[lower, upper]``: they are the ``(1 - confidence_level)/2``
+        and ``(1 + confidence_level)/2`` quantiles.
 
     Returns
     -------
@@ -107,7 +108,7 @@ def sota_distribution(m, n, theta, *, alpha=0.05) -> SotaDistribution:
     Raises
     ------
     ValueError
-        If ``m`` or ``n`` is not a positive integer, or ``theta``/``alpha`` is
+        If ``m`` or ``n`` is not a positive integer, or ``theta``/``confidence_level`` is
         outside (0, 1).
 
     Notes
@@ -129,14 +130,14 @@ def sota_distribution(m, n, theta, *, alpha=0.05) -> SotaDistribution:
     >>> round(d.expected, 4), round(d.sd, 6), d.lower, round(d.upper, 4)
     (0.9173, 0.001817, 0.9143333333333333, 0.9213)
     """
-    m, n, theta, alpha = _sota_distribution_iv(m, n, theta, alpha)
+    m, n, theta, confidence_level = _sota_distribution_iv(m, n, theta, confidence_level)
     z = np.arange(n + 1)
     cdf_z = -np.expm1(m * _log_sf(z, n, 1.0 - theta))
-    return _from_cdf_of_min(cdf_z, m, n, alpha, "exact")
+    return _from_cdf_of_min(cdf_z, m, n, confidence_level, "exact")
 
 
 def _sota_exceedance_iv(m, n, theta, x):
-    m, n, theta, _ = _sota_distribution_iv(m, n, theta, 0.05)
+    m, n, theta, _ = _sota_distribution_iv(m, n, theta, 0.95)
     x = check_real(x, "x")
     return m, n, theta, x
 
@@ -182,11 +183,15 @@ def sota_exceedance(m, n, theta, x) -> float:
 
 
 # --------------------------------------------------------------------------- non-identical
-def _sota_distribution_nonidentical_iv(n, thetas, alpha):
-    return check_int(n, "n", minimum=1), _check_thetas(thetas), check_open_unit(alpha, "alpha")
+def _sota_distribution_nonidentical_iv(n, thetas, confidence_level):
+    return (
+        check_int(n, "n", minimum=1),
+        _check_thetas(thetas),
+        check_open_unit(confidence_level, "confidence_level"),
+    )
 
 
-def sota_distribution_nonidentical(n, thetas, *, alpha=0.05) -> SotaDistribution:
+def sota_distribution_nonidentical(n, thetas, *, confidence_level=0.95) -> SotaDistribution:
     """Distribution of the best accuracy among independent entries of different accuracy.
 
     Parameters
@@ -195,8 +200,8 @@ def sota_distribution_nonidentical(n, thetas, *, alpha=0.05) -> SotaDistribution
         Number of test examples.
     thetas : array_like, shape (m,)
         True accuracy of each entry, each in (0, 1).
-    alpha : float, default 0.05
-        Level of the limits.
+    confidence_level : float, default 0.95
+        Probability of ``[lower, upper]``.
 
     Returns
     -------
@@ -206,7 +211,7 @@ def sota_distribution_nonidentical(n, thetas, *, alpha=0.05) -> SotaDistribution
     ------
     ValueError
         If ``n`` is not a positive integer, ``thetas`` is empty or outside (0, 1),
-        or ``alpha`` is outside (0, 1).
+        or ``confidence_level`` is outside (0, 1).
 
     Notes
     -----
@@ -219,7 +224,7 @@ def sota_distribution_nonidentical(n, thetas, *, alpha=0.05) -> SotaDistribution
     >>> round(d.expected, 4)
     0.9173
     """
-    n, thetas, alpha = _sota_distribution_nonidentical_iv(n, thetas, alpha)
+    n, thetas, confidence_level = _sota_distribution_nonidentical_iv(n, thetas, confidence_level)
     values, multiplicity = np.unique(thetas, return_counts=True)
     z = np.arange(n + 1)
     log_sf = np.zeros(n + 1)
@@ -228,11 +233,12 @@ def sota_distribution_nonidentical(n, thetas, *, alpha=0.05) -> SotaDistribution
         v = values[start:start + step, None]
         mult = multiplicity[start:start + step, None]
         log_sf += (mult * _log_sf(z[None, :], n, 1.0 - v)).sum(axis=0)
-    return _from_cdf_of_min(-np.expm1(log_sf), thetas.size, n, alpha, "exact")
+    return _from_cdf_of_min(-np.expm1(log_sf), thetas.size, n, confidence_level, "exact")
 
 
 # --------------------------------------------------------------------------- dependent
-def _sota_distribution_dependent_iv(n, thetas_or_theta, m, rho, n_sim, seed, alpha):
+def _sota_distribution_dependent_iv(n, thetas_or_theta, m, rho, theta_leader, fixed_leader, n_sim, rng,
+                                    confidence_level):
     n = check_int(n, "n", minimum=1)
     if np.ndim(thetas_or_theta) == 0:
         theta = _check_theta(thetas_or_theta, "thetas_or_theta")
@@ -250,100 +256,173 @@ def _sota_distribution_dependent_iv(n, thetas_or_theta, m, rho, n_sim, seed, alp
     rho = check_real(rho, "rho")
     if not 0.0 <= rho <= 1.0:
         raise ValueError(f"`rho` must be in [0, 1] (got {rho!r}).")
-    n_sim = check_int(n_sim, "n_sim", minimum=1)
-    rng = as_generator(seed)
-    alpha = check_open_unit(alpha, "alpha")
-    return n, thetas, rho, n_sim, rng, alpha
+    leader = float(thetas.max()) if theta_leader is None else _check_theta(theta_leader, "theta_leader")
+    flip1, flip0 = _flips(leader, np.sort(thetas), rho)
+    if np.any((flip1 < -1e-12) | (flip1 > 1 + 1e-12) | (flip0 < -1e-12) | (flip0 > 1 + 1e-12)):
+        raise ValueError(
+            f"`rho` = {rho} is not attainable with a leading classifier of accuracy {leader} and "
+            f"accuracies down to {thetas.min()}: the agreement probabilities would leave [0, 1] "
+            "(lower `rho`, or raise the smallest accuracy)."
+        )
+    return (n, np.sort(thetas), rho, leader, check_bool(fixed_leader, "fixed_leader"),
+            check_int(n_sim, "n_sim", minimum=1), as_generator(rng),
+            check_open_unit(confidence_level, "confidence_level"))
 
 
+def _flips(theta0: float, thetas: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """P(Y_j = 0 | Y_0 = 1) and P(Y_j = 1 | Y_0 = 0): marginal θ_j, corr(Y_0, Y_j) = ρ."""
+    cov = rho * np.sqrt(theta0 * (1 - theta0) * thetas * (1 - thetas))
+    return (theta0 - cov - theta0 * thetas) / theta0, ((1 - theta0) * thetas - cov) / (1 - theta0)
+
+
+def _leader_counts(n: int, theta0: float, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The leading classifier's correct counts K and their probabilities."""
+    if fixed:
+        return np.array([int(round(n * theta0))]), np.array([1.0])
+    half = 40.0 * np.sqrt(n * theta0 * (1 - theta0)) + 40.0
+    k = np.arange(int(max(0, np.floor(n * theta0 - half))), int(min(n, np.ceil(n * theta0 + half))) + 1)
+    w = stats.binom.pmf(k, n, theta0)
+    return k, w / w.sum()
+
+
+def _dependent_exact(n, thetas, theta0, rho, fixed) -> np.ndarray:
+    """P(max correct <= c), c = 0..n, exactly: followers are iid given K within each θ value.
+
+    Given the leader's K correct answers, a follower with accuracy θ gets
+    ``Bin(K, 1 - flip1) + Bin(n - K, flip0)`` right; the pmf of that sum is one FFT
+    convolution per K (all K at once), and the cdf of the maximum is the product of
+    the followers' cdfs, mixed over K.
+    """
+    values, mult = np.unique(thetas, return_counts=True)
+    ks, wk = _leader_counts(n, theta0, fixed)
+    c = np.arange(n + 1)
+    log_cdf_max = np.zeros((ks.size, n + 1))
+    for value, count in zip(values, mult):  # distinct accuracies (few: the exact path's condition)
+        f1, f0 = _flips(theta0, np.array([value]), rho)
+        a = stats.binom.pmf(c[None, :], ks[:, None], 1 - f1[0])
+        b = stats.binom.pmf(c[None, :], (n - ks)[:, None], f0[0])
+        pmf = np.clip(signal.fftconvolve(a, b, axes=1)[:, : n + 1], 0.0, None)
+        cdf = np.minimum(np.cumsum(pmf / pmf.sum(axis=1, keepdims=True), axis=1), 1.0)
+        with np.errstate(divide="ignore"):
+            log_cdf_max += count * np.log(cdf)
+    return np.minimum(np.exp(log_cdf_max).T @ wk, 1.0)
+
+
+def _dependent_simulated(n, thetas, theta0, rho, fixed, n_sim, rng) -> np.ndarray:
+    """P(max correct <= c) from ``n_sim`` simulated test sets (followers drawn as counts)."""
+    f1, f0 = _flips(theta0, thetas, rho)
+    best = np.empty(n_sim, dtype=np.int64)
+    step = max(1, (1 << 22) // thetas.size)
+    for start in range(0, n_sim, step):
+        stop = min(n_sim, start + step)
+        if fixed:
+            k = np.full((stop - start, 1), int(round(n * theta0)))
+        else:
+            k = rng.binomial(n, theta0, size=(stop - start, 1))
+        kept = k - rng.binomial(k, np.clip(f1, 0, 1)[None, :])
+        gained = rng.binomial(n - k, np.clip(f0, 0, 1)[None, :])
+        best[start:stop] = (kept + gained).max(axis=1)
+    return np.cumsum(np.bincount(best, minlength=n + 1)) / n_sim
+
+
+# long because the docstring states the model, both scenarios and the paper's values
 def sota_distribution_dependent(
-    n, thetas_or_theta, m=None, rho=0.0, *, n_sim=10_000, seed=0, alpha=0.05
+    n, thetas_or_theta, m=None, rho=0.0, *, theta_leader=None, fixed_leader=False, n_sim=10_000, rng=0,
+    confidence_level=0.95,
 ) -> SotaDistribution:
-    """Simulated distribution of the best accuracy among dependent entries.
+    """Distribution of the best accuracy among entries that depend on a leading classifier.
 
     Parameters
     ----------
     n : int
         Number of test examples.
     thetas_or_theta : float or array_like, shape (m,)
-        Accuracy of every entry (a single value needs ``m``), or of each entry;
-        the first entry is the leading classifier.
+        Accuracy of every entry (a single value needs ``m``), or of each entry. The
+        order does not matter.
     m : int, optional
         Number of entries (required with a single accuracy).
     rho : float, default 0
-        Probability that a follower copies the leader's outcome on an example, in
-        [0, 1]. 0 gives independent entries, 1 identical ones.
+        Correlation between each entry's per-example correctness and the leading
+        classifier's, in [0, 1]. 0 gives independent entries, 1 (with equal
+        accuracies) entries identical to the leader.
+    theta_leader : float, optional
+        Accuracy θ_0 of the leading classifier (default: the largest accuracy, as the
+        paper's θ_0 = θ_SOTA).
+    fixed_leader : bool, default False
+        Fix the leader's outcome vector y_0 to exactly ``round(n θ_0)`` correct
+        examples in every test set (the paper's ``fixed = TRUE`` scenario) instead
+        of drawing it anew (``y_0 ~ Bernoulli(θ_0)``).
     n_sim : int, default 10000
-        Number of simulated test sets.
-    seed : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
-        Source of randomness.
-    alpha : float, default 0.05
-        Level of the limits.
+        Simulated test sets when the accuracies take more than 8 distinct values.
+    rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Source of randomness (simulation only).
+    confidence_level : float, default 0.95
+        Probability of ``[lower, upper]``.
 
     Returns
     -------
     SotaDistribution
-        The empirical distribution of θ̂_max over ``n_sim`` simulations
-        (``method="simulation"``).
+        ``method="exact"`` (at most 8 distinct accuracies) or ``"simulation"``; ``m``
+        is the number of entries (the leader is not one of them).
 
     Raises
     ------
     ValueError
-        On invalid ``n``, accuracies, ``m``, ``rho`` outside [0, 1], ``n_sim`` or
-        ``seed``.
+        On invalid ``n``, accuracies, ``m``, ``theta_leader``, ``n_sim`` or ``rng``,
+        ``rho`` outside [0, 1], or a ``rho`` that these accuracies cannot attain.
 
     Notes
     -----
-    Møllersen & Holsbø, §4.1/§4.3, with the leading-classifier model of Boland,
-    Proschan & Tong (1989): entry 1 (the leader) is correct on each example with
-    probability θ_1, independently; on each example a follower j copies the leader's
-    outcome with probability ρ and otherwise is correct with probability θ_j,
-    independently. (With one θ for all, every entry keeps accuracy θ; otherwise a
-    follower's marginal accuracy is ``ρθ_1 + (1-ρ)θ_j``.) Given the leader's number
-    of correct answers K, follower j's count is exactly
-    ``Bin(K, ρ + (1-ρ)θ_j) + Bin(n-K, (1-ρ)θ_j)``, independently across followers, so
-    each simulation draws counts instead of n x m outcomes. Cost: O(n_sim · m).
+    Møllersen & Holsbø, §4.3, eq. 10, after Boland, Proschan & Tong (1989): a latent
+    leading classifier answers example i correctly (Y_0i = 1) with probability θ_0;
+    given Y_0, the m entries are independent, entry j being wrong where the leader is
+    right with probability ``(θ_0 - ρ σ_0j - θ_0 θ_j)/θ_0`` and right where the leader
+    is wrong with probability ``((1 - θ_0) θ_j - ρ σ_0j)/(1 - θ_0)``, with
+    ``σ_0j = sqrt(θ_0(1-θ_0) θ_j(1-θ_j))``: entry j keeps its accuracy θ_j and
+    ``corr(Y_0i, Y_ji) = ρ``. The leader is not among the m entries, so the result
+    does not depend on their order (the earlier implementation took the first entry
+    as the leader and gave followers the accuracy ``ρ θ_1 + (1-ρ) θ_j``). Given the
+    leader's K correct answers the entries' counts are independent sums of two
+    binomials: exact by conditioning on K for few distinct accuracies, simulated
+    otherwise (``O(n_sim · m)``).
+
+    Paper values (n = 3000, m = 1000, ρ = 0.6, θ_0 = 0.9, θ_j spread uniformly over
+    [θ_max - 0.025, θ_max], θ_max = 0.9 + 0.025/1001): E = 0.9101, sd = 0.00365, upper
+    limit 0.91733. With identical θ_j = 0.9 and a fixed y_0 the upper limit is also
+    0.91733 (sd 0.00148).
 
     References
     ----------
-    Boland, P. J., Proschan, F. & Tong, Y. L. (1989). Modelling dependence in simple
-    and indirect majority systems. J. Appl. Probab. 26, 81–88.
+    Møllersen, K. & Holsbø, E. Accounting for multiplicity in machine learning
+    benchmark performance. arXiv:2303.07272. Boland, P. J., Proschan, F. & Tong, Y. L.
+    (1989). Modelling dependence in simple and indirect majority systems. J. Appl.
+    Probab. 26, 81–88.
 
     Examples
     --------
-    >>> d = sota_distribution_dependent(3000, 0.9, 1000, 1.0, n_sim=2000)
-    >>> round(d.expected, 2)  # all copy the leader: no multiplicity gain
+    >>> d = sota_distribution_dependent(3000, 0.9, 1000, 1.0)
+    >>> round(d.expected, 3)  # all copy the leader: no multiplicity gain
     0.9
     """
-    n, thetas, rho, n_sim, rng, alpha = _sota_distribution_dependent_iv(
-        n, thetas_or_theta, m, rho, n_sim, seed, alpha
+    n, thetas, rho, leader, fixed, n_sim, rng, confidence_level = _sota_distribution_dependent_iv(
+        n, thetas_or_theta, m, rho, theta_leader, fixed_leader, n_sim, rng, confidence_level
     )
-    m = thetas.size
-    followers = thetas[1:]
-    best = np.empty(n_sim, dtype=np.int64)
-    step = max(1, (1 << 22) // max(1, m))
-    for start in range(0, n_sim, step):
-        stop = min(n_sim, start + step)
-        lead = rng.binomial(n, thetas[0], size=stop - start)
-        top = lead.copy()
-        if followers.size:
-            k = lead[:, None]
-            agree = rng.binomial(k, rho + (1 - rho) * followers[None, :])
-            alone = rng.binomial(n - k, (1 - rho) * followers[None, :])
-            top = np.maximum(top, (agree + alone).max(axis=1))
-        best[start:stop] = top
-    pmf_acc = np.bincount(best, minlength=n + 1) / n_sim
-    cdf_z = np.cumsum(pmf_acc[::-1])  # Z = n - best
-    return _from_cdf_of_min(cdf_z, m, n, alpha, "simulation")
+    if np.unique(thetas).size <= 8:
+        cdf_best, method = _dependent_exact(n, thetas, leader, rho, fixed), "exact"
+    else:
+        cdf_best, method = _dependent_simulated(n, thetas, leader, rho, fixed, n_sim, rng), "simulation"
+    pmf_best = np.diff(cdf_best, prepend=0.0)
+    cdf_z = np.cumsum(np.clip(pmf_best, 0.0, None)[::-1])  # Z = n - best
+    return _from_cdf_of_min(cdf_z, thetas.size, n, confidence_level, method)
 
 
 # --------------------------------------------------------------------------- adjusted
-def _adjusted_sota_iv(best, m, n, se, alpha):
+def _adjusted_sota_iv(best, m, n, standard_error, alpha, estimates, standard_errors):
     best = check_real(best, "best")
     m = check_int(m, "m", minimum=1)
     alpha = check_open_unit(alpha, "alpha")
-    if (n is None) == (se is None):
-        raise ValueError("Give exactly one of `n` (accuracy-like metric) or `se`.")
+    if (n is None) == (standard_error is None):
+        raise ValueError("Give exactly one of `n` (accuracy-like metric) or `standard_error`.")
     if n is not None:
         n = check_int(n, "n", minimum=1)
         if not 0.0 <= best <= 1.0:
@@ -351,10 +430,23 @@ def _adjusted_sota_iv(best, m, n, se, alpha):
                 f"`best` must be an accuracy in [0, 1] when `n` is given (got {best!r})."
             )
     else:
-        se = check_real(se, "se")
-        if se <= 0:
-            raise ValueError(f"`se` must be positive (got {se!r}).")
-    return best, m, n, se, alpha
+        standard_error = check_real(standard_error, "standard_error")
+        if standard_error <= 0:
+            raise ValueError(f"`standard_error` must be positive (got {standard_error!r}).")
+    if estimates is not None:
+        estimates = as_sample(estimates, "estimates")
+        if estimates.size > m:
+            raise ValueError(f"`estimates` holds {estimates.size} scores for m = {m} entries; m counts "
+                             "every entry ever scored, so it cannot be smaller.")
+        if n is not None and np.any((estimates < 0) | (estimates > 1)):
+            raise ValueError("`estimates` must be accuracies in [0, 1] when `n` is given.")
+    if standard_errors is not None:
+        if estimates is None or n is not None:
+            raise ValueError("`standard_errors` goes with `estimates` and `standard_error` (normal method).")
+        standard_errors = as_sample(standard_errors, "standard_errors")
+        if standard_errors.size != estimates.size or np.any(standard_errors <= 0):
+            raise ValueError("`standard_errors` must hold one positive value per estimate.")
+    return best, m, n, standard_error, alpha, estimates, standard_errors
 
 
 def _expected_max_accuracy(theta: float, m: int, n: int) -> float:
@@ -371,7 +463,9 @@ def _expected_max_accuracy(theta: float, m: int, n: int) -> float:
     return float((lo + np.sum(-np.expm1(m * log_cdf))) / n)
 
 
-def adjusted_sota(best, m, *, n=None, se=None, alpha=0.05) -> AdjustedSota:
+# long because its docstring states the identical and the non-identical forms
+def adjusted_sota(best, m, *, n=None, standard_error=None, alpha=0.05, estimates=None,
+                  standard_errors=None) -> AdjustedSota:
     """Debiased estimate and lower bound of the state of the art among m entries.
 
     Parameters
@@ -382,12 +476,23 @@ def adjusted_sota(best, m, *, n=None, se=None, alpha=0.05) -> AdjustedSota:
         Number of entries ever scored on this test set (not only those shown).
     n : int, optional
         Number of test examples, for an accuracy-like metric (exact binomial method).
-    se : float, optional
-        Standard error of the best entry's score (e.g. its bootstrap SE from
+    standard_error : float, optional
+        Standard error of the best entry's score (e.g. the ``standard_error`` of
         :func:`paired_test_bootstrap`), for any metric (normal approximation).
     alpha : float, default 0.05
-        The lower bound is the one-sided ``1 - alpha/2`` limit of the adjusted
-        two-sided interval.
+        Family-wise significance level of the bound (a level of a test, hence
+        ``alpha`` rather than a ``confidence_level``): ``lower`` is the smallest θ not
+        rejected by the one-sided tests "the best of m entries of true score θ reaches
+        ``best``" at the Šidák-adjusted level ``1 - (1 - α/2)^(1/m)`` each, the lower
+        end of the multiplicity-adjusted two-sided interval at level ``1 - alpha``.
+    estimates : array_like, optional
+        Every entry's own score (the best included; at most m values, entries
+        missing from it are taken at the median). Given, the entries are *not*
+        assumed equally good: the non-identical form (Møllersen & Holsbø, §4.2,
+        eq. 8) with the entries' scores shrunk toward their mean.
+    standard_errors : array_like, optional
+        With ``estimates`` and the normal method: each entry's standard error
+        (default: ``standard_error`` for all).
 
     Returns
     -------
@@ -397,8 +502,8 @@ def adjusted_sota(best, m, *, n=None, se=None, alpha=0.05) -> AdjustedSota:
     Raises
     ------
     ValueError
-        Unless exactly one of ``n`` and ``se`` is given, or on an invalid ``best``,
-        ``m``, ``n``, ``se`` or ``alpha``.
+        Unless exactly one of ``n`` and ``standard_error`` is given, or on an invalid
+        ``best``, ``m``, ``n``, ``standard_error`` or ``alpha``.
 
     Notes
     -----
@@ -409,8 +514,19 @@ def adjusted_sota(best, m, *, n=None, se=None, alpha=0.05) -> AdjustedSota:
     ``x = round(best · n)`` successes at level ``1 - (1 - α/2)^(1/m)``:
     ``θ_L = Beta⁻¹(a; x, n - x + 1)`` with ``a = 1 - (1 - α/2)^(1/m)``.
 
-    Normal: ``estimate = best - E[max of m N(0,1)] · se`` and
-    ``lower = best - Φ⁻¹((1 - α/2)^(1/m)) · se``.
+    Normal, with ``se`` the standard error: ``estimate = best - E[max of m N(0,1)] · se``
+    and ``lower = best - Φ⁻¹((1 - α/2)^(1/m)) · se``.
+
+    These assume all m entries equally good. With one leader at 0.90 and 49 entries
+    at 0.80 on 3,600 examples, the identical form returns 0.8888, 2.25 standard
+    errors below the leader's score, although the 49 others cannot reach 0.90. With
+    ``estimates``, the entries' accuracies are ``θ_j(w) = c + w (θ̂_j - c)`` (c the
+    mean score), the law of the best score is eq. 8, ``F(z) = 1 - Π_j (1 - P(X_j <=
+    z))`` (binomial) or its normal analogue, w is chosen so that E[θ̂_max] = best
+    (the authors' shrinkage of observed scores, ``SOTA_accuracy_shrink.R``), and the
+    estimate is ``max_j θ_j(w)``; the lower bound is ``max_j θ_j(w_L)`` with
+    ``P(θ̂_max >= best) = α/2`` at ``w_L``. When even identical entries at c would
+    reach ``best`` (w = 0), the identical form applies. ``shrinkage`` reports w.
 
     For ``m = 1`` the estimate equals ``best``.
 
@@ -425,7 +541,16 @@ def adjusted_sota(best, m, *, n=None, se=None, alpha=0.05) -> AdjustedSota:
     >>> round(a.estimate, 3), round(a.lower, 3)
     (0.9, 0.895)
     """
-    best, m, n, se, alpha = _adjusted_sota_iv(best, m, n, se, alpha)
+    best, m, n, se, alpha, estimates, ses = _adjusted_sota_iv(
+        best, m, n, standard_error, alpha, estimates, standard_errors)
+    identical = _adjusted_identical(best, m, n, se, alpha)
+    if estimates is None or m == 1:
+        return identical
+    return _nonidentical(best, m, n, se, alpha, estimates, ses, identical)
+
+
+def _adjusted_identical(best, m, n, se, alpha) -> AdjustedSota:
+    """The identical-entries form of :func:`adjusted_sota`."""
     # a = 1 - (1 - α/2)^(1/m), computed without cancellation for large m.
     a = -np.expm1(np.log1p(-alpha / 2) / m)
     if se is not None:
@@ -444,3 +569,124 @@ def adjusted_sota(best, m, *, n=None, se=None, alpha=0.05) -> AdjustedSota:
     else:
         estimate = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
     return AdjustedSota(best, float(estimate), lower, "binomial", m, alpha, n, None)
+
+
+def _shrunk(estimates: np.ndarray, m: int):
+    """The m entries' scores (missing ones at the median) and θ(w) = c + w (θ̂ - c), c their mean."""
+    full = np.concatenate([estimates, np.full(m - estimates.size, np.median(estimates))])
+    values, counts = np.unique(full, return_counts=True)
+    centre = float(full.mean())
+    return centre, values, counts
+
+
+def _binomial_max(values, counts, n):
+    """(E[θ̂_max], P(θ̂_max >= x)) of independent entries with accuracies ``values`` x ``counts``.
+
+    Møllersen & Holsbø, §4.2, eq. 8: ``P(max <= c) = Π_j P(X_j <= c)``, evaluated on the
+    counts within 12 standard deviations of the best entry (entries far below it add
+    nothing there).
+    """
+    top = float(values.max())
+    sd = np.sqrt(n * top * (1 - top)) + 1.0
+    lo = int(max(0, np.floor(n * top - 12 * sd)))
+    hi = int(min(n, np.ceil(n * top + 12 * sd)))
+    c = np.arange(lo, hi + 1)
+    keep = n * values + 12 * (np.sqrt(n * values * (1 - values)) + 1.0) >= lo
+    log_cdf = (counts[keep, None] * stats.binom.logcdf(c[None, :], n, values[keep, None])).sum(axis=0)
+    cdf = np.exp(log_cdf)
+    expected = (lo + np.sum(1.0 - cdf[:-1])) / n
+
+    def exceed(x):
+        k = int(np.ceil(x * n - 1e-9)) - 1  # P(max >= x) = 1 - P(max <= ceil(xn) - 1)
+        return 1.0 if k < lo else (0.0 if k >= hi else float(1.0 - cdf[k - lo]))
+
+    return expected, exceed
+
+
+#: Entries per array operation of :func:`_normal_max`.
+_MAX_CHUNK = 512
+#: Grid points x entries one evaluation of the normal maximum's law may cost before its grid is coarsened.
+_MAX_WORK = 300_000
+
+
+def _log_cdf_max(grid, values, ses, counts, cut):
+    """``log P(max <= g)`` on ``grid``: Σ_j c_j log Φ((g - θ_j)/s_j), entry j read below ``cut[j]`` only."""
+    keep = np.flatnonzero(cut > 0)
+    keep = keep[np.argsort(-cut[keep], kind="stable")] if keep.size > _MAX_CHUNK else keep
+    log_cdf = np.zeros(grid.size)
+    for start in range(0, keep.size, _MAX_CHUNK):
+        idx = keep[start:start + _MAX_CHUNK]
+        top = int(cut[idx].max())
+        z = (grid[None, :top] - values[idx, None]) / ses[idx, None]
+        terms = counts[idx, None] * special.log_ndtr(z)
+        terms[np.arange(top)[None, :] >= cut[idx, None]] = 0.0
+        log_cdf[:top] += terms.sum(axis=0)
+    return log_cdf
+
+
+def _normal_max(values, ses, counts):
+    """(E[max], P(max >= x)) of independent normal scores N(values, ses²), on a fine grid.
+
+    ``P(max <= g) = Π_j Φ((g - θ_j)/s_j)^c_j`` (Møllersen & Holsbø, §4.2, eq. 8). An
+    entry's factor is read only on the grid points below θ_j + 12 s_j: above them
+    ``log Φ > -2e-33`` leaves the product unchanged in double precision. A board whose
+    entries x 4001 grid points exceed ``_MAX_WORK`` gets a coarser grid (at least 201
+    points; the trapezoid rule on 1 - cdf, flat at both ends, stays accurate) and
+    ``P(max >= x)`` computed at x itself rather than interpolated (docs/scale.md).
+    """
+    spread = float(ses.max())
+    points = 4001
+    cut = np.searchsorted(np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points),
+                          values + 12 * ses, side="right")
+    coarse = int(np.count_nonzero(cut)) * points > _MAX_WORK
+    if coarse:
+        points = max(201, 2 * (_MAX_WORK // (2 * int(np.count_nonzero(cut)))) + 1)
+    grid = np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points)
+    if coarse:
+        cut = np.searchsorted(grid, values + 12 * ses, side="right")
+    cdf = np.exp(_log_cdf_max(grid, values, ses, counts, cut))
+    expected = grid[0] + float(integrate.trapezoid(1.0 - cdf, grid))
+    if coarse:
+        def exceed(x):
+            at = np.array([x])
+            return float(-np.expm1(_log_cdf_max(at, values, ses, counts, (values + 12 * ses >= x).astype(int))[0]))
+        return expected, exceed
+    return expected, lambda x: float(1.0 - np.interp(x, grid, cdf, left=0.0, right=1.0))
+
+
+def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota):
+    """Estimate and lower bound under the non-identical model with the entries' own scores.
+
+    The entries' accuracies are modelled as ``θ_j(w) = c + w (θ̂_j - c)``, shrunk toward
+    their mean c (w = 0: identical entries, the identical form; w = 1: the observed
+    scores), with w chosen so that E[θ̂_max] equals ``best`` (Møllersen & Holsbø's
+    shrinkage of the observed scores); the estimate is max_j θ_j(w). The lower bound
+    takes the w at which P(θ̂_max >= best) = α/2.
+    """
+    centre, values, counts = _shrunk(estimates, m)
+    if ses is None:
+        ses_full = np.full(values.size, se)
+    else:
+        by_value = {v: e for v, e in zip(np.concatenate([estimates, [np.median(estimates)]]),
+                                          np.concatenate([ses, [np.median(ses)]]))}
+        median_se = float(np.median(ses))
+        ses_full = np.array([by_value.get(v, median_se) for v in values])
+
+    def law(w):
+        thetas = centre + w * (values - centre)
+        if n is not None:
+            return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
+        return _normal_max(thetas, ses_full, counts)
+
+    def solve(f, fallback):
+        if f(0.0) >= 0:
+            return None, fallback
+        if f(1.0) <= 0:
+            return 1.0, float(values.max())
+        w = optimize.brentq(f, 0.0, 1.0, xtol=1e-7)
+        return w, float(centre + w * (values.max() - centre))
+
+    w_est, estimate = solve(lambda w: law(w)[0] - best, identical.estimate)
+    _, lower = solve(lambda w: law(w)[1](best) - alpha / 2, identical.lower)
+    return AdjustedSota(best, estimate, min(lower, estimate), identical.method, m, alpha, n,
+                        identical.standard_error, "nonidentical", w_est)

@@ -1,5 +1,6 @@
 """Hostile, but its run succeeds: it starts a detached process (new session, double fork)
-that would outlive the run. The sandbox must kill it when the run ends."""
+that would outlive the run: ``sleep <hyperparameters["marker"]>``, so that the test can look
+for it among the host's processes. The sandbox must kill it when the run ends."""
 
 import os
 import time
@@ -13,8 +14,7 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
         if os.fork() == 0:
             with open("daemon.pid", "w") as fh:
                 fh.write(str(os.getpid()))
-            while True:
-                time.sleep(0.1)
+            os.execv("/usr/bin/sleep", ["sleep", str(hyperparameters.get("marker", "3600"))])
         os._exit(0)
     deadline = time.time() + 5
     while not os.path.exists("daemon.pid") and time.time() < deadline:

@@ -1,11 +1,13 @@
 """Hostile: tries to read the worker's secrets: files whose paths come in
-hyperparameters["paths"] (e.g. the database file, the hidden labels) and their
-directories, the environment (DJANGO_SECRET_KEY, DATABASE_URL, CELERY_BROKER_URL), and
-the worker's environment through /proc/<parent pid>/environ.
+hyperparameters["paths"] (e.g. the database file, the hidden labels, a contestant's upload
+in the media folder) and their directories, the environment (DJANGO_SECRET_KEY,
+DATABASE_URL, CELERY_BROKER_URL), and the worker's environment through
+/proc/<parent pid>/environ.
 
 It prints whatever it manages to read. If it read anything it returns valid predictions
-(the run would succeed: the test fails); if every attempt failed it raises, listing the
-errors, so the run fails with PermissionError/KeyError in its message."""
+(the run would succeed: the test fails); if every attempt failed (an empty file counts as
+nothing) it raises, listing the errors, so the run fails with FileNotFoundError,
+PermissionError or KeyError in its message."""
 
 import os
 
@@ -18,7 +20,11 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     for path in paths + [f"/proc/{os.getppid()}/environ"]:
         try:
             with open(path, "rb") as fh:
-                found.append((path, fh.read(10_000)))
+                content = fh.read(10_000)
+            if content:
+                found.append((path, content))
+            else:
+                errors.append(f"nothing in {path}")
         except OSError as exc:
             errors.append(f"{type(exc).__name__} reading {path}")
     for directory in sorted({os.path.dirname(p) for p in paths}):

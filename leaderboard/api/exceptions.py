@@ -13,7 +13,9 @@ def exception_handler(exc, context):
         body = {"detail": exc.message}
         if exc.field:
             body["field"] = exc.field
-        return Response(body, status=exc.status_code)
+        retry_after = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(max(1, int(retry_after)))} if retry_after is not None else None
+        return Response(body, status=exc.status_code, headers=headers)
     if isinstance(exc, DjangoValidationError):
         return Response({"detail": "; ".join(exc.messages)}, status=400)
     response = drf_exception_handler(exc, context)

@@ -12,6 +12,22 @@ class CSVRenderer(BaseRenderer):
     format = "csv"
     charset = "utf-8"
 
+    def stream(self, rows):
+        """The CSV of ``rows`` line by line (header first), for a ``StreamingHttpResponse``."""
+        columns: list[str] = []
+        for row in rows:
+            columns.extend(key for key in self._flatten(row) if key not in columns)
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: self._safe(value) for key, value in self._flatten(row).items()})
+            if buffer.tell() > 1 << 16:
+                yield buffer.getvalue().encode(self.charset)
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue().encode(self.charset)
+
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if isinstance(data, dict) and "results" in data:
             data = data["results"]

@@ -9,9 +9,28 @@ from rest_framework import serializers
 from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
-from ..models import Challenge, Dataset, Run, Submission
+from ..models import AuditEntry, Challenge, Dataset, Phase, Registration, ReportVersion, Run, Submission
 from ..selectors import submission_can_see_details, user_is_host
+from ..services.boards import BoardScope, board_private_revealed, board_scope
 from ..services.challenges import CHALLENGE_FIELDS
+from ..services.phases import PHASE_FIELDS
+
+
+def scope_for(context: dict, challenge: Challenge) -> BoardScope:
+    """The viewer's board scope on ``challenge`` (``context["scope"]``, or computed once per challenge)."""
+    if context.get("scope") is not None:
+        return context["scope"]
+    scopes = context.setdefault("scopes", {})
+    if challenge.pk not in scopes:
+        request = context.get("request")
+        scopes[challenge.pk] = board_scope(challenge=challenge, user=getattr(request, "user", None))
+    return scopes[challenge.pk]
+
+
+class PhaseSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Phase
+        fields = ["id", *PHASE_FIELDS]
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -19,17 +38,36 @@ class DatasetSerializer(serializers.ModelSerializer):
         model = Dataset
         fields = ["id_column", "label_column", "feature_columns", "task", "classes", "n_train", "n_test", "version"]
 
+    def to_representation(self, dataset):
+        data = super().to_representation(dataset)
+        request = self.context.get("request")
+        if request is None or not user_is_host(user=request.user, challenge=dataset.challenge):
+            # A hash over the hidden labels too: with few test rows, guesses could be checked against it.
+            data.pop("version", None)
+        return data
+
 
 class ChallengeSerializer(serializers.ModelSerializer):
     hosts = serializers.SlugRelatedField(many=True, read_only=True, slug_field="username")
-    dataset = DatasetSerializer(read_only=True)
+    dataset = serializers.SerializerMethodField()
     downloads = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
+    phases = PhaseSerializer(many=True, read_only=True)
+    private_board_revealed = serializers.SerializerMethodField()
 
     class Meta:
         model = Challenge
-        fields = ["slug", "url", *CHALLENGE_FIELDS, "hosts", "dataset", "downloads", "created"]
+        fields = ["slug", "url", *CHALLENGE_FIELDS, "hosts", "dataset", "downloads", "created", "phases",
+                  "private_revealed_at", "private_board_revealed"]
         read_only_fields = fields
+
+    @extend_schema_field(DatasetSerializer(allow_null=True))
+    def get_dataset(self, challenge: Challenge) -> dict | None:
+        dataset = getattr(challenge, "dataset", None)
+        return None if dataset is None else DatasetSerializer(dataset, context=self.context).data
+
+    def get_private_board_revealed(self, challenge: Challenge) -> bool:
+        return challenge.public_fraction < 1 and board_private_revealed(challenge=challenge)
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
     def get_downloads(self, challenge: Challenge) -> dict:
@@ -93,12 +131,37 @@ class RunSerializer(serializers.ModelSerializer):
     method_name = serializers.CharField(source="submission.method_name", read_only=True)
     team = serializers.CharField(source="submission.team.name", read_only=True)
     kind = serializers.CharField(source="submission.kind", read_only=True)
+    sandboxed = serializers.SerializerMethodField(
+        help_text="False when the run executed without isolation (an operator's VARBOARD_ALLOW_UNSANDBOXED); "
+                  "null for prediction files and runs that have not executed.")
+    test_score = serializers.SerializerMethodField(
+        help_text="The score on the board you read: the public part of the hidden rows (with the challenge's "
+                  "feedback: exact, rounded, or none under the Ladder), or the private part on the private board.")
+    public_score = serializers.SerializerMethodField()
+    private_score = serializers.SerializerMethodField(help_text="Hosts, and everyone after the reveal.")
 
     class Meta:
         model = Run
         fields = ["submission", "method_name", "team", "kind", "index", "status", "seeds", "split_id",
-                  "test_score", "valid_score", "hyperparameters", "duration_s", "device"]
+                  "test_score", "public_score", "private_score", "valid_score", "hyperparameters", "duration_s",
+                  "device", "sandboxed", "isolation"]
         read_only_fields = fields
+
+    def get_sandboxed(self, run: Run) -> bool | None:
+        return None if not run.isolation else not run.unsandboxed
+
+    def _scores(self, run: Run) -> dict:
+        scope = self.context.get("scope") or scope_for(self.context, run.submission.challenge)
+        return scope.run_scores(run)
+
+    def get_test_score(self, run: Run) -> float | None:
+        return self._scores(run)["test_score"]
+
+    def get_public_score(self, run: Run) -> float | None:
+        return self._scores(run)["public_score"]
+
+    def get_private_score(self, run: Run) -> float | None:
+        return self._scores(run)["private_score"]
 
 
 class RunDetailSerializer(RunSerializer):
@@ -117,12 +180,19 @@ class SubmissionSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     runs = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
+    phase = serializers.CharField(source="phase.name", read_only=True, allow_null=True, default=None)
+    score = serializers.SerializerMethodField(help_text="The submission's score as your board shows it.")
 
     class Meta:
         model = Submission
         fields = ["id", "url", "challenge", "team", "submitted_by", "kind", "method_name", "description", "status",
-                  "progress", "runs_expected", "error_message", "created", "started_at", "finished_at", "runs"]
+                  "progress", "runs_expected", "error_message", "created", "started_at", "finished_at", "phase",
+                  "selected_for_final", "score", "runs"]
         read_only_fields = fields
+
+    def get_score(self, submission: Submission) -> float | None:
+        scope = scope_for(self.context, submission.challenge)
+        return scope.submission_score(submission.pk, list(submission.runs.all()))
 
     @extend_schema_field({"type": "object", "properties": {"finished": {"type": "integer"},
                                                             "succeeded": {"type": "integer"},
@@ -142,7 +212,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         detailed = request is not None and submission_can_see_details(user=request.user, submission=submission)
         serializer = RunDetailSerializer if detailed else RunSerializer
-        return serializer(submission.runs.all(), many=True).data
+        context = {**self.context, "scope": scope_for(self.context, submission.challenge)}
+        return serializer(submission.runs.all(), many=True, context=context).data
 
     def get_url(self, submission: Submission) -> str:
         request = self.context.get("request")
@@ -175,3 +246,58 @@ class SubmissionCreateSerializer(serializers.Serializer):
         if attrs["kind"] == SubmissionKind.RECIPE and not attrs.get("recipe"):
             raise serializers.ValidationError({"recipe": "Upload the recipe file."})
         return attrs
+
+
+class AuditEntrySerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", read_only=True, default=None)
+
+    class Meta:
+        model = AuditEntry
+        fields = ["id", "created", "actor", "action", "details"]
+        read_only_fields = fields
+
+
+class RegistrationSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", read_only=True)
+    decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Registration
+        fields = ["id", "user", "status", "rules_accepted_at", "created", "decided_by", "decided_at"]
+        read_only_fields = fields
+
+
+class ReportVersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReportVersion
+        fields = ["id", "board", "computed_at", "archived_at", "reason", "data"]
+        read_only_fields = fields
+
+
+class RescoreSerializer(serializers.Serializer):
+    phase = serializers.IntegerField(required=False, allow_null=True, default=None, help_text="Phase id (optional).")
+    metric = serializers.CharField(required=False, allow_blank=True, default="")
+    hidden_labels = serializers.FileField(required=False, help_text="Corrected labels: id and label columns.")
+
+
+class SelectSerializer(serializers.Serializer):
+    selected = serializers.BooleanField(default=True)
+
+
+class RegisterSerializer(serializers.Serializer):
+    accept_rules = serializers.BooleanField(default=False)
+
+
+class DecideSerializer(serializers.Serializer):
+    approve = serializers.BooleanField()
+
+
+class LoginSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+
+
+class TokenSerializer(serializers.Serializer):
+    token_key = serializers.CharField(help_text="The token's first characters: how you name it to revoke it.")
+    created = serializers.DateTimeField()
+    expiry = serializers.DateTimeField(allow_null=True)

@@ -20,17 +20,26 @@ from ..downloads import dataset_download
 from ..models import Run, Submission
 from ..selectors import (challenge_list_visible, runs_for_challenge, submission_can_see_details,
                          submission_list_for)
+from ..services.boards import board_scope
 from ..services.challenges import DatasetUpload, challenge_create, challenge_update
-from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
+from ..services.submissions import (submission_cancel, submission_create_predictions, submission_create_recipe,
+                                    submission_select_final)
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
 from .filters import ChallengeFilter, RunFilter, SubmissionFilter
+from .host_views import ChallengeHostActions
 from .permissions import IsHostOrReadOnly
 from .renderers import CSVRenderer
 from .serializers import (ChallengeCreateSerializer, ChallengeSerializer, ChallengeUpdateSerializer,
-                          RunDetailSerializer, RunSerializer, SubmissionCreateSerializer, SubmissionSerializer)
+                          RunDetailSerializer, RunSerializer, SelectSerializer, SubmissionCreateSerializer,
+                          SubmissionSerializer)
+
+BOARD_PARAMETER = OpenApiParameter("board", str, enum=["public", "private"],
+                                   description="Which board's scores: public (default), or private (hosts until "
+                                               "the reveal).")
 
 
-class ChallengeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                       viewsets.GenericViewSet):
     """Challenges: anyone reads public ones; signed-in users host new ones; hosts change theirs."""
 
     lookup_field = "slug"
@@ -42,7 +51,7 @@ class ChallengeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 
     def get_queryset(self):
         return (challenge_list_visible(user=self.request.user)
-                .select_related("dataset").prefetch_related("hosts").order_by("-created"))
+                .select_related("dataset").prefetch_related("hosts", "phases").order_by("-created"))
 
     @extend_schema(request=ChallengeCreateSerializer, responses={201: ChallengeSerializer})
     def create(self, request):
@@ -101,17 +110,20 @@ class ChallengeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
                         status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses=RunSerializer(many=True),
-                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
-                   description="Every run of every entry, with its seeds, split id and scores: enough to "
-                               "recompute the leaderboard. Logs are on the submission endpoint (own team, hosts).")
+                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"]), BOARD_PARAMETER],
+                   description="Every run of every entry, with its seeds, split id and scores on the board you "
+                               "read: enough to recompute that board. Logs are on the submission endpoint "
+                               "(own team, hosts).")
     @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, BrowsableAPIRenderer, CSVRenderer])
     def runs(self, request, slug=None):
         challenge = self.get_object()
+        context = {"request": request,
+                   "scope": board_scope(challenge=challenge, user=request.user, board=request.GET.get("board"))}
         queryset = RunFilter(request.GET, queryset=runs_for_challenge(challenge=challenge)).qs
         if request.accepted_renderer.format == "csv":
-            return Response(RunSerializer(queryset, many=True).data)
+            return Response(RunSerializer(queryset, many=True, context=context).data)
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(RunSerializer(page, many=True).data)
+        return self.get_paginated_response(RunSerializer(page, many=True, context=context).data)
 
 
 @extend_schema(responses={(200, "text/csv"): OpenApiTypes.BINARY})
@@ -151,11 +163,23 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
         submission = submission_cancel(submission=self.get_object(), user=request.user)
         return Response(self.get_serializer(submission).data)
 
+    @extend_schema(request=SelectSerializer, responses=SubmissionSerializer,
+                   description="Choose this submission for the private board (`selected=false` un-chooses it); "
+                               "a team chooses at most the challenge's `final_entries`.")
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    def select(self, request, pk=None):
+        incoming = SelectSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        submission = submission_select_final(submission=self.get_object(), user=request.user,
+                                             selected=incoming.validated_data["selected"])
+        return Response(self.get_serializer(submission).data)
+
     @extend_schema(responses=RunDetailSerializer)
     @action(detail=True, methods=["get"], url_path=r"runs/(?P<index>\d+)")
     def run(self, request, pk=None, index=None):
         submission = self.get_object()
         if not submission_can_see_details(user=request.user, submission=submission):
             raise PermissionDenied("Run logs are visible to the submitting team and the hosts only.")
-        run = get_object_or_404(Run, submission=submission, index=int(index))
-        return Response(RunDetailSerializer(run).data)
+        run = get_object_or_404(Run.objects.select_related("submission__challenge"), submission=submission,
+                                index=int(index))
+        return Response(RunDetailSerializer(run, context={"request": request}).data)

@@ -9,30 +9,41 @@ from dataclasses import dataclass
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
+from evaluation.datasets import validate_dataset
+from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
+from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
-from evaluation.tables import TableError, join_public_hidden, read_table, split_public_hidden, validate_dataset
 
-from ..choices import SplitScheme
-from ..models import Challenge, Dataset
+from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
+from ..selectors import user_is_host
+from .audit import audit_record, audit_save
+from .boards import board_assign_parts, board_has_private
 from .errors import NotAllowed, ServiceError
+from .notifications import event_record
+from .phases import SHARED_WITH_PHASE, phase_default, phase_sync_single
+from .reports import report_request
 
 # Fields a host sets on a challenge; the serializer and the form validate their types.
 CHALLENGE_FIELDS = (
     "title", "description", "metric", "higher_is_better", "allow_predictions", "allow_recipes",
     "k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic", "correction",
-    "master_seed", "randomize_sources", "split_scheme", "stratify", "test_fraction", "hpo_mode",
+    "master_seed", "randomize_sources", "split_scheme", "stratify", "hpo_mode",
     "hpo_method", "hpo_budget", "device", "run_time_limit_s", "run_memory_limit_mb",
     "daily_quota", "total_quota", "opens_at", "closes_at", "visibility",
+    "public_fraction", "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin",
+    "rules", "registration_required",
 )
 # Changing these after runs exist would silently change what the runs mean.
 FROZEN_AFTER_FIRST_SUBMISSION = ("metric", "higher_is_better", "master_seed", "randomize_sources",
-                                 "split_scheme", "stratify", "test_fraction", "hpo_mode", "hpo_method",
-                                 "hpo_budget")
+                                 "split_scheme", "stratify", "hpo_mode", "hpo_method",
+                                 "hpo_budget", "public_fraction")
 
 
 @dataclass(frozen=True)
@@ -50,10 +61,6 @@ class DatasetUpload:
     # With this, ``test_data`` holds the test inputs only and these are their labels (id + label).
     test_labels_data: bytes | None = None
     test_labels_filename: str | None = None
-
-
-def challenge_is_host(*, user, challenge: Challenge) -> bool:
-    return bool(user and user.is_authenticated and (user.is_superuser or challenge.hosts.filter(pk=user.pk).exists()))
 
 
 def _unique_slug(title: str, requested: str | None) -> str:
@@ -85,11 +92,17 @@ def _check_settings(fields: dict) -> None:
     if unknown:
         raise ServiceError(f"Unknown sources of variation {unknown}; choose from {list(SOURCES)}.",
                            field="randomize_sources")
-    opens, closes = fields.get("opens_at"), fields.get("closes_at")
-    if opens and closes and closes <= opens:
-        raise ServiceError("The closing date must come after the opening date.", field="closes_at")
+    try:
+        validate_dates(fields.get("opens_at"), fields.get("closes_at"))
+    except ValidationError as exc:
+        raise ServiceError(exc.message_dict["closes_at"][0], field="closes_at") from None
     if fields.get("boo_n") and fields.get("k_runs") and fields["boo_n"] < 1:
         raise ServiceError("Boo n must be at least 1.", field="boo_n")
+    if fields.get("public_fraction") is not None:
+        try:
+            validate_public_fraction(fields["public_fraction"])
+        except ValidationError as exc:
+            raise ServiceError(exc.messages[0], field="public_fraction") from None
 
 
 def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
@@ -103,13 +116,9 @@ def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
     if metric.task == "binary" and len(dataset.classes or []) != 2:
         raise ServiceError(f"{metric.label} needs exactly 2 classes; the dataset has {len(dataset.classes or [])}.",
                            field="metric")
-    has_test = bool(dataset.test_inputs_file)
-    if not has_test and fields.get("allow_predictions"):
-        raise ServiceError("Prediction files need hidden test rows, and this dataset has none.",
-                           field="allow_predictions")
-    if not has_test and fields.get("split_scheme") == SplitScheme.FIXED:
-        raise ServiceError("The fixed-split scheme needs hidden test rows, and this dataset has none.",
-                           field="split_scheme")
+    if not dataset.test_inputs_file:
+        raise ServiceError("This challenge's dataset has no hidden test rows, which predictions and recipe runs "
+                           "are scored on; upload the data again with test rows.", field="dataset")
 
 
 def _table(data: bytes, filename: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
@@ -126,7 +135,11 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
-def _prepare_dataset(upload: DatasetUpload, *, task: str, needs_test: bool):
+NEEDS_TEST_ROWS = ("A challenge needs hidden test rows, whose labels contestants never see: predictions and "
+                   "recipe runs are scored on them. Mark them with a test-row column or upload a separate test file.")
+
+
+def _prepare_dataset(upload: DatasetUpload, *, task: str):
     """Validate the upload and cut it into public train, public test inputs and hidden labels."""
     # Ids (and class labels) stay text: "007" is not 7.
     text_columns = (upload.id_column,) if task == "regression" else (upload.id_column, upload.label_column)
@@ -155,20 +168,14 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str, needs_test: bool):
     except TableError as exc:
         raise ServiceError(str(exc), field="dataset") from None
     if test_column is None:
-        if needs_test:
-            raise ServiceError("A prediction challenge (or the fixed-split scheme) needs hidden test rows: mark "
-                               "them with a test-row column or upload a separate test file.", field="test_column")
-        columns = [spec.id_column, *spec.feature_columns, spec.label_column]
-        train_df = frame[columns].reset_index(drop=True)
-        return spec, train_df, train_df.iloc[0:0][columns[:-1]], train_df.iloc[0:0][[spec.id_column, spec.label_column]]
+        raise ServiceError(NEEDS_TEST_ROWS, field="test_column")
     try:
         train_df, test_inputs_df, hidden_df = split_public_hidden(frame, spec)
     except TableError as exc:
         raise ServiceError(str(exc), field="dataset") from None
-    if needs_test and len(test_inputs_df) == 0:
-        raise ServiceError("A prediction challenge needs hidden test rows; the test-row column marks none.",
-                           field="test_column")
-    if len(train_df) < 2 and task != "none":
+    if len(test_inputs_df) == 0:
+        raise ServiceError(f"The test-row column marks no row. {NEEDS_TEST_ROWS}", field="test_column")
+    if len(train_df) < 2:
         raise ServiceError("The training data needs at least 2 rows.", field="dataset")
     return spec, train_df, test_inputs_df, hidden_df
 
@@ -227,9 +234,8 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     if fields.get("higher_is_better") is None:
         fields["higher_is_better"] = metric.higher_is_better
     _check_settings(fields)
-    needs_test = fields.get("allow_predictions", True) or fields.get("split_scheme") == SplitScheme.FIXED
     task = "regression" if metric.task == "regression" else "classification"
-    spec, train_df, test_inputs_df, hidden_df = _prepare_dataset(dataset, task=task, needs_test=needs_test)
+    spec, train_df, test_inputs_df, hidden_df = _prepare_dataset(dataset, task=task)
     if metric.task == "binary" and len(spec.classes or []) != 2:
         raise ServiceError(f"{metric.label} needs exactly 2 classes; the label column has {len(spec.classes or [])}.",
                            field="metric")
@@ -240,6 +246,8 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
                                                  **fields)
             challenge.hosts.add(created_by)
             stored = _store_dataset(challenge, dataset, spec, train_df, test_inputs_df, hidden_df)
+            phase_default(challenge=challenge)
+            board_assign_parts(challenge=challenge)
     except IntegrityError as exc:
         _delete_files(stored)
         raise ServiceError(f"The challenge could not be saved: {exc}") from None
@@ -251,7 +259,7 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
 
 def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge:
     """Change a challenge's settings (hosts only). Settings that give runs their meaning freeze at the first submission."""
-    if not challenge_is_host(user=user, challenge=challenge):
+    if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can change it.")
     unknown = sorted(set(fields) - set(CHALLENGE_FIELDS))
     if unknown:
@@ -265,16 +273,35 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
     merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
     _check_settings(merged)
     _check_dataset_fits(merged, getattr(challenge, "dataset", None))
-    for name, value in fields.items():
-        setattr(challenge, name, value)
-    challenge.save()
-    from .reports import report_request  # a changed γ, α, n or statistic changes the report
+    with transaction.atomic():
+        changes = audit_save(challenge, fields, challenge=challenge, actor=user, action="settings_changed",
+                             tracked=CHALLENGE_FIELDS)
+        if set(changes) & set(SHARED_WITH_PHASE):
+            phase_sync_single(challenge=challenge)
+        if set(changes) & {"public_fraction", "master_seed"}:
+            board_assign_parts(challenge=challenge)
+    report_request(challenge_id=challenge.pk)
+    return challenge
 
+
+def challenge_reveal(*, challenge: Challenge, user: User) -> Challenge:
+    """Reveal the private board (hosts only): from now on everyone sees both boards."""
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can reveal the private board.")
+    if not board_has_private(challenge):
+        raise ServiceError("This challenge has no private board to reveal (its public_fraction is 1).")
+    with transaction.atomic():
+        challenge = Challenge.objects.select_for_update().get(pk=challenge.pk)
+        if challenge.private_revealed_at is None:
+            challenge.private_revealed_at = timezone.now()
+            challenge.save(update_fields=["private_revealed_at"])
+            audit_record(challenge=challenge, actor=user, action="private_board_revealed")
+            event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge)
     report_request(challenge_id=challenge.pk)
     return challenge
 
 
 def challenge_add_host(*, challenge: Challenge, user: User, added_by: User) -> None:
-    if not challenge_is_host(user=added_by, challenge=challenge):
+    if not user_is_host(user=added_by, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can add hosts.")
     challenge.hosts.add(user)

@@ -19,12 +19,20 @@ class NotAllowed(ServiceError):
 
 
 class QuotaExceeded(ServiceError):
-    """A submission quota is used up (HTTP 429)."""
+    """A submission quota is used up (HTTP 429; ``retry_after``: seconds until a slot frees, if known)."""
 
     status_code = 429
+
+    def __init__(self, message: str, *, field: str | None = None, retry_after: float | None = None):
+        super().__init__(message, field=field)
+        self.retry_after = retry_after
 
 
 class ChallengeClosed(ServiceError):
     """The challenge does not accept submissions now (HTTP 409)."""
 
     status_code = 409
+
+
+class PlatformError(Exception):
+    """A fault of the platform, not of the contestant: the work is retried, and never charged to a quota."""

@@ -1,7 +1,8 @@
 """Scoring prediction submissions against the hidden labels (queue ``scoring``).
 
-Idempotent: each run is locked, and only runs not yet ended are scored, so a redelivered
-task writes nothing twice (DESIGN.md §7).
+Idempotent: each run goes through the lifecycle's claim and write-once store, so a
+redelivered task scores only the runs that have not ended and writes nothing twice
+(docs/DESIGN.md §7).
 """
 
 from __future__ import annotations
@@ -10,22 +11,23 @@ import logging
 import time
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
-from django.utils import timezone
+from django.db import DatabaseError
 
 from evaluation.metrics import score_predictions
 from evaluation.predictions import PredictionFileError, parse_predictions
 
-from ..choices import RunStatus, SubmissionKind, SubmissionStatus
+from ..choices import RunStatus, SubmissionKind, TestRows
+from ..logs import log_context
 from ..models import Run, Submission
-from ..selectors import dataset_hidden_labels, dataset_test_ids
-from .reports import report_request
-from .submissions import submission_refresh_status
+from .boards import board_public_mask
+from .dataset_files import dataset_hidden_labels, dataset_test_ids
+from .lifecycle import run_claim, run_heartbeat, run_store_rescored, run_store_retrying, submission_refund
 
 logger = logging.getLogger(__name__)
 
 
-def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true) -> None:
+def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true) -> dict:
+    """The result fields of one run: its file parsed and scored."""
     challenge, dataset = submission.challenge, submission.challenge.dataset
     record = submission.prediction_files.get(index=run.index)
     started = time.monotonic()
@@ -36,55 +38,87 @@ def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true
                                     classes=dataset.classes or None,
                                     max_bytes=settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024)
     result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
-    run.test_score = float(result.score)
-    run.outcomes = Run.pack_outcomes(result.outcomes)
-    run.status = RunStatus.SUCCEEDED
-    run.duration_s = time.monotonic() - started
-    run.device = "scoring"
+    return dict(status=RunStatus.SUCCEEDED, test_score=float(result.score),
+                outcomes=Run.pack_outcomes(result.outcomes), duration_s=time.monotonic() - started,
+                device="scoring", **score_parts(submission, y_true, predictions))
 
 
-def submission_score(*, submission_id: int) -> Submission:
-    """Score every run of a prediction submission that has not ended yet."""
-    submission = Submission.objects.select_related("challenge", "challenge__dataset").get(pk=submission_id)
+def score_parts(submission: Submission, y_true, predictions) -> dict:
+    """Scores and outcomes on the public board's rows and (where the phase scores it) the private board's,
+    each computed on its part alone."""
+    challenge, dataset = submission.challenge, submission.challenge.dataset
+    public = board_public_mask(dataset=dataset)
+    parts = [("public", public)]
+    if submission.phase is None or submission.phase.test_rows != TestRows.PUBLIC:
+        parts.append(("private", ~public))
+    fields = {}
+    for name, rows in parts:
+        if rows.any():
+            part = score_predictions(challenge.metric, y_true[rows], predictions[rows],
+                                     classes=dataset.classes or None)
+            fields[f"{name}_score"] = float(part.score)
+            fields[f"{name}_outcomes"] = Run.pack_outcomes(part.outcomes)
+    return fields
+
+
+def _score_or_fail(submission: Submission, run: Run, expected_ids: list[str], y_true) -> dict:
+    """Scored result fields, or failed ones naming the problem; transient errors propagate."""
+    try:
+        return _score_one(submission, run, expected_ids, y_true)
+    except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
+        return dict(status=RunStatus.FAILED, error_message=str(exc))
+    except (DatabaseError, OSError):
+        raise  # transient: the task retries
+    except Exception as exc:  # the platform's fault (a bug, an inconsistent challenge): fail, don't loop
+        logger.exception("scoring run %s of submission %s failed", run.index, submission.pk)
+        submission_refund(submission_id=submission.pk)
+        return dict(status=RunStatus.FAILED, error_message=f"platform error while scoring: {type(exc).__name__}: "
+                                                           f"{exc} (not charged to your quota)")
+
+
+def submission_score(*, submission_id: int, delivery: str = "", cause: str = "") -> Submission:
+    """Score every run of a prediction submission that has not ended yet.
+
+    Each run is claimed (a lease, an attempt counted) and stored with its attempt as token, so
+    a redelivered or resent task scores only what is left and writes nothing twice.
+    """
+    submission = Submission.objects.select_related("challenge", "challenge__dataset", "phase").get(pk=submission_id)
     if submission.kind != SubmissionKind.PREDICTIONS:
         raise ValueError(f"submission {submission_id} is a {submission.kind}, not predictions")
-    if submission.status in (SubmissionStatus.SCORED, SubmissionStatus.FAILED, SubmissionStatus.CANCELLED):
+    if submission.has_ended:
         return submission
-    Submission.objects.filter(pk=submission_id, status=SubmissionStatus.QUEUED).update(
-        status=SubmissionStatus.RUNNING, started_at=timezone.now())
+    with log_context(submission_id=submission_id):
+        dataset = submission.challenge.dataset
+        expected_ids = dataset_test_ids(dataset=dataset)
+        y_true = dataset_hidden_labels(dataset=dataset)
+        for run_id in submission.runs.order_by("index").values_list("pk", flat=True):
+            run = run_claim(run_id=run_id, delivery=delivery, cause=cause)
+            if run is None:
+                continue
+            with log_context(run_id=run_id), run_heartbeat(run):
+                result = _score_or_fail(submission, run, expected_ids, y_true)
+                run_store_retrying(run_id=run_id, attempt=run.attempts, **result)
+    return Submission.objects.get(pk=submission_id)
+
+
+def submission_rescore(*, submission_id: int) -> int:
+    """Score every ended run of a prediction submission again (labels or metric corrected); how many changed.
+
+    Runs whose file no longer parses against the corrected data fail with the reason.
+    """
+    submission = Submission.objects.select_related("challenge", "challenge__dataset", "phase").get(pk=submission_id)
+    if submission.kind != SubmissionKind.PREDICTIONS:
+        return 0
     dataset = submission.challenge.dataset
     expected_ids = dataset_test_ids(dataset=dataset)
     y_true = dataset_hidden_labels(dataset=dataset)
-    for run_id in submission.runs.order_by("index").values_list("pk", flat=True):
-        with transaction.atomic():
-            run = Run.objects.select_for_update().get(pk=run_id)
-            if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
-                continue
-            run.attempts += 1
-            run.started_at = timezone.now()
-            try:
-                _score_one(submission, run, expected_ids, y_true)
-            except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
-                run.status, run.error_message = RunStatus.FAILED, str(exc)
-            except (DatabaseError, OSError):
-                raise  # transient: the task retries
-            except Exception as exc:  # the platform's fault (a bug, an inconsistent challenge): fail, don't loop
-                logger.exception("scoring run %s of submission %s failed", run.index, submission_id)
-                run.status = RunStatus.FAILED
-                run.error_message = f"platform error while scoring: {type(exc).__name__}: {exc} (not charged)"
-                Submission.objects.filter(pk=submission_id).update(counts_toward_quota=False)
-            run.finished_at = timezone.now()
-            run.save()
-    submission = submission_refresh_status(submission_id=submission_id)
-    report_request(challenge_id=submission.challenge_id)
-    return submission
-
-
-def submission_fail_for_platform(*, submission_id: int, reason: str) -> None:
-    """The platform could not score it: fail it without charging the team's quota."""
-    with transaction.atomic():
-        Submission.objects.filter(pk=submission_id).update(counts_toward_quota=False)
-        Run.objects.filter(submission_id=submission_id).exclude(
-            status__in=[RunStatus.SUCCEEDED, RunStatus.FAILED]).update(
-            status=RunStatus.FAILED, error_message=f"platform error: {reason}", finished_at=timezone.now())
-    submission_refresh_status(submission_id=submission_id)
+    changed = 0
+    for run in submission.runs.filter(status__in=(RunStatus.SUCCEEDED, RunStatus.FAILED)).order_by("index"):
+        fields = _score_or_fail(submission, run, expected_ids, y_true)
+        fields.pop("duration_s", None), fields.pop("device", None)
+        fields.setdefault("error_message", "")
+        if fields["status"] == RunStatus.FAILED:
+            fields.update(test_score=None, public_score=None, private_score=None, outcomes=None,
+                          public_outcomes=None, private_outcomes=None)
+        changed += run_store_rescored(run_id=run.pk, **fields)
+    return changed

@@ -1,12 +1,13 @@
 """Submitting: validate every file first, then store the submission and its runs at once, then enqueue.
 
-A rejected upload stores nothing (DESIGN.md §7). Quotas are checked under a row lock on the
+A rejected upload stores nothing (docs/DESIGN.md §7). Quotas are checked under a row lock on the
 team, so two concurrent uploads cannot both take the last slot.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from dataclasses import dataclass
 
@@ -17,12 +18,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.predictions import PredictionFileError, parse_predictions
-from tasks.runner import RecipeError, inspect_recipe
+from evaluation.recipes import RecipeError, inspect_recipe
+from evaluation.seeds import seed_record
 
-from ..choices import RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, PredictionFile, Run, Submission, Team
-from ..selectors import dataset_test_ids, submission_quota_usage
+from ..choices import Device, RunStatus, SubmissionKind, SubmissionStatus, TestRows
+from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team
+from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
+from .boards import board_private_revealed
+from .dataset_files import dataset_test_ids
+from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError
+from .phases import phase_open
+from .registrations import registration_check
+from .reports import report_request
 from .teams import team_for_submission
 
 logger = logging.getLogger(__name__)
@@ -34,12 +42,32 @@ class UploadedFile:
     data: bytes
 
 
-def _check_open(challenge: Challenge) -> None:
-    now = timezone.now()
-    if challenge.opens_at and now < challenge.opens_at:
-        raise ChallengeClosed(f"The challenge opens at {challenge.opens_at:%Y-%m-%d %H:%M} UTC.")
-    if challenge.closes_at and now >= challenge.closes_at:
-        raise ChallengeClosed(f"The challenge closed at {challenge.closes_at:%Y-%m-%d %H:%M} UTC.")
+def _open_phase(challenge: Challenge, user: User, kind: str) -> Phase:
+    """The phase taking submissions now, if it takes this kind and the user may submit (rules, registration)."""
+    phase = phase_open(challenge=challenge)
+    allowed = phase.allow_predictions if kind == SubmissionKind.PREDICTIONS else phase.allow_recipes
+    if not allowed:
+        raise ServiceError(f"The {phase.name} phase does not take {SubmissionKind(kind).label.lower()} "
+                           "submissions.", field="kind")
+    registration_check(challenge=challenge, user=user)
+    return phase
+
+
+def content_hash(parts: list[bytes]) -> str:
+    """SHA-256 over the SHA-256 of each part, sorted: the same file set in any order hashes alike."""
+    digests = sorted(hashlib.sha256(part).hexdigest() for part in parts)
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
+
+
+def _check_not_resubmitted(challenge: Challenge, team: Team, sha256: str) -> None:
+    """Refuse a file set or recipe the team has submitted already (failures of the platform aside)."""
+    earlier = (Submission.objects.filter(challenge=challenge, team=team, content_sha256=sha256,
+                                         counts_toward_quota=True)
+               .exclude(status=SubmissionStatus.FAILED).order_by("created").first())
+    if earlier is not None:
+        raise ServiceError(f"Your team submitted exactly this already: submission {earlier.pk} "
+                           f"(“{earlier.method_name}”, {earlier.created:%Y-%m-%d %H:%M} UTC). An identical "
+                           "resubmission would only count twice in the multiplicity correction.", field="files")
 
 
 def _check_method_name(method_name: str) -> str:
@@ -51,20 +79,36 @@ def _check_method_name(method_name: str) -> str:
     return method_name
 
 
-def _lock_team_and_check_quota(challenge: Challenge, team: Team, user: User) -> None:
+def _lock_team_and_check_quota(phase: Phase, team: Team, user: User, n_files: int = 1) -> None:
     """Inside a transaction: lock the team and user rows, then count. Concurrent submitters queue on the locks.
 
-    The quota holds for the team and for the user across all their teams, so creating more
-    teams does not buy more submissions.
+    The phase's quotas (submissions and files, per day and in total) hold for the team and for
+    the user across all their teams, so creating more teams does not buy more submissions.
     """
     Team.objects.select_for_update().get(pk=team.pk)
     User.objects.select_for_update().get(pk=user.pk)
-    for who, today, total in ((f"Team {team.name}", *submission_quota_usage(challenge=challenge, team=team)),
-                              (f"User {user.username}", *submission_quota_usage(challenge=challenge, user=user))):
-        if challenge.daily_quota and today >= challenge.daily_quota:
-            raise QuotaExceeded(f"{who} has used its {challenge.daily_quota} submissions of the last 24 hours.")
-        if challenge.total_quota and total >= challenge.total_quota:
-            raise QuotaExceeded(f"{who} has used all {challenge.total_quota} of its submissions.")
+    for who, used in ((f"Team {team.name}", phase_quota_usage(phase=phase, team=team)),
+                      (f"User {user.username}", phase_quota_usage(phase=phase, user=user))):
+        daily, total = used.seconds_until_a_daily_slot(), _seconds_until_closing(phase)
+        if phase.daily_quota and used.submissions_today >= phase.daily_quota:
+            raise QuotaExceeded(f"{who} has used its {phase.daily_quota} submissions of the last 24 hours.",
+                                retry_after=daily)
+        if phase.total_quota and used.submissions_total >= phase.total_quota:
+            raise QuotaExceeded(f"{who} has used all {phase.total_quota} of its submissions in the {phase.name} "
+                                "phase.", retry_after=total)
+        if phase.daily_file_quota and used.files_today + n_files > phase.daily_file_quota:
+            raise QuotaExceeded(f"{who} has used {used.files_today} of its {phase.daily_file_quota} files of the "
+                                f"last 24 hours; these {n_files} would exceed it.", retry_after=daily)
+        if phase.total_file_quota and used.files_total + n_files > phase.total_file_quota:
+            raise QuotaExceeded(f"{who} has used {used.files_total} of its {phase.total_file_quota} files in the "
+                                f"{phase.name} phase; these {n_files} would exceed it.", retry_after=total)
+
+
+def _seconds_until_closing(phase: Phase) -> float:
+    """Until the phase closes (a new phase may open then); a day when it has no closing date."""
+    if phase.closes_at is None:
+        return 24 * 3600.0
+    return max(1.0, (phase.closes_at - timezone.now()).total_seconds())
 
 
 def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> None:
@@ -93,54 +137,62 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
 
 
 def _enqueue_scoring(submission_id: int) -> None:
-    """Queue the scoring after commit. If the broker is down, fail the submission for the
-    platform's reasons (not charged to the quota) rather than leave it queued forever."""
-    from tasks.scoring import score_submission
-
-    from .scoring import submission_fail_for_platform
-
-    try:
-        score_submission.delay(submission_id)
-    except Exception as exc:  # kombu raises OperationalError and friends; any failure means "not queued"
-        logger.exception("could not queue the scoring of submission %s", submission_id)
-        submission_fail_for_platform(submission_id=submission_id,
-                                     reason=f"the task queue is unreachable ({type(exc).__name__}); "
-                                            "please submit again")
+    """Queue the scoring after commit. A broker that refuses it loses nothing: the submission stays
+    queued in the database and the janitor sends it once the broker is back (services.janitor)."""
+    enqueue_on_commit(SCORE_SUBMISSION, submission_id)
 
 
-def _enqueue_runs(submission_id: int) -> None:
-    """Queue the recipe runs after commit; on a broker failure fail them without charging the quota."""
-    from .recipes import enqueue_runs, run_fail_for_platform
+def run_queue(*, challenge: Challenge, submission: Submission | None = None) -> str:
+    """``gpu`` when the host asks for GPUs or the recipe declares ``NEEDS_GPU = True``, else ``cpu``."""
+    if challenge.device == Device.GPU:
+        return "gpu"
+    if submission is not None and submission.recipe_file:
+        with submission.recipe_file.open("rb") as handle:
+            if inspect_recipe(handle.read().decode("utf-8")).needs_gpu:
+                return "gpu"
+    return "cpu"
 
-    try:
-        enqueue_runs(submission_id=submission_id)
-    except Exception as exc:
-        logger.exception("could not queue the runs of submission %s", submission_id)
-        for run_id in Run.objects.filter(submission_id=submission_id, status=RunStatus.QUEUED).values_list(
-                "pk", flat=True):
-            run_fail_for_platform(run_id=run_id, reason=f"the task queue is unreachable ({type(exc).__name__}); "
-                                                        "please submit again")
+
+def _enqueue_runs(submission: Submission) -> None:
+    """Queue one task per run after commit, on the cpu or gpu queue (a refused one is resent by the janitor)."""
+    queue = run_queue(challenge=submission.challenge, submission=submission)
+    for run_id in submission.runs.filter(status=RunStatus.QUEUED).values_list("pk", flat=True):
+        enqueue_on_commit(EXECUTE_RUN, run_id, queue=queue)
+
+
+def run_seed_plan(*, challenge: Challenge) -> list[dict]:
+    """The seed records of runs 0..k-1: the same for every submission of the challenge.
+
+    Run i's split is drawn from its ``split`` seed by the worker that executes it (the
+    upload request never loads the dataset); ``Run.split_id`` records it then.
+    """
+    return [seed_record(challenge.master_seed, index, challenge.randomize_sources)
+            for index in range(challenge.k_runs)]
 
 
 def submission_create_predictions(*, challenge: Challenge, user: User, method_name: str,
                                   files: list[UploadedFile], description: str = "",
                                   team_id: int | None = None) -> Submission:
     """Validate prediction files, store them as one entry (file i is run i) and queue the scoring."""
+    phase_open(challenge=challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_predictions:
         raise ServiceError("This challenge does not take prediction files.", field="kind")
     if not hasattr(challenge, "dataset") or not challenge.dataset.test_inputs_file:
         raise ServiceError("This challenge has no test set to score predictions against.")
-    _check_open(challenge)
+    phase = _open_phase(challenge, user, SubmissionKind.PREDICTIONS)
     method_name = _check_method_name(method_name)
     team = team_for_submission(user=user, team_id=team_id)
     _parse_prediction_files(challenge, files)
+    sha256 = content_hash([upload.data for upload in files])
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():
-            _lock_team_and_check_quota(challenge, team, user)
+            _lock_team_and_check_quota(phase, team, user, n_files=len(files))
+            _check_not_resubmitted(challenge, team, sha256)
             submission = Submission.objects.create(
                 challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.PREDICTIONS,
-                method_name=method_name, description=description, runs_expected=len(files))
+                method_name=method_name, description=description, runs_expected=len(files), phase=phase,
+                n_files=len(files), content_sha256=sha256)
             for index, upload in enumerate(files):
                 record = PredictionFile(submission=submission, index=index, original_name=upload.name[:255],
                                         sha256=hashlib.sha256(upload.data).hexdigest())
@@ -149,7 +201,7 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
                 record.save()
                 Run.objects.create(submission=submission, index=index,
                                    seeds={"contestant_file": index}, split_id="hidden-test")
-            transaction.on_commit(lambda: _enqueue_scoring(submission.pk))
+            _enqueue_scoring(submission.pk)
     except BaseException:
         for record in stored:
             record.file.storage.delete(record.file.name)
@@ -182,32 +234,34 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
                              hyperparameters: dict | None = None, description: str = "",
                              team_id: int | None = None) -> Submission:
     """Store a training recipe and queue its k runs (run i uses the challenge's seed record i)."""
+    phase_open(challenge=challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_recipes:
         raise ServiceError("This challenge does not take training recipes.", field="kind")
     if not hasattr(challenge, "dataset"):
-        raise ServiceError("This challenge has no dataset to train recipes on.")
-    _check_open(challenge)
+        raise ServiceError("This challenge holds imported results only: it has no dataset to train recipes on.")
+    phase = _open_phase(challenge, user, SubmissionKind.RECIPE)
     method_name = _check_method_name(method_name)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
     _check_recipe_source(recipe.name, recipe.data)
     team = team_for_submission(user=user, team_id=team_id)
-    from .recipes import run_plan
-
-    plan = run_plan(challenge=challenge)
+    plan = run_seed_plan(challenge=challenge)
+    sha256 = content_hash([recipe.data, json.dumps(hyperparameters or {}, sort_keys=True).encode()])
     submission = None
     try:
         with transaction.atomic():
-            _lock_team_and_check_quota(challenge, team, user)
+            _lock_team_and_check_quota(phase, team, user)
+            _check_not_resubmitted(challenge, team, sha256)
             submission = Submission(challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.RECIPE,
-                                    method_name=method_name, description=description,
-                                    runs_expected=challenge.k_runs, hyperparameters=hyperparameters or {})
+                                    method_name=method_name, description=description, phase=phase,
+                                    runs_expected=challenge.k_runs, hyperparameters=hyperparameters or {},
+                                    content_sha256=sha256)
             submission.recipe_file.save(f"recipe-{hashlib.sha256(recipe.data).hexdigest()[:16]}.py",
                                         ContentFile(recipe.data), save=False)
             submission.save()
-            Run.objects.bulk_create([Run(submission=submission, index=i, seeds=seeds, split_id=split_id)
-                                     for i, (seeds, split_id) in enumerate(plan)])
-            transaction.on_commit(lambda: _enqueue_runs(submission.pk))
+            Run.objects.bulk_create([Run(submission=submission, index=i, seeds=seeds)
+                                     for i, seeds in enumerate(plan)])
+            _enqueue_runs(submission)
     except BaseException:
         if submission is not None and submission.recipe_file:
             submission.recipe_file.storage.delete(submission.recipe_file.name)
@@ -215,34 +269,7 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
 
 
-def submission_refresh_status(*, submission_id: int) -> Submission:
-    """Derive the submission's status from its runs: it ends when every run has ended."""
-    with transaction.atomic():
-        submission = Submission.objects.select_for_update().get(pk=submission_id)
-        if submission.status == SubmissionStatus.CANCELLED:
-            return submission
-        statuses = list(submission.runs.values_list("status", "error_message"))
-        ended = [s for s in statuses if s[0] in (RunStatus.SUCCEEDED, RunStatus.FAILED)]
-        succeeded = sum(1 for s, _ in statuses if s == RunStatus.SUCCEEDED)
-        if statuses and len(ended) == len(statuses):
-            submission.status = SubmissionStatus.SCORED if succeeded else SubmissionStatus.FAILED
-            submission.finished_at = submission.finished_at or timezone.now()
-            failed = [msg for s, msg in statuses if s == RunStatus.FAILED]
-            if failed:
-                first = failed[0] or "unknown error"
-                submission.error_message = (f"{len(failed)} of {len(statuses)} runs failed; first error: {first}")
-            else:
-                submission.error_message = ""
-        elif any(s[0] != RunStatus.QUEUED for s in statuses):
-            submission.status = SubmissionStatus.RUNNING
-            submission.started_at = submission.started_at or timezone.now()
-        submission.save(update_fields=["status", "finished_at", "started_at", "error_message"])
-    return submission
-
-
 def submission_cancel(*, submission: Submission, user: User) -> Submission:
-    from ..selectors import submission_can_see_details
-
     if not submission_can_see_details(user=user, submission=submission):
         raise NotAllowed("Only the submitting team or the hosts can cancel a submission.")
     with transaction.atomic():
@@ -256,7 +283,32 @@ def submission_cancel(*, submission: Submission, user: User) -> Submission:
         submission.save(update_fields=["status", "counts_toward_quota", "finished_at"])
         submission.runs.filter(status=RunStatus.QUEUED).update(status=RunStatus.FAILED,
                                                                 error_message="cancelled before it ran")
-    from .reports import report_request
-
     report_request(challenge_id=submission.challenge_id)
     return submission
+
+
+def submission_select_final(*, submission: Submission, user: User, selected: bool = True) -> Submission:
+    """Choose (or un-choose) a submission for the private board; at most ``final_entries`` per team."""
+    challenge = submission.challenge
+    if not user_teams(user=user).filter(pk=submission.team_id).exists():
+        raise NotAllowed("Only members of the submitting team can choose its final entries.")
+    if board_private_revealed(challenge=challenge):
+        raise ChallengeClosed("The private board has been revealed: final selections are locked.")
+    if selected and submission.phase_id and submission.phase.test_rows == TestRows.PUBLIC:
+        raise ServiceError(f"Submission {submission.pk} was made in the {submission.phase.name} phase, which "
+                           "scores on the public part only; it cannot be on the private board.", field="selected")
+    if selected and submission.status in (SubmissionStatus.CANCELLED, SubmissionStatus.FAILED):
+        raise ServiceError(f"Submission {submission.pk} is {submission.status}: only scored or running "
+                           "submissions can be chosen.", field="selected")
+    with transaction.atomic():
+        Team.objects.select_for_update().get(pk=submission.team_id)
+        team_rows = Submission.objects.filter(challenge=challenge, team_id=submission.team_id)
+        chosen = list(team_rows.filter(selected_for_final=True).exclude(pk=submission.pk)
+                      .order_by("pk").values_list("pk", flat=True))
+        if selected and len(chosen) >= challenge.final_entries:
+            raise ServiceError(f"Your team has chosen {len(chosen)} final entries already (submissions "
+                               f"{', '.join(map(str, chosen))}); this challenge allows {challenge.final_entries}. "
+                               "Un-choose one first.", field="selected")
+        team_rows.filter(pk=submission.pk).update(selected_for_final=selected)
+    report_request(challenge_id=challenge.pk)
+    return Submission.objects.get(pk=submission.pk)

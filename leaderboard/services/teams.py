@@ -1,11 +1,16 @@
-"""Teams: a user alone is a team of one."""
+"""Teams: a user alone is a team of one; others join a team by accepting an invitation.
+
+Nobody is made a member without their consent: a member invites (``team_invite``), and the
+invitee accepts or declines (``invitation_decide``) on their account page or through the API.
+"""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from ..models import Membership, Team
+from ..models import Membership, Team, TeamInvitation
 from .errors import NotAllowed, ServiceError
 
 
@@ -46,13 +51,47 @@ def team_create(*, name: str, creator: User) -> Team:
     return team
 
 
-def team_add_member(*, team: Team, user: User, added_by: User) -> Membership:
+def team_invite(*, team: Team, user: User, invited_by: User) -> TeamInvitation:
+    """Invite ``user`` to ``team`` (members only): they join only when they accept it."""
     if team.is_personal:
-        raise ServiceError("A personal team has exactly one member.")
-    if not team.members.filter(pk=added_by.pk).exists():
-        raise NotAllowed("Only members of a team can add members to it.")
-    membership, _ = Membership.objects.get_or_create(team=team, user=user)
-    return membership
+        raise ServiceError("A personal team has exactly one member; create a team to invite others.", field="team")
+    if not team.members.filter(pk=invited_by.pk).exists():
+        raise NotAllowed("Only members of a team can invite others to it.")
+    if team.members.filter(pk=user.pk).exists():
+        raise ServiceError(f"{user.username} is a member of “{team.name}” already.", field="username")
+    try:
+        with transaction.atomic():
+            return TeamInvitation.objects.create(team=team, invitee=user, invited_by=invited_by)
+    except IntegrityError:
+        raise ServiceError(f"{user.username} has been invited to “{team.name}” already.", field="username") from None
+
+
+def invitation_decide(*, invitation: TeamInvitation, user: User, accept: bool) -> TeamInvitation:
+    """The invitee accepts (and becomes a member) or declines a pending invitation."""
+    if invitation.invitee_id != user.pk:
+        raise NotAllowed("Only the invited user can accept or decline an invitation.")
+    with transaction.atomic():
+        invitation = TeamInvitation.objects.select_for_update().get(pk=invitation.pk)
+        if invitation.status != TeamInvitation.Status.PENDING:
+            raise ServiceError(f"This invitation is {invitation.status} already.")
+        invitation.status = TeamInvitation.Status.ACCEPTED if accept else TeamInvitation.Status.DECLINED
+        invitation.decided_at = timezone.now()
+        invitation.save(update_fields=["status", "decided_at"])
+        if accept:
+            Membership.objects.get_or_create(team=invitation.team, user=user)
+    return invitation
+
+
+def invitation_cancel(*, invitation: TeamInvitation, user: User) -> TeamInvitation:
+    """A member of the team withdraws a pending invitation."""
+    if not invitation.team.members.filter(pk=user.pk).exists():
+        raise NotAllowed("Only members of the team can cancel its invitations.")
+    updated = TeamInvitation.objects.filter(pk=invitation.pk, status=TeamInvitation.Status.PENDING).update(
+        status=TeamInvitation.Status.CANCELLED, decided_at=timezone.now())
+    if not updated:
+        raise ServiceError("Only a pending invitation can be cancelled.")
+    invitation.refresh_from_db()
+    return invitation
 
 
 def team_for_submission(*, user: User, team_id: int | None) -> Team:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 
 from evaluation.seeds import SOURCES
@@ -52,7 +53,16 @@ class MultipleFileField(forms.FileField):
 
 
 class SignupForm(UserCreationForm):
-    pass
+    """User name, password and (required when the site verifies addresses) e-mail."""
+
+    email = forms.EmailField(required=False, help_text="Where the confirmation link goes, when the site sends one.")
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["email"].required = settings.VARBOARD_EMAIL_VERIFICATION
 
 
 # --------------------------------------------------------------------------- challenges
@@ -102,13 +112,20 @@ class ChallengeSettingsForm(forms.ModelForm):
                          "closes_at"]),
         ("Statistics", ["k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic",
                         "correction"]),
-        ("Seeds and splits", ["master_seed", "randomize_sources", "split_scheme", "stratify", "test_fraction"]),
+        ("Seeds and splits", ["master_seed", "randomize_sources", "split_scheme", "stratify"]),
         ("Recipe runs", ["hpo_mode", "hpo_method", "hpo_budget", "device", "run_time_limit_s",
                          "run_memory_limit_mb"]),
+        ("Competition", ["public_fraction", "final_entries", "board_version", "feedback", "feedback_digits",
+                         "ladder_margin", "rules", "registration_required"]),
     ]
+    #: Optional in the form: left empty, they keep their current (or default) value.
+    OPTIONAL = ("public_fraction", "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        for name in self.OPTIONAL:
+            if name in self.fields:
+                self.fields[name].required = False
         self.frozen = False
         if self.instance.pk is not None:
             self.initial["direction"] = "higher" if self.instance.higher_is_better else "lower"
@@ -122,6 +139,10 @@ class ChallengeSettingsForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
+        for name in self.OPTIONAL:
+            if name in self.fields and cleaned.get(name) in (None, ""):
+                cleaned[name] = (getattr(self.instance, name) if self.instance.pk is not None
+                                 else Challenge._meta.get_field(name).get_default())
         # The database constraints would say only "Constraint ... is violated": name the problem.
         if "allow_predictions" in cleaned and not cleaned.get("allow_predictions") and not cleaned.get("allow_recipes"):
             self.add_error("allow_predictions", "Allow predictions, recipes, or both.")
@@ -198,6 +219,21 @@ class ChallengeCreateForm(ChallengeSettingsForm):
                              feature_columns=tuple(features) or None)
 
 
+class PlannerForm(forms.Form):
+    """The host's planner: the board they expect and the effect that matters (``evaluation.stats.plan_runs``)."""
+
+    entries = forms.IntegerField(min_value=2, max_value=1000, initial=10, label="Entries expected",
+                                 help_text="How many entries the board will compare.")
+    gamma = forms.FloatField(min_value=0.501, max_value=0.999, initial=0.75, label="Effect that matters (γ)",
+                             help_text="P(A>B) worth detecting: 0.75 means A beats B in 3 runs of 4.")
+    alpha = forms.FloatField(min_value=0.0001, max_value=0.5, initial=0.05, label="α (family-wise)",
+                             help_text="Chance of declaring a winner when there is none, over every pair.")
+    power = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95, label="Power",
+                             help_text="Chance of detecting a pair whose P(A>B) is γ.")
+    run_minutes = forms.FloatField(min_value=0, max_value=100_000, initial=1.0, label="Minutes per run",
+                                   help_text="Worker time one run takes (your own training time, or the time limit).")
+
+
 # --------------------------------------------------------------------------- submissions
 
 
@@ -266,10 +302,24 @@ class TeamCreateForm(forms.Form):
     name = forms.CharField(max_length=100, label="Team name")
 
 
-class TeamMemberForm(forms.Form):
+class TeamInviteForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
-    username = forms.CharField(max_length=150)
+    username = forms.CharField(max_length=150, help_text="They join when they accept the invitation.")
 
     def __init__(self, *args, teams, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
+
+
+# --------------------------------------------------------------------------- account
+
+
+class NotificationsForm(forms.Form):
+    notify_scored = forms.BooleanField(required=False, label="A submission of my team is scored")
+    notify_failed = forms.BooleanField(required=False, label="A submission of my team fails")
+    notify_revealed = forms.BooleanField(required=False, label="A challenge I took part in reveals its private board")
+
+
+class WebhookForm(forms.Form):
+    url = forms.URLField(max_length=500, label="Receiver URL", assume_scheme="https",
+                         help_text="Events are POSTed here as JSON, signed with the webhook's secret.")

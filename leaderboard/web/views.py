@@ -4,49 +4,57 @@ and turns a ``ServiceError`` into a form error naming the problem exactly as the
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F, Prefetch, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from evaluation.report import flip_comparison
-
-from .. import charts
-from ..choices import Correction, RunStatus, SubmissionKind, SubmissionStatus
+from ..choices import (
+    RUN_ENDED,
+    SUBMISSION_ACTIVE,
+    Correction,
+    RunStatus,
+    SubmissionKind,
+    SubmissionStatus,
+    Visibility,
+)
 from ..downloads import dataset_download
-from ..models import Challenge, Membership, Submission
+from ..models import Challenge, Dataset, EntryProvenance, Registration, Submission
 from ..selectors import (
     challenge_list_visible,
+    challenge_provenance,
     submission_can_see_details,
     submission_list_for,
     user_is_host,
     user_teams,
 )
+from ..services.accounts import account_signup
+from ..services.boards import BoardScope, board_scope
 from ..services.challenges import challenge_create, challenge_update
-from ..services.errors import ServiceError
-from ..services.report_builder import report_current
+from ..services.entries import entry_history
+from ..services.errors import NotAllowed, ServiceError
+from ..services.paging import PAGE_SIZE, page_limit
+from ..services.reports import report_current, section_pair
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
-from ..services.teams import team_add_member, team_create, team_personal_for
+from ..services.teams import team_personal_for
+from ..throttles import SignupThrottle, too_many
 from ..uploads import read_prediction_uploads, read_recipe_upload
 from .forms import (
     ChallengeCreateForm,
     ChallengeSettingsForm,
     SignupForm,
     SubmissionForm,
-    TeamCreateForm,
-    TeamMemberForm,
     add_service_error,
 )
-from .presenters import entry_label, leaderboard_for_page, pair_for_display
+from . import charts
+from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display
 
-ACTIVE_STATUSES = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
-ENDED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED)
 LOG_TAIL_LINES = 40
 
 
@@ -55,13 +63,26 @@ def _visible_challenge(request, slug: str) -> Challenge:
     return get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
 
 
+def _scope(request, challenge: Challenge) -> BoardScope:
+    """The viewer's board (``?board=``) as ``services.boards`` allows it: 403 or 404 otherwise."""
+    try:
+        return board_scope(challenge=challenge, user=request.user, board=request.GET.get("board"))
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from None
+    except ServiceError as exc:
+        raise Http404(exc.message) from None
+
+
 # --------------------------------------------------------------------------- home, accounts
 
 
 def home(request):
     challenges = (challenge_list_visible(user=request.user)
                   .annotate(entries=Count("submissions", filter=Q(submissions__status=SubmissionStatus.SCORED),
-                                          distinct=True))
+                                          distinct=True),
+                            # no dataset and imported entries: results made elsewhere, no submissions
+                            results_only=~Exists(Dataset.objects.filter(challenge=OuterRef("pk")))
+                            & Exists(EntryProvenance.objects.filter(submission__challenge=OuterRef("pk"))))
                   .order_by(F("closes_at").desc(nulls_first=True), "-created"))
     return render(request, "home.html", {"challenges": challenges})
 
@@ -70,9 +91,17 @@ def signup(request):
     if request.user.is_authenticated:
         return redirect("home")
     form = SignupForm(request.POST or None)
+    throttle = SignupThrottle()
+    if request.method == "POST" and (wait := throttle.blocked(request)) is not None:
+        return too_many(wait, "sign-ups")
     if request.method == "POST" and form.is_valid():
         user = form.save()
-        team_personal_for(user=user)
+        throttle.record(request)
+        active = account_signup(user=user, verify_url=lambda signed: request.build_absolute_uri(
+            reverse("verify-email", args=[signed])))
+        if not active:
+            messages.success(request, f"Almost done: we sent a confirmation link to {user.email}.")
+            return redirect("login")
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.username}. You submit as your personal team "
                                   f"“{user.username}” unless you choose another team.")
@@ -87,20 +116,18 @@ def signup(request):
 def challenge_new(request):
     form = ChallengeCreateForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
+        # A draft first: its hosts check the data (and the planner's k) on the preview, then publish it.
+        kwargs = form.service_kwargs()
+        publish = kwargs.get("visibility") == Visibility.PUBLIC
         try:
-            challenge = challenge_create(created_by=request.user, **form.service_kwargs())
+            challenge = challenge_create(created_by=request.user, **{**kwargs, "visibility": Visibility.PRIVATE})
         except ServiceError as exc:
             add_service_error(form, exc)
         else:
-            messages.success(request, f"Challenge “{challenge.title}” created.")
-            return redirect(challenge)
+            messages.success(request, f"Challenge “{challenge.title}” created as a draft only you can see. Check the "
+                                      + ("data below, then publish it." if publish else "data below."))
+            return redirect("challenge-preview", slug=challenge.slug)
     return render(request, "challenges/new.html", {"form": form})
-
-
-def _challenge_is_open(challenge: Challenge) -> bool:
-    now = timezone.now()
-    opened = challenge.opens_at is None or challenge.opens_at <= now
-    return opened and (challenge.closes_at is None or now < challenge.closes_at)
 
 
 def _download_parts(challenge: Challenge, is_host: bool) -> list[tuple[str, str]]:
@@ -117,6 +144,7 @@ def _download_parts(challenge: Challenge, is_host: bool) -> list[tuple[str, str]
 
 def challenge_detail(request, slug: str):
     challenge = _visible_challenge(request, slug)
+    scope = _scope(request, challenge)
     is_host = user_is_host(user=request.user, challenge=challenge)
     form = None
     if request.user.is_authenticated:
@@ -131,9 +159,11 @@ def challenge_detail(request, slug: str):
                 return redirect(submission)
     elif request.method == "POST":
         return redirect_to_login(request.get_full_path())
-    is_open = _challenge_is_open(challenge)
+    is_open = challenge.is_open()
+    registration = (Registration.objects.filter(challenge=challenge, user=request.user).first()
+                    if request.user.is_authenticated else None)
     my_submissions = (submission_list_for(user=request.user, challenge=challenge)
-                      .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=ENDED_RUN_STATUSES),
+                      .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=RUN_ENDED),
                                                     distinct=True))
                       .order_by("-created")[:50])
     return render(request, "challenges/detail.html", {
@@ -142,12 +172,40 @@ def challenge_detail(request, slug: str):
         "is_host": is_host,
         "is_open": is_open,
         "downloads": _download_parts(challenge, is_host),
-        "board": leaderboard_for_page(challenge),
+        "board": leaderboard_for_page(challenge, scope.board, **_page_request(request, my_submissions)),
+        "scope": scope,
+        "phases": challenge.phases.all(),
+        "registration": registration,
+        "join": _join_state(challenge, registration),
+        "imported": imported_source(challenge_provenance(challenge=challenge), has_dataset=hasattr(challenge, "dataset")),
         "form": form,
         # A closed challenge shows no form; a refused POST still shows the service's reason on it.
         "show_form": form is not None and (is_open or form.is_bound),
         "my_submissions": my_submissions,
     })
+
+
+def _join_state(challenge: Challenge, registration: Registration | None) -> dict:
+    """``needed``: the user must still register (accept the rules); ``pending``: registered, not yet approved."""
+    asks = bool(challenge.rules or challenge.registration_required)
+    done = registration is not None and not (challenge.rules and not registration.rules_accepted_at)
+    return {"needed": asks and not done, "pending": done and registration.status != "approved"}
+
+
+def _page_request(request, my_submissions) -> dict:
+    """The reader's page of the board: ``?q=`` (team or method), ``?around=`` (a submission id), ``?offset=``,
+    ``?limit=``; the reader's own submissions centre the heat map. Malformed numbers fall back to the defaults."""
+    def number(name, default=None):
+        try:
+            return int(request.GET.get(name, ""))
+        except ValueError:
+            return default
+    try:
+        limit = page_limit(request.GET.get("limit"))
+    except ValueError:
+        limit = PAGE_SIZE
+    return {"query": request.GET.get("q", "")[:100], "around": number("around"), "offset": max(0, number("offset", 0)),
+            "limit": limit, "mine": tuple(s.pk for s in my_submissions)}
 
 
 def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission | None:
@@ -191,15 +249,16 @@ def challenge_edit(request, slug: str):
 # --------------------------------------------------------------------------- the statistical leaderboard
 #
 # The report (``report_current``) is a JSON document computed from the stored runs; these helpers only
-# arrange it for the templates: rows per section, charts as inline SVG (``leaderboard.charts``, which
+# arrange it for the templates: rows per section, charts as inline SVG (``leaderboard.web.charts``, which
 # escapes every text it draws), verdicts in words. No statistic is computed here.
 
 def challenge_compare(request, slug: str):
     """Two entries side by side: their runs, P(A>B) with its interval, the verdict in words."""
     challenge = _visible_challenge(request, slug)
-    context = {"challenge": challenge, "problem": None, "a": None, "b": None, "pair": None}
+    scope = _scope(request, challenge)
+    context = {"challenge": challenge, "problem": None, "a": None, "b": None, "pair": None, "scope": scope}
     try:
-        data = report_current(challenge=challenge).data
+        data = report_current(challenge=challenge, board=scope.board).data
     except ServiceError as exc:
         context["problem"] = exc.message
         return render(request, "challenges/compare.html", context, status=503)
@@ -223,12 +282,11 @@ def challenge_compare(request, slug: str):
     else:
         section = next(s for s in data["sections"] if s["kind"] == a["kind"])
         context["section"] = section
-        for pair in section["comparisons"]:
-            if {pair["a"], pair["b"]} == {a["submission_id"], b["submission_id"]}:
-                context["pair"] = pair_for_display(slug, pair if pair["a"] == a["submission_id"] else flip_comparison(pair),
-                                        winner_first=False)
+        pair, reason = section_pair(challenge=challenge, section=section, a_id=a["submission_id"],
+                                    b_id=b["submission_id"], board=scope.board)
+        context["pair"] = None if pair is None else pair_for_display(slug, pair, winner_first=False)
         if context["pair"] is None:
-            context["problem"] = "; ".join(
+            context["problem"] = reason or "; ".join(
                 f"{entry_label(row)} is not compared: {row['excluded_reason']}"
                 for row in (a, b) if not row["compared"]) or "These entries are not compared."
         else:
@@ -253,21 +311,27 @@ def submission_detail(request, pk: int):
     can_see = submission_can_see_details(user=request.user, submission=submission)
     if not can_see and submission.status != SubmissionStatus.SCORED:
         raise Http404("No submission here.")
+    scope = _scope(request, submission.challenge)
     runs = list(submission.runs.all())
     for run in runs:
         run.log_tail = "\n".join(run.log.splitlines()[-LOG_TAIL_LINES:]) if can_see else ""
-    finished = sum(run.status in ENDED_RUN_STATUSES for run in runs)
+        run.shown = scope.run_scores(run)
+    finished = sum(run.status in RUN_ENDED for run in runs)
     expected = submission.runs_expected or len(runs) or 1
     return render(request, "submissions/detail.html", {
         "submission": submission,
         "challenge": submission.challenge,
         "runs": runs,
         "can_see": can_see,
-        "active": submission.status in ACTIVE_STATUSES,
+        "active": submission.status in SUBMISSION_ACTIVE,
         "finished": finished,
         "succeeded": sum(run.status == RunStatus.SUCCEEDED for run in runs),
         "expected": expected,
         "percent": round(100 * finished / expected, 1),
+        "scope": scope,
+        "score": scope.submission_score(submission.pk, runs),
+        "history": entry_history(submission=submission),
+        "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
     })
 
 
@@ -283,49 +347,3 @@ def submission_cancel_view(request, pk: int):
     else:
         messages.success(request, "Submission cancelled.")
     return redirect(submission)
-
-
-# --------------------------------------------------------------------------- teams
-
-
-@login_required
-def teams(request):
-    team_personal_for(user=request.user)
-    mine = user_teams(user=request.user)
-    shared = mine.filter(is_personal=False)
-    create_form = TeamCreateForm(request.POST if request.POST.get("action") == "create" else None, prefix="create")
-    member_form = TeamMemberForm(request.POST if request.POST.get("action") == "add" else None, teams=shared,
-                                 prefix="member")
-    if request.method == "POST":
-        done = _team_action(request, create_form, member_form)
-        if done:
-            return redirect("teams")
-    members = Membership.objects.select_related("user").order_by("user__username")
-    return render(request, "teams/list.html", {
-        "teams": mine.prefetch_related(Prefetch("membership_set", queryset=members, to_attr="memberships"))
-                     .annotate(n_submissions=Count("submissions", distinct=True)).order_by("-is_personal", "name"),
-        "create_form": create_form,
-        "member_form": member_form,
-        "has_shared": shared.exists(),
-    })
-
-
-def _team_action(request, create_form: TeamCreateForm, member_form: TeamMemberForm) -> bool:
-    try:
-        if create_form.is_bound and create_form.is_valid():
-            team = team_create(name=create_form.cleaned_data["name"], creator=request.user)
-            messages.success(request, f"Team “{team.name}” created.")
-            return True
-        if member_form.is_bound and member_form.is_valid():
-            username = member_form.cleaned_data["username"].strip()
-            user = get_user_model().objects.filter(username=username).first()
-            if user is None:
-                member_form.add_error("username", f"There is no user named “{username}”.")
-                return False
-            team = member_form.cleaned_data["team"]
-            team_add_member(team=team, user=user, added_by=request.user)
-            messages.success(request, f"{user.username} is a member of “{team.name}”.")
-            return True
-    except ServiceError as exc:
-        add_service_error(create_form if create_form.is_bound else member_form, exc)
-    return False

@@ -11,11 +11,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 from leaderboard.models import Submission
-from leaderboard.services.report_builder import report_current
+from leaderboard.services.reports import report_current
 from tests.platform.factories import PASSWORD, digits_challenge, label_predictions, make_user
 from tests.platform.test_leaderboard_pages import assert_row_matches, expected_report, known_board
 
@@ -190,13 +189,21 @@ def test_recipe_progress_bar_moves_until_every_run_is_scored(live_server, driver
 
     seen, partway = [], []
 
+    # Read in one script, in the page's own thread: the page swaps its progress card as runs end,
+    # and an element handle taken a moment before can point at a node already gone (Chromium then
+    # answers "Node with given id does not belong to the document", not a stale-element error).
+    read_progress = """
+      const bar = document.querySelector('.progress-card .bar'), status = document.querySelector('[data-status]');
+      if (!bar || !status) return null;
+      return {finished: bar.getAttribute('aria-valuenow'), status: status.innerText.trim(),
+              rows: [...document.querySelectorAll('[data-run-status]')].map(cell => cell.innerText.trim())};
+    """
+
     def ended():
-        try:
-            finished = int(driver.find_element(By.CSS_SELECTOR, ".progress-card .bar").get_attribute("aria-valuenow"))
-            status = driver.find_element(By.CSS_SELECTOR, "[data-status]").text
-            rows = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "[data-run-status]")]
-        except (NoSuchElementException, StaleElementReferenceException):  # the page is reloading
+        state = driver.execute_script(read_progress)
+        if state is None:  # the page is reloading
             return False
+        finished, status, rows = int(state["finished"]), state["status"], state["rows"]
         if 0 < finished < 3 and not partway:
             partway.append((finished, rows.count("Succeeded")))
             screenshot(driver, "recipe-submission-running")

@@ -20,7 +20,7 @@ from evaluation.stats._resample import integer_percentiles, percentiles
 def test_matches_scipy_percentile_bootstrap(resnet, statistic, scipy_statistic):
     # Different resamples, same method: the limits agree to Monte-Carlo error.
     test = resnet[:, 2]
-    ours = bootstrap_interval(test, statistic, n_resamples=20_000, seed=1)
+    ours = bootstrap_interval(test, statistic, n_resamples=20_000, rng=1)
     ref = stats.bootstrap(
         (test,), scipy_statistic, method="percentile", n_resamples=20_000,
         confidence_level=0.95, rng=np.random.default_rng(2), axis=-1,
@@ -33,7 +33,7 @@ def test_matches_scipy_percentile_bootstrap(resnet, statistic, scipy_statistic):
 
 def test_boo_n_interval_resamples_valid_test_pairs(resnet):
     valid, test = resnet[:, 1], resnet[:, 2]
-    ours = bootstrap_interval(test, "boo_n", n=5, valid=valid, n_resamples=5000, seed=3)
+    ours = bootstrap_interval(test, "boo_n", n=5, valid=valid, n_resamples=5000, rng=3)
     assert ours.estimate == pytest.approx(boo_n(test, 5, valid=valid))
 
     ref = stats.bootstrap(
@@ -57,13 +57,16 @@ def test_batched_boo_n_equals_scalar_boo_n_on_each_resample(asreader):
     np.testing.assert_allclose(batched, direct, rtol=1e-12)
 
 
-@pytest.mark.parametrize("statistic", ["mean", "median", "iqm", "boo_n"])
+@pytest.mark.parametrize("statistic", ["mean", "median", "iqm", "boo_n", "boo_n_unbiased"])
 @pytest.mark.parametrize("k", [7, 8])
 def test_count_weights_equal_the_statistic_of_explicit_resamples(statistic, k):
     # The weights computed from the count matrix reproduce the statistic of each
     # explicit resample (np.repeat of the sorted runs), ties included.
     from evaluation.stats._resample import draw_counts
-    from evaluation.stats.bootstrap import _bootstrap_sorted
+    from evaluation.stats.bootstrap import _bootstrap_sorted, _Spec
+
+    estimator = "unbiased" if statistic == "boo_n_unbiased" else "paper"
+    statistic = statistic.removesuffix("_unbiased")
 
     rng = np.random.default_rng(k)
     key = np.round(rng.random((4, k)), 1)
@@ -71,7 +74,8 @@ def test_count_weights_equal_the_statistic_of_explicit_resamples(statistic, k):
     key[0] = x[0]  # Boo_n chosen by the test score itself
     order = np.lexsort((x, key), axis=1) if statistic == "boo_n" else np.argsort(x, axis=1)
     x, key = np.take_along_axis(x, order, 1), np.take_along_axis(key, order, 1)
-    boot = _bootstrap_sorted(x, key, statistic, 3, 60, np.random.default_rng(1))
+    boot, _ = _bootstrap_sorted(x, key, _Spec(statistic, 3, estimator, "percentile", 0.95), 60,
+                                np.random.default_rng(1))
     counts = draw_counts(np.random.default_rng(1), k, 60)
     ref = {
         "mean": np.mean,
@@ -82,7 +86,7 @@ def test_count_weights_equal_the_statistic_of_explicit_resamples(statistic, k):
         for e in range(4):
             sample = np.repeat(x[e], counts[b])
             if statistic == "boo_n":
-                expected = boo_n(sample, 3, valid=np.repeat(key[e], counts[b]))
+                expected = boo_n(sample, 3, valid=np.repeat(key[e], counts[b]), estimator=estimator)
             else:
                 expected = ref[statistic](sample)
             assert boot[e, b] == pytest.approx(expected, rel=1e-12, abs=1e-15)
@@ -90,7 +94,7 @@ def test_count_weights_equal_the_statistic_of_explicit_resamples(statistic, k):
 
 def test_table_gives_one_interval_per_entry(resnet):
     table = np.stack([resnet[:37, 2], resnet[37:, 2]])
-    ci = bootstrap_interval(table, n_resamples=2000, seed=0)
+    ci = bootstrap_interval(table, n_resamples=2000, rng=0)
     assert ci.estimate.shape == ci.low.shape == ci.high.shape == (2,)
     np.testing.assert_allclose(ci.estimate, table.mean(axis=1))
     assert np.all((ci.low < ci.estimate) & (ci.estimate < ci.high))
@@ -101,8 +105,8 @@ def test_table_gives_one_interval_per_entry(resnet):
 def test_ragged_and_nan_padded_tables_agree():
     rows = [[0.1, 0.4, 0.2, 0.3], [0.5, 0.7, 0.6]]
     padded = np.array([[0.1, 0.4, 0.2, 0.3], [0.5, 0.7, 0.6, np.nan]])
-    a = bootstrap_interval(rows, n_resamples=500, seed=0)
-    b = bootstrap_interval(padded, n_resamples=500, seed=0)
+    a = bootstrap_interval(rows, n_resamples=500, rng=0)
+    b = bootstrap_interval(padded, n_resamples=500, rng=0)
     np.testing.assert_array_equal(a.low, b.low)
     np.testing.assert_array_equal(a.high, b.high)
     np.testing.assert_allclose(a.estimate, [0.25, 0.6])
@@ -111,7 +115,7 @@ def test_ragged_and_nan_padded_tables_agree():
 def test_table_boo_n_with_valid(resnet):
     test = np.stack([resnet[:37, 2], resnet[37:74, 2]])
     valid = np.stack([resnet[:37, 1], resnet[37:74, 1]])
-    ci = bootstrap_interval(test, "boo_n", n=5, valid=valid, n_resamples=500, seed=0)
+    ci = bootstrap_interval(test, "boo_n", n=5, valid=valid, n_resamples=500, rng=0)
     np.testing.assert_allclose(ci.estimate, [boo_n(t, 5, valid=v) for t, v in zip(test, valid)])
 
 
@@ -120,7 +124,7 @@ def test_coverage_of_the_mean_on_normal_data():
     rng = np.random.default_rng(2024)
     data = rng.normal(0.0, 1.0, size=(400, 50))
     covered = [
-        (ci := bootstrap_interval(row, n_resamples=2000, seed=i)).low <= 0.0 <= ci.high
+        (ci := bootstrap_interval(row, n_resamples=2000, rng=i)).low <= 0.0 <= ci.high
         for i, row in enumerate(data)
     ]
     assert 0.93 <= np.mean(covered) <= 0.97
@@ -189,9 +193,9 @@ def test_rank_intervals_unpaired_ragged():
         (lambda: bootstrap_interval([1.0, np.nan], n_resamples=10), r"`values` contains NaN or inf"),
         (lambda: bootstrap_interval([1.0, 2.0], "max"), r"`statistic` must be one of 'mean', 'median', 'iqm', 'boo_n'"),
         (lambda: bootstrap_interval([1.0, 2.0], n_resamples=0), r"`n_resamples` must be an integer >= 1"),
-        (lambda: bootstrap_interval([1.0, 2.0], confidence=1.0), r"`confidence` must be in \(0, 1\)"),
-        (lambda: bootstrap_interval([1.0, 2.0], seed=None), r"`seed` must be a non-negative integer"),
-        (lambda: bootstrap_interval([1.0, 2.0], seed=-1), r"`seed` must be a non-negative integer"),
+        (lambda: bootstrap_interval([1.0, 2.0], confidence_level=1.0), r"`confidence_level` must be in \(0, 1\)"),
+        (lambda: bootstrap_interval([1.0, 2.0], rng=None), r"`rng` must be a non-negative integer"),
+        (lambda: bootstrap_interval([1.0, 2.0], rng=-1), r"`rng` must be a non-negative integer"),
         (lambda: bootstrap_interval([1.0, 2.0], valid=[1.0, 2.0]), r"`valid` is only used with statistic='boo_n'"),
         (lambda: bootstrap_interval([1.0, 2.0], "boo_n", valid=[1.0]), r"`valid` must have a finite value for every run"),
         (lambda: bootstrap_interval([1.0, 2.0], "boo_n", n=0), r"`n` must be an integer >= 1"),

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from evaluation.metrics import METRICS, get_metric, score_predictions
 from evaluation.predictions import PredictionFileError, parse_predictions
-from evaluation.tables import sample_submission
+from evaluation.samples import sample_submission
 
 IDS = ["007", "008", "009"]
 CLASSES = ["cat", "dog", "emu"]

@@ -55,7 +55,7 @@ def test_prob_outperform_complements(data):
 @SETTINGS
 @given(runs, st.sampled_from(["mean", "median", "iqm", "boo_n"]))
 def test_interval_contains_its_estimate(x, statistic):
-    ci = es.bootstrap_interval(x, statistic, n=3, n_resamples=300, seed=0)
+    ci = es.bootstrap_interval(x, statistic, n=3, n_resamples=300, rng=0)
     assert ci.low - 1e-12 <= ci.estimate <= ci.high + 1e-12
 
 
@@ -102,12 +102,12 @@ def test_same_seed_same_output_and_generator_accepted():
     rng = np.random.default_rng(0)
     table = rng.random((4, 12))
     for fn in (
-        lambda s: es.pairwise_comparisons(table, n_resamples=300, seed=s).low,
-        lambda s: es.pairwise_comparisons(table, paired=False, n_resamples=300, seed=s).high,
-        lambda s: es.rank_intervals(table, n_resamples=300, seed=s).high,
-        lambda s: es.bootstrap_interval(table, "boo_n", n_resamples=300, seed=s).low,
-        lambda s: es.paired_test_bootstrap(table.T, n_resamples=300, seed=s).low,
-        lambda s: es.sota_distribution_dependent(50, 0.7, 5, 0.5, n_sim=300, seed=s).pmf,
+        lambda s: es.pairwise_comparisons(table, n_resamples=300, rng=s).low,
+        lambda s: es.pairwise_comparisons(table, paired=False, n_resamples=300, rng=s).high,
+        lambda s: es.rank_intervals(table, n_resamples=300, rng=s).high,
+        lambda s: es.bootstrap_interval(table, "boo_n", n_resamples=300, rng=s).low,
+        lambda s: es.paired_test_bootstrap(table.T, n_resamples=300, rng=s).low,
+        lambda s: es.sota_distribution_dependent(50, 0.7, 5, 0.5, n_sim=300, rng=s).pmf,
     ):
         np.testing.assert_array_equal(fn(7), fn(7))
         np.testing.assert_array_equal(fn(7), fn(np.random.default_rng(7)))
@@ -115,7 +115,7 @@ def test_same_seed_same_output_and_generator_accepted():
 
 def test_different_seeds_differ():
     x = np.random.default_rng(0).random(30)
-    assert es.bootstrap_interval(x, seed=1) != es.bootstrap_interval(x, seed=2)
+    assert es.bootstrap_interval(x, rng=1) != es.bootstrap_interval(x, rng=2)
 
 
 def test_global_numpy_random_state_untouched():

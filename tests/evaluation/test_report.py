@@ -29,7 +29,7 @@ def prediction(i, outcomes, *, name=None):
 
 
 def settings(**kw):
-    base = dict(n_resamples=B, k_runs=10, seed=11, boo_n=3)
+    base = dict(n_resamples=B, k_runs=10, master_seed=11, boo_n=3)
     base.update(kw)
     return ReportSettings(**base)
 
@@ -51,21 +51,28 @@ def test_recipe_section_matches_stats(recipes):
     rows = by_id(report)
     for e in recipes:
         row = rows[e.id]
-        mean = stats.bootstrap_interval(e.test, "mean", n_resamples=B, confidence=0.95,
-                                        seed=derive_seed(11, RECIPE, MEAN, e.id))
-        boo = stats.bootstrap_interval(e.test, "boo_n", n=3, valid=e.valid, n_resamples=B, confidence=0.95,
-                                       seed=derive_seed(11, RECIPE, BOO, e.id))
+        mean = stats.bootstrap_interval(e.test, "mean", n_resamples=B, confidence_level=0.95,
+                                        rng=derive_seed(11, RECIPE, MEAN, e.id))
+        boo = stats.bootstrap_interval(e.test, "boo_n", n=3, valid=e.valid, n_resamples=B, confidence_level=0.95,
+                                       rng=derive_seed(11, RECIPE, BOO, e.id))
         assert row["mean"]["estimate"] == pytest.approx(e.test.mean(), abs=1e-15)
-        assert (row["mean"]["low"], row["mean"]["high"]) == (mean.low, mean.high)
+        assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((mean.low, mean.high), abs=1e-12)
         assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(e.test, 3, valid=e.valid), abs=1e-15)
-        assert (row["boo_n"]["low"], row["boo_n"]["high"]) == (boo.low, boo.high)
+        assert (row["boo_n"]["low"], row["boo_n"]["high"]) == pytest.approx((boo.low, boo.high), abs=1e-12)
         assert row["std"] == pytest.approx(np.std(e.test, ddof=1)) and row["median"] == np.median(e.test)
-        assert row["runs_needed_for_decision"] == 29 - 10
+        assert row["runs_needed_for_decision"] == stats.runs_needed(4, gamma=0.75).for_power - 10
+        assert row["mean"]["se"] == pytest.approx(np.std(e.test, ddof=1) / np.sqrt(10))  # ddof = 1, not 0
+        unbiased = stats.bootstrap_interval(e.test, "boo_n", n=3, valid=e.valid, n_resamples=B, estimator="unbiased",
+                                            rng=derive_seed(11, RECIPE, 5, e.id))
+        assert row["boo_n_unbiased"]["estimate"] == pytest.approx(stats.boo_n(e.test, 3, valid=e.valid,
+                                                                              estimator="unbiased"))
+        expected = pytest.approx((unbiased.low, unbiased.high), abs=1e-12)
+        assert (row["boo_n_unbiased"]["low"], row["boo_n_unbiased"]["high"]) == expected
         curve = [stats.boo_n(e.test, n, valid=e.valid) for n in range(1, 11)]
         np.testing.assert_allclose(row["boo_n_curve"], curve, rtol=1e-12)
     table = np.stack([e.test for e in recipes])
-    res = stats.pairwise_comparisons(table, paired=True, n_resamples=B, seed=derive_seed(11, RECIPE, PAIRS))
-    ranks = stats.rank_intervals(table, paired=True, n_resamples=B, seed=derive_seed(11, RECIPE, RANKS))
+    res = stats.pairwise_comparisons(table, paired=True, n_resamples=B, rng=derive_seed(11, RECIPE, PAIRS))
+    ranks = stats.rank_intervals(table, paired=True, n_resamples=B, rng=derive_seed(11, RECIPE, RANKS))
     (section,) = report["sections"]
     assert len(section["comparisons"]) == 6 and section["paired_runs"] == list(range(10))
     for pair in section["comparisons"]:
@@ -75,9 +82,10 @@ def test_recipe_section_matches_stats(recipes):
         assert (pair["verdict"] == "a_better") == bool(res.better[i, j])
     for e in recipes:
         assert rows[e.id]["rank_interval"] == {"rank": ranks.rank[e.id - 1], "low": ranks.low[e.id - 1],
-                                               "high": ranks.high[e.id - 1]}
+                                               "high": ranks.high[e.id - 1], "widened": False}
     assert [r["submission_id"] for r in report["entries"]] == [4, 3, 2, 1]  # by mean, best first
     assert report["entries"][0]["groups"].startswith("a")
+    assert section["runs_needed"]["entries"] == 4 and report["settings"]["runs_needed"][0]["entries"] == 2
 
 
 def test_prediction_section_matches_paired_test_bootstrap():
@@ -85,21 +93,23 @@ def test_prediction_section_matches_paired_test_bootstrap():
     entries = [prediction(10, rng.random((1, 400)) < 0.80), prediction(20, rng.random((3, 400)) < 0.70),
                prediction(30, rng.random((1, 400)) < 0.79)]
     report = build_report(entries, settings(accuracy_like=True, m_total_predictions=25))
-    outcomes = np.stack([e.outcomes.mean(axis=0) for e in entries], axis=1)
-    tb = stats.paired_test_bootstrap(outcomes, n_resamples=B, confidence=0.95,
-                                     seed=derive_seed(11, PREDICTIONS, PAIRS))
+    tb = stats.paired_test_bootstrap(files=[e.outcomes for e in entries], n_resamples=B, confidence_level=0.95,
+                                     rng=derive_seed(11, PREDICTIONS, PAIRS), priority=[0, 2, 1])
     rows = by_id(report)
     for i, e in enumerate(entries):
         assert rows[e.id]["mean"]["low"] == pytest.approx(tb.low[i])
         assert rows[e.id]["mean"]["high"] == pytest.approx(tb.high[i])
-        assert rows[e.id]["mean"]["source"] == "test examples"
         assert rows[e.id]["runs_needed_for_decision"] is None and not rows[e.id]["too_few_runs"]
+    # Three files: the spread between them counts (Welch), not only the test examples.
+    assert rows[20]["mean"]["source"] == "test examples and files" and rows[10]["mean"]["source"] == "test examples"
+    assert rows[10]["mean"]["method"] == "Wilson score interval"
     pair = next(p for p in report["sections"][0]["comparisons"] if {p["a"], p["b"]} == {10, 30})
     i, j = (0, 2) if pair["a"] == 10 else (2, 0)
     assert pair["p"] == tb.comparisons.p[i, j] and pair["pvalue"] == tb.comparisons.pvalue[i, j]
     sota = report["sections"][0]["sota"]
     best = max(rows[e.id]["mean"]["estimate"] for e in entries)
-    expected = stats.adjusted_sota(best, 25, n=400)
+    estimates = [rows[e.id]["mean"]["estimate"] for e in entries]
+    expected = stats.adjusted_sota(best, 25, n=400, estimates=estimates)
     assert (sota["raw"], sota["estimate"], sota["bound"]) == (best, expected.estimate, expected.lower)
     assert sota["method"] == "binomial" and sota["m"] == 25
 
@@ -120,16 +130,20 @@ def test_loss_predictions_use_from_mean_and_the_normal_sota():
                for i, sq in enumerate(squared)]
     report = build_report(entries, settings(higher_is_better=False, metric_from_mean=np.sqrt, m_total_predictions=9))
     tb = stats.paired_test_bootstrap(np.stack([sq[0] for sq in squared], axis=1), n_resamples=B,
-                                     higher_is_better=False, seed=derive_seed(11, PREDICTIONS, PAIRS))
+                                     higher_is_better=False, rng=derive_seed(11, PREDICTIONS, PAIRS))
     top = report["entries"][0]
     assert top["submission_id"] == 1  # the lower RMSE first
     assert (top["mean"]["low"], top["mean"]["high"]) == pytest.approx((np.sqrt(tb.low[0]), np.sqrt(tb.high[0])))
+    assert top["mean"]["method"] == "Student t over test examples"
     sota = report["sections"][0]["sota"]
-    expected = stats.adjusted_sota(-top["mean"]["estimate"], 9, se=top["mean"]["se"])
+    rows = report["entries"]
+    expected = stats.adjusted_sota(-top["mean"]["estimate"], 9, standard_error=top["mean"]["se"],
+                                   estimates=[-r["mean"]["estimate"] for r in rows],
+                                   standard_errors=[r["mean"]["se"] for r in rows])
     assert sota["method"] == "normal" and sota["bound_side"] == "upper"
     assert (sota["estimate"], sota["bound"]) == pytest.approx((-expected.estimate, -expected.lower))
     assert sota["bound"] > sota["estimate"] > sota["raw"]  # a loss: adjusted upward
-    assert top["mean"]["se"] == pytest.approx(tb.se[0] / (2 * np.sqrt(tb.estimate[0])), rel=0.05)
+    assert top["mean"]["se"] == pytest.approx(tb.standard_error[0] / (2 * np.sqrt(tb.estimate[0])), rel=0.05)
 
 
 def test_ties_share_a_rank_and_are_ordered_by_name_not_id():
@@ -162,7 +176,8 @@ def test_too_few_runs_are_shown_flagged_and_excluded(recipes):
     report = build_report([*recipes, lonely, partial], settings())
     rows = by_id(report)
     assert rows[50]["too_few_runs"] and not rows[50]["compared"] and rows[50]["rank"] is None
-    assert "at least 2" in rows[50]["excluded_reason"] and rows[50]["runs_needed_for_decision"] == 28
+    assert "at least 2" in rows[50]["excluded_reason"]
+    assert rows[50]["runs_needed_for_decision"] == stats.runs_needed(4).for_power - 1
     assert rows[60]["too_few_runs"] and "lacks runs 3, 4" in rows[60]["excluded_reason"]
     assert rows[50]["mean"]["estimate"] == 0.99 and rows[50]["mean"]["low"] is None
     assert [r["submission_id"] for r in report["entries"]][-2:] == [50, 60]  # unranked entries follow
@@ -196,7 +211,7 @@ def test_report_is_deterministic_and_json_safe(recipes):
     b = build_report(list(reversed(entries)), settings())
     assert json.dumps(a, allow_nan=False, sort_keys=True) == json.dumps(b, allow_nan=False, sort_keys=True)
     assert [s["kind"] for s in a["sections"]] == ["recipe", "predictions"]
-    assert build_report(entries, settings(seed=12)) != a
+    assert build_report(entries, settings(master_seed=12)) != a
     # An entry's own intervals do not move when another entry arrives.
     more = build_report([*entries, recipe(99, np.linspace(0.5, 0.6, 10))], settings())
     assert by_id(more)[1]["mean"] == by_id(a)[1]["mean"]
@@ -211,3 +226,84 @@ def test_invalid_settings_and_entries_name_the_problem(recipes):
         build_report([recipes[0], recipes[0]], settings())
     with pytest.raises(ValueError, match="finite"):
         build_report([recipe(1, [0.5, np.nan])], settings())
+
+
+# ---------------------------------------------------------------- the defects of the audit
+def test_rank_intervals_resample_the_ranking_statistic():
+    # Defect 1: ranked by Boo_n, the entry shown first got the rank interval [2, 2] (of the mean).
+    rng = np.random.default_rng(4)
+    spread = np.r_[np.full(10, 0.95), np.full(20, 0.50)] + 0.001 * rng.standard_normal(30)  # mean 0.65, Boo_5 0.89
+    steady = 0.73 + 0.002 * rng.standard_normal(30)  # wins 20 of 30 seeds: not a verdict
+    entries = [recipe(1, spread), recipe(2, steady)]
+    report = build_report(entries, settings(statistic="boo_n", boo_n=5, n_resamples=1000))
+    first, second = report["entries"]
+    assert report["sections"][0]["comparisons"][0]["verdict"] == "not_significant"
+    assert first["submission_id"] == 1 and first["rank"] == 1
+    assert first["rank_interval"] == {"rank": 1, "low": 1, "high": 1, "widened": False}
+    by_mean = stats.rank_intervals(np.stack([spread, steady]), n_resamples=1000)
+    assert by_mean.low[0] == by_mean.high[0] == 2  # what resampling the mean said
+
+
+def test_order_never_contradicts_a_verdict():
+    # Defect 3: an outlier seed puts A first by the mean although B wins 29 of 30 seeds.
+    rng = np.random.default_rng(8)
+    b = 0.80 + 0.01 * rng.standard_normal(30)
+    a = b - 0.01
+    a[0] = 2.0  # one seed far off
+    c = b - 0.2
+    report = build_report([recipe(1, a, name="A"), recipe(2, b, name="B"), recipe(3, c, name="C")], settings())
+    section = report["sections"][0]
+    rows = by_id(report)
+    assert rows[1]["mean"]["estimate"] > rows[2]["mean"]["estimate"]
+    pair = next(p for p in section["comparisons"] if {p["a"], p["b"]} == {1, 2})
+    assert pair["better"] == 2 and pair["inversion"]
+    assert section["compared"][0] == 2 and rows[2]["rank"] == 1  # B first: it beats A
+    assert section["inversions"] == [{"above": 2, "below": 1, "kind": "statistic",
+                                      "reason": section["inversions"][0]["reason"]}]
+    assert 1 not in section["leader_group"]  # the leader group holds no entry beaten by another
+    for p in section["comparisons"]:
+        if p["better"] is not None:
+            loser = p["b"] if p["better"] == p["a"] else p["a"]
+            assert rows[p["better"]]["rank"] < rows[loser]["rank"]
+            assert loser not in section["leader_group"]
+
+
+def test_letters_after_z_are_compared_as_letters():
+    # Defect 7: "a1" and "b1" were compared character by character and found to share "1".
+    from evaluation.report.ranking import assign_ranks
+
+    rows = [{"ranking_value": 0.5, "groups": "a1", "tied": False}, {"ranking_value": 0.5, "groups": "b1", "tied": False}]
+    assign_ranks(rows)
+    assert [r["rank_display"] for r in rows] == ["1", "2"]
+    rows = [{"ranking_value": 0.5, "groups": "a1b1", "tied": False}, {"ranking_value": 0.5, "groups": "b1", "tied": False}]
+    assign_ranks(rows)
+    assert [r["rank_display"] for r in rows] == ["=1", "=1"]
+
+
+def test_boo_n_with_fewer_than_3n_runs_is_flagged():
+    report = build_report([recipe(1, np.linspace(0.6, 0.7, 8))], settings(boo_n=3, k_runs=8))
+    row = report["entries"][0]
+    assert "at least 9 (3n)" in row["boo_n"]["warning"] and report["settings"]["boo_n_warning"]
+    assert build_report([recipe(1, np.linspace(0.6, 0.7, 9))], settings(boo_n=3))["entries"][0]["boo_n"]["warning"] is None
+
+
+def test_the_report_says_which_intervals_cover_less_than_they_claim():
+    notes = {n["interval"]: n for n in build_report([recipe(1, np.linspace(0.6, 0.7, 10))], settings())["settings"]["coverage"]}
+    assert notes["recipe.mean"]["k"] == 10 and notes["recipe.mean"]["ok"]
+    assert not notes["recipe.rank"]["ok"] and notes["recipe.rank"]["coverage"] < 0.93
+
+
+def test_intervals_are_clipped_to_the_values_the_score_can_take():
+    """Five runs near accuracy 1: the bootstrap-t interval of Boo_5 reaches past 1 unless clipped."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+
+    test = np.array([0.93, 0.95, 0.96, 0.99, 0.999])
+    entry = EntryRuns(1, "near one", "t", "recipe", 5, np.arange(5), test, valid=test.copy())
+    loose = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500))["entries"][0]
+    clipped = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500,
+                                                   score_range=(0.0, 1.0)))["entries"][0]
+    assert max(loose[key]["high"] for key in ("mean", "boo_n")) > 1.0  # what the page showed: [0.939, 1.053]
+    for key in ("mean", "boo_n", "boo_n_unbiased"):
+        if clipped[key]["low"] is not None:
+            assert 0.0 <= clipped[key]["low"] <= clipped[key]["high"] <= 1.0, (key, clipped[key])
+    assert clipped["mean"]["estimate"] == loose["mean"]["estimate"]

@@ -81,36 +81,78 @@ def test_nonidentical_matches_simulation():
 
 
 def test_dependent_rho_zero_matches_independent():
-    d = sota_distribution_dependent(500, 0.8, 40, 0.0, n_sim=20_000, seed=0)
+    d = sota_distribution_dependent(500, 0.8, 40, 0.0)
     ref = sota_distribution(40, 500, 0.8)
-    assert d.method == "simulation"
-    assert d.expected == pytest.approx(ref.expected, abs=4 * ref.sd / np.sqrt(20_000))
+    assert d.method == "exact" and d.m == 40
+    np.testing.assert_allclose(d.pmf, ref.pmf, atol=1e-10)
+    spread = np.linspace(0.7, 0.8, 40)  # 40 distinct accuracies: simulated
+    sim = sota_distribution_dependent(500, spread, rho=0.0, n_sim=20_000, rng=0)
+    exact = sota_distribution_nonidentical(500, spread)
+    assert sim.method == "simulation"
+    assert sim.expected == pytest.approx(exact.expected, abs=4 * exact.sd / np.sqrt(20_000))
 
 
 def test_dependent_rho_one_is_a_single_classifier():
-    d = sota_distribution_dependent(500, 0.8, 40, 1.0, n_sim=20_000, seed=0)
+    d = sota_distribution_dependent(500, 0.8, 40, 1.0, n_sim=20_000, rng=0)
     assert d.expected == pytest.approx(0.8, abs=4 * np.sqrt(0.16 / 500) / np.sqrt(20_000))
     assert d.sd == pytest.approx(np.sqrt(0.8 * 0.2 / 500), rel=0.03)
 
 
-def test_dependent_per_example_simulation_agrees():
-    # Brute-force check of the conditional-binomial shortcut: simulate outcomes per example.
-    n, m, rho, theta = 100, 5, 0.6, 0.7
+@pytest.mark.parametrize("thetas", [[0.7] * 5, list(np.linspace(0.62, 0.7, 12))])
+def test_dependent_per_example_simulation_agrees(thetas):
+    # Brute force: simulate every example of the latent leader and of each entry given it
+    # (Boland et al. 1989; the authors' dep_nonid_pmf), against the exact and simulated paths.
+    n, rho, theta0 = 100, 0.6, 0.7
+    thetas = np.asarray(thetas)
     rng = np.random.default_rng(3)
     sims = 20_000
-    lead = rng.random((sims, n)) < theta
-    copy = rng.random((sims, m - 1, n)) < rho
-    own = rng.random((sims, m - 1, n)) < theta
-    followers = np.where(copy, lead[:, None, :], own).sum(axis=2)
-    best = np.maximum(lead.sum(axis=1), followers.max(axis=1)) / n
-    d = sota_distribution_dependent(n, theta, m, rho, n_sim=sims, seed=4)
+    cov = rho * np.sqrt(theta0 * (1 - theta0) * thetas * (1 - thetas))
+    flip1, flip0 = (theta0 - cov - theta0 * thetas) / theta0, ((1 - theta0) * thetas - cov) / (1 - theta0)
+    lead = rng.random((sims, 1, n)) < theta0
+    u = rng.random((sims, thetas.size, n))
+    right = np.where(lead, u >= flip1[None, :, None], u < flip0[None, :, None])
+    best = right.sum(axis=2).max(axis=1) / n
+    assert right.mean(axis=(0, 2)) == pytest.approx(thetas, abs=0.005)  # marginals kept
+    d = sota_distribution_dependent(n, thetas, rho=rho, theta_leader=theta0, n_sim=sims, rng=4)
     assert d.expected == pytest.approx(best.mean(), abs=5 * best.std() / np.sqrt(sims))
     assert d.sd == pytest.approx(best.std(), rel=0.05)
 
 
+def test_dependent_reproduces_the_paper_section_4_3():
+    # Møllersen & Holsbø §4.3 (authors' dependent_nonidentical_hierarchical.R: n = 3000,
+    # m = 1000, ρ = 0.6, θ_0 = 0.9, θ_j ~ U(θ_max - 0.025, θ_max), θ_max = 0.9 + 0.025/1001):
+    # E = 0.9101, sd = 0.003649, upper limit 0.91733. The θ_j are the uniform quantiles here.
+    m = 1000
+    top = 0.9 + 0.025 / (m + 1)
+    thetas = top - 0.025 + (np.arange(m) + 0.5) / m * 0.025
+    d = sota_distribution_dependent(3000, thetas, rho=0.6, theta_leader=0.9, n_sim=6000, rng=0)
+    assert d.method == "simulation"
+    assert d.expected == pytest.approx(0.9101, abs=2e-4)
+    assert d.sd == pytest.approx(0.003649, rel=0.04)
+    assert d.upper == pytest.approx(0.91733, abs=1e-5)
+    # The same θ in another order: the same distribution (the old code took the first as leader).
+    shuffled = sota_distribution_dependent(3000, thetas[::-1], rho=0.6, theta_leader=0.9, n_sim=6000, rng=0)
+    np.testing.assert_array_equal(shuffled.pmf, d.pmf)
+
+
+def test_dependent_fixed_leader_scenario():
+    # The paper's `fixed = TRUE`: y0 has exactly round(n θ0) correct answers in every test set.
+    fixed = sota_distribution_dependent(3000, 0.9, 1000, 0.6, fixed_leader=True)
+    drawn = sota_distribution_dependent(3000, 0.9, 1000, 0.6)
+    assert fixed.method == drawn.method == "exact"
+    assert fixed.upper == pytest.approx(0.91733, abs=1e-5)
+    assert fixed.expected == pytest.approx(drawn.expected, abs=1e-5)  # the same mean ...
+    assert fixed.sd < 0.5 * drawn.sd  # ... without the leader's own sampling variance
+
+
+def test_dependent_rejects_an_unattainable_correlation():
+    with pytest.raises(ValueError, match=r"`rho` = 0.9 is not attainable"):
+        sota_distribution_dependent(100, [0.5, 0.9], rho=0.9)
+
+
 def test_dependent_is_seeded():
-    a = sota_distribution_dependent(300, [0.7, 0.72, 0.71], rho=0.3, n_sim=500, seed=9)
-    b = sota_distribution_dependent(300, [0.7, 0.72, 0.71], rho=0.3, n_sim=500, seed=9)
+    a = sota_distribution_dependent(300, [0.7, 0.72, 0.71], rho=0.3, n_sim=500, rng=9)
+    b = sota_distribution_dependent(300, [0.7, 0.72, 0.71], rho=0.3, n_sim=500, rng=9)
     np.testing.assert_array_equal(a.pmf, b.pmf)
 
 
@@ -135,13 +177,13 @@ def test_adjusted_sota_lower_is_clopper_pearson_at_adjusted_level():
 def test_adjusted_sota_single_entry_is_not_adjusted():
     a = adjusted_sota(0.8, 1, n=3000)
     assert a.estimate == pytest.approx(0.8, abs=1e-9)
-    b = adjusted_sota(0.8, 1, se=0.01)
+    b = adjusted_sota(0.8, 1, standard_error=0.01)
     assert b.estimate == 0.8
     assert b.lower == pytest.approx(0.8 - stats.norm.ppf(0.975) * 0.01)
 
 
 def test_adjusted_sota_normal_approximation():
-    a = adjusted_sota(71.2, 500, se=0.4, alpha=0.1)
+    a = adjusted_sota(71.2, 500, standard_error=0.4, alpha=0.1)
     assert a.method == "normal"
     assert a.estimate == pytest.approx(71.2 - expected_max_normal(500) * 0.4)
     assert a.lower == pytest.approx(71.2 - stats.norm.ppf(0.95 ** (1 / 500)) * 0.4)
@@ -150,6 +192,36 @@ def test_adjusted_sota_normal_approximation():
 def test_adjusted_sota_more_entries_more_correction():
     estimates = [adjusted_sota(0.9, m, n=2000).estimate for m in (1, 10, 100, 10_000)]
     assert all(np.diff(estimates) < 0)
+
+
+def test_adjusted_sota_uses_the_entries_own_estimates():
+    # Defect: one leader at 0.90 and 49 entries at 0.80 on 3,600 examples: the identical form
+    # says 0.8884 (2.25 standard errors below the leader), although no other entry can reach 0.90.
+    n = 3600
+    se = np.sqrt(0.9 * 0.1 / n)
+    estimates = np.r_[0.9, np.full(49, 0.8)]
+    identical = adjusted_sota(0.9, 50, n=n)
+    assert identical.estimate == pytest.approx(0.9 - 2.25 * se, abs=0.3 * se)
+    for kw in (dict(n=n), dict(standard_error=se)):
+        fixed = adjusted_sota(0.9, 50, estimates=estimates, **kw)
+        assert fixed.model == "nonidentical"
+        assert fixed.estimate == pytest.approx(0.9, abs=0.25 * se)
+        assert 0.9 - 2.5 * se < fixed.lower < fixed.estimate
+    # Entries that are all alike: the non-identical form falls back on the identical one.
+    alike = adjusted_sota(0.9173, 1000, n=3000, estimates=np.full(1000, 0.9173))
+    assert alike.estimate == pytest.approx(adjusted_sota(0.9173, 1000, n=3000).estimate)
+
+
+def test_adjusted_sota_nonidentical_is_eq_8():
+    # At the shrinkage found, E[θ̂_max] of the non-identical law (eq. 8) equals best.
+    rng = np.random.default_rng(5)
+    estimates = rng.binomial(800, np.r_[0.86, 0.85, np.full(20, 0.8)]) / 800
+    best = estimates.max()
+    a = adjusted_sota(best, estimates.size, n=800, estimates=estimates)
+    centre = estimates.mean()
+    thetas = centre + a.shrinkage * (estimates - centre)
+    assert sota_distribution_nonidentical(800, thetas).expected == pytest.approx(best, abs=1e-6)
+    assert a.estimate == pytest.approx(thetas.max())
 
 
 def test_adjusted_sota_extremes():
@@ -164,7 +236,7 @@ def test_adjusted_sota_extremes():
         (lambda: sota_distribution(0, 100, 0.9), r"`m` must be an integer >= 1"),
         (lambda: sota_distribution(10, 0, 0.9), r"`n` must be an integer >= 1"),
         (lambda: sota_distribution(10, 100, 1.0), r"`theta` must be an accuracy strictly between 0 and 1"),
-        (lambda: sota_distribution(10, 100, 0.9, alpha=2), r"`alpha` must be in \(0, 1\)"),
+        (lambda: sota_distribution(10, 100, 0.9, confidence_level=2), r"`confidence_level` must be in \(0, 1\)"),
         (lambda: sota_exceedance(10, 100, 0.9, np.nan), r"`x` must be finite"),
         (lambda: sota_distribution_nonidentical(100, []), r"`thetas` must be a non-empty 1-D array"),
         (lambda: sota_distribution_nonidentical(100, [0.5, 1.2]), r"`thetas` must hold accuracies strictly between 0 and 1 \(index 1"),
@@ -172,12 +244,19 @@ def test_adjusted_sota_extremes():
         (lambda: sota_distribution_dependent(100, [0.9, 0.8], 3, 0.5), r"`m` must equal the number of accuracies"),
         (lambda: sota_distribution_dependent(100, 0.9, 3, 1.5), r"`rho` must be in \[0, 1\]"),
         (lambda: sota_distribution_dependent(100, 0.9, 3, 0.5, n_sim=0), r"`n_sim` must be an integer >= 1"),
-        (lambda: adjusted_sota(0.9, 10), r"Give exactly one of `n` \(accuracy-like metric\) or `se`"),
-        (lambda: adjusted_sota(0.9, 10, n=100, se=0.1), r"Give exactly one of"),
+        (lambda: sota_distribution_dependent(100, 0.9, 3, 0.5, theta_leader=1.0), r"`theta_leader` must be an accuracy"),
+        (lambda: sota_distribution_dependent(100, 0.9, 3, 0.5, fixed_leader="y"), r"`fixed_leader` must be True or False"),
+        (lambda: adjusted_sota(0.9, 2, n=10, estimates=[0.9, 0.8, 0.7]), r"`estimates` holds 3 scores for m = 2"),
+        (lambda: adjusted_sota(0.9, 3, n=10, estimates=[0.9, 1.8]), r"`estimates` must be accuracies"),
+        (lambda: adjusted_sota(0.9, 3, n=10, standard_errors=[0.1]), r"`standard_errors` goes with `estimates`"),
+        (lambda: adjusted_sota(0.9, 3, standard_error=0.1, estimates=[0.9], standard_errors=[0.1, 0.2]), r"`standard_errors` must hold one positive value per estimate"),
+        (lambda: adjusted_sota(0.9, 3, standard_error=0.1, estimates=[]), r"`estimates` must not be empty"),
+        (lambda: adjusted_sota(0.9, 10), r"Give exactly one of `n` \(accuracy-like metric\) or `standard_error`"),
+        (lambda: adjusted_sota(0.9, 10, n=100, standard_error=0.1), r"Give exactly one of"),
         (lambda: adjusted_sota(1.2, 10, n=100), r"`best` must be an accuracy in \[0, 1\]"),
-        (lambda: adjusted_sota(0.9, 10, se=0.0), r"`se` must be positive"),
-        (lambda: adjusted_sota(np.inf, 10, se=0.1), r"`best` must be finite"),
-        (lambda: adjusted_sota(0.9, 0, se=0.1), r"`m` must be an integer >= 1"),
+        (lambda: adjusted_sota(0.9, 10, standard_error=0.0), r"`standard_error` must be positive"),
+        (lambda: adjusted_sota(np.inf, 10, standard_error=0.1), r"`best` must be finite"),
+        (lambda: adjusted_sota(0.9, 0, standard_error=0.1), r"`m` must be an integer >= 1"),
     ],
 )
 def test_errors(call, match):

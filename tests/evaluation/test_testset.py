@@ -15,30 +15,50 @@ def correct():
 
 
 def test_entry_intervals_and_se(correct):
-    res = paired_test_bootstrap(correct, n_resamples=4000, seed=1)
+    # Accuracies get Wilson's interval; statsmodels (dev dependency) as the oracle.
+    from statsmodels.stats.proportion import proportion_confint
+
+    res = paired_test_bootstrap(correct, n_resamples=4000, rng=1)
     assert isinstance(res, TestBootstrapResult) and isinstance(res.comparisons, PairwiseResult)
     np.testing.assert_allclose(res.estimate, correct.mean(axis=0))
     se = np.sqrt(res.estimate * (1 - res.estimate) / correct.shape[0])
-    np.testing.assert_allclose(res.se, se, rtol=0.06)
+    np.testing.assert_allclose(res.standard_error, se, rtol=0.06)
+    assert list(res.entry_method) == ["wilson"] * 4
     for e in range(4):
-        ref = stats.bootstrap((correct[:, e],), np.mean, method="percentile", n_resamples=4000,
-                              rng=np.random.default_rng(e)).confidence_interval
-        width = ref.high - ref.low
-        assert res.low[e] == pytest.approx(ref.low, abs=0.08 * width)
-        assert res.high[e] == pytest.approx(ref.high, abs=0.08 * width)
+        ref = proportion_confint(correct[:, e].sum(), correct.shape[0], 0.05, method="wilson")
+        assert (res.low[e], res.high[e]) == pytest.approx(ref, abs=1e-12)
+
+
+def test_losses_get_students_interval():
+    rng = np.random.default_rng(4)
+    loss = rng.gamma(2.0, 0.3, size=(400, 2))
+    res = paired_test_bootstrap(loss, n_resamples=200)
+    ref = stats.t.interval(0.95, 399, loc=loss.mean(axis=0), scale=stats.sem(loss, axis=0))
+    np.testing.assert_allclose([res.low, res.high], ref, rtol=1e-12)
+    assert list(res.entry_method) == ["t", "t"]
+
+
+def test_several_files_count_the_spread_between_them():
+    # Defect: 5 files were averaged per example and only examples resampled (80 % coverage).
+    rng = np.random.default_rng(5)
+    seed_effect = 0.03 * rng.standard_normal(5)
+    files = (rng.random((5, 500)) < 0.8 + seed_effect[:, None]).astype(float)
+    res = paired_test_bootstrap(files=[files, files[:1]], n_resamples=2000, rng=0)
+    assert list(res.entry_method) == ["welch-t", "wilson"] and list(res.files) == [5, 1]
+    var = files.mean(axis=0).var(ddof=1) / 500 + files.mean(axis=1).var(ddof=1) / 5
+    assert res.high[0] - res.low[0] > 2 * 1.96 * np.sqrt(files.mean(axis=0).var(ddof=1) / 500)
+    assert res.standard_error[0] == pytest.approx(np.sqrt(var), rel=0.2)  # the two-way bootstrap agrees
 
 
 def test_one_shared_resample_index_set(correct):
     # Reproduce with the same count matrix: every entry's resampled mean uses the same rows.
-    res = paired_test_bootstrap(correct, n_resamples=300, seed=5)
+    res = paired_test_bootstrap(correct, n_resamples=300, rng=5)
     counts = draw_counts(np.random.default_rng(5), correct.shape[0], 300)
     means = counts @ correct / correct.shape[0]
-    np.testing.assert_allclose(res.low, np.percentile(means, 2.5, axis=0))
+    np.testing.assert_allclose(res.bootstrap_distribution, means.T)
     d = means[:, 0] - means[:, 1]
     assert res.comparisons.p[0, 1] == pytest.approx(np.mean(d > 0) + 0.5 * np.mean(d == 0))
-    lo, hi = np.percentile(d, [2.5, 97.5])
-    assert (res.diff_low[0, 1], res.diff_high[0, 1]) == pytest.approx((lo, hi))
-    assert (res.diff_low[1, 0], res.diff_high[1, 0]) == pytest.approx((-hi, -lo))
+    assert (res.diff_low[1, 0], res.diff_high[1, 0]) == pytest.approx((-res.diff_high[0, 1], -res.diff_low[0, 1]))
 
 
 def test_pairwise_decisions(correct):
@@ -54,11 +74,29 @@ def test_pairwise_decisions(correct):
     assert significance_groups(res) == ["a", "a", "b", "c"]
 
 
-def test_pvalues_are_paired_t_tests(correct):
+def test_binary_pairs_use_the_exact_mcnemar_test(correct):
+    # statsmodels' exact McNemar test (dev dependency) is the oracle; the interval of the
+    # difference is dual to it (Clopper–Pearson on the discordant examples).
+    from statsmodels.stats.contingency_tables import mcnemar
+
     res = paired_test_bootstrap(correct, n_resamples=10, correction="none")
     for i, j in [(0, 1), (0, 2), (1, 3)]:
-        ref = stats.ttest_rel(correct[:, i], correct[:, j]).pvalue
-        assert res.comparisons.pvalue[i, j] == pytest.approx(ref, rel=1e-8)
+        a, b = correct[:, i].astype(bool), correct[:, j].astype(bool)
+        table = [[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]]
+        assert res.comparisons.pvalue[i, j] == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-9)
+        assert res.pair_method[i, j] == "mcnemar"
+        assert (res.diff_low[i, j] > 0) == (res.comparisons.pvalue[i, j] < 0.05 and a.mean() > b.mean())
+
+
+def test_other_pairs_use_paired_t_tests():
+    rng = np.random.default_rng(6)
+    loss = rng.gamma(2.0, [0.30, 0.31, 0.4], size=(300, 3))
+    res = paired_test_bootstrap(loss, n_resamples=10, correction="none", higher_is_better=False)
+    for i, j in [(0, 1), (0, 2), (1, 2)]:
+        ref = stats.ttest_rel(loss[:, i], loss[:, j])
+        assert res.comparisons.pvalue[i, j] == pytest.approx(ref.pvalue, rel=1e-8)
+        ci = ref.confidence_interval(0.95)
+        assert (res.diff_low[i, j], res.diff_high[i, j]) == pytest.approx((-ci.high, -ci.low), rel=1e-8)
 
 
 def test_identical_entries_have_pvalue_one():
@@ -87,10 +125,16 @@ def test_single_entry_one_dimensional():
     [
         (lambda: paired_test_bootstrap(np.empty((0, 2))), r"`outcomes` must not be empty"),
         (lambda: paired_test_bootstrap([[1.0, np.nan], [0.0, 1.0]]), r"`outcomes` contains NaN or inf \(example 0, entry 1\)"),
-        (lambda: paired_test_bootstrap([[1.0, 0.0]]), r"`outcomes` needs at least 2 test examples"),
+        (lambda: paired_test_bootstrap(files=[np.ones((2, 3)), [[1.0, np.inf, 0.0]]]), r"`files` contains NaN or inf \(example 1, entry 1\)"),
+        (lambda: paired_test_bootstrap(files=[np.ones((2, 3)), np.ones((2, 4))]), r"`files` must give every entry the same number of test examples"),
+        (lambda: paired_test_bootstrap(files=[np.ones((2, 2, 2))]), r"`files\[0\]` must be \(files, examples\)"),
+        (lambda: paired_test_bootstrap(np.ones((5, 2)), files=[np.ones(5)]), r"Give exactly one of `outcomes`"),
+        (lambda: paired_test_bootstrap(files=[]), r"`files` must not be empty"),
+        (lambda: paired_test_bootstrap(np.array([[1.0, 0.0]])), r"`outcomes` needs at least 2 test examples"),
+        (lambda: paired_test_bootstrap(np.ones((5, 2)), priority=[0, 0]), r"`priority` must be a permutation"),
         (lambda: paired_test_bootstrap(np.ones((2, 2, 2))), r"`outcomes` must be 2-D \(examples x entries\)"),
         (lambda: paired_test_bootstrap(np.ones((5, 2)), correction="fdr"), r"`correction` must be one of"),
-        (lambda: paired_test_bootstrap(np.ones((5, 2)), confidence=0), r"`confidence` must be in \(0, 1\)"),
+        (lambda: paired_test_bootstrap(np.ones((5, 2)), confidence_level=0), r"`confidence_level` must be in \(0, 1\)"),
         (lambda: paired_test_bootstrap(np.ones((5, 2)), gamma=0.5), r"`gamma` must be in \(0.5, 1\)"),
     ],
 )

@@ -64,27 +64,27 @@ def test_report_through_the_api_matches_stats(live_server, celery_worker_process
 
     # Recipes: seed-paired runs.
     for name, scores in RECIPES.items():
-        ci = stats.bootstrap_interval(scores, "mean", n_resamples=300, confidence=0.95,
-                                      seed=derive_seed(42, RECIPE, MEAN, recipe_ids[name]))
+        ci = stats.bootstrap_interval(scores, "mean", n_resamples=300, confidence_level=0.95,
+                                      rng=derive_seed(42, RECIPE, MEAN, recipe_ids[name]))
         row = rows[recipe_ids[name]]
         assert row["mean"]["estimate"] == pytest.approx(np.mean(scores))
         assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((ci.low, ci.high))
         assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(scores, 3))
     order = sorted(recipe_ids.values())
     table = np.array([RECIPES[next(n for n, i in recipe_ids.items() if i == sid)] for sid in order])
-    pairs = stats.pairwise_comparisons(table, paired=True, n_resamples=300, seed=derive_seed(42, RECIPE, PAIRS))
+    pairs = stats.pairwise_comparisons(table, paired=True, n_resamples=300, rng=derive_seed(42, RECIPE, PAIRS))
     groups = stats.significance_groups(pairs)
     assert rows[recipe_ids["wide"]]["groups"] == rows[recipe_ids["deep"]]["groups"] == groups[0] == groups[1]
 
-    # Predictions: the paired bootstrap over the test examples stored with the runs.
+    # Predictions: compared over the test examples stored with the runs (every file of an entry).
     outcomes = []
     for user in ("alice", "bob"):
         runs = Run.objects.filter(submission_id=prediction_ids[user]).order_by("index")
-        outcomes.append(np.mean([run.outcomes_array for run in runs], axis=0))
+        outcomes.append(np.stack([run.outcomes_array for run in runs]).astype(float))
         assert rows[prediction_ids[user]]["runs_succeeded"] == len(uploads[user])
     first, second = sorted(prediction_ids.values())
-    matrix = np.stack(outcomes if prediction_ids["alice"] == first else outcomes[::-1], axis=1)
-    tb = stats.paired_test_bootstrap(matrix, n_resamples=300, seed=derive_seed(42, PREDICTIONS, PAIRS))
+    files = outcomes if prediction_ids["alice"] == first else outcomes[::-1]
+    tb = stats.paired_test_bootstrap(files=files, n_resamples=300, rng=derive_seed(42, PREDICTIONS, PAIRS))
     alice = 0 if prediction_ids["alice"] == first else 1
     assert rows[prediction_ids["alice"]]["mean"]["low"] == pytest.approx(tb.low[alice])
     compared = requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/compare/",
@@ -95,8 +95,10 @@ def test_report_through_the_api_matches_stats(live_server, celery_worker_process
     sota = {s["kind"]: s for s in requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/sota/",
                                                timeout=30).json()["sota"]}
     best = rows[prediction_ids["alice"]]["mean"]["estimate"]
-    expected = stats.adjusted_sota(best, 2, n=matrix.shape[0])
-    assert sota["predictions"]["method"] == "binomial" and sota["predictions"]["m"] == 2
+    estimates = [rows[prediction_ids[user]]["mean"]["estimate"] for user in ("alice", "bob")]
+    expected = stats.adjusted_sota(best, 3, n=files[0].shape[1], estimates=estimates)
+    # m counts every scored file (alice's 2, bob's 1): each is an evaluation on the test rows.
+    assert sota["predictions"]["method"] == "binomial" and sota["predictions"]["m"] == 3
     assert sota["predictions"]["estimate"] == pytest.approx(expected.estimate)
     csv_text = requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/leaderboard/?format=csv",
                             timeout=30).text

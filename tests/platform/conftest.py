@@ -12,21 +12,40 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def fresh_cache():
+    """Throttle histories and cached reports do not leak from one test into the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def media(settings, tmp_path):
     """Uploads go to a per-test folder, never into var/."""
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
 
 
+class Sent(list):
+    """Tasks published through ``leaderboard.services.dispatch.send``: (task name, args, queue)."""
+
+    def ids(self, task_name: str) -> list[int]:
+        """The first argument (an id) of every ``task_name`` sent, in order."""
+        return [args[0] for name, args, _ in self if name == task_name]
+
+    def queues(self, task_name: str) -> list[str | None]:
+        return [queue for name, _, queue in self if name == task_name]
+
+
 @pytest.fixture(autouse=True)
 def queued(monkeypatch):
     """Record what would be enqueued; the real worker path is tested in tests/integration."""
-    calls = []
-    monkeypatch.setattr("tasks.scoring.score_submission.delay", lambda sid: calls.append(("score", sid)))
-    monkeypatch.setattr("leaderboard.services.recipes.enqueue_runs",
-                        lambda *, submission_id: calls.append(("runs", submission_id)))
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
-    return calls
+    sent = Sent()
+    monkeypatch.setattr("leaderboard.services.dispatch.send",
+                        lambda name, args, queue=None, countdown=None: sent.append((name, tuple(args), queue)))
+    return sent
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from evaluation.report import EntryRuns, ReportSettings, build_report
-from leaderboard.charts import boo_n_curve, forest_plot, heatmap, pairwise_matrix, strip_plot
+from leaderboard.web.charts import boo_n_curve, forest_plot, heatmap, pairwise_matrix, strip_plot
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -72,3 +72,48 @@ def test_charts_survive_empty_and_constant_input():
     parse(boo_n_curve({"flat": [0.5, 0.5]}))
     parse(heatmap([], []))
     parse(forest_plot([{"method_name": "x", "mean": {"estimate": 1.0, "low": None, "high": None}}]))
+
+
+def _row(name, estimate, low, high):
+    return {"method_name": name, "team": "t", "mean": {"estimate": estimate, "low": low, "high": high}}
+
+
+def test_charts_scale_with_their_container():
+    root = parse(strip_plot({"a": [0.5, 0.6]}))
+    assert root.get("width") == "100%" and root.get("height") is None
+    width = float(root.get("viewBox").split()[2])
+    assert f"max-width: {width:g}px" in root.get("style")
+
+
+def test_an_outlier_cannot_flatten_the_axis():
+    """One weak entry (0.10 among scores near 0.95) is drawn at the axis edge with an arrow; the others spread out."""
+    rows = [_row("good", 0.95, 0.94, 0.96), _row("better", 0.97, 0.96, 0.98), _row("best", 0.99, 0.985, 0.995),
+            _row("weak", 0.10, 0.07, 0.14)]
+    root = parse(forest_plot(rows))
+    dots = {el.get("cx"): el.get("data-clipped") for el in marks(root, "circle", "estimate")}
+    xs = sorted(float(x) for x in dots)
+    assert xs[2] - xs[1] > 60 and xs[3] - xs[2] > 60  # the three close entries stay apart (was ~10 px)
+    assert list(dots.values()).count("true") == 1
+    assert len([el for el in root.iter(f"{SVG}polygon") if el.get("class") == "clip-mark"]) >= 1
+    assert "beyond the axis" in root.find(f"{SVG}desc").text
+    # every tooltip keeps the value itself
+    assert any("mean 0.1," in (g.find(f"{SVG}title").text or "") for g in root.iter(f"{SVG}g"))
+    strip = parse(strip_plot({"a": [0.95, 0.96, 0.97, 0.955, 0.965], "b": [0.1]}))
+    clipped = [el for el in marks(strip, "circle", "run") if el.get("data-clipped")]
+    assert len(clipped) == 1 and "0.1 (beyond the axis)" in clipped[0].find(f"{SVG}title").text
+    # without an outlier nothing is clipped, however few the points
+    assert "clip-mark" not in forest_plot(rows[:3]) and "clip-mark" not in strip_plot({"a": [0.9, 1.0], "b": [0.5]})
+
+
+def test_full_names_and_legends_at_the_line_ends():
+    name = "A very long method name that the chart has to cut (team with a long name)"
+    root = parse(boo_n_curve({name: [0.5, 0.6, 0.65], "short": [0.4, 0.45, 0.47]}))
+    assert name in root.find(f"{SVG}desc").text  # the accessible text keeps the whole name
+    legends = [el for el in root.iter(f"{SVG}text") if el.get("class") == "legend"]
+    points = [el for el in marks(root, "circle", "point")]
+    last_x = max(float(p.get("cx")) for p in points)
+    assert len(legends) == 2 and all(float(el.get("x")) > last_x for el in legends)
+    ys = sorted(float(el.get("y")) for el in legends)
+    assert ys[1] - ys[0] >= 13  # spread apart, not stacked
+    strip = parse(strip_plot({name: [0.5, 0.6]}))
+    assert any(t.find(f"{SVG}title") is not None and t.find(f"{SVG}title").text == name for t in strip.iter(f"{SVG}text"))

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 from django.contrib.staticfiles import finders
 
+from evaluation import stats
 from evaluation.report import EntryRuns, build_report
 from leaderboard.models import Challenge, Run, Submission
-from leaderboard.services.report_builder import report_settings
+from leaderboard.services.reports import report_settings
 from leaderboard.services.scoring import submission_score
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 from leaderboard.services.teams import team_personal_for
@@ -83,7 +84,7 @@ class PageParser(HTMLParser):
         attrs = dict(attrs)
         if attrs.get("id"):
             self.ids.add(attrs["id"])
-        for name in ("src", "href", "action", "xlink:href", "poster", "data"):
+        for name in ("src", "srcset", "href", "action", "xlink:href", "poster", "data"):
             if attrs.get(name) is not None:
                 self.urls.append((tag, name, attrs[name]))
         if tag == "tr" and "data-submission" in attrs:
@@ -123,6 +124,8 @@ def assert_row_matches(shown: dict[str, str], row: dict) -> None:
     for key, cell in (("mean", "data-mean"), ("boo_n", "data-boon")):
         stat = row[key]
         expected = [stat["estimate"]] + ([stat["low"], stat["high"]] if stat["low"] is not None else [])
+        if key == "boo_n" and row["boo_n_unbiased"]["estimate"] is not None:  # shown under the paper's
+            expected.append(row["boo_n_unbiased"]["estimate"])
         assert numbers(shown[cell]) == pytest.approx(expected, abs=6e-5), (name, key, shown[cell])
     interval = row["rank_interval"]
     if interval is None:
@@ -135,7 +138,6 @@ def assert_row_matches(shown: dict[str, str], row: dict) -> None:
 @pytest.fixture(autouse=True)
 def no_enqueue(monkeypatch, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
 
 
 @pytest.fixture
@@ -166,8 +168,10 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     assert strong["groups"] == twin["groups"] == "a" and weak["groups"] == "b"
     assert single["too_few_runs"] and not single["compared"]
     assert "too few runs" in page.rows[subs[3].pk]["data-runs"]
-    assert "needs 19 more for a decision" in page.rows[subs[0].pk]["data-runs"]  # Noether: N = 29, 10 runs
+    needed = stats.runs_needed(3).for_power - 10  # the rule's runs for a board of 3 compared entries
+    assert f"needs {needed} more for a decision" in page.rows[subs[0].pk]["data-runs"]
     assert "Not compared: 1 run: at least 2 are needed to compare" in html
+    assert "data-coverage" in html and "cover less than they claim" in html  # e.g. the rank interval at k = 10
     # The running entry has no public page yet; the scored ones link to theirs.
     assert f'href="/submissions/{subs[0].pk}/"' in html and f'href="/submissions/{subs[3].pk}/"' not in html
 
@@ -319,3 +323,48 @@ def test_compare_page_of_a_private_challenge_is_404(client, host, users):
     challenge, _ = known_board(host, users)
     Challenge.objects.filter(pk=challenge.pk).update(visibility="private")
     assert client.get(f"/c/{challenge.slug}/compare/").status_code == 404
+
+
+#: What a page loads (not where its links lead): these attributes on any tag, and ``href`` on these tags.
+LOADING_ATTRIBUTES = ("src", "srcset", "data", "poster", "xlink:href")
+LOADING_HREF_TAGS = ("link", "use", "image", "script", "base")
+
+
+def off_site_loads(html: str) -> list[tuple[str, str, str]]:
+    """(tag, attribute, value) of everything ``html`` would load from a host other than the site's."""
+    found = [(tag, name, value) for tag, name, value in parse(html).urls
+             if name in LOADING_ATTRIBUTES or (name == "href" and tag in LOADING_HREF_TAGS)]
+    urls = [(tag, name, url.strip().split(" ")[0]) for tag, name, value in found for url in value.split(",")]
+    off = [(tag, name, url) for tag, name, url in urls
+           if url.startswith("//") or urlsplit(url).netloc not in ("", "testserver")]
+    off += [("style", "url()", m) for m in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", html)]
+    return off
+
+
+def test_no_page_loads_anything_from_another_host(client, host, users):
+    """Every page (anonymous, contestant, host; the host's form, preview and planner; the imported challenge with
+    its citation link) loads only from the site itself: links to a source may leave it, loads may not."""
+    from leaderboard.models import EntryProvenance
+    challenge, subs = known_board(host, users)
+    other, _ = digits_challenge(host, title="Another challenge")
+    EntryProvenance.objects.create(submission=subs[0], source="published", link="https://example.org/paper",
+                                   note="Someone et al. (2018)")
+    slug = challenge.slug
+    pages = ["/", "/login/", "/signup/", "/challenges/plan/", f"/c/{slug}/", f"/c/{slug}/compare/",
+             f"/c/{slug}/compare/?a={subs[0].pk}&b={subs[2].pk}", subs[0].get_absolute_url(), "/api/docs/",
+             f"/c/{other.slug}/"]
+    host_pages = ["/challenges/new/", f"/c/{slug}/", f"/c/{slug}/preview/", f"/c/{slug}/edit/", f"/c/{slug}/audit/",
+                  "/teams/", "/account/tokens/", subs[0].get_absolute_url()]
+    seen = {}
+    for user, urls in ((None, pages), (host, host_pages)):
+        if user is not None:
+            client.force_login(user)
+        for url in urls:
+            response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code)
+            seen[url] = off_site_loads(response.content.decode())
+    assert "https://example.org/paper" in client.get(f"/c/{slug}/").content.decode()  # the citation is a link ...
+    assert {url: off for url, off in seen.items() if off} == {}  # ... and nothing is loaded from elsewhere
+    for name in ("varboard/style.css", "varboard/pages.css"):
+        css = open(finders.find(name)).read()
+        assert not re.search(r"url\(\s*['\"]?(https?:)?//", css) and "@import" not in css, name

@@ -12,8 +12,12 @@ import pytest
 from django.utils import timezone
 
 from leaderboard.models import Run, Submission
+from leaderboard.services.dispatch import EXECUTE_RUN
 from leaderboard.services.errors import ServiceError
-from leaderboard.services.recipes import run_execute, run_queue, runs_fail_stuck
+from leaderboard.services.lifecycle import runs_fail_stuck
+from leaderboard.services.run_data import run_split
+from leaderboard.services.run_execution import run_execute
+from leaderboard.services.submissions import run_queue
 from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 
 from .factories import digits_challenge, make_user
@@ -24,14 +28,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 
-@pytest.fixture(autouse=True)
-def queued(monkeypatch):
-    """Record what would go to the cpu/gpu queues; these tests execute runs themselves."""
-    sent = []
-    monkeypatch.setattr("tasks.runs.execute_run.apply_async",
-                        lambda args, queue: sent.append((args[0], queue)))
-    monkeypatch.setattr("leaderboard.services.reports._enqueue", lambda cid: None)
-    return sent
 
 
 
@@ -72,13 +68,16 @@ def test_run_i_of_every_submission_shares_seeds_and_split(host, queued, django_c
     with django_capture_on_commit_callbacks(execute=True):
         first = submit(challenge, make_user("alice"), recipe("trivial.py"))
         second = submit(challenge, make_user("bob"), recipe("logistic_regression.py"))
-    a = list(first.runs.order_by("index").values_list("seeds", "split_id"))
-    b = list(second.runs.order_by("index").values_list("seeds", "split_id"))
+    # The worker draws run i's split from its seeds (the upload request does not load the data).
+    a = [(seeds, run_split(challenge=challenge, seeds=seeds)[1].split_id)
+         for seeds in first.runs.order_by("index").values_list("seeds", flat=True)]
+    b = [(seeds, run_split(challenge=challenge, seeds=seeds)[1].split_id)
+         for seeds in second.runs.order_by("index").values_list("seeds", flat=True)]
     assert len(a) == 4 and a == b
     assert len({split for _, split in a}) == 4  # the split is randomized: every run differs
     assert len({seeds["dropout"] for seeds, _ in a}) == 1  # not randomized: held fixed
     assert len({seeds["init"] for seeds, _ in a}) == 4
-    assert sorted(queue for _, queue in queued) == ["cpu"] * 8
+    assert queued.queues(EXECUTE_RUN) == ["cpu"] * 8
 
 
 def test_gpu_recipes_and_gpu_challenges_go_to_the_gpu_queue(host):
@@ -149,3 +148,26 @@ def test_search_mode_runs_a_seeded_search_inside_every_run(host):
         assert run.valid_score == pytest.approx(best["valid_score"])
     # Each run's search is seeded by its own HPO seed: the runs try different values.
     assert runs[0].hpo_trials != runs[1].hpo_trials
+
+
+def test_recipe_runs_are_scored_on_each_board_part_separately(host):
+    """With a private board, each run resamples its test rows from the public and private parts apart."""
+    import numpy as np
+
+    from leaderboard.services.boards import board_public_mask
+    from leaderboard.services.run_data import recipe_data, run_test_parts
+
+    challenge, _ = digits_challenge(host, k_runs=2, public_fraction=0.5, master_seed=5)
+    submission = submit(challenge, make_user("alice"), recipe("logistic_regression.py"))
+    run = submission.runs.get(index=0)
+    _, split = run_split(challenge=challenge, seeds=run.seeds)
+    parts = run_test_parts(challenge=challenge, split=split, phase=submission.phase)
+    _, _, hidden = recipe_data(challenge=challenge)
+    public_rows = hidden[board_public_mask(dataset=challenge.dataset)]
+    assert parts["public"].sum() == len(public_rows) and (~parts["public"]).sum() == len(hidden) - len(public_rows)
+    assert np.isin(split.test[parts["public"]], public_rows).all()
+    assert run_execute(run_id=run.pk) is not None
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error_message
+    assert 0.5 < run.public_score <= 1 and 0.5 < run.private_score <= 1
+    assert run.public_score != run.test_score or run.private_score == run.test_score

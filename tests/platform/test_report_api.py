@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 from rest_framework.test import APIClient
 
 from evaluation import stats
@@ -74,18 +74,20 @@ def test_leaderboard_matches_stats(board):
     assert [row["method_name"] for row in body["entries"]] == ["resnet", "svm", "mlp", "lonely", "good", "poor"]
     assert "withdrawn" not in rows
     for name, scores in RECIPE_SCORES.items():
-        ci = stats.bootstrap_interval(scores, "mean", n_resamples=200, confidence=0.95,
-                                      seed=derive_seed(7, RECIPE, MEAN, ids[name]))
+        ci = stats.bootstrap_interval(scores, "mean", n_resamples=200, confidence_level=0.95,
+                                      rng=derive_seed(7, RECIPE, MEAN, ids[name]))
         row = rows[name]
         assert row["mean"]["estimate"] == pytest.approx(scores.mean())
         assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((ci.low, ci.high))
         assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(scores, 3))
-        assert row["runs_succeeded"] == 6 and row["k_runs"] == 6 and row["runs_needed_for_decision"] == 23
+        needed = stats.runs_needed(3, gamma=challenge.gamma, alpha=challenge.alpha).for_power  # 3 compared recipes
+        assert row["runs_succeeded"] == 6 and row["k_runs"] == 6 and row["runs_needed_for_decision"] == needed - 6
     assert rows["resnet"]["rank"] == 1 and rows["resnet"]["groups"].startswith("a")
     assert rows["lonely"]["too_few_runs"] and rows["lonely"]["rank"] is None
-    tb = stats.paired_test_bootstrap(np.stack([OUTCOMES["good"].mean(axis=0), OUTCOMES["poor"][0]], axis=1),
-                                     n_resamples=200, seed=derive_seed(7, PREDICTIONS, PAIRS))
+    tb = stats.paired_test_bootstrap(files=[OUTCOMES["good"], OUTCOMES["poor"]], n_resamples=200,
+                                     rng=derive_seed(7, PREDICTIONS, PAIRS))
     assert rows["good"]["mean"]["low"] == pytest.approx(tb.low[0], abs=1e-6)
+    assert rows["good"]["mean"]["source"] == "test examples and files"
     assert rows["good"]["runs_succeeded"] == 2
     assert [s["kind"] for s in body["sections"]] == ["recipe", "predictions"]
     assert "comparisons" not in body["sections"][0]
@@ -111,8 +113,10 @@ def test_anonymous_reads_come_from_the_microcache(board, microcache, django_asse
     assert again.content == first.content and again["ETag"] == first["ETag"]
     assert APIClient().get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
     signed_in = APIClient()
-    signed_in.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=challenge.hosts.first()).key}")
-    with django_assert_num_queries(2):  # signed-in readers skip it: their token, then challenge and report
+    signed_in.credentials(HTTP_AUTHORIZATION=f"Token {AuthToken.objects.create(user=challenge.hosts.first())[1]}")
+    # Signed-in readers skip it: their token (knox also reads the user's other tokens to purge expired ones),
+    # then challenge and report.
+    with django_assert_num_queries(3):
         assert signed_in.get(url).content == first.content
     csv_response = get(url, format="csv")
     assert csv_response["Content-Type"].startswith("text/csv")  # the query string is part of the key
@@ -122,7 +126,8 @@ def test_leaderboard_csv_has_one_row_per_entry(board):
     challenge, _ = board
     response = get(f"/api/challenges/{challenge.slug}/leaderboard/", format="csv")
     assert response["Content-Type"].startswith("text/csv")
-    table = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert response.streaming
+    table = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert len(table) == 6 and table[0]["method_name"] == "resnet"
     assert {"mean.estimate", "mean.low", "boo_n.high", "rank_interval.low", "groups"} <= set(table[0])
 
@@ -172,8 +177,9 @@ def test_sota_counts_every_scored_entry(board):
     body = get(f"/api/challenges/{challenge.slug}/sota/").json()
     sota = {s["kind"]: s for s in body["sota"]}
     best = OUTCOMES["good"].mean(axis=1).mean()
-    expected = stats.adjusted_sota(best, 3, n=72)
-    assert sota["predictions"]["m"] == 3  # the cancelled entry counts: it was scored on the test set
+    expected = stats.adjusted_sota(best, 4, n=72, estimates=[best, OUTCOMES["poor"].mean()])
+    # m counts every scored file (good: 2, poor: 1), the cancelled entry's too: it was scored on the test set.
+    assert sota["predictions"]["m"] == 4
     assert sota["predictions"]["method"] == "binomial"
     assert sota["predictions"]["estimate"] == pytest.approx(expected.estimate)
     assert sota["predictions"]["bound"] == pytest.approx(expected.lower)
@@ -207,3 +213,69 @@ def test_schema_documents_the_report_endpoints():
         operation = paths[f"/api/challenges/{{slug}}/{path}/"]["get"]
         assert params <= {p["name"] for p in operation["parameters"]}, path
         assert "application/json" in operation["responses"]["200"]["content"]
+
+
+def test_compare_computes_a_pair_the_sparse_report_did_not_store():
+    """14 recipes: entries 12 places apart are neither neighbours (5 each side) nor the leader's pair."""
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    rng = np.random.default_rng(1)
+    scores = {f"m{i:02d}": 0.80 - 0.002 * i + 0.01 * rng.standard_normal(6) for i in range(14)}
+    ids = {name: add_entry(challenge, host, name, "recipe", s).pk for name, s in scores.items()}
+    data = get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    order = [row["submission_id"] for row in data["entries"]]
+    a, b = order[1], order[13]
+    stored = Report.objects.get(challenge=challenge).data["sections"][0]["comparisons"]
+    assert not any({pair["a"], pair["b"]} == {a, b} for pair in stored)
+    url = f"/api/challenges/{challenge.slug}/compare/"
+    body = get(url, a=a, b=b).json()
+    names = {v: k for k, v in ids.items()}
+    assert body["comparison"]["a"] == a and body["reason"] is None
+    assert body["comparison"]["p"] == stats.prob_outperform(scores[names[a]], scores[names[b]], paired=True)
+    dense = stats.pairwise_comparisons(np.stack([scores[n] for n in sorted(scores)]), n_resamples=10,
+                                       alpha=challenge.alpha, gamma=challenge.gamma, correction=challenge.correction)
+    i, j = sorted(scores).index(names[a]), sorted(scores).index(names[b])
+    assert body["comparison"]["pvalue_raw"] == pytest.approx(dense.pvalue_raw[i, j])
+    assert body["comparison"]["pvalue"] >= dense.pvalue[i, j] - 1e-12  # one of the 91 pairs, never less adjusted
+
+
+@pytest.fixture
+def crowded():
+    """60 recipes: more than one page."""
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=4, boo_n=2, bootstrap_resamples=100, master_seed=3)
+    rng = np.random.default_rng(4)
+    ids = [add_entry(challenge, host, f"method-{i:02d}", "recipe", 0.9 - 0.003 * i + 0.01 * rng.standard_normal(4)).pk
+           for i in range(60)]
+    return challenge, ids
+
+
+def test_leaderboard_json_is_paged_and_csv_streams_every_entry(crowded):
+    challenge, ids = crowded
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    first = get(url).json()
+    assert len(first["entries"]) == 50 and first["paging"]["total"] == 60 and first["paging"]["has_next"]
+    order = [row["submission_id"] for row in first["entries"]]
+    second = get(url, offset=50).json()
+    assert len(second["entries"]) == 10 and not second["paging"]["has_next"]
+    assert not set(order) & {row["submission_id"] for row in second["entries"]}
+    found = get(url, q="METHOD-07").json()
+    assert [row["method_name"] for row in found["entries"]] == ["method-07"] and found["paging"]["matched"] == 1
+    middle = order[30]
+    around = get(url, around=middle, limit=11).json()
+    assert [row["submission_id"] for row in around["entries"]][5] == middle and around["paging"]["around"] == middle
+    assert get(url, limit=0).status_code == 400 and "limit" in get(url, limit="x").json()["errors"]
+    assert get(url, offset=-1).status_code == 400
+    rows = list(csv.DictReader(io.StringIO(b"".join(get(url, format="csv").streaming_content).decode())))
+    assert len(rows) == 60
+
+
+def test_leaderboard_page_shows_one_page_search_and_neighbourhood(crowded, client):
+    challenge, ids = crowded
+    page = client.get(f"/c/{challenge.slug}/").content.decode()
+    assert page.count('data-submission="') == 50 and "data-paging" in page and 'rel="next"' in page
+    found = client.get(f"/c/{challenge.slug}/", {"q": "method-59"}).content.decode()
+    assert found.count('data-submission="') == 1
+    around = client.get(f"/c/{challenge.slug}/", {"around": ids[40], "limit": 5}).content.decode()
+    assert f'data-submission="{ids[40]}"' in around and around.count('data-submission="') == 5
+    assert "the neighbourhood of the entry asked for" in around

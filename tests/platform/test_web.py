@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from django import forms
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -14,7 +15,8 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from evaluation.seeds import SOURCES
-from leaderboard.models import Challenge, Membership, PredictionFile, Run, Submission, Team
+from leaderboard.models import Challenge, Membership, PredictionFile, Run, Submission, Team, TeamInvitation
+from leaderboard.services.dispatch import EXECUTE_RUN, SCORE_SUBMISSION
 from leaderboard.services.teams import team_personal_for
 
 from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, label_predictions
@@ -112,12 +114,34 @@ def test_host_form_creates_a_challenge(client, alice, media):
     response = client.post("/challenges/new/", challenge_form_data(slug="web-digits"))
     assert response.status_code == 302, response.context["form"].errors
     challenge = Challenge.objects.get(slug="web-digits")
-    assert response["Location"] == challenge.get_absolute_url()
+    # A draft first: the host checks the data on the preview, then publishes.
+    assert response["Location"] == reverse("challenge-preview", args=[challenge.slug])
+    assert challenge.visibility == "private"
     assert challenge.higher_is_better is True  # the metric's default direction
     assert list(challenge.hosts.all()) == [alice]
     assert challenge.dataset.n_test == 36 and challenge.k_runs == 5
     assert sorted(challenge.randomize_sources) == sorted(SOURCES)
     assert len(media_files(media)) == 3  # train, test inputs, hidden labels
+    preview = client.get(response["Location"])
+    assert preview.context["preview"].n_test == 36 and preview.context["preview"].n_train == challenge.dataset.n_train
+    assert sum(test for _, _, test in preview.context["preview"].balance) == 36  # class balance of the test rows
+    assert preview.context["plan"].k_noether > 0 and "data-preview-rows" in preview.content.decode()
+    planned = client.get(response["Location"], {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95,
+                                                "run_minutes": 2})
+    assert planned.context["plan"].k_noether == 48 and "8.0 worker hours" in planned.content.decode()
+    client.post(response["Location"], {"action": "use_k", "k_runs": 48})
+    client.post(response["Location"], {"action": "publish"})
+    challenge.refresh_from_db()
+    assert challenge.visibility == "public" and challenge.k_runs == 48
+
+
+def test_preview_is_for_hosts_only(client, challenge, alice):
+    challenge, _ = challenge
+    url = reverse("challenge-preview", args=[challenge.slug])
+    client.force_login(alice)
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"action": "publish"}).status_code == 403
+    assert client.get("/challenges/plan/", {"entries": 1}).context["plan"] is None  # a form error, no plan
 
 
 @pytest.mark.parametrize("overrides, field, message", [
@@ -186,7 +210,7 @@ def test_submission_form_accepts_predictions(client, challenge, alice, queued, d
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == submission.get_absolute_url()
     assert submission.runs.count() == 2 and submission.method_name == "Two seeds"
-    assert queued == [("score", submission.pk)]
+    assert queued.ids(SCORE_SUBMISSION) == [submission.pk]
     detail = client.get(submission.get_absolute_url()).content.decode()
     assert f'data-progress-url="/api/submissions/{submission.pk}/"' in detail and "progress.js" in detail
     assert "Two seeds" in client.get(challenge.get_absolute_url()).content.decode()  # my submissions
@@ -202,7 +226,8 @@ def test_submission_form_accepts_a_recipe(client, challenge, alice, queued, djan
     submission = Submission.objects.get()
     assert response.status_code == 302
     assert submission.kind == "recipe" and submission.hyperparameters == {"C": 0.5}
-    assert submission.runs.count() == challenge.k_runs and queued == [("runs", submission.pk)]
+    assert submission.runs.count() == challenge.k_runs
+    assert sorted(queued.ids(EXECUTE_RUN)) == sorted(submission.runs.values_list("pk", flat=True))
 
 
 def _bad_submissions(frame):
@@ -360,16 +385,25 @@ def test_cancel_a_queued_submission(client, challenge, alice, bob):
 # ------------------------------------------------------------------ teams
 
 
-def test_teams_page_creates_a_team_and_adds_members(client, alice, bob):
+def test_teams_page_creates_a_team_and_invites_members_who_must_accept(client, alice, bob):
     client.force_login(alice)
     page = client.get("/teams/").content.decode()
     assert "personal" in page
     assert client.post("/teams/", {"action": "create", "create-name": "Lab"}).status_code == 302
     lab = Team.objects.get(name="Lab")
-    response = client.post("/teams/", {"action": "add", "member-team": lab.pk, "member-username": "nobody"})
+    response = client.post("/teams/", {"action": "invite", "member-team": lab.pk, "member-username": "nobody"})
     assert "There is no user named “nobody”." in response.content.decode()
-    assert client.post("/teams/", {"action": "add", "member-team": lab.pk, "member-username": "bob"}).status_code == 302
+    assert client.post("/teams/", {"action": "invite", "member-team": lab.pk,
+                                   "member-username": "bob"}).status_code == 302
+    assert not Membership.objects.filter(team=lab, user=bob).exists()  # not without bob's consent
+    invitation = TeamInvitation.objects.get(team=lab, invitee=bob)
+    assert client.post(f"/invitations/{invitation.pk}/", {"action": "accept"}).status_code == 302
+    assert not Membership.objects.filter(team=lab, user=bob).exists()  # alice cannot accept for bob
+    client.force_login(bob)
+    assert "invites you to <strong>Lab</strong>" in client.get("/account/").content.decode()
+    assert client.post(f"/invitations/{invitation.pk}/", {"action": "accept"}).status_code == 302
     assert Membership.objects.filter(team=lab, user=bob).exists()
+    client.force_login(alice)
     response = client.post("/teams/", {"action": "create", "create-name": "Lab"})
     assert "exists already" in response.content.decode()
     assert "Lab" in client.get("/teams/").content.decode()

@@ -1,49 +1,31 @@
 """Fixtures for the recipe tests: the digits and text datasets, an accuracy metric, a
-helper that runs a recipe file through `execute_recipe_run`, and a check that no
-sandboxed process or temporary file outlives a test."""
+helper that runs a recipe file through `execute_recipe_run`, a workspace folder for the
+sandbox, and a check that no sandboxed process outlives a test."""
 
 from __future__ import annotations
 
 import os
-import time
+import shutil
+import tempfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from evaluation.seeds import SOURCES, seed_record
-from evaluation.splits import out_of_bootstrap_split
-from tasks import sandbox
-from tasks.runner import RecipeData, execute_recipe_run
-from tasks.sandbox import Limits
+from execution.recipe_data import RecipeData
+from execution.sandbox.procs import pids_in_namespace
+from execution.sandbox.bubblewrap import Bubblewrap
+from execution.warm import warm_pool
 
-ROOT = Path(__file__).resolve().parents[2]
-RECIPES = ROOT / "examples" / "recipes"
-HOSTILE = ROOT / "examples" / "hostile"
-MASTER_SEED = 2024
+from .helpers import (HOSTILE, MASTER_SEED, RECIPES, ROOT, accuracy, load_digits_data, plan,  # noqa: F401
+                      proba_accuracy, run_file)
 
 needs_linux = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="the sandbox needs Linux")
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (fresh uids, RLIMIT_NPROC)")
-
-
-def accuracy(y_true, y_pred):
-    """Accuracy and per-example correctness, the metric signature the runner expects."""
-    outcomes = (np.asarray(y_true) == np.asarray(y_pred)).astype(float)
-    return float(outcomes.mean()), outcomes
-
-
-def proba_accuracy(y_true, proba, classes=tuple(range(10))):
-    return accuracy(y_true, np.asarray(classes)[np.argmax(proba, axis=1)])
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (fresh uids, setpriv to another uid)")
 
 
 @pytest.fixture(scope="session")
 def digits() -> RecipeData:
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    return RecipeData(X=d.data, y=d.target, ids=np.array([f"d{i}" for i in range(len(d.target))]),
-                      feature_names=[f"pixel_{i}" for i in range(64)], classes=list(range(10)),
-                      task="classification")
+    return load_digits_data()
 
 
 @pytest.fixture(scope="session")
@@ -56,56 +38,45 @@ def text_data() -> RecipeData:
                       classes=["negative", "neutral", "positive"], task="classification")
 
 
-def plan(data: RecipeData, run_index: int, randomize=SOURCES):
-    seeds = seed_record(MASTER_SEED, run_index, randomize)
-    stratify = data.y if data.task == "classification" else None
-    return seeds, out_of_bootstrap_split(len(data.y), seeds["split"], stratify=stratify)
-
-
-def run_file(path: Path, data: RecipeData, *, run_index: int = 0, limits: Limits | None = None,
-             metric=accuracy, prediction_kind: str = "label", **kwargs):
-    seeds, split = plan(data, run_index)
-    return execute_recipe_run(
-        recipe_source=path.read_text(), data=data, split=split, seeds=seeds, metric=metric,
-        prediction_kind=prediction_kind, limits=limits or Limits(wall_time_s=120), **kwargs)
-
-
-def sandbox_processes(uids) -> list[int]:
-    """Live (non-zombie) processes running as one of `uids`."""
-    return [pid for pid, info in sandbox._scan_processes().items() if info[0] in uids]
-
-
-def sandbox_files(uids) -> list[str]:
-    """Entries of the shared temporary directories owned by one of `uids`."""
-    found = []
-    for base in sandbox._SHARED_TMP_DIRS:
-        try:
-            for entry in os.scandir(base):
-                if entry.stat(follow_symlinks=False).st_uid in uids:
-                    found.append(entry.path)
-        except OSError:
-            continue
-    return found
+def leftovers(namespaces) -> list[int]:
+    """Live processes in any of the PID namespaces (``"pid:[inode]"``) but the waiting sandbox's."""
+    waiting = waiting_namespaces()
+    return [pid for ns in namespaces if ns and ns not in waiting for pid in pids_in_namespace(ns)]
 
 
 @pytest.fixture
 def no_leftovers(monkeypatch):
-    """After the test: no process or /tmp file of the uids its sandboxed runs used.
+    """After the test: no process is left in the PID namespace of any run it started.
 
-    Only this test's uids are checked: other sandboxes may run on the machine meanwhile.
+    Every process of a run lives in the run's PID namespace (a daemon that double-forks
+    and calls setsid included), and the sandbox kills the namespace before it returns,
+    so this checks at once, without waiting. Yields the set of namespaces.
     """
-    uids = set()
-    allocate = sandbox._allocate_uid
+    namespaces = set()
+    start = Bubblewrap.start
 
-    def recording():
-        uid = allocate()
-        uids.add(uid)
-        return uid
+    def recording(self, spec):
+        run = start(self, spec)
+        namespaces.add(run.namespace)
+        return run
 
-    monkeypatch.setattr(sandbox, "_allocate_uid", recording)
-    yield uids
-    deadline = time.monotonic() + 3
-    while sandbox_processes(uids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sandbox_processes(uids) == [], "a sandboxed process outlived its run"
-    assert sandbox_files(uids) == [], "a sandboxed run left files in a shared temporary directory"
+    monkeypatch.setattr(Bubblewrap, "start", recording)
+    yield namespaces
+    assert leftovers(namespaces) == [], "a sandboxed process outlived its run"
+
+
+def waiting_namespaces() -> set:
+    """The PID namespace of this process's waiting sandbox (not a run yet: it waits for the next)."""
+    pool = warm_pool()
+    return {pool.warm.waiting.started.namespace} if pool and pool.warm else set()
+
+
+@pytest.fixture
+def workspace():
+    """An empty folder for run_sandboxed, below a 0711 folder the run's uid may pass."""
+    root = tempfile.mkdtemp(prefix="varboard-test-run-")
+    os.chmod(root, 0o711)
+    work = Path(root) / "work"
+    work.mkdir()
+    yield work
+    shutil.rmtree(root, ignore_errors=True)

@@ -1,6 +1,6 @@
 import pytest
 
-from tasks.gpu import device_for_process, pin_this_process
+from execution.devices import device_for_process, pin_this_process
 
 
 def test_pool_processes_take_one_gpu_each_in_turn():

@@ -1,138 +1,246 @@
-"""Hostile recipes (examples/hostile/): each fails its own run with a message naming the
-problem, leaves nothing behind, and the next run in the same process succeeds."""
+"""Hostile recipes (examples/hostile/), as root and as the workers' uid (1000).
+
+Each fails its own run with a message naming the problem, or finds nothing of the host;
+nothing of it outlives the run; the next run in the same process succeeds. The worker
+holds secrets throughout (DJANGO_SECRET_KEY, DATABASE_URL, CELERY_BROKER_URL in its
+environment; a database file, a media upload and hidden labels on its disk at mode 0644
+in 0755 folders), and none of them may appear in anything a run returns.
+
+As root every run has a fresh uid; as uid 1000 (the Docker image's workers, see
+tests/recipes/unprivileged.py) the recipe runs as the worker's own uid, so only the
+namespaces and the mount view protect the worker: both are run.
+
+Each case runs twice: with cold starts, and with warm starts (execution.warm), every step
+in a sandbox started ahead of its run, the second step of a write-then-read case in one
+started while the first step executed.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import tempfile
 
-import numpy as np
 import pytest
 
-from tasks.sandbox import Limits
+from execution.sandbox.view import readonly_view
 
-from .conftest import HOSTILE, RECIPES, needs_linux, needs_root, plan, run_file
+from .conftest import leftovers, needs_linux
+from .hostile_cases import (DAEMON_MARKER, DB_CONTENT, MEDIA_CONTENT, SECRETS, SHM_TOKEN, cases, make_host_files,
+                            run_case)
+from .unprivileged import needs_worker_uid, run_as_worker
 
-pytestmark = [needs_linux, pytest.mark.usefixtures("no_leftovers")]
+pytestmark = [needs_linux]
 
-LIMITS = Limits(wall_time_s=3, memory_mb=1024, max_processes=32, max_file_mb=10)
-SECRET_KEY = "fake-django-secret-5f1e9c"
-DB_PASSWORD = "db-password-71c0a2"
-DB_CONTENT = "SQLITE-DATABASE-CONTENT-93be4d"
-LABEL_CONTENT = "HIDDEN-LABEL-CONTENT-0d6a11"
-
-
-def n_rows(data):
-    _, split = plan(data, 0)
-    return len(split.valid) + len(split.test)
+NAMES = list(cases({"db": "", "media": "", "labels_npy": ""}))
+STARTS = ("cold", "warm")  # warm: each run in a sandbox started ahead of it (execution.warm)
+SYSV_KEY = 0x5EC2E7
 
 
-def assert_next_run_succeeds(data):
-    out = run_file(RECIPES / "trivial.py", data, limits=LIMITS)
-    assert out.status == "succeeded", out.error
+@pytest.fixture(scope="module")
+def host_files():
+    base = tempfile.mkdtemp(prefix="varboard-host-")
+    yield make_host_files(base)
+    shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture
-def root_only_dir():
-    """A 0700 directory owned by root, holding a database file and hidden labels (0644)."""
-    base = tempfile.mkdtemp(prefix="varboard-secrets-")  # 0700
-    paths = {"db": os.path.join(base, "db.sqlite3"), "labels": os.path.join(base, "hidden_labels.csv"),
-             "labels_npy": os.path.join(base, "hidden_labels.npy")}
-    with open(paths["db"], "w") as fh:
-        fh.write(DB_CONTENT)
-    with open(paths["labels"], "w") as fh:
-        fh.write(f"id,label\nd0,{LABEL_CONTENT}\n")
-    np.save(paths["labels_npy"], np.arange(10))
-    for path in paths.values():
-        os.chmod(path, 0o644)
-    yield paths
-    for path in paths.values():
-        os.unlink(path)
-    os.rmdir(base)
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize("name", NAMES)
+def test_hostile_recipe_as_root(name, start, digits, host_files, monkeypatch, no_leftovers):
+    for variable, value in SECRETS.items():
+        monkeypatch.setenv(variable, value)
+    outcome = run_case(cases(host_files)[name], digits, start)
+    assert leftovers(no_leftovers) == []
+    check(name, outcome, host_files, start)
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("raises", "the recipe raised ValueError: boom after 3 steps (line 6 of recipe.py)"),
-    ("infinite_loop", "the run exceeded the wall-time limit of 3 s"),
-    ("memory_hog", re.compile(r"the run ran out of memory \(limit 1024 MB\) \(MemoryError: .*line 9 of recipe.py\)")),
-    ("memory_children", "the run ran out of memory (limit 1024 MB)"),
-    ("huge_file", re.compile(r"the recipe tried to write a file larger than the 10 MB limit \(OSError: "
-                             r"\[Errno 27\] File too large, line 8 of recipe.py\)")),
-    ("nan_predictions", "the recipe returned NaN in 3 predictions"),
-    ("garbage_output", "the run printed more than the 1,000,000-byte output limit"),
-])
-def test_hostile_recipe_fails_its_run(digits, name, expected):
-    limits = Limits(wall_time_s=10, memory_mb=1024, max_file_mb=10) if name.startswith("memory") else LIMITS
-    out = run_file(HOSTILE / f"{name}.py", digits, limits=limits)
-    assert out.status == "failed" and out.test_score is None and out.outcomes is None
-    if isinstance(expected, str):
-        assert out.error == expected
-    else:
-        assert expected.fullmatch(out.error), out.error
-    assert_next_run_succeeds(digits)
+@pytest.fixture(scope="module", params=STARTS)
+def as_worker(request, host_files):
+    """Every case, run once by a driver as uid 1000, with the secrets in its environment;
+    once with cold starts, once with warm starts."""
+    start = request.param
+    results = run_as_worker(f"""
+    from execution.sandbox.bubblewrap import Bubblewrap
+    from execution.sandbox.procs import pids_in_namespace
+    from tests.recipes.helpers import load_digits_data
+    from execution.warm import warm_pool
+    from tests.recipes.hostile_cases import cases, run_case
+    namespaces, start = [], Bubblewrap.start
+    def recording(self, spec):
+        run = start(self, spec)
+        namespaces.append(run.namespace)
+        return run
+    Bubblewrap.start = recording
+    data, results = load_digits_data(), {{}}
+    for name, steps in cases({host_files!r}).items():
+        namespaces.clear()
+        results[name] = run_case(steps, data, {start!r})
+        pool = warm_pool()
+        waiting = {{pool.warm.waiting.started.namespace}} if pool and pool.warm else set()
+        results[name]["leftovers"] = [pid for ns in namespaces if ns not in waiting for pid in pids_in_namespace(ns)]
+    print(json.dumps(results))
+    """, env=SECRETS, timeout=600)
+    return start, results
 
 
-def test_wrong_number_of_predictions(digits):
-    out = run_file(HOSTILE / "wrong_length.py", digits, limits=LIMITS)
-    assert out.error == f"the recipe returned 10 predictions for {n_rows(digits)} rows of test_inputs"
-    assert_next_run_succeeds(digits)
+@needs_worker_uid
+@pytest.mark.parametrize("name", NAMES)
+def test_hostile_recipe_as_the_workers_uid(name, as_worker, host_files):
+    start, results = as_worker
+    outcome = results[name]
+    assert outcome["leftovers"] == []
+    assert all("uid 1000 (the worker's)" in run["isolation"] for run in outcome["runs"])
+    check(name, outcome, host_files, start)
 
 
-def test_garbage_output_is_capped(digits):
-    out = run_file(HOSTILE / "garbage_output.py", digits, limits=LIMITS)
-    assert out.sandbox_status == "output_limit"
-    assert len(out.log) < 1_100_000 and "bytes omitted …]" in out.log
+# -- what each case must show -----------------------------------------------------------------------
 
 
-@needs_root
-def test_fork_bomb(digits):
-    out = run_file(HOSTILE / "fork_bomb.py", digits, limits=Limits(wall_time_s=20, max_processes=32))
-    assert out.status == "failed" and out.error == "the run reached the limit of 32 processes"
-    assert out.duration_s < 10
-    assert_next_run_succeeds(digits)
-
-
-def test_network_is_unreachable(digits):
-    out = run_file(HOSTILE / "network.py", digits, limits=LIMITS)
-    assert out.status == "failed"
-    assert out.error.startswith("the recipe raised ConnectionError: 127.0.0.1:5432 ")
-    assert "1.1.1.1:53" in out.error and "CONNECTED" not in out.log
-    assert out.error.count("Network is unreachable") == 2 or os.geteuid() != 0
-    assert_next_run_succeeds(digits)
-
-
-@needs_root
-def test_secrets_database_and_hidden_labels_are_out_of_reach(digits, root_only_dir, monkeypatch):
-    monkeypatch.setenv("DJANGO_SECRET_KEY", SECRET_KEY)
-    monkeypatch.setenv("DATABASE_URL", f"postgres://varboard:{DB_PASSWORD}@127.0.0.1:5432/varboard")
-    monkeypatch.setenv("CELERY_BROKER_URL", f"redis://:{DB_PASSWORD}@127.0.0.1:6379/0")
-    paths = [root_only_dir["db"], root_only_dir["labels"]]
-    out = run_file(HOSTILE / "read_secrets.py", digits, limits=LIMITS, hyperparameters={"paths": paths})
-    assert out.status == "failed", out.log
-    assert out.error.startswith("the recipe raised PermissionError: could not read anything: ")
-    for path in paths:
-        assert f"PermissionError reading {path}" in out.error
-    assert "PermissionError listing" in out.error and "/environ" in out.error
-    for name in ("DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"):
-        assert f"KeyError {name}" in out.error
-    everything = out.log + out.error + repr(out.fingerprint) + repr(out.hyperparameters)
-    for secret in (SECRET_KEY, DB_PASSWORD, DB_CONTENT, LABEL_CONTENT):
+def check(name: str, outcome: dict, host_files: dict, start: str) -> None:
+    assert outcome["next_ok"], outcome["next_error"]
+    assert [run["warm_start"] for run in outcome["runs"]] == [start == "warm"] * len(outcome["runs"])
+    everything = json.dumps(outcome)
+    for secret in [*SECRETS.values(), DB_CONTENT, MEDIA_CONTENT, "PONG"]:
         assert secret not in everything
-    assert_next_run_succeeds(digits)
+    runs = outcome["runs"]
+    expected = EXPECTED[name]
+    if callable(expected):
+        expected(runs, host_files)
+        return
+    run = runs[0]
+    assert run["status"] == "failed", run["log"]
+    assert expected.fullmatch(run["error"]) if isinstance(expected, re.Pattern) else run["error"] == expected, \
+        run["error"]
 
 
-@needs_root
-def test_symlinked_outputs_are_not_followed(digits, root_only_dir):
-    out = run_file(HOSTILE / "symlink_swap.py", digits, limits=LIMITS,
-                   hyperparameters={"target": root_only_dir["labels_npy"]})
-    assert out.status == "failed"
-    assert out.error == ("outputs/predictions_0.npy is a symbolic link; the recipe must not replace the "
-                         "harness's output files")
-    assert_next_run_succeeds(digits)
+def _report(run: dict, tag: str) -> dict:
+    line = next(line for line in run["log"].splitlines() if line.startswith(tag + " "))
+    return json.loads(line[len(tag) + 1:])
 
 
-def test_detached_daemon_does_not_outlive_its_run(digits):
-    out = run_file(HOSTILE / "daemon_escape.py", digits, limits=LIMITS)
-    assert out.status == "succeeded", out.error
-    # the no_leftovers fixture asserts the daemon is gone
+def _fork_bomb(runs, _):
+    assert runs[0]["error"] == "the run reached the limit of 32 processes" and runs[0]["duration_s"] < 10
+
+
+def _garbage(runs, _):
+    run = runs[0]
+    assert run["error"] == "the run printed more than the 1,000,000-byte output limit"
+    assert run["sandbox_status"] == "output_limit" and len(run["log"]) < 1_100_000
+    assert "bytes omitted …]" in run["log"]
+
+
+def _network(runs, _):
+    error = runs[0]["error"]
+    assert error.startswith("the recipe raised ConnectionError: 127.0.0.1:5432 [Errno 111] Connection refused; ")
+    assert "1.1.1.1:53 [Errno 101] Network is unreachable" in error and "CONNECTED" not in runs[0]["log"]
+
+
+def _services(runs, _):
+    assert runs[0]["error"].startswith(
+        "the recipe raised ConnectionError: 127.0.0.1:6379 Connection refused; 127.0.0.1:5432 Connection refused; "
+        "/var/run/postgresql/.s.PGSQL.5432 No such file or directory; /run/postgresql/.s.PGSQL.5432 No such file "
+        "or directory"), runs[0]["error"]
+    assert "REACHED" not in runs[0]["log"]
+
+
+def _read_secrets(runs, files):
+    error = runs[0]["error"]
+    assert error.startswith("the recipe raised PermissionError: could not read anything: "), error
+    for path in (files["db"], files["media"]):
+        assert f"FileNotFoundError reading {path}" in error
+        assert f"FileNotFoundError listing {os.path.dirname(path)}" in error
+    assert "nothing in /proc/1/environ" in error  # bwrap's init: started with an empty environment
+    assert all(f"KeyError {name}" in error for name in SECRETS)
+
+
+def _daemon(runs, _):
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid) == f"sleep {DAEMON_MARKER}"]
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _proc_snoop(runs, _):
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    seen = _report(runs[0], "PROC-SNOOP")
+    assert seen["ppid"] == 1 and set(seen["processes"]) == {"1", str(seen["pid"])}
+    init, harness = seen["processes"]["1"], seen["processes"][str(seen["pid"])]
+    assert init["cmdline"].split()[0].endswith("bwrap") and init["environ"] == ""
+    assert harness["cmdline"].endswith("harness.py") and "DJANGO" not in harness["environ"]
+
+
+def _signals(runs, _):
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    assert _report(runs[0], "SIGNALS")["-1"] == "No such process"  # nobody else in reach
+
+
+def _list_host(runs, _):
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    seen = _report(runs[0], "HOST-VIEW")
+    for folder in ("/home", "/root", "/var", "/run", "/media", "/mnt", "/srv", "/opt", "/data"):
+        assert seen[folder] == "FileNotFoundError: No such file or directory", folder
+    python_tops = {path.split("/")[1] for path in readonly_view() if path.startswith("/")}
+    assert set(seen["/"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "proc", "dev", "tmp",
+                              "sandbox"} | python_tops
+    assert set(seen["/etc"]) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "passwd",
+                                 "group", "hosts"}
+    assert seen["/sandbox"] == ["work"] and seen["hostname"] == "sandbox"
+    assert [line.split(":")[0] for line in seen["/etc/passwd"].splitlines()] == ["sandbox"]
+
+
+def _sysv_shm(runs, _):
+    assert [run["error"].split(" (line")[0] for run in runs] == [
+        f"the recipe raised PermissionError: System V shared memory: shmget({SYSV_KEY:#x}) for {mode} failed: "
+        "Operation not permitted" for mode in ("write", "read")]
+    with open("/proc/sysvipc/shm") as fh:  # nothing of the runs stays allocated on the host
+        assert str(SYSV_KEY) not in [line.split()[0] for line in fh.readlines()[1:]]
+
+
+def _previous_run(runs, _):
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    assert runs[1]["error"].startswith("the recipe raised FileNotFoundError: nothing of another run in view; saw 7 "
+                                       "files, all this run's own"), runs[1]["error"]
+    assert SHM_TOKEN not in json.dumps(runs[1])
+
+
+def _posix_shm(runs, _):
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    assert runs[1]["error"].startswith("the recipe raised FileNotFoundError: /dev/shm is empty")
+    assert SHM_TOKEN not in json.dumps(runs[1])
+    assert not [name for name in os.listdir("/dev/shm") if SHM_TOKEN in name]
+
+
+EXPECTED = {
+    "raises": "the recipe raised ValueError: boom after 3 steps (line 6 of recipe.py)",
+    "infinite_loop": "the run exceeded the wall-time limit of 3 s",
+    "memory_hog": re.compile(r"the run ran out of memory \(limit 1024 MB\) \(MemoryError: .*line 9 of recipe.py\)"),
+    "memory_children": "the run ran out of memory (limit 1024 MB)",
+    "huge_file": re.compile(r"the recipe tried to write a file larger than the 10 MB limit \(OSError: "
+                            r"\[Errno 27\] File too large, line 8 of recipe.py\)"),
+    "nan_predictions": "the recipe returned NaN in 3 predictions",
+    "garbage_output": _garbage,
+    "wrong_length": re.compile(r"the recipe returned 10 predictions for \d+ rows of test_inputs"),
+    "fork_bomb": _fork_bomb,
+    "network": _network,
+    "services": _services,
+    "read_secrets": _read_secrets,
+    "symlink_swap": ("outputs/predictions_0.npy is a symbolic link; the recipe must not replace the harness's "
+                     "output files"),
+    "daemon_escape": _daemon,
+    "proc_snoop": _proc_snoop,
+    "signal_worker": _signals,
+    "list_host": _list_host,
+    "sysv_shm": _sysv_shm,
+    "posix_shm": _posix_shm,
+    "previous_run": _previous_run,
+    "shm_filler": re.compile(r"the run ran out of memory \(limit 512 MB\) \(OSError: \[Errno 28\] No space left on "
+                             r"device, line \d+ of recipe.py\)"),
+}

@@ -7,9 +7,13 @@ import os
 import numpy as np
 import pytest
 
-from tasks import runner
-from tasks.runner import RecipeData, RecipeError, _check_predictions, _RecipeFault, execute_recipe_run, inspect_recipe
-from tasks.sandbox import Limits, SandboxUnavailable
+from evaluation.recipes import RecipeError, inspect_recipe
+from execution import runners
+from execution.outputs import RecipeFault as _RecipeFault
+from execution.outputs import check_predictions as _check_predictions
+from execution.recipe_data import RecipeData
+from execution.run import execute_recipe_run
+from execution.sandbox import Limits, SandboxUnavailable
 
 from .conftest import RECIPES, accuracy, needs_linux, plan, proba_accuracy, run_file
 
@@ -130,8 +134,8 @@ def test_hidden_test_labels_never_enter_the_workdir(monkeypatch):
             seen["keys"] = sorted(test_inputs.files)
         return real(argv, workdir=workdir, **kwargs)
 
-    real = runner.run_sandboxed
-    monkeypatch.setattr(runner, "run_sandboxed", spy)
+    real = runners.run_sandboxed
+    monkeypatch.setattr(runners, "run_sandboxed", spy)
     out = execute_recipe_run(recipe_source=(RECIPES / "trivial.py").read_text(), data=data, split=split,
                              seeds=seeds, metric=lambda t, p: (-float(np.mean((t - p) ** 2)), None),
                              prediction_kind="value", limits=Limits(wall_time_s=60))
@@ -148,9 +152,9 @@ def test_workdir_is_removed_even_when_the_sandbox_fails(monkeypatch, tmp_path, d
     def broken(argv, *, workdir, **kwargs):
         raise SandboxUnavailable("no sandbox today")
 
-    monkeypatch.setattr(runner, "run_sandboxed", broken)
+    monkeypatch.setattr(runners, "run_sandboxed", broken)
     with pytest.raises(SandboxUnavailable, match="no sandbox today"):
-        run_file(RECIPES / "trivial.py", digits, workdir_root=str(tmp_path))
+        run_file(RECIPES / "trivial.py", digits, runner=runners.LocalRunner(workdir_root=str(tmp_path)))
     assert os.listdir(tmp_path) == []
 
 

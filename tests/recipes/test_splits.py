@@ -3,73 +3,64 @@ import pytest
 
 from evaluation.splits import fixed_split, out_of_bootstrap_split
 
+PUBLIC, HIDDEN = np.arange(500), np.arange(500, 700)
+
 
 @pytest.mark.parametrize("seed", [0, 1, 123])
-def test_out_of_bootstrap_properties(seed):
-    n = 500
-    s = out_of_bootstrap_split(n, seed)
+def test_out_of_bootstrap_trains_and_validates_on_public_rows_and_tests_on_hidden_rows(seed):
+    s = out_of_bootstrap_split(PUBLIC, HIDDEN, seed)
     assert s.scheme == "out_of_bootstrap" and s.split_id.startswith("oob-")
-    assert len(s.train) == n and s.train.min() >= 0 and s.train.max() < n
-    assert len(np.unique(s.train)) < n  # drawn with replacement
-    oob = np.setdiff1d(np.arange(n), s.train)
-    assert np.array_equal(np.sort(np.concatenate([s.valid, s.test])), oob)  # valid+test = out of bag
-    assert len(np.intersect1d(s.valid, s.test)) == 0
-    assert len(np.intersect1d(s.train, s.test)) == 0 and len(np.intersect1d(s.train, s.valid)) == 0
-    assert abs(len(s.test) - len(oob) / 2) <= 1
-    assert 0.3 < len(oob) / n < 0.44  # about (1 - 1/n)^n = 36.8 %
-
-
-def test_test_fraction_is_respected():
-    s = out_of_bootstrap_split(1000, 4, test_fraction=0.25)
-    n_oob = len(s.valid) + len(s.test)
-    assert len(s.test) == int(0.25 * n_oob + 0.5)
+    assert len(s.train) == len(PUBLIC) and np.isin(s.train, PUBLIC).all()
+    assert len(np.unique(s.train)) < len(PUBLIC)  # drawn with replacement
+    assert np.array_equal(s.valid, np.setdiff1d(PUBLIC, s.train))  # validation = every out-of-bag public row
+    assert 0.3 < len(s.valid) / len(PUBLIC) < 0.44  # about (1 - 1/n)^n = 36.8 %
+    # the test rows are a resample of the hidden rows only: no row whose label is public
+    assert len(s.test) == len(HIDDEN) and np.isin(s.test, HIDDEN).all()
+    assert len(np.unique(s.test)) < len(HIDDEN)  # a bootstrap resample: the test rows vary by run too
+    assert np.array_equal(s.test, np.sort(s.test))
 
 
 def test_split_is_deterministic_and_id_is_stable():
-    a, b = out_of_bootstrap_split(300, 9), out_of_bootstrap_split(300, 9)
+    a, b = out_of_bootstrap_split(PUBLIC[:300], HIDDEN, 9), out_of_bootstrap_split(PUBLIC[:300], HIDDEN, 9)
     assert a.split_id == b.split_id
     assert np.array_equal(a.train, b.train) and np.array_equal(a.test, b.test)
-    assert out_of_bootstrap_split(300, 10).split_id != a.split_id
+    assert out_of_bootstrap_split(PUBLIC[:300], HIDDEN, 10).split_id != a.split_id
     # the id is a function of the indices: recomputing from the same arrays gives the same id
     from evaluation.splits import _make_split
     assert _make_split(a.train, a.valid, a.test, a.scheme).split_id == a.split_id
 
 
 def test_split_arrays_are_read_only():
-    s = out_of_bootstrap_split(50, 1)
+    s = out_of_bootstrap_split(PUBLIC[:50], HIDDEN[:20], 1)
     with pytest.raises(ValueError):
         s.train[0] = 3
 
 
-def test_stratified_bootstrap_keeps_class_counts():
-    y = np.repeat(np.array(["a", "b", "c"]), [300, 150, 50])
+def test_stratified_bootstrap_keeps_class_counts_on_both_sides():
+    y = np.concatenate([np.repeat(np.array(["a", "b", "c"]), [300, 150, 50]),
+                        np.repeat(np.array(["a", "b", "c"]), [120, 60, 20])])
     for seed in range(5):
-        s = out_of_bootstrap_split(len(y), seed, stratify=y)
-        _, pool_counts = np.unique(y, return_counts=True)
-        _, train_counts = np.unique(y[s.train], return_counts=True)
-        assert np.array_equal(pool_counts, train_counts)
-        assert len(np.intersect1d(s.valid, s.test)) == 0
-        assert len(np.intersect1d(s.train, np.concatenate([s.valid, s.test]))) == 0
-        for cls in "abc":  # every class's out-of-bag rows are split about in half
-            oob_c = np.setdiff1d(np.flatnonzero(y == cls), s.train)
-            n_test_c = np.isin(s.test, oob_c).sum()
-            assert abs(n_test_c - len(oob_c) / 2) <= 1
+        s = out_of_bootstrap_split(PUBLIC, HIDDEN, seed, stratify=y)
+        assert np.array_equal(np.unique(y[PUBLIC], return_counts=True)[1], np.unique(y[s.train], return_counts=True)[1])
+        assert np.array_equal(np.unique(y[HIDDEN], return_counts=True)[1], np.unique(y[s.test], return_counts=True)[1])
+        assert len(np.intersect1d(s.train, s.valid)) == 0 and np.isin(s.test, HIDDEN).all()
 
 
 def test_stratified_is_deterministic():
-    y = np.arange(200) % 3
-    assert out_of_bootstrap_split(200, 5, stratify=y).split_id == \
-        out_of_bootstrap_split(200, 5, stratify=y).split_id
+    y = np.arange(700) % 3
+    assert out_of_bootstrap_split(PUBLIC, HIDDEN, 5, stratify=y).split_id == \
+        out_of_bootstrap_split(PUBLIC, HIDDEN, 5, stratify=y).split_id
 
 
 @pytest.mark.parametrize("args, kwargs, message", [
-    ((1, 0), {}, "`n_pool` must be at least 2, got 1"),
-    ((2.5, 0), {}, "`n_pool` must be an integer"),
-    ((100, 0), {"test_fraction": 1.0}, "`test_fraction` must be strictly between 0 and 1, got 1.0"),
-    ((100, 0), {"test_fraction": 0}, "`test_fraction` must be strictly between 0 and 1"),
-    ((100, -3), {}, "`seed` must be a non-negative integer"),
-    ((100, None), {}, "`seed` must be a non-negative integer"),
-    ((100, 0), {"stratify": np.zeros(99)}, "`stratify` must be a 1-d array of 100 labels"),
+    (([0], [1, 2], 0), {}, "`public_idx` must hold at least 2 rows, got 1"),
+    (([0, 1, 2], [2, 3], 0), {}, "overlap in 1 row"),
+    (([0, 1, 2], [], 0), {}, "`hidden_idx` must be a non-empty 1-d array"),
+    (([0, 1, 1], [3], 0), {}, "`public_idx` holds repeated indices"),
+    (([0.5, 1], [3], 0), {}, "integer row indices"),
+    ((PUBLIC, HIDDEN, -3), {}, "`seed` must be a non-negative integer"),
+    ((PUBLIC, HIDDEN, None), {}, "`seed` must be a non-negative integer"),
+    ((PUBLIC, HIDDEN, 0), {"stratify": np.zeros(99)}, "`stratify` must be a 1-d array with a label for every pool row"),
 ])
 def test_out_of_bootstrap_validation(args, kwargs, message):
     with pytest.raises(ValueError, match=message.replace("`", ".").replace("(", ".").replace(")", ".")):
@@ -77,14 +68,14 @@ def test_out_of_bootstrap_validation(args, kwargs, message):
 
 
 def test_empty_out_of_bag_is_an_error():
-    # with 2 rows the bootstrap often draws both; some seed must hit a too-small OOB set
+    # with 2 public rows the bootstrap often draws both; some seed must hit an empty out-of-bag set
     messages = []
     for seed in range(20):
         try:
-            out_of_bootstrap_split(2, seed)
+            out_of_bootstrap_split([0, 1], [2, 3], seed)
         except ValueError as exc:
             messages.append(str(exc))
-    assert messages and all("out-of-bag set has" in m for m in messages)
+    assert messages and all("out-of-bag set is empty" in m for m in messages)
 
 
 def test_fixed_split():

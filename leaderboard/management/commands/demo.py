@@ -7,19 +7,30 @@ What it creates
 - Users ``host`` (staff; may create and edit challenges in the admin), ``alice`` and ``bob``,
   each with the password ``varboard-demo`` and a personal team.
 - Challenge ``digits``, "Handwritten digits (8×8)": scikit-learn's bundled digits (no download),
-  a stratified 30 % held out as hidden test rows, accuracy, predictions and recipes, k = 10,
-  Boo_5, master seed 2026. Created with ``challenge_create`` like the web form.
-- Prediction entries made by baselines trained on the public training rows and predicting
-  the public test inputs (the files a contestant downloads): alice's logistic regression at
-  5 seeds (5 files = 5 runs), bob's 3-nearest neighbours and majority class (1 file each).
-  Submitted with ``submission_create_predictions`` like the web form, so they are queued on
-  the Celery ``scoring`` queue.
-- Recipe entries, when ``examples/recipes/`` has them: alice's ``logistic_regression.py``,
-  bob's ``torch_mlp.py`` (k runs each, on the ``cpu`` queue).
+  a stratified 30 % held out as hidden test rows, half of them on the public board and half on
+  the private board, accuracy, predictions and recipes, k = 10, Boo_5, master seed 2026.
+  Created with ``challenge_create`` like the web form.
+- Two phases: ``development`` (scored on the public rows only; closed once its entry is in)
+  and ``final`` (both boards, open). In development alice submits her logistic regression at
+  5 seeds (5 files = 5 runs); in the final phase she submits it again at 5 other seeds (version
+  2 of the entry), bob submits 3-nearest neighbours, majority class and a "probed" entry that
+  is right on exactly the public rows (as if mined from the public board, wrong-footed on the
+  private rows), all baselines trained on the public training rows and predicting the public
+  test inputs (the files a contestant downloads). Submitted with
+  ``submission_create_predictions`` like the web form, so they are queued on the Celery
+  ``scoring`` queue.
+- Recipe entries in the final phase, when ``examples/recipes/`` has them: alice's
+  ``logistic_regression.py``, bob's ``torch_mlp.py`` (k runs each, on the ``cpu`` queue).
+- The host then reveals the private board: the page shows both boards and the shake-up (the
+  probed entry falls).
 - Two closed challenges holding the published per-run results of Bajgar et al. (2018) from
   ``examples/data/boon-runs`` (skipped when absent): one entry each, whose runs are the
   published runs, written directly as succeeded runs and labelled as imported. The two
   models were evaluated on different tasks, so they are not put on one leaderboard.
+- Beyond one leaderboard (``_demo_beyond.py``): a second task ``wine`` with the same two
+  recipes, the suite ``small-tabular`` of ``digits`` and ``wine``, a variance study of
+  alice's logistic-regression recipe (k = 5 per source: split, init, search), and the results-only challenge
+  ``imported-digit-classifiers`` imported from ``examples/data/imports``.
 """
 
 from __future__ import annotations
@@ -39,13 +50,18 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from ...choices import RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
-from ...models import Challenge, Run, Submission, Team
-from ...selectors import dataset_frame
-from ...services.challenges import DatasetUpload, challenge_create
+from ...choices import (SUBMISSION_ENDED, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, TestRows,
+                        Visibility)
+from ...models import Challenge, EntryProvenance, Run, Submission, Team
+from ...services.boards import board_public_mask
+from ...services.dataset_files import dataset_frame, dataset_hidden_labels
+from ...services.challenges import DatasetUpload, challenge_create, challenge_reveal
+from ...services.phases import phase_create, phase_update
+from ...services.registrations import registration_register
 from ...services.reports import report_request
 from ...services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
 from ...services.teams import team_personal_for
+from . import _demo_beyond as beyond
 
 PASSWORD = "varboard-demo"
 DIGITS_SLUG = "digits"
@@ -53,7 +69,6 @@ SEED = 2026
 RECIPES_DIR = settings.BASE_DIR / "examples" / "recipes"
 # A copy of ../shared/data/boon-runs (Apache-2.0, IBM 2018) ships in the repository.
 BOON_DIR = settings.BASE_DIR / "examples" / "data" / "boon-runs"
-ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED, SubmissionStatus.CANCELLED)
 HOST_PERMISSIONS = ["add_challenge", "change_challenge", "view_challenge", "view_dataset", "view_submission",
                     "view_run", "view_report"]
 
@@ -86,6 +101,9 @@ BOON_CHALLENGES = [
                 "test accuracy of 63.16 % (sd 0.94 %).",
     },
 ]
+BOON_CITATION = ("Bajgar, Kadlec & Kleindienst (2018), A Boo(n) for Evaluating Architecture Performance, ICML; "
+                 "per-run results released in obajgar/boon (Apache-2.0, IBM 2018).")
+BOON_LINK = "https://github.com/obajgar/boon"
 BOON_SOURCE = """\
 
 These are imported published results, not runs made on this server: the validation and test accuracy \
@@ -103,19 +121,41 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait with --wait (600)")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="where the site will be served, for the printed links")
+        parser.add_argument("--no-recipes", action="store_true",
+                            help="submit no recipe entries (for a machine whose workers cannot sandbox recipes)")
 
     def handle(self, *args, wait: bool = False, timeout: float = 600.0, base_url: str = "http://127.0.0.1:8000",
-               **options):
+               no_recipes: bool = False, **options):
         base_url = base_url.rstrip("/")
         users = {name: self._user(name, staff=name == "host") for name in ("host", "alice", "bob")}
         challenge = self._digits_challenge(users["host"])
-        self._prediction_entries(challenge, alice=users["alice"], bob=users["bob"])
-        self._recipe_entries(challenge, alice=users["alice"], bob=users["bob"])
+        for name in ("alice", "bob"):
+            registration_register(challenge=challenge, user=users[name], accept_rules=True)
+        self._prediction_entries(challenge, alice=users["alice"], bob=users["bob"], host=users["host"])
+        wine = beyond.wine_challenge(users["host"], SEED, self.stdout.write)  # beyond one board: _demo_beyond.py
+        study = None
+        if no_recipes:
+            self.stdout.write(self.style.WARNING("skipping the recipe entries and the variance study (--no-recipes)"))
+        else:
+            self._recipe_entries(challenge, alice=users["alice"], bob=users["bob"])
+            self._recipe_entries(wine, alice=users["alice"], bob=users["bob"])
+            study = beyond.variance_study(challenge, users["host"], self.stdout.write)
+        if challenge.private_revealed_at is None:
+            challenge_reveal(challenge=challenge, user=users["host"])
+            self.stdout.write("revealed the private board of digits")
+        beyond.suite(users["host"], [challenge, wine], self.stdout.write)
+        beyond.imported_results(users["host"], self.stdout.write)
         self._published_runs(users["host"])
         if wait:
-            self._wait(challenge, timeout)
+            started = time.monotonic()
+            self._wait([challenge, wine], timeout)
+            if study is not None:
+                beyond.wait_for_study(study, timeout - (time.monotonic() - started), self.stdout.write)
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Demo ready: {base_url}/c/{DIGITS_SLUG}/"))
+        self.stdout.write(f"Also: the suite {base_url}/suites/{beyond.SUITE_SLUG}/, the variance studies "
+                          f"{base_url}/c/{DIGITS_SLUG}/variance-studies/ and imported results "
+                          f"{base_url}/c/{beyond.IMPORTED_SLUG}/.")
         self.stdout.write(f"Log in as host, alice or bob with the password {PASSWORD!r} "
                           f"(host may also use {base_url}/admin/).")
 
@@ -138,6 +178,7 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------ the digits challenge
 
     def _digits_challenge(self, host) -> Challenge:
+        """The digits challenge (created once), its development phase open."""
         existing = Challenge.objects.filter(slug=DIGITS_SLUG).first()
         if existing is not None:
             self.stdout.write(f"reusing challenge {DIGITS_SLUG}")
@@ -148,45 +189,63 @@ class Command(BaseCommand):
                                   test_column="is_test"),
             title="Handwritten digits (8×8)", description=DIGITS_DESCRIPTION, metric="accuracy",
             allow_predictions=True, allow_recipes=True, k_runs=10, boo_n=5, master_seed=SEED,
-            daily_quota=10, total_quota=100, visibility=Visibility.PUBLIC)
+            daily_quota=10, total_quota=100, visibility=Visibility.PUBLIC, public_fraction=0.5,
+            rules="Predict from the published inputs only; one account per person.")
+        phase_update(phase=challenge.phases.get(), user=host, name="development", test_rows=TestRows.PUBLIC,
+                     opens_at=timezone.now() - timezone.timedelta(days=14))
         self.stdout.write(f"created challenge {DIGITS_SLUG}: {challenge.dataset.n_train} training rows, "
-                          f"{challenge.dataset.n_test} hidden test rows")
+                          f"{challenge.dataset.n_test} hidden test rows (half on the private board)")
         return challenge
 
-    def _submit_once(self, challenge: Challenge, user, method_name: str, create) -> None:
+    def _start_final_phase(self, challenge: Challenge, host) -> None:
+        """Close the development phase and open the final one (both boards), once."""
+        if challenge.phases.filter(name="final").exists():
+            return
+        now = timezone.now()
+        phase_update(phase=challenge.phases.get(name="development"), user=host, closes_at=now)
+        phase_create(challenge=challenge, user=host, name="final", order=1, opens_at=now, daily_quota=10,
+                     total_quota=100, test_rows=TestRows.ALL, auto_reveal=True)
+        self.stdout.write("closed the development phase; the final phase is open")
+
+    def _submit_once(self, challenge: Challenge, user, method_name: str, create, version: int = 1) -> None:
         team = team_personal_for(user=user)
-        if Submission.objects.filter(challenge=challenge, team=team, method_name=method_name).exists():
-            self.stdout.write(f"reusing {user.username}'s entry {method_name!r}")
+        if Submission.objects.filter(challenge=challenge, team=team, method_name=method_name).count() >= version:
+            suffix = f" (version {version})" if version > 1 else ""
+            self.stdout.write(f"reusing {user.username}'s entry {method_name!r}{suffix}")
             return
         submission = create(team)
         self.stdout.write(f"{user.username} submitted {method_name!r} ({submission.get_kind_display().lower()}, "
                           f"{submission.runs_expected} run{'s' if submission.runs_expected != 1 else ''})")
 
-    def _prediction_entries(self, challenge: Challenge, *, alice, bob) -> None:
+    def _prediction_entries(self, challenge: Challenge, *, alice, bob, host) -> None:
         baselines = DigitsBaselines(challenge)
-        entries = [
-            (alice, "Logistic regression (5 seeds)",
-             "L2 logistic regression on pixels/16, each seed fitted on its own random 80 % of the training rows.",
-             lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed)) for seed in range(5)]),
-            (bob, "3-nearest neighbours", "k-NN (k = 3, Euclidean) on the raw pixels.",
+        logreg = ("Logistic regression (5 seeds)",
+                  "L2 logistic regression on pixels/16, each seed fitted on its own random 80 % of the training rows.")
+        development = [(alice, *logreg, 1, lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed))
+                                                    for seed in range(5)])]
+        final = [
+            (alice, *logreg, 2, lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed))
+                                         for seed in range(5, 10)]),
+            (bob, "3-nearest neighbours", "k-NN (k = 3, Euclidean) on the raw pixels.", 1,
              lambda: [("knn3.csv", baselines.nearest_neighbours(3))]),
-            (bob, "Majority class", "Predicts the most frequent training class for every image.",
+            (bob, "Majority class", "Predicts the most frequent training class for every image.", 1,
              lambda: [("majority.csv", baselines.majority())]),
+            (bob, "Probed public labels", "Right on exactly the public board's rows, as if their labels had been "
+             "mined from exact public scores; the majority class elsewhere. The private board shows what it is "
+             "worth.", 1, lambda: [("probed.csv", baselines.probed())]),
         ]
-        for user, method_name, description, make_files in entries:
-            def create(team, user=user, method_name=method_name, description=description, make_files=make_files):
-                files = [UploadedFile(name=name, data=data) for name, data in make_files()]
-                return submission_create_predictions(challenge=challenge, user=user, method_name=method_name,
-                                                     description=description, files=files, team_id=team.pk)
+        for phase_entries in (development, final):
+            if phase_entries is final:
+                self._start_final_phase(challenge, host)
+            for user, method_name, description, version, make_files in phase_entries:
+                def create(team, user=user, method_name=method_name, description=description, make_files=make_files):
+                    files = [UploadedFile(name=name, data=data) for name, data in make_files()]
+                    return submission_create_predictions(challenge=challenge, user=user, method_name=method_name,
+                                                         description=description, files=files, team_id=team.pk)
 
-            self._submit_once(challenge, user, method_name, create)
+                self._submit_once(challenge, user, method_name, create, version)
 
     def _recipe_entries(self, challenge: Challenge, *, alice, bob) -> None:
-        try:
-            import leaderboard.services.recipes  # noqa: F401  (the recipe runner and its sandbox)
-        except ImportError as exc:
-            self.stdout.write(self.style.WARNING(f"skipping recipe entries: the recipe runner does not import ({exc})"))
-            return
         first = RECIPES_DIR / "logistic_regression.py"
         if not first.exists():
             self.stdout.write(self.style.WARNING(f"skipping recipe entries: no {first}"))
@@ -216,6 +275,7 @@ class Command(BaseCommand):
         for spec in BOON_CHALLENGES:
             if Challenge.objects.filter(slug=spec["slug"]).exists():
                 self.stdout.write(f"reusing challenge {spec['slug']}")
+                self._cite_published(Submission.objects.filter(challenge__slug=spec["slug"]))
                 continue
             path = BOON_DIR / spec["file"]
             if not path.exists():
@@ -248,15 +308,24 @@ class Command(BaseCommand):
                     status=RunStatus.SUCCEEDED, valid_score=valid, test_score=test, device="published",
                     started_at=now, finished_at=now)
                 for index, (run_id, valid, test) in enumerate(runs)])
-            report_request(challenge_id=challenge.pk)
+            self._cite_published([submission])
+
+    @staticmethod
+    def _cite_published(submissions) -> None:
+        """Mark the imported entries as published runs with their citation (idempotent: older demos get it too)."""
+        for submission in submissions:
+            _, created = EntryProvenance.objects.get_or_create(submission=submission, defaults={
+                "source": EntryProvenance.Source.PUBLISHED, "link": BOON_LINK, "note": BOON_CITATION})
+            if created:  # the cached report carries each entry's provenance
+                report_request(challenge_id=submission.challenge_id)
 
     # ------------------------------------------------------------------ --wait
 
-    def _wait(self, challenge: Challenge, timeout: float) -> None:
+    def _wait(self, challenges: list[Challenge], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         last = None
         while True:
-            submissions = (Submission.objects.filter(challenge=challenge)
+            submissions = (Submission.objects.filter(challenge__in=challenges)
                            .annotate(ended=Count("runs", filter=Q(runs__status__in=(RunStatus.SUCCEEDED,
                                                                                      RunStatus.FAILED))),
                                      total=Count("runs")))
@@ -268,7 +337,7 @@ class Command(BaseCommand):
             if line != last:
                 self.stdout.write(line)
                 last = line
-            pending = [r for r in rows if r["status"] not in ENDED]
+            pending = [r for r in rows if r["status"] not in SUBMISSION_ENDED]
             if not pending:
                 if failed:
                     self.stdout.write(self.style.WARNING(
@@ -310,7 +379,7 @@ class DigitsBaselines:
     """Baselines fitted on the challenge's public training rows, predicting its public test inputs."""
 
     def __init__(self, challenge: Challenge):
-        dataset = challenge.dataset
+        dataset = self.dataset = challenge.dataset
         self.id_column = dataset.id_column
         train = dataset_frame(dataset=dataset, part="train")
         test = dataset_frame(dataset=dataset, part="test_inputs")
@@ -340,8 +409,17 @@ class DigitsBaselines:
         return self._csv(KNeighborsClassifier(n_neighbors=k).fit(self.X, self.y).predict(self.X_test))
 
     def majority(self) -> bytes:
+        return self._csv([self._most_frequent()] * len(self.test_ids))
+
+    def _most_frequent(self) -> str:
         values, counts = np.unique(self.y, return_counts=True)
-        return self._csv([values[np.argmax(counts)]] * len(self.test_ids))
+        return values[np.argmax(counts)]
+
+    def probed(self) -> bytes:
+        """What label mining on an exact public board yields: the public rows' labels, nothing else."""
+        public = board_public_mask(dataset=self.dataset)
+        truth = dataset_hidden_labels(dataset=self.dataset)
+        return self._csv(np.where(public, truth, self._most_frequent()))
 
 
 def read_published_runs(path: Path) -> list[tuple[int, float, float]]:

@@ -1,0 +1,248 @@
+"""Coverage of every interval the board shows, on simulated data whose truth is known.
+
+Run:  .venv/bin/python benchmarks/bench_coverage.py [--reps R] [--quick] [--seed S]
+
+Prints, for k = 5, 10 and 30 runs (files, seeds), how often each interval of the board
+covers the true value, next to its nominal level: the method the board uses now, and
+the one it used before (percentile bootstraps, the identical-entries SOTA, the mean's
+rank for a Boo_n board, the files averaged per example). With R repetitions a coverage
+has a standard error of about sqrt(0.95 · 0.05 / R) (1.1 points at R = 400). The
+figures feed ``evaluation/report/coverage.py``, which the pages quote.
+
+Data (every random draw seeded):
+
+* runs: scores ``N(0.8, 0.02²)``, or skewed (Gamma(3) shifted, the same sd), with a
+  validation score correlated ρ = 0.8 with the test score; Boo_5's truth is
+  ``μ + ρ σ E[max of 5 N(0,1)]`` (exact for the bivariate normal; for the skewed runs a
+  simulation of 2·10⁶ draws);
+* P(A>B): seed-paired runs with a shared seed effect, P(A>B) = 0.75 exactly;
+* ranks: 5 entries whose Boo_5 and mean orders differ (a Boo_n board);
+* prediction entries: 500 test examples of varying difficulty, one file or k files each
+  with its own seed effect (sd 0.02 in accuracy); truth: that one model's accuracy on
+  the population for one file, the expected accuracy over seeds for k files;
+* the adjusted state of the art: 30 entries (a leader 0.02 ahead, or all alike) on 1,500
+  examples; the bound is one-sided, nominal 97.5 %;
+* a variance study's source: k normal runs, the chi-square interval of its sd;
+* a suite of 3 tasks with k runs each: the IQM's and the probability of improvement's
+  stratified-bootstrap intervals (truth: the population IQM; P = 0.75 on every task).
+
+Needs only numpy and scipy; about two minutes on two cores at the default R.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from evaluation import stats as es  # noqa: E402
+
+KS = (5, 10, 30)
+B = 1000
+MU, SD, RHO, N = 0.8, 0.02, 0.8, 5
+E_MAX = es.expected_max_normal(N)
+
+
+def draw_runs(rng, reps, k, skewed=False):
+    """(test, valid) tables of shape (reps, k) and Boo_N's truth."""
+    z1, z2 = rng.standard_normal((2, reps, k))
+    if skewed:
+        g = (rng.gamma(3.0, size=(reps, k)) - 3.0) / np.sqrt(3.0)
+        test = MU + SD * g
+        valid = MU + SD * (RHO * g + np.sqrt(1 - RHO**2) * z2)
+        return test, valid, SKEWED_TRUTH
+    test = MU + SD * z1
+    valid = MU + SD * (RHO * z1 + np.sqrt(1 - RHO**2) * z2)
+    return test, valid, MU + RHO * SD * E_MAX
+
+
+def skewed_truth(rng) -> float:
+    g = (rng.gamma(3.0, size=(400_000, N)) - 3.0) / np.sqrt(3.0)
+    v = RHO * g + np.sqrt(1 - RHO**2) * rng.standard_normal(g.shape)
+    return float(MU + SD * g[np.arange(g.shape[0]), v.argmax(axis=1)].mean())
+
+
+def covers(low, high, truth):
+    return float(np.mean((np.asarray(low) <= truth) & (truth <= np.asarray(high))))
+
+
+def runs_rows(rng, reps):
+    """Mean and Boo_5 of recipe entries (one table call gives every repetition)."""
+    rows = {}
+    for skewed in (False, True):
+        tag = "skewed" if skewed else "normal"
+        for k in KS:
+            test, valid, truth = draw_runs(rng, reps, k, skewed)
+            for stat, old, new, extra in (("mean", "percentile", "studentized", {}),
+                                           ("boo_n", "percentile", "studentized", {"n": N, "valid": valid})):
+                before = es.bootstrap_interval(test, stat, n_resamples=B, method=old, rng=1, **extra)
+                after = es.bootstrap_interval(test, stat, n_resamples=B, method=new, rng=1, **extra)
+                t = MU if stat == "mean" else truth
+                rows.setdefault((f"recipe mean ({tag} runs)" if stat == "mean" else f"recipe Boo_5 paper ({tag})"),
+                                {})[k] = (covers(before.low, before.high, t), covers(after.low, after.high, t))
+            if k >= N:
+                unb = es.bootstrap_interval(test, "boo_n", n=N, valid=valid, n_resamples=B, estimator="unbiased",
+                                            rng=1)
+                rows.setdefault(f"recipe Boo_5 unbiased ({tag})", {})[k] = (None, covers(unb.low, unb.high, truth))
+    return rows
+
+
+def pab_rows(rng, reps):
+    """Seed-paired P(A>B) = 0.75: the paper's percentile interval against Wilson's."""
+    delta = stats.norm.ppf(0.75) * np.sqrt(2) * SD
+    out = {}
+    for k in KS:
+        hit_old = hit_new = 0
+        for r in range(reps):
+            seed = rng.standard_normal(k)
+            a = MU + delta + seed + SD * rng.standard_normal(k)
+            b = MU + seed + SD * rng.standard_normal(k)
+            c = es.compare(a, b, paired=True, n_resamples=400, rng=r)
+            hit_old += c.bootstrap_low <= 0.75 <= c.bootstrap_high
+            hit_new += c.low <= 0.75 <= c.high
+        out[k] = (hit_old / reps, hit_new / reps)
+    return {"recipe P(A>B), paired": out}
+
+
+def rank_rows(rng, reps):
+    """A Boo_5 board: the mean's rank interval (before) against Boo_5's (after)."""
+    means = np.array([0.80, 0.795, 0.79, 0.785, 0.78])
+    sds = np.array([0.005, 0.015, 0.025, 0.035, 0.045])
+    boo = means + sds * E_MAX  # Boo_5 without a validation score: E[max of 5]
+    true_rank = stats.rankdata(-boo, method="min")
+    out = {}
+    for k in KS:
+        hit_old = hit_new = 0.0
+        for r in range(reps // 2):
+            table = means[:, None] + sds[:, None] * rng.standard_normal((5, k))
+            old = es.rank_intervals(table, n_resamples=400, rng=r)
+            new = es.rank_intervals(table, n_resamples=400, rng=r, statistic="boo_n", n=N)
+            hit_old += np.mean((old.low <= true_rank) & (true_rank <= old.high))
+            hit_new += np.mean((new.low <= true_rank) & (true_rank <= new.high))
+        out[k] = (hit_old / (reps // 2), hit_new / (reps // 2))
+    return {"recipe rank interval (Boo_5 board)": out}
+
+
+def prediction_rows(rng, reps, n_examples=500):
+    """Accuracy of a prediction entry: one file (Wilson) and k files (Welch)."""
+    theta, tau = 0.8, 0.02
+    out_one, out_files = {}, {}
+    for k in KS:
+        h = {"one_old": 0, "one_new": 0, "k_old": 0, "k_new": 0}
+        for r in range(reps // 2):
+            p = np.clip(rng.beta(8, 2, n_examples), 0, 1)  # difficulty of each example, mean 0.8
+            shift = tau * rng.standard_normal((k, 1))
+            files = (rng.random((k, n_examples)) < np.clip(p + shift, 0, 1)).astype(float)
+            # One file is one model (one seed): its truth is that model's accuracy.
+            model = float(np.mean(np.clip(p + shift[0], 0, 1)))
+            one = es.paired_test_bootstrap(files[0], n_resamples=B, rng=r)
+            lo, hi = np.percentile(one.bootstrap_distribution[0], [2.5, 97.5])
+            h["one_old"] += lo <= model <= hi
+            h["one_new"] += one.low[0] <= model <= one.high[0]
+            averaged = es.paired_test_bootstrap(files.mean(axis=0), n_resamples=B, rng=r)
+            lo, hi = np.percentile(averaged.bootstrap_distribution[0], [2.5, 97.5])
+            h["k_old"] += lo <= theta <= hi
+            several = es.paired_test_bootstrap(files=[files], n_resamples=200, rng=r)
+            h["k_new"] += several.low[0] <= theta <= several.high[0]
+        half = reps // 2
+        out_one[k] = (h["one_old"] / half, h["one_new"] / half)
+        out_files[k] = (h["k_old"] / half, h["k_new"] / half)
+    return {"prediction accuracy, 1 file": out_one, "prediction accuracy, k files": out_files}
+
+
+def sota_rows(rng, reps, n_examples=1500):
+    """The adjusted state of the art's lower bound (one-sided, nominal 97.5 %)."""
+    out = {}
+    for name, thetas in (("leader ahead", np.r_[0.86, np.linspace(0.80, 0.84, 29)]),
+                         ("all alike", np.full(30, 0.84))):
+        hit_old = hit_new = 0
+        n_rep = max(20, reps // 4)
+        for _ in range(n_rep):
+            scores = rng.binomial(n_examples, thetas) / n_examples
+            best = scores.max()
+            hit_old += es.adjusted_sota(best, thetas.size, n=n_examples).lower <= thetas.max()
+            hit_new += es.adjusted_sota(best, thetas.size, n=n_examples, estimates=scores).lower <= thetas.max()
+        out[f"state of the art bound ({name})"] = {k: (hit_old / n_rep, hit_new / n_rep) for k in (KS[0],)}
+    return out
+
+
+def study_rows(rng, reps):
+    """A variance study's standard deviation of one source (chi-square interval)."""
+    out = {}
+    for k in KS:
+        hits = [_study_hit(rng, k) for _ in range(reps)]
+        out[k] = (None, float(np.mean(hits)))
+    return {"variance study: sd of a source": out}
+
+
+def _study_hit(rng, k) -> bool:
+    from evaluation.stats.variance_study import variance_study
+
+    r = variance_study({"init": MU + SD * rng.standard_normal(k), "all": MU + 2 * SD * rng.standard_normal(k)})
+    return bool(r.sd_low[0] <= SD <= r.sd_high[0])
+
+
+def suite_rows(rng, reps, tasks=3):
+    """A suite of 3 tasks: the IQM and the probability of improvement (stratified bootstrap)."""
+    from evaluation.stats import suites
+
+    centres = np.array([0.0, 0.5, 1.0])
+    pooled = (centres[None, :] + rng.standard_normal((200_000, tasks))).ravel()
+    truth_iqm = float(stats.trim_mean(pooled, 0.25))
+    shift = stats.norm.ppf(0.75) * np.sqrt(2)  # P(X_t > Y_t) = 0.75 on every task
+    iqm, poi = {}, {}
+    for k in KS:
+        hit_iqm = hit_poi = 0
+        n_rep = max(20, reps // 4)
+        for r in range(n_rep):
+            x = centres[None, :] + shift + rng.standard_normal((k, tasks))
+            y = centres[None, :] + rng.standard_normal((k, tasks))
+            ci = suites.aggregate_interval(np.stack([y]), "iqm", n_resamples=500, rng=r)
+            hit_iqm += ci.low[0] <= truth_iqm <= ci.high[0]
+            p = suites.probability_of_improvement(np.stack([x, y]), n_resamples=500, rng=r)
+            hit_poi += p.low[0, 1] <= 0.75 <= p.high[0, 1]
+        iqm[k], poi[k] = (None, hit_iqm / n_rep), (None, hit_poi / n_rep)
+    return {"suite IQM (3 tasks, k runs each)": iqm, "suite probability of improvement": poi}
+
+
+def print_table(rows: dict, nominal: dict, elapsed: float) -> None:
+    print(f"{'interval':<44} {'nominal':>7} " + " ".join(f"{'k=' + str(k) + ' before/now':>18}" for k in KS))
+    for name, by_k in rows.items():
+        cells = []
+        for k in KS:
+            if k not in by_k:
+                cells.append(f"{'':>18}")
+                continue
+            old, new = by_k[k]
+            cells.append(f"{'—' if old is None else f'{100 * old:5.1f}'} / {100 * new:5.1f}".rjust(18))
+        print(f"{name:<44} {100 * nominal.get(name, 0.95):6.1f}% " + " ".join(cells))
+    print(f"\n(percent; 'before' = the method the board used until now; {elapsed:.0f} s)")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=400, help="repetitions per cell (400)")
+    parser.add_argument("--quick", action="store_true", help="60 repetitions: a smoke run")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+    reps = 60 if args.quick else args.reps
+    rng = np.random.default_rng(args.seed)
+    global SKEWED_TRUTH
+    SKEWED_TRUTH = skewed_truth(np.random.default_rng(args.seed + 1))
+    started = time.perf_counter()
+    rows = {}
+    for part in (runs_rows, pab_rows, rank_rows, prediction_rows, sota_rows, study_rows, suite_rows):
+        rows.update(part(rng, reps))
+    nominal = {name: 0.975 for name in rows if name.startswith("state of the art")}
+    print_table(rows, nominal, time.perf_counter() - started)
+
+
+SKEWED_TRUTH = float("nan")
+
+if __name__ == "__main__":
+    main()

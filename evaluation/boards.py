@@ -1,0 +1,188 @@
+"""Public and private boards: which hidden rows each board scores on, and feedback that resists mining.
+
+Pure numpy, no Django. A challenge's hidden test rows are cut once, from its master seed and
+stratified by class, into a *public* part (the public board) and a *private* part (the private
+board, hidden until the hosts reveal it), as Kaggle does. Recipe runs resample their test rows
+from each part separately (:func:`split_with_parts`), so every run has a public and a private
+score. What the public board shows can be coarsened (:func:`round_floats`, :func:`ladder`) so
+that repeated submissions reveal little about the labels of the public rows.
+
+References
+----------
+A. Blum & M. Hardt (2015), "The Ladder: A Reliable Leaderboard for Machine Learning
+Competitions", ICML, Algorithm 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from evaluation.splits import Split, out_of_bootstrap_split
+
+__all__ = ["ladder", "pack_mask", "public_part", "round_floats", "split_with_parts", "unpack_mask"]
+
+#: Mixed into the master seed so the partition's stream differs from every run's seeds.
+_PARTITION_KEY = 0x0B0A2D
+
+
+def public_part(n_rows: int, fraction: float, seed, *, stratify=None) -> np.ndarray:
+    """Which of ``n_rows`` hidden rows are on the public board.
+
+    Parameters
+    ----------
+    n_rows : int
+        Hidden test rows, in test order.
+    fraction : float
+        Public fraction, ``0 < fraction <= 1``; 1 puts every row on the public board.
+    seed : int or sequence of int
+        The challenge's master seed (with a secret salt, when the seed is public).
+    stratify : array_like, shape (n_rows,), optional
+        Class labels: each class is cut with the same fraction (round half up, at least one
+        public row per class when the fraction allows).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows,)
+        True for public rows. With ``fraction < 1`` and at least 2 rows, both parts are non-empty.
+
+    Examples
+    --------
+    >>> m = public_part(10, 0.3, seed=1)
+    >>> int(m.sum()), m.dtype.name
+    (3, 'bool')
+    """
+    if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
+        raise ValueError(f"`n_rows` must be a positive integer, got {n_rows!r}")
+    if not 0.0 < float(fraction) <= 1.0:
+        raise ValueError(f"`fraction` must be greater than 0 and at most 1, got {fraction!r}")
+    mask = np.ones(n_rows, dtype=bool)
+    if fraction >= 1.0 or n_rows < 2:
+        return mask
+    keys = [int(k) for k in np.atleast_1d(np.asarray(seed, dtype=object))]
+    rng = np.random.default_rng([*keys, _PARTITION_KEY])
+    groups = [np.arange(n_rows)] if stratify is None else _groups(np.asarray(stratify), n_rows)
+    mask[:] = False
+    for rows in groups:
+        take = int(math.floor(fraction * len(rows) + 0.5))
+        mask[rng.permutation(rows)[:take]] = True
+    if not mask.any():
+        mask[rng.integers(0, n_rows)] = True
+    if mask.all():
+        mask[rng.choice(np.flatnonzero(mask))] = False
+    return mask
+
+
+def _groups(labels: np.ndarray, n_rows: int) -> list[np.ndarray]:
+    if labels.shape != (n_rows,):
+        raise ValueError(f"`stratify` must hold one label per row ({n_rows}), got shape {labels.shape}")
+    return [np.flatnonzero(labels == value) for value in np.unique(labels)]
+
+
+def pack_mask(mask: np.ndarray) -> bytes:
+    """A boolean mask as bytes (``numpy.packbits``)."""
+    return np.packbits(np.asarray(mask, dtype=bool)).tobytes()
+
+
+def unpack_mask(data: bytes | None, n_rows: int) -> np.ndarray:
+    """The mask stored by :func:`pack_mask`; ``None`` means every row (no private part)."""
+    if data is None:
+        return np.ones(n_rows, dtype=bool)
+    return np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8), count=n_rows).astype(bool)
+
+
+def split_with_parts(public_idx, hidden_parts: Sequence, seed: int, *, stratify=None) -> Split:
+    """An out-of-bootstrap split whose test rows are resampled from each hidden part separately.
+
+    Train and validation rows are those of
+    :func:`evaluation.splits.out_of_bootstrap_split` with the same seed (identical for every
+    part); part j's test rows are a bootstrap resample of part j (within classes when
+    ``stratify`` is given) drawn from ``SeedSequence([seed, j])``. With one part this is exactly
+    ``out_of_bootstrap_split(public_idx, hidden_parts[0], seed)``.
+
+    Returns
+    -------
+    Split
+        ``test`` holds every part's resample, sorted; a row's part is found with ``numpy.isin``.
+    """
+    parts = [np.asarray(part, dtype=np.int64) for part in hidden_parts if len(part)]
+    if not parts:
+        raise ValueError("`hidden_parts` must hold at least one non-empty part")
+    base = out_of_bootstrap_split(public_idx, parts[0], seed, stratify=stratify)
+    if len(parts) == 1:
+        return base
+    labels = None if stratify is None else np.asarray(stratify)
+    tests = [base.test]
+    for j, part in enumerate(parts[1:], start=1):
+        rng = np.random.default_rng([int(seed), j])
+        tests.append(np.sort(_resample(part, rng, labels)))
+    test = np.sort(np.concatenate(tests))
+    digest = hashlib.sha256(b"out_of_bootstrap/parts")
+    for arr in (base.train, base.valid, test):
+        digest.update(len(arr).to_bytes(8, "little") + arr.astype("<i8").tobytes())
+    test.setflags(write=False)
+    return Split(base.train, base.valid, test, split_id=f"oob-{digest.hexdigest()[:12]}", scheme=base.scheme)
+
+
+def _resample(rows: np.ndarray, rng: np.random.Generator, labels) -> np.ndarray:
+    if labels is None:
+        return rows[rng.integers(0, len(rows), size=len(rows))]
+    out = []
+    for value in np.unique(labels[rows]):
+        members = rows[labels[rows] == value]
+        out.append(members[rng.integers(0, len(members), size=len(members))])
+    return np.concatenate(out)
+
+
+def ladder(scores: Sequence[float], margin: float, *, higher_is_better: bool = True) -> list[float | None]:
+    """The Ladder's released score after each submission of one team, in submission order.
+
+    Parameters
+    ----------
+    scores : sequence of float or None
+        The exact score of each submission (None: not scored; the release is unchanged).
+    margin : float
+        η > 0, in the metric's units.
+    higher_is_better : bool
+
+    Returns
+    -------
+    list of float or None
+        ``R_t``: ``[s_t]_η`` (rounded to a multiple of η) when ``s_t`` beats ``R_{t-1}`` by
+        more than η, else ``R_{t-1}`` (None before the first scored submission).
+
+    Notes
+    -----
+    Blum & Hardt (2015), Algorithm 1 (the Ladder), written for a score: a contestant learns
+    only whether a submission improved on its best by more than η, so adaptive probing of
+    single labels (each moving the score by 1/n) releases nothing until it adds up to η.
+
+    Examples
+    --------
+    >>> ladder([0.5, 0.505, 0.53, None, 0.52], 0.01)
+    [0.5, 0.5, 0.53, 0.53, 0.53]
+    """
+    if not margin > 0:
+        raise ValueError(f"`margin` must be positive, got {margin!r}")
+    sign = 1.0 if higher_is_better else -1.0
+    best: float | None = None
+    out: list[float | None] = []
+    for score in scores:
+        if score is not None and math.isfinite(score) and (best is None or sign * (score - best) > margin):
+            best = round(round(score / margin) * margin, 12)
+        out.append(best)
+    return out
+
+
+def round_floats(value, digits: int):
+    """``value`` (JSON-like: dicts, lists, numbers) with every float rounded to ``digits`` decimals."""
+    if isinstance(value, float):
+        return round(value, digits) if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {key: round_floats(item, digits) for key, item in value.items()}
+    if isinstance(value, list):
+        return [round_floats(item, digits) for item in value]
+    return value

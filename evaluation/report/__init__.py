@@ -1,0 +1,229 @@
+"""The leaderboard report: a pure, seeded function of a challenge's stored runs.
+
+:func:`build_report` turns every entry's runs (:class:`EntryRuns`) and the challenge's
+statistical settings (:class:`ReportSettings`) into one JSON-serialisable dict. It uses
+numpy and :mod:`evaluation.stats` only (no Django, no I/O), so the report can be
+recomputed from an export of the runs.
+
+Decisions
+---------
+Two sections.
+    Recipe runs are scored on out-of-bootstrap test splits, prediction files on the
+    hidden test set: different test data. Each kind is a *section* with its own
+    comparisons, significance groups, rank intervals and state of the art; entries of
+    different sections are never compared.
+Recipe entries: seed-paired runs.
+    Run i of every recipe shares its seeds and split (docs/DESIGN.md §4), so comparisons are
+    paired by run index (Bouthillier et al. 2021, eq. 9). The paired table uses run
+    indices that all compared entries share. They are chosen greedily: start from the
+    entry with most runs, add the entry that keeps most of the shared indices, and keep
+    the prefix that maximises the paired observations of all its comparisons,
+    (entries choose 2) × shared runs. An entry with fewer than 2 runs, or lacking
+    shared runs (still running, failed runs), is shown with what it has, flagged
+    ``too_few_runs`` and left out of comparisons, groups and rank intervals, with
+    ``excluded_reason``.
+Prediction entries: paired bootstrap over test examples.
+    The one source of variation left is the test sample (docs/DESIGN.md §6): intervals,
+    P(A>B), groups and standard errors come from
+    :func:`evaluation.stats.paired_test_bootstrap` on the per-example outcomes (one
+    resample index set shared by all entries). An entry with k files is k runs: its
+    outcomes are averaged per example for the test bootstrap, while its mean, Boo_n,
+    median and std are taken over its k run scores. The mean's interval is the test
+    bootstrap's, mapped through ``metric_from_mean`` (e.g. √ for RMSE; monotone).
+    Rank intervals resample the same test examples. Noether's N counts runs, so
+    ``runs_needed_for_decision`` is ``None`` for prediction entries.
+Which pairs.
+    Recipe sections compare each entry with its ``neighbours`` nearest entries in the
+    order, with the leader and with the first entry it beats (its frontier), decided in
+    closed form over the family of all pairs; the groups of the pairs not compared are
+    inferred by monotonicity (:mod:`evaluation.stats.sparse`; docs/scale.md says where
+    they equal the all-pairs groups). A board of at most ``2 neighbours + 1`` entries
+    compares every pair; :func:`compare` decides any other pair on demand. Prediction
+    sections compare every pair.
+Incremental.
+    ``reuse`` gives the rows of unchanged recipe entries from a previous report: their
+    own intervals are seeded by the entry, so the report equals a full recomputation.
+Orientation.
+    Comparisons, ranks and the state of the art work on scores oriented so that
+    higher is better (losses negated, docs/DESIGN.md §6); everything displayed is in the
+    metric's own units.
+Order and ties.
+    Compared entries come first, ordered by the ranking statistic (``mean`` or
+    ``boo_n``), then method name, then team; the submission id (creation order) only
+    makes the order total and never decides a rank: entries whose statistic is equal
+    (to 1e-12 relative) *and* that share a significance letter get the same rank,
+    displayed ``"=2"``. Entries left out of comparisons follow, unranked. Letters are
+    assigned in display order, so the leader's first letter is "a".
+Noether.
+    ``runs_needed_for_decision = max(0, N - runs)`` with N from
+    :func:`evaluation.stats.noether_sample_size` (γ, α, β) (Noether 1987).
+State of the art (Møllersen & Holsbø).
+    Per section: the best entry's mean (``raw``), the multiplicity-adjusted estimate
+    and a conservative bound for ``m`` entries, ``m`` being every entry ever scored on
+    that test data (``m_total_*``, counted by the caller, at least the entries shown).
+    Accuracy-like prediction entries use the exact binomial form with ``n_test``;
+    otherwise the normal approximation with the best entry's bootstrap standard error
+    (recipes: the ideal bootstrap SE of the mean, σ̂/√k with the plug-in σ̂). For a
+    loss the bound is an upper bound on the loss (``bound_side``).
+Seeds.
+    Every random computation is seeded by :func:`derive_seed` from the challenge's
+    master seed, the section, the purpose and (per entry) the entry id, so an entry's
+    own intervals do not move when other entries arrive, and the report is a
+    deterministic function of its inputs.
+Levels.
+    The challenge's ``alpha`` is a significance level: of the γ decision rule (whose
+    test is the P(A>B) interval at level ``1 - alpha``), of the adjusted p-values, of
+    Noether's N and of the state of the art's bound. Every interval shown has
+    ``confidence_level = 1 - alpha`` (the report's ``settings.confidence``).
+
+References
+----------
+Bajgar, O., Kadlec, R. & Kleindienst, J. (2018). A Boo(n) for Evaluating Architecture
+Performance. ICML.
+Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning Benchmarks.
+MLSys.
+Møllersen, K. & Holsbø, E. Accounting for multiplicity in machine learning benchmark
+performance.
+Noether, G. E. (1987). Sample size determination for some common nonparametric tests.
+JASA 82, 645–647.
+Piepho, H.-P. (2004). An algorithm for a letter-based representation of all-pairwise
+comparisons. J. Comput. Graph. Statist. 13, 456–466.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+
+from evaluation import stats
+from evaluation.report.comparisons import compare, flip_comparison
+from evaluation.report.entries import EntryRuns, check_entries
+from evaluation.report.coverage import coverage_notes
+from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_row, reused_row, row_intervals
+from evaluation.report.sections import prediction_section, recipe_section
+from evaluation.report.settings import ReportSettings, check_settings, derive_seed
+
+__all__ = ["REPORT_FORMAT", "EntryRuns", "ReportSettings", "build_report", "compare", "derive_seed",
+           "collector_paused", "entry_fingerprint", "flip_comparison"]
+
+#: Version of the report's JSON layout (2: one decision rule, studentized and score intervals,
+#: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size).
+REPORT_FORMAT = 2
+
+#: Board sizes for which the settings list the runs the decision rule needs.
+RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: a 5,000-entry report allocates ~10^5 acyclic dicts and
+    lists, and each collection they trigger walks every object the caller holds (the stored report
+    of an incremental update: millions), 0.15 s of a 0.7 s update (docs/scale.md). Nests: the
+    service pauses it around the whole update too (decoding the stored report allocates millions)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _prior_ranks(previous: Mapping | None, kind: str, reuse: Mapping[int, dict]) -> dict | None:
+    """What the previous report's recipe section says about rank intervals: paired runs, compared
+    entries and each one's interval (None when widened to its rank: not the bootstrap's own)."""
+    sections = [x for x in (previous or {}).get("sections", ()) if x.get("kind") == kind == "recipe"]
+    if not sections or any(i not in reuse for i in sections[0]["compared"]):
+        return None
+    intervals = {i: reuse[i].get("rank_interval") for i in sections[0]["compared"]}
+    return {"paired_runs": sections[0]["paired_runs"], "compared": set(sections[0]["compared"]),
+            "intervals": {i: None if not v or v.get("widened") else (v["low"], v["high"])
+                          for i, v in intervals.items()}}
+
+
+def build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse: Mapping[int, dict] | None = None,
+                 previous: Mapping | None = None) -> dict:
+    """Build the leaderboard report of a challenge.
+
+    Parameters
+    ----------
+    entries : sequence of EntryRuns
+        Every entry with at least one succeeded run (any order).
+    settings : ReportSettings
+        The challenge's statistical settings.
+    reuse : mapping of int to dict, optional
+        Incremental update: rows of a previous report, by submission id, of recipe
+        entries whose :func:`entry_fingerprint` and settings are unchanged; their own
+        intervals are taken from there (:func:`~evaluation.report.rows.reused_row`),
+        everything that depends on the other entries is recomputed.
+    previous : dict, optional
+        The report ``reuse`` comes from. When the recipe section's paired runs are unchanged
+        and its compared entries are all still there, unchanged, the rank intervals of the
+        entries a new entry cannot move are taken from it, shifted
+        (:func:`evaluation.stats.bootstrap.rank_intervals_update`; exact).
+
+    Returns
+    -------
+    dict
+        JSON-serialisable (floats finite or None): ``format``, ``settings`` (with
+        ``noether_n`` and ``confidence``), ``entries`` (every entry, section by section
+        in display order), ``sections`` (per kind: ``kind``, ``label``, ``design``,
+        ``entries``, ``compared``, ``leader_group``, ``paired_runs``, ``n_examples``,
+        ``sota``, ``comparisons``). See the module docstring for the decisions.
+
+    Raises
+    ------
+    ValueError
+        For invalid settings (naming the field) or malformed entries.
+
+    Notes
+    -----
+    Boo_n: Bajgar et al. (2018), eq. 7; P(A>B) and the γ rule: Bouthillier et al.
+    (2021), eq. 9 and App. C; letters: Piepho (2004); state of the art: Møllersen &
+    Holsbø; N: Noether (1987).
+
+    Examples
+    --------
+    >>> e = [EntryRuns(i, f"m{i}", "t", "recipe", 5, np.arange(5), 0.7 + 0.01 * i + 0.001 * np.arange(5))
+    ...      for i in (1, 2)]
+    >>> r = build_report(e, ReportSettings(n_resamples=200, k_runs=5))
+    >>> [(x["method_name"], x["rank_display"]) for x in r["entries"]]
+    [('m2', '1'), ('m1', '2')]
+    """
+    with collector_paused():
+        return _build_report(entries, settings, reuse or {}, previous)
+
+
+def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse: Mapping[int, dict],
+                  previous: Mapping | None) -> dict:
+    s = check_settings(settings)
+    entries = check_entries(list(entries))
+    try:
+        noether_n = stats.noether_sample_size(s.gamma, s.alpha, s.beta)
+        needed = [stats.runs_needed(size, gamma=s.gamma, alpha=s.alpha, beta=s.beta) for size in RUNS_NEEDED_SIZES]
+    except ValueError:
+        noether_n, needed = None, []
+    fresh = [e for e in entries if not (e.id in reuse and e.kind == "recipe")]
+    rows = {e.id: entry_row(e, s, noether_n, intervals=False) for e in fresh}
+    row_intervals(fresh, rows, s)  # all fresh rows at once
+    rows = {e.id: rows[e.id] if e.id in rows else reused_row(reuse[e.id], e, s, noether_n) for e in entries}
+    sections = []
+    for kind, builder in (("recipe", recipe_section), ("predictions", prediction_section)):
+        members = [e for e in entries if e.kind == kind]
+        if members:
+            sections.append(builder(members, rows, s, prior=_prior_ranks(previous, kind, reuse)))
+    ordered = [row for section in sections for row in section.pop("_rows")]
+    return {
+        "format": REPORT_FORMAT,
+        "settings": {"statistic": s.statistic, "boo_n": int(s.boo_n), "gamma": s.gamma, "alpha": s.alpha,
+                     "confidence": 1 - s.alpha, "correction": s.correction, "n_resamples": int(s.n_resamples),
+                     "seed": int(s.master_seed), "k_runs": int(s.k_runs), "beta": s.beta, "noether_n": noether_n,
+                     "higher_is_better": bool(s.higher_is_better),
+                     "runs_needed": [{"entries": r.n_entries, "comparisons": r.comparisons,
+                                      "any_verdict": r.any_verdict, "for_power": r.for_power} for r in needed],
+                     "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
+                     "coverage": coverage_notes(int(s.k_runs))},
+        "entries": ordered,
+        "sections": sections,
+    }

@@ -1,0 +1,154 @@
+"""The comparisons of a section, as rows of the report, and their mirror image.
+
+Each compared pair (all pairs of a small board; neighbours, the leader and the frontier
+of a large one, :mod:`evaluation.stats.sparse`) gives one row: P(A>B) with its interval
+(Bouthillier et al. 2021, eq. 9), the adjusted and raw p-values, both directions of
+the γ decision rule and a verdict (:func:`pair_verdict`). :func:`flip_comparison` shows
+the same row from B's side; :func:`pair_row` builds the row of one pair.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from evaluation.report.entries import EntryRuns, check_entries
+from evaluation.report.settings import ReportSettings, check_settings
+from evaluation.report.values import finite
+from evaluation.stats.sparse import pair_decision
+
+__all__ = ["compare", "comparison_rows", "flip_comparison", "pair_row", "pair_verdict"]
+
+
+def pair_verdict(better: tuple, significant: tuple, pvalue_raw: float, alpha: float) -> tuple[str, int | None]:
+    """Verdict of A against B and the winner (0: A, 1: B); each tuple is (A over B, B over A).
+
+    One rule (:mod:`evaluation.stats.decisions`): "better" when the adjusted test is
+    significant in the winner's favour and P(winner > loser) may exceed γ;
+    "not_meaningful" when it is significant but the interval stays below γ;
+    "not_significant_after_correction" when only the unadjusted test was significant.
+    """
+    if better[0]:
+        return "a_better", 0
+    if better[1]:
+        return "b_better", 1
+    if significant[0] or significant[1]:
+        return "not_meaningful", None
+    if pvalue_raw < alpha:
+        return "not_significant_after_correction", None
+    return "not_significant", None
+
+
+def pair_row(sc, t: int, a: dict, b: dict, flip: bool, kind: str, method: str, inversion: bool) -> dict:
+    """Row of compared pair ``t`` of ``sc`` seen from A (``flip``: A is the pair's j)."""
+    d = 1 if flip else 0
+    p, low, high = float(sc.p[t]), float(sc.low[t]), float(sc.high[t])
+    if flip:
+        p, low, high = 1.0 - p, 1.0 - high, 1.0 - low
+    sig = (bool(sc.significant[d, t]), bool(sc.significant[1 - d, t]))
+    mean = (bool(sc.meaningful[d, t]), bool(sc.meaningful[1 - d, t]))
+    verdict, winner = pair_verdict((bool(sc.better[d, t]), bool(sc.better[1 - d, t])), sig,
+                                   float(sc.pvalue_raw[t]), sc.alpha)
+    return {
+        "section": kind, "a": a["submission_id"], "b": b["submission_id"],
+        "a_name": a["method_name"], "b_name": b["method_name"],
+        "p": finite(p), "low": finite(low), "high": finite(high),
+        "pvalue": finite(sc.pvalue[t]), "pvalue_raw": finite(sc.pvalue_raw[t]),
+        "significant": sig[0], "meaningful": mean[0],
+        "reverse": {"significant": sig[1], "meaningful": mean[1]},
+        "verdict": verdict, "better": None if winner is None else (a, b)[winner]["submission_id"],
+        "level": finite(sc.level[t]) if sc.level is not None else None,
+        "method": method, "inversion": inversion,
+    }
+
+
+def _finite_list(values) -> list:
+    """Finite floats as Python floats, anything else as None (:func:`finite`, one array at once)."""
+    return [x if math.isfinite(x) else None for x in np.asarray(values, dtype=np.float64).tolist()]
+
+
+def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(),
+                    methods=None) -> list[dict]:
+    """One row per compared pair, A the entry shown higher, in display order (:func:`pair_row`, vectorised).
+
+    ``level`` is the confidence of the pair's interval (its multiplicity-adjusted
+    level), ``method`` the test the interval is dual to (``methods``, k x k, or the
+    result's ``interval_method``), ``inversion`` whether the display order shows the
+    pair against its statistic or its verdict.
+    """
+    flagged = {frozenset((inv["above"], inv["below"])) for inv in inversions}
+    by_index = {index[r["submission_id"]]: r for r in rows}
+    shown = np.empty(len(rows), dtype=np.int64)
+    shown[[index[r["submission_id"]] for r in rows]] = np.arange(len(rows))
+    flip = shown[sc.j] < shown[sc.i]
+    t = np.lexsort((np.where(flip, shown[sc.i], shown[sc.j]), np.where(flip, shown[sc.j], shown[sc.i])))
+    f, d = flip[t], flip[t].astype(np.int64)
+    a_idx, b_idx = np.where(f, sc.j[t], sc.i[t]), np.where(f, sc.i[t], sc.j[t])
+    p, low, high = sc.p[t], sc.low[t], sc.high[t]
+    p, low, high = np.where(f, 1.0 - p, p), np.where(f, 1.0 - high, low), np.where(f, 1.0 - low, high)
+    sig_a, sig_b = sc.significant[d, t], sc.significant[1 - d, t]
+    mean_a, mean_b = sc.meaningful[d, t], sc.meaningful[1 - d, t]
+    better_a, better_b = sc.better[d, t], sc.better[1 - d, t]
+    verdict = np.select([better_a, better_b, sig_a | sig_b, sc.pvalue_raw[t] < sc.alpha],
+                        ["a_better", "b_better", "not_meaningful", "not_significant_after_correction"],
+                        "not_significant").tolist()
+    columns = zip(a_idx.tolist(), b_idx.tolist(), _finite_list(p), _finite_list(low), _finite_list(high),
+                  _finite_list(sc.pvalue[t]), _finite_list(sc.pvalue_raw[t]), sig_a.tolist(), sig_b.tolist(),
+                  mean_a.tolist(), mean_b.tolist(), verdict,
+                  _finite_list(sc.level[t]) if sc.level is not None else [None] * t.size)
+    out = []
+    for i, j, p_, lo, hi, pv, raw, sa, sb, ma, mb, v, level in columns:
+        a, b = by_index[i], by_index[j]
+        out.append({
+            "section": kind, "a": a["submission_id"], "b": b["submission_id"],
+            "a_name": a["method_name"], "b_name": b["method_name"], "p": p_, "low": lo, "high": hi,
+            "pvalue": pv, "pvalue_raw": raw, "significant": sa, "meaningful": ma,
+            "reverse": {"significant": sb, "meaningful": mb}, "verdict": v,
+            "better": a["submission_id"] if v == "a_better" else b["submission_id"] if v == "b_better" else None,
+            "level": level, "method": str(methods[i, j]) if methods is not None else sc.interval_method,
+            "inversion": frozenset((a["submission_id"], b["submission_id"])) in flagged,
+        })
+    return out
+
+
+def flip_comparison(pair: dict) -> dict:
+    """The same comparison seen from B: P(B>A) = 1 - P(A>B), interval mirrored."""
+    verdicts = {"a_better": "b_better", "b_better": "a_better"}
+    return {**pair, "a": pair["b"], "b": pair["a"], "a_name": pair["b_name"], "b_name": pair["a_name"],
+            "p": None if pair["p"] is None else 1 - pair["p"],
+            "low": None if pair["high"] is None else 1 - pair["high"],
+            "high": None if pair["low"] is None else 1 - pair["low"],
+            "significant": pair["reverse"]["significant"], "meaningful": pair["reverse"]["meaningful"],
+            "reverse": {"significant": pair["significant"], "meaningful": pair["meaningful"]},
+            "verdict": verdicts.get(pair["verdict"], pair["verdict"])}
+
+
+def compare(a: EntryRuns, b: EntryRuns, settings: ReportSettings, *, paired_runs, family_size: int) -> dict:
+    """The report's row for any two recipe entries of a section, on demand.
+
+    A large board stores the comparisons of neighbours, the leader and the frontier
+    (:mod:`evaluation.stats.sparse`); any other pair is decided here by the same rule
+    (Bouthillier et al. 2021, eq. 9, App. C.6) on the section's ``paired_runs``, as one
+    of the section's ``family_size`` pairs (docs/scale.md).
+
+    Raises
+    ------
+    ValueError
+        If an entry is not a recipe entry or lacks one of the paired runs.
+    """
+    s = check_settings(settings)
+    a, b = check_entries([a, b])
+    shared = np.asarray(paired_runs, dtype=np.int64)
+    tables = []
+    for name, e in (("a", a), ("b", b)):
+        if e.kind != "recipe":
+            raise ValueError(f"`{name}` is a {e.kind} entry: only recipe entries are compared on demand.")
+        missing = sorted(set(shared.tolist()) - set(e.run_index.tolist()))
+        if missing or shared.size < 2:
+            raise ValueError(f"`{name}` (submission {e.id}) lacks the paired runs {missing or shared.tolist()}.")
+        tables.append((1.0 if s.higher_is_better else -1.0) * e.test[np.isin(e.run_index, shared)])
+    sc = pair_decision(tables[0], tables[1], paired=True, gamma=s.gamma, alpha=s.alpha, correction=s.correction,
+                       family_size=family_size)
+    rows = [{"submission_id": int(e.id), "method_name": e.name} for e in (a, b)]
+    return pair_row(sc, 0, rows[0], rows[1], False, "recipe", sc.interval_method, False)

@@ -1,0 +1,96 @@
+"""The report's entries: one submission and its succeeded runs, checked and put in run order.
+
+:class:`EntryRuns` is what the caller gathers from the stored runs (docs/DESIGN.md §3);
+:func:`check_entries` refuses malformed entries naming the entry and the field, and
+returns them with float64/int64 arrays sorted by run index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from evaluation.report.settings import KINDS
+
+__all__ = ["EntryRuns", "check_entries"]
+
+
+@dataclass(frozen=True, eq=False)
+class EntryRuns:
+    """One entry (submission) and its succeeded runs.
+
+    Attributes
+    ----------
+    id : int
+        Submission id.
+    name, team : str
+        Method name and team name.
+    kind : {"recipe", "predictions"}
+    runs_expected : int
+        Runs the submission asked for (k for recipes, the number of files otherwise).
+    run_index : ndarray of int, shape (runs,)
+        Index i of each succeeded run (pairs recipe runs across entries).
+    test : ndarray of float, shape (runs,)
+        Test score of each run, in the metric's units.
+    valid : ndarray of float, shape (runs,), optional
+        Validation score of each run (chooses the best run in Boo_n).
+    outcomes : ndarray of float, shape (runs, examples), optional
+        Per-example outcomes of each run (prediction entries).
+    created : str
+        ISO timestamp of the submission (shown, never used to order).
+    in_progress : bool
+        More runs may still arrive.
+    provenance : dict, optional
+        Where results produced elsewhere come from (``source``, ``link``); None for
+        entries run or scored here. Shown, never used in a computation.
+    """
+
+    id: int
+    name: str
+    team: str
+    kind: str
+    runs_expected: int
+    run_index: np.ndarray
+    test: np.ndarray
+    valid: np.ndarray | None = None
+    outcomes: np.ndarray | None = None
+    created: str = ""
+    in_progress: bool = False
+    provenance: dict | None = None
+
+
+def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
+    """Check every entry; return them with arrays as float64/int64 (never modified), runs sorted by index."""
+    seen: set[int] = set()
+    checked = []
+    for e in entries:
+        if e.kind not in KINDS:
+            raise ValueError(f"entry {e.id}: `kind` must be one of {', '.join(KINDS)} (got {e.kind!r}).")
+        if e.id in seen:
+            raise ValueError(f"entry ids must be unique; {e.id} appears twice.")
+        seen.add(e.id)
+        test = np.asarray(e.test, dtype=np.float64)
+        index = np.asarray(e.run_index, dtype=np.int64)
+        if test.ndim != 1 or test.size == 0 or not np.all(np.isfinite(test)):
+            raise ValueError(f"entry {e.id}: `test` must be a non-empty 1-D array of finite scores.")
+        ascending = bool(np.all(index[1:] > index[:-1]))
+        if index.shape != test.shape or (not ascending and np.unique(index).size != index.size):
+            raise ValueError(f"entry {e.id}: `run_index` must hold one distinct index per test score.")
+        valid = None if e.valid is None else np.asarray(e.valid, dtype=np.float64)
+        if valid is not None and (valid.shape != test.shape or not np.all(np.isfinite(valid))):
+            valid = None  # a run without a validation score: Boo_n chooses by test score
+        outcomes = None if e.outcomes is None else np.asarray(e.outcomes, dtype=np.float64)
+        if outcomes is not None and (outcomes.ndim != 2 or outcomes.shape[0] != test.size
+                                     or outcomes.shape[1] == 0 or not np.all(np.isfinite(outcomes))):
+            raise ValueError(f"entry {e.id}: `outcomes` must be finite, of shape (runs, examples) "
+                             f"with runs = {test.size}.")
+        if ascending and all(a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid),
+                                                   (outcomes, e.outcomes))):
+            checked.append(e)  # already float64/int64 and sorted: nothing to copy
+            continue
+        order = slice(None) if ascending else np.argsort(index, kind="stable")
+        checked.append(replace(e, run_index=index[order], test=test[order],
+                               valid=None if valid is None else valid[order],
+                               outcomes=None if outcomes is None else outcomes[order]))
+    return checked

@@ -1,0 +1,181 @@
+"""Each entry's own row of the report: location, spread, Boo_n, its curve and intervals.
+
+What an entry's runs say on their own, before any comparison: mean and Boo_n with
+studentized-bootstrap intervals over runs (Bajgar et al. 2018, eq. 7, for Boo_n; the
+unbiased order-statistic estimator next to it), the median and standard deviation, the
+Boo_n curve for n = 1..``curve_max_n``. Sections later fill in ranks, letters, rank
+intervals and the runs still needed for a decision, or mark the entry as left out of
+comparisons (:func:`exclude`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+
+from evaluation import stats
+from evaluation.report.entries import EntryRuns
+from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
+from evaluation.report.values import finite, interval
+
+__all__ = ["ROW_KEYS", "boo_n_curve", "boo_n_warning", "entry_fingerprint", "entry_row", "exclude", "reused_row",
+           "row_intervals"]
+
+#: The keys :func:`entry_row` fills; sections and publication add others.
+ROW_KEYS = ("submission_id", "method_name", "team", "kind", "created", "in_progress", "runs_succeeded",
+            "runs_expected", "k_runs", "rank", "rank_display", "tied", "ranking_value", "mean", "boo_n",
+            "boo_n_unbiased", "median", "std", "groups", "rank_interval", "runs_needed_for_decision",
+            "too_few_runs", "compared", "excluded_reason", "boo_n_curve", "run_scores", "provenance")
+
+
+def boo_n_warning(k: int, n: int) -> str | None:
+    """A sentence when k runs are too few for a stable Boo_n (k < 3n), else None."""
+    if k >= 3 * n:
+        return None
+    return (f"{k} run{'' if k == 1 else 's'} for Boo_{n}: at least {3 * n} (3n) are needed for a stable "
+            f"estimate; with fewer, the paper's estimator is biased low and its interval may not cover")
+
+
+def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True) -> dict:
+    """What an entry's own runs say: location, spread, Boo_n (both estimators) and its curve.
+
+    ``intervals=False`` leaves the bootstrap intervals to :func:`row_intervals` (many rows at once).
+    """
+    k = e.test.size
+    boo = stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better)
+    unbiased = (stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better,
+                            estimator="unbiased") if s.boo_n <= k else None)
+    row = {
+        "submission_id": int(e.id), "method_name": e.name, "team": e.team, "kind": e.kind,
+        "created": e.created, "in_progress": bool(e.in_progress),
+        "runs_succeeded": int(k), "runs_expected": int(e.runs_expected), "k_runs": int(s.k_runs),
+        "rank": None, "rank_display": None, "tied": False, "ranking_value": None,
+        "mean": interval(e.test.mean(), se=None, source="runs", method=None),
+        "boo_n": interval(boo, n=int(s.boo_n), estimator="paper", method=None, warning=boo_n_warning(k, s.boo_n)),
+        "boo_n_unbiased": interval(unbiased, n=int(s.boo_n), estimator="unbiased", method=None),
+        "median": finite(np.median(e.test)), "std": finite(e.test.std(ddof=1)) if k >= 2 else None,
+        "groups": "", "rank_interval": None,
+        "runs_needed_for_decision": (max(0, noether_n - k) if noether_n is not None and e.kind == "recipe"
+                                     else None),
+        "too_few_runs": False, "compared": False, "excluded_reason": None,
+        "boo_n_curve": [finite(v) for v in boo_n_curve(e, min(s.curve_max_n, k), s.higher_is_better)],
+        "run_scores": [finite(x) for x in e.test],
+        "provenance": None if e.provenance is None else dict(e.provenance),
+    }
+    if k >= 2 and intervals:
+        row_intervals([e], {e.id: row}, s)
+    # Prediction sections rank by the mean over test examples: Boo_n of a few files is not a ranking.
+    boo_ranks = s.statistic == "boo_n" and e.kind == "recipe"
+    row["ranking_value"] = row["boo_n"]["estimate"] if boo_ranks else row["mean"]["estimate"]
+    return row
+
+
+#: The bootstrap intervals of a row: (row key, statistic, Boo_n estimator, seed purpose).
+_INTERVALS = (("mean", "mean", "paper", "mean"), ("boo_n", "boo_n", "paper", "boo_n"),
+              ("boo_n_unbiased", "boo_n", "unbiased", "boo_n_unbiased"))
+
+
+def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings) -> None:
+    """Fill the studentized-bootstrap intervals of the rows of ``entries`` (those with >= 2 runs).
+
+    Mean (recipes), Boo_n and unbiased Boo_n (Bajgar et al. 2018, eq. 7), each seeded by the
+    entry alone (:func:`derive_seed`), computed for all entries of one section, run count and
+    validation layout at once (:func:`evaluation.stats.bootstrap.seeded_intervals`: the same
+    resamples as one :func:`~evaluation.stats.bootstrap_interval` per entry, to rounding).
+    """
+    groups: dict[tuple, list[EntryRuns]] = {}
+    for e in entries:
+        if e.test.size >= 2:
+            groups.setdefault((e.kind, e.test.size, e.valid is None), []).append(e)
+    conf = 1 - s.alpha
+    for (kind, k, no_valid), members in groups.items():
+        section = SECTION_CODE[kind]
+        for key, statistic, estimator, purpose in _INTERVALS:
+            todo = [e for e in members if rows[e.id][key]["estimate"] is not None
+                    and (statistic == "boo_n" or kind == "recipe")]
+            if not todo:
+                continue
+            seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
+            low, high = stats.seeded_intervals(
+                np.stack([e.test for e in todo]), seeds, statistic, n=s.boo_n,
+                valid=None if no_valid or statistic != "boo_n" else np.stack([e.valid for e in todo]),
+                n_resamples=s.n_resamples, confidence_level=conf, higher_is_better=s.higher_is_better,
+                estimator=estimator)
+            method = "studentized bootstrap" if estimator == "paper" or k > s.boo_n else "percentile bootstrap"
+            low, high = clip_to_range(low, high, s.score_range)
+            for e, lo, hi in zip(todo, low, high):
+                rows[e.id][key].update(low=finite(lo), high=finite(hi), method=method)
+                if key == "mean":
+                    rows[e.id][key]["se"] = finite(e.test.std(ddof=1) / math.sqrt(k))
+
+
+def clip_to_range(low: np.ndarray, high: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarray]:
+    """Interval limits clipped to the values the score can take (``(None, None)``: unchanged).
+
+    With a few runs near a bound (an accuracy near 1), the studentized bootstrap's interval
+    (Bajgar et al. 2018, eq. 7) can reach past the bound; the truth cannot lie there, so
+    clipping drops only impossible values and never lowers coverage.
+    """
+    lower, upper = score_range
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if lower is not None:
+        low, high = np.maximum(low, lower), np.maximum(high, lower)
+    if upper is not None:
+        low, high = np.minimum(low, upper), np.minimum(high, upper)
+    return low, high
+
+
+def entry_fingerprint(e: EntryRuns) -> str:
+    """A digest of everything :func:`entry_row` reads from an entry (its runs, names, state)."""
+    digest = hashlib.sha256(repr((int(e.id), e.name, e.team, e.kind, int(e.runs_expected), e.created,
+                                  bool(e.in_progress), e.provenance)).encode())
+    for array in (e.run_index, e.test, e.valid):
+        digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:24]
+
+
+def reused_row(previous: dict, e: EntryRuns, s: ReportSettings, noether_n: int | None) -> dict:
+    """An entry's own row from the previous report of the same entry and settings (incremental update).
+
+    The caller has checked that the entry (:func:`entry_fingerprint`) and the settings
+    are unchanged; the seeds of an entry's intervals depend on the entry only
+    (:func:`~evaluation.report.settings.derive_seed`), so its row is what
+    :func:`entry_row` would compute. What the sections fill in is reset.
+    """
+    row = {key: previous[key] for key in ROW_KEYS}
+    for key in ("mean", "boo_n", "boo_n_unbiased"):  # the nested intervals sections may update
+        row[key] = dict(row[key])
+    row.update(rank=None, rank_display=None, tied=False, groups="", rank_interval=None, too_few_runs=False,
+               compared=False, excluded_reason=None,
+               runs_needed_for_decision=(max(0, noether_n - e.test.size) if noether_n is not None
+                                         and e.kind == "recipe" else None))
+    return row
+
+
+def boo_n_curve(e: EntryRuns, n_max: int, higher_is_better: bool) -> np.ndarray:
+    """Boo_n for n = 1..n_max at once (Bajgar et al. 2018, eq. 7, ties sharing weight).
+
+    The same weights as :func:`evaluation.stats.boo_n`, for every n in one array
+    operation: a tie block of validation (else test) scores spanning the sorted ranks
+    ``(lower, upper]`` out of m gets ``(upper/m)^n - (lower/m)^n``, shared equally.
+    """
+    key = e.test if e.valid is None else e.valid
+    key = key if higher_is_better else -key
+    order = np.argsort(key, kind="stable")
+    sorted_key, sorted_test = key[order], e.test[order]
+    m = key.size
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    sizes = np.diff(np.r_[starts, m])
+    upper = (starts + sizes) / m
+    lower = starts / m
+    n = np.arange(1, n_max + 1, dtype=np.float64)[:, None]
+    weights = upper[None, :] ** n - lower[None, :] ** n  # (n_max, blocks)
+    block_mean = np.add.reduceat(sorted_test, starts) / sizes
+    return weights @ block_mean
+
+
+def exclude(row: dict, reason: str, too_few: bool = True) -> None:
+    row["too_few_runs"] = row["too_few_runs"] or too_few
+    row["excluded_reason"] = reason

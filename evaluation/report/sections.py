@@ -1,0 +1,202 @@
+"""The two sections of the report: seed-paired recipe runs and prediction files.
+
+A section chooses the entries it can compare, runs the pairwise comparisons and rank
+intervals on them, and assembles rows, comparisons and the state of the art. Recipe
+entries are compared on the run indices they share (:func:`shared_runs`;
+docs/DESIGN.md §4); prediction entries through the paired bootstrap over test examples
+(docs/DESIGN.md §6). See :mod:`evaluation.report` for the decisions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation import stats
+from evaluation.report.comparisons import comparison_rows
+from evaluation.report.entries import EntryRuns
+from evaluation.report.ranking import inversion_rows, priority_order, rank_and_group, sort_key
+from evaluation.report.rows import exclude
+from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
+from evaluation.report.sota import section_sota
+from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
+from evaluation.report.values import apply_map, finite, se_through
+
+__all__ = ["assemble_section", "prediction_section", "recipe_section", "shared_runs"]
+
+
+def shared_runs(entries: list[EntryRuns]) -> tuple[list[EntryRuns], np.ndarray]:
+    """Entries to compare and the run indices they all share (see :mod:`evaluation.report`).
+
+    Greedy: the next entry keeps most of the shared indices, the earliest in pool order
+    on a tie. Entries with the same run indices are interchangeable, so each step looks
+    at the first remaining entry of each distinct set of run indices: Θ(entries x sets),
+    not Θ(entries²).
+    """
+    pool = sorted(entries, key=lambda e: (-e.test.size, e.name, e.team, e.id))
+    if not pool:
+        return [], np.empty(0, dtype=np.int64)
+    chosen = [pool[0]]
+    common = set(pool[0].run_index.tolist())
+    best = (0, 1, set(common))  # one entry alone: nothing to compare
+    queues: dict[frozenset, list[int]] = {}
+    for position, e in enumerate(pool[1:], start=1):
+        queues.setdefault(frozenset(e.run_index.tolist()), []).append(position)
+    heads = {key: 0 for key in queues}
+    while heads:
+        key = max(heads, key=lambda q: (len(common & q), -queues[q][heads[q]]))
+        common &= key
+        chosen.append(pool[queues[key][heads[key]]])
+        heads[key] += 1
+        if heads[key] == len(queues[key]):
+            del heads[key]
+        if len(common) < 2:
+            break
+        observations = len(chosen) * (len(chosen) - 1) // 2 * len(common)
+        if observations >= best[0]:
+            best = (observations, len(chosen), set(common))
+    return chosen[:best[1]], np.array(sorted(best[2]), dtype=np.int64)
+
+
+def assemble_section(kind: str, rows: list[dict], compared: list[dict], res, ranks, index, s: ReportSettings,
+                     sota: dict | None, methods=None, **design) -> dict:
+    """Rows in display order, the leader group, the comparisons and the inversions of a section.
+
+    The leader group is every compared entry that no entry beats (the leader first,
+    :func:`evaluation.stats.leader_group`): it never holds an entry beaten by another.
+    """
+    compared = rank_and_group(compared, res, ranks, index, s)
+    sign = 1.0 if s.higher_is_better else -1.0
+    ids = {r["submission_id"] for r in compared}
+    rest = sorted((r for r in rows if r["submission_id"] not in ids), key=lambda r: sort_key(r, sign))
+    for row in compared:
+        row["compared"] = True
+    by_index = {i: sid for sid, i in index.items()}
+    leader = [compared[0]["submission_id"]] if compared else []
+    if res is not None:
+        leader = [by_index[int(i)] for i in res.leader]
+    inversions = inversion_rows(res, index, {r["submission_id"]: r for r in compared})
+    return {
+        "kind": kind, "label": SECTION_LABELS[kind], **design,
+        "entries": [r["submission_id"] for r in (*compared, *rest)],
+        "compared": [r["submission_id"] for r in compared], "leader_group": leader, "inversions": inversions,
+        "sota": sota,
+        "comparisons": [] if res is None else comparison_rows(compared, res, index, kind, inversions, methods),
+        "_rows": [*compared, *rest],
+    }
+
+
+def runs_needed_rows(rows: list[dict], n_compared: int, s: ReportSettings) -> dict | None:
+    """``runs_needed_for_decision`` of recipe rows for this board's size; the section's summary."""
+    try:
+        need = stats.runs_needed(max(2, n_compared), gamma=s.gamma, alpha=s.alpha, beta=s.beta)
+    except ValueError:
+        return None
+    for row in rows:
+        row["runs_needed_for_decision"] = max(0, need.for_power - row["runs_succeeded"])
+    return {"entries": need.n_entries, "comparisons": need.comparisons, "any_verdict": need.any_verdict,
+            "for_power": need.for_power}
+
+
+def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
+                   ) -> dict:
+    eligible = [e for e in entries if e.test.size >= 2]
+    for e in entries:
+        if e.test.size < 2:
+            exclude(rows[e.id], f"{e.test.size} run: at least 2 are needed to compare")
+    chosen, shared = shared_runs(eligible)
+    chosen_ids = {e.id for e in chosen}
+    for e in eligible:
+        if e.id not in chosen_ids:
+            missing = sorted(set(shared.tolist()) - set(e.run_index.tolist()))
+            exclude(rows[e.id], f"lacks runs {', '.join(map(str, missing))} of the {len(shared)} seed-paired runs "
+                                 f"shared by the {len(chosen)} compared entries")
+    chosen = sorted(chosen, key=lambda e: e.id)
+    index = {e.id: i for i, e in enumerate(chosen)}
+    sign = 1.0 if s.higher_is_better else -1.0
+    res = ranks = None
+    if len(chosen) >= 2:
+        # shared ⊆ each chosen entry's runs: an entry with as many runs has exactly those
+        keep = [slice(None) if e.run_index.size == shared.size else np.isin(e.run_index, shared) for e in chosen]
+        table = np.stack([sign * e.test[k] for e, k in zip(chosen, keep)])
+        valid = (np.stack([sign * e.valid[k] for e, k in zip(chosen, keep)])
+                 if all(e.valid is not None for e in chosen) else None)
+        code = SECTION_CODE["recipe"]
+        priority = priority_order([rows[e.id] for e in chosen], index, sign)
+        res = sparse_comparisons(table, paired=True, gamma=s.gamma, alpha=s.alpha, correction=s.correction,
+                                 priority=priority, neighbours=s.neighbours)
+        ranks = _recipe_ranks(table, valid, chosen, shared, s, prior)
+    all_rows = [rows[e.id] for e in entries]
+    needed = runs_needed_rows(all_rows, len(chosen), s)
+    sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_recipes, s, binomial_n=None)
+    return assemble_section("recipe", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
+                            design="seed-paired runs", paired_runs=shared.tolist(), n_examples=None,
+                            runs_needed=needed)
+
+
+def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):
+    """Rank intervals of the compared recipe entries: one joint bootstrap, or its exact update when the
+    previous report had the same paired runs and a subset of these entries (docs/scale.md)."""
+    kw = dict(n_resamples=s.n_resamples, confidence_level=1 - s.alpha, statistic=s.statistic, n=s.boo_n,
+              rng=derive_seed(s.master_seed, SECTION_CODE["recipe"], PURPOSE["ranks"]),
+              valid=valid if s.statistic == "boo_n" else None)
+    usable = (prior is not None and prior["paired_runs"] == shared.tolist() and s.backend == "numpy"
+              and prior["compared"] <= {e.id for e in chosen})
+    if not usable:
+        return stats.rank_intervals(table, paired=True, backend=s.backend, device=s.device, **kw)
+    new = np.array([e.id not in prior["compared"] for e in chosen])
+    old = [prior["intervals"].get(e.id) for e in chosen]
+    known = np.array([v is not None for v in old])
+    low = np.array([v[0] if v else 0 for v in old], dtype=np.int64)
+    high = np.array([v[1] if v else 0 for v in old], dtype=np.int64)
+    return stats.rank_intervals_update(table, new, known, low, high, **kw)
+
+
+def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
+                       ) -> dict:
+    lengths = [e.outcomes.shape[1] for e in entries if e.outcomes is not None]
+    n_examples = max(set(lengths), key=lambda n: (lengths.count(n), n)) if lengths else None
+    chosen = []
+    for e in entries:
+        if e.outcomes is None:
+            exclude(rows[e.id], "no per-example outcomes stored: cannot join the paired test bootstrap", False)
+        elif e.outcomes.shape[1] != n_examples:
+            exclude(rows[e.id], f"scored on {e.outcomes.shape[1]} test examples, not the {n_examples} of the "
+                                 f"other entries", False)
+        else:
+            chosen.append(e)
+    chosen = sorted(chosen, key=lambda e: e.id)
+    index = {e.id: i for i, e in enumerate(chosen)}
+    sign = 1.0 if s.higher_is_better else -1.0
+    res = ranks = tb = None
+    if chosen:
+        code = SECTION_CODE["predictions"]
+        priority = priority_order([rows[e.id] for e in chosen], index, sign)
+        tb = stats.paired_test_bootstrap(files=[e.outcomes for e in chosen], n_resamples=s.n_resamples,
+                                         confidence_level=1 - s.alpha, gamma=s.gamma, alpha=s.alpha,
+                                         correction=s.correction, higher_is_better=s.higher_is_better,
+                                         priority=priority, rng=derive_seed(s.master_seed, code, PURPOSE["pairs"]),
+                                         backend=s.backend, device=s.device)
+        for e in chosen:
+            _prediction_mean(rows[e.id], tb, index[e.id], s)
+        if len(chosen) >= 2:
+            res = sparse_from_pairwise(tb.comparisons)
+            ranks = stats.rank_intervals_from_distribution(sign * tb.estimate, sign * tb.bootstrap_distribution,
+                                                           1 - s.alpha)
+    all_rows = [rows[e.id] for e in entries]
+    binomial_n = (s.n_test or n_examples) if s.accuracy_like else None
+    sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_predictions, s, binomial_n=binomial_n)
+    return assemble_section("predictions", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
+                            methods=None if tb is None else tb.pair_method,
+                            design="paired comparisons over test examples", paired_runs=None, n_examples=n_examples,
+                            runs_needed=None)
+
+
+def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
+    """An entry's mean interval from the test set (and its files), in the metric's units."""
+    names = {"wilson": "Wilson score interval", "t": "Student t over test examples",
+             "welch-t": "Welch t over test examples and files"}
+    row["mean"].update(low=finite(apply_map(s.metric_from_mean, tb.low[i])),
+                       high=finite(apply_map(s.metric_from_mean, tb.high[i])),
+                       se=finite(se_through(s.metric_from_mean, float(tb.estimate[i]), float(tb.standard_error[i]))),
+                       source="test examples" if tb.files[i] == 1 else "test examples and files",
+                       method=names[str(tb.entry_method[i])])

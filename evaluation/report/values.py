@@ -1,0 +1,44 @@
+"""JSON-ready numbers of the report: finite floats or None, intervals, the metric's map.
+
+The report holds only finite Python floats (``None`` where a value is undefined), so it
+serialises with ``allow_nan=False``. ``metric_from_mean`` maps a mean per-example
+outcome to the metric's units (e.g. √ for RMSE); :func:`se_through` carries a standard
+error through it by the delta method.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["apply_map", "finite", "interval", "se_through"]
+
+
+def finite(x) -> float | None:
+    """A finite Python float, or None."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def interval(estimate, low=None, high=None, **extra) -> dict:
+    return {"estimate": finite(estimate), "low": finite(low), "high": finite(high), **extra}
+
+
+def apply_map(fn: Callable | None, x):
+    return x if fn is None else np.asarray(fn(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+def se_through(fn: Callable | None, mean: float, se: float) -> float:
+    """Standard error after the monotone map ``fn`` (delta method, slope by a difference).
+
+    ``|fn'(mean)| · se`` with the slope taken over ``[mean - se, mean + se]`` (its lower
+    end clipped at 0 for a non-negative mean, e.g. a mean squared error under √).
+    """
+    if fn is None or se == 0:
+        return se
+    lo = max(mean - se, 0.0) if mean >= 0 else mean - se
+    return float(abs(apply_map(fn, mean + se) - apply_map(fn, lo)) * se / (mean + se - lo))

@@ -1,0 +1,95 @@
+"""An order of entries that never contradicts the verdicts, and the inversions data force.
+
+A leaderboard orders entries by a statistic (the mean, Boo_n) but decides pairs by
+P(A>B). The two can disagree: one outlier seed lifts A's mean above B's although B
+wins 29 seeds of 30, and B is declared better. Showing A first and then saying "B is
+better than A" contradicts itself, and so does a leader group that holds an entry
+beating the leader.
+
+Here the verdicts are constraints: the display order is the order by the statistic,
+except that an entry that beats another is placed above it (a topological order of
+the "beats" relation, Kahn 1962, taking at each step the best remaining entry by the
+statistic among those no remaining entry beats). Every such move is an *inversion*
+of the statistic's order and is reported. If the verdicts form a cycle (A beats B,
+B beats C, C beats A: possible, P(A>B) is not transitive), no order can respect them
+all; the best remaining entry by the statistic is taken and each verdict the order
+then breaks is reported as an inversion too.
+
+The leader group is every entry that no entry beats (the leader is one of them in a
+verdict-consistent order), listed in display order.
+
+References
+----------
+Kahn, A. B. (1962). Topological sorting of large networks. Commun. ACM 5, 558–562.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["inversions", "leader_set", "verdict_order"]
+
+
+def verdict_order(better: np.ndarray, priority: np.ndarray) -> np.ndarray:
+    """Entries best first: by ``priority`` (statistic order, best first), winners above losers.
+
+    Parameters
+    ----------
+    better : ndarray of bool, shape (k, k)
+        ``better[i, j]``: i beats j.
+    priority : ndarray of int, shape (k,)
+        The entries best first by the ranking statistic.
+
+    Returns
+    -------
+    ndarray of int, shape (k,)
+    """
+    better = np.asarray(better, dtype=bool)
+    k = better.shape[0]
+    rank = np.empty(k, dtype=np.int64)
+    rank[np.asarray(priority)] = np.arange(k)
+    placed = np.zeros(k, dtype=bool)
+    beaten_by = better.sum(axis=0)  # beaten_by[j]: unplaced entries that beat j
+    out = np.empty(k, dtype=np.int64)
+    for position in range(k):  # one entry per step; each step is an array operation
+        free = ~placed & (beaten_by == 0)
+        candidates = free if free.any() else ~placed  # a cycle: take the best remaining
+        e = int(np.flatnonzero(candidates)[np.argmin(rank[candidates])])
+        out[position] = e
+        placed[e] = True
+        beaten_by -= better[e]
+        beaten_by[e] = -1
+    return out
+
+
+def inversions(better: np.ndarray, priority: np.ndarray, order: np.ndarray) -> list[tuple[int, int, str]]:
+    """Pairs the display ``order`` shows against the statistic or against a verdict.
+
+    Returns ``(above, below, kind)`` triples: ``kind = "statistic"`` when ``above`` is
+    shown above an entry with a better statistic because it beats it; ``"verdict"``
+    when ``below`` beats ``above`` (a cycle of verdicts left no consistent order).
+    """
+    better = np.asarray(better, dtype=bool)
+    k = better.shape[0]
+    stat_rank = np.empty(k, dtype=np.int64)
+    stat_rank[np.asarray(priority)] = np.arange(k)
+    shown = np.empty(k, dtype=np.int64)
+    shown[np.asarray(order)] = np.arange(k)
+    out = []
+    above, below = np.nonzero(shown[:, None] < shown[None, :])
+    for a, b in zip(above.tolist(), below.tolist()):
+        if better[b, a]:
+            out.append((a, b, "verdict"))
+        elif better[a, b] and stat_rank[a] > stat_rank[b]:
+            out.append((a, b, "statistic"))
+    out.sort(key=lambda t: (shown[t[0]], shown[t[1]]))
+    return out
+
+
+def leader_set(better: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Entries no entry beats, in display order; the leader alone if a cycle leaves none."""
+    better = np.asarray(better, dtype=bool)
+    order = np.asarray(order, dtype=np.int64)
+    unbeaten = ~better.any(axis=0)
+    group = order[unbeaten[order]]
+    return group if group.size else order[:1].copy()

@@ -1,0 +1,353 @@
+"""Comparisons of a large board where they carry information: neighbours, the leader, the frontier.
+
+All pairs of n entries are n(n-1)/2 comparisons: 12.5 million for 5,000 entries. The
+decision of a pair (Bouthillier et al. 2021, eq. 9 and App. C.6; Wilson's score
+interval paired, Newcombe's unpaired, :mod:`evaluation.stats.decisions`) is closed
+form, so what costs is the number of pairs, not a bootstrap. Here, with the entries
+in ``priority`` (best first by the ranking statistic), an entry is compared with:
+
+* its ``neighbours`` nearest entries on each side (the pairs a reader looks at);
+* the leader (the leader group, and every entry's distance to the top);
+* its *frontier*: the first entry below it that it beats, found by a forward walk
+  that starts where the previous entry's frontier was (two pointers, Θ(n) pairs).
+
+Multiplicity is adjusted over the whole family of n(n-1)/2 pairs
+(:func:`~evaluation.stats.multiplicity.adjust_pvalues` with ``family_size``), as if
+the pairs not compared had p-values of 1; the frontier walk uses Bonferroni's level
+alpha / M. Pairs not compared are *inferred* by monotonicity: if a beats b, every entry
+shown above a is taken to beat every entry shown below b. The entries an entry does
+not differ from are then a window of the order, the letters are the maximal windows
+(Piepho 2004, on the implied differences), and the leader group is the entries no
+compared pair beats. docs/scale.md says when this equals the all-pairs result.
+
+References
+----------
+Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning Benchmarks.
+MLSys. Piepho, H.-P. (2004). J. Comput. Graph. Statist. 13, 456–466. Kahn, A. B.
+(1962). Commun. ACM 5, 558–562.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from .decisions import decide_pairs
+from .groups import _letter, letters_from_differences
+
+__all__ = ["DENSE_LETTERS", "NEIGHBOURS", "SparseComparisons", "sparse_comparisons"]
+
+#: Entries compared on each side in the order (boards of up to 2 x NEIGHBOURS + 1 entries: all pairs).
+NEIGHBOURS = 5
+#: Up to this many entries the letters are Piepho's (with his sweep) on the implied differences.
+DENSE_LETTERS = 300
+
+
+@dataclass(frozen=True, eq=False)
+class SparseComparisons:
+    """Decisions of the compared pairs (flat arrays over pairs ``i[t] < j[t]``, matrix indices).
+
+    ``better[0]``: i beats j, ``better[1]``: j beats i (likewise ``significant``,
+    ``meaningful``); ``low``/``high``: the interval of P(i>j) at confidence ``level``; ``pvalue``
+    adjusted over ``family_size`` pairs. ``order``: verdict-consistent, best first;
+    ``frontier[e]``: the first position of ``order`` that e differs from below it (by
+    monotone inference; n when none); ``groups``: letters per entry; ``leader``: the
+    leader group in display order.
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    p: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    pvalue: np.ndarray
+    pvalue_raw: np.ndarray
+    level: np.ndarray
+    significant: np.ndarray
+    meaningful: np.ndarray
+    better: np.ndarray
+    order: np.ndarray
+    priority: np.ndarray
+    frontier: np.ndarray
+    groups: list
+    leader: np.ndarray
+    family_size: int
+    alpha: float
+    interval_method: str
+
+    def lookup(self) -> dict:
+        """``{(i, j): t}`` for the compared pairs, i < j."""
+        return {(int(a), int(b)): t for t, (a, b) in enumerate(zip(self.i.tolist(), self.j.tolist()))}
+
+
+class _Tester:
+    """Closed-form P(i>j), raw p-value and dual interval of any list of pairs."""
+
+    def __init__(self, rows, paired: bool):
+        from .outperform import _mann_whitney_u, score_tests
+
+        self.rows, self.paired, self._u, self._score = rows, paired, _mann_whitney_u, score_tests
+        if paired:
+            self.x = np.stack(rows)
+
+    def p(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        if self.paired:
+            a, b = self.x[i], self.x[j]
+            return (2.0 * (a > b) + (a == b)).sum(axis=1) / (2.0 * self.x.shape[1])
+        return np.array([self._u(self.rows[a], self.rows[b]) / (self.rows[a].size * self.rows[b].size)
+                         for a, b in zip(i.tolist(), j.tolist())], dtype=np.float64)
+
+    def decide(self, i, j, *, alpha, gamma, correction, family_size):
+        p = self.p(i, j)
+        pvalue_raw, interval = self._score(self.rows, self.paired, i, j, p)
+        return p, pvalue_raw, decide_pairs(p - 0.5, pvalue_raw, interval, alpha=alpha, gamma=gamma,
+                                           correction=correction, family_size=family_size)
+
+
+def _candidate_pairs(n: int, neighbours: int) -> np.ndarray:
+    """Position pairs (a < b) as codes ``a * n + b``: each entry with its ``neighbours`` next ones, the
+    leader with all."""
+    parts = [np.arange(1, n, dtype=np.int64)]
+    for d in range(1, min(neighbours, n - 1) + 1):
+        a = np.arange(n - d, dtype=np.int64)
+        parts.append(a * n + a + d)
+    return np.concatenate(parts)
+
+
+def _frontier_pairs(tester: _Tester, priority: np.ndarray, alpha: float, gamma: float, family_size: int,
+                    start_after: int, correction: str) -> set:
+    """Position pairs of the forward walk: for each a, up to the first b > a that a beats.
+
+    Pair by pair at alpha (``correction="none"``) or else at Bonferroni's alpha / M,
+    which Holm's and Benjamini–Hochberg's adjustments never exceed for a first step.
+    """
+    walk = "none" if correction == "none" else "bonferroni"
+    n = priority.size
+    pairs: set = set()
+    b0 = 0
+    step = 16
+    for a in range(n - 1):
+        b0 = max(b0, a + start_after + 1)
+        while b0 < n:
+            bs = np.arange(b0, min(n, b0 + step))
+            _, _, d = tester.decide(np.full(bs.size, priority[a]), priority[bs], alpha=alpha, gamma=gamma,
+                                    correction=walk, family_size=family_size)
+            beats = np.flatnonzero(d.significant[0] & d.meaningful[0])
+            if beats.size:
+                b0 = int(bs[beats[0]])
+                pairs.add((a, b0))
+                break
+            pairs.update((a, int(b)) for b in bs)
+            b0 = int(bs[-1]) + 1
+    return pairs
+
+
+def _sparse_order(n: int, i, j, better, priority: np.ndarray) -> np.ndarray:
+    """Kahn's order on the compared "beats" edges, best remaining by priority (cycles: the best left)."""
+    rank = np.empty(n, dtype=np.int64)
+    rank[priority] = np.arange(n)
+    winners = np.concatenate([i[better[0]], j[better[1]]])
+    losers = np.concatenate([j[better[0]], i[better[1]]])
+    beaten_by = np.bincount(losers, minlength=n)
+    out_edges: dict = {}
+    for w, l in zip(winners.tolist(), losers.tolist()):
+        out_edges.setdefault(w, []).append(l)
+    heap = [int(rank[e]) for e in range(n) if beaten_by[e] == 0]
+    heapq.heapify(heap)
+    placed = np.zeros(n, dtype=bool)
+    order, cursor = [], 0
+    while len(order) < n:
+        while heap and placed[priority[heap[0]]]:
+            heapq.heappop(heap)
+        if heap:
+            e = int(priority[heapq.heappop(heap)])
+        else:  # a cycle: the best remaining entry by priority
+            while placed[priority[cursor]]:
+                cursor += 1
+            e = int(priority[cursor])
+        placed[e] = True
+        order.append(e)
+        for loser in out_edges.get(e, ()):
+            beaten_by[loser] -= 1
+            if beaten_by[loser] == 0 and not placed[loser]:
+                heapq.heappush(heap, int(rank[loser]))
+    return np.array(order, dtype=np.int64)
+
+
+def _frontier(n: int, i, j, better, order: np.ndarray) -> np.ndarray:
+    """``g[position]``: first display position a beaten-by-inference entry starts at (suffix minimum)."""
+    shown = np.empty(n, dtype=np.int64)
+    shown[order] = np.arange(n)
+    first = np.full(n, n, dtype=np.int64)
+    for w, l in ((i[better[0]], j[better[0]]), (j[better[1]], i[better[1]])):
+        sw, sl = shown[w], shown[l]
+        down = sl > sw  # a beat shown upward is an inversion of a cycle: not a window
+        np.minimum.at(first, sw[down], sl[down])
+    return np.minimum.accumulate(first[::-1])[::-1]
+
+
+def window_letters(frontier: np.ndarray, order: np.ndarray) -> list[str]:
+    """Letters of the staircase ``frontier``: one per maximal window [a, frontier[a] - 1] of the order.
+
+    With the differences a staircase, the "not different" entries of each position form
+    a window, and the maximal windows are the maximal groups (Piepho 2004's
+    insert-and-absorb result), lettered in order of their first entry.
+    """
+    n = order.size
+    starts = [a for a in range(n) if a == 0 or frontier[a] > frontier[a - 1]]
+    held = [[] for _ in range(n)]
+    for c, a in enumerate(starts):
+        for pos in range(a, min(n, int(frontier[a]))):
+            held[pos].append(_letter(c))
+    out = [""] * n
+    for pos, e in enumerate(order.tolist()):
+        out[e] = "".join(held[pos])
+    return out
+
+
+def _implied_differences(n: int, i, j, better, order: np.ndarray, frontier: np.ndarray) -> np.ndarray:
+    """The n x n "differ" matrix the compared pairs imply (small boards: Piepho's letters on it)."""
+    differ = np.zeros((n, n), dtype=bool)
+    for a in range(n):
+        differ[order[a], order[int(frontier[a]):]] = True
+    differ |= differ.T
+    beats = better[0] | better[1]  # a compared pair is decided by its own test, not inferred
+    differ[i, j] = differ[j, i] = beats
+    return differ
+
+
+def _sparse_iv(scores, paired, priority, neighbours):
+    from ._validation import as_table, check_bool, check_int
+
+    paired = check_bool(paired, "paired")
+    rows = as_table(scores, "scores", paired=paired, min_runs=2)
+    neighbours = check_int(neighbours, "neighbours", minimum=1)
+    n = len(rows)
+    if priority is None:
+        priority = np.argsort(-np.array([r.mean() for r in rows]), kind="stable")
+    priority = np.asarray(priority, dtype=np.int64)
+    if priority.shape != (n,) or sorted(priority.tolist()) != list(range(n)):
+        raise ValueError(f"`priority` must be a permutation of the {n} entries.")
+    return rows, paired, priority, neighbours
+
+
+def sparse_comparisons(scores, *, paired=True, priority=None, gamma=0.75, alpha=0.05, correction="holm",
+                       neighbours=NEIGHBOURS) -> SparseComparisons:
+    """Decide the pairs that carry information and infer the groups of a large board.
+
+    Parameters
+    ----------
+    scores : array_like, shape (entries, runs)
+        As for :func:`~evaluation.stats.pairwise_comparisons` (at least 2 entries).
+    paired : bool, default True
+    priority : array_like of int, optional
+        Entries best first by the ranking statistic (default: by mean).
+    gamma, alpha, correction
+        The decision rule, as for :func:`~evaluation.stats.pairwise_comparisons`;
+        the family is all n(n-1)/2 pairs.
+    neighbours : int, default NEIGHBOURS
+        Entries compared on each side in the order.
+
+    Returns
+    -------
+    SparseComparisons
+
+    Raises
+    ------
+    ValueError
+        For an invalid table, ``priority`` or ``neighbours``, naming it.
+
+    Notes
+    -----
+    Θ(n · (neighbours + 2)) pairs, each O(runs): see the module docstring and
+    docs/scale.md for where the groups equal the all-pairs ones (Bouthillier et al.
+    2021, eq. 9; Piepho 2004).
+
+    Examples
+    --------
+    >>> x = np.array([0.9, 0.9, 0.5])[:, None] + 0.01 * np.random.default_rng(0).standard_normal((3, 30))
+    >>> sparse_comparisons(x).groups
+    ['a', 'a', 'b']
+    """
+    rows, paired, priority, neighbours = _sparse_iv(scores, paired, priority, neighbours)
+    n = len(rows)
+    family = n * (n - 1) // 2
+    tester = _Tester(rows, paired)
+    walked = _frontier_pairs(tester, priority, alpha, gamma, family, neighbours, correction)
+    codes = np.unique(np.concatenate([_candidate_pairs(n, neighbours),
+                                      np.fromiter((a * n + b for a, b in walked), np.int64, len(walked))]))
+    pos = np.stack([codes // n, codes % n], axis=1)  # sorted by (a, b)
+    a, b = priority[pos[:, 0]], priority[pos[:, 1]]
+    i, j = np.minimum(a, b), np.maximum(a, b)
+    keep = np.lexsort((j, i))
+    i, j = i[keep], j[keep]
+    p, pvalue_raw, d = tester.decide(i, j, alpha=alpha, gamma=gamma, correction=correction, family_size=family)
+    better = d.significant & d.meaningful
+    order = _sparse_order(n, i, j, better, priority)
+    frontier = _frontier(n, i, j, better, order)
+    if n <= DENSE_LETTERS:
+        groups = letters_from_differences(_implied_differences(n, i, j, better, order, frontier), order)
+    else:
+        groups = window_letters(frontier, order)
+    beaten = np.zeros(n, dtype=bool)
+    beaten[j[better[0]]] = True
+    beaten[i[better[1]]] = True
+    leader = order[~beaten[order]]
+    return SparseComparisons(
+        i, j, p, d.low, d.high, d.pvalue, pvalue_raw, 1.0 - d.level, d.significant, d.meaningful, better, order,
+        priority, frontier, groups, leader if leader.size else order[:1].copy(), family, alpha,
+        "wilson" if paired else "newcombe")
+
+
+def sparse_from_pairwise(res) -> SparseComparisons:
+    """The all-pairs result as a :class:`SparseComparisons` of every pair (one report code path)."""
+    from .groups import leader_group, significance_groups
+
+    n = res.p.shape[0]
+    i, j = np.triu_indices(n, 1)
+    both = lambda m: np.stack([m[i, j], m[j, i]])  # noqa: E731
+    return SparseComparisons(
+        i, j, res.p[i, j], res.low[i, j], res.high[i, j], res.pvalue[i, j], res.pvalue_raw[i, j],
+        None if res.level is None else res.level[i, j], both(res.significant), both(res.meaningful),
+        both(res.better), np.asarray(res.order), np.asarray(res.priority), np.full(n, n), significance_groups(res),
+        np.asarray(leader_group(res)), i.size, res.alpha, res.interval_method)
+
+
+def sparse_inversions(sc: SparseComparisons) -> list[tuple[int, int, str]]:
+    """:func:`evaluation.stats.ordering.inversions` over the compared pairs only."""
+    n = sc.order.size
+    shown = np.empty(n, dtype=np.int64)
+    shown[sc.order] = np.arange(n)
+    stat_rank = np.empty(n, dtype=np.int64)
+    stat_rank[sc.priority] = np.arange(n)
+    out = []
+    for w, l in ((sc.i[sc.better[0]], sc.j[sc.better[0]]), (sc.j[sc.better[1]], sc.i[sc.better[1]])):
+        for a, b in zip(w.tolist(), l.tolist()):
+            if shown[b] < shown[a]:
+                out.append((b, a, "verdict"))
+            elif stat_rank[a] > stat_rank[b]:
+                out.append((a, b, "statistic"))
+    out.sort(key=lambda t: (shown[t[0]], shown[t[1]]))
+    return out
+
+
+def pair_decision(a, b, *, paired=True, gamma=0.75, alpha=0.05, correction="holm", family_size=1
+                  ) -> SparseComparisons:
+    """One pair decided as a member of a family of ``family_size`` pairs (a board's pair on demand).
+
+    The same closed-form rule as :func:`sparse_comparisons` (Bouthillier et al. 2021,
+    eq. 9, App. C.6), the family padded with p-values of 1: Bonferroni's level alpha / M,
+    and Holm's or Benjamini–Hochberg's first step, for a pair outside the compared set.
+    """
+    rows, paired, _, _ = _sparse_iv([np.asarray(a, float), np.asarray(b, float)] if not paired
+                                    else np.stack([np.asarray(a, float), np.asarray(b, float)]), paired, None, 1)
+    i, j = np.array([0]), np.array([1])
+    p, pvalue_raw, d = _Tester(rows, paired).decide(i, j, alpha=alpha, gamma=gamma, correction=correction,
+                                                    family_size=max(1, int(family_size)))
+    better = d.significant & d.meaningful
+    order = np.array([0, 1]) if p[0] >= 0.5 else np.array([1, 0])
+    return SparseComparisons(i, j, p, d.low, d.high, d.pvalue, pvalue_raw, 1.0 - d.level, d.significant,
+                             d.meaningful, better, order, order, np.array([2, 2]), ["", ""], order[:1],
+                             max(1, int(family_size)), alpha, "wilson" if paired else "newcombe")

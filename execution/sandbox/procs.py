@@ -1,0 +1,117 @@
+"""What the sandbox reads from /proc and the disk: a run's processes, their memory and
+tasks, the uids in use, and the size of a folder tree."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+__all__ = ["pid_namespace", "pids_in_namespace", "pids_in_session", "pss_kb", "tree_size_mb",
+           "uids_in_use", "usage"]
+
+
+def _status_field(status: bytes, key: bytes) -> bytes:
+    at = status.find(key)
+    if at < 0:
+        return b"0"
+    return status[at + len(key):].split(None, 1)[0]
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def pid_namespace(pid: int | str) -> str | None:
+    """``"pid:[inode]"`` of a process's PID namespace, or None (gone, or not ours to read)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def pids_in_namespace(namespace: str) -> list[int]:
+    """Every process whose PID namespace is `namespace` (``"pid:[inode]"``).
+
+    A PID namespace keeps its processes: one that double-forks and calls setsid stays in
+    it, reparented to the namespace's init. As root, or as the user that created the
+    namespace, the link is readable even for a process that made itself non-dumpable.
+    """
+    return [pid for pid in _pids() if pid_namespace(pid) == namespace]
+
+
+def pids_in_session(sid: int) -> list[int]:
+    """Processes of session `sid` (the unsandboxed mode's only way to find a run's processes)."""
+    found = []
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                line = fh.read()
+            if int(line[line.rfind(b")") + 2:].split()[3]) == sid:  # state ppid pgrp session
+                found.append(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def usage(pids: list[int]) -> tuple[int, int]:
+    """(tasks, resident kB) of `pids` together; zombies and vanished processes count 0."""
+    tasks = rss_kb = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                status = fh.read()
+        except OSError:
+            continue
+        if _status_field(status, b"\nState:") == b"Z":
+            continue
+        tasks += int(_status_field(status, b"\nThreads:"))
+        rss_kb += int(_status_field(status, b"\nVmRSS:"))
+    return tasks, rss_kb
+
+
+def pss_kb(pids: list[int]) -> int:
+    """Proportional set size of `pids` together: pages shared after fork counted once."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1])
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def uids_in_use() -> set[int]:
+    """Real uids of every live process."""
+    uids = set()
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                uids.add(int(_status_field(fh.read(), b"\nUid:")))
+        except (OSError, ValueError):
+            continue
+    return uids
+
+
+def tree_size_mb(root: str) -> float:
+    """Disk space (allocated blocks) of every file under `root`, links not followed."""
+    total = 0
+    stack = [root]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(entry.path)
+                    else:
+                        total += st.st_blocks * 512
+        except OSError:
+            continue
+    return total / 2**20

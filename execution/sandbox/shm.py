@@ -1,0 +1,63 @@
+"""Watching a sandbox's private /dev/shm: tmpfs pages are memory that no process's RSS shows."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["ShmWatch"]
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class ShmWatch:
+    """The /dev/shm tmpfs of the sandbox whose init is `init_pid`, of `size` bytes.
+
+    The tmpfs is reached through ``/proc/<init>/root`` once bubblewrap has mounted it
+    (recognised by its size and by not being the host's /dev/shm) and then held open, so
+    that what it holds can still be measured after the run's last process is gone.
+    """
+
+    def __init__(self, init_pid: int, size: int):
+        self.path = f"/proc/{init_pid}/root/dev/shm"
+        self.size = size
+        self.fd: int | None = None
+        try:
+            self.host_dev = os.stat("/dev/shm").st_dev
+        except OSError:
+            self.host_dev = None
+
+    def attach(self) -> bool:
+        """Whether the sandbox's tmpfs is held (trying to reach it if not yet)."""
+        if self.fd is not None:
+            return True
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            vfs = os.fstatvfs(fd)
+            ours = (os.fstat(fd).st_dev != self.host_dev
+                    and abs(vfs.f_blocks * vfs.f_frsize - self.size) < 2 * _PAGE)
+        except OSError:
+            ours = False
+        if ours:
+            self.fd = fd
+        else:
+            os.close(fd)
+        return ours
+
+    def used_bytes(self) -> int:
+        if not self.attach():
+            return 0
+        vfs = os.fstatvfs(self.fd)
+        return (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+
+    def full(self) -> bool:
+        """Whether it is (nearly) full: a write there would fail with ENOSPC. Only a tmpfs
+        already held is measured (after the run, /proc/<init> may be another process)."""
+        return self.fd is not None and self.size - self.used_bytes() < max(2**20, self.size // 50)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,200 @@
+"""Teams and invitations, notification settings and the hosts' webhooks, over the API.
+
+A member invites (``POST /api/teams/{id}/invitations/``); the invitee accepts or declines
+(``POST /api/invitations/{id}/accept/`` or ``decline/``); nobody joins a team without consenting.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..models import Membership, Profile, Team, TeamInvitation, Webhook, WebhookDelivery
+from ..selectors import challenge_list_visible, team_invitations_visible, user_is_host, user_teams
+from ..services.errors import NotAllowed, ServiceError
+from ..services.notifications import PREFERENCES, profile_for, profile_update
+from ..services.teams import invitation_cancel, invitation_decide, team_create, team_invite, team_personal_for
+from ..services.webhooks import webhook_create, webhook_delete
+
+
+class TeamSerializer(serializers.ModelSerializer):
+    members = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Team
+        fields = ["id", "name", "is_personal", "members", "created"]
+        read_only_fields = ["id", "is_personal", "members", "created"]
+
+    def get_members(self, team) -> list[str]:
+        return [m.user.username for m in getattr(team, "memberships", team.membership_set.select_related("user"))]
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    team = serializers.CharField(source="team.name", read_only=True)
+    team_id = serializers.IntegerField(read_only=True)
+    invitee = serializers.CharField(source="invitee.username", read_only=True)
+    invited_by = serializers.CharField(source="invited_by.username", read_only=True)
+
+    class Meta:
+        model = TeamInvitation
+        fields = ["id", "team", "team_id", "invitee", "invited_by", "status", "created", "decided_at"]
+
+
+class InviteSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+
+
+class NotificationSettingsSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Profile
+        fields = list(PREFERENCES)
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    secret = serializers.CharField(read_only=True, help_text="Key of the Varboard-Signature HMAC-SHA256.")
+
+    class Meta:
+        model = Webhook
+        fields = ["id", "url", "secret", "active", "created"]
+        read_only_fields = ["id", "secret", "active", "created"]
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    event = serializers.CharField(source="event.key", read_only=True)
+
+    class Meta:
+        model = WebhookDelivery
+        fields = ["id", "event", "status", "attempts", "response_status", "last_error", "created", "delivered_at"]
+
+
+def _teams(user):
+    members = Membership.objects.select_related("user").order_by("user__username")
+    return user_teams(user=user).prefetch_related(Prefetch("membership_set", queryset=members, to_attr="memberships"))
+
+
+class TeamListView(APIView):
+    """``GET /api/teams/``: your teams; ``POST``: create one (you are its first member)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=TeamSerializer(many=True))
+    def get(self, request):
+        team_personal_for(user=request.user)
+        return Response(TeamSerializer(_teams(request.user).order_by("-is_personal", "name"), many=True).data)
+
+    @extend_schema(request=TeamSerializer, responses={201: TeamSerializer})
+    def post(self, request):
+        incoming = TeamSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        team = team_create(name=incoming.validated_data["name"], creator=request.user)
+        return Response(TeamSerializer(_teams(request.user).get(pk=team.pk)).data, status=201)
+
+
+class TeamInviteView(APIView):
+    """``POST /api/teams/{id}/invitations/``: invite a user by name (members only); they accept or decline."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=InviteSerializer, responses={201: InvitationSerializer})
+    def post(self, request, pk: int):
+        team = get_object_or_404(Team, pk=pk)
+        incoming = InviteSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        username = incoming.validated_data["username"].strip()
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise ServiceError(f"There is no user named {username!r}.", field="username")
+        invitation = team_invite(team=team, user=user, invited_by=request.user)
+        return Response(InvitationSerializer(invitation).data, status=201)
+
+
+class InvitationListView(APIView):
+    """``GET /api/invitations/``: invitations to you and those your teams sent (``?status=pending``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=InvitationSerializer(many=True))
+    def get(self, request):
+        invitations = team_invitations_visible(user=request.user).order_by("-created")
+        if request.query_params.get("status"):
+            invitations = invitations.filter(status=request.query_params["status"])
+        return Response(InvitationSerializer(invitations[:200], many=True).data)
+
+
+class InvitationActionView(APIView):
+    """``POST /api/invitations/{id}/accept/``, ``decline/`` (the invitee) or ``cancel/`` (a member of the team)."""
+
+    permission_classes = [IsAuthenticated]
+    action: str = "accept"
+
+    @extend_schema(request=None, responses=InvitationSerializer)
+    def post(self, request, pk: int):
+        invitation = get_object_or_404(team_invitations_visible(user=request.user), pk=pk)
+        if self.action == "cancel":
+            invitation = invitation_cancel(invitation=invitation, user=request.user)
+        else:
+            invitation = invitation_decide(invitation=invitation, user=request.user, accept=self.action == "accept")
+        return Response(InvitationSerializer(invitation).data)
+
+
+class NotificationSettingsView(APIView):
+    """``GET /api/account/notifications/``: which e-mails you get; ``PATCH``: turn some off or on."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=NotificationSettingsSerializer)
+    def get(self, request):
+        return Response(NotificationSettingsSerializer(profile_for(user=request.user)).data)
+
+    @extend_schema(request=NotificationSettingsSerializer, responses=NotificationSettingsSerializer)
+    def patch(self, request):
+        incoming = NotificationSettingsSerializer(data=request.data, partial=True)
+        incoming.is_valid(raise_exception=True)
+        profile = profile_update(user=request.user, **incoming.validated_data)
+        return Response(NotificationSettingsSerializer(profile).data)
+
+
+def _hosted(request, slug: str):
+    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+    if not user_is_host(user=request.user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can manage its webhooks.")
+    return challenge
+
+
+class WebhookListView(APIView):
+    """``GET /api/challenges/{slug}/webhooks/``: the challenge's webhooks (hosts); ``POST``: register a URL."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=WebhookSerializer(many=True))
+    def get(self, request, slug: str):
+        return Response(WebhookSerializer(_hosted(request, slug).webhooks.all(), many=True).data)
+
+    @extend_schema(request=WebhookSerializer, responses={201: WebhookSerializer})
+    def post(self, request, slug: str):
+        challenge = _hosted(request, slug)
+        webhook = webhook_create(challenge=challenge, user=request.user, url=str(request.data.get("url", "")))
+        return Response(WebhookSerializer(webhook).data, status=201)
+
+
+class WebhookDetailView(APIView):
+    """``GET /api/challenges/{slug}/webhooks/{id}/``: its recent deliveries; ``DELETE``: remove it."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=DeliverySerializer(many=True), operation_id="challenges_webhooks_deliveries")
+    def get(self, request, slug: str, pk: int):
+        webhook = get_object_or_404(_hosted(request, slug).webhooks, pk=pk)
+        deliveries = webhook.deliveries.select_related("event")[:100]
+        return Response(DeliverySerializer(deliveries, many=True).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, slug: str, pk: int):
+        webhook_delete(webhook=get_object_or_404(_hosted(request, slug).webhooks, pk=pk), user=request.user)
+        return Response(status=204)

@@ -1,0 +1,178 @@
+"""REST endpoints beyond one leaderboard: variance studies, imported results, benchmark suites.
+
+Each view is an input serializer, one service call and an output, as in ``views``; service
+errors become HTTP errors through the project's exception handler.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluation.imports import FORMATS
+
+from ..models import EntryProvenance, ResultsImport, Submission, Suite, VarianceStudy
+from ..selectors import challenge_list_visible, suite_list_visible
+from ..services.results_import import ImportFile, results_import_create
+from ..services.suites import suite_board, suite_create
+from ..services.variance_studies import variance_study_create
+from ..uploads import read_upload
+
+
+def study_data(study: VarianceStudy) -> dict:
+    runs = list(study.runs.values_list("status", flat=True))
+    return {"id": study.pk, "challenge": study.challenge.slug, "submission": study.submission_id,
+            "method_name": study.submission.method_name, "k_runs": study.k_runs, "sources": study.sources,
+            "searches_hyperparameters": study.searches_hyperparameters, "status": study.status,
+            "runs": {"total": len(runs), **{s: runs.count(s) for s in ("queued", "running", "succeeded", "failed")}},
+            "created": study.created, "finished_at": study.finished_at, "result": study.result or None}
+
+
+class VarianceStudyCreateSerializer(serializers.Serializer):
+    submission = serializers.IntegerField(help_text="The recipe entry to study.")
+    k_runs = serializers.IntegerField(default=5, min_value=2, max_value=100)
+    sources = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text="Sources to vary one at a time (default: all that apply).")
+
+
+class ChallengeScopedView(APIView):
+    """A view under ``/api/challenges/{slug}/``: the challenge, if the user may see it."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    def challenge(self, slug):
+        return get_object_or_404(challenge_list_visible(user=self.request.user), slug=slug)
+
+    def validated(self, serializer_class) -> dict:
+        incoming = serializer_class(data=self.request.data)
+        incoming.is_valid(raise_exception=True)
+        return incoming.validated_data
+
+
+class VarianceStudyListView(ChallengeScopedView):
+    """A challenge's variance studies; its hosts start new ones."""
+
+    @extend_schema(responses={200: inline_serializer("VarianceStudies", fields={"results": serializers.ListField()})})
+    def get(self, request, slug: str):
+        studies = self.challenge(slug).variance_studies.select_related("challenge", "submission")
+        return Response({"results": [study_data(s) for s in studies]})
+
+    @extend_schema(request=VarianceStudyCreateSerializer, responses={201: OpenApiTypes.OBJECT},
+                   description="Rerun a recipe entry varying each source of randomness alone, then all jointly "
+                               "(k runs each); hosts only.")
+    def post(self, request, slug: str):
+        challenge = self.challenge(slug)
+        data = self.validated(VarianceStudyCreateSerializer)
+        submission = get_object_or_404(Submission, pk=data["submission"], challenge=challenge)
+        study = variance_study_create(submission=submission, user=request.user, k_runs=data["k_runs"],
+                                      sources=data.get("sources"))
+        return Response(study_data(study), status=status.HTTP_201_CREATED)
+
+
+class VarianceStudyDetailView(APIView):
+    """One study: its runs' progress and, once they have ended, the standard deviation by source."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, pk: int):
+        visible = challenge_list_visible(user=request.user)
+        study = get_object_or_404(VarianceStudy.objects.select_related("challenge", "submission"), pk=pk,
+                                  challenge__in=visible)
+        return Response(study_data(study))
+
+
+class ResultsImportSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=FORMATS)
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+    models = serializers.ListField(child=serializers.CharField(), required=False,
+                                   help_text="One model name per file (lm-eval-jsonl, solved-ids).")
+    metric = serializers.CharField(required=False, help_text="lm-evaluation-harness metric (default: acc, ...).")
+    instances = serializers.FileField(required=False, help_text="Every instance id, one per line (solved-ids).")
+    team = serializers.CharField(required=False, default="Imported results")
+    source = serializers.ChoiceField(choices=EntryProvenance.Source.choices, default=EntryProvenance.Source.SELF_REPORTED)
+    link = serializers.URLField(required=False, default="")
+    note = serializers.CharField(required=False, default="")
+
+
+def import_data(batch: ResultsImport) -> dict:
+    return {"id": batch.pk, "challenge": batch.challenge.slug, "format": batch.format, "files": batch.original_names,
+            "metric": batch.metric, "binary": batch.binary, "models": batch.model_names,
+            "instances": len(batch.instance_ids), "created": batch.created}
+
+
+class ResultsImportView(ChallengeScopedView):
+    """Per-instance results produced elsewhere, imported into a results-only challenge (hosts only)."""
+
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, slug: str):
+        return Response({"results": [import_data(b) for b in self.challenge(slug).results_imports.all()]})
+
+    @extend_schema(request={"multipart/form-data": ResultsImportSerializer}, responses={201: OpenApiTypes.OBJECT},
+                   description="Import a generic CSV (model, instance_id, score or correct), lm-evaluation-harness "
+                               "per-sample JSONL files or lists of solved instance ids; each model becomes an entry "
+                               "with its provenance, compared instance by instance.")
+    def post(self, request, slug: str):
+        challenge = self.challenge(slug)
+        data = self.validated(ResultsImportSerializer)
+        limit = settings.VARBOARD["MAX_PREDICTION_MB"]
+        uploads = [read_upload(f, limit_mb=limit, field="files") for f in data["files"]]
+        names = data.get("models") or [None] * len(uploads)
+        files = [ImportFile(name=u.name, data=u.data, model=m) for u, m in zip(uploads, names)]
+        instances = None
+        if data.get("instances") is not None:
+            raw = read_upload(data["instances"], limit_mb=limit, field="instances").data.decode("utf-8", "replace")
+            instances = [line.strip() for line in raw.splitlines() if line.strip()]
+        batch = results_import_create(challenge=challenge, user=request.user, files=files, format=data["format"],
+                                      metric=data.get("metric"), instances=instances, team_name=data["team"],
+                                      source=data["source"], link=data["link"], note=data["note"])
+        return Response(import_data(batch), status=status.HTTP_201_CREATED)
+
+
+class SuiteCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(required=False, max_length=60)
+    description = serializers.CharField(required=False, default="")
+    challenges = serializers.ListField(child=serializers.SlugField(), min_length=2, help_text="Slugs of the tasks.")
+    normalization = serializers.ChoiceField(choices=Suite.Normalization.choices, default=Suite.Normalization.MINMAX)
+    rope = serializers.FloatField(default=0.01, min_value=0.0, max_value=0.5)
+
+
+class SuiteListView(ChallengeScopedView):
+    """Benchmark suites; a signed-in user groups challenges they can see into a new one."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="suites_list")
+    def get(self, request):
+        suites = suite_list_visible(user=request.user).prefetch_related("challenges")
+        return Response({"results": [{"slug": s.slug, "title": s.title,
+                                      "tasks": [c.slug for c in s.challenges.all()]} for s in suites]})
+
+    @extend_schema(request=SuiteCreateSerializer, responses={201: OpenApiTypes.OBJECT}, operation_id="suites_create")
+    def post(self, request):
+        data = self.validated(SuiteCreateSerializer)
+        challenges = [self.challenge(slug) for slug in data["challenges"]]
+        suite = suite_create(created_by=request.user, title=data["title"], slug=data.get("slug"),
+                             description=data["description"], challenges=challenges,
+                             normalization=data["normalization"], rope=data["rope"])
+        return Response({"slug": suite.slug, "title": suite.title, "tasks": [c.slug for c in challenges]},
+                         status=status.HTTP_201_CREATED)
+
+
+class SuiteDetailView(APIView):
+    """A suite's board: IQM with stratified-bootstrap intervals, profiles, P(X>Y), critical difference, Bayes."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="suites_board")
+    def get(self, request, slug: str):
+        suite = get_object_or_404(suite_list_visible(user=request.user), slug=slug)
+        return Response(suite_board(suite=suite))

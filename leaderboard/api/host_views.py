@@ -1,0 +1,132 @@
+"""Challenge actions beyond reading and submitting: reveal, phases, registration, audit log, rescoring.
+
+Mixed into ``ChallengeViewSet`` (same URL prefix, ``/api/challenges/{slug}/…``). Each action is an
+input serializer, one service call and an output serializer; the services check who may act.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
+from rest_framework.response import Response
+
+from ..models import Phase, Registration
+from ..selectors import user_is_host
+from ..services.challenges import challenge_reveal
+from ..services.phases import phase_create, phase_update
+from ..services.registrations import registration_decide, registration_register
+from ..services.rescoring import challenge_rescore
+from ..uploads import read_dataset_upload
+from .serializers import (AuditEntrySerializer, ChallengeSerializer, DecideSerializer, PhaseSerializer,
+                          RegisterSerializer, RegistrationSerializer, RescoreSerializer, ReportVersionSerializer)
+
+HOSTS_ONLY = "Only the challenge's hosts can see this."
+
+
+class ChallengeHostActions:
+    """``reveal``, ``phases``, ``register``, ``registrations``, ``audit``, ``rescore``, ``report-versions``."""
+
+    def _hosted(self, request):
+        challenge = self.get_object()
+        if not user_is_host(user=request.user, challenge=challenge):
+            raise PermissionDenied(HOSTS_ONLY)
+        return challenge
+
+    @extend_schema(request=None, responses=ChallengeSerializer,
+                   description="Reveal the private board (hosts): from now on everyone sees both boards.")
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    def reveal(self, request, slug=None):
+        challenge = challenge_reveal(challenge=self.get_object(), user=request.user)
+        return Response(ChallengeSerializer(challenge, context={"request": request}).data)
+
+    @extend_schema(methods=["GET"], responses=PhaseSerializer(many=True))
+    @extend_schema(methods=["POST"], request=PhaseSerializer, responses={201: PhaseSerializer},
+                   description="Add a phase (hosts).")
+    @action(detail=True, methods=["get", "post"], permission_classes=[IsAuthenticatedOrReadOnly],
+            parser_classes=[JSONParser, FormParser, MultiPartParser])
+    def phases(self, request, slug=None):
+        challenge = self.get_object()
+        if request.method == "GET":
+            return Response(PhaseSerializer(challenge.phases.all(), many=True).data)
+        incoming = PhaseSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        phase = phase_create(challenge=challenge, user=request.user, **incoming.validated_data)
+        return Response(PhaseSerializer(phase).data, status=201)
+
+    @extend_schema(request=PhaseSerializer, responses=PhaseSerializer, description="Change a phase (hosts).")
+    @action(detail=True, methods=["patch"], url_path=r"phases/(?P<phase_id>\d+)",
+            permission_classes=[IsAuthenticated], parser_classes=[JSONParser, FormParser, MultiPartParser])
+    def phase(self, request, slug=None, phase_id=None):
+        phase = get_object_or_404(Phase, challenge=self.get_object(), pk=int(phase_id))
+        incoming = PhaseSerializer(phase, data=request.data, partial=True)
+        incoming.is_valid(raise_exception=True)
+        return Response(PhaseSerializer(phase_update(phase=phase, user=request.user,
+                                                     **incoming.validated_data)).data)
+
+    @extend_schema(request=RegisterSerializer, responses=RegistrationSerializer,
+                   description="Take part: accept the challenge's rules (and, where required, ask the hosts).")
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    def register(self, request, slug=None):
+        incoming = RegisterSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        registration = registration_register(challenge=self.get_object(), user=request.user,
+                                             accept_rules=incoming.validated_data["accept_rules"])
+        return Response(RegistrationSerializer(registration).data)
+
+    @extend_schema(responses=RegistrationSerializer(many=True), description="Registrations (hosts).")
+    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated])
+    def registrations(self, request, slug=None):
+        challenge = self._hosted(request)
+        rows = challenge.registrations.select_related("user", "decided_by")
+        return Response(RegistrationSerializer(rows, many=True).data)
+
+    @extend_schema(request=DecideSerializer, responses=RegistrationSerializer,
+                   description="Approve or reject a registration (hosts).")
+    @action(detail=True, methods=["post"], url_path=r"registrations/(?P<registration_id>\d+)/decide",
+            permission_classes=[IsAuthenticated])
+    def decide(self, request, slug=None, registration_id=None):
+        registration = get_object_or_404(Registration, challenge=self.get_object(), pk=int(registration_id))
+        incoming = DecideSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        registration = registration_decide(registration=registration, user=request.user,
+                                           approve=incoming.validated_data["approve"])
+        return Response(RegistrationSerializer(registration).data)
+
+    @extend_schema(responses=AuditEntrySerializer(many=True),
+                   description="The audit log of host actions: who changed which setting or file, when (hosts).")
+    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated])
+    def audit(self, request, slug=None):
+        challenge = self._hosted(request)
+        page = self.paginate_queryset(challenge.audit_entries.select_related("actor"))
+        return self.get_paginated_response(AuditEntrySerializer(page, many=True).data)
+
+    @extend_schema(responses=ReportVersionSerializer(many=True),
+                   description="Reports kept from before each rescore (hosts).")
+    @action(detail=True, methods=["get"], url_path="report-versions", permission_classes=[IsAuthenticated])
+    def report_versions(self, request, slug=None):
+        challenge = self._hosted(request)
+        page = self.paginate_queryset(challenge.report_versions.all())
+        return self.get_paginated_response(ReportVersionSerializer(page, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": RescoreSerializer},
+                   description="Correct the hidden labels and/or the metric, then rescore every prediction "
+                               "submission (hosts); earlier reports are kept.")
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated],
+            parser_classes=[MultiPartParser, FormParser, JSONParser])
+    def rescore(self, request, slug=None):
+        challenge = self.get_object()
+        incoming = RescoreSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        phase = get_object_or_404(Phase, challenge=challenge, pk=data["phase"]) if data["phase"] else None
+        labels = None
+        if data.get("hidden_labels") is not None:
+            upload = read_dataset_upload(data["hidden_labels"], field="hidden_labels")
+            labels = (upload.name, upload.data)
+        result = challenge_rescore(challenge=challenge, user=request.user, phase=phase, hidden_labels=labels,
+                                   metric=data["metric"] or None)
+        return Response(result, status=202)

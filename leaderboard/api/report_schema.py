@@ -1,0 +1,188 @@
+"""The report endpoints' inputs (query overrides) and outputs (OpenAPI schema of the report).
+
+A query override is validated by the same validators as the challenge field it overrides
+(``Challenge._meta.get_field(...).validators``): ``?alpha=1e-300`` is refused exactly as a
+challenge with that α would be.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from rest_framework import serializers
+
+from ..choices import RankingStatistic, SubmissionKind
+from ..models import Challenge
+from ..services.reports import OVERRIDABLE
+
+
+def _model_validators(field_name: str) -> list:
+    """The model field's validators, raising DRF's ValidationError with the model's message."""
+    def wrap(validator):
+        def check(value):
+            try:
+                validator(value)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.messages) from None
+        return check
+
+    return [wrap(v) for v in Challenge._meta.get_field(field_name).validators]
+
+
+class ReportQuerySerializer(serializers.Serializer):
+    """Optional overrides of the challenge's statistical settings (see ``services.reports.OVERRIDABLE``)."""
+
+    n = serializers.IntegerField(required=False, validators=_model_validators(OVERRIDABLE["n"]),
+                                 help_text="Boo_n pool size.")
+    gamma = serializers.FloatField(required=False, validators=_model_validators(OVERRIDABLE["gamma"]),
+                                   help_text="Threshold of a meaningful P(A>B), in (0.5, 1).")
+    alpha = serializers.FloatField(required=False, validators=_model_validators(OVERRIDABLE["alpha"]),
+                                   help_text="Significance level, in [1e-06, 0.5].")
+    statistic = serializers.ChoiceField(required=False, choices=RankingStatistic.choices,
+                                        help_text="Ranking statistic.")
+
+
+class CompareQuerySerializer(ReportQuerySerializer):
+    a = serializers.IntegerField(min_value=1, help_text="Submission id of entry A.")
+    b = serializers.IntegerField(min_value=1, help_text="Submission id of entry B.")
+
+    def validate(self, attrs):
+        if attrs["a"] == attrs["b"]:
+            raise serializers.ValidationError({"b": "a and b must be different submissions."})
+        return attrs
+
+
+def _interval(name: str, **extra):
+    return inline_serializer(name, fields={"estimate": serializers.FloatField(allow_null=True),
+                                           "low": serializers.FloatField(allow_null=True),
+                                           "high": serializers.FloatField(allow_null=True), **extra})
+
+
+class EntrySerializer(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    method_name = serializers.CharField()
+    team = serializers.CharField()
+    kind = serializers.ChoiceField(choices=SubmissionKind.choices)
+    created = serializers.CharField()
+    in_progress = serializers.BooleanField()
+    runs_succeeded = serializers.IntegerField()
+    runs_expected = serializers.IntegerField()
+    k_runs = serializers.IntegerField()
+    rank = serializers.IntegerField(allow_null=True, help_text="Null when the entry is not compared.")
+    rank_display = serializers.CharField(allow_null=True, help_text='"=2" marks a tie.')
+    tied = serializers.BooleanField()
+    ranking_value = serializers.FloatField(allow_null=True)
+    mean = _interval("ReportMean", se=serializers.FloatField(allow_null=True),
+                     source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files"]),
+                     method=serializers.CharField(allow_null=True, help_text="How the interval was made."))
+    boo_n = _interval("ReportBooN", n=serializers.IntegerField(), estimator=serializers.CharField(),
+                      method=serializers.CharField(allow_null=True),
+                      warning=serializers.CharField(allow_null=True, help_text="Set when k < 3n runs."))
+    boo_n_unbiased = _interval("ReportBooNUnbiased", n=serializers.IntegerField(), estimator=serializers.CharField(),
+                               method=serializers.CharField(allow_null=True))
+    median = serializers.FloatField(allow_null=True)
+    std = serializers.FloatField(allow_null=True)
+    groups = serializers.CharField(help_text="Significance-group letters; entries sharing one are tied.")
+    group_letters = serializers.ListField(child=serializers.CharField(), required=False,
+                                          help_text='The letters of `groups` ("a1b1" is ["a1", "b1"]).')
+    rank_interval = inline_serializer("ReportRankInterval", allow_null=True, fields={
+        "rank": serializers.IntegerField(), "low": serializers.IntegerField(), "high": serializers.IntegerField(),
+        "widened": serializers.BooleanField(help_text="Widened to the rank shown (a verdict moved the entry).")})
+    runs_needed_for_decision = serializers.IntegerField(allow_null=True)
+    too_few_runs = serializers.BooleanField()
+    compared = serializers.BooleanField()
+    excluded_reason = serializers.CharField(allow_null=True)
+    boo_n_curve = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    run_scores = serializers.ListField(child=serializers.FloatField(allow_null=True), required=False,
+                                       help_text="Every run's test score (compare endpoint; on the leaderboard "
+                                                 "see /runs/).")
+
+
+class SotaSerializer(serializers.Serializer):
+    kind = serializers.CharField(required=False)
+    raw = serializers.FloatField(allow_null=True)
+    estimate = serializers.FloatField(allow_null=True)
+    bound = serializers.FloatField(allow_null=True, help_text="Conservative bound (lower, or upper for a loss).")
+    bound_side = serializers.ChoiceField(choices=["lower", "upper"], allow_null=True)
+    m = serializers.IntegerField()
+    method = serializers.ChoiceField(choices=["binomial", "normal"], allow_null=True)
+    alpha = serializers.FloatField()
+    n = serializers.IntegerField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    submission_id = serializers.IntegerField(allow_null=True)
+    note = serializers.CharField(allow_null=True)
+    model = serializers.ChoiceField(choices=["identical", "nonidentical"], allow_null=True, required=False)
+    shrinkage = serializers.FloatField(allow_null=True, required=False)
+
+
+class ComparisonSerializer(serializers.Serializer):
+    section = serializers.CharField()
+    a = serializers.IntegerField()
+    b = serializers.IntegerField()
+    a_name = serializers.CharField()
+    b_name = serializers.CharField()
+    p = serializers.FloatField(allow_null=True, help_text="P(A>B).")
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    pvalue = serializers.FloatField(allow_null=True, help_text="Multiplicity-adjusted p-value.")
+    pvalue_raw = serializers.FloatField(allow_null=True)
+    significant = serializers.BooleanField()
+    meaningful = serializers.BooleanField()
+    reverse = inline_serializer("ReportReverse", fields={"significant": serializers.BooleanField(),
+                                                         "meaningful": serializers.BooleanField()})
+    verdict = serializers.ChoiceField(choices=["a_better", "b_better", "not_significant", "not_meaningful",
+                                               "not_significant_after_correction"])
+    better = serializers.IntegerField(allow_null=True)
+    level = serializers.FloatField(allow_null=True, required=False,
+                                   help_text="Confidence of the interval: the pair's multiplicity-adjusted level.")
+    method = serializers.CharField(required=False, help_text="The test the interval is dual to.")
+    inversion = serializers.BooleanField(required=False, help_text="The display order goes against this pair's "
+                                                                  "statistic or verdict (see the section's inversions).")
+
+
+class SectionSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    design = serializers.CharField()
+    entries = serializers.ListField(child=serializers.IntegerField())
+    compared = serializers.ListField(child=serializers.IntegerField())
+    leader_group = serializers.ListField(child=serializers.IntegerField())
+    paired_runs = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    n_examples = serializers.IntegerField(allow_null=True)
+    sota = SotaSerializer()
+    inversions = serializers.ListField(child=serializers.DictField(), required=False)
+    runs_needed = serializers.DictField(allow_null=True, required=False)
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    challenge = serializers.CharField()
+    metric = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    computed_at = serializers.DateTimeField(allow_null=True)
+    recompute_pending = serializers.BooleanField()
+    overrides = serializers.DictField()
+    settings = serializers.DictField()
+    sections = SectionSerializer(many=True)
+    paging = inline_serializer("Paging", fields={
+        "total": serializers.IntegerField(), "matched": serializers.IntegerField(),
+        "offset": serializers.IntegerField(), "limit": serializers.IntegerField(),
+        "count": serializers.IntegerField(), "q": serializers.CharField(allow_null=True),
+        "around": serializers.IntegerField(allow_null=True), "has_previous": serializers.BooleanField(),
+        "has_next": serializers.BooleanField(), "previous_offset": serializers.IntegerField(),
+        "next_offset": serializers.IntegerField()})
+    entries = EntrySerializer(many=True)
+
+
+OVERRIDE_PARAMETERS = [
+    OpenApiParameter("n", int, description="Boo_n pool size, 1 to 1000 (default: the challenge's)."),
+    OpenApiParameter("gamma", float, description="γ of the decision rule, strictly between 0.5 and 1."),
+    OpenApiParameter("alpha", float, description="Significance level, from 1e-06 to 0.5."),
+    OpenApiParameter("statistic", str, enum=list(RankingStatistic.values), description="Ranking statistic."),
+]
+FORMAT_PARAMETER = OpenApiParameter("format", str, enum=["json", "csv"])
+PAGING_PARAMETERS = [
+    OpenApiParameter("limit", int, description="Entries per page (default 50, at most 500)."),
+    OpenApiParameter("offset", int, description="First entry of the page, in display order (default 0)."),
+    OpenApiParameter("q", str, description="Only entries whose team or method name contains this."),
+    OpenApiParameter("around", int, description="The page centred on this submission (`offset` ignored)."),
+]

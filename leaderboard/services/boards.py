@@ -1,0 +1,253 @@
+"""What a viewer may see of a challenge's scores: the one place that decides.
+
+A challenge with ``public_fraction < 1`` has two boards. Until the hosts reveal the private
+board (or a phase with ``auto_reveal`` closes), every number a contestant or reader can read is
+computed on the public part of the hidden rows only, and passed through the host's feedback
+mode (exact, rounded, or the Ladder of Blum & Hardt 2015); the private board and every private
+score are for the hosts. Every read path (leaderboard JSON/CSV, compare, state of the art, runs,
+submissions, pages, charts) asks :func:`board_scope` for a :class:`BoardScope` and takes its
+numbers through it; the reports are built per board (:func:`board_publish` applies the feedback
+to the public board's report once, when it is computed).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.utils import timezone
+
+from evaluation.boards import ladder, pack_mask, public_part, round_floats, unpack_mask
+
+from ..choices import Board, Feedback
+from ..models import Challenge, Dataset, Run
+from ..selectors import user_is_host
+from .dataset_files import dataset_hidden_labels
+from .entries import Version, entry_versions
+from .errors import NotAllowed, ServiceError
+
+PRIVATE_HIDDEN = "The private board is visible to the challenge's hosts until they reveal it."
+
+
+class BoardNotFound(ServiceError):
+    """The challenge has no such board (HTTP 404)."""
+
+    status_code = 404
+
+
+# ------------------------------------------------------------------ the two parts of the hidden rows
+def board_has_private(challenge: Challenge) -> bool:
+    return challenge.public_fraction < 1.0
+
+
+def board_fields(challenge: Challenge, board: str) -> tuple[str, str]:
+    """The run fields holding ``board``'s (score, per-example outcomes).
+
+    Without a private part every hidden row is public, so the public board reads the run's test
+    score and outcomes (equal to its public ones by definition; runs stored before boards existed
+    have only those).
+    """
+    if board == Board.PUBLIC and not board_has_private(challenge):
+        return "test_score", "outcomes"
+    return f"{board}_score", f"{board}_outcomes"
+
+
+def board_private_revealed(*, challenge: Challenge, now=None) -> bool:
+    """Revealed by the hosts, or a phase with automatic reveal has closed."""
+    if challenge.private_revealed_at is not None:
+        return True
+    now = now or timezone.now()
+    return challenge.phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists()
+
+
+def board_public_mask(*, dataset: Dataset) -> np.ndarray:
+    """Which hidden test rows (in test order) are on the public board."""
+    return unpack_mask(dataset.public_mask, dataset.n_test)
+
+
+def board_assign_parts(*, challenge: Challenge) -> None:
+    """Cut the hidden rows into the public and private parts (master seed, stratified by class), and store the cut.
+
+    The master seed is public (it gives recipe runs their seeds), so a server-side random salt is
+    mixed in: otherwise a contestant could replay the stratified draw and learn, from which rows
+    are private, how the hidden labels are grouped.
+    """
+    dataset = getattr(challenge, "dataset", None)
+    if dataset is None or not dataset.n_test:
+        return
+    mask = None
+    if board_has_private(challenge):
+        labels = dataset_hidden_labels(dataset=dataset) if dataset.task != "regression" else None
+        seed = [challenge.master_seed, secrets.randbits(63)]
+        mask = pack_mask(public_part(dataset.n_test, challenge.public_fraction, seed, stratify=labels))
+    Dataset.objects.filter(pk=dataset.pk).update(public_mask=mask)
+    dataset.public_mask = mask
+
+
+# ------------------------------------------------------------------ the viewer's scope
+@dataclass(frozen=True)
+class BoardScope:
+    """Which board a viewer reads and how its numbers are shown to them.
+
+    ``feedback`` applies to public numbers; hosts read exact numbers. ``ladder`` holds the
+    Ladder's release per submission when the viewer reads Ladder feedback.
+    """
+
+    board: str
+    is_host: bool
+    revealed: bool
+    has_private: bool
+    feedback: str = Feedback.EXACT
+    digits: int = 3
+    ladder: dict = field(default_factory=dict)
+
+    @property
+    def sees_private(self) -> bool:
+        return self.has_private and (self.is_host or self.revealed)
+
+    def public(self, value: float | None) -> float | None:
+        """A public score as this viewer may read it (per run: the Ladder releases none)."""
+        if value is None or self.feedback == Feedback.EXACT:
+            return value
+        if self.feedback == Feedback.ROUNDED:
+            return round(value, self.digits)
+        return None
+
+    def run_scores(self, run: Run) -> dict:
+        """``test_score`` (the score on this viewer's board), ``public_score`` and ``private_score``."""
+        public = self.public(run.public_score if self.has_private else run.test_score)
+        private = run.private_score if self.sees_private else None
+        return {"test_score": private if self.board == Board.PRIVATE else public,
+                "public_score": public, "private_score": private}
+
+    def submission_score(self, submission_id: int, runs: list[Run]) -> float | None:
+        """The submission's score as shown: the mean of its runs' shown scores, or the Ladder's release."""
+        if self.feedback == Feedback.LADDER and self.board == Board.PUBLIC:
+            return self.ladder.get(submission_id)
+        values = [self.run_scores(run)["test_score"] for run in runs]
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+
+def board_scope(*, challenge: Challenge, user, board: str | None = None) -> BoardScope:
+    """The scope of ``user`` on ``challenge``'s ``board`` (default public).
+
+    Raises
+    ------
+    BoardNotFound
+        ``board`` is not a board of this challenge.
+    NotAllowed
+        The private board before the reveal, for anyone but the hosts.
+    """
+    board = board or Board.PUBLIC
+    if board not in Board.values:
+        raise BoardNotFound(f"Unknown board {board!r}; choose public or private.", field="board")
+    is_host = user_is_host(user=user, challenge=challenge)
+    has_private = board_has_private(challenge)
+    revealed = has_private and board_private_revealed(challenge=challenge)
+    if board == Board.PRIVATE and not has_private:
+        raise BoardNotFound("This challenge has no private board (its public_fraction is 1).", field="board")
+    if board == Board.PRIVATE and not (is_host or revealed):
+        raise NotAllowed(PRIVATE_HIDDEN)
+    feedback = Feedback.EXACT if is_host else challenge.feedback
+    releases = board_ladder(challenge=challenge) if feedback == Feedback.LADDER else {}
+    return BoardScope(board=board, is_host=is_host, revealed=revealed, has_private=has_private,
+                      feedback=feedback, digits=challenge.feedback_digits, ladder=releases)
+
+
+# ------------------------------------------------------------------ the Ladder
+def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[int, float | None]:
+    """The Ladder's release after each submission, per team in submission order (Blum & Hardt 2015)."""
+    by_team: dict[int, list[Version]] = defaultdict(list)
+    for version in versions.values():
+        by_team[version.team_id].append(version)
+    out: dict[int, float | None] = {}
+    for members in by_team.values():
+        members.sort(key=lambda v: v.submission_id)
+        scores = [float(np.mean(v.public[0])) for v in members]
+        for version, release in zip(members, ladder(scores, challenge.ladder_margin,
+                                                    higher_is_better=challenge.higher_is_better)):
+            out[version.submission_id] = release
+    return out
+
+
+def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:
+    return ladder_releases(challenge, entry_versions(challenge=challenge))
+
+
+# ------------------------------------------------------------------ publishing a board's report
+LADDER_NOTE = ("Ladder feedback (Blum & Hardt 2015): a team's shown score changes only when a new submission "
+               "beats its best by more than η = {margin:g}; intervals and comparisons are not published.")
+
+
+def board_publish(*, challenge: Challenge, data: dict, board: str, versions: dict[int, Version],
+                  public_data: dict | None = None) -> dict:
+    """A board's report as published: versions, feedback (public board), rank changes (private board)."""
+    data["board"] = board
+    data["feedback"] = {"mode": challenge.feedback if board == Board.PUBLIC else Feedback.EXACT,
+                        "digits": challenge.feedback_digits, "margin": challenge.ladder_margin}
+    for row in data["entries"]:
+        version = versions.get(row["submission_id"])
+        row["version"], row["versions"] = (version.number, version.of) if version else (1, 1)
+    if board == Board.PRIVATE:
+        _rank_changes(data, public_data or {"entries": []})
+        return data
+    if challenge.feedback == Feedback.ROUNDED:
+        data["entries"] = round_floats(data["entries"], challenge.feedback_digits)
+        data["sections"] = round_floats(data["sections"], challenge.feedback_digits)
+    elif challenge.feedback == Feedback.LADDER:
+        _ladder_report(challenge, data, ladder_releases(challenge, versions))
+    return data
+
+
+def _rank_changes(data: dict, public_data: dict) -> None:
+    public_rank = {(row["team"], row["method_name"]): row.get("rank") for row in public_data["entries"]}
+    for row in data["entries"]:
+        before = public_rank.get((row["team"], row["method_name"]))
+        row["public_rank"] = before
+        row["rank_change"] = before - row["rank"] if before is not None and row.get("rank") is not None else None
+
+
+def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
+    return {**row, "ranking_value": shown, "median": None, "std": None, "groups": "", "rank_interval": None,
+            "runs_needed_for_decision": None, "too_few_runs": False, "compared": False,
+            "excluded_reason": LADDER_NOTE.format(margin=margin), "boo_n_curve": [], "run_scores": [],
+            "mean": {"estimate": shown, "low": None, "high": None, "se": None, "source": "ladder"},
+            "boo_n": {"estimate": None, "low": None, "high": None, "n": row["boo_n"].get("n")}}
+
+
+def _grid(value, margin: float):
+    return None if value is None else round(round(value / margin) * margin, 12)
+
+
+def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float | None]) -> None:
+    """Replace every published number by the Ladder's release (ranks follow it; ties share a rank)."""
+    sign = 1.0 if challenge.higher_is_better else -1.0
+    margin = challenge.ladder_margin
+    rows = {row["submission_id"]: _ladder_row(row, releases.get(row["submission_id"]), margin)
+            for row in data["entries"]}
+
+    def key(sid):
+        value = rows[sid]["ranking_value"]
+        return (-sign * value if value is not None else math.inf, rows[sid]["method_name"], sid)
+
+    for section in data["sections"]:
+        order = sorted(section["entries"], key=key)
+        rank, previous = 0, object()
+        for position, sid in enumerate(order, start=1):
+            row = rows[sid]
+            if row["ranking_value"] != previous:
+                rank, previous = position, row["ranking_value"]
+            row["rank"] = rank
+        for sid in order:
+            row = rows[sid]
+            row["tied"] = sum(rows[o]["rank"] == row["rank"] for o in order) > 1
+            row["rank_display"] = f"={row['rank']}" if row["tied"] else str(row["rank"])
+        section.update(entries=order, compared=[], comparisons=[],
+                       leader_group=[sid for sid in order if rows[sid]["rank"] == 1])
+        section["sota"] = {**section["sota"], "se": None, "note": LADDER_NOTE.format(margin=margin),
+                           **{k: _grid(section["sota"].get(k), margin) for k in ("raw", "estimate", "bound")}}
+    data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]

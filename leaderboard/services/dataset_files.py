@@ -1,0 +1,66 @@
+"""Reading a challenge's stored dataset files (through Django's storage API).
+
+The parts are CSV files written by ``services.challenges``: the public training rows, the
+public test inputs and the hidden labels. Each part is parsed once per process and dataset
+version (the version is a hash of the data, so a changed dataset is never served stale).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+
+import numpy as np
+import pandas as pd
+
+from evaluation.preview import TablePreview, table_preview
+
+from ..models import Dataset
+
+PARTS = ("train", "test_inputs", "hidden_labels")
+
+
+def _field(dataset: Dataset, part: str):
+    if part not in PARTS:
+        raise ValueError(f"unknown dataset part {part!r}; choose from {', '.join(PARTS)}")
+    return {"train": dataset.train_file, "test_inputs": dataset.test_inputs_file,
+            "hidden_labels": dataset.hidden_labels_file}[part]
+
+
+@functools.lru_cache(maxsize=32)
+def _read_csv(field, version: str) -> pd.DataFrame:
+    """``field`` (a FieldFile, hashed and compared by its stored name) parsed as text columns."""
+    with field.open("rb") as handle:
+        return pd.read_csv(io.BytesIO(handle.read()), dtype=str, keep_default_na=False)
+
+
+def dataset_frame(*, dataset: Dataset, part: str) -> pd.DataFrame:
+    """One stored part of a dataset (``train``, ``test_inputs`` or ``hidden_labels``) as strings."""
+    field = _field(dataset, part)
+    if not field:
+        return pd.DataFrame()
+    return _read_csv(field, dataset.version).copy()
+
+
+def dataset_test_ids(*, dataset: Dataset) -> list[str]:
+    frame = dataset_frame(dataset=dataset, part="test_inputs")
+    return frame[dataset.id_column].tolist() if len(frame) else []
+
+
+def dataset_hidden_labels(*, dataset: Dataset) -> np.ndarray:
+    """Hidden test labels in test-input order. Callers: scoring only; never serialised."""
+    ids = dataset_test_ids(dataset=dataset)
+    hidden = dataset_frame(dataset=dataset, part="hidden_labels").set_index(dataset.id_column)
+    labels = hidden.loc[ids, dataset.label_column].to_numpy()
+    if dataset.task == "regression":
+        return labels.astype(float)
+    return labels.astype(str)
+
+
+def dataset_preview(*, dataset: Dataset, rows: int = 5) -> TablePreview:
+    """What the host checks before publishing: first rows, column types, class balance, test rows found.
+    Reads the hidden labels: for the challenge's hosts only."""
+    hidden = dataset_frame(dataset=dataset, part="hidden_labels") if dataset.hidden_labels_file else None
+    return table_preview(dataset_frame(dataset=dataset, part="train"), id_column=dataset.id_column,
+                         label_column=dataset.label_column, feature_columns=dataset.feature_columns,
+                         test_labels=hidden, classes=dataset.classes or (), rows=rows)

@@ -1,0 +1,110 @@
+"""Entries: a team's method, its versions, and the team's final selection for the private board.
+
+An *entry* is a team's method name: a new submission under the same name is a new version of
+that entry. The public board shows one version per entry (the selected one, or the latest: the
+host's ``board_version``); the private board shows each team's final selection: up to
+``Challenge.final_entries`` submissions it chose, or else its best N public-board entries by the
+ranking statistic. Every version still counts in m (every test-set evaluation does).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from evaluation import stats
+
+from ..choices import BoardVersion, RankingStatistic, RunStatus, SubmissionStatus, TestRows
+from ..models import Challenge, Run, Submission
+from ..selectors import rows_as_stored
+
+
+@dataclass(frozen=True)
+class Version:
+    """One submission as a version of its entry."""
+
+    submission_id: int
+    team_id: int
+    method_name: str
+    number: int  # 1 for the first version
+    of: int  # versions of the entry so far
+    selected: bool
+    scores_private: bool  # its phase scores the private part too
+    public: tuple  # (public scores, valid scores) of its succeeded runs
+
+
+def entry_versions(*, challenge: Challenge) -> dict[int, Version]:
+    """Every submission of the challenge that is not cancelled and has a run scored on the public part."""
+    rows = (Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)
+            .order_by("created", "id")
+            .values_list("id", "team_id", "method_name", "selected_for_final", "phase__test_rows"))
+    runs: dict[int, list[tuple]] = defaultdict(list)
+    score = "public_score" if challenge.public_fraction < 1 else "test_score"  # see services.boards.board_fields
+    for sid, public, valid in rows_as_stored(Run.objects.filter(submission__challenge=challenge,
+                                                                status=RunStatus.SUCCEEDED, **{f"{score}__isnull": False})
+                                             .order_by("submission_id", "index")
+                                             .values_list("submission_id", score, "valid_score")):
+        runs[sid].append((public, valid))
+    counts: dict[tuple, int] = defaultdict(int)
+    versions: dict[int, Version] = {}
+    for sid, team_id, method_name, selected, test_rows in rows:
+        counts[(team_id, method_name)] += 1
+        if sid in runs:
+            scores = tuple(zip(*runs[sid]))
+            versions[sid] = Version(sid, team_id, method_name, counts[(team_id, method_name)], 0, selected,
+                                    test_rows != TestRows.PUBLIC, scores)
+    return {sid: Version(**{**v.__dict__, "of": counts[(v.team_id, v.method_name)]}) for sid, v in versions.items()}
+
+
+def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | None = None) -> set[int]:
+    """The version of each entry the public board shows: the latest selected one (host setting
+    ``selected``), else the latest."""
+    versions = entry_versions(challenge=challenge) if versions is None else versions
+    by_entry: dict[tuple, list[Version]] = defaultdict(list)
+    for version in versions.values():
+        by_entry[(version.team_id, version.method_name)].append(version)
+    shown = set()
+    for members in by_entry.values():
+        members.sort(key=lambda v: v.number)
+        selected = [v for v in members if v.selected] if challenge.board_version == BoardVersion.SELECTED else []
+        shown.add((selected or members)[-1].submission_id)
+    return shown
+
+
+def ranking_value(challenge: Challenge, version: Version) -> float:
+    """The version's public ranking statistic, oriented so that higher is better."""
+    public, valid = (np.array([np.nan if x is None else x for x in part], dtype=np.float64)
+                     for part in version.public)
+    if challenge.ranking_statistic == RankingStatistic.BOO_N:
+        valid = None if np.isnan(valid).any() else valid
+        value = stats.boo_n(public, challenge.boo_n, valid=valid, higher_is_better=challenge.higher_is_better)
+    else:
+        value = float(public.mean())
+    return value if challenge.higher_is_better else -value
+
+
+def final_selection_ids(*, challenge: Challenge, versions: dict[int, Version] | None = None) -> set[int]:
+    """The private board's submissions: per team its chosen ones, else its best N public-board entries."""
+    versions = entry_versions(challenge=challenge) if versions is None else versions
+    shown = public_board_ids(challenge=challenge, versions=versions)
+    by_team: dict[int, list[Version]] = defaultdict(list)
+    for version in versions.values():
+        if version.scores_private:
+            by_team[version.team_id].append(version)
+    chosen: set[int] = set()
+    for members in by_team.values():
+        selected = [v.submission_id for v in members if v.selected]
+        if selected:
+            chosen.update(selected[-challenge.final_entries:])
+            continue
+        candidates = sorted((v for v in members if v.submission_id in shown),
+                            key=lambda v: (-ranking_value(challenge, v), v.submission_id))
+        chosen.update(v.submission_id for v in candidates[:challenge.final_entries])
+    return chosen
+
+
+def entry_history(*, submission: Submission) -> list[Submission]:
+    """Every version of the submission's entry (same team, same method name), oldest first."""
+    return list(Submission.objects.filter(challenge_id=submission.challenge_id, team_id=submission.team_id,
+                                          method_name=submission.method_name).order_by("created", "id"))

@@ -1,0 +1,198 @@
+"""The janitor: compare the database (the source of truth) with what is in flight, and heal.
+
+Called by a thin beat task every ``VARBOARD_JANITOR_INTERVAL_S`` (``tasks.maintenance.janitor``).
+One pass, in order:
+
+1. fails runs still ``running`` long past their wall-time limit (a hung worker that keeps its
+   lease alive), for the platform's reasons, and settles submissions whose runs have all ended
+   but whose own status was not written (the database fell over between the two);
+2. puts back in the queue every running run whose lease expired (its worker was lost: killed,
+   out of memory, its machine gone) and publishes its task again at once: a claimed run's
+   message was taken off the queue, so nothing else would bring it back;
+3. resends work that the database says is queued but that was published more than
+   ``VARBOARD_REQUEUE_AFTER_S`` ago, on a queue the broker reports empty: recipe runs, the
+   scoring of prediction submissions, and report recomputations left pending; and the runs of
+   variance studies that are queued, or running past their limit (their worker was lost: a
+   study run's claim takes such a run again), when their queue is empty;
+4. records the reveal of private boards whose ``auto_reveal`` phase has closed (for mails and
+   webhooks), and resends notification events and webhook deliveries left behind.
+
+Why "queued for long, and its queue is empty" rather than listing what the broker holds: a
+broker cannot cheaply say whether one given task is in it (Redis would need a scan of every
+list and of the unacknowledged hash, other transports cannot at all), while every transport
+answers a queue's length. A Redis that restarted without persistence, or a message lost in
+transit, shows as stale queued rows next to an empty queue; a long backlog shows as stale
+rows next to a busy queue, and resending then would only pile duplicates behind it (they would
+be harmless, claims are idempotent, but they grow the queue at every pass). A task lost
+inside a backlog is resent once the backlog drains, which is when it would have run anyway.
+Messages a worker holds (prefetched, or waiting for a retry's countdown) are in no queue:
+resending those makes a duplicate that the claim turns away.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+from ..choices import SUBMISSION_ENDED, Device, RunStatus, SubmissionKind
+from ..models import Report, Run, StudyRun
+from . import dispatch
+from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
+from .lifecycle import runs_fail_stuck, runs_requeue_expired, submissions_settle
+from .notifications import notifications_heal, reveals_record_due
+from .submissions import run_queue
+
+logger = logging.getLogger(__name__)
+SCORING_QUEUE = "scoring"
+#: Cache key of the time (epoch seconds) the last pass ended: beat's health check and a metric read it.
+LAST_PASS_KEY = "varboard:janitor:last-pass"
+
+
+@dataclass(frozen=True)
+class JanitorPass:
+    """What one pass did: counts of runs and tasks."""
+
+    failed_stuck: int = 0
+    settled_submissions: int = 0
+    requeued_lost: int = 0
+    resent_runs: int = 0
+    resent_scorings: int = 0
+    resent_reports: int = 0
+    notifications: int = 0
+    broker_unreachable: bool = False
+
+
+class _Publisher:
+    """Publishes tasks for one pass; after the first refusal it stops trying (the broker is down)."""
+
+    def __init__(self):
+        self.down = False
+
+    def send(self, task_name: str, args: tuple, queue: str | None = None) -> bool:
+        if self.down:
+            return False
+        try:
+            dispatch.send(task_name, args, queue=queue)
+            return True
+        except Exception:  # noqa: BLE001 - any publishing error means "not queued"; the next pass tries again
+            logger.exception("janitor: could not publish %s%r; the broker seems down", task_name, args)
+            self.down = True
+            return False
+
+
+def _route(runs: list[Run], queues: dict[int, str]) -> None:
+    """Fill ``queues`` (submission id -> queue) for the runs' submissions: ``scoring`` for predictions,
+    ``cpu``/``gpu`` for recipes (the challenge's device when the recipe cannot be read now: the
+    worker then meets the fault itself, retries it and at last fails the run naming it)."""
+    for run in runs:
+        submission = run.submission
+        if submission.pk in queues:
+            continue
+        if submission.kind == SubmissionKind.PREDICTIONS:
+            queues[submission.pk] = SCORING_QUEUE
+            continue
+        try:
+            queues[submission.pk] = run_queue(challenge=submission.challenge, submission=submission)
+        except Exception:  # noqa: BLE001 - one unreadable recipe must not stop the pass for every other run
+            logger.exception("janitor: cannot read the recipe of submission %s; using its challenge's device",
+                             submission.pk, extra={"submission_id": submission.pk})
+            queues[submission.pk] = "gpu" if submission.challenge.device == Device.GPU else "cpu"
+
+
+def _publish(runs: list[Run], publisher: _Publisher, queues: dict[int, str], now) -> tuple[int, int]:
+    """Publish the task of each run (one scoring per prediction submission); mark them enqueued now.
+
+    Returns (recipe runs sent, scorings sent).
+    """
+    sent_runs, scored, sent_ids = 0, set(), []
+    for run in runs:
+        submission = run.submission
+        queue = queues[submission.pk]
+        if submission.kind == SubmissionKind.PREDICTIONS:
+            if submission.pk in scored:
+                sent_ids.append(run.pk)
+            elif publisher.send(SCORE_SUBMISSION, (submission.pk,), queue=queue):
+                scored.add(submission.pk)
+                sent_ids.append(run.pk)
+        elif publisher.send(EXECUTE_RUN, (run.pk,), queue=queue):
+            sent_runs += 1
+            sent_ids.append(run.pk)
+    Run.objects.filter(pk__in=sent_ids).update(enqueued_at=now)
+    return sent_runs, len(scored)
+
+
+def _resend_study_runs(publisher: _Publisher, now) -> int:
+    """Publish again the study runs left queued or stuck running, on queues the broker reports empty."""
+    stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
+    grace = timedelta(seconds=settings.VARBOARD["STUCK_RUN_GRACE_S"])
+    candidates = [run for run in StudyRun.objects.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING),
+                                                          study__created__lt=stale_before)
+                  .select_related("study__challenge", "study__submission")
+                  if run.status == RunStatus.QUEUED or (run.started_at and run.started_at + grace + timedelta(
+                      seconds=run.study.challenge.run_wall_time_s()) < now)]
+    if not candidates:
+        return 0
+    queue_of = {run.pk: run_queue(challenge=run.study.challenge, submission=run.study.submission) for run in candidates}
+    lengths = dispatch.queue_lengths(sorted(set(queue_of.values()))) or {}
+    return sum(publisher.send(EXECUTE_STUDY_RUN, (run.pk,), queue=queue_of[run.pk]) for run in candidates
+               if lengths.get(queue_of[run.pk]) == 0)
+
+
+def janitor_run(*, now=None) -> JanitorPass:
+    """One reconciliation pass (see the module's docstring); returns what it did."""
+    now = now or timezone.now()
+    publisher, queues = _Publisher(), {}
+    failed = runs_fail_stuck(now=now)
+    settled = submissions_settle()
+
+    lost = runs_requeue_expired(now=now)
+    lost_runs = list(Run.objects.filter(pk__in=[run.pk for run in lost]).select_related("submission__challenge"))
+    for run in lost_runs:
+        logger.warning("janitor: run %s of submission %s lost its worker; queued again", run.pk,
+                       run.submission_id, extra={"run_id": run.pk, "submission_id": run.submission_id})
+    _route(lost_runs, queues)
+    sent_runs, sent_scorings = _publish(lost_runs, publisher, queues, now)
+
+    stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
+    stale = list(Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=stale_before)
+                 .exclude(submission__status__in=SUBMISSION_ENDED)
+                 .select_related("submission__challenge").order_by("submission_id", "index"))
+    stale_reports = list(Report.objects.filter(recompute_pending=True, requested_at__lt=stale_before)
+                         .values_list("challenge_id", flat=True))
+    _route(stale, queues)
+    wanted = {queues[run.submission_id] for run in stale}
+    if stale_reports:
+        wanted.add(SCORING_QUEUE)
+    lengths = dispatch.queue_lengths(sorted(wanted)) if wanted else {}
+    if wanted and lengths is None:
+        publisher.down = True
+    lengths = lengths or {}
+    idle = [run for run in stale if lengths.get(queues[run.submission_id]) == 0]
+    more_runs, more_scorings = _publish(idle, publisher, queues, now)
+    resent_reports = 0
+    if lengths.get(SCORING_QUEUE) == 0:
+        for challenge_id in stale_reports:
+            if publisher.send(RECOMPUTE_REPORT, (challenge_id,), queue=SCORING_QUEUE):
+                Report.objects.filter(challenge_id=challenge_id).update(requested_at=now)
+                resent_reports += 1
+    more_runs += _resend_study_runs(publisher, now)
+    notified = reveals_record_due(now=now) + (0 if publisher.down else notifications_heal(now=now))
+    result = JanitorPass(failed_stuck=failed, settled_submissions=settled, requeued_lost=len(lost), resent_runs=sent_runs + more_runs,
+                         resent_scorings=sent_scorings + more_scorings, resent_reports=resent_reports,
+                         notifications=notified, broker_unreachable=publisher.down)
+    if result != JanitorPass():
+        logger.info("janitor: %s", result)
+    cache.set(LAST_PASS_KEY, time.time(), timeout=None)
+    return result
+
+
+def janitor_last_pass_age() -> float | None:
+    """Seconds since the last janitor pass ended (as the shared cache knows it), or None if none is known."""
+    last = cache.get(LAST_PASS_KEY)
+    return None if last is None else max(time.time() - float(last), 0.0)

@@ -1,0 +1,84 @@
+"""Paging a board of thousands of entries to the reader: top N, search, "around my entry".
+
+A report holds every entry; a reader sees a page of them. :func:`entries_page` picks the
+page from the report's display order (ranked entries first, then those left out of
+comparisons), by one of three rules: a search (team or method name, case-insensitive),
+the entries around one submission, or a plain page (offset and limit). It is pure: the
+API and the page call it on the cached report data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Entries per page when the reader does not say.
+PAGE_SIZE = 50
+#: Most entries one page may hold.
+PAGE_MAX = 500
+#: Entries of the heat map: the top ones, and this many on each side of the reader's entry.
+HEAT_TOP = 6
+HEAT_AROUND = 3
+
+
+@dataclass(frozen=True)
+class EntriesPage:
+    """One page: the submission ids shown (display order) and where they sit among ``total``."""
+
+    ids: list
+    total: int
+    matched: int
+    offset: int
+    limit: int
+    query: str
+    around: int | None
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "matched": self.matched, "offset": self.offset, "limit": self.limit,
+                "count": len(self.ids), "q": self.query or None, "around": self.around,
+                "has_previous": self.offset > 0, "has_next": self.offset + len(self.ids) < self.matched,
+                "previous_offset": max(0, self.offset - self.limit), "next_offset": self.offset + len(self.ids)}
+
+
+def page_limit(value, default: int = PAGE_SIZE) -> int:
+    """A page size from a query parameter: an integer in [1, PAGE_MAX]; the ValueError names it."""
+    if value in (None, ""):
+        return default
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"`limit` must be an integer between 1 and {PAGE_MAX} (got {value!r}).") from None
+    if not 1 <= limit <= PAGE_MAX:
+        raise ValueError(f"`limit` must be an integer between 1 and {PAGE_MAX} (got {value!r}).")
+    return limit
+
+
+def entries_page(entries: list[dict], *, query: str = "", around: int | None = None, offset: int = 0,
+                 limit: int = PAGE_SIZE) -> EntriesPage:
+    """The page of ``entries`` (report rows in display order) a reader asked for.
+
+    ``around``: the ``limit`` entries centred on that submission (``offset`` ignored);
+    ``query``: the entries whose method or team contains it, paged; else
+    ``entries[offset:offset + limit]``. An unknown ``around`` gives the first page.
+    """
+    ids = [row["submission_id"] for row in entries]
+    query = (query or "").strip()
+    if query:
+        needle = query.casefold()
+        ids = [row["submission_id"] for row in entries
+               if needle in row["method_name"].casefold() or needle in row["team"].casefold()]
+    if around is not None and around in ids:
+        position = ids.index(around)
+        offset = max(0, min(position - limit // 2, len(ids) - limit))
+    else:
+        around = None
+        offset = max(0, min(int(offset), max(0, len(ids) - 1)))
+    return EntriesPage(ids[offset:offset + limit], len(entries), len(ids), offset, limit, query, around)
+
+
+def heatmap_ids(compared: list[int], focus: int | None) -> list[int]:
+    """Entries of the heat map: the top :data:`HEAT_TOP` and the neighbourhood of ``focus``, in order."""
+    chosen = set(compared[:HEAT_TOP])
+    if focus in compared:
+        position = compared.index(focus)
+        chosen.update(compared[max(0, position - HEAT_AROUND):position + HEAT_AROUND + 1])
+    return [sid for sid in compared if sid in chosen]

@@ -1,0 +1,130 @@
+"""Rescoring: a host corrects the hidden labels or the metric, and every prediction submission is scored again.
+
+The reports computed before are kept (``ReportVersion``), and the audit log records what was
+replaced. Prediction files are stored, so they are scored again on the scoring queue; recipe
+runs kept no predictions (only their scores), so a corrected label reaches them only when they
+are run again: the result says how many were left as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
+from django.db import transaction
+
+from evaluation.metrics import get_metric
+from evaluation.io.read import TableError, read_table
+
+from ..choices import SubmissionKind, SubmissionStatus
+from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
+from ..selectors import user_is_host
+from .audit import audit_record
+from .dataset_files import dataset_frame, dataset_test_ids
+from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
+from .errors import NotAllowed, ServiceError
+from .reports import report_request
+
+
+def _read_labels(dataset: Dataset, data: bytes, filename: str) -> bytes:
+    """The corrected hidden labels as the stored CSV (id, label), every test id exactly once."""
+    try:
+        frame = read_table(data, filename=filename, max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
+                           text_columns=(dataset.id_column, dataset.label_column))
+    except TableError as exc:
+        raise ServiceError(f"{filename}: {exc}", field="hidden_labels") from None
+    missing_columns = [c for c in (dataset.id_column, dataset.label_column) if c not in frame.columns]
+    if missing_columns:
+        raise ServiceError(f"{filename}: no column {missing_columns[0]!r}.", field="hidden_labels")
+    ids = frame[dataset.id_column].astype(str)
+    expected = dataset_test_ids(dataset=dataset)
+    repeated = ids[ids.duplicated()].tolist()
+    unknown = sorted(set(ids) - set(expected))
+    missing = [i for i in expected if i not in set(ids)]
+    for problem, values in (("repeats ids", repeated), ("has ids that are not test rows", unknown),
+                            ("lacks test ids", missing)):
+        if values:
+            raise ServiceError(f"{filename} {problem}: {', '.join(map(repr, values[:5]))}.", field="hidden_labels")
+    labels = frame[dataset.label_column].astype(str)
+    if dataset.task == "regression":
+        if pd.to_numeric(labels, errors="coerce").isna().any():
+            raise ServiceError(f"{filename}: every label must be a number.", field="hidden_labels")
+    else:
+        strange = sorted(set(labels) - set(map(str, dataset.classes)))
+        if strange:
+            raise ServiceError(f"{filename}: labels {strange[:5]} are not classes of this challenge "
+                               f"({', '.join(map(str, dataset.classes))}).", field="hidden_labels")
+    out = pd.DataFrame({dataset.id_column: ids, dataset.label_column: labels}).set_index(dataset.id_column)
+    return out.loc[expected].reset_index().to_csv(index=False).encode("utf-8")
+
+
+def _archive_reports(challenge: Challenge, reason: str) -> None:
+    for board, model in (("public", Report), ("private", PrivateReport)):
+        report = model.objects.filter(challenge=challenge).first()
+        if report is not None and report.data:
+            ReportVersion.objects.create(challenge=challenge, board=board, data=report.data,
+                                         computed_at=report.computed_at, reason=reason[:300])
+
+
+def challenge_rescore(*, challenge: Challenge, user: User, phase: Phase | None = None,
+                      hidden_labels: tuple[str, bytes] | None = None, metric: str | None = None) -> dict:
+    """Correct the labels and/or the metric, then score the prediction submissions again (hosts only).
+
+    With new labels or a new metric every phase is rescored (they share the test rows);
+    otherwise ``phase`` (or every phase). Returns ``{"queued": n, "recipes_left": m}``.
+    """
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can rescore it.")
+    dataset = challenge.dataset
+    new_metric = None
+    if metric and metric != challenge.metric:
+        try:
+            new_metric = get_metric(metric)
+        except ValueError as exc:
+            raise ServiceError(str(exc), field="metric") from None
+        if (new_metric.task == "regression") != (dataset.task == "regression"):
+            raise ServiceError(f"{new_metric.label} does not fit this dataset's labels.", field="metric")
+    labels = _read_labels(dataset, hidden_labels[1], hidden_labels[0]) if hidden_labels else None
+    submissions = Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)
+    if phase is not None and labels is None and new_metric is None:
+        submissions = submissions.filter(phase=phase)
+    with transaction.atomic():
+        reason = _apply_corrections(challenge, dataset, user, labels, new_metric, phase)
+        _archive_reports(challenge, reason)
+        queued = 0
+        for submission_id in submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True):
+            enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
+            queued += 1
+        recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
+        audit_record(challenge=challenge, actor=user, action="rescore", reason=reason, submissions=queued,
+                     recipes_not_rescored=recipes)
+    report_request(challenge_id=challenge.pk)
+    return {"queued": queued, "recipes_left": recipes}
+
+
+def _apply_corrections(challenge, dataset, user, labels: bytes | None, metric, phase) -> str:
+    """Store the corrected labels and metric (audited); a sentence saying what the rescore is for."""
+    reasons = []
+    if labels is not None:
+        old_version = dataset.version
+        train = dataset_frame(dataset=dataset, part="train").to_csv(index=False).encode()
+        tests = dataset_frame(dataset=dataset, part="test_inputs").to_csv(index=False).encode()
+        dataset.hidden_labels_file.save("hidden_labels.csv", ContentFile(labels), save=False)
+        dataset.version = hashlib.sha256(train + b"\0" + tests + b"\0" + labels).hexdigest()
+        dataset.save(update_fields=["hidden_labels_file", "version"])
+        audit_record(challenge=challenge, actor=user, action="hidden_labels_replaced", file="hidden_labels",
+                     old_version=old_version, new_version=dataset.version)
+        reasons.append("hidden labels corrected")
+    if metric is not None:
+        audit_record(challenge=challenge, actor=user, action="settings_changed",
+                     changes={"metric": [challenge.metric, metric.name],
+                              "higher_is_better": [challenge.higher_is_better, metric.higher_is_better]})
+        challenge.metric, challenge.higher_is_better = metric.name, metric.higher_is_better
+        challenge.save(update_fields=["metric", "higher_is_better"])
+        reasons.append(f"metric changed to {metric.label}")
+    if not reasons:
+        reasons.append(f"rescore of the {phase.name} phase" if phase else "rescore of every phase")
+    return "; ".join(reasons)

@@ -1,0 +1,143 @@
+"""Results-only challenges: per-instance results produced elsewhere, imported as prediction entries.
+
+A model run outside varboard (a submission to a public LLM leaderboard, a paper's released
+predictions) becomes one prediction entry whose single run holds its per-instance outcomes,
+so the report compares pairs instance by instance (exact McNemar for 0/1 outcomes), gives
+accuracies Wilson intervals, groups, rank intervals and the adjusted state of the art,
+exactly as for prediction files. Each entry carries its provenance (self-reported or
+published, with a link). The first import fixes the challenge's instances; later ones must
+cover them. Parsing is :mod:`evaluation.imports`; this module stores, all or nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from evaluation.imports import FORMATS, ResultsImportError, combine, read_results
+
+from ..choices import RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
+from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
+from ..selectors import user_is_host
+from .errors import NotAllowed, ServiceError
+from .reports import report_request
+
+MAX_MODELS_PER_IMPORT = 500
+
+
+@dataclass(frozen=True)
+class ImportFile:
+    """One uploaded file and, for per-model formats, the model it belongs to."""
+
+    name: str
+    data: bytes
+    model: str | None = None
+
+
+def challenge_create_results_only(*, created_by: User, title: str, slug: str | None = None, description: str = "",
+                                  metric: str = "accuracy", higher_is_better: bool = True,
+                                  visibility: str = Visibility.PUBLIC) -> Challenge:
+    """A challenge that takes no submissions: its entries are imported results."""
+    slug = slugify(slug or title)[:60]
+    if not slug:
+        raise ServiceError("Give the challenge a title or a slug.", field="title")
+    if Challenge.objects.filter(slug=slug).exists():
+        raise ServiceError(f"A challenge with the slug {slug!r} exists already.", field="slug")
+    with transaction.atomic():
+        challenge = Challenge.objects.create(
+            slug=slug, title=title, description=description, created_by=created_by, metric=metric,
+            higher_is_better=higher_is_better, allow_predictions=True, allow_recipes=False, k_runs=1,
+            split_scheme=SplitScheme.FIXED, randomize_sources=[], visibility=visibility,
+            daily_quota=0, total_quota=0, closes_at=timezone.now())
+        challenge.hosts.add(created_by)
+    return challenge
+
+
+def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: str | None,
+           instances: list[str] | None):
+    """The uploaded files as one models x instances table aligned on the challenge's instances."""
+    if format not in FORMATS:
+        raise ServiceError(f"`format` must be one of {', '.join(FORMATS)} (got {format!r}).", field="format")
+    if not files:
+        raise ServiceError("Upload at least one file of results.", field="files")
+    earlier = ResultsImport.objects.filter(challenge=challenge).order_by("created").first()
+    known = earlier.instance_ids if earlier is not None else None
+    try:
+        parts = [read_results(f.data, format=format, filename=f.name, model=f.model, metric=metric,
+                              instances=instances or known) for f in files]
+        table = combine(parts, instances=known)
+    except ResultsImportError as exc:
+        raise ServiceError(str(exc), field="files") from None
+    if len(table.models) > MAX_MODELS_PER_IMPORT:
+        raise ServiceError(f"{len(table.models)} models in one import; the limit is {MAX_MODELS_PER_IMPORT}.",
+                           field="files")
+    taken = set(Submission.objects.filter(challenge=challenge, method_name__in=table.models)
+                .values_list("method_name", flat=True))
+    if taken:
+        raise ServiceError(f"Already on this leaderboard: {', '.join(sorted(taken))}.", field="files")
+    return table
+
+
+# long because it validates, then stores the import, the entries, their runs and provenance at once
+def results_import_create(*, challenge: Challenge, user: User, files: list[ImportFile], format: str,
+                          metric: str | None = None, instances: list[str] | None = None,
+                          team_name: str = "Imported results", source: str = EntryProvenance.Source.SELF_REPORTED,
+                          link: str = "", note: str = "") -> ResultsImport:
+    """Import per-instance results: one scored prediction entry per model, all or nothing.
+
+    Parameters
+    ----------
+    challenge, user
+        A challenge the user hosts, without a dataset of its own (results only).
+    files : list of ImportFile
+        In ``format`` (``"csv"``: many models in one file; ``"lm-eval-jsonl"`` and
+        ``"solved-ids"``: one model per file, named in ``ImportFile.model``).
+    metric : str, optional
+        The lm-evaluation-harness metric to read (default: the first known one).
+    instances : list of str, optional
+        Every instance id, for solved-id lists (default: the challenge's, once known).
+    team_name, source, link, note
+        Who the entries are shown as, and where the results come from.
+
+    Raises
+    ------
+    NotAllowed
+        Unless the user hosts the challenge.
+    ServiceError
+        If the challenge has a dataset (its entries are scored here), a file is
+        malformed (the message names the file, line and field), a model is already on
+        the board, or instances are missing.
+    """
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can import results.")
+    if hasattr(challenge, "dataset"):
+        raise ServiceError("This challenge scores its own entries; results are imported into results-only "
+                           "challenges.")
+    if source not in EntryProvenance.Source.values:
+        raise ServiceError(f"`source` must be one of {', '.join(EntryProvenance.Source.values)}.", field="source")
+    table = _parse(challenge, files, format, metric, instances)
+    now = timezone.now()
+    with transaction.atomic():
+        batch = ResultsImport.objects.create(
+            challenge=challenge, created_by=user, format=format, original_names=[f.name[:255] for f in files],
+            metric=table.metric, binary=table.binary, model_names=list(table.models),
+            instance_ids=list(table.instances))
+        team, _ = Team.objects.get_or_create(name=(team_name or "Imported results")[:100])
+        for model, outcomes in zip(table.models, table.outcomes):
+            submission = Submission.objects.create(
+                challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.PREDICTIONS,
+                method_name=model[:120], status=SubmissionStatus.SCORED, runs_expected=1, counts_toward_quota=False,
+                started_at=now, finished_at=now, description=f"Imported {format} results ({table.metric}).")
+            Run.objects.create(submission=submission, index=0, seeds={"imported": batch.pk}, split_id="imported",
+                               status=RunStatus.SUCCEEDED, test_score=float(np.mean(outcomes)),
+                               outcomes=Run.pack_outcomes(outcomes), device="imported", started_at=now,
+                               finished_at=now)
+            EntryProvenance.objects.create(submission=submission, source=source, link=link, note=note[:300],
+                                           results_import=batch)
+        report_request(challenge_id=challenge.pk)
+    return batch

@@ -1,0 +1,131 @@
+"""Benchmark suites: one board across several challenges (tasks).
+
+An entry of a suite is a (team, method name) pair scored on every task; its runs on each
+task are its leaderboard runs there (the latest such submission of the team). Scores are
+put on one scale (min-max per task by default, losses turned around) and aggregated with
+``evaluation.stats.suites``: the interquartile mean with a stratified-bootstrap interval,
+performance profiles, the probability of improvement (Agarwal et al. 2021), Friedman's
+test with Nemenyi's critical difference (Demšar 2006) and the Bayesian signed-rank test
+with a region of practical equivalence (Benavoli et al. 2017). Computed on request: a
+suite board is small (entries x tasks).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils.text import slugify
+
+from evaluation.report import derive_seed
+from evaluation.stats import suites as su
+
+from ..choices import RunStatus, SubmissionStatus
+from ..models import Challenge, Run, Suite
+from .errors import ServiceError
+
+PROFILE_TAUS = 21
+SUITE_RESAMPLES = 2_000
+
+
+def suite_create(*, created_by: User, title: str, challenges: list[Challenge], slug: str | None = None,
+                 description: str = "", normalization: str = Suite.Normalization.MINMAX, rope: float = 0.01) -> Suite:
+    """A suite of at least two challenges."""
+    slug = slugify(slug or title)[:60]
+    if not slug:
+        raise ServiceError("Give the suite a title or a slug.", field="title")
+    if Suite.objects.filter(slug=slug).exists():
+        raise ServiceError(f"A suite with the slug {slug!r} exists already.", field="slug")
+    if len({c.pk for c in challenges}) < 2:
+        raise ServiceError("A suite groups at least two challenges.", field="challenges")
+    if normalization not in Suite.Normalization.values:
+        raise ServiceError(f"normalization must be one of {', '.join(Suite.Normalization.values)}.",
+                           field="normalization")
+    if not 0 <= rope <= 0.5:
+        raise ServiceError("rope must be between 0 and 0.5 (on the normalised scale).", field="rope")
+    with transaction.atomic():
+        suite = Suite.objects.create(slug=slug, title=title, description=description, created_by=created_by,
+                                     normalization=normalization, rope=rope)
+        suite.challenges.set(challenges)
+    return suite
+
+
+def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[np.ndarray]]]:
+    """(tasks, entries, runs[e][t]): the entries scored on every task and their run scores."""
+    tasks = list(suite.challenges.order_by("title", "slug"))
+    rows = (Run.objects.filter(submission__challenge__in=tasks, status=RunStatus.SUCCEEDED, test_score__isnull=False)
+            .exclude(submission__status=SubmissionStatus.CANCELLED)
+            .order_by("submission__created", "submission_id", "index")
+            .values_list("submission__challenge_id", "submission__team__name", "submission__method_name",
+                         "submission_id", "test_score"))
+    latest: dict[tuple, dict[int, int]] = {}
+    scores: dict[int, list[float]] = {}
+    for challenge_id, team, method, submission_id, score in rows:
+        latest.setdefault((team, method), {})[challenge_id] = submission_id  # later submissions win
+        scores.setdefault(submission_id, []).append(score)
+    entries, runs = [], []
+    for (team, method), by_task in sorted(latest.items()):
+        ids = [by_task.get(t.pk) for t in tasks]
+        if all(i is not None and len(scores[i]) >= 1 for i in ids):
+            entries.append({"team": team, "method_name": method,
+                            "submissions": {t.slug: i for t, i in zip(tasks, ids)},
+                            "runs": {t.slug: len(scores[i]) for t, i in zip(tasks, ids)}})
+            runs.append([np.asarray(scores[i]) for i in ids])
+    return tasks, entries, runs
+
+
+def _interval(ci, e: int) -> dict:
+    return {"estimate": float(ci.estimate[e]), "low": float(ci.low[e]), "high": float(ci.high[e])}
+
+
+def suite_board(*, suite: Suite) -> dict:
+    """The suite's board as JSON-ready data (see the module docstring)."""
+    tasks, entries, runs = suite_runs(suite=suite)
+    out = {"suite": suite.slug, "title": suite.title, "normalization": suite.normalization, "rope": suite.rope,
+           "tasks": [{"slug": t.slug, "title": t.title, "metric": t.metric, "higher_is_better": t.higher_is_better}
+                     for t in tasks],
+           "entries": entries, "profile": None, "probability_of_improvement": None, "critical_difference": None,
+           "bayesian": [], "note": None}
+    if not entries:
+        out["note"] = "no entry (team and method name) is scored on every task yet"
+        return out
+    scaled = su.normalize_runs(runs, method=suite.normalization, higher_is_better=[t.higher_is_better for t in tasks])
+    seed = derive_seed(suite.master_seed, suite.pk)
+    iqm = su.aggregate_interval(scaled, "iqm", n_resamples=SUITE_RESAMPLES, rng=seed)
+    mean = su.aggregate_interval(scaled, "mean", n_resamples=SUITE_RESAMPLES, rng=seed + 1)
+    for e, entry in enumerate(entries):
+        entry["iqm"], entry["mean"] = _interval(iqm, e), _interval(mean, e)
+    order = np.argsort(-iqm.estimate, kind="stable")
+    out["entries"] = [entries[e] for e in order]
+    scaled = [scaled[e] for e in order]
+    pooled = np.concatenate([np.concatenate(entry) for entry in scaled])
+    taus = np.linspace(pooled.min(), pooled.max(), PROFILE_TAUS)
+    profile = su.performance_profile(scaled, taus, n_resamples=SUITE_RESAMPLES, rng=seed + 2)
+    out["profile"] = {"taus": taus.tolist(), "estimate": profile.estimate.tolist(), "low": profile.low.tolist(),
+                      "high": profile.high.tolist()}
+    if len(entries) >= 2:
+        poi = su.probability_of_improvement(scaled, n_resamples=SUITE_RESAMPLES, rng=seed + 3)
+        out["probability_of_improvement"] = {"p": _matrix(poi.p), "low": _matrix(poi.low), "high": _matrix(poi.high)}
+    if len(entries) >= 2 and len(tasks) >= 2:
+        task_means = np.array([[task.mean() for task in entry] for entry in scaled])
+        if len(entries) >= 3:  # Friedman's test needs three; two are the signed-rank test's
+            out["critical_difference"] = _critical_difference(task_means, suite)
+        out["bayesian"] = [_bayesian(task_means, a, b, suite, seed + 4) for a, b in combinations(range(len(entries)), 2)]
+    return out
+
+
+def _matrix(m: np.ndarray) -> list[list[float | None]]:
+    return [[None if np.isnan(v) else float(v) for v in row] for row in m]
+
+
+def _critical_difference(task_means: np.ndarray, suite: Suite) -> dict:
+    cd = su.critical_difference(task_means, alpha=0.05)
+    return {"average_rank": cd.average_rank.tolist(), "cd": cd.cd, "statistic": cd.statistic, "pvalue": cd.pvalue,
+            "pairwise_pvalue": _matrix(cd.pairwise_pvalue), "cliques": cd.cliques, "alpha": cd.alpha}
+
+
+def _bayesian(task_means: np.ndarray, a: int, b: int, suite: Suite, seed: int) -> dict:
+    r = su.bayesian_signed_rank(task_means[a], task_means[b], rope=suite.rope, n_samples=20_000, rng=seed)
+    return {"a": a, "b": b, "p_a_better": r.p_a_better, "p_rope": r.p_rope, "p_b_better": r.p_b_better}

@@ -1,0 +1,165 @@
+"""Variance studies: how much each source of randomness moves a recipe entry's score.
+
+A host picks a recipe entry and k. The study runs the recipe through the same machinery as
+its leaderboard runs (run i's seed record from ``evaluation.seeds.seed_record``, its split
+from ``run_split``, the sandboxed ``execute_recipe_run``), in blocks: for each studied
+source, k runs in which only that source's seed varies (the others held at run 0's); block
+``"all"``, every studied source varying and, when the recipe declares a search space,
+hyperparameters searched anew in every run (Bouthillier et al.'s IdealEst); block
+``"all_fixed_hpo"``, everything but the search (FixHOptEst). The result (each source's
+standard deviation with its interval and its share of the total, and how much FixHOptEst
+underestimates IdealEst) is ``evaluation.stats.variance_study.variance_study`` of the runs.
+Runs are executed by the worker (``services.study_execution``); this module plans, stores
+and reads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.recipes import inspect_recipe
+from evaluation.report.values import finite
+from evaluation.seeds import SOURCES, seed_record
+from evaluation.stats.variance_study import JOINT, JOINT_FIXED_HPO, variance_study
+
+from ..choices import RUN_ENDED, RunStatus, SubmissionKind
+from ..models import StudyRun, Submission, VarianceStudy
+from ..selectors import user_is_host
+from .dispatch import EXECUTE_STUDY_RUN, enqueue_on_commit
+from .errors import NotAllowed, ServiceError
+from .submissions import run_queue
+
+#: The Celery task that executes one study run (see ``tasks.variance_studies``).
+MAX_STUDY_RUNS = 5_000
+
+
+def _study_seed(challenge_seed: int, submission_id: int) -> int:
+    """The study's master seed: its own, so the joint block is not the leaderboard's runs again."""
+    return int(np.random.SeedSequence([int(challenge_seed), int(submission_id), 0x5EED]).generate_state(1)[0])
+
+
+def variance_study_plan(*, master_seed: int, sources: list[str], k_runs: int, search: bool) -> list[dict]:
+    """Every run of a study: its block, index, seed record and whether it searches hyperparameters.
+
+    Source s's run i varies only s: ``seed_record(master_seed, i, {s})`` holds every other
+    source at run 0's seed. The joint blocks vary all studied sources; ``"all"`` searches
+    hyperparameters when ``search``, and then ``"all_fixed_hpo"`` is the same runs without.
+    """
+    plan = []
+    studied = [s for s in SOURCES if s in sources]
+    for source in studied:
+        for i in range(k_runs):
+            plan.append({"block": source, "index": i, "seeds": seed_record(master_seed, i, {source}),
+                         "search": source == "hpo" and search})
+    for i in range(k_runs):
+        plan.append({"block": JOINT, "index": i, "seeds": seed_record(master_seed, i, set(studied)),
+                     "search": search})
+        if search:
+            plan.append({"block": JOINT_FIXED_HPO, "index": i,
+                         "seeds": seed_record(master_seed, i, set(studied) - {"hpo"}), "search": False})
+    return plan
+
+
+def _check_study(submission: Submission, user: User, k_runs: int, sources) -> tuple[list[str], bool]:
+    challenge = submission.challenge
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can run a variance study.")
+    if submission.kind != SubmissionKind.RECIPE or not submission.recipe_file:
+        raise ServiceError("A variance study reruns a training recipe: choose a recipe entry.", field="submission")
+    if isinstance(k_runs, bool) or not isinstance(k_runs, int) or not 2 <= k_runs <= 100:
+        raise ServiceError("k_runs must be an integer from 2 to 100.", field="k_runs")
+    with submission.recipe_file.open("rb") as handle:
+        search = inspect_recipe(handle.read().decode("utf-8")).search_space is not None
+    if sources is None:
+        sources = [s for s in SOURCES if s != "hpo" or search]
+    unknown = sorted(set(sources) - set(SOURCES))
+    if unknown or not sources:
+        raise ServiceError(f"sources must be some of {', '.join(SOURCES)} (got {', '.join(unknown) or 'none'}).",
+                           field="sources")
+    if "hpo" in sources and not search:
+        raise ServiceError("The recipe declares no SEARCH_SPACE, so its hyperparameter search cannot vary.",
+                           field="sources")
+    return [s for s in SOURCES if s in sources], search
+
+
+def variance_study_create(*, submission: Submission, user: User, k_runs: int = 5,
+                          sources: list[str] | None = None) -> VarianceStudy:
+    """Plan a study of a recipe entry, store its runs and queue them (cpu or gpu, as the entry's runs).
+
+    Raises
+    ------
+    NotAllowed
+        Unless the user hosts the entry's challenge.
+    ServiceError
+        For an entry that is not a recipe, k outside 2..100, unknown sources, or a
+        hyperparameter source for a recipe without a search space.
+    """
+    sources, search = _check_study(submission, user, k_runs, sources)
+    challenge = submission.challenge
+    master = _study_seed(challenge.master_seed, submission.pk)
+    plan = variance_study_plan(master_seed=master, sources=sources, k_runs=k_runs, search=search)
+    if len(plan) > MAX_STUDY_RUNS:
+        raise ServiceError(f"{len(plan)} runs; a study may have {MAX_STUDY_RUNS}.", field="k_runs")
+    queue = run_queue(challenge=challenge, submission=submission)
+    with transaction.atomic():
+        study = VarianceStudy.objects.create(challenge=challenge, submission=submission, created_by=user,
+                                             k_runs=k_runs, sources=sources, master_seed=master,
+                                             searches_hyperparameters=search)
+        runs = StudyRun.objects.bulk_create([
+            StudyRun(study=study, block=p["block"], index=p["index"], seeds=p["seeds"],
+                     search_hyperparameters=p["search"]) for p in plan])
+        for run in runs:
+            enqueue_on_commit(EXECUTE_STUDY_RUN, run.pk, queue=queue)  # refused by the broker: the janitor resends
+    return study
+
+
+def study_run_fail(*, study_run_id: int, reason: str) -> None:
+    """Give up on a study run (the platform's fault); the study's status follows."""
+    with transaction.atomic():
+        run = StudyRun.objects.select_for_update().get(pk=study_run_id)
+        if run.status in RUN_ENDED:
+            return
+        run.status, run.error_message, run.finished_at = RunStatus.FAILED, f"platform error: {reason}", timezone.now()
+        run.save(update_fields=["status", "error_message", "finished_at"])
+    variance_study_refresh(study_id=run.study_id)
+
+
+def variance_study_result(*, study: VarianceStudy) -> dict:
+    """The study's statistics from its succeeded runs (blocks with fewer than 2 are left out)."""
+    scores: dict[str, list[float]] = {}
+    for block, score in study.runs.filter(status=RunStatus.SUCCEEDED, test_score__isnull=False).values_list(
+            "block", "test_score"):
+        scores.setdefault(block, []).append(score)
+    order = [*SOURCES, JOINT, JOINT_FIXED_HPO]
+    usable = {block: scores[block] for block in order if len(scores.get(block, [])) >= 2}
+    if JOINT not in usable:
+        return {"available": False, "note": "the joint block needs at least 2 succeeded runs"}
+    r = variance_study(usable, confidence_level=1 - study.challenge.alpha)
+    rows = [{"source": s, "runs": int(k), "sd": finite(sd), "low": finite(lo), "high": finite(hi), "share": finite(sh),
+             "share_low": finite(sl), "share_high": finite(su)}
+            for s, k, sd, lo, hi, sh, sl, su in zip(r.sources, r.runs, r.sd, r.sd_low, r.sd_high, r.share,
+                                                     r.share_low, r.share_high)]
+    fixed = None if r.fixed_hpo_ratio is None or not np.isfinite(r.fixed_hpo_ratio) else {
+        "ratio": r.fixed_hpo_ratio, "low": finite(r.fixed_hpo_low), "high": finite(r.fixed_hpo_high),
+        "underestimate": 1 - r.fixed_hpo_ratio}
+    return {"available": True, "confidence": r.confidence_level, "sources": rows,
+            "total": {"runs": len(usable[JOINT]), "sd": r.total_sd, "low": r.total_low, "high": r.total_high},
+            "fixed_hpo": fixed, "left_out": sorted(set(scores) - set(usable))}
+
+
+def variance_study_refresh(*, study_id: int) -> VarianceStudy:
+    """Derive the study's status from its runs; when all have ended, compute and store the result."""
+    with transaction.atomic():
+        study = VarianceStudy.objects.select_for_update().select_related("challenge").get(pk=study_id)
+        statuses = list(study.runs.values_list("status", flat=True))
+        if statuses and all(s in RUN_ENDED for s in statuses):
+            study.result = variance_study_result(study=study)
+            study.status = VarianceStudy.Status.DONE if study.result["available"] else VarianceStudy.Status.FAILED
+            study.finished_at = study.finished_at or timezone.now()
+        elif any(s != RunStatus.QUEUED for s in statuses):
+            study.status = VarianceStudy.Status.RUNNING
+        study.save(update_fields=["status", "result", "finished_at"])
+    return study

@@ -1,0 +1,176 @@
+"""Signed webhooks for hosts: a challenge's events POSTed to a URL its host registered.
+
+Each delivery is a JSON body POSTed with the headers
+
+* ``Varboard-Event``: the event's kind (``submission.scored``, ``submission.failed``, ``board.revealed``);
+* ``Varboard-Delivery``: the delivery's id (the same on every retry: receivers can deduplicate);
+* ``Varboard-Signature``: ``t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>``, the
+  scheme Stripe uses: the receiver recomputes the MAC over the timestamp and the raw body with the
+  webhook's secret, compares in constant time and refuses old timestamps (replays).
+
+Deliveries are made by a Celery task on the scoring queue (``tasks.notifications.deliver_webhook``),
+never by a web request. A delivery is claimed for the length of one attempt, so a duplicate task
+does nothing; a receiver that does not answer 2xx is tried again after RETRY_BASE_S, 2×, 4×, … up
+to MAX_ATTEMPTS (``settings.WEBHOOKS``), then the delivery is marked failed. Redirects are not
+followed, and addresses on loopback, private or link-local networks are refused (at registration
+and again before every attempt) unless ``VARBOARD_WEBHOOK_ALLOW_PRIVATE``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import secrets
+import socket
+import time
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+import requests
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from ..models import Challenge, Webhook, WebhookDelivery
+from ..selectors import user_is_host
+from .dispatch import DELIVER_WEBHOOK, enqueue_on_commit
+from .errors import NotAllowed, ServiceError
+
+SIGNATURE_HEADER = "Varboard-Signature"
+MAX_WEBHOOKS_PER_CHALLENGE = 10
+
+
+def webhook_sign(*, secret: str, body: bytes, timestamp: int | None = None) -> str:
+    """The ``Varboard-Signature`` header of ``body``: ``t=<timestamp>,v1=<HMAC-SHA256 hex of "t.body">``."""
+    timestamp = int(time.time()) if timestamp is None else int(timestamp)
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def webhook_verify(*, secret: str, body: bytes, header: str, tolerance_s: float = 300) -> bool:
+    """What a receiver does: True when ``header`` signs ``body`` with ``secret`` and is at most ``tolerance_s`` old."""
+    try:
+        parts = dict(item.split("=", 1) for item in header.split(","))
+        timestamp = int(parts["t"])
+    except (KeyError, ValueError):
+        return False
+    if abs(time.time() - timestamp) > tolerance_s:
+        return False
+    expected = webhook_sign(secret=secret, body=body, timestamp=timestamp).split("v1=", 1)[1]
+    return hmac.compare_digest(expected, parts.get("v1", ""))
+
+
+def _check_address(url: str) -> None:
+    """Refuse a URL that is not http(s) or whose host resolves to a loopback, private or reserved address."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ServiceError(f"A webhook URL must be an http:// or https:// address, not {url!r}.", field="url")
+    if settings.WEBHOOKS["ALLOW_PRIVATE"]:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except (socket.gaierror, UnicodeError):
+        raise ServiceError(f"The host of {url!r} cannot be resolved.", field="url") from None
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        if not address.is_global or address.is_multicast:
+            raise ServiceError(f"{parts.hostname} resolves to {address}, an address on a loopback, private or "
+                               "reserved network: webhooks go to public addresses only.", field="url")
+
+
+def webhook_create(*, challenge: Challenge, user: User, url: str) -> Webhook:
+    """Register ``url`` for the challenge's events (hosts only); its secret is returned with it."""
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can register webhooks.")
+    url = (url or "").strip()
+    if len(url) > 500:
+        raise ServiceError("A webhook URL is at most 500 characters.", field="url")
+    _check_address(url)
+    if challenge.webhooks.count() >= MAX_WEBHOOKS_PER_CHALLENGE:
+        raise ServiceError(f"A challenge has at most {MAX_WEBHOOKS_PER_CHALLENGE} webhooks; delete one first.")
+    return Webhook.objects.create(challenge=challenge, url=url, created_by=user,
+                                  secret="whsec_" + secrets.token_urlsafe(32))
+
+
+def webhook_rotate_secret(*, webhook: Webhook, user: User) -> Webhook:
+    """A new secret for the webhook (hosts only); deliveries from now on are signed with it."""
+    if not user_is_host(user=user, challenge=webhook.challenge):
+        raise NotAllowed("Only the challenge's hosts can change its webhooks.")
+    webhook.secret = "whsec_" + secrets.token_urlsafe(32)
+    webhook.save(update_fields=["secret"])
+    return webhook
+
+
+def webhook_delete(*, webhook: Webhook, user: User) -> None:
+    if not user_is_host(user=user, challenge=webhook.challenge):
+        raise NotAllowed("Only the challenge's hosts can delete its webhooks.")
+    webhook.delete()
+
+
+def deliveries_create(*, event, payload: dict) -> list[WebhookDelivery]:
+    """One delivery per active webhook of the event's challenge, each queued after commit."""
+    created = []
+    for webhook in Webhook.objects.filter(challenge_id=event.challenge_id, active=True):
+        delivery, new = WebhookDelivery.objects.get_or_create(webhook=webhook, event=event,
+                                                               defaults={"payload": payload})
+        if new:
+            enqueue_on_commit(DELIVER_WEBHOOK, delivery.pk)
+            created.append(delivery)
+    return created
+
+
+def _claim(delivery_id: int) -> WebhookDelivery | None:
+    """Take a pending delivery that is due for the length of one attempt; None when another has it or it is not due."""
+    now = timezone.now()
+    lease = now + timedelta(seconds=settings.WEBHOOKS["TIMEOUT_S"] + 60)
+    claimed = WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING,
+                                             next_attempt_at__lte=now).update(next_attempt_at=lease)
+    return WebhookDelivery.objects.select_related("webhook").get(pk=delivery_id) if claimed else None
+
+
+def _post(delivery: WebhookDelivery) -> tuple[int | None, str]:
+    """POST the delivery once: (HTTP status or None, error text or "")."""
+    body = json.dumps(delivery.payload, sort_keys=True, separators=(",", ":")).encode()
+    headers = {"Content-Type": "application/json", "User-Agent": "varboard-webhooks/1",
+               "Varboard-Event": delivery.payload.get("event", ""), "Varboard-Delivery": str(delivery.pk),
+               SIGNATURE_HEADER: webhook_sign(secret=delivery.webhook.secret, body=body)}
+    try:
+        _check_address(delivery.webhook.url)
+        response = requests.post(delivery.webhook.url, data=body, headers=headers, allow_redirects=False,
+                                 timeout=settings.WEBHOOKS["TIMEOUT_S"])
+    except ServiceError as exc:
+        return None, exc.message
+    except requests.RequestException as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:1000]
+    if 200 <= response.status_code < 300:
+        return response.status_code, ""
+    return response.status_code, f"the receiver answered HTTP {response.status_code}"
+
+
+def webhook_deliver(*, delivery_id: int) -> str:
+    """One attempt at a delivery: "delivered", "retrying" (queued again with backoff), "failed" or "skipped"."""
+    delivery = _claim(delivery_id)
+    if delivery is None:
+        return "skipped"
+    status, error = _post(delivery)
+    delivery.attempts += 1
+    delivery.response_status, delivery.last_error = status, error
+    if not error:
+        delivery.status, delivery.delivered_at = WebhookDelivery.Status.DELIVERED, timezone.now()
+    elif delivery.attempts >= settings.WEBHOOKS["MAX_ATTEMPTS"]:
+        delivery.status = WebhookDelivery.Status.FAILED
+    else:
+        delay = settings.WEBHOOKS["RETRY_BASE_S"] * 2 ** (delivery.attempts - 1)
+        delivery.next_attempt_at = timezone.now() + timedelta(seconds=delay)
+        enqueue_on_commit(DELIVER_WEBHOOK, delivery.pk, countdown=delay)
+    delivery.save(update_fields=["attempts", "response_status", "last_error", "status", "delivered_at",
+                                 "next_attempt_at"])
+    return "retrying" if delivery.status == WebhookDelivery.Status.PENDING else delivery.status
+
+
+def webhook_delivery_give_up(delivery_id: int, *, reason: str) -> None:
+    """The task failed for good (the platform's fault): mark the delivery failed with why."""
+    WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING).update(
+        status=WebhookDelivery.Status.FAILED, last_error=f"the platform gave up: {reason}"[:2000])

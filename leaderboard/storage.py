@@ -1,0 +1,45 @@
+"""Where stored files live: Django's storage API, never a path on a shared disk.
+
+Two storages, chosen in ``settings.STORAGES`` from ``VARBOARD_STORAGE``:
+
+* ``default``: datasets' public parts, prediction files and recipes. The local file system under
+  ``VARBOARD_MEDIA_ROOT`` on one machine (the embedded default); an S3-compatible bucket
+  (django-storages; MinIO in docker-compose.yml) when web processes and workers run on many.
+* ``hidden``: the hidden test labels, in a location of their own (a private bucket, or a
+  ``private/`` prefix that only the platform's credentials read; locally a folder that is never
+  served). Nothing that serves public files can reach them.
+
+Code reads and writes files through ``FieldFile.open``/``Storage.save``/``Storage.delete``, never
+``.path``: an object store has no path.
+"""
+
+from __future__ import annotations
+
+from django.core.files.storage import storages
+from django.core.signals import setting_changed
+from django.utils.functional import LazyObject, empty
+
+HIDDEN = "hidden"
+
+
+class _HiddenStorage(LazyObject):
+    """``storages["hidden"]``, looked up on first use (and again after the STORAGES setting changes)."""
+
+    def _setup(self):
+        self._wrapped = storages[HIDDEN]
+
+
+hidden_storage = _HiddenStorage()
+
+
+def hidden_labels_storage():
+    """The storage of ``Dataset.hidden_labels_file`` (a callable, so migrations do not freeze a backend)."""
+    return hidden_storage
+
+
+def _reset(*, setting, **kwargs) -> None:
+    if setting in ("STORAGES", "MEDIA_ROOT"):
+        hidden_storage._wrapped = empty
+
+
+setting_changed.connect(_reset)

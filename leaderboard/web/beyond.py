@@ -1,0 +1,150 @@
+"""Pages beyond one leaderboard: a variance study, a benchmark suite, importing results.
+
+Views read through selectors and write through one service call, as in ``views``; the
+charts are ``charts``' (forest plot, heatmap), fed with rows shaped like report rows.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+
+from evaluation.imports import FORMATS
+from evaluation.report.coverage import coverage_notes
+
+from . import charts
+from ..models import EntryProvenance, Submission, VarianceStudy
+from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
+from ..services.errors import ServiceError
+from ..services.results_import import ImportFile, results_import_create
+from ..services.suites import suite_board
+from ..services.variance_studies import variance_study_create
+from ..uploads import read_upload
+from .forms import MultipleFileField, add_service_error
+
+
+def _visible(request, slug):
+    return get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+
+
+# --------------------------------------------------------------------------- variance studies
+class StudyForm(forms.Form):
+    submission = forms.ModelChoiceField(queryset=Submission.objects.none(), label="Recipe entry")
+    k_runs = forms.IntegerField(min_value=2, max_value=100, initial=5, label="Runs per source (k)")
+
+    def __init__(self, *args, challenge=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["submission"].queryset = challenge.submissions.filter(kind="recipe").exclude(recipe_file="")
+
+
+def variance_studies(request, slug: str):
+    """A challenge's variance studies; its hosts start one for a recipe entry."""
+    challenge = _visible(request, slug)
+    is_host = user_is_host(user=request.user, challenge=challenge)
+    form = StudyForm(request.POST or None, challenge=challenge) if is_host else None
+    if request.method == "POST":
+        if not is_host:
+            raise PermissionDenied
+        if form.is_valid():
+            try:
+                study = variance_study_create(submission=form.cleaned_data["submission"], user=request.user,
+                                              k_runs=form.cleaned_data["k_runs"])
+            except ServiceError as exc:
+                add_service_error(form, exc)
+            else:
+                messages.success(request, f"Study queued: {study.runs.count()} runs.")
+                return redirect("variance-study", slug=slug, pk=study.pk)
+    studies = challenge.variance_studies.select_related("submission")
+    return render(request, "studies/list.html", {"challenge": challenge, "studies": studies, "form": form})
+
+
+def variance_study(request, slug: str, pk: int):
+    """One study: each source's standard deviation with its interval and share (Bouthillier et al., Fig. 1)."""
+    challenge = _visible(request, slug)
+    study = get_object_or_404(VarianceStudy.objects.select_related("submission"), pk=pk, challenge=challenge)
+    result = study.result or {}
+    chart = None
+    if result.get("available"):
+        rows = [{"method_name": r["source"], "sd": {"estimate": r["sd"], "low": r["low"], "high": r["high"]}}
+                for r in (*result["sources"], {**result["total"], "source": "all jointly"})]
+        chart = mark_safe(charts.forest_plot(rows, statistic="sd", id_prefix="study",
+                                             title="Standard deviation of the score, by source of variation"))
+    counts = {s: study.runs.filter(status=s).count() for s in ("queued", "running", "succeeded", "failed")}
+    return render(request, "studies/detail.html", {"challenge": challenge, "study": study, "result": result,
+                                                   "chart": chart, "counts": counts,
+                                                   "coverage": _coverage("study.", study.k_runs)})
+
+
+def _coverage(prefix: str, k: int) -> list[dict]:
+    """The measured coverage of a page's intervals at k runs (benchmarks/bench_coverage.py)."""
+    return [{**n, "pct": f"{100 * n['coverage']:.0f}"} for n in coverage_notes(k, (prefix,))]
+
+
+# --------------------------------------------------------------------------- suites
+def suite_detail(request, slug: str):
+    """A suite's board across its challenges."""
+    suite = get_object_or_404(suite_list_visible(user=request.user), slug=slug)
+    board = suite_board(suite=suite)
+    names = [f"{e['method_name']} ({e['team']})" for e in board["entries"]]
+    forest = heatmap = None
+    if board["entries"] and "iqm" in board["entries"][0]:
+        forest = mark_safe(charts.forest_plot(board["entries"], statistic="iqm", id_prefix="suite-iqm",
+                                              title="Interquartile mean over every run of every task"))
+    if board["probability_of_improvement"]:
+        heatmap = mark_safe(charts.heatmap(board["probability_of_improvement"]["p"], names, id_prefix="suite-poi",
+                                           title="Probability of improvement, P(row > column), over tasks"))
+    for pair in board["bayesian"]:
+        pair["a_name"], pair["b_name"] = names[pair["a"]], names[pair["b"]]
+    cd = board["critical_difference"]
+    if cd:
+        cd["ranked"] = sorted(zip(cd["average_rank"], names))
+        cd["clique_names"] = [[names[i] for i in clique] for clique in cd["cliques"]]
+    runs = min((min(e["runs"].values()) for e in board["entries"]), default=5)
+    return render(request, "suites/detail.html", {"suite": suite, "board": board, "names": names, "forest": forest,
+                                                  "heatmap": heatmap, "coverage": _coverage("suite.", runs)})
+
+
+# --------------------------------------------------------------------------- importing results
+class ImportForm(forms.Form):
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
+    files = MultipleFileField()
+    models = forms.CharField(required=False, help_text="Per-model formats: one model name per file, comma-separated.")
+    metric = forms.CharField(required=False, help_text="lm-evaluation-harness metric (default: acc, exact_match, ...).")
+    instances = forms.FileField(required=False, help_text="Solved ids: every instance id, one per line.")
+    team = forms.CharField(initial="Imported results")
+    source = forms.ChoiceField(choices=EntryProvenance.Source.choices)
+    link = forms.URLField(required=False, assume_scheme="https")
+
+
+@login_required
+def results_import(request, slug: str):
+    """Hosts of a results-only challenge import per-instance results produced elsewhere."""
+    challenge = _visible(request, slug)
+    if not user_is_host(user=request.user, challenge=challenge):
+        raise PermissionDenied
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        uploads = [read_upload(f, limit_mb=50, field="files") for f in data["files"]]
+        names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
+        instances = None
+        if data["instances"]:
+            instances = [line.strip() for line in data["instances"].read().decode("utf-8", "replace").splitlines()
+                         if line.strip()]
+        try:
+            batch = results_import_create(
+                challenge=challenge, user=request.user, format=data["format"], metric=data["metric"] or None,
+                files=[ImportFile(u.name, u.data, m) for u, m in zip(uploads, names)], instances=instances,
+                team_name=data["team"], source=data["source"], link=data["link"])
+        except ServiceError as exc:
+            add_service_error(form, exc)
+        else:
+            messages.success(request, f"Imported {len(batch.model_names)} model(s) on {len(batch.instance_ids)} "
+                                      "instances.")
+            return redirect(challenge.get_absolute_url())
+    return render(request, "challenges/import.html", {"challenge": challenge, "form": form,
+                                                      "imports": challenge.results_imports.all()})

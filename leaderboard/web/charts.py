@@ -1,0 +1,410 @@
+"""Server-side SVG charts of the report: plain strings, no JavaScript, no network.
+
+Each function returns a standalone ``<svg>`` element with ``role="img"``, a ``<title>``
+and ``<desc>`` referenced by ``aria-labelledby``, and a ``<title>`` tooltip on every mark
+(bar, point, cell). Text is XML-escaped; numbers are formatted with ``:.4g``. Entries
+are given as the report's rows (``evaluation.report``), so a page can pass
+``report.data["entries"]`` straight in.
+
+* :func:`forest_plot`: each entry's interval as a bar with the point estimate
+  (mean or Boo_n).
+* :func:`heatmap`: the matrix of P(row > column) with the verdict of each pair.
+* :func:`boo_n_curve`: Boo_n against n (Bajgar et al. 2018), one line per entry.
+* :func:`strip_plot`: every run's score per entry, with the mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+__all__ = ["boo_n_curve", "forest_plot", "heatmap", "pairwise_matrix", "strip_plot"]
+
+FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
+LABEL_CHARS = 30  # what fits in LABEL_W at 12 px; longer names are cut (the tooltip keeps the whole name)
+
+
+def _num(x) -> str:
+    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
+
+
+def _finite(values) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
+
+
+def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """About ``count`` round tick values covering [lo, hi]."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / count
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    return [round(first + i * step, 12) for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _domain(values: Sequence[float]) -> tuple[float, float]:
+    values = _finite(values) or [0.0, 1.0]
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        lo, hi = lo - 0.5 * (abs(lo) or 1) * 0.1, hi + 0.5 * (abs(hi) or 1) * 0.1
+    margin = 0.05 * (hi - lo)
+    return lo - margin, hi + margin
+
+
+#: A mark is an outlier when its robust z-score, |x - median| / (1.4826 MAD), exceeds this (Iglewicz & Hoaglin
+#: flag 3.5; 6 keeps every run of a normal sample of thousands on the axis).
+OUTLIER_Z = 6.0
+CLIPPED_NOTE = "Values beyond the axis (outliers) are drawn at its edge as arrows; their tooltips give the value."
+
+
+def _robust_domain(points: Sequence[float], extents: Sequence[Sequence[float]] | None = None
+                   ) -> tuple[float, float, bool]:
+    """The axis range of the marks that are not outliers, and whether any mark is left outside it.
+
+    ``points`` are the marks that decide (an entry's estimate, a run); ``extents[i]`` the values drawn with
+    point i (its interval), on the axis when the point is. An outlier is a point more than ``OUTLIER_Z``
+    robust standard deviations (1.4826 × the median absolute deviation) from the median: one weak entry
+    (0.10 among scores near 0.95) would otherwise squash every other entry into one dot.
+    """
+    extents = list(extents) if extents is not None else [()] * len(points)
+    pairs = [(float(p), _finite(extra)) for p, extra in zip(points, extents)
+             if p is not None and math.isfinite(float(p))]
+    everything = [v for p, extra in pairs for v in (p, *extra)]
+    centre = _quantile(sorted(p for p, _ in pairs), 0.5) if pairs else 0.0
+    mad = _quantile(sorted(abs(p - centre) for p, _ in pairs), 0.5) if pairs else 0.0
+    inside = [(p, extra) for p, extra in pairs if abs(p - centre) <= OUTLIER_Z * 1.4826 * mad]
+    if len(pairs) < 3 or mad <= 0 or len(inside) == len(pairs):
+        return (*_domain(everything), False)
+    shown = [v for p, extra in inside for v in (p, *extra)]
+    lo, hi = _domain(shown)
+    return lo, hi, any(not lo <= v <= hi for v in everything)
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of sorted values, interpolated linearly (numpy's default)."""
+    at = q * (len(ordered) - 1)
+    low = math.floor(at)
+    return ordered[low] + (ordered[min(low + 1, len(ordered) - 1)] - ordered[low]) * (at - low)
+
+
+def _clamp(v: float, lo: float, hi: float) -> tuple[float, str | None]:
+    """``v`` held inside [lo, hi], and which side it left by (None when inside)."""
+    return (lo, "low") if v < lo else (hi, "high") if v > hi else (v, None)
+
+
+def _arrow(x: float, y: float, side: str, *, horizontal: bool = True, colour: str = "#b3261e") -> str:
+    """A small triangle at an axis edge pointing outward: a value beyond the axis."""
+    d = -1 if side == "low" else 1
+    if horizontal:
+        points = f"{x + 7 * d:.1f},{y:.1f} {x:.1f},{y - 5:.1f} {x:.1f},{y + 5:.1f}"
+    else:  # the y axis grows upward: "high" points up
+        points = f"{x:.1f},{y - 7 * d:.1f} {x - 5:.1f},{y:.1f} {x + 5:.1f},{y:.1f}"
+    return f'<polygon class="clip-mark" points="{points}" fill="{colour}" aria-hidden="true"/>'
+
+
+def _svg(width: int, height: int, title: str, desc: str, body: list[str], prefix: str, role: str = "img") -> str:
+    """The chart scales with its container (``viewBox``, width 100 %) up to its drawn size. A chart holding links
+    is a ``group`` (an ``img`` may hold nothing interactive)."""
+    width, height = int(math.ceil(width)), int(math.ceil(height))
+    return "\n".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 {width} {height}" '
+        f'style="max-width: {width}px" preserveAspectRatio="xMinYMin meet" role="{role}" '
+        f'aria-labelledby="{prefix}-title {prefix}-desc" {FONT}>',
+        f'<title id="{prefix}-title">{escape(title)}</title>',
+        f'<desc id="{prefix}-desc">{escape(desc)}</desc>',
+        *body, "</svg>"])
+
+
+def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str, *,
+            integer: bool = False) -> list[str]:
+    def sx(v):
+        return x0 + (v - lo) / (hi - lo) * width
+
+    ticks = _ticks(lo, hi)
+    if integer:  # counts (n of Boo_n): whole numbers only
+        ticks = [t for t in ticks if float(t).is_integer()] if hi - lo >= 5 else list(range(math.ceil(lo), int(hi) + 1))
+    out = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y}" x2="{x0 + width}" y2="{y}" stroke="#333"/>']
+    for t in ticks:
+        out.append(f'<line x1="{sx(t):.1f}" y1="{y}" x2="{sx(t):.1f}" y2="{y + 4}" stroke="#333"/>'
+                   f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{_num(t)}</text>')
+    out.append(f'<text x="{x0 + width / 2}" y="{y + 32}" text-anchor="middle">{escape(label)}</text></g>')
+    return out
+
+
+def _y_axis(lo: float, hi: float, x: float, y0: float, height: float) -> list[str]:
+    def sy(v):
+        return y0 + (hi - v) / (hi - lo) * height
+
+    out = [f'<g class="axis" aria-hidden="true"><line x1="{x}" y1="{y0}" x2="{x}" y2="{y0 + height}" stroke="#333"/>']
+    for t in _ticks(lo, hi):
+        out.append(f'<line x1="{x - 4}" y1="{sy(t):.1f}" x2="{x}" y2="{sy(t):.1f}" stroke="#333"/>'
+                   f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+    out.append("</g>")
+    return out
+
+
+def _fit(label: str, chars: int = LABEL_CHARS) -> str:
+    """``label``, cut to ``chars`` characters with an ellipsis so it stays inside the chart."""
+    return label if len(label) <= chars else label[:chars - 1].rstrip() + "…"
+
+
+def _label(row: Mapping) -> str:
+    name = row.get("method_name", row.get("label", "?"))
+    return f"{name} ({row['team']})" if row.get("team") else str(name)
+
+
+# ------------------------------------------------------------------------------ charts
+def _label_width(labels: Sequence[str]) -> int:
+    """Room for the longest (cut) label at 12 px, between 80 and LABEL_W."""
+    longest = max((len(_fit(label)) for label in labels), default=0)
+    return int(max(80, min(LABEL_W, 6.6 * longest + 14)))
+
+
+def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: str | None = None,
+                id_prefix: str = "forest") -> str:
+    """Intervals as horizontal bars with the point estimate, one row per entry.
+
+    The axis leaves out outlying entries (``_robust_domain``); a bar or
+    dot beyond it is drawn to the edge with an arrow, its tooltip giving the value.
+
+    Parameters
+    ----------
+    entries : sequence of mapping
+        Report rows: ``method_name``, ``team``, and ``statistic`` as a mapping with
+        ``estimate``, ``low``, ``high`` (low/high may be None: the point alone).
+    statistic : {"mean", "boo_n"}
+    """
+    title = title or f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with confidence interval, per entry"
+    lo, hi, clipped = _robust_domain([row[statistic]["estimate"] for row in entries],
+                                     [(row[statistic]["low"], row[statistic]["high"]) for row in entries])
+    labels = [_label(row) for row in entries]
+    left = _label_width(labels)
+    height = PAD + ROW_H * len(entries) + 2 * PAD
+
+    def sx(v):
+        return left + (v - lo) / (hi - lo) * PLOT_W
+
+    body = []
+    for i, (row, label) in enumerate(zip(entries, labels)):
+        stat = row[statistic]
+        y = PAD + ROW_H * i + ROW_H / 2
+        tip = (f"{label}: {statistic} {_num(stat['estimate'])}, interval [{_num(stat['low'])}, {_num(stat['high'])}]"
+               + (f", groups {row['groups']}" if row.get("groups") else ""))
+        body.append(f'<g class="entry" aria-label={quoteattr(tip)}><title>{escape(tip)}</title>'
+                    f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>')
+        if stat["low"] is not None and stat["high"] is not None:
+            (a, out_a), (b, out_b) = _clamp(stat["low"], lo, hi), _clamp(stat["high"], lo, hi)
+            body.append(f'<rect class="interval" x="{sx(a):.1f}" y="{y - 3}" '
+                        f'width="{max(sx(b) - sx(a), 1):.1f}" height="6" fill="#9ecae1"/>')
+            body += [_arrow(sx(v), y, side) for v, side in ((a, out_a), (b, out_b)) if side]
+        if stat["estimate"] is not None:
+            v, side = _clamp(stat["estimate"], lo, hi)
+            mark = ' data-clipped="true"' if side else ""
+            body.append(f'<circle class="estimate" cx="{sx(v):.1f}" cy="{y}" r="4" fill="#08519c"{mark}/>')
+            if side and not (stat["low"] is not None and _clamp(stat["low"], lo, hi)[1] == side):
+                body.append(_arrow(sx(v), y, side))
+        body.append("</g>")
+    body += _x_axis(lo, hi, left, PLOT_W, PAD + ROW_H * len(entries) + 4, statistic)
+    desc = (f"{len(entries)} entries: {', '.join(labels)}; bars are confidence intervals, dots the point estimates."
+            + (f" {CLIPPED_NOTE}" if clipped else ""))
+    return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
+
+
+def pairwise_matrix(section: Mapping, entries: Sequence[Mapping]):
+    """(P matrix, labels, verdicts) of a report section, in the section's compared order.
+
+    ``p[i][j]`` = P(entry i > entry j) (None on the diagonal); ``verdicts[i][j]`` the
+    verdict of row i against column j.
+    """
+    ids = list(section["compared"])
+    rows = {row["submission_id"]: row for row in entries}
+    where = {sid: k for k, sid in enumerate(ids)}
+    p = [[None] * len(ids) for _ in ids]
+    verdicts = [[None] * len(ids) for _ in ids]
+    flip = {"a_better": "b_better", "b_better": "a_better"}
+    for pair in section["comparisons"]:
+        i, j = where[pair["a"]], where[pair["b"]]
+        p[i][j] = pair["p"]
+        p[j][i] = None if pair["p"] is None else 1 - pair["p"]
+        verdicts[i][j] = pair["verdict"]
+        verdicts[j][i] = flip.get(pair["verdict"], pair["verdict"])
+    return p, [_label(rows[sid]) for sid in ids], verdicts
+
+
+def _p_colour(p: float) -> str:
+    """White at 0.5, blue toward 1 (row better), red toward 0."""
+    t = max(-1.0, min(1.0, 2 * (p - 0.5)))
+    r, g, b = (int(255 - 200 * t), int(255 - 120 * t), 255) if t >= 0 else (255, int(255 + 150 * t), int(255 + 200 * t))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+#: The report's verdicts, read from the row entry's side.
+VERDICT_WORDS = {"a_better": "the row entry is better", "b_better": "the column entry is better",
+                 "not_significant": "cannot tell apart", "not_meaningful": "significant but below gamma",
+                 "not_significant_after_correction": "undecided: adjusted p-value not below alpha"}
+
+
+def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
+            verdicts: Sequence[Sequence[str | None]] | None = None, *, title: str = "P(row > column)",
+            links: Sequence[Sequence[str | None]] | None = None, id_prefix: str = "heatmap") -> str:
+    """Matrix of P(row > column); a cell with a winning verdict is outlined.
+
+    Parameters
+    ----------
+    p_matrix : k x k, values in [0, 1] or None (diagonal)
+    labels : k entry names
+    verdicts : k x k verdicts ("a_better": the row wins, "b_better": the column wins, ...)
+    links : k x k URLs, optional
+        Each cell links to its URL (e.g. the page comparing the two entries).
+    """
+    k = len(labels)
+    cell = max(14, min(40, 480 // max(k, 1)))
+    left = _label_width(labels)
+    top = PAD + int(0.5 * 7 * max((len(_fit(label)) for label in labels), default=0))  # room for rotated names
+    body = []
+    for i in range(k):
+        y = top + i * cell
+        body.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end">{escape(_fit(labels[i]))}</text>')
+        body.append(f'<text transform="translate({left + i * cell + cell / 2 + 4},{top - 6}) rotate(-45)">'
+                    f'{escape(_fit(labels[i]))}</text>')
+    for i in range(k):
+        for j in range(k):
+            p = p_matrix[i][j]
+            if i == j or p is None or not math.isfinite(p):
+                continue
+            verdict = verdicts[i][j] if verdicts else None
+            tip = (f"{labels[i]} vs {labels[j]}: P(row > column) = {_num(p)}"
+                   + (f"; {VERDICT_WORDS.get(verdict, verdict)}" if verdict else ""))
+            stroke = ' stroke="#000" stroke-width="2"' if verdict == "a_better" else ""
+            mark = (f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
+                    f'height="{cell - 1}" fill="{_p_colour(p)}"{stroke} aria-label={quoteattr(tip)}>'
+                    f'<title>{escape(tip)}</title></rect>')
+            if cell >= 28:  # room for the value itself
+                dark = abs(p - 0.5) > 0.3
+                mark += (f'<text x="{left + j * cell + (cell - 1) / 2:.1f}" y="{top + i * cell + cell / 2 + 4:.1f}" '
+                         f'text-anchor="middle" font-size="10" fill="{"#fff" if dark else "#222"}" '
+                         f'pointer-events="none" aria-hidden="true">{p:.2f}</text>')
+            url = links[i][j] if links else None
+            body.append(f'<a href={quoteattr(url)}>{mark}</a>' if url else mark)
+    desc = (f"{k} by {k} matrix of the probability that the row entry outperforms the column entry; "
+            "outlined cells: the row entry is better.")
+    size = left + k * cell + PAD + (top - PAD)  # rotated names reach right as far as up
+    return _svg(size, top + k * cell + PAD, title, desc, body, id_prefix, role="group" if links else "img")
+
+
+def _spread(ys: list[float], gap: float, top: float, bottom: float) -> list[float]:
+    """Label positions near ``ys`` (in order) at least ``gap`` apart, inside [top, bottom]."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    placed = [0.0] * len(ys)
+    last = top - gap
+    for i in order:
+        last = placed[i] = max(ys[i], last + gap)
+    overflow = last - bottom
+    if overflow > 0:  # shift the whole stack up, never above the top
+        for i in order:
+            placed[i] = max(top, placed[i] - overflow)
+    return placed
+
+
+def boo_n_curve(curves: Mapping[str, Sequence[float | None]], *, title: str = "Boo_n against n",
+                id_prefix: str = "boon") -> str:
+    """Boo_n (expected best of n runs) for n = 1, 2, ..., one line per entry, its name at its end.
+
+    The y axis leaves out outlying points (``_robust_domain``); points beyond are drawn at
+    the edge with an arrow.
+
+    Parameters
+    ----------
+    curves : mapping label -> values for n = 1..len(values) (report rows' ``boo_n_curve``)
+    """
+    lo, hi, clipped = _robust_domain([v for curve in curves.values() for v in curve])
+    n_max = max((len(c) for c in curves.values()), default=1)
+    x0, width, height = PAD + 30, PLOT_W, 260
+    legend_w = _label_width(list(curves))
+
+    def sx(n):
+        return x0 + (n - 1) / max(n_max - 1, 1) * width
+
+    def sy(v):
+        return PAD + (hi - v) / (hi - lo) * (height - 2 * PAD)
+
+    series = []
+    for label, curve in curves.items():
+        series.append((label, [(n, *_clamp(v, lo, hi)) for n, v in enumerate(curve, start=1) if v is not None]))
+    ends = _spread([sy(points[-1][1]) if points else PAD for _, points in series], 13, PAD, height - PAD)
+    body = []
+    for c, ((label, points), end_y) in enumerate(zip(series, ends)):
+        colour = PALETTE[c % len(PALETTE)]
+        path = " ".join(f"{sx(n):.1f},{sy(v):.1f}" for n, v, _ in points)
+        body.append(f'<g class="curve" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+                    f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for (n, v, side), raw in zip(points, [v for v in curves[label] if v is not None]):
+            tip = f"{label}: Boo_{n} = {_num(raw)}" + (" (beyond the axis)" if side else "")
+            mark = ' data-clipped="true"' if side else ""
+            body.append(f'<circle class="point" cx="{sx(n):.1f}" cy="{sy(v):.1f}" r="3" fill="{colour}"{mark}>'
+                        f'<title>{escape(tip)}</title></circle>')
+            if side:
+                body.append(_arrow(sx(n), sy(v), side, horizontal=False))
+        if points:
+            last_x, last_y = sx(points[-1][0]), sy(points[-1][1])
+            body.append(f'<line x1="{last_x + 3:.1f}" y1="{last_y:.1f}" x2="{last_x + 10:.1f}" y2="{end_y:.1f}" '
+                        f'stroke="{colour}" aria-hidden="true"/>'
+                        f'<text class="legend" x="{last_x + 12:.1f}" y="{end_y + 4:.1f}" fill="{colour}">'
+                        f'{escape(_fit(label))}</text>')
+        body.append("</g>")
+    body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)", integer=True)
+    body += _y_axis(lo, hi, x0, PAD, height - 2 * PAD)
+    desc = (f"{len(curves)} entries: {', '.join(curves)}; each line is the expected test score of the best of n runs, "
+            "the run chosen by its validation score." + (f" {CLIPPED_NOTE}" if clipped else ""))
+    return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
+
+
+def strip_plot(scores: Mapping[str, Sequence[float]], *, title: str = "Score of every run",
+               id_prefix: str = "strip") -> str:
+    """Every run's score as a dot, one row per entry, with the mean as a tick.
+
+    The axis leaves out outlying runs (``_robust_domain``); a run beyond is drawn at the
+    edge with an arrow (its tooltip gives its score).
+
+    Parameters
+    ----------
+    scores : mapping label -> run scores (report rows' ``run_scores``)
+    """
+    lo, hi, clipped = _robust_domain([v for runs in scores.values() for v in runs])
+    left = _label_width(list(scores))
+    height = PAD + ROW_H * len(scores) + 2 * PAD
+
+    def sx(v):
+        return left + (v - lo) / (hi - lo) * PLOT_W
+
+    body = []
+    for i, (label, runs) in enumerate(scores.items()):
+        y = PAD + ROW_H * i + ROW_H / 2
+        finite = _finite(runs)
+        body.append(f'<g class="entry" aria-label={quoteattr(f"{label}: {len(finite)} runs")}>'
+                    f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}'
+                    f'<title>{escape(label)}</title></text>')
+        for r, v in enumerate(finite):
+            jitter = ((r * 7) % 5 - 2) * 2.0  # deterministic vertical spread
+            x, side = _clamp(v, lo, hi)
+            tip = f"{label}, run {r}: {_num(v)}" + (" (beyond the axis)" if side else "")
+            mark = ' data-clipped="true"' if side else ""
+            body.append(f'<circle class="run" cx="{sx(x):.1f}" cy="{y + jitter:.1f}" r="3" fill="#3182bd" '
+                        f'fill-opacity="0.6"{mark}><title>{escape(tip)}</title></circle>')
+            if side:
+                body.append(_arrow(sx(x), y, side))
+        if finite:
+            mean, side = _clamp(sum(finite) / len(finite), lo, hi)
+            tip = f"{label}: mean {_num(sum(finite) / len(finite))}" + (" (beyond the axis)" if side else "")
+            body.append(f'<line class="mean" x1="{sx(mean):.1f}" y1="{y - 8}" x2="{sx(mean):.1f}" y2="{y + 8}" '
+                        f'stroke="#000" stroke-width="2"><title>{escape(tip)}</title></line>')
+        body.append("</g>")
+    body += _x_axis(lo, hi, left, PLOT_W, PAD + ROW_H * len(scores) + 4, "test score")
+    desc = (f"{len(scores)} entries: {', '.join(scores)}; dots are runs, vertical ticks the means."
+            + (f" {CLIPPED_NOTE}" if clipped else ""))
+    return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)

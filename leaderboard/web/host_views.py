@@ -1,0 +1,78 @@
+"""The host's pages around a new challenge: the data preview before publishing, and the planner for k.
+
+A challenge made with the web form starts private (a draft, seen by its hosts only); its preview shows
+what contestants will get (first rows, column types, class balance, the test rows found) and a planner
+that says how many runs k the decision needs (Noether 1987) and their worker hours; then the host
+publishes it.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+
+from evaluation.stats import plan_runs
+
+from ..choices import Visibility
+from ..models import Challenge
+from ..selectors import challenge_list_visible, user_is_host
+from ..services.challenges import challenge_update
+from ..services.dataset_files import dataset_preview
+from ..services.errors import ServiceError
+from .forms import PlannerForm
+
+
+def planner_context(data, *, initial: dict | None = None) -> dict:
+    """The planner's form (bound to ``data`` when it holds any of its fields) and its plan."""
+    bound = any(name in data for name in PlannerForm.base_fields)
+    defaults = {name: (initial or {}).get(name, field.initial) for name, field in PlannerForm.base_fields.items()}
+    form = PlannerForm({**defaults, **data.dict()} if bound else None, initial=initial or {})
+    values = (form.cleaned_data if form.is_valid() else None) if bound else defaults
+    if values is None:
+        return {"planner": form, "plan": None}
+    plan = plan_runs(values["entries"], gamma=values["gamma"], alpha=values["alpha"], beta=1 - values["power"],
+                     run_minutes=values["run_minutes"])
+    return {"planner": form, "plan": plan, "plan_power_pct": f"{100 * values['power']:.3g}"}
+
+
+def challenge_planner(request):
+    """The planner alone (linked from the host form): runs per entry and worker hours for a board."""
+    return render(request, "challenges/planner.html", planner_context(request.GET))
+
+
+@login_required
+def challenge_preview(request, slug: str):
+    """The host's check before publishing: the dataset as stored, the planner, and the publish button."""
+    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+    if not user_is_host(user=request.user, challenge=challenge):
+        raise PermissionDenied("Only the challenge's hosts can see its data preview.")
+    if request.method == "POST":
+        return _preview_action(request, challenge)
+    dataset = getattr(challenge, "dataset", None)
+    minutes = max(1.0, round(challenge.run_time_limit_s / 60 / 4, 1)) if challenge.allow_recipes else 1.0
+    context = {"challenge": challenge, "dataset": dataset, "preview": dataset_preview(dataset=dataset) if dataset else None,
+               "frozen": challenge.submissions.exists(),
+               **planner_context(request.GET, initial={"gamma": challenge.gamma, "alpha": challenge.alpha,
+                                                       "run_minutes": minutes})}
+    return render(request, "challenges/preview.html", context)
+
+
+def _preview_action(request, challenge: Challenge):
+    """``publish`` (make the challenge public) or ``use_k`` (set k to the planner's figure)."""
+    action = request.POST.get("action")
+    try:
+        if action == "publish":
+            challenge_update(challenge=challenge, user=request.user, visibility=Visibility.PUBLIC)
+            messages.success(request, f"“{challenge.title}” is published.")
+            return redirect(challenge)
+        if action == "use_k":
+            k = int(request.POST.get("k_runs", ""))
+            challenge_update(challenge=challenge, user=request.user, k_runs=k)
+            messages.success(request, f"Runs per entry (k) set to {k}.")
+    except ValueError:
+        messages.error(request, "k must be a whole number.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect("challenge-preview", slug=challenge.slug)

@@ -1,0 +1,164 @@
+"""The pages people use, in headless Chromium at a desktop (1400 px) and a phone (400 px) width.
+
+For the challenge page, the host's form and preview, and a submission page: no sideways scroll,
+the key actions in the first screenful, nothing loaded from another host, and no serious or
+critical accessibility violation found by axe-core (fetched from the npm registry, its sha512
+checked: ``tests/browser/conftest.py``). Screenshots go to ``test-artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from leaderboard.models import EntryProvenance
+from tests.browser.test_leaderboard_browser import off_site_requests, screenshot
+from tests.platform.factories import make_user
+from tests.platform.test_leaderboard_pages import known_board
+
+WIDTHS = (1400, 400)
+SERIOUS = ("serious", "critical")
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']}).then(result => done(result.violations.map(v => ({
+  id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))));
+"""
+LAYOUT = """
+const first = sel => { const el = document.querySelector(sel); if (!el) return null;
+  const r = el.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, shown: r.width > 0 && r.height > 0}; };
+return {scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
+        innerHeight: window.innerHeight, actions: arguments[0].map(first)};
+"""
+
+
+@pytest.fixture
+def driver(live_server, selenium_driver):
+    selenium_driver.set_script_timeout(60)
+    yield selenium_driver
+    selenium_driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    selenium_driver.get("about:blank")
+
+
+def log_in(driver, base: str, user) -> None:
+    """Log in through Django's session cookie (the form itself is tested elsewhere)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    driver.get(base + "/login/")
+    driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+
+
+def check_page(driver, base: str, path: str, name: str, actions: list[str], axe_source: str) -> list[str]:
+    """Open ``path`` at each width; return the problems found (empty: none)."""
+    problems = []
+    for width in WIDTHS:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        driver.get(base + path)
+        layout = driver.execute_script(LAYOUT, actions)
+        if layout["scrollWidth"] > layout["innerWidth"]:
+            problems.append(f"{name} at {width} px scrolls sideways: {layout['scrollWidth']} > {layout['innerWidth']}")
+        for selector, box in zip(actions, layout["actions"]):
+            if box is None or not box["shown"] or not 0 <= box["top"] < layout["innerHeight"]:
+                problems.append(f"{name} at {width} px: {selector} is not in the first screenful ({box})")
+        problems += [f"{name}: loads {url}" for url in off_site_requests(driver, base)]
+        driver.execute_script(axe_source)
+        for v in driver.execute_async_script(AXE_RUN):
+            if v["impact"] in SERIOUS:
+                problems.append(f"{name} at {width} px: axe {v['impact']} {v['id']} ({v['help']}) at {v['nodes']}")
+        screenshot(driver, f"pages-{name}-{width}")
+    return problems
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_pages_at_desktop_and_phone_widths(live_server, driver, axe_source):
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, subs = known_board(host, users)
+    EntryProvenance.objects.create(submission=subs[2], source="published", link="https://example.org/paper",
+                                   note="Someone et al. (2018)")
+    base, slug = live_server.url, challenge.slug
+    problems = check_page(driver, base, "/", "home", ["h1", "table.challenges"], axe_source)
+    problems += check_page(driver, base, f"/c/{slug}/", "challenge-anonymous",
+                          ["[data-action=join]", "[data-action=data]", "[data-tabs]"], axe_source)
+    log_in(driver, base, users[0])
+    problems += check_page(driver, base, f"/c/{slug}/", "challenge-contestant",
+                           ["[data-action=submit]", "[data-action=data]"], axe_source)
+    problems += check_page(driver, base, subs[0].get_absolute_url(), "submission",
+                           ["h1", "[data-status]"], axe_source)
+    log_in(driver, base, host)
+    problems += check_page(driver, base, "/challenges/new/", "host-form", ["h1", "#id_title"], axe_source)
+    problems += check_page(driver, base, f"/c/{slug}/preview/", "host-preview",
+                           ["[data-actions]", "[data-n-test]"], axe_source)
+    problems += check_page(driver, base, "/challenges/plan/?entries=5&run_minutes=2", "planner", ["[data-plan]"],
+                           axe_source)
+    problems += check_page(driver, base, f"/c/{slug}/audit/", "audit", ["h1"], axe_source)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_leaderboard_keeps_priority_columns_on_a_phone(live_server, driver):
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, subs = known_board(host, users)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 360, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    driver.get(live_server.url + challenge.get_absolute_url())
+    row = driver.find_element(By.CSS_SELECTOR, f"tr[data-submission='{subs[0].pk}']")
+    shown = {cell.get_attribute("class").split()[0] if cell.get_attribute("class") else "": cell.is_displayed()
+             for cell in row.find_elements(By.TAG_NAME, "td")}
+    assert row.find_element(By.CSS_SELECTOR, "[data-rank]").is_displayed()
+    assert row.find_element(By.CSS_SELECTOR, "[data-mean]").is_displayed()
+    assert row.find_element(By.CSS_SELECTOR, "[data-boon]").is_displayed()
+    assert not row.find_element(By.CSS_SELECTOR, "[data-rank-interval]").is_displayed(), shown
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    assert not driver.find_element(By.ID, "how-to-read").get_attribute("open")  # explanations: one click away
+    toggle = driver.find_element(By.CSS_SELECTOR, "#section-recipe [data-all-columns]")
+    toggle.click()
+    assert row.find_element(By.CSS_SELECTOR, "[data-rank-interval]").is_displayed()  # the rest on demand ...
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")  # ... inside
+
+
+def docs_rendered(driver, base: str, path: str, selector: str, timeout: float = 60) -> bool:
+    """Whether the JavaScript API docs at ``path`` drew ``selector`` (ReDoc: the operations' headings)."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(base + path)
+    try:
+        WebDriverWait(driver, timeout).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, selector)))
+    except Exception:  # noqa: BLE001 - selenium's TimeoutException: not drawn
+        return False
+    return True
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_account_pages_and_api_docs_at_desktop_and_phone_widths(live_server, driver, axe_source):
+    """The profile with its tokens, teams and invitations, password reset, log-in, webhooks and the API docs."""
+    from leaderboard.services.accounts import token_create
+    from leaderboard.services.teams import team_create, team_invite
+
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, _ = known_board(host, users)
+    token_create(user=users[0])
+    team = team_create(name="Tensor Tamers", creator=users[0])
+    team_invite(team=team, user=users[1], invited_by=users[0])
+    base = live_server.url
+    problems = check_page(driver, base, "/login/", "login", ["h1", "form"], axe_source)
+    problems += check_page(driver, base, "/password-reset/", "password-reset", ["h1", "form"], axe_source)
+    log_in(driver, base, users[0])
+    problems += check_page(driver, base, "/account/", "account", ["h1"], axe_source)
+    problems += check_page(driver, base, "/teams/", "teams", ["h1"], axe_source)
+    log_in(driver, base, users[1])
+    problems += check_page(driver, base, "/account/", "account-invited", ["h1"], axe_source)
+    log_in(driver, base, host)
+    problems += check_page(driver, base, f"/c/{challenge.slug}/webhooks/", "webhooks", ["h1"], axe_source)
+    assert problems == [], "\n".join(problems)
+    assert docs_rendered(driver, base, "/api/redoc/", "[data-section-id^='operation']"), "ReDoc drew no operation"
+    assert off_site_requests(driver, base) == []
+    screenshot(driver, "pages-api-redoc-1400")
+    assert docs_rendered(driver, base, "/api/docs/", ".opblock"), "Swagger UI drew no operation"
+    assert off_site_requests(driver, base) == []
+    screenshot(driver, "pages-api-swagger-1400")

@@ -1,0 +1,129 @@
+"""The leaderboard report against a JSON written by an earlier version.
+
+``data/report_golden.json`` holds the reports of the synthetic entries below under a few
+settings, as built by ``build_report`` at commit 3899679 (before the statistics API was
+renamed and ``evaluation/report.py`` was split). Refactoring must not move the report: every
+key, string, integer, boolean, null, group letter and list length must be identical, and
+every float equal to 1e-12 relative. Not bit for bit: numpy picks its summation kernels by
+the CPU's instruction set (AVX2, AVX-512), so the same code moves the last one or two bits
+of a sum from one machine to another (seen between the machine that wrote the file and CI's).
+A refactoring mistake moves a Monte Carlo figure by far more than 1e-12.
+
+Regenerate (only when the report is meant to change, with a REPORT_FORMAT bump)::
+
+    .venv/bin/python -m tests.evaluation.test_report_golden
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.report import EntryRuns, ReportSettings, build_report
+
+GOLDEN = Path(__file__).with_name("data") / "report_golden.json"
+
+
+def _entries() -> list[EntryRuns]:
+    rng = np.random.default_rng(2026)
+    entries = []
+    for i in range(5):  # recipes: seed-paired runs, one with a gap, one too short
+        test = 0.70 + 0.01 * i + 0.012 * rng.standard_normal(12)
+        valid = test + 0.005 * rng.standard_normal(12)
+        index = np.arange(12)
+        if i == 3:
+            test, valid, index = test[1:], valid[1:], index[1:]
+        entries.append(EntryRuns(i + 1, f"recipe{i}", f"team{i % 2}", "recipe", 12, index, test, valid=valid,
+                                 created=f"2026-01-0{i + 1}T00:00:00"))
+    entries.append(EntryRuns(6, "lonely", "t", "recipe", 12, np.arange(1), np.array([0.9])))
+    entries.append(EntryRuns(7, "tied", "team0", "recipe", 12, np.arange(12), entries[0].test.copy()))
+    for i in range(4):  # predictions: 1 to 3 files each, per-example correctness
+        k = 1 + i % 3
+        outcomes = (rng.random((k, 250)) < 0.72 + 0.03 * i).astype(float)
+        entries.append(EntryRuns(20 + i, f"pred{i}", "team2", "predictions", k, np.arange(k),
+                                 outcomes.mean(axis=1), outcomes=outcomes, in_progress=i == 1))
+    entries.append(EntryRuns(30, "short", "t", "predictions", 1, np.arange(1), np.array([0.5]),
+                             outcomes=np.ones((1, 100)) * 0.5))
+    return entries
+
+
+def _loss_entries() -> list[EntryRuns]:
+    rng = np.random.default_rng(7)
+    entries = []
+    for i, scale in enumerate((0.5, 0.55, 0.8)):
+        squared = rng.gamma(2.0, scale, size=(2, 300))
+        entries.append(EntryRuns(i + 1, f"r{i}", "t", "predictions", 2, np.arange(2),
+                                 np.sqrt(squared.mean(axis=1)), outcomes=squared))
+    test = 1.0 + 0.05 * rng.standard_normal((3, 8))
+    entries += [EntryRuns(10 + i, f"loss{i}", "t", "recipe", 8, np.arange(8), test[i]) for i in range(3)]
+    return entries
+
+
+SETTINGS = {
+    "default": (_entries, dict(n_resamples=300, k_runs=12, boo_n=4)),
+    "boo_n_bonferroni": (_entries, dict(n_resamples=257, k_runs=12, statistic="boo_n", correction="bonferroni",
+                                        gamma=0.7, alpha=0.1, m_total_recipes=40)),
+    "accuracy_bh": (_entries, dict(n_resamples=200, accuracy_like=True, m_total_predictions=30, correction="bh",
+                                   beta=0.2, curve_max_n=5)),
+    "loss_none": (_loss_entries, dict(n_resamples=301, higher_is_better=False, metric_from_mean=np.sqrt,
+                                      correction="none", m_total_predictions=9, alpha=0.01)),
+}
+
+
+def golden_reports() -> dict[str, dict]:
+    out = {}
+    for name, (make, fields) in SETTINGS.items():
+        out[name] = build_report(make(), ReportSettings(master_seed=97, **fields))
+    return out
+
+
+def _dumps(data) -> str:
+    return json.dumps(data, allow_nan=False, sort_keys=True, indent=1)
+
+
+RELATIVE_TOLERANCE = 1e-12
+
+
+def differences(actual, expected, path: str = "") -> list[str]:
+    """Where ``actual`` departs from ``expected`` (JSON values): exact but for floats (1e-12 relative)."""
+    if isinstance(expected, float) and isinstance(actual, float):
+        close = math.isclose(actual, expected, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-300)
+        return [] if close else [f"{path}: {actual!r} != {expected!r}"]
+    if type(actual) is not type(expected):
+        return [f"{path}: {type(actual).__name__} {actual!r} != {type(expected).__name__} {expected!r}"]
+    if isinstance(expected, dict):
+        if set(actual) != set(expected):
+            return [f"{path}: keys {sorted(set(actual) ^ set(expected))} differ"]
+        return [d for key in expected for d in differences(actual[key], expected[key], f"{path}.{key}")]
+    if isinstance(expected, list):
+        if len(actual) != len(expected):
+            return [f"{path}: length {len(actual)} != {len(expected)}"]
+        return [d for i, (a, e) in enumerate(zip(actual, expected)) for d in differences(a, e, f"{path}[{i}]")]
+    return [] if actual == expected else [f"{path}: {actual!r} != {expected!r}"]
+
+
+def test_report_matches_the_golden_json():
+    expected = json.loads(GOLDEN.read_text())
+    actual = json.loads(_dumps(golden_reports()))
+    assert sorted(actual) == sorted(SETTINGS)
+    for name in SETTINGS:
+        assert differences(actual[name], expected[name], name) == []
+
+
+def test_the_golden_comparison_catches_a_moved_figure_and_a_changed_group():
+    report = json.loads(_dumps(golden_reports()["default"]))
+    moved = json.loads(json.dumps(report))
+    moved["entries"][0]["mean"]["estimate"] *= 1 + 1e-9
+    moved["entries"][1]["groups"] = "zz"
+    found = differences(moved, report)
+    assert len(found) == 2 and ".mean.estimate" in found[0] and ".groups" in found[1]
+    assert differences(report, report) == []
+
+
+if __name__ == "__main__":
+    GOLDEN.parent.mkdir(exist_ok=True)
+    GOLDEN.write_text(_dumps(golden_reports()) + "\n")
+    print(f"wrote {GOLDEN}")

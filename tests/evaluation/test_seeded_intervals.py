@@ -1,0 +1,76 @@
+"""seeded_intervals: every row's interval is bootstrap_interval's with the row's own seed."""
+
+import numpy as np
+import pytest
+
+from evaluation.stats.bootstrap import bootstrap_interval, seeded_intervals
+
+
+@pytest.mark.parametrize("statistic,estimator,k,higher,n_resamples", [
+    ("mean", "paper", 10, True, 500),
+    ("mean", "paper", 7, True, 333),
+    ("boo_n", "paper", 10, True, 500),
+    ("boo_n", "paper", 9, False, 301),
+    ("boo_n", "unbiased", 10, False, 500),
+    ("boo_n", "unbiased", 5, True, 400),  # k - 1 < n: the percentile interval
+    ("boo_n", "paper", 40, True, 3000),  # several draw calls per entry
+])
+def test_rows_equal_bootstrap_interval_with_own_seed(statistic, estimator, k, higher, n_resamples):
+    rng = np.random.default_rng(k)
+    x = rng.normal(size=(23, k))
+    valid = x + 0.1 * rng.normal(size=x.shape) if statistic == "boo_n" else None
+    if valid is not None:
+        valid[0, 1] = valid[0, 2]  # a tie: the general path
+        x[1] = x[1, 0]  # no spread
+    seeds = [int(s) for s in rng.integers(0, 2**63, size=len(x))]
+    low, high = seeded_intervals(x, seeds, statistic, n=5, valid=valid, n_resamples=n_resamples,
+                                 confidence_level=0.9, higher_is_better=higher, estimator=estimator)
+    for e in range(len(x)):
+        ci = bootstrap_interval(x[e], statistic, n=5, valid=None if valid is None else valid[e], rng=seeds[e],
+                                n_resamples=n_resamples, confidence_level=0.9, higher_is_better=higher,
+                                estimator=estimator)
+        assert low[e] == pytest.approx(ci.low, abs=1e-10) and high[e] == pytest.approx(ci.high, abs=1e-10), e
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="values"):
+        seeded_intervals(np.ones((3, 4)), [1, 2], "mean")
+    with pytest.raises(ValueError, match="valid"):
+        seeded_intervals(np.ones((2, 4)), [1, 2], "mean", valid=np.ones((2, 4)))
+
+
+def test_a_row_does_not_depend_on_the_other_rows(monkeypatch):
+    """Bitwise: the incremental report reuses rows computed on another board (docs/scale.md)."""
+    from evaluation.stats import bootstrap
+
+    rng = np.random.default_rng(5)
+    x, valid = rng.normal(size=(40, 8)), rng.normal(size=(40, 8))
+    seeds = list(range(40))
+    monkeypatch.setattr(bootstrap, "SEEDED_BLOCK_ELEMENTS", 7 * 200 * 8)
+    full = seeded_intervals(x, seeds, "boo_n", n=3, valid=valid, n_resamples=200)
+    for rows in ([3], [0, 5, 39], list(range(1, 40, 3))):
+        part = seeded_intervals(x[rows], [seeds[r] for r in rows], "boo_n", n=3, valid=valid[rows], n_resamples=200)
+        assert part[0].tolist() == full[0][rows].tolist() and part[1].tolist() == full[1][rows].tolist()
+
+
+@pytest.mark.parametrize("statistic,seed", [("mean", 0), ("mean", 1), ("boo_n", 2), ("mean", 3)])
+def test_rank_intervals_update_equals_the_full_computation(statistic, seed):
+    from evaluation.stats import rank_intervals
+    from evaluation.stats.bootstrap import rank_intervals_update
+
+    rng = np.random.default_rng(seed)
+    m, k = 120, 9
+    table = np.linspace(0, 0.3, m)[:, None] + 0.05 * rng.normal(size=(m, k))
+    valid = table + 0.01 * rng.normal(size=(m, k)) if statistic == "boo_n" else None
+    new = np.zeros(m, bool)
+    new[rng.choice(np.arange(1, m), size=1 + seed % 3, replace=False)] = True  # not row 0: runs keep their order
+    kw = dict(n_resamples=400, confidence_level=0.9, rng=11, statistic=statistic, n=3)
+    old = rank_intervals(table[~new], valid=None if valid is None else valid[~new], **kw)
+    full = rank_intervals(table, valid=valid, **kw)
+    low, high = np.zeros(m, np.int64), np.zeros(m, np.int64)
+    low[~new], high[~new] = old.low, old.high
+    known = ~new
+    known[5] = False  # an old entry whose interval is not known: recomputed
+    got = rank_intervals_update(table, new, known, low, high, valid=valid, **kw)
+    assert got.rank.tolist() == full.rank.tolist()
+    assert got.low.tolist() == full.low.tolist() and got.high.tolist() == full.high.tolist()

@@ -1,0 +1,88 @@
+"""Sparse comparisons against the all-pairs result on boards small enough to compute both (docs/scale.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluation import stats
+from evaluation.stats.sparse import sparse_comparisons, window_letters
+
+
+def _board(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(4, 25)), int(rng.choice([10, 20, 30]))
+    spread = float(rng.choice([0.05, 0.2, 1.0]))
+    return rng.normal(0, spread, (n, 1)) + 0.1 * rng.standard_normal((n, k))
+
+
+def _staircase(better: np.ndarray, order: np.ndarray) -> bool:
+    """True when, in display order, a difference (a, b) implies (a', b') for a' <= a < b <= b'."""
+    d = (better | better.T)[np.ix_(order, order)]
+    upper = np.triu(d, 1)
+    n = order.size
+    down = upper[1:, :] & ~upper[:-1, :] & np.triu(np.ones((n - 1, n), bool), 2)
+    right = upper[:, :-1] & ~upper[:, 1:] & np.triu(np.ones((n, n - 1), bool), 1)
+    return not (down.any() or right.any())
+
+
+def _share(groups: list[str]) -> np.ndarray:
+    letters = [set(stats.split_letters(g)) for g in groups]
+    return np.array([[bool(a & b) for b in letters] for a in letters])
+
+
+@pytest.mark.parametrize("correction", ["none", "bonferroni", "holm", "bh"])
+def test_compared_pairs_decide_as_all_pairs_and_groups_match_on_staircase_boards(correction):
+    checked = 0
+    for seed in range(40):
+        x = _board(seed)
+        dense = stats.pairwise_comparisons(x, correction=correction, n_resamples=10, keep_distribution=False)
+        sparse = sparse_comparisons(x, correction=correction, neighbours=2, priority=dense.priority)
+        i, j = sparse.i, sparse.j
+        np.testing.assert_allclose(sparse.p, dense.p[i, j])
+        np.testing.assert_allclose(sparse.pvalue_raw, dense.pvalue_raw[i, j])
+        if correction in ("none", "bonferroni"):  # per-pair rules: the same decisions
+            np.testing.assert_array_equal(sparse.better[0], dense.better[i, j])
+            np.testing.assert_array_equal(sparse.better[1], dense.better[j, i])
+            np.testing.assert_allclose(sparse.high, dense.high[i, j])
+        else:  # step-wise rules over M pairs: a compared pair is never rejected more easily
+            assert not (sparse.better[0] & ~dense.better[i, j]).any()
+            assert not (sparse.better[1] & ~dense.better[j, i]).any()
+            assert (sparse.pvalue >= dense.pvalue[i, j] - 1e-12).all()
+        if correction in ("none", "bonferroni") and _staircase(dense.better, dense.order):
+            checked += 1
+            assert sparse.order.tolist() == dense.order.tolist()
+            assert sparse.groups == stats.significance_groups(dense)
+            assert sparse.leader.tolist() == stats.leader_group(dense).tolist()
+    if correction in ("none", "bonferroni"):
+        assert checked >= 10  # the comparison is not vacuous
+
+
+def test_all_pairs_when_the_board_fits_in_the_neighbourhood():
+    x = _board(3)[:8]
+    dense = stats.pairwise_comparisons(x, n_resamples=10, keep_distribution=False)
+    sparse = sparse_comparisons(x, neighbours=7, priority=dense.priority)
+    assert sparse.i.size == 8 * 7 // 2
+    assert sparse.groups == stats.significance_groups(dense)
+    np.testing.assert_allclose(sparse.pvalue, dense.pvalue[sparse.i, sparse.j])
+
+
+def test_pairs_grow_linearly():
+    rng = np.random.default_rng(0)
+    x = np.linspace(0, 3, 400)[:, None] + 0.1 * rng.standard_normal((400, 10))
+    sparse = sparse_comparisons(x, correction="bonferroni")
+    assert sparse.i.size < 400 * 20
+    assert sparse.family_size == 400 * 399 // 2
+
+
+def test_window_letters_share_exactly_the_windows():
+    frontier = np.array([3, 3, 4, 5, 5])  # 0-2 together, 2-3, 3-4
+    groups = window_letters(frontier, np.arange(5))
+    assert groups == ["a", "a", "ab", "bc", "c"]
+    share = _share(groups)
+    assert share[0, 2] and not share[0, 3] and share[3, 4] and not share[2, 4]
+
+
+def test_sparse_refuses_a_bad_priority():
+    with pytest.raises(ValueError, match="priority"):
+        sparse_comparisons(np.zeros((3, 4)) + np.arange(4), priority=[0, 0, 1])

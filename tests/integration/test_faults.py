@@ -1,0 +1,334 @@
+"""Fault tests with real processes: a worker SIGKILLed mid-run, a Redis restarted empty, a PostgreSQL restart.
+
+Each starts its own Redis (and, for the database fault, its own PostgreSQL cluster) on a free
+port, its own Celery workers pointed at them (``tests.conftest.start_worker``) with short leases
+and a fast janitor, and ends with every submission scored, every run stored exactly once (a
+trigger counts each run's transitions to an ended state) and nothing left queued or running.
+Each prints its time to recovery. Bounded: every wait has a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import requests
+from django.db import connection
+
+from dev import ThrowawayPostgres, free_port
+from leaderboard.celery import app
+from leaderboard.models import Run, Submission
+from leaderboard.services.lifecycle import LOST_WORKER
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
+from tests.conftest import ROOT, database_url, skip_or_fail, start_worker, wait_for
+from tests.platform.factories import digits_challenge, label_predictions, make_user
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+#: Short leases and a fast janitor, so that each fault heals within seconds (defaults: 30/10/30/60 s).
+FAST_HEALING = {"VARBOARD_LEASE_S": "4", "VARBOARD_HEARTBEAT_S": "1", "VARBOARD_JANITOR_INTERVAL_S": "2",
+                "VARBOARD_REQUEUE_AFTER_S": "4", "VARBOARD_REPORT_DEBOUNCE_S": "0.2"}
+TRIVIAL = (ROOT / "examples" / "recipes" / "trivial.py").read_bytes()
+AUDIT = """
+CREATE TABLE fault_run_stores (run_id bigint NOT NULL, status text NOT NULL, at timestamptz NOT NULL DEFAULT now());
+CREATE FUNCTION fault_audit_store() RETURNS trigger AS $$
+BEGIN
+  IF NEW.status IN ('succeeded', 'failed') AND OLD.status NOT IN ('succeeded', 'failed') THEN
+    INSERT INTO fault_run_stores (run_id, status) VALUES (NEW.id, NEW.status);
+  END IF;
+  RETURN NEW;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER fault_audit_store AFTER UPDATE ON leaderboard_run FOR EACH ROW EXECUTE FUNCTION fault_audit_store();
+"""
+UNAUDIT = """
+DROP TRIGGER IF EXISTS fault_audit_store ON leaderboard_run;
+DROP FUNCTION IF EXISTS fault_audit_store();
+DROP TABLE IF EXISTS fault_run_stores;
+"""
+
+
+def slow_recipe(seconds: float) -> UploadedFile:
+    """The trivial recipe, sleeping ``seconds`` first: long enough to be caught mid-run."""
+    source = TRIVIAL.replace(b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n",
+                             b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n"
+                             b"    import time\n    time.sleep(%r)\n" % seconds)
+    assert source != TRIVIAL
+    return UploadedFile("slow.py", source)
+
+
+def report(fault: str, seconds: float, detail: str = "") -> None:
+    line = f"[fault] {fault}: recovered in {seconds:.1f} s{f' ({detail})' if detail else ''}"
+    print(line)
+    sys.__stderr__.write(line + "\n")
+
+
+@pytest.fixture
+def stores():
+    """Counts each run's transitions to an ended state, by run id (a trigger on the test database)."""
+    with connection.cursor() as cursor:
+        cursor.execute(UNAUDIT + AUDIT)
+
+    def counts() -> Counter:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT run_id FROM fault_run_stores")
+            return Counter(row[0] for row in cursor.fetchall())
+
+    try:
+        yield counts
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(UNAUDIT)
+
+
+@pytest.fixture
+def workers():
+    started = []
+
+    def start(**kwargs):
+        from django.conf import settings
+
+        worker = start_worker(database=database_url(settings.DATABASES["default"]),
+                              env={**FAST_HEALING, **kwargs.pop("env", {})}, **kwargs)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def assert_healed(submissions: list[Submission], stores) -> None:
+    """Every submission scored, every run succeeded and stored exactly once, nothing queued or running."""
+    runs = Run.objects.filter(submission__in=submissions)
+    assert sorted(Submission.objects.filter(pk__in=[s.pk for s in submissions]).values_list("status", flat=True)) \
+        == ["scored"] * len(submissions)
+    assert list(runs.exclude(status="succeeded").values_list("pk", "status", "error_message")) == []
+    counts = stores()
+    assert {run_id: counts[run_id] for run_id in runs.values_list("pk", flat=True)} == \
+        {run_id: 1 for run_id in runs.values_list("pk", flat=True)}
+
+
+def test_a_worker_killed_mid_run_loses_nothing(redis_server, workers, stores):
+    host, alice = make_user("host"), make_user("alice")
+    challenge, _ = digits_challenge(host, k_runs=2, master_seed=3)
+    # The rescuer runs the janitor from the start; it takes recipe runs only once the other is dead.
+    rescuer = workers(broker_url=redis_server.url, node="rescuer", queues="scoring", concurrency=2, beat=True)
+    doomed = workers(broker_url=redis_server.url, node="doomed", queues="cpu", concurrency=2)
+    submission = submission_create_recipe(challenge=challenge, user=alice, method_name="slow", recipe=slow_recipe(8))
+    wait_for(lambda: Run.objects.filter(submission=submission, status="running").count() == 2, timeout=60,
+             message=doomed.tail)
+    time.sleep(1.0)  # both runs are inside the sandbox now
+    killed_at = time.monotonic()
+    os.killpg(doomed.process.pid, signal.SIGKILL)  # the worker and its pool: a container or machine lost
+    doomed.process.wait(10)
+    app.control.add_consumer("cpu", destination=[rescuer.name], reply=True, timeout=5)
+    wait_for(lambda: Run.objects.filter(submission=submission, status="running", attempts=2).count() == 2,
+             timeout=60, interval=0.1, message=rescuer.tail)
+    redelivered = time.monotonic() - killed_at
+    wait_for(lambda: Submission.objects.get(pk=submission.pk).status == "scored", timeout=90, interval=0.2,
+             message=rescuer.tail)
+    recovered = time.monotonic() - killed_at
+    assert_healed([submission], stores)
+    runs = list(submission.runs.all())
+    assert [(run.attempts, run.last_error) for run in runs] == [(2, LOST_WORKER)] * 2  # re-executed, once each
+    report("worker SIGKILLed with 2 runs in flight", recovered,
+           f"both runs claimed again after {redelivered:.1f} s with a {FAST_HEALING['VARBOARD_LEASE_S']} s lease and "
+           f"the janitor every {FAST_HEALING['VARBOARD_JANITOR_INTERVAL_S']} s, then re-run (8 s recipe)")
+
+
+def test_a_redis_restart_without_persistence_loses_nothing(redis_server, workers, stores):
+    import redis
+
+    host = make_user("host")
+    challenge, frame = digits_challenge(host, k_runs=20, master_seed=4)
+    users = [make_user(name) for name in ("alice", "bob", "carol", "dave")]
+    submissions = [submission_create_predictions(challenge=challenge, user=user, method_name=f"p{i}",
+                                                 files=[UploadedFile("p.csv", label_predictions(frame, seed=i))])
+                   for i, user in enumerate(users[:3])]
+    submissions.append(submission_create_recipe(challenge=challenge, user=users[3], method_name="trivial",
+                                                recipe=UploadedFile("trivial.py", TRIVIAL)))
+    broker = redis.Redis.from_url(redis_server.url)
+    assert (broker.llen("scoring"), broker.llen("cpu")) == (3, 20)
+    restarted_at = time.monotonic()
+    redis_server.restart()
+    assert (broker.llen("scoring"), broker.llen("cpu")) == (0, 0)  # all 23 tasks are gone
+    worker = workers(broker_url=redis_server.url, node="after-restart", queues="scoring,cpu", concurrency=2,
+                     beat=True)
+    wait_for(lambda: Submission.objects.filter(pk__in=[s.pk for s in submissions], status="scored").count() == 4,
+             timeout=120, interval=0.3, message=worker.tail)
+    recovered = time.monotonic() - restarted_at
+    assert_healed(submissions, stores)
+    report("Redis restarted without persistence, 3 scorings and 20 runs queued", recovered,
+           f"requeue after {FAST_HEALING['VARBOARD_REQUEUE_AFTER_S']} s, includes the worker's start")
+
+
+# ---------------------------------------------------------------- the database falls over
+SETUP_SCRIPT = """
+import json
+from leaderboard.services.accounts import token_create
+from tests.platform.factories import digits_challenge, make_user
+host, alice = make_user("host"), make_user("alice")
+challenge, _ = digits_challenge(host, k_runs=10, master_seed=9)
+print(json.dumps({"slug": challenge.slug, "token": token_create(user=alice)[1]}))
+"""
+
+
+class Server:
+    """A gunicorn web server subprocess (2 workers) on a free port."""
+
+    def __init__(self, env: dict[str, str], log_path: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        with open(log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "leaderboard.wsgi:application", "--bind",
+                 f"127.0.0.1:{self.port}", "--workers", "2", "--timeout", "60"],
+                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        self.log_path = log_path
+        wait_for(lambda: self._up(), timeout=60, message=lambda: log_path.read_text()[-3000:])
+
+    def _up(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"gunicorn exited:\n{self.log_path.read_text()[-3000:]}")
+        try:
+            return requests.get(f"{self.url}/health/live", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(30)
+
+
+class ReadLoad(threading.Thread):
+    """Clients reading the leaderboard and the submission API until stopped; counts statuses (bounded)."""
+
+    def __init__(self, urls: list[str], headers: dict, clients: int = 4, max_seconds: float = 180):
+        super().__init__(daemon=True)
+        self.urls, self.headers, self.clients = urls, headers, clients
+        self.deadline = time.monotonic() + max_seconds
+        self.statuses: Counter = Counter()
+        self.retry_after: set[str] = set()
+        self.last_failure = 0.0  # time.monotonic() of the last answer that was not a 200
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+
+    def client(self, number: int) -> None:
+        session, i = requests.Session(), number
+        while not self.stopped.is_set() and time.monotonic() < self.deadline:
+            url = self.urls[i % len(self.urls)]
+            i += 1
+            try:
+                response = session.get(url, headers=self.headers, timeout=10)
+                status = response.status_code
+                if status == 503:
+                    self.retry_after.add(response.headers.get("Retry-After", ""))
+            except requests.RequestException:
+                status = "connection error"
+            with self.lock:
+                self.statuses[status] += 1
+                if status != 200:
+                    self.last_failure = max(self.last_failure, time.monotonic())
+            time.sleep(0.02)
+
+    def run(self) -> None:
+        threads = [threading.Thread(target=self.client, args=(n,), daemon=True) for n in range(self.clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+
+def test_a_postgresql_restart_during_runs_and_requests_loses_nothing(redis_server, tmp_path):
+    """Own cluster: web (gunicorn), worker and load all on it; PostgreSQL crashes and restarts (~1 s down)."""
+    import psycopg
+
+    if ThrowawayPostgres.bin_dir() is None:
+        skip_or_fail("needs the PostgreSQL server binaries (initdb, pg_ctl) to run a cluster of the test's own")
+    cluster = ThrowawayPostgres().init()
+    server = worker = None
+    try:
+        with psycopg.connect(cluster.url, autocommit=True) as admin:
+            admin.execute("CREATE DATABASE varboard")
+        database = cluster.url.rsplit("/", 1)[0] + "/varboard"
+        env = {**os.environ, **FAST_HEALING, "DATABASE_URL": database, "CELERY_BROKER_URL": redis_server.url,
+               "VARBOARD_VAR_DIR": str(tmp_path / "var"), "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
+               "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PYTHONUNBUFFERED": "1"}
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True,
+                       timeout=300)
+        setup = subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP_SCRIPT], cwd=ROOT, env=env,
+                               check=True, capture_output=True, text=True, timeout=120)
+        made = json.loads(setup.stdout.strip().splitlines()[-1])
+        with psycopg.connect(database, autocommit=True) as db:
+            db.execute(AUDIT)
+        worker = start_worker(broker_url=redis_server.url, database=database, node="pg-fault", queues="scoring,cpu",
+                              concurrency=2, beat=True, env={**FAST_HEALING, "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
+                                                             "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
+        server = Server(env, tmp_path / "gunicorn.log")
+        headers = {"Authorization": f"Token {made['token']}"}
+        recipe = slow_recipe(1.5)
+        response = requests.post(f"{server.url}/api/challenges/{made['slug']}/submissions/", headers=headers,
+                                 data={"kind": "recipe", "method_name": "slow"},
+                                 files=[("recipe", (recipe.name, recipe.data, "text/x-python"))], timeout=30)
+        assert response.status_code == 202, response.text
+        submission_url = f"{server.url}/api/submissions/{response.json()['id']}/"
+        load = ReadLoad([f"{server.url}/api/challenges/{made['slug']}/leaderboard/", submission_url,
+                         f"{server.url}/c/{made['slug']}/"], headers)
+        load.start()
+
+        def progress() -> dict:
+            return requests.get(submission_url, headers=headers, timeout=10).json()["progress"]
+
+        wait_for(lambda: 1 <= progress()["finished"] <= 6, timeout=120, interval=0.2, message=worker.tail)
+        restarted_at = time.monotonic()
+        cluster.stop("immediate")  # a crash: every connection dies mid-query
+        time.sleep(1.0)
+        cluster.start()
+        up_again = time.monotonic()
+
+        def scored():
+            try:
+                body = requests.get(submission_url, headers=headers, timeout=10).json()
+            except (requests.RequestException, ValueError):
+                return None
+            return body if body.get("status") in ("scored", "failed") else None
+
+        body = wait_for(scored, timeout=150, interval=0.3, message=worker.tail)
+        recovered = time.monotonic() - restarted_at
+        first_ok = wait_for(lambda: requests.get(f"{server.url}/health/ready", timeout=5).status_code == 200,
+                            timeout=30)
+        load.stopped.set()
+        load.join(30)
+        with psycopg.connect(database) as db:
+            rows = db.execute("SELECT id, status, attempts FROM leaderboard_run ORDER BY index").fetchall()
+            counts = Counter(r[0] for r in db.execute("SELECT run_id FROM fault_run_stores").fetchall())
+            stuck = db.execute("SELECT count(*) FROM leaderboard_run WHERE status IN ('queued', 'running')"
+                               ).fetchone()[0]
+        assert body["status"] == "scored" and body["progress"]["succeeded"] == 10, body
+        assert [status for _, status, _ in rows] == ["succeeded"] * 10 and stuck == 0
+        assert {run_id: counts[run_id] for run_id, _, _ in rows} == {run_id: 1 for run_id, _, _ in rows}
+        assert load.statuses[500] == 0 and not any(isinstance(s, int) and s >= 500 and s != 503
+                                                   for s in load.statuses), load.statuses
+        assert load.retry_after <= {"5"}, load.retry_after
+        assert first_ok
+        retried = sum(attempts > 1 for _, _, attempts in rows)
+        report("PostgreSQL crashed and restarted (1 s down) during 10 runs and a read load", recovered,
+               f"down {up_again - restarted_at:.1f} s; the web answered 200 again "
+               f"{max(load.last_failure - up_again, 0):.1f} s after it was back; {retried} runs retried; requests: "
+               f"{dict(sorted(load.statuses.items(), key=str))}")
+    finally:
+        if server is not None:
+            server.stop()
+        if worker is not None:
+            worker.stop()
+        cluster.close()

@@ -1,0 +1,37 @@
+"""A variance study's runs execute on a real worker, through the leaderboard's run machinery."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tests.conftest import wait_for
+from tests.integration.test_recipes_e2e import RECIPES, login, post_recipe
+from tests.platform.factories import digits_challenge, make_user
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, celery_worker_process):
+    host = make_user("host")
+    make_user("alice")
+    challenge, _ = digits_challenge(host, k_runs=2, master_seed=9, hpo_budget=2)
+    entry = post_recipe(live_server.url, login(live_server.url, "alice"), challenge.slug,
+                        RECIPES / "logistic_regression.py", "logreg")
+    headers = login(live_server.url, "host")
+    created = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/variance-studies/", headers=headers,
+                            json={"submission": entry, "k_runs": 3, "sources": ["split", "init"]}, timeout=30)
+    assert created.status_code == 201, created.text
+    url = f"{live_server.url}/api/variance-studies/{created.json()['id']}/"
+
+    def done():
+        body = requests.get(url, timeout=10).json()
+        return body if body["status"] in ("done", "failed") else None
+
+    body = wait_for(done, timeout=300, message=celery_worker_process.tail)
+    # split, init, all (searching 2 configurations per run), all with the recipe's hyperparameters
+    assert body["status"] == "done" and body["runs"] == {"total": 12, "queued": 0, "running": 0, "succeeded": 12,
+                                                         "failed": 0}
+    rows = {row["source"]: row for row in body["result"]["sources"]}
+    assert rows["init"]["sd"] == 0.0  # lbfgs does not use the initialisation seed
+    assert rows["split"]["sd"] > 0 and body["result"]["fixed_hpo"] is not None

@@ -1,0 +1,278 @@
+"""Leases, the one attempt counter, the write-once store under a token, and the janitor's pass.
+
+The real processes (a SIGKILLed worker, a Redis restarted empty, a PostgreSQL restart) are in
+tests/integration/test_faults.py; here the services are called in the test process.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from leaderboard.models import Report, Run, Submission
+from leaderboard.services import dispatch
+from leaderboard.services.dispatch import EXECUTE_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
+from leaderboard.services.janitor import JanitorPass, janitor_run
+from leaderboard.services.lifecycle import LOST_WORKER, run_claim, run_heartbeat, run_store
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
+
+from .factories import label_predictions
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TRIVIAL = UploadedFile("trivial.py", (EXAMPLES / "recipes" / "trivial.py").read_bytes())
+
+
+@pytest.fixture
+def lengths(monkeypatch):
+    """The broker's queue lengths the janitor sees (every queue empty unless set)."""
+    current: dict[str, int] = {}
+    monkeypatch.setattr(dispatch, "queue_lengths", lambda names: {name: current.get(name, 0) for name in names})
+    return current
+
+
+def recipe_submission(challenge, user, k=2) -> Submission:
+    challenge.k_runs = k
+    challenge.save(update_fields=["k_runs"])
+    return submission_create_recipe(challenge=challenge, user=user, method_name="trivial", recipe=TRIVIAL)
+
+
+def age(runs, seconds: float, **fields) -> None:
+    """Move the runs' enqueued_at (and any other fields given) ``seconds`` into the past."""
+    runs.update(enqueued_at=timezone.now() - timedelta(seconds=seconds), **fields)
+
+
+# ---------------------------------------------------------------- claim, lease, store
+def test_a_claim_takes_a_lease_that_other_deliveries_respect(challenge, alice):
+    challenge, _ = challenge
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    claimed = run_claim(run_id=run.pk, delivery="task-a")
+    assert claimed.attempts == 1 and claimed.status == "running" and claimed.lease_owner == "task-a"
+    assert claimed.lease_expires_at > timezone.now()
+    assert run_claim(run_id=run.pk, delivery="task-b") is None  # a duplicate while the lease is alive
+    again = run_claim(run_id=run.pk, delivery="task-a")  # a retry of the same task takes it back
+    assert again.attempts == 2
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert run_claim(run_id=run.pk, delivery="task-b").attempts == 3  # expired: anyone may take it
+
+
+def test_only_the_attempt_holding_the_run_stores_its_result_and_only_once(challenge, alice):
+    challenge, _ = challenge
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    first = run_claim(run_id=run.pk, delivery="slow")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    second = run_claim(run_id=run.pk, delivery="redelivered")
+    assert (first.attempts, second.attempts) == (1, 2)
+    assert not run_store(run_id=run.pk, attempt=first.attempts, status="succeeded", test_score=0.1)
+    assert run_store(run_id=run.pk, attempt=second.attempts, status="succeeded", test_score=0.9)
+    assert not run_store(run_id=run.pk, attempt=second.attempts, status="succeeded", test_score=0.5)
+    stored = Run.objects.get(pk=run.pk)
+    assert stored.test_score == 0.9 and stored.lease_expires_at is None and stored.lease_owner == ""
+
+
+def test_a_worn_out_run_fails_for_the_platform_naming_the_last_cause(challenge, alice, settings):
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_RUN_ATTEMPTS": 2}
+    submission = recipe_submission(challenge, alice, k=1)
+    run = submission.runs.get()
+    assert run_claim(run_id=run.pk, delivery="t").attempts == 1
+    assert run_claim(run_id=run.pk, delivery="t", cause="OperationalError: server closed the connection").attempts == 2
+    assert run_claim(run_id=run.pk, delivery="t", cause="OperationalError: connection refused") is None
+    run.refresh_from_db()
+    submission.refresh_from_db()
+    assert run.status == "failed" and run.attempts == 2
+    assert run.error_message == ("platform error: the run was started 2 times without finishing; the last attempt "
+                                 "ended with: OperationalError: connection refused (not charged to your quota)")
+    assert submission.status == "failed" and not submission.counts_toward_quota
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_renews_the_lease_and_notices_when_it_is_lost(challenge, alice, settings):
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.1, "LEASE_S": 5.0}
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    claimed = run_claim(run_id=run.pk, delivery="a")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() + timedelta(seconds=1))
+    with run_heartbeat(claimed) as beat:
+        time.sleep(0.5)
+        assert Run.objects.get(pk=run.pk).lease_expires_at > timezone.now() + timedelta(seconds=4)
+        Run.objects.filter(pk=run.pk).update(attempts=claimed.attempts + 1)  # another attempt took over
+        deadline = time.monotonic() + 5
+        while not beat.lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert beat.lost
+
+
+# ---------------------------------------------------------------- the janitor
+def test_the_janitor_queues_again_a_run_whose_lease_expired(challenge, alice, queued, lengths):
+    challenge, _ = challenge
+    submission = recipe_submission(challenge, alice)
+    run = submission.runs.get(index=0)
+    run_claim(run_id=run.pk, delivery="dead-worker")
+    queued.clear()
+    assert janitor_run() == JanitorPass()  # the lease is alive: nothing to do
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert janitor_run() == JanitorPass(requeued_lost=1, resent_runs=1)
+    assert queued.ids(EXECUTE_RUN) == [run.pk] and queued.queues(EXECUTE_RUN) == ["cpu"]
+    run.refresh_from_db()
+    assert run.status == "queued" and run.last_error == LOST_WORKER and run.lease_owner == ""
+    # The resent task claims it (attempt 2); the dead worker's token no longer stores anything.
+    assert run_claim(run_id=run.pk, delivery="new-worker").attempts == 2
+    assert not run_store(run_id=run.pk, attempt=1, status="succeeded", test_score=1.0)
+
+
+def test_the_janitor_resends_stale_queued_work_only_when_its_queue_is_empty(challenge, alice, bob, queued, lengths,
+                                                                              settings):
+    challenge, frame = challenge
+    recipe = recipe_submission(challenge, alice)
+    predictions = submission_create_predictions(challenge=challenge, user=bob, method_name="p",
+                                                files=[UploadedFile("p.csv", label_predictions(frame))])
+    queued.clear()
+    assert janitor_run() == JanitorPass()  # just published: not stale yet
+    stale = settings.VARBOARD["REQUEUE_AFTER_S"] + 1
+    age(Run.objects.all(), stale)
+    lengths.update(cpu=2, scoring=1)  # a backlog: the tasks may well be in it
+    assert janitor_run() == JanitorPass() and not queued
+    lengths.update(cpu=0, scoring=0)  # the broker lost them (a restart without persistence)
+    assert janitor_run() == JanitorPass(resent_runs=2, resent_scorings=1)
+    assert sorted(queued.ids(EXECUTE_RUN)) == sorted(recipe.runs.values_list("pk", flat=True))
+    assert queued.ids(SCORE_SUBMISSION) == [predictions.pk]
+    assert not Run.objects.filter(enqueued_at__lt=timezone.now() - timedelta(seconds=stale - 1)).exists()
+    queued.clear()
+    assert janitor_run() == JanitorPass() and not queued  # resent just now: not again at the next pass
+
+
+def test_the_janitor_resends_a_lost_report_recomputation(challenge, queued, lengths, settings):
+    challenge, _ = challenge
+    Report.objects.update_or_create(challenge=challenge, defaults=dict(
+        recompute_pending=True,
+        requested_at=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)))
+    assert janitor_run() == JanitorPass(resent_reports=1)
+    assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
+
+
+def test_the_janitor_sends_nothing_while_the_broker_is_unreachable(challenge, alice, queued, monkeypatch, settings):
+    challenge, _ = challenge
+    recipe_submission(challenge, alice)
+    age(Run.objects.all(), settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    queued.clear()
+    monkeypatch.setattr(dispatch, "queue_lengths", lambda names: None)
+    assert janitor_run() == JanitorPass(broker_unreachable=True) and not queued
+    assert Run.objects.filter(status="queued").count() == 2  # still queued: the next pass tries again
+
+
+def test_the_janitor_publishes_nothing_more_once_the_broker_refuses(challenge, alice, lengths, monkeypatch, settings):
+    challenge, _ = challenge
+    recipe_submission(challenge, alice, k=3)
+    age(Run.objects.all(), settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    attempts = []
+
+    def refuse(name, args, queue=None, countdown=None):
+        attempts.append(args)
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(dispatch, "send", refuse)
+    assert janitor_run() == JanitorPass(broker_unreachable=True)
+    assert len(attempts) == 1  # one refusal ends the pass's publishing
+
+
+# ---------------------------------------------------------------- the task policy
+def test_a_transient_error_is_retried_with_its_cause_and_no_celery_limit(monkeypatch):
+    from tasks import runs
+
+    calls = []
+
+    def flaky(*, run_id, delivery, cause):
+        calls.append(cause)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(runs, "run_execute", flaky)
+    runs.execute_run.apply(args=(42,))
+    assert calls == ["", "OperationalError: server closed the connection unexpectedly"]
+    assert runs.execute_run.max_retries is None  # Run.attempts, counted by the claim, is the one limit
+
+
+def test_tasks_without_a_claim_keep_a_bounded_celery_retry(settings):
+    from tasks.maintenance import janitor
+    from tasks.reports import recompute_report
+
+    assert recompute_report.max_retries == settings.VARBOARD["MAX_RUN_ATTEMPTS"] - 1
+    assert janitor.max_retries == 0
+
+
+def test_beat_s_health_check_needs_a_recent_janitor_pass(lengths):
+    from django.core.cache import cache
+    from django.core.management import CommandError, call_command
+
+    from leaderboard.services.janitor import LAST_PASS_KEY
+
+    cache.delete(LAST_PASS_KEY)
+    with pytest.raises(CommandError, match="no janitor pass is recorded"):
+        call_command("janitor_check")
+    janitor_run()
+    call_command("janitor_check")
+    cache.set(LAST_PASS_KEY, time.time() - 500)
+    with pytest.raises(CommandError, match=r"ended 50\d s ago \(limit 150 s\)"):
+        call_command("janitor_check")
+
+
+def test_an_unreadable_recipe_does_not_stop_the_pass(challenge, alice, bob, queued, lengths, settings):
+    challenge, _ = challenge
+    broken, fine = recipe_submission(challenge, alice, k=1), recipe_submission(challenge, bob, k=1)
+    broken.recipe_file.storage.delete(broken.recipe_file.name)
+    age(Run.objects.all(), settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    queued.clear()
+    # Both are sent (the broken one to its challenge's device queue): its worker meets the fault,
+    # retries and finally fails the run naming it, rather than the run waiting forever.
+    assert janitor_run() == JanitorPass(resent_runs=2)
+    assert sorted(queued.ids(EXECUTE_RUN)) == sorted([broken.runs.get().pk, fine.runs.get().pk])
+    assert queued.queues(EXECUTE_RUN) == ["cpu", "cpu"]
+
+
+def test_the_janitor_settles_a_submission_whose_runs_ended_behind_its_back(challenge, alice, queued, lengths,
+                                                                           django_capture_on_commit_callbacks):
+    challenge, _ = challenge
+    submission = recipe_submission(challenge, alice)
+    Run.objects.filter(submission=submission).update(status="succeeded", test_score=0.5)  # status never derived
+    assert Submission.objects.get(pk=submission.pk).status == "queued"
+    Report.objects.filter(challenge=challenge).update(recompute_pending=False)  # the last report was built
+    queued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert janitor_run() == JanitorPass(settled_submissions=1)
+    assert Submission.objects.get(pk=submission.pk).status == "scored"
+    assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
+    assert janitor_run() == JanitorPass()
+
+
+def test_the_janitor_resends_variance_study_runs_left_queued_or_stuck(challenge, host, alice, queued, lengths,
+                                                                       settings):
+    """Study runs whose message was lost (queued) or whose worker was lost (running past the limit) go out again."""
+    from leaderboard.models import StudyRun, VarianceStudy
+    from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
+    from leaderboard.services.variance_studies import variance_study_create
+
+    challenge, _ = challenge
+    recipe = recipe_submission(challenge, alice)
+    study = variance_study_create(submission=recipe, user=host, k_runs=2)
+    queued.clear()
+    assert janitor_run() == JanitorPass()  # just created: not stale yet
+    VarianceStudy.objects.filter(pk=study.pk).update(
+        created=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1))
+    runs = list(study.runs.order_by("pk"))
+    hung = timezone.now() - timedelta(seconds=challenge.run_wall_time_s() + settings.VARBOARD["STUCK_RUN_GRACE_S"] + 5)
+    StudyRun.objects.filter(pk=runs[0].pk).update(status="running", started_at=hung)
+    StudyRun.objects.filter(pk=runs[1].pk).update(status="running", started_at=timezone.now())  # alive: left alone
+    StudyRun.objects.filter(pk=runs[2].pk).update(status="succeeded", test_score=0.5)  # ended: left alone
+    lengths.update(cpu=1)
+    assert janitor_run() == JanitorPass() and not queued  # a backlog: the message may be in it
+    lengths.update(cpu=0)
+    expected = [runs[0].pk, *[run.pk for run in runs[3:]]]
+    assert janitor_run() == JanitorPass(resent_runs=len(expected))
+    assert sorted(queued.ids(EXECUTE_STUDY_RUN)) == expected

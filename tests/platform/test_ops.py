@@ -1,0 +1,160 @@
+"""Operations: health endpoints, 503 while the database is down, Prometheus metrics, structured logs."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+from django.db import OperationalError
+from django.db.backends.utils import CursorWrapper
+from django.test import RequestFactory
+
+from leaderboard.logs import ContextFilter, log_context, logging_config
+from leaderboard.ops.unavailable import server_error
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+from tests.conftest import celery_pointed_at
+
+from .factories import label_predictions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def database_down(monkeypatch):
+    """Every query fails the way a restarting PostgreSQL makes it fail."""
+
+    def fail(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(CursorWrapper, "execute", fail)
+    monkeypatch.setattr(CursorWrapper, "executemany", fail)
+
+
+# ---------------------------------------------------------------- health
+def test_liveness_consults_nothing(client, database_down):
+    response = client.get("/health/live")
+    assert response.status_code == 200 and response.json() == {"status": "alive"}
+
+
+def test_readiness_checks_database_broker_and_both_storages(client):
+    response = client.get("/health/ready")
+    assert response.status_code == 200, response.content
+    assert set(response.json()["checks"]) == {"database", "broker", "storage", "hidden_storage"}
+    assert all(check["ok"] for check in response.json()["checks"].values())
+
+
+def test_readiness_is_503_naming_an_unreachable_broker(client):
+    from dev import free_port
+
+    with celery_pointed_at(f"redis://127.0.0.1:{free_port()}/0", {}):
+        response = client.get("/health/ready")
+    body = response.json()
+    assert response.status_code == 503 and body["status"] == "unavailable"
+    assert not body["checks"]["broker"]["ok"] and "Error" in body["checks"]["broker"]["error"]
+    assert body["checks"]["database"]["ok"]
+
+
+def test_readiness_is_503_naming_an_unreachable_database(client, database_down):
+    response = client.get("/health/ready")
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"] == {
+        "ok": False, "error": "OperationalError: server closed the connection unexpectedly"}
+
+
+# ---------------------------------------------------------------- 503 while the database is down
+def test_the_api_answers_503_with_retry_after_while_the_database_is_down(client, database_down, settings):
+    response = client.get("/api/challenges/")
+    assert response.status_code == 503
+    assert response["Retry-After"] == str(settings.VARBOARD["RETRY_AFTER_S"])
+    assert "database is unreachable" in response.json()["detail"]
+
+
+def test_pages_answer_503_with_a_page_of_their_own(client, database_down):
+    response = client.get("/")
+    assert response.status_code == 503 and response["Retry-After"]
+    assert b"Temporarily unavailable" in response.content and b"database is unreachable" in response.content
+
+
+def test_handler500_turns_only_database_errors_into_503():
+    request = RequestFactory().get("/c/x/")
+    try:
+        raise OperationalError("connection refused")
+    except OperationalError:
+        assert server_error(request).status_code == 503
+    try:
+        raise ValueError("a bug")
+    except ValueError:
+        assert server_error(request).status_code == 500
+
+
+# ---------------------------------------------------------------- metrics
+def test_metrics_export_request_latency_and_platform_figures(client, challenge, alice):
+    challenge, frame = challenge
+    submission_create_predictions(challenge=challenge, user=alice, method_name="p",
+                                  files=[UploadedFile("p.csv", label_predictions(frame))])
+    client.get("/api/challenges/")
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    text = response.content.decode()
+    for line in ('varboard_runs{kind="predictions",status="queued"} 1.0', "varboard_broker_up 1.0",
+                 'varboard_queue_length{queue="cpu"}', "varboard_report_recomputations_total",
+                 "varboard_run_attempts_total 0.0", "varboard_oldest_queued_run_seconds",
+                 "django_http_requests_latency_seconds_by_view_method_bucket"):
+        assert line in text, line
+
+
+def test_metrics_count_failures_by_cause_and_durations(client, challenge, alice):
+    from leaderboard.models import Run
+
+    challenge, frame = challenge
+    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="p",
+                                               files=[UploadedFile("p.csv", label_predictions(frame))] * 2)
+    Run.objects.filter(submission=submission, index=0).update(status="failed", duration_s=0.3,
+                                                              error_message="platform error: x")
+    Run.objects.filter(submission=submission, index=1).update(status="succeeded", duration_s=7.0)
+    text = client.get("/metrics").content.decode()
+    assert 'varboard_run_failures_total{cause="platform"} 1.0' in text
+    assert 'varboard_run_duration_seconds_bucket{kind="predictions",le="0.5"} 1.0' in text
+    assert 'varboard_run_duration_seconds_bucket{kind="predictions",le="10.0"} 2.0' in text
+    assert 'varboard_run_duration_seconds_sum{kind="predictions"} 7.3' in text
+
+
+def test_metrics_require_the_token_when_one_is_set(client, settings):
+    settings.VARBOARD = {**settings.VARBOARD, "METRICS_TOKEN": "s3cret"}
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
+
+
+# ---------------------------------------------------------------- structured logs
+def test_json_logs_carry_the_submission_and_run_ids():
+    from pythonjsonlogger.json import JsonFormatter
+
+    spec = logging_config(fmt="json", level="INFO")["formatters"]["json"]
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter(spec["format"], rename_fields=spec["rename_fields"]))
+    handler.addFilter(ContextFilter())
+    logger = logging.getLogger("varboard.test.json")
+    logger.addHandler(handler)
+    try:
+        with log_context(submission_id=12):
+            with log_context(run_id=345):
+                logger.warning("stored")
+            logger.warning("scored")
+    finally:
+        logger.removeHandler(handler)
+    first, second = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert (first["message"], first["submission_id"], first["run_id"], first["level"]) == ("stored", 12, 345,
+                                                                                          "WARNING")
+    assert (second["submission_id"], second["run_id"]) == (12, None) and "ids" not in second
+
+
+def test_plain_logs_name_the_ids_readably():
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", (), None)
+    with log_context(submission_id=3, run_id=7):
+        ContextFilter(readable=True).filter(record)
+    formatter = logging.Formatter(logging_config(fmt="plain", level="INFO")["formatters"]["plain"]["format"])
+    assert formatter.format(record).endswith("x [submission=3 run=7]: hello")

@@ -1,0 +1,79 @@
+"""A new submission's recomputation reuses the rows of unchanged entries and equals a full recomputation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from leaderboard.models import Challenge, Report
+from leaderboard.services.reports import build_report_data, report_recompute
+
+from .factories import digits_challenge, make_user
+from .test_report_api import add_entry
+
+pytestmark = pytest.mark.django_db
+
+
+def _same(a, b) -> bool:
+    """Equal, numbers to 1e-12 (jsonb gives a float such as -4.4e295 back as an int)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+    return a == b
+
+
+def _comparable(data: dict) -> dict:
+    return {key: value for key, value in data.items() if key != "reused_rows"}
+
+
+def test_new_entry_reuses_unchanged_rows_and_matches_the_full_report():
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    rng = np.random.default_rng(2)
+    for i in range(12):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.003 * i + 0.01 * rng.standard_normal(6))
+    first = report_recompute(challenge_id=challenge.pk, force=True).data
+    assert first["reused_rows"] == 0
+    add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.01 * rng.standard_normal(6))
+    report = report_recompute(challenge_id=challenge.pk)
+    assert report.data["reused_rows"] == 12
+    full = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))  # no previous report: all rows
+    assert full["reused_rows"] == 0
+    stored = Report.objects.get(pk=report.pk).data
+    assert _same(_comparable(stored), json.loads(json.dumps(_comparable(full))))
+
+
+def test_changed_settings_recompute_every_row():
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    for i in range(4):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
+    report_recompute(challenge_id=challenge.pk, force=True)
+    challenge.bootstrap_resamples = 300
+    challenge.save()
+    assert report_recompute(challenge_id=challenge.pk).data["reused_rows"] == 0
+
+
+
+def test_a_large_board_whose_settings_changed_is_served_while_its_recomputation_is_queued(monkeypatch):
+    from leaderboard.services import reports
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    for i in range(4):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
+    first = report_recompute(challenge_id=challenge.pk, force=True)
+    challenge.gamma = 0.8
+    challenge.save()
+    Report.objects.filter(pk=first.pk).update(recompute_pending=True)  # as report_request leaves it
+    monkeypatch.setattr(reports, "SYNC_MAX_ENTRIES", 3)
+    served = reports.report_current(challenge=Challenge.objects.get(pk=challenge.pk))
+    assert served.computed_at == first.computed_at and served.recompute_pending
+    monkeypatch.setattr(reports, "SYNC_MAX_ENTRIES", 500)  # a small board: recomputed in the request
+    assert reports.report_current(challenge=Challenge.objects.get(pk=challenge.pk)).computed_at > first.computed_at

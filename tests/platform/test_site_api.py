@@ -1,0 +1,102 @@
+"""The API root lists every endpoint and links to the log-in; Swagger UI and ReDoc load nothing from
+another host; the favicon; e-mail settings from EMAIL_URL; a closed challenge says it is closed."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone as dt_timezone
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from leaderboard.config import StrictEnv
+from leaderboard.models import Challenge
+
+from .factories import digits_challenge
+
+pytestmark = pytest.mark.django_db
+
+
+def RECIPE():  # noqa: N802 - reads as a constant
+    return SimpleUploadedFile("recipe.py", b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n"
+                                           b"    return None\n")
+
+
+def _shape(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def test_the_api_root_lists_every_endpoint_of_the_schema_and_a_log_in():
+    root = APIClient().get("/api/", HTTP_ACCEPT="application/json").json()
+    listed = {_shape(url.split("://", 1)[1].split("/", 1)[1]) for url in root["endpoints"].values()}
+    schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    missing = sorted(path for path in schema["paths"] if _shape(path.lstrip("/")) not in listed)
+    assert missing == [] and len(listed) >= 25
+    assert root["log_in"].startswith("http://testserver/api/auth/browser/login/")
+    html = APIClient().get("/api/", HTTP_ACCEPT="text/html").content.decode()
+    assert "href='/api/auth/browser/login/?next=/api/'>Log in<" in html
+    login = APIClient().get("/api/auth/browser/login/")
+    assert login.status_code == 200 and 'name="password"' in login.content.decode()
+
+
+@pytest.mark.parametrize("page", ["/api/docs/", "/api/redoc/"])
+def test_the_documentation_is_served_from_this_site_alone(page):
+    response = APIClient().get(page)
+    assert response.status_code == 200
+    csp = response["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "img-src 'self' data:" in csp and "http" not in csp
+    html = response.content.decode()
+    assert "googleapis" not in html and "cdn." not in html
+    urls = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert urls and all(url.startswith("/") and not url.startswith("//") for url in urls), urls
+    for url in urls:
+        assert APIClient().get(url).status_code == 200, url
+    if page == "/api/docs/":
+        assert '"validatorUrl": null' in html
+
+
+def test_the_favicon_is_linked_and_served_at_favicon_ico(client):
+    page = client.get("/").content.decode()
+    assert re.search(r'<link rel="icon" href="/static/varboard/favicon.svg"', page)
+    redirect = client.get("/favicon.ico")
+    assert redirect.status_code == 302
+    icon = client.get(redirect["Location"])
+    assert icon.status_code == 200 and b"".join(icon.streaming_content)[:4] == b"\x00\x00\x01\x00"
+
+
+def test_email_url_configures_the_mail_backend():
+    env = StrictEnv()
+    env.ENVIRON = {"EMAIL_URL": "smtp+tls://user:secret@mail.example.org:587"}
+    config = env.email("EMAIL_URL")
+    assert config["EMAIL_BACKEND"] == "django.core.mail.backends.smtp.EmailBackend"
+    assert (config["EMAIL_HOST"], config["EMAIL_PORT"], config["EMAIL_USE_TLS"]) == ("mail.example.org", 587, True)
+    env.ENVIRON = {"EMAIL_URL": "consolemail://"}
+    assert env.email("EMAIL_URL")["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend"
+    env.ENVIRON = {"EMAIL_URL": "carrier-pigeon://coop"}
+    with pytest.raises(ImproperlyConfigured, match="EMAIL_URL must be an e-mail URL"):
+        env.email("EMAIL_URL")
+
+
+def test_a_closed_challenge_without_a_dataset_says_it_is_closed(host, alice):
+    closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
+                                      higher_is_better=True, allow_recipes=True, created_by=host,
+                                      closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+    client = APIClient()
+    client.force_authenticate(alice)
+    answer = client.post(f"/api/challenges/{closed.slug}/submissions/",
+                         {"kind": "recipe", "method_name": "late", "recipe": RECIPE()}, format="multipart")
+    assert answer.status_code == 409
+    assert answer.json()["detail"] == "The challenge closed at 2018-07-15 00:00 UTC."
+
+
+def test_an_open_results_only_challenge_names_why_it_takes_no_recipe(host, alice):
+    challenge, _ = digits_challenge(host)
+    Challenge.objects.filter(pk=challenge.pk).update(allow_predictions=False)
+    challenge.dataset.delete()
+    client = APIClient()
+    client.force_authenticate(alice)
+    answer = client.post(f"/api/challenges/{challenge.slug}/submissions/",
+                         {"kind": "recipe", "method_name": "m", "recipe": RECIPE()}, format="multipart")
+    assert answer.status_code == 400 and "imported results only" in answer.json()["detail"]

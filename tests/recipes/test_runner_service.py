@@ -1,0 +1,107 @@
+"""The runner service (execution.service) under gunicorn, and the worker's RemoteRunner.
+
+A real gunicorn process on 127.0.0.1 runs workspaces in its sandbox; the worker side sends
+a run's workspace over HTTP and scores what comes back. Same seeds, same scores as running
+the sandbox locally. The service checks its token and its inputs, and its /health is the
+readiness a worker reads before it consumes the recipe queues.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from execution.readiness import readiness, remote_probe, runs_get_cuda
+from execution.runners import LocalRunner, RemoteRunner, configured_runner
+from execution.sandbox import Limits, SandboxUnavailable
+
+from .helpers import HOSTILE, RECIPES, ROOT, run_file
+
+TOKEN = "runner-test-token-5d2a"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def service():
+    """``gunicorn execution.service:app`` with two worker processes and a token; its URL."""
+    port = _free_port()
+    env = {"PATH": "/usr/bin:/bin", "VARBOARD_RUNNER_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "execution.service:app", "-w", "2", "-t", "300",
+                                "-b", f"127.0.0.1:{port}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            requests.get(f"{url}/health", timeout=2)
+            break
+        except requests.ConnectionError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError(f"gunicorn did not start:\n{process.stdout.read().decode()[-3000:]}")
+            time.sleep(0.3)
+    yield url
+    process.terminate()
+    process.wait(30)
+
+
+def test_health_reports_the_service_isolation(service):
+    body = requests.get(f"{service}/health", timeout=30).json()
+    assert body["ok"] is True and body["backend"] == "bubblewrap" and "seccomp" in body["isolation"]
+    assert body["cuda"] is False  # no GPU on this machine: gpu-queue runs would get the CPU
+    found = remote_probe(service, TOKEN)
+    assert found.ok and found.isolation[0] == f"runner service at {service}"
+
+
+def test_a_remote_run_scores_exactly_like_a_local_one(service, digits):
+    remote = run_file(RECIPES / "logistic_regression.py", digits, runner=RemoteRunner(service, token=TOKEN))
+    local = run_file(RECIPES / "logistic_regression.py", digits, runner=LocalRunner())
+    assert remote.status == local.status == "succeeded", remote.error
+    assert remote.test_score == local.test_score and remote.valid_score == local.valid_score
+    assert "bubblewrap" in " ".join(remote.isolation)
+
+
+def test_a_hostile_run_fails_on_the_service_as_it_would_locally(service, digits):
+    remote = run_file(HOSTILE / "raises.py", digits, runner=RemoteRunner(service, token=TOKEN))
+    assert remote.status == "failed"
+    assert remote.error == "the recipe raised ValueError: boom after 3 steps (line 6 of recipe.py)"
+
+
+def test_the_service_refuses_requests_without_its_token_or_in_another_format(service, digits):
+    with pytest.raises(SandboxUnavailable, match="answered 401"):
+        run_file(RECIPES / "trivial.py", digits, runner=RemoteRunner(service, token="wrong"))
+    bad = requests.post(f"{service}/v1/runs", data=b"not a zip", timeout=30,
+                        headers={"Authorization": f"Bearer {TOKEN}"})
+    assert bad.status_code == 400 and "not a zip archive" in bad.json()["error"]
+    assert requests.get(f"{service}/v1/runs", timeout=30).status_code == 405
+    assert requests.get(f"{service}/nowhere", timeout=30).status_code == 404
+
+
+def test_an_unreachable_service_is_a_platform_fault_and_fails_readiness():
+    url = f"http://127.0.0.1:{_free_port()}"
+    with pytest.raises(SandboxUnavailable, match="is unreachable"):
+        RemoteRunner(url).run({}, {}, Limits(wall_time_s=5), "cpu")
+    found = remote_probe(url)
+    assert not found.ok and found.missing.startswith(f"the runner service at {url} does not answer")
+
+
+def test_the_worker_uses_the_service_named_by_the_environment(monkeypatch, service):
+    monkeypatch.setenv("VARBOARD_RUNNER_URL", service)
+    monkeypatch.setenv("VARBOARD_RUNNER_TOKEN", TOKEN)
+    runner = configured_runner()
+    assert isinstance(runner, RemoteRunner) and runner.url == service
+    assert readiness().ok and runs_get_cuda() is False
+    monkeypatch.delenv("VARBOARD_RUNNER_URL")
+    assert isinstance(configured_runner(), LocalRunner)
+    assert os.environ.get("VARBOARD_RUNNER_URL") is None
