@@ -209,6 +209,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 # ---------------------------------------------------------------- the Celery worker process
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Before a test's fixtures are torn down, let the session's worker finish what the test queued.
+
+    A test may end as soon as the API accepted a submission; the worker then still scores it.
+    Flushing the database under it (TRUNCATE of every table) can deadlock with the worker's row
+    locks, and PostgreSQL may pick the flush as the victim: the rows stay and the next test fails
+    on them. A task that ends after the flush would write into the next test's database too.
+    """
+    worker = getattr(item, "funcargs", {}).get("celery_worker_process")
+    if isinstance(worker, WorkerProcess) and not worker.wait_until_idle():
+        sys.__stderr__.write(f"\n[tests] worker {worker.name} still busy after {item.nodeid}\n")
+    yield
+
+
 @dataclass
 class WorkerProcess:
     """A Celery worker subprocess started by ``celery_worker_process``."""
@@ -233,6 +248,30 @@ class WorkerProcess:
 
         self.assert_alive()
         return bool(app.control.ping(destination=[self.name], timeout=1.0))
+
+    def busy(self) -> bool:
+        """True while a task waits in one of its queues or is reserved or running in the worker."""
+        from leaderboard.celery import app
+
+        with app.connection(self.broker_url) as connection:
+            channel = connection.default_channel
+            if any(channel._size(queue) for queue in ("scoring", "cpu", "gpu")):
+                return True
+            inspect = app.control.inspect(destination=[self.name], timeout=1.0, connection=connection)
+            for tasks in (inspect.active(), inspect.reserved(), inspect.scheduled()):
+                if tasks is None or any(tasks.values()):  # None: no answer within the timeout
+                    return True
+        return False
+
+    def wait_until_idle(self, timeout: float = 120.0) -> bool:
+        """Wait until the worker is idle twice in a row (a task may queue the next); False on timeout."""
+        deadline, idle_checks = time.monotonic() + timeout, 0
+        while time.monotonic() < deadline and self.process.poll() is None:
+            idle_checks = 0 if self.busy() else idle_checks + 1
+            if idle_checks == 2:
+                return True
+            time.sleep(0.2)
+        return False
 
     def stop(self, grace: float = 20.0) -> None:
         """Warm shutdown (SIGTERM), then SIGKILL to its process group after ``grace`` seconds."""
