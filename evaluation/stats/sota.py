@@ -624,7 +624,7 @@ def _log_cdf_max(grid, values, ses, counts, cut):
     return log_cdf
 
 
-def _normal_max(values, ses, counts):
+def _normal_max(values, ses, counts, expected: bool = True):
     """(E[max], P(max >= x)) of independent normal scores N(values, ses²), on a fine grid.
 
     ``P(max <= g) = Π_j Φ((g - θ_j)/s_j)^c_j`` (Møllersen & Holsbø, §4.2, eq. 8). An
@@ -632,7 +632,8 @@ def _normal_max(values, ses, counts):
     ``log Φ > -2e-33`` leaves the product unchanged in double precision. A board whose
     entries x 4001 grid points exceed ``_MAX_WORK`` gets a coarser grid (at least 201
     points; the trapezoid rule on 1 - cdf, flat at both ends, stays accurate) and
-    ``P(max >= x)`` computed at x itself rather than interpolated (docs/scale.md).
+    ``P(max >= x)`` computed at x itself rather than interpolated (docs/scale.md); there,
+    ``expected=False`` (only the tail is wanted) skips the grid and returns E[max] as NaN.
     """
     spread = float(ses.max())
     points = 4001
@@ -640,18 +641,20 @@ def _normal_max(values, ses, counts):
                           values + 12 * ses, side="right")
     coarse = int(np.count_nonzero(cut)) * points > _MAX_WORK
     if coarse:
+        def exceed(x):
+            at = np.array([x])
+            return float(-np.expm1(_log_cdf_max(at, values, ses, counts, (values + 12 * ses >= x).astype(int))[0]))
+        if not expected:
+            return float("nan"), exceed
         points = max(201, 2 * (_MAX_WORK // (2 * int(np.count_nonzero(cut)))) + 1)
     grid = np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points)
     if coarse:
         cut = np.searchsorted(grid, values + 12 * ses, side="right")
     cdf = np.exp(_log_cdf_max(grid, values, ses, counts, cut))
-    expected = grid[0] + float(integrate.trapezoid(1.0 - cdf, grid))
+    mean = grid[0] + float(integrate.trapezoid(1.0 - cdf, grid))
     if coarse:
-        def exceed(x):
-            at = np.array([x])
-            return float(-np.expm1(_log_cdf_max(at, values, ses, counts, (values + 12 * ses >= x).astype(int))[0]))
-        return expected, exceed
-    return expected, lambda x: float(1.0 - np.interp(x, grid, cdf, left=0.0, right=1.0))
+        return mean, exceed
+    return mean, lambda x: float(1.0 - np.interp(x, grid, cdf, left=0.0, right=1.0))
 
 
 def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota):
@@ -672,11 +675,11 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
         median_se = float(np.median(ses))
         ses_full = np.array([by_value.get(v, median_se) for v in values])
 
-    def law(w):
+    def law(w, expected=True):
         thetas = centre + w * (values - centre)
         if n is not None:
             return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
-        return _normal_max(thetas, ses_full, counts)
+        return _normal_max(thetas, ses_full, counts, expected)
 
     def solve(f, fallback):
         if f(0.0) >= 0:
@@ -687,6 +690,6 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
         return w, float(centre + w * (values.max() - centre))
 
     w_est, estimate = solve(lambda w: law(w)[0] - best, identical.estimate)
-    _, lower = solve(lambda w: law(w)[1](best) - alpha / 2, identical.lower)
+    _, lower = solve(lambda w: law(w, expected=False)[1](best) - alpha / 2, identical.lower)
     return AdjustedSota(best, estimate, min(lower, estimate), identical.method, m, alpha, n,
                         identical.standard_error, "nonidentical", w_est)
