@@ -85,11 +85,13 @@ class TeamListView(APIView):
 
     @extend_schema(responses=TeamSerializer(many=True))
     def get(self, request):
+        """Your teams, your personal team first."""
         team_personal_for(user=request.user)
         return Response(TeamSerializer(_teams(request.user).order_by("-is_personal", "name"), many=True).data)
 
     @extend_schema(request=TeamSerializer, responses={201: TeamSerializer})
     def post(self, request):
+        """Create a team; you are its first member."""
         incoming = TeamSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         team = team_create(name=incoming.validated_data["name"], creator=request.user)
@@ -150,10 +152,12 @@ class NotificationSettingsView(APIView):
 
     @extend_schema(responses=NotificationSettingsSerializer)
     def get(self, request):
+        """Which e-mails you get."""
         return Response(NotificationSettingsSerializer(profile_for(user=request.user)).data)
 
     @extend_schema(request=NotificationSettingsSerializer, responses=NotificationSettingsSerializer)
     def patch(self, request):
+        """Turn some e-mails off or on: send only the fields to change."""
         incoming = NotificationSettingsSerializer(data=request.data, partial=True)
         incoming.is_valid(raise_exception=True)
         profile = profile_update(user=request.user, **incoming.validated_data)
@@ -174,10 +178,12 @@ class WebhookListView(APIView):
 
     @extend_schema(responses=WebhookSerializer(many=True))
     def get(self, request, slug: str):
+        """The challenge's webhooks (its hosts only)."""
         return Response(WebhookSerializer(_hosted(request, slug).webhooks.all(), many=True).data)
 
     @extend_schema(request=WebhookSerializer, responses={201: WebhookSerializer})
     def post(self, request, slug: str):
+        """Register a URL to receive the challenge's events, signed with HMAC-SHA256 (its hosts only)."""
         challenge = _hosted(request, slug)
         webhook = webhook_create(challenge=challenge, user=request.user, url=str(request.data.get("url", "")))
         return Response(WebhookSerializer(webhook).data, status=201)
@@ -190,11 +196,13 @@ class WebhookDetailView(APIView):
 
     @extend_schema(responses=DeliverySerializer(many=True), operation_id="challenges_webhooks_deliveries")
     def get(self, request, slug: str, pk: int):
+        """A webhook and its recent deliveries (the challenge's hosts only)."""
         webhook = get_object_or_404(_hosted(request, slug).webhooks, pk=pk)
         deliveries = webhook.deliveries.select_related("event")[:100]
         return Response(DeliverySerializer(deliveries, many=True).data)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, slug: str, pk: int):
+        """Remove a webhook (the challenge's hosts only)."""
         webhook_delete(webhook=get_object_or_404(_hosted(request, slug).webhooks, pk=pk), user=request.user)
         return Response(status=204)

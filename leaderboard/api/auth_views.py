@@ -55,10 +55,12 @@ class TokenListView(APIView):
 
     @extend_schema(responses=TokenSerializer(many=True))
     def get(self, request):
+        """Your API tokens (their secrets are never shown again)."""
         return Response(TokenSerializer(token_list(user=request.user), many=True).data)
 
     @extend_schema(request=None, responses={201: TOKEN_RESPONSE})
     def post(self, request):
+        """Create a token; its secret is in this answer only."""
         return _token_response(*token_create(user=request.user), status=201)
 
 

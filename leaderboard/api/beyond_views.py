@@ -152,12 +152,14 @@ class SuiteListView(ChallengeScopedView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="suites_list")
     def get(self, request):
+        """Benchmark suites whose challenges you can all see."""
         suites = suite_list_visible(user=request.user).prefetch_related("challenges")
         return Response({"results": [{"slug": s.slug, "title": s.title,
                                       "tasks": [c.slug for c in s.challenges.all()]} for s in suites]})
 
     @extend_schema(request=SuiteCreateSerializer, responses={201: OpenApiTypes.OBJECT}, operation_id="suites_create")
     def post(self, request):
+        """Group challenges you can see into a new suite (signed-in users)."""
         data = self.validated(SuiteCreateSerializer)
         challenges = [self.challenge(slug) for slug in data["challenges"]]
         suite = suite_create(created_by=request.user, title=data["title"], slug=data.get("slug"),

@@ -21,8 +21,10 @@ from django.views.decorators.cache import cache_control
 
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from drf_spectacular.utils import extend_schema
+from django.utils.safestring import SafeString, mark_safe
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -32,6 +34,8 @@ DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 's
             "frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
 _REGEX_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 _ROUTE_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
+#: A quoted absolute URL holding a URI template's ``{name}`` (JSON text of the browsable API root).
+_TEMPLATED_URL = re.compile(r'"h(ttps?://[^"\s{]*\{[^"\s]*)"')
 
 
 class _SameSiteOnly:
@@ -96,10 +100,32 @@ def api_endpoints(patterns, prefix: str = "") -> list[tuple[str, str]]:
     return found
 
 
+def unlinked_uri_templates(content: str) -> SafeString:
+    """The browsable API's JSON text with its URI templates kept out of the page's ``urlize``.
+
+    DRF's page turns every ``http://…`` word into a link, and ``…/challenges/{slug}/`` leads to a
+    404. The text is escaped here and a template's leading ``h`` written as ``&#104;``: the page
+    shows and copies the same characters, and ``urlize`` (which links words that begin with
+    ``http``) leaves it as text; concrete URLs stay links.
+    """
+    text = content.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return mark_safe(_TEMPLATED_URL.sub(r'"&#104;\1"', text))
+
+
+class ApiRootRenderer(BrowsableAPIRenderer):
+    """The browsable API root, its URI templates shown as text (:func:`unlinked_uri_templates`)."""
+
+    def get_context(self, data, accepted_media_type, renderer_context):
+        context = super().get_context(data, accepted_media_type, renderer_context)
+        context["content"] = unlinked_uri_templates(context["content"])
+        return context
+
+
 class ApiRootView(APIView):
     """Every endpoint of the API ({slug} and {pk}: fill them in), the documentation and the log-in."""
 
     permission_classes = [AllowAny]
+    renderer_classes = [JSONRenderer, ApiRootRenderer]
     name = "varboard API"
 
     @extend_schema(exclude=True)

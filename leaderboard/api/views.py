@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -38,6 +38,9 @@ BOARD_PARAMETER = OpenApiParameter("board", str, enum=["public", "private"],
                                                "the reveal).")
 
 
+@extend_schema_view(
+    list=extend_schema(description="Challenges you can see: every public one, and the private ones you host."),
+    retrieve=extend_schema(description="One challenge: its settings, dataset, phases and hosts."))
 class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                        viewsets.GenericViewSet):
     """Challenges: anyone reads public ones; signed-in users host new ones; hosts change theirs."""
@@ -55,6 +58,7 @@ class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.Retri
 
     @extend_schema(request=ChallengeCreateSerializer, responses={201: ChallengeSerializer})
     def create(self, request):
+        """Host a new challenge (signed-in users): its settings and dataset, validated before anything is stored."""
         incoming = ChallengeCreateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = dict(incoming.validated_data)
@@ -75,6 +79,7 @@ class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.Retri
 
     @extend_schema(request=ChallengeUpdateSerializer, responses=ChallengeSerializer)
     def partial_update(self, request, slug=None):
+        """Change a challenge's settings (its hosts): send only the fields to change; each change is audited."""
         challenge = self.get_object()
         incoming = ChallengeUpdateSerializer(challenge, data=request.data, partial=True)
         incoming.is_valid(raise_exception=True)

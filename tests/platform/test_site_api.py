@@ -37,6 +37,9 @@ def test_the_api_root_lists_every_endpoint_of_the_schema_and_a_log_in():
     assert root["log_in"].startswith("http://testserver/api/auth/browser/login/")
     html = APIClient().get("/api/", HTTP_ACCEPT="text/html").content.decode()
     assert "href='/api/auth/browser/login/?next=/api/'>Log in<" in html
+    # Concrete endpoints are links; URI templates ({slug}) are text, not links that lead to 404s.
+    assert '<a href="http://testserver/api/challenges/" rel="nofollow">http://testserver/api/challenges/</a>' in html
+    assert "%7Bslug%7D" not in html and '"&#104;ttp://testserver/api/challenges/{slug}/"' in html
     login = APIClient().get("/api/auth/browser/login/")
     assert login.status_code == 200 and 'name="password"' in login.content.decode()
 
@@ -100,3 +103,13 @@ def test_an_open_results_only_challenge_names_why_it_takes_no_recipe(host, alice
     answer = client.post(f"/api/challenges/{challenge.slug}/submissions/",
                          {"kind": "recipe", "method_name": "m", "recipe": RECIPE()}, format="multipart")
     assert answer.status_code == 400 and "imported results only" in answer.json()["detail"]
+
+
+def test_each_operation_of_a_path_is_described_on_its_own():
+    """ReDoc shows an operation's own description: PATCH notifications must not read as the GET."""
+    schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    shared = {path: sorted(methods) for path, operations in schema["paths"].items()
+              for methods in [[m for m, op in operations.items() if m in {"get", "post", "put", "patch", "delete"}]]
+              if len({operations[m].get("description", "") for m in methods}) < len(methods)}
+    assert shared == {}
+    assert "off or on" in schema["paths"]["/api/account/notifications/"]["patch"]["description"]
