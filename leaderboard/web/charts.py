@@ -25,6 +25,8 @@ FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
+#: WCAG 2.1 contrast a text colour needs against the white page (AA, normal text).
+TEXT_CONTRAST = 4.5
 LABEL_CHARS = 30  # what fits in LABEL_W at 12 px; longer names are cut (the tooltip keeps the whole name)
 
 
@@ -146,6 +148,26 @@ def _y_axis(lo: float, hi: float, x: float, y0: float, height: float) -> list[st
                    f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
     out.append("</g>")
     return out
+
+
+def _luminance(colour: str) -> float:
+    """WCAG 2.1 relative luminance of ``#rrggbb``."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_on_white(colour: str) -> float:
+    """WCAG 2.1 contrast ratio of ``#rrggbb`` against white: (1 + 0.05) / (L + 0.05)."""
+    return 1.05 / (_luminance(colour) + 0.05)
+
+
+def text_colour(colour: str) -> str:
+    """``colour`` darkened (same hue) until text in it is readable on white (:data:`TEXT_CONTRAST`)."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    while contrast_on_white("#" + "".join(f"{c:02x}" for c in rgb)) < TEXT_CONTRAST:
+        rgb = [int(c * 0.9) for c in rgb]
+    return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
 def _fit(label: str, chars: int = LABEL_CHARS) -> str:
@@ -354,7 +376,7 @@ def boo_n_curve(curves: Mapping[str, Sequence[float | None]], *, title: str = "B
             last_x, last_y = sx(points[-1][0]), sy(points[-1][1])
             body.append(f'<line x1="{last_x + 3:.1f}" y1="{last_y:.1f}" x2="{last_x + 10:.1f}" y2="{end_y:.1f}" '
                         f'stroke="{colour}" aria-hidden="true"/>'
-                        f'<text class="legend" x="{last_x + 12:.1f}" y="{end_y + 4:.1f}" fill="{colour}">'
+                        f'<text class="legend" x="{last_x + 12:.1f}" y="{end_y + 4:.1f}" fill="{text_colour(colour)}">'
                         f'{escape(_fit(label))}</text>')
         body.append("</g>")
     body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)", integer=True)

@@ -117,3 +117,18 @@ def test_full_names_and_legends_at_the_line_ends():
     assert ys[1] - ys[0] >= 13  # spread apart, not stacked
     strip = parse(strip_plot({name: [0.5, 0.6]}))
     assert any(t.find(f"{SVG}title") is not None and t.find(f"{SVG}title").text == name for t in strip.iter(f"{SVG}text"))
+
+
+def test_curve_labels_are_readable_on_white_in_every_palette_colour():
+    """A label takes its line's hue, darkened to WCAG AA contrast (4.5:1): the palette's orange and
+    green (2.5:1 and 3.4:1) were too light for 12 px text."""
+    from leaderboard.web.charts import PALETTE, TEXT_CONTRAST, contrast_on_white
+
+    curves = {f"method {i}": [0.7 + 0.01 * i, 0.72 + 0.01 * i] for i in range(len(PALETTE))}
+    root = ET.fromstring(boo_n_curve(curves))
+    fills = [el.get("fill") for el in root.iter(f"{SVG}text") if el.get("class") == "legend"]
+    assert len(fills) == len(PALETTE)
+    assert all(contrast_on_white(fill) >= TEXT_CONTRAST for fill in fills)
+    assert contrast_on_white("#ff7f0e") < 3 and contrast_on_white("#000000") == pytest.approx(21)
+    strokes = [el.get("stroke") for el in root.iter(f"{SVG}polyline")]
+    assert strokes == list(PALETTE)  # the lines keep the palette
