@@ -172,5 +172,7 @@ def test_imported_challenges_say_they_take_no_submissions(queued):
     assert "imported results" in row and ">recipes<" not in row and ">predictions<" not in row
     page = Client().get("/c/boon-resnet32-cifar100/").content.decode()
     assert "imported results" in page and "training recipes" not in page and "· recipes" not in page
+    rules = page[page.index('id="rules"'):]
+    assert "data-imported-rules" in rules and "<dt>Opens</dt>" not in rules and "<dt>Closes</dt>" not in rules
     digits = home[home.index("/c/digits/"):]
     assert ">recipes<" in digits[:digits.index("</tr>")]
