@@ -646,6 +646,7 @@ class Profile(models.Model):
     notify_failed = models.BooleanField(default=True, help_text="Mail me when a submission of my team fails.")
     notify_revealed = models.BooleanField(
         default=True, help_text="Mail me when a challenge I took part in reveals its private board.")
+    notify_invited = models.BooleanField(default=True, help_text="Mail me when someone invites me to a team.")
 
     def __str__(self) -> str:
         return f"profile of {self.user}"
@@ -686,11 +687,15 @@ class Event(models.Model):
         SUBMISSION_SCORED = "submission.scored", "Submission scored"
         SUBMISSION_FAILED = "submission.failed", "Submission failed"
         BOARD_REVEALED = "board.revealed", "Private board revealed"
+        TEAM_INVITED = "team.invited", "Invited to a team"
 
     key = models.CharField(max_length=120, unique=True)
     kind = models.CharField(max_length=30, choices=Kind.choices)
-    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="events")
+    # None for a team's events (an invitation): they are mailed, never sent to a challenge's webhooks.
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, null=True, blank=True, related_name="events")
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    invitation = models.ForeignKey("TeamInvitation", on_delete=models.CASCADE, null=True, blank=True,
+                                   related_name="+")
     created = models.DateTimeField(default=timezone.now)
     processed_at = models.DateTimeField(null=True, blank=True, help_text="When its mails and deliveries were made.")
 

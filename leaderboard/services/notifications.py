@@ -2,7 +2,8 @@
 
 A service that changes what someone should hear about records an :class:`~leaderboard.models.Event`
 in its own transaction (``event_record``): a submission scored or failed, a private board revealed
-(by a host, or when a phase with ``auto_reveal`` closes: the janitor notices that). The event's key
+(by a host, or when a phase with ``auto_reveal`` closes: the janitor notices that), a user invited to a
+team (mailed to the invitee only: a team's event goes to no challenge's webhooks). The event's key
 makes it happen once however often its cause is seen. After commit a task on the scoring queue
 (``tasks.notifications.process_event``) mails the users who want to hear (each can turn every kind
 off on their account page: ``Profile``) and creates one signed delivery per webhook of the
@@ -25,7 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..choices import SubmissionStatus
-from ..models import Challenge, Event, Membership, Phase, Profile, Submission, WebhookDelivery
+from ..models import Challenge, Event, Membership, Phase, Profile, Submission, TeamInvitation, WebhookDelivery
 from . import dispatch
 from .dispatch import DELIVER_WEBHOOK, PROCESS_EVENT, enqueue_on_commit
 from .errors import PlatformError, ServiceError
@@ -33,9 +34,9 @@ from .webhooks import deliveries_create
 
 logger = logging.getLogger(__name__)
 
-PREFERENCES = ("notify_scored", "notify_failed", "notify_revealed")
+PREFERENCES = ("notify_scored", "notify_failed", "notify_revealed", "notify_invited")
 PREFERENCE_OF = {Event.Kind.SUBMISSION_SCORED: "notify_scored", Event.Kind.SUBMISSION_FAILED: "notify_failed",
-                 Event.Kind.BOARD_REVEALED: "notify_revealed"}
+                 Event.Kind.BOARD_REVEALED: "notify_revealed", Event.Kind.TEAM_INVITED: "notify_invited"}
 
 
 def profile_for(*, user: User) -> Profile:
@@ -45,7 +46,7 @@ def profile_for(*, user: User) -> Profile:
 
 
 def profile_update(*, user: User, **preferences: bool) -> Profile:
-    """Turn notification kinds on or off (``notify_scored``, ``notify_failed``, ``notify_revealed``)."""
+    """Turn notification kinds on or off (the names of :data:`PREFERENCES`)."""
     unknown = sorted(set(preferences) - set(PREFERENCES))
     if unknown:
         raise ServiceError(f"Unknown notification settings: {unknown}; choose from {list(PREFERENCES)}.")
@@ -56,11 +57,12 @@ def profile_update(*, user: User, **preferences: bool) -> Profile:
     return profile
 
 
-def event_record(*, kind: str, challenge: Challenge, submission: Submission | None = None) -> Event | None:
+def event_record(*, kind: str, challenge: Challenge | None = None, submission: Submission | None = None,
+                 invitation: TeamInvitation | None = None) -> Event | None:
     """Record an event once (by key) and process it after commit; None when it was recorded before."""
-    key = f"{kind}:{submission.pk if submission is not None else challenge.pk}"
-    event, created = Event.objects.get_or_create(key=key, defaults={
-        "kind": kind, "challenge": challenge, "submission": submission})
+    about = submission or invitation or challenge
+    event, created = Event.objects.get_or_create(key=f"{kind}:{about.pk}", defaults={
+        "kind": kind, "challenge": challenge, "submission": submission, "invitation": invitation})
     if not created:
         return None
     enqueue_on_commit(PROCESS_EVENT, event.pk)
@@ -98,8 +100,11 @@ def event_payload(*, event: Event) -> dict:
 
 
 def _recipients(event: Event) -> list[User]:
-    """Active users with an address who want this kind of event: the submitting team, or every contestant."""
-    if event.submission_id:
+    """Active users with an address who want this kind of event: the invitee, the submitting team, or every
+    contestant."""
+    if event.invitation_id:
+        users = User.objects.filter(pk=event.invitation.invitee_id)
+    elif event.submission_id:
         users = User.objects.filter(membership__team_id=event.submission.team_id)
     else:
         teams = Submission.objects.filter(challenge_id=event.challenge_id).values("team_id")
@@ -113,7 +118,13 @@ def _message(event: Event) -> tuple[str, str]:
     """(subject, body) of the event's mail."""
     challenge = event.challenge
     settings_url = _absolute(reverse("account"))
-    if event.kind == Event.Kind.BOARD_REVEALED:
+    if event.kind == Event.Kind.TEAM_INVITED:
+        invitation = event.invitation
+        team, inviter = invitation.team.name, invitation.invited_by.username
+        subject = f"[varboard] {inviter} invited you to the team “{team}”"
+        text = (f"{inviter} invited you to join the team “{team}”. You become a member only if you accept; "
+                f"accept or decline it on your account page:\n{settings_url}\n")
+    elif event.kind == Event.Kind.BOARD_REVEALED:
         subject = f"[varboard] {challenge.title}: the private board is revealed"
         text = (f"The hosts of “{challenge.title}” have revealed its private board.\n"
                 f"{_absolute(challenge.get_absolute_url())}?board=private\n")
@@ -131,11 +142,13 @@ def _message(event: Event) -> tuple[str, str]:
 def event_process(*, event_id: int) -> int:
     """Mail the event's recipients and create its webhook deliveries, once; how many mails were sent."""
     with transaction.atomic():
-        event = (Event.objects.select_for_update(of=("self",)).select_related("challenge", "submission__team")
+        event = (Event.objects.select_for_update(of=("self",))
+                 .select_related("challenge", "submission__team", "invitation__team", "invitation__invited_by")
                  .filter(pk=event_id, processed_at__isnull=True).first())
         if event is None:
             return 0
-        deliveries_create(event=event, payload=event_payload(event=event))
+        if event.challenge_id:  # a team's event (an invitation) is nobody's webhook business
+            deliveries_create(event=event, payload=event_payload(event=event))
         subject, body = _message(event)
         mails = [(subject, body, settings.DEFAULT_FROM_EMAIL, [user.email]) for user in _recipients(event)]
         try:

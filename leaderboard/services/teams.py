@@ -1,7 +1,8 @@
 """Teams: a user alone is a team of one; others join a team by accepting an invitation.
 
 Nobody is made a member without their consent: a member invites (``team_invite``), and the
-invitee accepts or declines (``invitation_decide``) on their account page or through the API.
+invitee accepts or declines (``invitation_decide``) on their account page or through the API. The
+invitee is mailed about the invitation (``services.notifications``; each user can turn it off).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..models import Membership, Team, TeamInvitation
+from ..models import Event, Membership, Team, TeamInvitation
 from .errors import NotAllowed, ServiceError
+from .notifications import event_record
 
 
 def team_personal_for(*, user: User) -> Team:
@@ -61,7 +63,9 @@ def team_invite(*, team: Team, user: User, invited_by: User) -> TeamInvitation:
         raise ServiceError(f"{user.username} is a member of “{team.name}” already.", field="username")
     try:
         with transaction.atomic():
-            return TeamInvitation.objects.create(team=team, invitee=user, invited_by=invited_by)
+            invitation = TeamInvitation.objects.create(team=team, invitee=user, invited_by=invited_by)
+            event_record(kind=Event.Kind.TEAM_INVITED, invitation=invitation)  # mailed after commit
+            return invitation
     except IntegrityError:
         raise ServiceError(f"{user.username} has been invited to “{team.name}” already.", field="username") from None
 

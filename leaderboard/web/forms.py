@@ -318,6 +318,7 @@ class NotificationsForm(forms.Form):
     notify_scored = forms.BooleanField(required=False, label="A submission of my team is scored")
     notify_failed = forms.BooleanField(required=False, label="A submission of my team fails")
     notify_revealed = forms.BooleanField(required=False, label="A challenge I took part in reveals its private board")
+    notify_invited = forms.BooleanField(required=False, label="Someone invites me to a team")
 
 
 class WebhookForm(forms.Form):

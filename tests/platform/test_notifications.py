@@ -98,6 +98,31 @@ def test_a_declined_or_cancelled_invitation_adds_nobody(alice, bob, host):
         invitation_decide(invitation=cancelled, user=host, accept=True)
 
 
+def test_an_invitation_mails_the_invitee_once_unless_turned_off(alice, bob, host, receiver, queued, committed):
+    """The invitee hears of it (after commit, from the outbox task), with where to accept; nobody else does,
+    no challenge's webhook gets it, and a user who turned these mails off gets none."""
+    challenge, _ = digits_challenge(host)
+    webhook_create(challenge=challenge, user=host, url=receiver.url)
+    with_email(alice), with_email(bob), with_email(host)
+    lab = team_create(name="Lab", creator=alice)
+    with committed():
+        invitation = team_invite(team=lab, user=bob, invited_by=alice)
+    assert mail.outbox == []  # sent by the task, not the request
+    (event_id,) = queued.ids(PROCESS_EVENT)
+    event = Event.objects.get(pk=event_id)
+    assert (event.kind, event.invitation_id, event.challenge_id) == ("team.invited", invitation.pk, None)
+    assert event_process(event_id=event_id) == 1 and event_process(event_id=event_id) == 0
+    (message,) = mail.outbox
+    assert message.to == ["bob@example.org"] and message.subject == "[varboard] alice invited you to the team “Lab”"
+    assert "only if you accept" in message.body and "/account/" in message.body
+    assert WebhookDelivery.objects.count() == 0
+    profile_update(user=host, notify_invited=False)
+    with committed():
+        team_invite(team=lab, user=host, invited_by=alice)
+    (_, second) = queued.ids(PROCESS_EVENT)
+    assert event_process(event_id=second) == 0 and len(mail.outbox) == 1
+
+
 def test_the_api_invites_lists_and_accepts(alice, bob):
     created = api(alice).post("/api/teams/", {"name": "Lab"}, format="json")
     assert created.status_code == 201 and created.json()["members"] == ["alice"]
@@ -130,7 +155,7 @@ def test_the_profile_shows_a_new_token_once_and_saves_notification_settings(clie
     settings = APIClient()
     settings.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     assert settings.get("/api/account/notifications/").json() == {
-        "notify_scored": True, "notify_failed": False, "notify_revealed": False}
+        "notify_scored": True, "notify_failed": False, "notify_revealed": False, "notify_invited": False}
     assert settings.patch("/api/account/notifications/", {"notify_failed": True}, format="json").json()[
         "notify_failed"] is True
 
