@@ -64,6 +64,8 @@ UID_SPAN = 1 << 24
 _NAMESPACES = (("user", "user"), ("pid", "pid"), ("ipc", "ipc"), ("uts", "uts"), ("net", "net"),
                ("mnt", "mount"), ("cgroup", "cgroup"))
 _START_TIMEOUT_S = 30
+#: How long killing a run waits for its sandbox's init to exit, then for any process left in its namespace.
+_KILL_WAIT_S = 10
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -117,6 +119,22 @@ def _json(line: bytes) -> dict:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _kill_in_namespace(pid: int, namespace: str) -> None:
+    """SIGKILL `pid` through a pidfd, if it is still the process of `namespace` it was (a freed pid may
+    be taken by an unrelated process meanwhile: the pidfd pins the process, then its namespace is checked)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return  # gone
+    try:
+        if pid_namespace(pid) == namespace:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 @functools.lru_cache(maxsize=1)
@@ -260,16 +278,34 @@ class BwrapRun(Started):
             except OSError:
                 pass
             # readable once the init has exited, which it does after its namespace emptied
-            select.select([self.init_fd], [], [], 10)
+            select.select([self.init_fd], [], [], _KILL_WAIT_S)
             try:  # reap it if bwrap's monitor left it to this process (see _become_subreaper)
                 os.waitid(os.P_PIDFD, self.init_fd, os.WEXITED | os.WNOHANG)
             except ChildProcessError:
                 pass
+            self._kill_members()
         if self.proc.returncode is None:
             try:
                 os.kill(self.proc.pid, signal.SIGKILL)  # not reaped yet: the pid is still ours
             except OSError:
                 pass
+
+    def _kill_members(self) -> None:
+        """SIGKILL, and wait for, any process still in the run's PID namespace.
+
+        The init's exit should have emptied it; on a loaded machine the init can take longer
+        than the wait above (a fork bomb's many processes, each to be scheduled to die), and a
+        CI run once found two processes left at once. Each pass kills what is left and sleeps
+        a little; a process still there after the last pass is logged (never left silently).
+        """
+        deadline = time.monotonic() + _KILL_WAIT_S
+        while (left := self.members()) and time.monotonic() < deadline:
+            for pid in left:
+                _kill_in_namespace(pid, self.namespace)
+            time.sleep(0.01)
+        if left:
+            self.warnings.append(f"{len(left)} process(es) of the run were still exiting after "
+                                 f"{2 * _KILL_WAIT_S:g} s")
 
     def returncode(self, wait_status: int, killed: bool) -> int | None:
         code = os.waitstatus_to_exitcode(wait_status)
