@@ -8,6 +8,8 @@ variable, the value and what is expected.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
@@ -81,6 +83,9 @@ class StrictEnv(environ.Env):
         if not config.get("EMAIL_BACKEND"):
             raise ImproperlyConfigured(f"{var} must be an e-mail URL such as smtp://user:password@host:587, "
                                        f"smtp+tls://…, consolemail:// or filemail:///path, not {url!r}")
+        if config.get("EMAIL_FILE_PATH"):
+            # django-environ drops the path's leading slash: filemail:///var/mail would write to ./var/mail.
+            config["EMAIL_FILE_PATH"] = urlsplit(url).path or config["EMAIL_FILE_PATH"]
         return config
 
 

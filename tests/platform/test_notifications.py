@@ -10,10 +10,8 @@ import hashlib
 import hmac
 import json
 import re
-import threading
 import time
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.core import mail
@@ -32,6 +30,7 @@ from leaderboard.services.phases import phase_update
 from leaderboard.services.teams import (invitation_cancel, invitation_decide, team_create, team_invite,
                                         team_personal_for)
 from leaderboard.services.webhooks import webhook_create, webhook_deliver, webhook_verify
+from tests.http_receiver import Receiver
 
 from .factories import digits_challenge
 
@@ -235,33 +234,6 @@ def test_an_auto_reveal_phase_that_closes_is_announced_by_the_janitor(host, alic
 
 
 # ------------------------------------------------------------------ webhooks
-
-
-class Receiver:
-    """A real HTTP server on 127.0.0.1 that records what it is sent and answers the statuses queued in it."""
-
-    def __init__(self):
-        self.requests: list[tuple[dict, bytes]] = []
-        self.statuses: list[int] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append((dict(self.headers), body))
-                self.send_response(receiver.statuses.pop(0) if receiver.statuses else 204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/varboard"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

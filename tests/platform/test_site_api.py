@@ -77,6 +77,8 @@ def test_email_url_configures_the_mail_backend():
     assert (config["EMAIL_HOST"], config["EMAIL_PORT"], config["EMAIL_USE_TLS"]) == ("mail.example.org", 587, True)
     env.ENVIRON = {"EMAIL_URL": "consolemail://"}
     assert env.email("EMAIL_URL")["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend"
+    env.ENVIRON = {"EMAIL_URL": "filemail:///var/spool/varboard-mail"}  # absolute, as written (not ./var/…)
+    assert env.email("EMAIL_URL")["EMAIL_FILE_PATH"] == "/var/spool/varboard-mail"
     env.ENVIRON = {"EMAIL_URL": "carrier-pigeon://coop"}
     with pytest.raises(ImproperlyConfigured, match="EMAIL_URL must be an e-mail URL"):
         env.email("EMAIL_URL")
