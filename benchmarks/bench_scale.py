@@ -3,7 +3,7 @@
 For 50 ... 5,000 recipe entries x 10 runs, B = 2000 (close entries, so groups overlap):
 
 * ``build_report`` now (sparse comparisons, one joint bootstrap for the rank intervals),
-  next to today's all-pairs report, the same function at commit ``ec409f2`` (extracted
+  next to the all-pairs report it replaced, the same function at commit ``caa3b9f`` (extracted
   with ``git archive`` into a temporary folder), measured in the same run up to
   ``--reference-max`` entries (default 800; all pairs cost the square);
 * each size runs in its own subprocess: its peak memory is that process's ``ru_maxrss``
@@ -31,6 +31,7 @@ machine. Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -46,7 +47,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (50, 100, 200, 400, 800, 1600, 3200, 5000)
-REFERENCE_COMMIT = "ec409f2"
+#: The first version's all-pairs report (the code issue 15 measured), before the sparse comparisons.
+REFERENCE_COMMIT = "caa3b9f"
 
 
 def synthetic_entries(n: int, runs: int, seed: int = 0, first_id: int = 1):
@@ -65,7 +67,8 @@ def one(n: int, runs: int, resamples: int, incremental: bool) -> dict:
     from evaluation.report import ReportSettings, build_report
 
     entries = synthetic_entries(n, runs)
-    settings = ReportSettings(n_resamples=resamples, k_runs=runs, boo_n=5, master_seed=1)
+    seed = "master_seed" if "master_seed" in {f.name for f in dataclasses.fields(ReportSettings)} else "seed"
+    settings = ReportSettings(n_resamples=resamples, k_runs=runs, boo_n=5, **{seed: 1})  # the reference: seed
     start = time.perf_counter()
     report = build_report(entries, settings)
     out = {"seconds": time.perf_counter() - start, "json_mb": len(json.dumps(report)) / 1e6,
@@ -98,7 +101,7 @@ def run_one(n: int, args, tree: Path | None = None, incremental: bool = False) -
 
 
 def reference_tree() -> Path | None:
-    """Today's all-pairs code (commit ec409f2), extracted into a temporary folder."""
+    """The all-pairs code (:data:`REFERENCE_COMMIT`), extracted into a temporary folder."""
     folder = Path(tempfile.mkdtemp(prefix="varboard-allpairs-"))
     try:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", REFERENCE_COMMIT, "evaluation"],
