@@ -34,7 +34,6 @@ the limit could not even start bwrap (measured). Set inside, it counts this run'
 from __future__ import annotations
 
 import ctypes
-import functools
 import json
 import os
 import secrets
@@ -137,16 +136,24 @@ def _kill_in_namespace(pid: int, namespace: str) -> None:
         os.close(fd)
 
 
-@functools.lru_cache(maxsize=1)
+_SUBREAPER_PID: int | None = None
+
+
 def _become_subreaper() -> None:
     """Make this process the reaper of its orphaned descendants.
 
     bwrap's monitor can exit before the sandbox's init (its child) has; the init would then
     be reparented to the machine's pid 1, which in a container without an init process
     never reaps it. As a subreaper this process gets it, and reaps it through its pidfd.
+    Once per process: a forked process (a prefork pool process) does not inherit the flag,
+    and would otherwise leave its sandboxes' inits to its parent, which never reaps them.
     """
+    global _SUBREAPER_PID
+    if _SUBREAPER_PID == os.getpid():
+        return
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _SUBREAPER_PID = os.getpid()
 
 
 @dataclass(frozen=True)
@@ -279,15 +286,34 @@ class BwrapRun(Started):
                 pass
             # readable once the init has exited, which it does after its namespace emptied
             select.select([self.init_fd], [], [], _KILL_WAIT_S)
-            try:  # reap it if bwrap's monitor left it to this process (see _become_subreaper)
-                os.waitid(os.P_PIDFD, self.init_fd, os.WEXITED | os.WNOHANG)
-            except ChildProcessError:
-                pass
+            self._reap_init()  # if bwrap's monitor left it to this process (see _become_subreaper)
             self._kill_members()
         if self.proc.returncode is None:
             try:
                 os.kill(self.proc.pid, signal.SIGKILL)  # not reaped yet: the pid is still ours
             except OSError:
+                pass
+            self._await_monitor_exit()
+            self._reap_init()  # the monitor gone, an init it had not reaped is this process's child
+
+    def _await_monitor_exit(self) -> None:
+        """Wait (up to a while) until bwrap's monitor has exited, leaving it unreaped (WNOWAIT): the
+        caller reaps it for its status and resource usage. Its children are reparented by then."""
+        deadline = time.monotonic() + _KILL_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                if os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return
+            except ChildProcessError:
+                return
+            time.sleep(0.002)
+
+    def _reap_init(self) -> None:
+        """Reap the sandbox's init if it has ended and was left to this process."""
+        if self.init_fd is not None:
+            try:
+                os.waitid(os.P_PIDFD, self.init_fd, os.WEXITED | os.WNOHANG)
+            except (ChildProcessError, OSError):
                 pass
 
     def _kill_members(self) -> None:

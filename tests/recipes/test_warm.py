@@ -188,3 +188,47 @@ def test_a_forked_process_does_not_use_its_parents_sandbox(warm):
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     assert warm_pool().warm.waiting.alive()
     assert sys.modules["execution.warm"]._POOL is warm_pool()
+
+
+def zombie_sandboxes(parent: int) -> list[int]:
+    """bwrap processes that ended and that `parent` has not reaped (state Z in /proc/<pid>/stat)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        if comm == "bwrap" and fields[0] == "Z" and int(fields[1]) == parent:
+            found.append(int(entry))
+    return found
+
+
+def test_a_forked_worker_process_reaps_its_sandboxes_and_leaves_none_to_its_parent(digits, warm):
+    """A prefork pool process is forked from a worker's main process that has started sandboxes (its
+    isolation probe). Killing a waiting sandbox kills bwrap's monitor before it reaps the sandbox's
+    init; the init then goes to the nearest subreaper. Each process must be its own subreaper and
+    reap it: a worker once held 146 zombie bwrap processes after one test run (a slow PID leak)."""
+    trivial = (RECIPES / "trivial.py").read_bytes()
+    assert warm.prewarm(LIMITS, recipe=trivial)  # this process has started a sandbox, as the probe does
+    warm_pool().discard()
+    before = zombie_sandboxes(os.getpid())
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            runner = LocalRunner()
+            for _ in range(3):
+                assert runner.prewarm(LIMITS, recipe=trivial)
+                warm_pool().discard()
+            succeeded = _run(RECIPES / "trivial.py", digits, runner).status == "succeeded"
+            if warm_pool() is not None:
+                warm_pool().discard()  # the next run's sandbox, started after this one (a pool process exiting)
+            code = 0 if succeeded and not zombie_sandboxes(os.getpid()) else 1
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert zombie_sandboxes(os.getpid()) == before  # none adopted by the parent either
