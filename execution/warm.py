@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from .sandbox import Limits, SandboxUnavailable
 from .sandbox.warm import Waiting, start_waiting
 
-__all__ = ["COMPANIONS", "WARM_ENV", "WARMABLE", "WarmKey", "WarmPool", "recipe_imports", "warm_pool", "warming_enabled"]
+__all__ = ["COMPANIONS", "WARM_ENV", "WARMABLE", "WarmKey", "WarmPool", "discard_waiting", "recipe_imports", "warm_pool",
+           "warming_enabled"]
 
 logger = logging.getLogger(__name__)
 
@@ -202,6 +203,17 @@ def warm_pool() -> WarmPool | None:
         _POOL = WarmPool()
         atexit.register(_discard_at_exit, _POOL)
     return _POOL
+
+
+def discard_waiting() -> None:
+    """Kill and reap this process's waiting sandbox, if it has one.
+
+    A Celery pool process ends through ``os._exit``, which skips ``atexit``: its waiting sandbox
+    would die with it (``--die-with-parent``) but be left, unreaped, to the worker's main
+    process. ``tasks`` calls this on ``worker_process_shutdown``.
+    """
+    if _POOL is not None and _POOL.pid == os.getpid():
+        _POOL.discard()
 
 
 def _discard_at_exit(pool: WarmPool) -> None:

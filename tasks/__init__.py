@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable
 
 from celery import Task, shared_task
-from celery.signals import celeryd_after_setup, worker_process_init
+from celery.signals import celeryd_after_setup, worker_process_init, worker_process_shutdown
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
@@ -90,6 +90,14 @@ def _pin_gpu(**_kwargs) -> None:
     from billiard.process import current_process
 
     pin_this_process(getattr(current_process(), "index", 0) or 0)
+
+
+@worker_process_shutdown.connect
+def _discard_waiting_sandbox(**_kwargs) -> None:
+    """A pool process that ends takes its waiting sandbox with it, reaped (see execution.warm.discard_waiting)."""
+    from execution.warm import discard_waiting
+
+    discard_waiting()
 
 
 #: Queues whose tasks execute contestants' code.

@@ -14,6 +14,7 @@ import pytest
 
 from execution.runners import LocalRunner
 from execution.sandbox import Limits
+from execution.sandbox.procs import pids_in_namespace
 from execution.sandbox.warm import Waiting
 from execution import warm as warm_module
 from execution.warm import WARM_ENV, WARMABLE, recipe_imports, warm_pool
@@ -232,3 +233,18 @@ def test_a_forked_worker_process_reaps_its_sandboxes_and_leaves_none_to_its_pare
             os._exit(code)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     assert zombie_sandboxes(os.getpid()) == before  # none adopted by the parent either
+
+
+def test_a_pool_process_that_ends_kills_and_reaps_its_waiting_sandbox(warm):
+    """Celery's pool processes end through ``os._exit``, which skips ``atexit``: the
+    ``worker_process_shutdown`` handler (``tasks``) discards the waiting sandbox, reaped."""
+    from celery.signals import worker_process_shutdown
+
+    import tasks  # noqa: F401 - connects the handler
+
+    assert warm.prewarm(LIMITS, recipe=(RECIPES / "trivial.py").read_bytes())
+    started = warm_pool().warm.waiting.started
+    worker_process_shutdown.send(sender=None, pid=os.getpid(), exitcode=0)
+    assert warm_pool().warm is None
+    assert pids_in_namespace(started.namespace) == [] and started.proc.returncode is not None
+    assert zombie_sandboxes(os.getpid()) == []
