@@ -242,9 +242,10 @@ def test_a_pool_process_that_ends_kills_and_reaps_its_waiting_sandbox(warm):
 
     import tasks  # noqa: F401 - connects the handler
 
+    before = zombie_sandboxes(os.getpid())  # the suite's fault tests SIGKILL workers: pytest adopts theirs
     assert warm.prewarm(LIMITS, recipe=(RECIPES / "trivial.py").read_bytes())
     started = warm_pool().warm.waiting.started
     worker_process_shutdown.send(sender=None, pid=os.getpid(), exitcode=0)
     assert warm_pool().warm is None
     assert pids_in_namespace(started.namespace) == [] and started.proc.returncode is not None
-    assert zombie_sandboxes(os.getpid()) == []
+    assert zombie_sandboxes(os.getpid()) == before
