@@ -7,6 +7,7 @@ Selectors query the database and nothing else; stored files are read by
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone as dt_timezone
 
 from django.db import connections
 from django.db.models import Count, Min, Q, QuerySet, Sum
@@ -117,6 +118,52 @@ def rows_as_stored(rows: QuerySet) -> list[tuple]:
     with connections[rows.db].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+#: The columns of :class:`ChallengeRuns`: every run, and every submission (cancelled ones too).
+SNAPSHOT_RUN_COLUMNS = ("submission_id", "index", "status", "test_score", "valid_score", "public_score",
+                        "private_score")
+SNAPSHOT_SUBMISSION_COLUMNS = ("id", "team_id", "kind", "status", "method_name", "team__name", "runs_expected",
+                               "created", "selected_for_final", "phase__test_rows", "provenance__source",
+                               "provenance__link")
+
+
+@dataclass(frozen=True)
+class ChallengeRuns:
+    """Every run and submission of a challenge as stored, read once by a report update (docs/scale.md).
+
+    ``runs``: rows of :data:`SNAPSHOT_RUN_COLUMNS` by submission and index; ``submissions``: rows of
+    :data:`SNAPSHOT_SUBMISSION_COLUMNS` by creation (then id), ``created`` in ISO 8601 and
+    ``selected_for_final`` a bool whatever the database.
+    """
+
+    runs: list[tuple]
+    submissions: list[tuple]
+
+
+def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = None) -> ChallengeRuns:
+    """One read of the runs and one of the submissions for :class:`ChallengeRuns` (no per-row converters);
+    ``submission_ids``: only these submissions."""
+    only = {} if submission_ids is None else {"submission_id__in": submission_ids}
+    runs = rows_as_stored(Run.objects.filter(submission__challenge=challenge, **only).order_by("submission_id", "index")
+                          .values_list(*SNAPSHOT_RUN_COLUMNS))
+    only = {} if submission_ids is None else {"id__in": submission_ids}
+    subs = rows_as_stored(Submission.objects.filter(challenge=challenge, **only).order_by("created", "id")
+                          .values_list(*SNAPSHOT_SUBMISSION_COLUMNS))
+    created, selected = SNAPSHOT_SUBMISSION_COLUMNS.index("created"), SNAPSHOT_SUBMISSION_COLUMNS.index(
+        "selected_for_final")
+    return ChallengeRuns(runs, [(*row[:created], stored_datetime_iso(row[created]), bool(row[selected]),
+                                 *row[selected + 1:]) for row in subs])
+
+
+def stored_datetime_iso(value) -> str:
+    """A DateTimeField's raw value (SQLite's UTC text, or PostgreSQL's aware datetime) in ISO 8601, as
+    Django's converter and ``isoformat()`` give it: ``2026-11-24T03:58:12.345678+00:00``."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:  # SQLite stores UTC without an offset (USE_TZ)
+        value = value.replace(tzinfo=dt_timezone.utc)
+    return value.isoformat()
 
 
 def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:

@@ -97,15 +97,15 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 
 from evaluation import stats
-from evaluation.report.comparisons import compare, flip_comparison
+from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
 from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.coverage import coverage_notes
 from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_row, reused_row, row_intervals
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
 
-__all__ = ["REPORT_FORMAT", "EntryRuns", "ReportSettings", "build_report", "compare", "derive_seed",
-           "collector_paused", "entry_fingerprint", "flip_comparison"]
+__all__ = ["REPORT_FORMAT", "SECTION_PAIRS", "EntryRuns", "ReportSettings", "build_report", "compare", "derive_seed",
+           "collector_paused", "entry_fingerprint", "flip_comparison", "section_pairs"]
 
 #: Version of the report's JSON layout (2: one decision rule, studentized and score intervals,
 #: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size).

@@ -10,6 +10,7 @@ the same row from B's side; :func:`pair_row` builds the row of one pair.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
@@ -18,7 +19,8 @@ from evaluation.report.settings import ReportSettings, check_settings
 from evaluation.report.values import finite
 from evaluation.stats.sparse import pair_decision
 
-__all__ = ["compare", "comparison_rows", "flip_comparison", "pair_row", "pair_verdict"]
+__all__ = ["SECTION_PAIRS", "TABLE_COLUMNS", "compare", "comparison_rows", "comparison_table", "flip_comparison", "pair_row",
+           "pair_verdict", "section_pairs", "table_pairs"]
 
 
 def pair_verdict(better: tuple, significant: tuple, pvalue_raw: float, alpha: float) -> tuple[str, int | None]:
@@ -68,9 +70,22 @@ def _finite_list(values) -> list:
     return [x if math.isfinite(x) else None for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
-def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(),
-                    methods=None) -> list[dict]:
-    """One row per compared pair, A the entry shown higher, in display order (:func:`pair_row`, vectorised).
+#: The keys under which a section holds its comparisons: as rows, or as a table (the service's form).
+SECTION_PAIRS = ("comparisons", "comparison_table")
+
+#: The columns of a comparison table (:func:`comparison_table`): a row's keys, ``reverse`` flattened,
+#: without ``section`` (the table's) and the names (the report's rows have them).
+TABLE_COLUMNS = ("a", "b", "p", "low", "high", "pvalue", "pvalue_raw", "significant", "meaningful",
+                 "reverse_significant", "reverse_meaningful", "verdict", "better", "level", "method", "inversion")
+
+
+def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(), methods=None) -> dict:
+    """Every compared pair, A the entry shown higher, in display order, as one table of columns.
+
+    The same values as :func:`comparison_rows` (which expands this table), without a dict per
+    pair: a 5,000-entry board has ~30,000 pairs, which as rows are half of the stored report
+    and most of its decoding time (docs/scale.md). ``{"section": kind, "size": n, column: [n
+    values] for each of TABLE_COLUMNS}``; :func:`table_pairs` gives rows back.
 
     ``level`` is the confidence of the pair's interval (its multiplicity-adjusted
     level), ``method`` the test the interval is dual to (``methods``, k x k, or the
@@ -78,7 +93,8 @@ def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inve
     pair against its statistic or its verdict.
     """
     flagged = {frozenset((inv["above"], inv["below"])) for inv in inversions}
-    by_index = {index[r["submission_id"]]: r for r in rows}
+    ids = np.empty(len(rows), dtype=np.int64)
+    ids[[index[r["submission_id"]] for r in rows]] = [r["submission_id"] for r in rows]
     shown = np.empty(len(rows), dtype=np.int64)
     shown[[index[r["submission_id"]] for r in rows]] = np.arange(len(rows))
     flip = shown[sc.j] < shown[sc.i]
@@ -88,28 +104,57 @@ def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inve
     p, low, high = sc.p[t], sc.low[t], sc.high[t]
     p, low, high = np.where(f, 1.0 - p, p), np.where(f, 1.0 - high, low), np.where(f, 1.0 - low, high)
     sig_a, sig_b = sc.significant[d, t], sc.significant[1 - d, t]
-    mean_a, mean_b = sc.meaningful[d, t], sc.meaningful[1 - d, t]
     better_a, better_b = sc.better[d, t], sc.better[1 - d, t]
     verdict = np.select([better_a, better_b, sig_a | sig_b, sc.pvalue_raw[t] < sc.alpha],
                         ["a_better", "b_better", "not_meaningful", "not_significant_after_correction"],
-                        "not_significant").tolist()
-    columns = zip(a_idx.tolist(), b_idx.tolist(), _finite_list(p), _finite_list(low), _finite_list(high),
-                  _finite_list(sc.pvalue[t]), _finite_list(sc.pvalue_raw[t]), sig_a.tolist(), sig_b.tolist(),
-                  mean_a.tolist(), mean_b.tolist(), verdict,
-                  _finite_list(sc.level[t]) if sc.level is not None else [None] * t.size)
-    out = []
-    for i, j, p_, lo, hi, pv, raw, sa, sb, ma, mb, v, level in columns:
-        a, b = by_index[i], by_index[j]
-        out.append({
-            "section": kind, "a": a["submission_id"], "b": b["submission_id"],
-            "a_name": a["method_name"], "b_name": b["method_name"], "p": p_, "low": lo, "high": hi,
-            "pvalue": pv, "pvalue_raw": raw, "significant": sa, "meaningful": ma,
-            "reverse": {"significant": sb, "meaningful": mb}, "verdict": v,
-            "better": a["submission_id"] if v == "a_better" else b["submission_id"] if v == "b_better" else None,
-            "level": level, "method": str(methods[i, j]) if methods is not None else sc.interval_method,
-            "inversion": frozenset((a["submission_id"], b["submission_id"])) in flagged,
-        })
-    return out
+                        "not_significant")
+    a, b = ids[a_idx].tolist(), ids[b_idx].tolist()
+    better = np.where(better_a, ids[a_idx], np.where(better_b, ids[b_idx], -1)).tolist()
+    return {
+        "section": kind, "size": int(t.size), "a": a, "b": b,
+        "p": _finite_list(p), "low": _finite_list(low), "high": _finite_list(high),
+        "pvalue": _finite_list(sc.pvalue[t]), "pvalue_raw": _finite_list(sc.pvalue_raw[t]),
+        "significant": sig_a.tolist(), "meaningful": sc.meaningful[d, t].tolist(),
+        "reverse_significant": sig_b.tolist(), "reverse_meaningful": sc.meaningful[1 - d, t].tolist(),
+        "verdict": verdict.tolist(), "better": [None if x < 0 else x for x in better],
+        "level": _finite_list(sc.level[t]) if sc.level is not None else [None] * t.size,
+        "method": ([str(methods[i, j]) for i, j in zip(a_idx.tolist(), b_idx.tolist())] if methods is not None
+                   else [sc.interval_method] * t.size),
+        "inversion": [frozenset(pair) in flagged for pair in zip(a, b)] if flagged else [False] * t.size,
+    }
+
+
+def table_pairs(table: Mapping, names: Mapping[int, str], among: Collection[int] | None = None) -> list[dict]:
+    """The rows of a :func:`comparison_table` (``names``: each entry's method name), in its order;
+    ``among``: only the pairs both of whose entries are in it."""
+    kind = table["section"]
+    columns = [table[c] for c in TABLE_COLUMNS]
+    if among is not None:
+        a, b = table["a"], table["b"]
+        keep = [t for t in range(table["size"]) if a[t] in among and b[t] in among]
+        columns = [[column[t] for t in keep] for column in columns]
+    return [{"section": kind, "a": a, "b": b, "a_name": names[a], "b_name": names[b], "p": p, "low": lo, "high": hi,
+             "pvalue": pv, "pvalue_raw": raw, "significant": sa, "meaningful": ma,
+             "reverse": {"significant": sb, "meaningful": mb}, "verdict": v, "better": better, "level": level,
+             "method": method, "inversion": inversion}
+            for a, b, p, lo, hi, pv, raw, sa, ma, sb, mb, v, better, level, method, inversion in zip(*columns)]
+
+
+def section_pairs(section: Mapping, names: Mapping[int, str], among: Collection[int] | None = None) -> list[dict]:
+    """A report section's comparisons as rows, whether it holds them as rows (``comparisons``) or as a
+    table (``comparison_table``, as the service stores them); ``among``: only pairs within it."""
+    if "comparison_table" in section:
+        return table_pairs(section["comparison_table"], names, among)
+    pairs = section.get("comparisons", [])
+    return pairs if among is None else [p for p in pairs if p["a"] in among and p["b"] in among]
+
+
+def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(),
+                    methods=None) -> list[dict]:
+    """One row per compared pair, A the entry shown higher, in display order (:func:`pair_row`, vectorised):
+    :func:`comparison_table`, expanded."""
+    return table_pairs(comparison_table(rows, sc, index, kind, inversions, methods),
+                       {r["submission_id"]: r["method_name"] for r in rows})
 
 
 def flip_comparison(pair: dict) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation import stats
-from evaluation.report.comparisons import comparison_rows
+from evaluation.report.comparisons import TABLE_COLUMNS, comparison_rows, comparison_table
 from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import inversion_rows, priority_order, rank_and_group, sort_key
 from evaluation.report.rows import exclude
@@ -80,9 +80,18 @@ def assemble_section(kind: str, rows: list[dict], compared: list[dict], res, ran
         "entries": [r["submission_id"] for r in (*compared, *rest)],
         "compared": [r["submission_id"] for r in compared], "leader_group": leader, "inversions": inversions,
         "sota": sota,
-        "comparisons": [] if res is None else comparison_rows(compared, res, index, kind, inversions, methods),
+        **_comparisons(compared, res, index, kind, inversions, methods, s.comparison_table),
         "_rows": [*compared, *rest],
     }
+
+
+def _comparisons(compared: list[dict], res, index, kind: str, inversions, methods, as_table: bool) -> dict:
+    """``{"comparisons": rows}``, or ``{"comparison_table": table}`` (``ReportSettings.comparison_table``)."""
+    if not as_table:
+        return {"comparisons": [] if res is None else comparison_rows(compared, res, index, kind, inversions, methods)}
+    if res is None:
+        return {"comparison_table": {"section": kind, "size": 0, **{c: [] for c in TABLE_COLUMNS}}}
+    return {"comparison_table": comparison_table(compared, res, index, kind, inversions, methods)}
 
 
 def runs_needed_rows(rows: list[dict], n_compared: int, s: ReportSettings) -> dict | None:

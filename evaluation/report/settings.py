@@ -42,6 +42,10 @@ class ReportSettings:
     (:func:`evaluation.stats.sparse.sparse_comparisons`; docs/scale.md). ``backend``/``device``:
     where the resampling runs (:mod:`evaluation.stats.torch_backend`). ``score_range``: the
     values the metric can take (None: unbounded); the runs' intervals are clipped to it.
+    ``comparison_table``: each section holds its comparisons as one table of columns
+    (``comparison_table``, :func:`evaluation.report.comparisons.comparison_table`) instead of a
+    list of rows (``comparisons``): the form the service stores (docs/scale.md); the values are
+    the same.
     """
 
     higher_is_better: bool = True
@@ -64,6 +68,7 @@ class ReportSettings:
     backend: str = "numpy"
     device: str = "auto"
     score_range: tuple[float | None, float | None] = (None, None)
+    comparison_table: bool = False
 
 
 def derive_seed(master_seed: int, *keys: int) -> int:

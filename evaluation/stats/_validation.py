@@ -155,6 +155,8 @@ def as_table(
     if len(raw) < min_entries:
         noun = "entry" if min_entries == 1 else "entries"
         raise ValueError(f"`{name}` needs at least {min_entries} {noun} (got {len(raw)}).")
+    if isinstance(scores, np.ndarray) and arr.shape[1] >= min_runs and np.isfinite(arr).all():
+        return list(np.array(arr, dtype=np.float64, order="C"))  # complete and rectangular: one copy, as below
     rows = []
     for i, row in enumerate(raw):
         inf = np.flatnonzero(np.isinf(row))

@@ -822,20 +822,62 @@ def rank_intervals_update(
     else:
         estimate, boot = table.mean(axis=1), resampled_means(rows, True, n_resamples, rng)
     lo, hi = boot.min(axis=1), boot.max(axis=1)
-    above = (lo[new][None, :] > hi[:, None]).sum(axis=1)  # new entries above i in every resample
-    crossing = ((lo[new][None, :] <= hi[:, None]) & (hi[new][None, :] > lo[:, None])).any(axis=1)
+    above, crossing = _new_entries_above(boot, lo, hi, np.flatnonzero(new))
     redo = np.flatnonzero(~known | crossing)
     out_low, out_high = np.asarray(low, np.int64) + above, np.asarray(high, np.int64) + above
     if redo.size:
-        near = np.flatnonzero((lo[None, :] <= hi[redo].max()) & (hi[None, :] >= lo[redo].min())).ravel()
-        near = near[((lo[near][None, :] <= hi[redo][:, None]) & (hi[near][None, :] >= lo[redo][:, None])).any(axis=0)]
-        outside = np.sort(lo[np.setdiff1d(np.arange(len(rows)), near)])
-        base = outside.size - np.searchsorted(outside, hi[redo], side="right")  # lo_j > hi_i
-        ranks = _competition_rank(boot[near])[np.searchsorted(near, redo)] + base[:, None]
+        ranks = _resampled_ranks_of(boot, lo, hi, redo)
         q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
         qlo, qhi = rs.percentiles(ranks.astype(np.float64), q)
         out_low[redo], out_high[redo] = np.floor(qlo + 1e-9), np.ceil(qhi - 1e-9)
     return RankIntervals(_competition_rank(estimate), out_low, out_high, confidence_level)
+
+
+#: Up to this many new entries, each is compared with the entries its range overlaps resample by resample.
+_EXACT_CROSSING_MAX_NEW = 16
+
+
+def _new_entries_above(boot, lo, hi, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every entry, how many new entries are above it in every resample, and whether a new entry
+    is above it in some resamples only (its ranks then move unevenly: recomputed).
+
+    A new entry whose range ``[lo, hi]`` is entirely above an entry's is above it in every resample.
+    Where the ranges overlap, up to :data:`_EXACT_CROSSING_MAX_NEW` new entries are compared resample
+    by resample (paired resamples are correlated: many overlapping ranges never cross); beyond that,
+    overlapping ranges count as crossing.
+    """
+    above = np.zeros(lo.size, dtype=np.int64)
+    crossing = np.zeros(lo.size, dtype=bool)
+    exact = new.size <= _EXACT_CROSSING_MAX_NEW
+    for j in new:
+        above += lo[j] > hi
+        overlap = np.flatnonzero((lo[j] <= hi) & (hi[j] > lo))
+        if not exact:
+            crossing[overlap] = True
+            continue
+        times_above = (boot[j][None, :] > boot[overlap]).sum(axis=1)
+        above[overlap[times_above == boot.shape[1]]] += 1
+        crossing[overlap[(times_above > 0) & (times_above < boot.shape[1])]] = True
+    return above, crossing
+
+
+def _resampled_ranks_of(boot, lo, hi, redo: np.ndarray) -> np.ndarray:
+    """Competition ranks (1 = highest) of the entries ``redo`` in each resample, shape (redo, B).
+
+    ``1 + #{j in U: θ*_jb > θ*_ib} + #{j not in U: lo_j > hi_i}`` with U the entries whose
+    range overlaps one of ``redo`` (an entry outside U is above an entry of ``redo`` in every
+    resample or in none); the first count by one sort of U per resample.
+    """
+    near = np.flatnonzero((lo <= hi[redo].max()) & (hi >= lo[redo].min()))
+    near = near[((lo[near][None, :] <= hi[redo][:, None]) & (hi[near][None, :] >= lo[redo][:, None])).any(axis=0)]
+    outside = np.sort(lo[np.setdiff1d(np.arange(lo.size), near)])
+    base = 1 + outside.size - np.searchsorted(outside, hi[redo], side="right")  # 1 + #{lo_j > hi_i}
+    ordered = np.sort(np.ascontiguousarray(boot[near].T), axis=1)  # (B, U), ascending
+    values = np.ascontiguousarray(boot[redo].T)  # (B, redo)
+    ranks = np.empty(values.shape, dtype=np.int64)
+    for b in range(values.shape[0]):
+        ranks[b] = near.size - np.searchsorted(ordered[b], values[b], side="right")
+    return ranks.T + base[:, None]
 
 
 def _run_order(*tables):

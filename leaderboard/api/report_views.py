@@ -32,8 +32,8 @@ from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
 from ..services.paging import entries_page, page_limit
-from ..services.reports import (OVERRIDABLE, build_report_data, report_current, report_with_overrides_key,
-                                section_pair)
+from ..services.reports import (OVERRIDABLE, SECTION_PAIRS, build_report_data, report_current,
+                                report_with_overrides_key, section_pair)
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
 from .renderers import CSVRenderer
 from .report_schema import (FORMAT_PARAMETER, OVERRIDE_PARAMETERS, PAGING_PARAMETERS, ComparisonSerializer, CompareQuerySerializer,
@@ -171,7 +171,7 @@ class LeaderboardView(ReportViewMixin, APIView):
     @staticmethod
     def payload(challenge: Challenge, overrides: dict, data: dict, meta: dict, paging: dict | None = None) -> dict:
         """The board's settings and sections, and one page of its entries (:func:`services.paging.entries_page`)."""
-        sections = [{key: value for key, value in section.items() if key != "comparisons"}
+        sections = [{key: value for key, value in section.items() if key not in SECTION_PAIRS}
                     for section in data["sections"]]
         page = entries_page(data["entries"], **(paging or {}))
         rows = {row["submission_id"]: row for row in data["entries"]}
@@ -236,8 +236,7 @@ class CompareView(ReportViewMixin, APIView):
             raise ValidationError({"b": f"a is a {a['kind']} entry and b a {b['kind']} entry: they are scored on "
                                         "different test data and are not compared."})
         section = next(s for s in data["sections"] if s["kind"] == a["kind"])
-        comparison, reason = section_pair(challenge=challenge, section=section, a_id=a["submission_id"],
-                                          b_id=b["submission_id"], overrides=overrides,
+        comparison, reason = section_pair(challenge=challenge, section=section, a=a, b=b, overrides=overrides,
                                           board=data.get("board", Board.PUBLIC))
         if comparison is None and reason is None:
             left_out = [row for row in (a, b) if not row["compared"]]

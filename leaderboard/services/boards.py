@@ -246,6 +246,7 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
             row = rows[sid]
             row["tied"] = sum(rows[o]["rank"] == row["rank"] for o in order) > 1
             row["rank_display"] = f"={row['rank']}" if row["tied"] else str(row["rank"])
+        section.pop("comparison_table", None)  # no comparison is published: rows or table alike
         section.update(entries=order, compared=[], comparisons=[],
                        leader_group=[sid for sid in order if rows[sid]["rank"] == 1])
         section["sota"] = {**section["sota"], "se": None, "note": LADDER_NOTE.format(margin=margin),

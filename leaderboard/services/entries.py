@@ -16,8 +16,10 @@ import numpy as np
 from evaluation import stats
 
 from ..choices import BoardVersion, RankingStatistic, RunStatus, SubmissionStatus, TestRows
-from ..models import Challenge, Run, Submission
-from ..selectors import rows_as_stored
+from ..models import Challenge, Submission
+from ..selectors import SNAPSHOT_RUN_COLUMNS as RUN
+from ..selectors import SNAPSHOT_SUBMISSION_COLUMNS as SUB
+from ..selectors import ChallengeRuns, challenge_runs
 
 
 @dataclass(frozen=True)
@@ -34,27 +36,32 @@ class Version:
     public: tuple  # (public scores, valid scores) of its succeeded runs
 
 
-def entry_versions(*, challenge: Challenge) -> dict[int, Version]:
-    """Every submission of the challenge that is not cancelled and has a run scored on the public part."""
-    rows = (Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)
-            .order_by("created", "id")
-            .values_list("id", "team_id", "method_name", "selected_for_final", "phase__test_rows"))
+def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = None) -> dict[int, Version]:
+    """Every submission of the challenge that is not cancelled and has a run scored on the public part.
+
+    ``snapshot``: the challenge's runs and submissions already read (a report update reads them once)."""
+    snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
+    score = RUN.index("public_score" if challenge.public_fraction < 1 else "test_score")  # see boards.board_fields
+    status, valid = RUN.index("status"), RUN.index("valid_score")
     runs: dict[int, list[tuple]] = defaultdict(list)
-    score = "public_score" if challenge.public_fraction < 1 else "test_score"  # see services.boards.board_fields
-    for sid, public, valid in rows_as_stored(Run.objects.filter(submission__challenge=challenge,
-                                                                status=RunStatus.SUCCEEDED, **{f"{score}__isnull": False})
-                                             .order_by("submission_id", "index")
-                                             .values_list("submission_id", score, "valid_score")):
-        runs[sid].append((public, valid))
+    for row in snapshot.runs:
+        if row[status] == RunStatus.SUCCEEDED and row[score] is not None:
+            runs[row[0]].append((row[score], row[valid]))
+    team, method, state, selected, rows = (SUB.index(c) for c in ("team_id", "method_name", "status",
+                                                                 "selected_for_final", "phase__test_rows"))
+    kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
+    totals: dict[tuple, int] = defaultdict(int)
+    for sub in kept:
+        totals[(sub[team], sub[method])] += 1
     counts: dict[tuple, int] = defaultdict(int)
     versions: dict[int, Version] = {}
-    for sid, team_id, method_name, selected, test_rows in rows:
-        counts[(team_id, method_name)] += 1
-        if sid in runs:
-            scores = tuple(zip(*runs[sid]))
-            versions[sid] = Version(sid, team_id, method_name, counts[(team_id, method_name)], 0, selected,
-                                    test_rows != TestRows.PUBLIC, scores)
-    return {sid: Version(**{**v.__dict__, "of": counts[(v.team_id, v.method_name)]}) for sid, v in versions.items()}
+    for sub in kept:
+        key = (sub[team], sub[method])
+        counts[key] += 1
+        if sub[0] in runs:
+            versions[sub[0]] = Version(sub[0], *key, counts[key], totals[key], sub[selected],
+                                       sub[rows] != TestRows.PUBLIC, tuple(zip(*runs[sub[0]])))
+    return versions
 
 
 def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | None = None) -> set[int]:

@@ -21,15 +21,16 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db.models import BinaryField, Case, F, Value, When
+from django.db.models import F
 from django.utils import timezone
 
-from evaluation.report import (REPORT_FORMAT, EntryRuns, ReportSettings, build_report, collector_paused, compare,
-                               entry_fingerprint, flip_comparison)
+from evaluation.report import (REPORT_FORMAT, SECTION_PAIRS, EntryRuns, ReportSettings, build_report, collector_paused,
+                               compare, entry_fingerprint, flip_comparison, section_pairs)
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, PrivateReport, Report, Run, Submission
-from ..selectors import rows_as_stored, runs_for_challenge
+from ..selectors import (SNAPSHOT_RUN_COLUMNS, SNAPSHOT_SUBMISSION_COLUMNS, ChallengeRuns, challenge_runs,
+                         rows_as_stored)
 from .boards import board_fields, board_has_private, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids
@@ -39,11 +40,6 @@ from .errors import ServiceError
 #: overrides (its model validators are the override's validators).
 OVERRIDABLE = {"n": "boo_n", "gamma": "gamma", "alpha": "alpha", "statistic": "ranking_statistic"}
 
-#: Read once per run, and once per submission (not repeated on each of its runs: Django's row
-#: converters, a datetime's above all, cost more than the query on a board of 50,000 runs).
-_RUN_COLUMNS = ("submission_id", "index", "board_score", "valid_score", "prediction_outcomes")
-_SUBMISSION_COLUMNS = ("id", "kind", "status", "method_name", "team__name", "runs_expected", "created",
-                       "provenance__source", "provenance__link")
 #: The cached report of each board.
 REPORT_MODELS = {Board.PUBLIC: Report, Board.PRIVATE: PrivateReport}
 MULTIPLICITY_NOTE = ("m counts every test-set evaluation of this kind in the challenge (in the prediction-file "
@@ -63,24 +59,29 @@ def report_request(*, challenge_id: int) -> bool:
     return bool(flipped)
 
 
+#: How the service lays a report out, part of the settings key so that a stored report of another
+#: layout is recomputed (2: each section's comparisons as one table of columns, docs/scale.md).
+STORED_LAYOUT = 2
+
+
 def report_settings_key(challenge: Challenge) -> str:
     """A digest of the challenge settings the report depends on (cheap: no query)."""
-    return hashlib.sha256(repr((*challenge.report_settings_values(), REPORT_FORMAT)).encode()).hexdigest()[:32]
+    return hashlib.sha256(repr((*challenge.report_settings_values(), REPORT_FORMAT, STORED_LAYOUT)).encode()
+                          ).hexdigest()[:32]
 
 
-def report_inputs_version(*, challenge: Challenge) -> str:
-    """A hash of everything the reports depend on: settings, the dataset and every run's state."""
+def report_inputs_version(*, challenge: Challenge, snapshot: ChallengeRuns | None = None) -> str:
+    """A hash of everything the reports depend on: settings, the dataset, every run and every submission's
+    state (``snapshot``: the challenge's runs and submissions already read)."""
+    snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
     digest = hashlib.sha256(report_settings_key(challenge).encode())
     dataset = getattr(challenge, "dataset", None)
     digest.update(repr((getattr(dataset, "version", None), getattr(dataset, "public_mask", None))).encode())
-    rows = runs_for_challenge(challenge=challenge).values_list(
-        "submission_id", "index", "status", "test_score", "valid_score", "public_score", "private_score",
-        "submission__status", "submission__method_name", "submission__selected_for_final")
     # The database's own values (ints, floats, strings, None, booleans), serialised at once by value
     # (marshal version 2 keeps no references): Django's converters and repr() would cost ten times more.
-    digest.update(marshal.dumps(rows_as_stored(rows), 2))
+    digest.update(marshal.dumps(snapshot.runs, 2))
+    digest.update(marshal.dumps(snapshot.submissions, 2))
     return digest.hexdigest()
-
 
 
 def report_recompute(*, challenge_id: int, force: bool = False) -> Report:
@@ -98,20 +99,22 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
     Report.objects.filter(challenge_id=challenge_id, recompute_pending=True).update(recompute_pending=False)
     challenge = Challenge.objects.get(pk=challenge_id)
     report, _ = Report.objects.get_or_create(challenge=challenge)
-    version = report_inputs_version(challenge=challenge)
+    snapshot = challenge_runs(challenge=challenge)  # read once: the inputs version, the versions, the entries
+    version = report_inputs_version(challenge=challenge, snapshot=snapshot)
     private = PrivateReport.objects.filter(challenge=challenge).first()
     stale_private = board_has_private(challenge) and (private is None or private.inputs_version != version)
     if not force and report.inputs_version == version and report.data and not stale_private:
         return report
-    versions = entry_versions(challenge=challenge)
+    versions = entry_versions(challenge=challenge, snapshot=snapshot)
     previous = report.data
-    _save(report, version, lambda: build_report_data(challenge=challenge, versions=versions, previous=previous))
+    _save(report, version, lambda: build_report_data(challenge=challenge, versions=versions, previous=previous,
+                                                     snapshot=snapshot))
     if board_has_private(challenge):
         private = private or PrivateReport.objects.create(challenge=challenge)
         previous_private = private.data
         _save(private, version, lambda: build_report_data(challenge=challenge, board=Board.PRIVATE,
                                                           versions=versions, public_data=report.data,
-                                                          previous=previous_private))
+                                                          previous=previous_private, snapshot=snapshot))
     return report
 
 
@@ -166,11 +169,13 @@ def report_settings(*, challenge: Challenge, overrides: dict[str, Any] | None = 
         m_total_predictions=m_total_predictions, m_total_recipes=m_total_recipes,
         accuracy_like=metric.name == "accuracy", metric_from_mean=metric.from_mean, score_range=metric.score_range,
         boo_n=values["boo_n"], gamma=values["gamma"], alpha=values["alpha"], statistic=values["ranking_statistic"],
-        backend=settings.VARBOARD.get("STATS_BACKEND", "numpy"), device=settings.VARBOARD.get("STATS_DEVICE", "auto"))
+        backend=settings.VARBOARD.get("STATS_BACKEND", "numpy"), device=settings.VARBOARD.get("STATS_DEVICE", "auto"),
+        comparison_table=True)
 
 
 def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions: dict[int, Version] | None = None,
-                   submission_ids: set[int] | None = None) -> tuple[list[EntryRuns], dict[str, int]]:
+                   submission_ids: set[int] | None = None, snapshot: ChallengeRuns | None = None
+                   ) -> tuple[list[EntryRuns], dict[str, int]]:
     """Entries shown on ``board``, and how many test-set evaluations of each kind were ever made on it.
 
     Shown on the public board: one version per entry (``services.entries.public_board_ids``), on
@@ -178,55 +183,85 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
     rows. Counted (``m`` of the multiplicity-adjusted state of the art): every scored prediction
     file and every recipe submission with a scored run, of every version, failed and cancelled
     ones included (see :data:`MULTIPLICITY_NOTE`). ``submission_ids``: only these entries' runs
-    are read (the counts then cover them only).
+    are read (the counts then cover them only). ``snapshot``: the challenge's runs and
+    submissions already read (a report update reads them once).
     """
-    versions = entry_versions(challenge=challenge) if versions is None else versions
+    if snapshot is None:
+        snapshot = challenge_runs(challenge=challenge, submission_ids=submission_ids)
+    if versions is None:  # which version of an entry is shown depends on all of them
+        versions = entry_versions(challenge=challenge, snapshot=snapshot if submission_ids is None else None)
     shown = (public_board_ids(challenge=challenge, versions=versions) if board == Board.PUBLIC
              else final_selection_ids(challenge=challenge, versions=versions))
-    score, outcomes = board_fields(challenge, board)
-    rows = (Run.objects.filter(submission__challenge=challenge, status=RunStatus.SUCCEEDED,
-                               **{f"{score}__isnull": False})
-            .annotate(board_score=F(score),
-                      prediction_outcomes=Case(When(submission__kind=SubmissionKind.PREDICTIONS, then=F(outcomes)),
-                                               default=Value(None), output_field=BinaryField()))
-            .filter(**({"submission_id__in": submission_ids} if submission_ids is not None else {}))
-            .order_by("submission_id", "index").values_list(*_RUN_COLUMNS))
-    rows = rows_as_stored(rows)  # ints, floats, None and bytes (the outcomes) as they are
-    submissions = Submission.objects.filter(challenge=challenge,
-                                            **({"id__in": submission_ids} if submission_ids is not None else {}))
-    about = {row[0]: row for row in submissions.values_list(*_SUBMISSION_COLUMNS)}
+    score_field, outcomes_field = board_fields(challenge, board)
+    score, status = SNAPSHOT_RUN_COLUMNS.index(score_field), SNAPSHOT_RUN_COLUMNS.index("status")
+    about = {row[0]: row for row in snapshot.submissions
+             if submission_ids is None or row[0] in submission_ids}
+    kind, state = SNAPSHOT_SUBMISSION_COLUMNS.index("kind"), SNAPSHOT_SUBMISSION_COLUMNS.index("status")
     runs: dict[int, list[tuple]] = defaultdict(list)
     files = 0
     recipes: set[int] = set()
-    for row in rows:
+    for row in snapshot.runs:
+        if row[status] != RunStatus.SUCCEEDED or row[score] is None or row[0] not in about:
+            continue
         submission = about[row[0]]
-        if submission[1] == SubmissionKind.PREDICTIONS:
+        if submission[kind] == SubmissionKind.PREDICTIONS:
             files += 1
         else:
             recipes.add(row[0])
-        if submission[2] != SubmissionStatus.CANCELLED and row[0] in shown:
+        if submission[state] != SubmissionStatus.CANCELLED and row[0] in shown:
             runs[row[0]].append(row)
-    entries = [_entry(about[sid], group) for sid, group in runs.items()]
-    return entries, {SubmissionKind.PREDICTIONS: files, SubmissionKind.RECIPE: len(recipes)}
+    outcomes = _prediction_outcomes(challenge, outcomes_field, [sid for sid in runs
+                                                                if about[sid][kind] == SubmissionKind.PREDICTIONS])
+    return _entries(about, runs, score, outcomes), {SubmissionKind.PREDICTIONS: files,
+                                                    SubmissionKind.RECIPE: len(recipes)}
 
 
-def _entry(submission: tuple, group: list[tuple]) -> EntryRuns:
-    """One entry's runs (rows of :data:`_RUN_COLUMNS`) and its submission (a row of :data:`_SUBMISSION_COLUMNS`)."""
-    sid, kind, status, name, team, runs_expected, created, source, link = submission
-    valid = np.array([np.nan if r[3] is None else r[3] for r in group], dtype=np.float64)
-    blobs = [r[4] for r in group]
-    outcomes = None
-    if all(b is not None for b in blobs):
-        arrays = [np.frombuffer(bytes(b), dtype="<f4") for b in blobs]
-        if len({a.size for a in arrays}) == 1 and arrays[0].size:
-            outcomes = np.stack(arrays).astype(np.float64)
-    return EntryRuns(
-        id=sid, name=name, team=team, kind=kind, runs_expected=runs_expected,
-        run_index=np.array([r[1] for r in group], dtype=np.int64),
-        test=np.array([r[2] for r in group], dtype=np.float64),
-        valid=None if np.isnan(valid).any() else valid, outcomes=outcomes,
-        created=created.isoformat(), in_progress=status in SUBMISSION_ACTIVE,
-        provenance=None if source is None else {"source": source, "link": link or ""})
+def _prediction_outcomes(challenge: Challenge, field: str, submission_ids: list[int]) -> dict[tuple, bytes]:
+    """The per-example outcomes of the prediction files' runs, by (submission, run index): only
+    prediction entries have them, so a board of recipes reads none."""
+    if not submission_ids:
+        return {}
+    rows = rows_as_stored(Run.objects.filter(submission__challenge=challenge, submission_id__in=submission_ids,
+                                             status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
+                          .values_list("submission_id", "index", field))
+    return {(sid, index): blob for sid, index, blob in rows}
+
+
+def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
+             outcomes: dict[tuple, bytes]) -> list[EntryRuns]:
+    """One :class:`EntryRuns` per submission of ``runs`` (rows of :data:`SNAPSHOT_RUN_COLUMNS`, ``score`` the
+    board's score column; ``about``: rows of :data:`SNAPSHOT_SUBMISSION_COLUMNS`). The columns of all the
+    runs become arrays at once, each entry's a slice of them (a board of 5,000 entries: docs/scale.md)."""
+    flat = [row for group in runs.values() for row in group]
+    if not flat:
+        return []
+    test = np.array([r[score] for r in flat], dtype=np.float64)
+    index = np.array([r[1] for r in flat], dtype=np.int64)
+    valid = np.array([np.nan if r[4] is None else r[4] for r in flat], dtype=np.float64)
+    bounds = np.cumsum([0, *(len(group) for group in runs.values())]).tolist()
+    incomplete = np.logical_or.reduceat(np.isnan(valid), bounds[:-1]).tolist()  # a run without validation score
+    out = []
+    for k, (sid, group) in enumerate(runs.items()):
+        sid, _, kind, status, name, team, runs_expected, created, _, _, source, link = about[sid]
+        part = slice(bounds[k], bounds[k + 1])
+        out.append(EntryRuns(
+            id=sid, name=name, team=team, kind=kind, runs_expected=runs_expected, run_index=index[part],
+            test=test[part], valid=None if incomplete[k] else valid[part],
+            outcomes=_outcomes_of(sid, group, outcomes) if outcomes else None,
+            created=created, in_progress=status in SUBMISSION_ACTIVE,
+            provenance=None if source is None else {"source": source, "link": link or ""}))
+    return out
+
+
+def _outcomes_of(sid: int, group: list[tuple], outcomes: dict[tuple, bytes]) -> np.ndarray | None:
+    """An entry's per-example outcomes (runs x examples) when every run has them, of one length."""
+    blobs = [outcomes.get((sid, r[1])) for r in group]
+    if any(b is None for b in blobs):
+        return None
+    parts = [np.frombuffer(bytes(b), dtype="<f4") for b in blobs]
+    if len({a.size for a in parts}) != 1 or not parts[0].size:
+        return None
+    return np.stack(parts).astype(np.float64)
 
 
 def reusable_rows(*, challenge: Challenge, board: str, entries: list[EntryRuns], previous: dict | None
@@ -251,7 +286,7 @@ def reusable_rows(*, challenge: Challenge, board: str, entries: list[EntryRuns],
 
 def build_report_data(*, challenge: Challenge, overrides: dict[str, Any] | None = None, board: str = Board.PUBLIC,
                       versions: dict[int, Version] | None = None, public_data: dict | None = None,
-                      previous: dict | None = None) -> dict:
+                      previous: dict | None = None, snapshot: ChallengeRuns | None = None) -> dict:
     """The report of ``challenge``'s ``board`` as published (see :func:`evaluation.report.build_report`
     and :func:`services.boards.board_publish`).
 
@@ -268,14 +303,17 @@ def build_report_data(*, challenge: Challenge, overrides: dict[str, Any] | None 
         when the caller has them already.
     previous : dict, optional
         The board's stored report: rows of unchanged entries are reused (:func:`reusable_rows`).
+    snapshot : ChallengeRuns, optional
+        The challenge's runs and submissions, when the caller has read them already.
 
     Raises
     ------
     ServiceError
         When the challenge's settings cannot produce a report (the message says why).
     """
-    versions = entry_versions(challenge=challenge) if versions is None else versions
-    entries, ever = report_entries(challenge=challenge, board=board, versions=versions)
+    snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
+    versions = entry_versions(challenge=challenge, snapshot=snapshot) if versions is None else versions
+    entries, ever = report_entries(challenge=challenge, board=board, versions=versions, snapshot=snapshot)
     settings_ = report_settings(challenge=challenge, overrides=overrides,
                                 m_total_predictions=ever[SubmissionKind.PREDICTIONS],
                                 m_total_recipes=ever[SubmissionKind.RECIPE])
@@ -330,14 +368,16 @@ def pair_compare(*, challenge: Challenge, section: dict, a_id: int, b_id: int, o
         raise ServiceError(f"These entries cannot be compared: {exc}") from exc
 
 
-def section_pair(*, challenge: Challenge, section: dict, a_id: int, b_id: int, overrides: dict[str, Any] | None = None,
+def section_pair(*, challenge: Challenge, section: dict, a: dict, b: dict, overrides: dict[str, Any] | None = None,
                  board: str = Board.PUBLIC) -> tuple[dict | None, str | None]:
-    """(the comparison of A and B seen from A, None), or (None, why not): stored, else computed on demand.
+    """(the comparison of rows A and B seen from A, None), or (None, why not): stored, else computed on demand.
 
     A large board stores each entry's comparisons with its neighbours, the leader and its frontier;
     any other pair of compared recipe entries is decided by :func:`pair_compare`.
     """
-    for pair in section["comparisons"]:
+    a_id, b_id = a["submission_id"], b["submission_id"]
+    names = {a_id: a["method_name"], b_id: b["method_name"]}
+    for pair in section_pairs(section, names, among=names):
         if {pair["a"], pair["b"]} == {a_id, b_id}:
             return (pair if pair["a"] == a_id else flip_comparison(pair)), None
     compared = set(section["compared"])

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
-from evaluation.report import flip_comparison
+from evaluation.report import flip_comparison, section_pairs
 
 from . import charts
 from ..choices import Board, Correction, SubmissionStatus
@@ -164,10 +164,10 @@ def section_for_page(challenge: Challenge, section: dict, rows: dict, scored: se
     kind = section["kind"]
     visible = set(page.ids)  # the comparisons between entries of the page (a paged board stores thousands)
     position = {sid: k for k, sid in enumerate(page.ids)}
-    pairs = [pair_for_display(slug, pair) for pair in section["comparisons"]
-             if pair["a"] in visible and pair["b"] in visible
-             and (not paged or pair["verdict"] == "a_better" or pair["verdict"] == "b_better"
-                  or abs(position[pair["a"]] - position[pair["b"]]) == 1)]
+    names = {sid: row["method_name"] for sid, row in rows.items()}
+    pairs = [pair_for_display(slug, pair) for pair in section_pairs(section, names, among=visible)
+             if not paged or pair["verdict"] == "a_better" or pair["verdict"] == "b_better"
+             or abs(position[pair["a"]] - position[pair["b"]]) == 1]
     compared = [row for row in entries if row["compared"]]
     curves = [row for row in entries if row["runs_succeeded"] > 1]  # one run: Boo_n is that run at every n
     imported = bool(entries) and all(row.get("provenance") for row in entries)
@@ -204,8 +204,7 @@ def section_for_page(challenge: Challenge, section: dict, rows: dict, scored: se
     ids = heatmap_ids(list(section["compared"]), focus)
     if len(ids) >= 2:
         inside = set(ids)
-        shown = {"compared": ids, "comparisons": [pair for pair in section["comparisons"]
-                                                  if pair["a"] in inside and pair["b"] in inside]}
+        shown = {"compared": ids, "comparisons": section_pairs(section, names, among=inside)}
         p, labels, verdicts = charts.pairwise_matrix(shown, [rows[sid] for sid in ids])
         links = [[None if a == b else compare_url(slug, a, b) for b in ids] for a in ids]
         out["heatmap_partial"] = len(ids) < len(section["compared"])

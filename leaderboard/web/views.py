@@ -282,8 +282,9 @@ def challenge_compare(request, slug: str):
     else:
         section = next(s for s in data["sections"] if s["kind"] == a["kind"])
         context["section"] = section
-        pair, reason = section_pair(challenge=challenge, section=section, a_id=a["submission_id"],
-                                    b_id=b["submission_id"], board=scope.board)
+        n = len(section["compared"])
+        context["family_size"] = n * (n - 1) // 2  # every pair of the compared entries (docs/scale.md)
+        pair, reason = section_pair(challenge=challenge, section=section, a=a, b=b, board=scope.board)
         context["pair"] = None if pair is None else pair_for_display(slug, pair, winner_first=False)
         if context["pair"] is None:
             context["problem"] = reason or "; ".join(

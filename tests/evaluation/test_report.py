@@ -307,3 +307,49 @@ def test_intervals_are_clipped_to_the_values_the_score_can_take():
         if clipped[key]["low"] is not None:
             assert 0.0 <= clipped[key]["low"] <= clipped[key]["high"] <= 1.0, (key, clipped[key])
     assert clipped["mean"]["estimate"] == loose["mean"]["estimate"]
+
+
+def test_a_comparison_table_holds_the_same_comparisons_as_the_rows(recipes):
+    """``comparison_table=True`` (the service's form) changes the layout only: expanded, the table gives the rows
+    (recipe and prediction sections), and the rest of the report is the same."""
+    from evaluation.report import section_pairs
+    from evaluation.report.comparisons import TABLE_COLUMNS
+
+    rng = np.random.default_rng(3)
+    entries = [*recipes, prediction(50, rng.random((2, 300)) < 0.8), prediction(60, rng.random((1, 300)) < 0.7),
+               prediction(70, rng.random((1, 300)) < 0.79)]
+    rows_form = build_report(entries, settings(accuracy_like=True))
+    table_form = build_report(entries, settings(accuracy_like=True, comparison_table=True))
+    names = {row["submission_id"]: row["method_name"] for row in rows_form["entries"]}
+    assert len(rows_form["sections"]) == 2
+    for rows_section, table_section in zip(rows_form["sections"], table_form["sections"]):
+        table = table_section.pop("comparison_table")
+        assert set(TABLE_COLUMNS) < set(table) and all(len(table[c]) == table["size"] for c in TABLE_COLUMNS)
+        assert table["size"] == len(rows_section["comparisons"]) > 0
+        assert section_pairs({"comparison_table": table}, names) == rows_section.pop("comparisons")
+        some = set(list(names)[:3])
+        assert section_pairs({"comparison_table": table}, names, among=some) == [
+            p for p in section_pairs({"comparison_table": table}, names) if p["a"] in some and p["b"] in some]
+        assert "comparisons" not in table_section
+    assert table_form == rows_form
+
+
+def test_checked_entries_are_kept_as_they_are_or_repaired_one_by_one():
+    """Well-formed entries come back as the same objects (checked all at once); one entry with unsorted
+    runs, a NaN validation score or integer scores sends every entry through the one-by-one check."""
+    from evaluation.report.entries import check_entries
+
+    good = [recipe(i, 0.7 + 0.01 * np.arange(4), index=np.arange(4), valid=0.6 + 0.01 * np.arange(4))
+            for i in (1, 2, 3)]
+    assert all(a is b for a, b in zip(check_entries(good), good))
+    unsorted = recipe(4, np.array([0.9, 0.8, 0.7]), index=np.array([2, 0, 1]))
+    nan_valid = recipe(5, np.array([0.5, 0.6]), valid=[np.nan, 0.6])
+    integers = EntryRuns(6, "m6", "t", "recipe", 2, np.arange(2), np.array([1, 0]))
+    checked = {e.id: e for e in check_entries([*good, unsorted, nan_valid, integers])}
+    assert checked[4].run_index.tolist() == [0, 1, 2] and checked[4].test.tolist() == [0.8, 0.7, 0.9]
+    assert checked[5].valid is None and checked[6].test.dtype == np.float64
+    assert all(checked[e.id] is e for e in good)
+    with pytest.raises(ValueError, match="entry 7: `test` must be a non-empty 1-D array of finite scores"):
+        check_entries([*good, recipe(7, np.array([0.5, np.inf]))])
+    with pytest.raises(ValueError, match="one distinct index per test score"):
+        check_entries([*good, recipe(8, np.array([0.5, 0.6]), index=[1, 1])])

@@ -53,8 +53,10 @@ def test_a_row_does_not_depend_on_the_other_rows(monkeypatch):
         assert part[0].tolist() == full[0][rows].tolist() and part[1].tolist() == full[1][rows].tolist()
 
 
-@pytest.mark.parametrize("statistic,seed", [("mean", 0), ("mean", 1), ("boo_n", 2), ("mean", 3)])
-def test_rank_intervals_update_equals_the_full_computation(statistic, seed):
+@pytest.mark.parametrize("statistic,seed,n_new", [("mean", 0, 1), ("mean", 1, 2), ("boo_n", 2, 3), ("mean", 3, 1),
+                                                  ("mean", 4, 40), ("boo_n", 5, 30)])
+def test_rank_intervals_update_equals_the_full_computation(statistic, seed, n_new):
+    """Few new entries are compared with the overlapping ones resample by resample, many by their ranges."""
     from evaluation.stats import rank_intervals
     from evaluation.stats.bootstrap import rank_intervals_update
 
@@ -63,7 +65,7 @@ def test_rank_intervals_update_equals_the_full_computation(statistic, seed):
     table = np.linspace(0, 0.3, m)[:, None] + 0.05 * rng.normal(size=(m, k))
     valid = table + 0.01 * rng.normal(size=(m, k)) if statistic == "boo_n" else None
     new = np.zeros(m, bool)
-    new[rng.choice(np.arange(1, m), size=1 + seed % 3, replace=False)] = True  # not row 0: runs keep their order
+    new[rng.choice(np.arange(1, m), size=n_new, replace=False)] = True  # not row 0: runs keep their order
     kw = dict(n_resamples=400, confidence_level=0.9, rng=11, statistic=statistic, n=3)
     old = rank_intervals(table[~new], valid=None if valid is None else valid[~new], **kw)
     full = rank_intervals(table, valid=valid, **kw)

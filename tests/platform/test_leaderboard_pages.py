@@ -15,7 +15,7 @@ import pytest
 from django.contrib.staticfiles import finders
 
 from evaluation import stats
-from evaluation.report import EntryRuns, build_report
+from evaluation.report import EntryRuns, build_report, section_pairs
 from leaderboard.models import Challenge, Run, Submission
 from leaderboard.services.reports import report_settings
 from leaderboard.services.scoring import submission_score
@@ -281,7 +281,8 @@ def test_pages_show_no_hidden_labels_and_no_logs(client, host, users):
 def test_compare_page_explains_one_comparison(client, host, users):
     challenge, subs = known_board(host, users)
     strong, weak = subs[0], subs[2]
-    pair = next(p for p in expected_report(challenge, subs)["report"]["sections"][0]["comparisons"]
+    section = expected_report(challenge, subs)["report"]["sections"][0]
+    pair = next(p for p in section_pairs(section, {s.pk: s.method_name for s in subs})
                 if {p["a"], p["b"]} == {strong.pk, weak.pk})
     html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={weak.pk}").content.decode()
     assert 'data-verdict="a_better"' in html and "Strong is better" in html

@@ -11,7 +11,7 @@ from knox.models import AuthToken
 from rest_framework.test import APIClient
 
 from evaluation import stats
-from evaluation.report import derive_seed
+from evaluation.report import derive_seed, section_pairs
 from leaderboard.api.report_views import MICRO_CACHE
 from leaderboard.models import Report, Run, Submission, Team
 from leaderboard.services.challenges import challenge_update
@@ -225,7 +225,8 @@ def test_compare_computes_a_pair_the_sparse_report_did_not_store():
     data = get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
     order = [row["submission_id"] for row in data["entries"]]
     a, b = order[1], order[13]
-    stored = Report.objects.get(challenge=challenge).data["sections"][0]["comparisons"]
+    stored = section_pairs(Report.objects.get(challenge=challenge).data["sections"][0], {v: k for k, v in ids.items()})
+    assert "comparisons" not in data["sections"][0] and "comparison_table" not in data["sections"][0]
     assert not any({pair["a"], pair["b"]} == {a, b} for pair in stored)
     url = f"/api/challenges/{challenge.slug}/compare/"
     body = get(url, a=a, b=b).json()

@@ -77,3 +77,46 @@ def test_a_large_board_whose_settings_changed_is_served_while_its_recomputation_
     assert served.computed_at == first.computed_at and served.recompute_pending
     monkeypatch.setattr(reports, "SYNC_MAX_ENTRIES", 500)  # a small board: recomputed in the request
     assert reports.report_current(challenge=Challenge.objects.get(pk=challenge.pk)).computed_at > first.computed_at
+
+
+def test_the_runs_are_read_once_and_entries_keep_djangos_values(django_assert_max_num_queries):
+    """A recomputation reads the runs and the submissions once for the inputs version, the versions and the
+    entries (docs/scale.md); the raw rows give what Django's converters give (created in ISO 8601)."""
+    from leaderboard.models import Run, Submission
+    from leaderboard.selectors import challenge_runs, stored_datetime_iso
+    from leaderboard.services.reports import report_entries
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    for i in range(3):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
+    entries, _ = report_entries(challenge=challenge)
+    for e in entries:
+        assert e.created == Submission.objects.get(pk=e.id).created.isoformat()
+    assert stored_datetime_iso("2026-11-24 03:58:12") == "2026-11-24T03:58:12+00:00"
+    report_recompute(challenge_id=challenge.pk, force=True)
+    add_entry(challenge, host, "m3", "recipe", 0.7 + 0.001 * np.arange(6))
+    snapshot = challenge_runs(challenge=challenge)
+    assert len(snapshot.runs) == Run.objects.filter(submission__challenge=challenge).count() == 24
+    with django_assert_max_num_queries(12) as queries:
+        report_recompute(challenge_id=challenge.pk)
+    runs_read = [q["sql"] for q in queries.captured_queries
+                 if 'FROM "leaderboard_run"' in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")]
+    assert len(runs_read) == 1, runs_read
+
+
+def test_renaming_a_team_changes_the_inputs_version_and_reaches_the_board():
+    from leaderboard.models import Team
+    from leaderboard.services.reports import report_inputs_version
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    for i in range(2):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
+    before = report_recompute(challenge_id=challenge.pk, force=True).inputs_version
+    challenge = Challenge.objects.get(pk=challenge.pk)
+    assert report_inputs_version(challenge=challenge) == before
+    Team.objects.filter(name="team-m0").update(name="The Renamed")
+    assert report_inputs_version(challenge=challenge) != before
+    data = report_recompute(challenge_id=challenge.pk).data
+    assert "The Renamed" in {row["team"] for row in data["entries"]}
