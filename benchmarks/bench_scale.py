@@ -178,6 +178,10 @@ def table(args) -> dict:
 
 
 # ------------------------------------------------------------------ the service and the page
+#: Incremental updates timed by :func:`page`, each after one more submission.
+UPDATES = 5
+
+
 def page(args, n: int, report_level: float | None = None) -> None:
     """SQLite in a temporary VARBOARD_VAR_DIR: incremental report_recompute, page and JSON sizes and times."""
     var_dir = Path(tempfile.mkdtemp(prefix="varboard-scale-"))
@@ -200,16 +204,21 @@ def page(args, n: int, report_level: float | None = None) -> None:
         start = time.perf_counter()
         report_recompute(challenge_id=challenge_id, force=True)
         full = time.perf_counter() - start
-        add()
-        Report.objects.filter(challenge_id=challenge_id).update(recompute_pending=True)  # as report_request does
-        start, cpu = time.perf_counter(), time.process_time()
-        report = report_recompute(challenge_id=challenge_id)
-        inc, cpu = time.perf_counter() - start, time.process_time() - cpu
-        print(f"service: report_recompute of {n} + 1 entries after one new submission: {inc:.2f} s "
-              f"(process CPU {cpu:.2f} s; {report.data.get('reused_rows')} rows reused) {verdict(inc <= 1)} "
+        walls, cpus = [], []
+        for i in range(UPDATES):  # one new submission, then its update, UPDATES times: the median is the figure
+            add(i)
+            Report.objects.filter(challenge_id=challenge_id).update(recompute_pending=True)  # as report_request does
+            start, cpu = time.perf_counter(), time.process_time()
+            report = report_recompute(challenge_id=challenge_id)
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+        inc = float(np.median(walls))
+        print(f"service: report_recompute of {n} + 1 entries after one new submission, {UPDATES} times in a row "
+              f"({', '.join(f'{w:.2f}' for w in walls)} s; process CPU {', '.join(f'{c:.2f}' for c in cpus)} s; "
+              f"{report.data.get('reused_rows')} rows reused the last time): median {inc:.2f} s {verdict(inc <= 1)} "
               f"(target <= 1 s); reference, the full recomputation of {n}: {full:.2f} s")
         print(f"target incremental update after one new entry on {n} entries <= 1 s: service level "
-              f"(report_recompute, SQLite) {inc:.2f} s {verdict(inc <= 1)}; report level (build_report) "
+              f"(report_recompute, SQLite, median of {UPDATES}) {inc:.2f} s {verdict(inc <= 1)}; report level (build_report) "
               + (f"{report_level:.2f} s {verdict(report_level <= 1)}" if report_level is not None else
                  "not measured (--service)"))
         client = Client()
@@ -223,7 +232,7 @@ def page(args, n: int, report_level: float | None = None) -> None:
                 times.append(time.perf_counter() - start)
                 size = len(response.content)
             ms = 1e3 * float(np.median(times))
-            line = f"{label} of {n + 1} entries: {ms:.0f} ms server time (median of 5), {size / 1e3:.0f} KB"
+            line = f"{label} of {n + UPDATES} entries: {ms:.0f} ms server time (median of 5), {size / 1e3:.0f} KB"
             if limit:
                 line += f" {verdict(ms <= 300 and size <= limit)} (target <= 300 ms and <= 300 KB)"
             print(line)
@@ -232,7 +241,7 @@ def page(args, n: int, report_level: float | None = None) -> None:
 
 
 def populate(n: int, runs: int, resamples: int):
-    """A challenge with ``n`` scored recipe entries; returns (id, slug, add one more submission)."""
+    """A challenge with ``n`` scored recipe entries; returns (id, slug, add the i-th more submission)."""
     from django.contrib.auth.models import User
 
     from leaderboard.models import Challenge, Run, Submission, Team
@@ -253,7 +262,7 @@ def populate(n: int, runs: int, resamples: int):
             batch_size=2000)
 
     add(synthetic_entries(n, runs))
-    return challenge.pk, challenge.slug, lambda: add(synthetic_entries(1, runs, seed=99, first_id=n + 1))
+    return challenge.pk, challenge.slug, lambda i: add(synthetic_entries(1, runs, seed=99 + i, first_id=n + 1 + i))
 
 
 def main() -> None:

@@ -6,14 +6,16 @@ Selectors query the database and nothing else; stored files are read by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from datetime import datetime, timezone as dt_timezone
 
 from django.db import connections
 from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
-from .choices import SubmissionStatus, Visibility
+from .choices import RunStatus, SubmissionStatus, Visibility
 from .models import Challenge, EntryProvenance, Phase, Run, Submission, Suite, Team, TeamInvitation
 
 
@@ -139,6 +141,20 @@ class ChallengeRuns:
 
     runs: list[tuple]
     submissions: list[tuple]
+    _scored: dict = field(default_factory=dict, repr=False, compare=False)  # by column, built once
+
+    def scored(self, column: str) -> dict[int, list[tuple]]:
+        """Each submission's runs that succeeded with a score in ``column`` (a column of
+        :data:`SNAPSHOT_RUN_COLUMNS`), in index order; submissions without any are absent."""
+        if column not in self._scored:
+            score, status = SNAPSHOT_RUN_COLUMNS.index(column), SNAPSHOT_RUN_COLUMNS.index("status")
+            groups = {}
+            for sid, group in groupby(self.runs, key=itemgetter(0)):
+                kept = [row for row in group if row[status] == RunStatus.SUCCEEDED and row[score] is not None]
+                if kept:
+                    groups[sid] = kept
+            self._scored[column] = groups
+        return self._scored[column]
 
 
 def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = None) -> ChallengeRuns:

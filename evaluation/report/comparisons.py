@@ -67,7 +67,10 @@ def pair_row(sc, t: int, a: dict, b: dict, flip: bool, kind: str, method: str, i
 
 def _finite_list(values) -> list:
     """Finite floats as Python floats, anything else as None (:func:`finite`, one array at once)."""
-    return [x if math.isfinite(x) else None for x in np.asarray(values, dtype=np.float64).tolist()]
+    values = np.asarray(values, dtype=np.float64)
+    if np.isfinite(values).all():
+        return values.tolist()
+    return [x if math.isfinite(x) else None for x in values.tolist()]
 
 
 #: The keys under which a section holds its comparisons: as rows, or as a table (the service's form).

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -173,7 +174,13 @@ def runs_needed(n_entries=2, *, gamma=0.75, alpha=0.05, beta=0.05, max_runs=5000
     >>> r.comparisons, r.any_verdict
     (45, 11)
     """
-    n_entries, gamma, alpha, beta, max_runs = _runs_needed_iv(n_entries, gamma, alpha, beta, max_runs)
+    return _runs_needed(*_runs_needed_iv(n_entries, gamma, alpha, beta, max_runs))
+
+
+@lru_cache(maxsize=256)
+def _runs_needed(n_entries: int, gamma: float, alpha: float, beta: float, max_runs: int) -> RunsNeeded:
+    """:func:`runs_needed` of checked arguments, remembered: a pure function of them, which every
+    report asks for the same few board sizes (its result is frozen)."""
     comparisons = n_entries * (n_entries - 1) // 2
     level = alpha / comparisons
     any_verdict = for_power = max_runs + 1

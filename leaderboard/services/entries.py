@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from evaluation import stats
 
-from ..choices import BoardVersion, RankingStatistic, RunStatus, SubmissionStatus, TestRows
+from ..choices import BoardVersion, RankingStatistic, SubmissionStatus, TestRows
 from ..models import Challenge, Submission
 from ..selectors import SNAPSHOT_RUN_COLUMNS as RUN
 from ..selectors import SNAPSHOT_SUBMISSION_COLUMNS as SUB
@@ -41,12 +41,9 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
 
     ``snapshot``: the challenge's runs and submissions already read (a report update reads them once)."""
     snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
-    score = RUN.index("public_score" if challenge.public_fraction < 1 else "test_score")  # see boards.board_fields
-    status, valid = RUN.index("status"), RUN.index("valid_score")
-    runs: dict[int, list[tuple]] = defaultdict(list)
-    for row in snapshot.runs:
-        if row[status] == RunStatus.SUCCEEDED and row[score] is not None:
-            runs[row[0]].append((row[score], row[valid]))
+    column = "public_score" if challenge.public_fraction < 1 else "test_score"  # see boards.board_fields
+    runs = snapshot.scored(column)
+    score, valid = RUN.index(column), RUN.index("valid_score")
     team, method, state, selected, rows = (SUB.index(c) for c in ("team_id", "method_name", "status",
                                                                  "selected_for_final", "phase__test_rows"))
     kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
@@ -60,7 +57,8 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
         counts[key] += 1
         if sub[0] in runs:
             versions[sub[0]] = Version(sub[0], *key, counts[key], totals[key], sub[selected],
-                                       sub[rows] != TestRows.PUBLIC, tuple(zip(*runs[sub[0]])))
+                                       sub[rows] != TestRows.PUBLIC,
+                                       (tuple(r[score] for r in runs[sub[0]]), tuple(r[valid] for r in runs[sub[0]])))
     return versions
 
 

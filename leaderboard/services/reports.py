@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import time
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -193,27 +192,26 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
     shown = (public_board_ids(challenge=challenge, versions=versions) if board == Board.PUBLIC
              else final_selection_ids(challenge=challenge, versions=versions))
     score_field, outcomes_field = board_fields(challenge, board)
-    score, status = SNAPSHOT_RUN_COLUMNS.index(score_field), SNAPSHOT_RUN_COLUMNS.index("status")
     about = {row[0]: row for row in snapshot.submissions
              if submission_ids is None or row[0] in submission_ids}
     kind, state = SNAPSHOT_SUBMISSION_COLUMNS.index("kind"), SNAPSHOT_SUBMISSION_COLUMNS.index("status")
-    runs: dict[int, list[tuple]] = defaultdict(list)
+    runs: dict[int, list[tuple]] = {}
     files = 0
     recipes: set[int] = set()
-    for row in snapshot.runs:
-        if row[status] != RunStatus.SUCCEEDED or row[score] is None or row[0] not in about:
+    for sid, group in snapshot.scored(score_field).items():
+        submission = about.get(sid)
+        if submission is None:
             continue
-        submission = about[row[0]]
         if submission[kind] == SubmissionKind.PREDICTIONS:
-            files += 1
+            files += len(group)
         else:
-            recipes.add(row[0])
-        if submission[state] != SubmissionStatus.CANCELLED and row[0] in shown:
-            runs[row[0]].append(row)
+            recipes.add(sid)
+        if submission[state] != SubmissionStatus.CANCELLED and sid in shown:
+            runs[sid] = group
     outcomes = _prediction_outcomes(challenge, outcomes_field, [sid for sid in runs
                                                                 if about[sid][kind] == SubmissionKind.PREDICTIONS])
-    return _entries(about, runs, score, outcomes), {SubmissionKind.PREDICTIONS: files,
-                                                    SubmissionKind.RECIPE: len(recipes)}
+    entries = _entries(about, runs, SNAPSHOT_RUN_COLUMNS.index(score_field), outcomes)
+    return entries, {SubmissionKind.PREDICTIONS: files, SubmissionKind.RECIPE: len(recipes)}
 
 
 def _prediction_outcomes(challenge: Challenge, field: str, submission_ids: list[int]) -> dict[tuple, bytes]:
