@@ -105,7 +105,9 @@ class ChallengeHostActions:
         return self.get_paginated_response(AuditEntrySerializer(page, many=True).data)
 
     @extend_schema(responses=ReportVersionSerializer(many=True),
-                   description="Reports kept from before each rescore (hosts).")
+                   description="Reports kept from before each rescore (hosts). `data` is the report as it was stored: "
+                               "a section's comparisons are `comparisons` (rows) in reports stored before the table "
+                               "layout, `comparison_table` (one list per column) since (docs/scale.md).")
     @action(detail=True, methods=["get"], url_path="report-versions", permission_classes=[IsAuthenticated])
     def report_versions(self, request, slug=None):
         challenge = self._hosted(request)
