@@ -7,9 +7,10 @@ Selectors query the database and nothing else; stored files are read by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from itertools import groupby
 from operator import itemgetter
-from datetime import datetime, timezone as dt_timezone
 
 from django.db import connections
 from django.db.models import Count, Min, Q, QuerySet, Sum
@@ -183,7 +184,7 @@ def stored_datetime_iso(value) -> str:
 
 
 def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:
-    """Every run of the challenge's submissions (public columns), for exports and reports."""
+    """Every run of the challenge's submissions (public columns), for exports (reports read :func:`challenge_runs`)."""
     return (Run.objects.filter(submission__challenge=challenge)
             .exclude(submission__status=SubmissionStatus.CANCELLED)
             .select_related("submission", "submission__team")
