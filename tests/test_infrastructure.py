@@ -114,6 +114,8 @@ def test_env_example_documents_every_variable_settings_reads():
 # ---------------------------------------------------------------- docker compose
 COMPOSE_SERVICES = {"postgres", "redis", "minio", "minio-init", "web", "worker-scoring", "worker-cpu", "worker-gpu",
                     "runner-cpu", "runner-gpu", "beat"}
+#: The services that run the app (Django settings): the runners run the execution engine only.
+APP_SERVICES = {"web", "worker-scoring", "worker-cpu", "worker-gpu", "beat"}
 
 
 def compose_services() -> dict:
@@ -181,6 +183,28 @@ def test_docker_compose_config_is_valid_without_a_dot_env():
     services = subprocess.run([*base, "--profile", "gpu", "config", "--services"], cwd=ROOT, env=env,
                               capture_output=True, text=True)
     assert set(services.stdout.split()) == COMPOSE_SERVICES
+
+
+#: Variables of .env.example that not every app container reads: Compose's own interpolation (the
+#: database, MinIO, the published port), the runner services' settings (docs/sandbox.md), what the
+#: file sets on the services that need it (the recipe workers' runner), and the developer's override
+#: VARBOARD_ALLOW_UNSANDBOXED, which the deployment never passes (recipes run isolated or not at all).
+COMPOSE_ONLY_VARIABLES = {"POSTGRES_PASSWORD", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "VARBOARD_HTTP_PORT",
+                          "VARBOARD_RUNNER_MAX_REQUEST_MB", "VARBOARD_RUNNER_WORKDIR", "PROMETHEUS_MULTIPROC_DIR",
+                          "VARBOARD_RUNNER_URL", "VARBOARD_RUNNER_TOKEN", "VARBOARD_ALLOW_UNSANDBOXED"}
+
+
+def test_docker_compose_passes_every_setting_of_env_example_without_an_env_file():
+    """No ``env_file`` (an optional one needs Compose 2.24, a required one fails without a .env): each app
+    service names every setting of .env.example, with a value or passed through from the shell or .env."""
+    documented = set(re.findall(r"^#? *([A-Z][A-Z0-9_]*)=", (ROOT / ".env.example").read_text(), re.M))
+    assert len(documented) > 40
+    for name, service in compose_services().items():
+        assert "env_file" not in service, name
+        if name in APP_SERVICES:
+            missing = documented - COMPOSE_ONLY_VARIABLES - set(service["environment"])
+            assert not missing, (name, sorted(missing))
+            assert "VARBOARD_ALLOW_UNSANDBOXED" not in service["environment"], name
 
 
 #: The Compose Specification's JSON schema (compose-spec/compose-spec, schema/compose-spec.json at
