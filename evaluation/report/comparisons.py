@@ -96,10 +96,11 @@ def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inv
     pair against its statistic or its verdict.
     """
     flagged = {frozenset((inv["above"], inv["below"])) for inv in inversions}
+    at = [index[r["submission_id"]] for r in rows]
     ids = np.empty(len(rows), dtype=np.int64)
-    ids[[index[r["submission_id"]] for r in rows]] = [r["submission_id"] for r in rows]
+    ids[at] = [r["submission_id"] for r in rows]
     shown = np.empty(len(rows), dtype=np.int64)
-    shown[[index[r["submission_id"]] for r in rows]] = np.arange(len(rows))
+    shown[at] = np.arange(len(rows))
     flip = shown[sc.j] < shown[sc.i]
     t = np.lexsort((np.where(flip, shown[sc.i], shown[sc.j]), np.where(flip, shown[sc.j], shown[sc.i])))
     f, d = flip[t], flip[t].astype(np.int64)

@@ -144,6 +144,9 @@ def as_table(
             raise ValueError(
                 f"`{name}` must be 2-D (entries x runs) (got shape {arr.shape})."
             )
+        if (isinstance(scores, np.ndarray) and arr.shape[0] >= min_entries and arr.shape[1] >= min_runs
+                and np.isfinite(arr).all()):
+            return list(np.array(arr, dtype=np.float64, order="C"))  # complete and rectangular: one copy
         raw = list(arr)
     else:
         raw = [_to_float_array(row, f"{name}[{i}]") for i, row in enumerate(scores)]
@@ -155,8 +158,6 @@ def as_table(
     if len(raw) < min_entries:
         noun = "entry" if min_entries == 1 else "entries"
         raise ValueError(f"`{name}` needs at least {min_entries} {noun} (got {len(raw)}).")
-    if isinstance(scores, np.ndarray) and arr.shape[1] >= min_runs and np.isfinite(arr).all():
-        return list(np.array(arr, dtype=np.float64, order="C"))  # complete and rectangular: one copy, as below
     rows = []
     for i, row in enumerate(raw):
         inf = np.flatnonzero(np.isinf(row))

@@ -801,11 +801,11 @@ def rank_intervals_update(
     ``low``/``high`` are the intervals of the board without the ``new`` entries (same runs,
     ``rng``, B and level) where ``known``. The count matrix does not depend on the entries
     (one seed, runs in canonical order, checked), so an old entry's statistic is the same
-    in every resample and its rank in resample b gains ``#{new j: θ*_jb > θ*_ib}``. With
-    ``[lo_i, hi_i]`` the range of θ*_i over the B resamples, an old known entry whose range
-    does not overlap a new entry's is above it in every resample (or below in every one): its
-    ranks all move by the same integer c, and so does its interval (exact). The others
-    (set O) get their ranks recomputed exactly: ``1 + #{j in U: θ*_jb > θ*_ib} + #{j not in
+    in every resample and its rank in resample b gains ``#{new j: θ*_jb > θ*_ib}``. An old known
+    entry that every new entry is above in every resample or in none (ranges ``[lo_i, hi_i]``
+    over the B resamples that do not overlap; or, with up to ``_EXACT_CROSSING_MAX_NEW`` new
+    entries, compared resample by resample) has all its ranks moved by the same integer c, and
+    so has its interval (exact). The others (set O) get their ranks recomputed exactly: ``1 + #{j in U: θ*_jb > θ*_ib} + #{j not in
     U: lo_j > hi_i}`` with U every entry whose range overlaps one of O (an entry outside U
     is above an entry of O in every resample or in none). Equal to :func:`rank_intervals`
     (``tests/evaluation/test_seeded_intervals.py``); the standard errors are not returned.

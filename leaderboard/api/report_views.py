@@ -27,12 +27,14 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from evaluation.report import SECTION_PAIRS
+
 from ..choices import Board
 from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
 from ..services.paging import entries_page, page_limit
-from ..services.reports import (OVERRIDABLE, SECTION_PAIRS, build_report_data, report_current,
+from ..services.reports import (OVERRIDABLE, build_report_data, report_current,
                                 report_with_overrides_key, section_pair)
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
 from .renderers import CSVRenderer

@@ -34,9 +34,9 @@ from .webhooks import deliveries_create
 
 logger = logging.getLogger(__name__)
 
-PREFERENCES = ("notify_scored", "notify_failed", "notify_revealed", "notify_invited")
 PREFERENCE_OF = {Event.Kind.SUBMISSION_SCORED: "notify_scored", Event.Kind.SUBMISSION_FAILED: "notify_failed",
                  Event.Kind.BOARD_REVEALED: "notify_revealed", Event.Kind.TEAM_INVITED: "notify_invited"}
+PREFERENCES = tuple(PREFERENCE_OF.values())
 
 
 def profile_for(*, user: User) -> Profile:

@@ -23,11 +23,11 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from evaluation.report import (REPORT_FORMAT, SECTION_PAIRS, EntryRuns, ReportSettings, build_report, collector_paused,
+from evaluation.report import (REPORT_FORMAT, EntryRuns, ReportSettings, build_report, collector_paused,
                                compare, entry_fingerprint, flip_comparison, section_pairs)
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, PrivateReport, Report, Run, Submission
+from ..models import Challenge, PrivateReport, Report, Run
 from ..selectors import (SNAPSHOT_RUN_COLUMNS, SNAPSHOT_SUBMISSION_COLUMNS, ChallengeRuns, challenge_runs,
                          rows_as_stored)
 from .boards import board_fields, board_has_private, board_publish
@@ -185,10 +185,10 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
     are read (the counts then cover them only). ``snapshot``: the challenge's runs and
     submissions already read (a report update reads them once).
     """
-    if snapshot is None:
-        snapshot = challenge_runs(challenge=challenge, submission_ids=submission_ids)
-    if versions is None:  # which version of an entry is shown depends on all of them
-        versions = entry_versions(challenge=challenge, snapshot=snapshot if submission_ids is None else None)
+    if snapshot is None:  # which version of an entry is shown depends on all of them: then read every one
+        snapshot = challenge_runs(challenge=challenge, submission_ids=None if versions is None else submission_ids)
+    if versions is None:
+        versions = entry_versions(challenge=challenge, snapshot=snapshot)
     shown = (public_board_ids(challenge=challenge, versions=versions) if board == Board.PUBLIC
              else final_selection_ids(challenge=challenge, versions=versions))
     score_field, outcomes_field = board_fields(challenge, board)
@@ -233,9 +233,10 @@ def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
     flat = [row for group in runs.values() for row in group]
     if not flat:
         return []
+    run, valid_score = SNAPSHOT_RUN_COLUMNS.index("index"), SNAPSHOT_RUN_COLUMNS.index("valid_score")
     test = np.array([r[score] for r in flat], dtype=np.float64)
-    index = np.array([r[1] for r in flat], dtype=np.int64)
-    valid = np.array([np.nan if r[4] is None else r[4] for r in flat], dtype=np.float64)
+    index = np.array([r[run] for r in flat], dtype=np.int64)
+    valid = np.array([np.nan if r[valid_score] is None else r[valid_score] for r in flat], dtype=np.float64)
     bounds = np.cumsum([0, *(len(group) for group in runs.values())]).tolist()
     incomplete = np.logical_or.reduceat(np.isnan(valid), bounds[:-1]).tolist()  # a run without validation score
     out = []
@@ -253,7 +254,8 @@ def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
 
 def _outcomes_of(sid: int, group: list[tuple], outcomes: dict[tuple, bytes]) -> np.ndarray | None:
     """An entry's per-example outcomes (runs x examples) when every run has them, of one length."""
-    blobs = [outcomes.get((sid, r[1])) for r in group]
+    run = SNAPSHOT_RUN_COLUMNS.index("index")
+    blobs = [outcomes.get((sid, r[run])) for r in group]
     if any(b is None for b in blobs):
         return None
     parts = [np.frombuffer(bytes(b), dtype="<f4") for b in blobs]
@@ -358,12 +360,18 @@ def pair_compare(*, challenge: Challenge, section: dict, a_id: int, b_id: int, o
     by_id = {e.id: e for e in entries}
     if a_id not in by_id or b_id not in by_id:
         raise ServiceError("Both entries need scored runs on this board to be compared.")
-    n = len(section["compared"])
     try:
         return compare(by_id[a_id], by_id[b_id], report_settings(challenge=challenge, overrides=overrides),
-                       paired_runs=section["paired_runs"] or [], family_size=n * (n - 1) // 2)
+                       paired_runs=section["paired_runs"] or [], family_size=section_family_size(section))
     except ValueError as exc:
         raise ServiceError(f"These entries cannot be compared: {exc}") from exc
+
+
+def section_family_size(section: dict) -> int:
+    """The pairs of a section's multiplicity correction: every pair of its compared entries (docs/scale.md),
+    whether or not the report stored them."""
+    n = len(section["compared"])
+    return n * (n - 1) // 2
 
 
 def section_pair(*, challenge: Challenge, section: dict, a: dict, b: dict, overrides: dict[str, Any] | None = None,

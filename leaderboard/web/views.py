@@ -40,7 +40,7 @@ from ..services.challenges import challenge_create, challenge_update
 from ..services.entries import entry_history
 from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import PAGE_SIZE, page_limit
-from ..services.reports import report_current, section_pair
+from ..services.reports import report_current, section_family_size, section_pair
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..services.teams import team_personal_for
 from ..throttles import SignupThrottle, too_many
@@ -282,8 +282,7 @@ def challenge_compare(request, slug: str):
     else:
         section = next(s for s in data["sections"] if s["kind"] == a["kind"])
         context["section"] = section
-        n = len(section["compared"])
-        context["family_size"] = n * (n - 1) // 2  # every pair of the compared entries (docs/scale.md)
+        context["family_size"] = section_family_size(section)
         pair, reason = section_pair(challenge=challenge, section=section, a=a, b=b, board=scope.board)
         context["pair"] = None if pair is None else pair_for_display(slug, pair, winner_first=False)
         if context["pair"] is None:
