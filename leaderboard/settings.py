@@ -305,7 +305,14 @@ CELERY_BEAT_SCHEDULE = {
                 "options": {"expires": VARBOARD["JANITOR_INTERVAL_S"]}},
 }
 
+# A Redis cache is optional at read time (leaderboard/cache.py): while Redis is down, reads miss
+# and writes are dropped, counted in /metrics; CACHE_TIMEOUT_S bounds each try.
+CACHE_TIMEOUT_S = env.float("CACHE_TIMEOUT_S", default=0.5)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"] = {**CACHES["default"], "BACKEND": "leaderboard.cache.ResilientRedisCache",
+                         "OPTIONS": {"socket_connect_timeout": CACHE_TIMEOUT_S, "socket_timeout": CACHE_TIMEOUT_S,
+                                     **CACHES["default"].get("OPTIONS", {})}}
 
 # Structured logs with the submission and run ids (leaderboard/logs.py): "json" (one object per
 # line, the production default) or "plain" (readable, the development default).
