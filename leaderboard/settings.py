@@ -171,6 +171,9 @@ VARBOARD = {
     "HEARTBEAT_S": env.float("VARBOARD_HEARTBEAT_S", default=10.0, minimum=0.1),
     "JANITOR_INTERVAL_S": env.float("VARBOARD_JANITOR_INTERVAL_S", default=30.0, minimum=1),
     "REQUEUE_AFTER_S": env.float("VARBOARD_REQUEUE_AFTER_S", default=60.0, minimum=1),
+    # How long a worker keeps a finished run's result in memory, storing it again with backoff, while
+    # the database is unreachable (a run's result outlives a database outage up to this long).
+    "RESULT_RETRY_S": env.float("VARBOARD_RESULT_RETRY_S", default=600.0, minimum=1),
     # Seconds a client is told to wait (Retry-After) when the database is unreachable (HTTP 503).
     "RETRY_AFTER_S": env.int("VARBOARD_RETRY_AFTER_S", default=5, minimum=1),
     # Bearer token a Prometheus scrape of /metrics must send; empty: /metrics is open (keep it internal).

@@ -8,7 +8,10 @@ One pass, in order:
    but whose own status was not written (the database fell over between the two);
 2. puts back in the queue every running run whose lease expired (its worker was lost: killed,
    out of memory, its machine gone) and publishes its task again at once: a claimed run's
-   message was taken off the queue, so nothing else would bring it back;
+   message was taken off the queue, so nothing else would bring it back. After a database
+   outage longer than the lease, a live worker's heartbeat takes its run back from the queue
+   (``lifecycle.run_renew_lease``); if another worker claimed it first, the first attempt to
+   finish stores the result and the other's is dropped (``lifecycle.run_store``);
 3. resends work that the database says is queued but that was published more than
    ``VARBOARD_REQUEUE_AFTER_S`` ago, on a queue the broker reports empty: recipe runs, the
    scoring of prediction submissions, and report recomputations left pending; and the runs of

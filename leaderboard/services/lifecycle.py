@@ -109,10 +109,21 @@ def run_claim(*, run_id: int, delivery: str = "", cause: str = "") -> Run | None
 
 
 def run_renew_lease(*, run_id: int, attempt: int) -> bool:
-    """Extend the lease of the run that ``attempt`` holds; False when that attempt lost it (or it ended)."""
-    renewed = Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, attempts=attempt).update(
-        lease_expires_at=timezone.now() + lease_duration())
-    return bool(renewed)
+    """Extend the lease of the run that ``attempt`` holds; False when that attempt lost it (or it ended).
+
+    A run the janitor put back in the queue because this attempt's renewals could not reach the
+    database (an outage longer than the lease) is taken back while no later attempt has claimed
+    it: the worker was alive all along, and the queued message's claim then finds the lease held.
+    """
+    lease = {"lease_expires_at": timezone.now() + lease_duration()}
+    if Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, attempts=attempt).update(**lease):
+        return True
+    taken_back = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, attempts=attempt,
+                                    last_error=LOST_WORKER).update(status=RunStatus.RUNNING, last_error="", **lease)
+    if taken_back:
+        logger.warning("run %s: attempt %s renewed its lease after the janitor had queued the run again; "
+                       "it keeps the run", run_id, attempt, extra={"run_id": run_id})
+    return bool(taken_back)
 
 
 class run_heartbeat:  # noqa: N801 - used as a context manager, like contextlib's
@@ -159,9 +170,12 @@ class run_heartbeat:  # noqa: N801 - used as a context manager, like contextlib'
 def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:
     """Write a run's result once; False (nothing written) when it has ended already.
 
-    With ``attempt`` (the token :func:`run_claim` returned), the result is written only while
-    that attempt still holds the run: False when the janitor queued it again or a later attempt
-    claimed it.
+    The first attempt to finish wins, whichever holds the lease now: the row lock and the
+    "has it ended?" test are the fence. A run that an outage made the janitor queue again
+    (or that a later attempt re-runs) keeps the result its original attempt brings back, and
+    the re-run's store then finds it ended; the two can neither both count nor both be
+    dropped. Every attempt runs with the same seeds, so either result is the run's.
+    ``attempt`` (the token :func:`run_claim` returned) is only logged.
     """
     unknown = sorted(set(result) - set(RESULT_FIELDS))
     if unknown:
@@ -171,11 +185,10 @@ def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
         if run.has_ended:
-            return False  # a duplicate delivery finished first: written once
+            return False  # a duplicate delivery or another attempt finished first: written once
         if attempt is not None and (run.status != RunStatus.RUNNING or run.attempts != attempt):
-            logger.warning("run %s: attempt %s lost its lease to attempt %s; its result is dropped", run_id,
-                           attempt, run.attempts, extra={"run_id": run_id})
-            return False
+            logger.warning("run %s: attempt %s finished first (the run was %s, attempt %s); its result is kept",
+                           run_id, attempt, run.status, run.attempts, extra={"run_id": run_id})
         for name, value in result.items():
             setattr(run, name, value)
         run.finished_at = timezone.now()
@@ -203,13 +216,13 @@ def run_store_rescored(*, run_id: int, **scores) -> bool:
 
 
 def run_store_retrying(*, run_id: int, attempt: int | None = None, **result) -> bool:
-    """:func:`run_store`, retried with backoff for up to a lease while the database is unreachable.
+    """:func:`run_store`, retried with backoff while the database is unreachable, for ``RESULT_RETRY_S``.
 
-    A run that took minutes is not thrown away for a one-second database restart: the result is
-    kept in memory and stored when the database answers again. Past the lease the error
-    propagates (the task retries, the janitor settles the run).
+    A run that took minutes is not thrown away for a database outage: the result is kept in
+    memory (the heartbeat keeps trying to renew the lease meanwhile) and stored when the database
+    answers again. Past ``RESULT_RETRY_S`` (10 minutes by default) the error propagates.
     """
-    deadline = time.monotonic() + settings.VARBOARD["LEASE_S"]
+    deadline = time.monotonic() + settings.VARBOARD["RESULT_RETRY_S"]
     delay = 0.25
     while True:
         try:

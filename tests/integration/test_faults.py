@@ -332,3 +332,81 @@ def test_a_postgresql_restart_during_runs_and_requests_loses_nothing(redis_serve
         if worker is not None:
             worker.stop()
         cluster.close()
+
+
+def test_a_postgresql_outage_longer_than_the_lease_keeps_every_finished_result(redis_server, tmp_path):
+    """Issue 22: PostgreSQL down three leases long while two runs finish; nothing is re-run or dropped.
+
+    The runs end during the outage: each worker keeps its result and stores it once the database
+    answers (``run_store_retrying``); the heartbeats take back the runs the janitor queued again.
+    Before, the store gave up after one lease and both runs were executed a second time.
+    """
+    import psycopg
+
+    if ThrowawayPostgres.bin_dir() is None:
+        skip_or_fail("needs the PostgreSQL server binaries (initdb, pg_ctl) to run a cluster of the test's own")
+    outage = 3 * float(FAST_HEALING["VARBOARD_LEASE_S"])
+    cluster = ThrowawayPostgres().init()
+    worker = server = None
+    try:
+        with psycopg.connect(cluster.url, autocommit=True) as admin:
+            admin.execute("CREATE DATABASE varboard")
+        database = cluster.url.rsplit("/", 1)[0] + "/varboard"
+        env = {**os.environ, **FAST_HEALING, "DATABASE_URL": database, "CELERY_BROKER_URL": redis_server.url,
+               "VARBOARD_VAR_DIR": str(tmp_path / "var"), "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
+               "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PYTHONUNBUFFERED": "1"}
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True,
+                       timeout=300)
+        setup = subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP_SCRIPT.replace("k_runs=10", "k_runs=4")],
+                               cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=120)
+        made = json.loads(setup.stdout.strip().splitlines()[-1])
+        with psycopg.connect(database, autocommit=True) as db:
+            db.execute(AUDIT)
+        worker = start_worker(broker_url=redis_server.url, database=database, node="pg-outage", queues="scoring,cpu",
+                              concurrency=2, beat=True, env={**FAST_HEALING, "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
+                                                             "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
+        server = Server(env, tmp_path / "gunicorn.log")
+        recipe = slow_recipe(5)
+        response = requests.post(f"{server.url}/api/challenges/{made['slug']}/submissions/",
+                                 headers={"Authorization": f"Token {made['token']}"},
+                                 data={"kind": "recipe", "method_name": "slow"},
+                                 files=[("recipe", (recipe.name, recipe.data, "text/x-python"))], timeout=30)
+        assert response.status_code == 202, response.text
+        submission_id = response.json()["id"]
+        server.stop()  # the web tier is not under test here
+
+        def query(sql: str):
+            with psycopg.connect(database, connect_timeout=3) as db:
+                return db.execute(sql, (submission_id,)).fetchall()
+
+        running = "SELECT count(*) FROM leaderboard_run WHERE submission_id = %s AND status = 'running'"
+        wait_for(lambda: query(running)[0][0] == 2, timeout=120, interval=0.2, message=lambda: "\n".join(
+            line for line in worker.log_path.read_text().splitlines() if "janitor" not in line)[-4000:])
+        time.sleep(1.0)  # both runs are inside the sandbox; they end about 4 s into the outage
+        down_at = time.monotonic()
+        cluster.stop("immediate")
+        time.sleep(outage)
+        cluster.start()
+        up_at = time.monotonic()
+
+        def scored():
+            try:
+                return query("SELECT status FROM leaderboard_submission WHERE id = %s")[0][0] == "scored"
+            except psycopg.Error:
+                return False
+
+        wait_for(scored, timeout=150, interval=0.3, message=worker.tail)
+        recovered = time.monotonic() - up_at
+        rows = query("SELECT id, status, attempts FROM leaderboard_run WHERE submission_id = %s ORDER BY index")
+        counts = Counter(r[0] for r in query("SELECT run_id FROM fault_run_stores WHERE %s IS NOT NULL"))
+        assert [status for _, status, _ in rows] == ["succeeded"] * 4
+        assert {run_id: counts[run_id] for run_id, _, _ in rows} == {run_id: 1 for run_id, _, _ in rows}
+        assert [attempts for _, _, attempts in rows] == [1] * 4, f"re-executed after the outage: {rows}"
+        report(f"PostgreSQL down {up_at - down_at:.0f} s (3 leases) while 2 runs finished", recovered,
+               "measured from the database's return; no run executed twice, each stored once")
+    finally:
+        if server is not None:
+            server.stop()
+        if worker is not None:
+            worker.stop()
+        cluster.close()

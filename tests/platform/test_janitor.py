@@ -18,7 +18,7 @@ from leaderboard.models import Report, Run, Submission
 from leaderboard.services import dispatch
 from leaderboard.services.dispatch import EXECUTE_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
 from leaderboard.services.janitor import JanitorPass, janitor_run
-from leaderboard.services.lifecycle import LOST_WORKER, run_claim, run_heartbeat, run_store
+from leaderboard.services.lifecycle import LOST_WORKER, run_claim, run_heartbeat, run_store, runs_requeue_expired
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
 
 from .factories import label_predictions
@@ -62,18 +62,24 @@ def test_a_claim_takes_a_lease_that_other_deliveries_respect(challenge, alice):
     assert run_claim(run_id=run.pk, delivery="task-b").attempts == 3  # expired: anyone may take it
 
 
-def test_only_the_attempt_holding_the_run_stores_its_result_and_only_once(challenge, alice):
+@pytest.mark.parametrize("first_to_finish", ["original", "re-run"])
+def test_the_first_attempt_to_finish_stores_the_result_and_only_once(challenge, alice, first_to_finish):
+    """Fencing: an original and its re-run can neither both count nor both be dropped."""
     challenge, _ = challenge
     run = recipe_submission(challenge, alice).runs.get(index=0)
     first = run_claim(run_id=run.pk, delivery="slow")
     Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     second = run_claim(run_id=run.pk, delivery="redelivered")
     assert (first.attempts, second.attempts) == (1, 2)
-    assert not run_store(run_id=run.pk, attempt=first.attempts, status="succeeded", test_score=0.1)
-    assert run_store(run_id=run.pk, attempt=second.attempts, status="succeeded", test_score=0.9)
-    assert not run_store(run_id=run.pk, attempt=second.attempts, status="succeeded", test_score=0.5)
+    order = [(first, 0.1), (second, 0.9)]
+    if first_to_finish == "re-run":
+        order.reverse()
+    (winner, score), (loser, late) = order
+    assert run_store(run_id=run.pk, attempt=winner.attempts, status="succeeded", test_score=score)
+    assert not run_store(run_id=run.pk, attempt=loser.attempts, status="succeeded", test_score=late)
+    assert not run_store(run_id=run.pk, attempt=winner.attempts, status="succeeded", test_score=0.5)
     stored = Run.objects.get(pk=run.pk)
-    assert stored.test_score == 0.9 and stored.lease_expires_at is None and stored.lease_owner == ""
+    assert stored.test_score == score and stored.lease_expires_at is None and stored.lease_owner == ""
 
 
 def test_a_worn_out_run_fails_for_the_platform_naming_the_last_cause(challenge, alice, settings):
@@ -122,9 +128,30 @@ def test_the_janitor_queues_again_a_run_whose_lease_expired(challenge, alice, qu
     assert queued.ids(EXECUTE_RUN) == [run.pk] and queued.queues(EXECUTE_RUN) == ["cpu"]
     run.refresh_from_db()
     assert run.status == "queued" and run.last_error == LOST_WORKER and run.lease_owner == ""
-    # The resent task claims it (attempt 2); the dead worker's token no longer stores anything.
+    # The resent task claims it (attempt 2). Had the first worker been alive after all, its result
+    # would be kept if it finished first, and the re-run's dropped.
     assert run_claim(run_id=run.pk, delivery="new-worker").attempts == 2
-    assert not run_store(run_id=run.pk, attempt=1, status="succeeded", test_score=1.0)
+    assert run_store(run_id=run.pk, attempt=1, status="succeeded", test_score=1.0)
+    assert not run_store(run_id=run.pk, attempt=2, status="succeeded", test_score=0.5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_worker_takes_back_a_run_the_janitor_queued_during_an_outage(challenge, alice, settings):
+    """A database outage longer than the lease: the worker's heartbeat takes the run back."""
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.1, "LEASE_S": 5.0}
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    claimed = run_claim(run_id=run.pk, delivery="alive")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert [r.pk for r in runs_requeue_expired()] == [run.pk]  # what the janitor did while renewals failed
+    with run_heartbeat(claimed) as beat:
+        deadline = time.monotonic() + 5
+        while Run.objects.get(pk=run.pk).status != "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    taken = Run.objects.get(pk=run.pk)
+    assert not beat.lost and taken.status == "running" and taken.attempts == 1 and taken.last_error == ""
+    assert taken.lease_expires_at > timezone.now() + timedelta(seconds=3)
+    assert run_claim(run_id=run.pk, delivery="janitor-resent") is None  # the resent message finds it held
 
 
 def test_the_janitor_resends_stale_queued_work_only_when_its_queue_is_empty(challenge, alice, bob, queued, lengths,
