@@ -340,6 +340,19 @@ def prepare_var() -> Path:
     return var
 
 
+def die_with_parent() -> None:
+    """In a child, before exec: SIGTERM when dev.py ends, however it ends (Linux; elsewhere a no-op).
+
+    A demo that is SIGKILLed, or a failing test that kills it, leaves no worker or server behind.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def start_worker(var: Path) -> subprocess.Popen:
     """Start a Celery worker (with the embedded beat scheduler) in the background, logging to var/log."""
     log_path = var / "log" / "worker.log"
@@ -348,7 +361,7 @@ def start_worker(var: Path) -> subprocess.Popen:
     say(f"starting a Celery worker for queues {DEMO_QUEUES} (log: {log_path})")
     with open(log_path, "ab") as log:
         return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
 
 
 def stop(process: subprocess.Popen, grace: float = 15.0) -> None:
@@ -397,7 +410,8 @@ def serve(port: int) -> None:
     """Run Django's server in the foreground until Ctrl-C."""
     say(f"serving on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     try:
-        subprocess.run([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT)
+        subprocess.run([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT,
+                       preexec_fn=die_with_parent)
     except KeyboardInterrupt:
         pass
 
@@ -496,10 +510,18 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def main(argv: list[str] | None = None) -> None:
-    # SIGTERM/SIGHUP unwind like Ctrl-C does, so the `finally` that stops the demo worker runs.
+def install_signal_handlers() -> None:
+    """SIGTERM/SIGHUP unwind like Ctrl-C does, so the ``finally`` that stops the demo worker runs.
+
+    SIGINT too when a shell started us in the background (``&``, nohup), which leaves it ignored.
+    """
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda number, frame: sys.exit(128 + number))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def main(argv: list[str] | None = None) -> None:
+    install_signal_handlers()
     top = parser()
     args, extra = top.parse_known_args(argv)
     if extra and args.command not in {"test", "bench"}:

@@ -88,6 +88,50 @@ def test_dev_py_treats_pytest_no_tests_as_failure():
     assert dev.pytest_status(1) == 1
 
 
+def test_dev_py_stops_on_sigint_even_when_started_in_the_background():
+    """A shell's ``&`` leaves SIGINT ignored; dev.py takes it back, so Ctrl-C and the demo test's SIGINT stop it."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time, dev; dev.install_signal_handlers(); print('ready', flush=True); "
+                               "time.sleep(60)"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        child.send_signal(signal.SIGINT)
+        assert child.wait(20) != 0 and "KeyboardInterrupt" in child.stderr.read()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_dev_py_children_end_when_dev_py_is_killed():
+    """The demo's worker and server get SIGTERM when dev.py dies, even by SIGKILL (PR_SET_PDEATHSIG)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time, dev; "
+                               "p = subprocess.Popen(['sleep', '120'], preexec_fn=dev.die_with_parent); "
+                               "print(p.pid, flush=True); time.sleep(120)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    grandchild = int(parent.stdout.readline())
+    try:
+        parent.kill()
+        parent.wait(10)
+
+        def gone() -> bool:
+            try:
+                with open(f"/proc/{grandchild}/stat") as stat:
+                    return stat.read().split(")")[-1].split()[0] == "Z"  # ended, waiting for its reaper
+            except FileNotFoundError:
+                return True
+
+        wait_for(gone, timeout=10, message="the child of a killed dev.py to end")
+    finally:
+        try:
+            os.kill(grandchild, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_ci_run_is_valid_bash_and_calls_the_readme_test_command():
     script = ROOT / ".ci" / "run"
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
@@ -269,7 +313,8 @@ def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
     log_path = tmp_path / "demo.log"
     with open(log_path, "wb") as log:
         demo = subprocess.Popen([sys.executable, "dev.py", "demo", "--port", str(port)], cwd=ROOT, env=env,
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
 
     def output() -> str:
         return log_path.read_text(errors="replace")[-6000:]
@@ -286,5 +331,5 @@ def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
         assert "Traceback" not in output()
     finally:
         if demo.poll() is None:
-            demo.kill()
+            os.killpg(demo.pid, signal.SIGKILL)  # its worker and server end with it (dev.die_with_parent)
             demo.wait()

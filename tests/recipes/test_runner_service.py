@@ -9,6 +9,7 @@ readiness a worker reads before it consumes the recipe queues.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -41,19 +42,26 @@ def service():
                                 "-b", f"127.0.0.1:{port}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            requests.get(f"{url}/health", timeout=2)
-            break
-        except requests.ConnectionError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError(f"gunicorn did not start:\n{process.stdout.read().decode()[-3000:]}")
-            time.sleep(0.3)
-    yield url
-    process.terminate()
-    process.wait(30)
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            try:  # the first /health runs the isolation probe: seconds on a busy machine
+                requests.get(f"{url}/health", timeout=30)
+                break
+            except requests.RequestException:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    raise AssertionError(f"gunicorn did not start:\n{process.stdout.read().decode()[-3000:]}")
+                time.sleep(0.3)
+        yield url
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
 
 
 def test_health_reports_the_service_isolation(service):
