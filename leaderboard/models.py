@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from evaluation.metrics import METRICS
 from evaluation.seeds import SOURCES
+from evaluation.stats import check_gamma
 
 from .choices import (
     RUN_ENDED,
@@ -44,9 +45,11 @@ METRIC_CHOICES = [(name, metric.label) for name, metric in METRICS.items()]
 
 
 def validate_gamma(value: float) -> None:
-    """γ of Bouthillier et al.'s decision rule: P(A>B) must exceed it, so 0.5 < γ < 1."""
-    if not 0.5 < value < 1.0:
-        raise ValidationError(f"γ must be strictly between 0.5 and 1 (got {value}).")
+    """γ of Bouthillier et al.'s decision rule: 0.5 < γ < 1, checked by ``evaluation``'s one rule."""
+    try:
+        check_gamma(value, "γ")
+    except ValueError as error:
+        raise ValidationError(str(error).replace("`", "")) from None
 
 
 def validate_dates(opens_at, closes_at) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..stats._validation import check_gamma
+
 __all__ = ["CORRECTIONS", "KINDS", "PURPOSE", "SECTION_CODE", "SECTION_LABELS", "STATISTICS", "ReportSettings",
            "check_settings", "derive_seed"]
 
@@ -94,8 +96,7 @@ def check_settings(settings: ReportSettings) -> ReportSettings:
         raise ValueError(f"`statistic` must be one of {', '.join(STATISTICS)} (got {settings.statistic!r}).")
     if settings.correction not in CORRECTIONS:
         raise ValueError(f"`correction` must be one of {', '.join(CORRECTIONS)} (got {settings.correction!r}).")
-    if not 0.5 < settings.gamma < 1:
-        raise ValueError(f"`gamma` must be in (0.5, 1) (got {settings.gamma!r}).")
+    check_gamma(settings.gamma)
     if not 0 < settings.alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1) (got {settings.alpha!r}).")
     if settings.backend not in ("numpy", "torch"):

@@ -43,7 +43,8 @@ Bootstrap over runs (studentized by default)
 Proportions
     proportion_interval (Wilson, Clopper–Pearson)
 P(A>B) (Bouthillier et al. 2021) and the one decision rule
-    prob_outperform, compare, pairwise_comparisons, noether_sample_size, runs_needed
+    prob_outperform, compare, pairwise_comparisons, noether_sample_size, runs_needed,
+    check_gamma (the one check of γ's range, also used by the web application)
 Multiplicity, order and groups
     adjust_pvalues (Holm 1979, Bonferroni, Benjamini–Hochberg 1995),
     significance_groups (Piepho 2004), split_letters, leader_group, verdict_order,
@@ -71,6 +72,7 @@ from ._types import (
 from .boon import boo_n, boo_n_gaussian, expected_max_normal
 from .bootstrap import (bootstrap_interval, rank_intervals, rank_intervals_from_distribution, rank_intervals_update,
                         seeded_intervals)
+from ._validation import check_gamma
 from .decisions import RunsNeeded, runs_needed
 from .planning import RunPlan, plan_runs
 from .groups import leader_group, significance_groups, split_letters
@@ -89,6 +91,7 @@ from .sota import (
 from .testset import paired_test_bootstrap
 
 __all__ = [
+    "check_gamma",
     "AdjustedSota",
     "Comparison",
     "Interval",

@@ -37,14 +37,28 @@ def check_real(value, name: str) -> float:
     return value
 
 
+def _check_open_interval(value, name: str, low: float, high: float) -> float:
+    bounds = f"({low:g}, {high:g})"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"`{name}` must be a number in {bounds} (got {value!r}).")
+    value = float(value)
+    if not low < value < high:
+        raise ValueError(f"`{name}` must be in {bounds} (got {value!r}).")
+    return value
+
+
 def check_open_unit(value, name: str) -> float:
     """Return ``value`` as a float strictly between 0 and 1."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"`{name}` must be a number in (0, 1) (got {value!r}).")
-    value = float(value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"`{name}` must be in (0, 1) (got {value!r}).")
-    return value
+    return _check_open_interval(value, name, 0.0, 1.0)
+
+
+def check_gamma(value, name: str = "gamma") -> float:
+    """Return γ of Bouthillier et al.'s decision rule (P(A>B) must exceed it) as a float in (0.5, 1).
+
+    The one check of γ's range: the statistics, the report settings, the model field and the
+    planner form all use it.
+    """
+    return _check_open_interval(value, name, 0.5, 1.0)
 
 
 def check_choice(value, name: str, choices: Sequence[str]) -> str:

@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from ._validation import check_int, check_open_unit
+from ._validation import check_gamma, check_int, check_open_unit
 from .multiplicity import adjust_pvalues
 from .proportions import wilson
 
@@ -122,10 +122,7 @@ class RunsNeeded:
 
 def _runs_needed_iv(n_entries, gamma, alpha, beta, max_runs):
     n_entries = check_int(n_entries, "n_entries", minimum=2)
-    gamma = check_open_unit(gamma, "gamma")
-    if gamma <= 0.5:
-        raise ValueError(f"`gamma` must be in (0.5, 1) (got {gamma!r}).")
-    return (n_entries, gamma, check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta"),
+    return (n_entries, check_gamma(gamma), check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta"),
             check_int(max_runs, "max_runs", minimum=2))
 
 

@@ -34,6 +34,7 @@ from ._validation import (
     as_table,
     check_bool,
     check_choice,
+    check_gamma,
     check_int,
     check_open_unit,
 )
@@ -42,13 +43,6 @@ from .multiplicity import METHODS
 from .ordering import verdict_order
 
 __all__ = ["compare", "noether_sample_size", "pairwise_comparisons", "prob_outperform"]
-
-
-def _check_gamma(gamma) -> float:
-    gamma = check_open_unit(gamma, "gamma")
-    if gamma <= 0.5:
-        raise ValueError(f"`gamma` must be in (0.5, 1) (got {gamma!r}).")
-    return gamma
 
 
 # --------------------------------------------------------------------------- P(A>B)
@@ -299,7 +293,7 @@ def _compare_iv(a, b, paired, gamma, alpha, n_resamples, rng):
             raise ValueError(
                 f"`{name}` needs at least 2 runs to estimate a spread (got {x.size})."
             )
-    gamma = _check_gamma(gamma)
+    gamma = check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
     rng = as_generator(rng)
@@ -386,7 +380,7 @@ def compare(
 
 # --------------------------------------------------------------------------- Noether
 def _noether_sample_size_iv(gamma, alpha, beta):
-    return _check_gamma(gamma), check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta")
+    return check_gamma(gamma), check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta")
 
 
 def noether_sample_size(gamma=0.75, alpha=0.05, beta=0.05) -> int:
@@ -438,7 +432,7 @@ def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resampl
     check_bool(keep_distribution, "keep_distribution")
     paired = check_bool(paired, "paired")
     rows = as_table(scores, "scores", paired=paired, min_runs=2)
-    gamma = _check_gamma(gamma)
+    gamma = check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     correction = check_choice(correction, "correction", METHODS)
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)

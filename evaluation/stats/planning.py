@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._validation import check_int, check_open_unit, check_real
+from ._validation import check_gamma, check_int, check_open_unit, check_real
 from .decisions import runs_needed
 from .outperform import noether_sample_size
 
@@ -54,10 +54,7 @@ def _plan_runs_iv(n_entries, gamma, alpha, beta, run_minutes):
     run_minutes = check_real(run_minutes, "run_minutes")
     if run_minutes < 0:
         raise ValueError(f"`run_minutes` must be zero or positive (got {run_minutes}).")
-    gamma = check_real(gamma, "gamma")
-    if not 0.5 < gamma < 1:
-        raise ValueError(f"`gamma` must be strictly between 0.5 and 1 (got {gamma}).")
-    return n_entries, gamma, check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta"), run_minutes
+    return n_entries, check_gamma(gamma), check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta"), run_minutes
 
 
 def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta: float = 0.05,

@@ -55,6 +55,7 @@ from ._validation import (
     as_generator,
     check_bool,
     check_choice,
+    check_gamma,
     check_int,
     check_open_unit,
 )
@@ -62,7 +63,7 @@ from . import proportions as pr
 from . import torch_backend as tb
 from .decisions import decide_pairs
 from .multiplicity import METHODS
-from .outperform import _check_gamma, assemble_pairwise
+from .outperform import assemble_pairwise
 
 __all__ = ["paired_test_bootstrap"]
 
@@ -125,7 +126,7 @@ def _paired_test_bootstrap_iv(
         check_int(n_resamples, "n_resamples", minimum=1),
         as_generator(rng),
         check_open_unit(confidence_level, "confidence_level"),
-        _check_gamma(gamma),
+        check_gamma(gamma),
         check_open_unit(alpha, "alpha"),
         check_choice(correction, "correction", METHODS),
         check_bool(higher_is_better, "higher_is_better"),

@@ -15,7 +15,7 @@ from django.contrib.auth.forms import UserCreationForm
 from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
-from ..models import Challenge, Team, default_sources
+from ..models import Challenge, Team, default_sources, validate_gamma
 from ..services.challenges import CHALLENGE_FIELDS, FROZEN_AFTER_FIRST_SUBMISSION, DatasetUpload
 from ..services.errors import ServiceError
 from ..uploads import read_dataset_upload
@@ -224,7 +224,7 @@ class PlannerForm(forms.Form):
 
     entries = forms.IntegerField(min_value=2, max_value=1000, initial=10, label="Entries expected",
                                  help_text="How many entries the board will compare.")
-    gamma = forms.FloatField(min_value=0.501, max_value=0.999, initial=0.75, label="Effect that matters (γ)",
+    gamma = forms.FloatField(validators=[validate_gamma], initial=0.75, label="Effect that matters (γ)",
                              help_text="P(A>B) worth detecting: 0.75 means A beats B in 3 runs of 4.")
     alpha = forms.FloatField(min_value=0.0001, max_value=0.5, initial=0.05, label="α (family-wise)",
                              help_text="Chance of declaring a winner when there is none, over every pair.")

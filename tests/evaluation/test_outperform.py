@@ -278,7 +278,7 @@ def test_pairwise_single_entry():
         (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, alpha=0), r"`alpha` must be in \(0, 1\)"),
         (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, n_resamples=-5), r"`n_resamples` must be an integer >= 1"),
         (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, rng="x"), r"`rng` must be a non-negative integer"),
-        (lambda: noether_sample_size(gamma=1.2), r"`gamma` must be in \(0, 1\)"),
+        (lambda: noether_sample_size(gamma=1.2), r"`gamma` must be in \(0.5, 1\)"),
         (lambda: noether_sample_size(beta=1.0), r"`beta` must be in \(0, 1\)"),
         (lambda: pairwise_comparisons([[1.0, 2.0], [1.0, 2.0]], correction="tukey"), r"`correction` must be one of 'holm', 'bonferroni', 'bh', 'none'"),
         (lambda: pairwise_comparisons([1.0, 2.0]), r"`scores` must be 2-D \(entries x runs\)"),

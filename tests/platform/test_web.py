@@ -407,3 +407,25 @@ def test_teams_page_creates_a_team_and_invites_members_who_must_accept(client, a
     response = client.post("/teams/", {"action": "create", "create-name": "Lab"})
     assert "exists already" in response.content.decode()
     assert "Lab" in client.get("/teams/").content.decode()
+
+
+@pytest.mark.parametrize("gamma, accepted", [(0.9995, True), (0.5005, True), (0.5, False), (1.0, False)])
+def test_gamma_has_one_range_in_the_planner_the_model_and_the_statistics(client, gamma, accepted):
+    """The planner form once refused γ = 0.9995 (0.501-0.999) while the model took it: one rule now."""
+    from django.core.exceptions import ValidationError
+
+    from evaluation.stats import check_gamma, runs_needed
+    from leaderboard.models import validate_gamma
+
+    response = client.get("/challenges/plan/", {"entries": 5, "gamma": gamma, "alpha": 0.05, "power": 0.9,
+                                                "run_minutes": 1})
+    assert (response.context["plan"] is not None) is accepted
+    if accepted:
+        validate_gamma(gamma)
+        assert check_gamma(gamma) == gamma and runs_needed(5, gamma=gamma).for_power >= 2
+    else:
+        assert "must be in (0.5, 1)" in response.content.decode()
+        with pytest.raises(ValidationError, match=r"γ must be in \(0.5, 1\)"):
+            validate_gamma(gamma)
+        with pytest.raises(ValueError, match=r"`gamma` must be in \(0.5, 1\)"):
+            runs_needed(5, gamma=gamma)
