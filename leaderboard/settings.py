@@ -246,7 +246,13 @@ WEBHOOKS = {
     "MAX_ATTEMPTS": env.int("VARBOARD_WEBHOOK_MAX_ATTEMPTS", default=6, minimum=1),
     "RETRY_BASE_S": env.float("VARBOARD_WEBHOOK_RETRY_BASE_S", default=30.0, minimum=0),
     "ALLOW_PRIVATE": env.bool("VARBOARD_WEBHOOK_ALLOW_PRIVATE", default=False),
+    # An egress proxy (http://host:port) for deployments that have one: it resolves the names.
+    "PROXY": env.str("VARBOARD_WEBHOOK_PROXY", default=""),
 }
+_proxy_host, _, _proxy_port = WEBHOOKS["PROXY"].removeprefix("http://").rstrip("/").rpartition(":")
+if WEBHOOKS["PROXY"] and not (WEBHOOKS["PROXY"].startswith("http://") and _proxy_port.isdigit()
+                              and _proxy_host.replace(".", "").replace("-", "").isalnum()):
+    raise ImproperlyConfigured(f"VARBOARD_WEBHOOK_PROXY must be http://host:port, not {WEBHOOKS['PROXY']!r}")
 SPECTACULAR_SETTINGS = {
     "TITLE": "varboard API",
     "DESCRIPTION": "Challenges, submissions, runs and variance-aware leaderboards "

@@ -11,24 +11,24 @@ Each delivery is a JSON body POSTed with the headers
 Deliveries are made by a Celery task on the scoring queue (``tasks.notifications.deliver_webhook``),
 never by a web request. A delivery is claimed for the length of one attempt, so a duplicate task
 does nothing; a receiver that does not answer 2xx is tried again after RETRY_BASE_S, 2×, 4×, … up
-to MAX_ATTEMPTS (``settings.WEBHOOKS``), then the delivery is marked failed. Redirects are not
-followed, and addresses on loopback, private or link-local networks are refused (at registration
-and again before every attempt) unless ``VARBOARD_WEBHOOK_ALLOW_PRIVATE``.
+to MAX_ATTEMPTS (``settings.WEBHOOKS``), then the delivery is marked failed. The connection
+itself is made by ``webhook_http``: ambiguous URLs refused, the host resolved once per attempt,
+every address checked public (at registration and again before every attempt) unless
+``VARBOARD_WEBHOOK_ALLOW_PRIVATE``, the socket opened to exactly the checked address, no
+redirects followed, and failures recorded as short public reasons ("could not connect",
+"timed out", "HTTP 500", "address not allowed"), never the internal error text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
+import logging
 import secrets
-import socket
 import time
 from datetime import timedelta
-from urllib.parse import urlsplit
 
-import requests
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
@@ -37,6 +37,9 @@ from ..models import Challenge, Webhook, WebhookDelivery
 from ..selectors import user_is_host
 from .dispatch import DELIVER_WEBHOOK, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
+from .webhook_http import webhook_http_post, webhook_url_check
+
+logger = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "Varboard-Signature"
 MAX_WEBHOOKS_PER_CHALLENGE = 10
@@ -62,24 +65,6 @@ def webhook_verify(*, secret: str, body: bytes, header: str, tolerance_s: float 
     return hmac.compare_digest(expected, parts.get("v1", ""))
 
 
-def _check_address(url: str) -> None:
-    """Refuse a URL that is not http(s) or whose host resolves to a loopback, private or reserved address."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ServiceError(f"A webhook URL must be an http:// or https:// address, not {url!r}.", field="url")
-    if settings.WEBHOOKS["ALLOW_PRIVATE"]:
-        return
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except (socket.gaierror, UnicodeError):
-        raise ServiceError(f"The host of {url!r} cannot be resolved.", field="url") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%")[0])
-        if not address.is_global or address.is_multicast:
-            raise ServiceError(f"{parts.hostname} resolves to {address}, an address on a loopback, private or "
-                               "reserved network: webhooks go to public addresses only.", field="url")
-
-
 def webhook_create(*, challenge: Challenge, user: User, url: str) -> Webhook:
     """Register ``url`` for the challenge's events (hosts only); its secret is returned with it."""
     if not user_is_host(user=user, challenge=challenge):
@@ -87,7 +72,7 @@ def webhook_create(*, challenge: Challenge, user: User, url: str) -> Webhook:
     url = (url or "").strip()
     if len(url) > 500:
         raise ServiceError("A webhook URL is at most 500 characters.", field="url")
-    _check_address(url)
+    webhook_url_check(url)
     if challenge.webhooks.count() >= MAX_WEBHOOKS_PER_CHALLENGE:
         raise ServiceError(f"A challenge has at most {MAX_WEBHOOKS_PER_CHALLENGE} webhooks; delete one first.")
     return Webhook.objects.create(challenge=challenge, url=url, created_by=user,
@@ -136,17 +121,8 @@ def _post(delivery: WebhookDelivery) -> tuple[int | None, str]:
     headers = {"Content-Type": "application/json", "User-Agent": "varboard-webhooks/1",
                "Varboard-Event": delivery.payload.get("event", ""), "Varboard-Delivery": str(delivery.pk),
                SIGNATURE_HEADER: webhook_sign(secret=delivery.webhook.secret, body=body)}
-    try:
-        _check_address(delivery.webhook.url)
-        response = requests.post(delivery.webhook.url, data=body, headers=headers, allow_redirects=False,
-                                 timeout=settings.WEBHOOKS["TIMEOUT_S"])
-    except ServiceError as exc:
-        return None, exc.message
-    except requests.RequestException as exc:
-        return None, f"{type(exc).__name__}: {exc}"[:1000]
-    if 200 <= response.status_code < 300:
-        return response.status_code, ""
-    return response.status_code, f"the receiver answered HTTP {response.status_code}"
+    return webhook_http_post(delivery.webhook.url, body=body, headers=headers,
+                             timeout=settings.WEBHOOKS["TIMEOUT_S"])
 
 
 def webhook_deliver(*, delivery_id: int) -> str:
@@ -171,6 +147,10 @@ def webhook_deliver(*, delivery_id: int) -> str:
 
 
 def webhook_delivery_give_up(delivery_id: int, *, reason: str) -> None:
-    """The task failed for good (the platform's fault): mark the delivery failed with why."""
+    """The task failed for good (the platform's fault): mark the delivery failed.
+
+    The cause is logged for the operators, not shown: the delivery list is read by hosts.
+    """
+    logger.warning("webhook delivery %s failed for good: %s", delivery_id, reason)
     WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING).update(
-        status=WebhookDelivery.Status.FAILED, last_error=f"the platform gave up: {reason}"[:2000])
+        status=WebhookDelivery.Status.FAILED, last_error="the platform gave up")

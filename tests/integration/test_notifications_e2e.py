@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from leaderboard.models import Submission, WebhookDelivery
+from rest_framework.test import APIClient
+
+from leaderboard.models import Submission, Webhook, WebhookDelivery
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 from leaderboard.services.teams import team_create, team_invite
 from leaderboard.services.webhooks import webhook_create, webhook_verify
 from tests.conftest import database_url, start_worker, wait_for
-from tests.http_receiver import Receiver
+from tests.http_receiver import Listener, Receiver
 from tests.platform.factories import digits_challenge, label_predictions, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -79,3 +81,40 @@ def test_a_scored_upload_and_an_invitation_reach_mail_and_webhook_through_the_wo
         assert len(receiver.requests) == 1  # the invitation went to no challenge's webhook
     finally:
         worker.stop()
+
+
+def test_the_worker_never_connects_to_loopback_for_the_attack_urls(redis_server, settings):
+    """Issue 21, the webhook row, replayed with the default (refusing) worker.
+
+    ``http://127.0.0.1:PORT\\@1.1.1.1/`` is refused at ``POST`` (400); stored anyway (a row from
+    before the checks), it and a name for loopback are refused again by the worker, which lists
+    them with a public reason only, and the listener on 127.0.0.1:PORT is never connected to.
+    """
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False, "PROXY": ""}
+    listener = Listener()
+    worker = start_worker(broker_url=redis_server.url, database=database_url(django_settings.DATABASES["default"]),
+                          node="ssrf", queues="scoring",
+                          env={"VARBOARD_WEBHOOK_ALLOW_PRIVATE": "false", "VARBOARD_WEBHOOK_MAX_ATTEMPTS": "1"})
+    try:
+        host, alice = make_user("host"), make_user("alice")
+        challenge, frame = digits_challenge(host, k_runs=1)
+        client = APIClient()
+        client.force_authenticate(host)
+        attack = f"http://127.0.0.1:{listener.port}\\@1.1.1.1/"
+        answer = client.post(f"/api/challenges/{challenge.slug}/webhooks/", {"url": attack}, format="json")
+        assert answer.status_code == 400 and "backslashes" in answer.json()["detail"]
+        for url in (attack, f"http://localhost:{listener.port}/"):
+            Webhook.objects.create(challenge=challenge, url=url, created_by=host, secret="whsec_x")
+        submission_create_predictions(challenge=challenge, user=alice, method_name="labels",
+                                      files=[UploadedFile("p.csv", label_predictions(frame))])
+        wait_for(lambda: WebhookDelivery.objects.filter(status="failed").count() == 2, timeout=90,
+                 message=worker.tail)
+        listed = {}
+        for webhook in Webhook.objects.all():
+            (row,) = client.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()
+            listed[webhook.url] = row["last_error"]
+        assert listed == {attack: "URL not allowed", f"http://localhost:{listener.port}/": "address not allowed"}
+        assert listener.connections() == 0
+    finally:
+        worker.stop()
+        listener.close()
