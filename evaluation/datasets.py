@@ -33,6 +33,7 @@ __all__ = [
     "check_ids",
     "regression_labels",
     "require_columns",
+    "shuffle_test_rows",
     "validate_dataset",
 ]
 
@@ -311,3 +312,51 @@ def regression_labels(labels: pd.Series, column: str) -> pd.Series:
             f"{name_row(labels.index[i])} has {show_value(labels.iloc[i])}"
         )
     return values
+
+
+def shuffle_test_rows(
+    test_inputs: pd.DataFrame, hidden_labels: pd.DataFrame, *, seed: int | Sequence[int]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Put the test inputs and their hidden labels in one fixed shuffled order.
+
+    The host's row order is information: a table sorted by label gives the labels away
+    by position to anyone who reads the test inputs. Both frames are permuted alike, so
+    row ``j`` of each is still the same test row.
+
+    Parameters
+    ----------
+    test_inputs : pandas.DataFrame, shape (n, id + features)
+    hidden_labels : pandas.DataFrame, shape (n, 2)
+        Row ``i`` labels row ``i`` of `test_inputs` (as :func:`split_public_hidden` returns them).
+    seed : int or sequence of int
+        Fixes the order (``numpy.random.default_rng(seed).permutation``); keep it secret
+        from contestants, or the host's order can be undone.
+
+    Returns
+    -------
+    test_inputs, hidden_labels : pandas.DataFrame
+        The same rows, reordered alike; indexes run from 0.
+
+    Raises
+    ------
+    ValueError
+        If the two frames differ in length (``hidden_labels`` must have one row per test input).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"id": ["a", "b", "c"], "x": [1, 2, 3]})
+    >>> h = pd.DataFrame({"id": ["a", "b", "c"], "label": ["0", "0", "1"]})
+    >>> t2, h2 = shuffle_test_rows(t, h, seed=0)
+    >>> (t2["id"] == h2["id"]).all()
+    True
+    """
+    if len(test_inputs) != len(hidden_labels):
+        raise ValueError(
+            f"hidden_labels has {len(hidden_labels)} rows for {len(test_inputs)} test inputs; "
+            "it must have one row per test input"
+        )
+    order = np.random.default_rng(seed).permutation(len(test_inputs))
+    return (
+        test_inputs.iloc[order].reset_index(drop=True),
+        hidden_labels.iloc[order].reset_index(drop=True),
+    )

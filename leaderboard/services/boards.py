@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db.models import Q
 from django.utils import timezone
 
 from evaluation.boards import ladder, pack_mask, public_part, round_floats, unpack_mask
@@ -56,11 +57,15 @@ def board_fields(challenge: Challenge, board: str) -> tuple[str, str]:
 
 
 def board_private_revealed(*, challenge: Challenge, now=None) -> bool:
-    """Revealed by the hosts, or a phase with automatic reveal has closed."""
+    """Revealed by the hosts (which closes the competition), or a phase with automatic reveal has closed
+    and no phase takes submissions any more: a reveal never leaves a phase open (issue 21)."""
     if challenge.private_revealed_at is not None:
         return True
     now = now or timezone.now()
-    return challenge.phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists()
+    phases = challenge.phases.all()
+    if not phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists():
+        return False
+    return not challenge.is_open(now) or not phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists()
 
 
 def board_public_mask(*, dataset: Dataset) -> np.ndarray:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pandas as pd
 from django.conf import settings
@@ -15,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.datasets import validate_dataset
+from evaluation.datasets import shuffle_test_rows, validate_dataset
 from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
@@ -195,7 +197,20 @@ def _attach_test_labels(upload: DatasetUpload, frame: pd.DataFrame, test_inputs:
     return joined.reset_index(drop=True)
 
 
+def _test_row_seed(challenge: Challenge, hidden_df: pd.DataFrame) -> int:
+    """The challenge's secret seed for the order of its test rows: fixed per challenge and data, unguessable.
+
+    Keyed with the server's secret and the hidden labels, which no contestant knows: a public seed
+    (such as the master seed) would let anyone undo the shuffle and read the host's order again.
+    """
+    key = settings.SECRET_KEY.encode() + hashlib.sha256(_csv_bytes(hidden_df)).digest()
+    digest = hmac.new(key, f"test-row-order:{challenge.pk}:{challenge.slug}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
 def _store_dataset(challenge: Challenge, upload: DatasetUpload, spec, train_df, test_inputs_df, hidden_df) -> Dataset:
+    # The host's row order may follow the labels: test rows are stored in a fixed shuffled order.
+    test_inputs_df, hidden_df = shuffle_test_rows(test_inputs_df, hidden_df, seed=_test_row_seed(challenge, hidden_df))
     train_bytes, test_bytes, hidden_bytes = _csv_bytes(train_df), _csv_bytes(test_inputs_df), _csv_bytes(hidden_df)
     version = hashlib.sha256(train_bytes + b"\0" + test_bytes + b"\0" + hidden_bytes).hexdigest()
     dataset = Dataset(challenge=challenge, id_column=spec.id_column, label_column=spec.label_column,
@@ -285,7 +300,11 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
 
 
 def challenge_reveal(*, challenge: Challenge, user: User) -> Challenge:
-    """Reveal the private board (hosts only): from now on everyone sees both boards."""
+    """Reveal the private board (hosts only): from now on everyone sees both boards.
+
+    The reveal closes the competition: every phase (and the challenge) still taking submissions
+    ends now, so no private score made afterwards is public at once (issue 21).
+    """
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can reveal the private board.")
     if not board_has_private(challenge):
@@ -293,12 +312,30 @@ def challenge_reveal(*, challenge: Challenge, user: User) -> Challenge:
     with transaction.atomic():
         challenge = Challenge.objects.select_for_update().get(pk=challenge.pk)
         if challenge.private_revealed_at is None:
-            challenge.private_revealed_at = timezone.now()
+            now = timezone.now()
+            challenge.private_revealed_at = now
             challenge.save(update_fields=["private_revealed_at"])
-            audit_record(challenge=challenge, actor=user, action="private_board_revealed")
+            ended = _end_open_phases(challenge, now)
+            audit_record(challenge=challenge, actor=user, action="private_board_revealed", phases_ended=ended)
             event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge)
     report_request(challenge_id=challenge.pk)
     return challenge
+
+
+def _end_open_phases(challenge: Challenge, now) -> list[str]:
+    """Close the challenge and every phase not closed by ``now``: the reveal ends the competition."""
+    if challenge.closes_at is None or challenge.closes_at > now:
+        opens = challenge.opens_at
+        challenge.closes_at = now if opens is None or opens < now else opens + timedelta(microseconds=1)
+        challenge.save(update_fields=["closes_at"])
+    ended = []
+    for phase in challenge.phases.all():
+        if phase.closes_at is None or phase.closes_at > now:
+            phase.closes_at = now if phase.opens_at is None or phase.opens_at < now \
+                else phase.opens_at + timedelta(microseconds=1)
+            phase.save(update_fields=["closes_at"])
+            ended.append(phase.name)
+    return ended
 
 
 def challenge_add_host(*, challenge: Challenge, user: User, added_by: User) -> None:

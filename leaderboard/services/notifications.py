@@ -28,6 +28,7 @@ from django.utils import timezone
 from ..choices import SubmissionStatus
 from ..models import Challenge, Event, Membership, Phase, Profile, Submission, TeamInvitation, WebhookDelivery
 from . import dispatch
+from .boards import board_private_revealed
 from .dispatch import DELIVER_WEBHOOK, PROCESS_EVENT, enqueue_on_commit
 from .errors import PlatformError, ServiceError
 from .webhooks import deliveries_create
@@ -167,6 +168,8 @@ def reveals_record_due(*, now=None) -> int:
            .exclude(challenge__events__kind=Event.Kind.BOARD_REVEALED).values_list("challenge_id", flat=True))
     recorded = 0
     for challenge in Challenge.objects.filter(pk__in=list(due)):
+        if not board_private_revealed(challenge=challenge, now=now):  # a later phase is still open
+            continue
         with transaction.atomic():
             recorded += event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge) is not None
     return recorded

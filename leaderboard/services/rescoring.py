@@ -3,7 +3,9 @@
 The reports computed before are kept (``ReportVersion``), and the audit log records what was
 replaced. Prediction files are stored, so they are scored again on the scoring queue; recipe
 runs kept no predictions (only their scores), so a corrected label reaches them only when they
-are run again: the result says how many were left as they are.
+are run again: the result says how many were left as they are. A new metric cannot reach them at
+all, so a metric change is refused (409) while the challenge has recipe entries: one board never
+mixes two metrics.
 """
 
 from __future__ import annotations
@@ -61,6 +63,26 @@ def _read_labels(dataset: Dataset, data: bytes, filename: str) -> bytes:
     return out.loc[expected].reset_index().to_csv(index=False).encode("utf-8")
 
 
+METRIC_WOULD_MIX = ("This challenge has {n} recipe submission(s) whose predictions are not kept (only their "
+                    "scores under {old}): a change of metric to {new} could not rescore them, and one board would "
+                    "mix the two metrics. Create a new challenge for the new metric, or correct the labels only.")
+
+
+class MetricChangeRefused(ServiceError):
+    """A metric change that would leave recipe entries scored under the old metric (HTTP 409)."""
+
+    status_code = 409
+
+
+def _check_no_recipe_entries(challenge: Challenge, metric) -> None:
+    """Recipe runs keep no predictions, so a new metric cannot reach them: refuse rather than mix metrics."""
+    recipes = (Submission.objects.filter(challenge=challenge, kind=SubmissionKind.RECIPE)
+               .exclude(status=SubmissionStatus.CANCELLED).count())
+    if recipes:
+        raise MetricChangeRefused(METRIC_WOULD_MIX.format(n=recipes, old=get_metric(challenge.metric).label,
+                                                          new=metric.label), field="metric")
+
+
 def _archive_reports(challenge: Challenge, reason: str) -> None:
     for board, model in (("public", Report), ("private", PrivateReport)):
         report = model.objects.filter(challenge=challenge).first()
@@ -87,6 +109,7 @@ def challenge_rescore(*, challenge: Challenge, user: User, phase: Phase | None =
             raise ServiceError(str(exc), field="metric") from None
         if (new_metric.task == "regression") != (dataset.task == "regression"):
             raise ServiceError(f"{new_metric.label} does not fit this dataset's labels.", field="metric")
+        _check_no_recipe_entries(challenge, new_metric)
     labels = _read_labels(dataset, hidden_labels[1], hidden_labels[0]) if hidden_labels else None
     submissions = Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)
     if phase is not None and labels is None and new_metric is None:

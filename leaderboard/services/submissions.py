@@ -181,7 +181,7 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
         raise ServiceError("This challenge has no test set to score predictions against.")
     phase = _open_phase(challenge, user, SubmissionKind.PREDICTIONS)
     method_name = _check_method_name(method_name)
-    team = team_for_submission(user=user, team_id=team_id)
+    team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
     _parse_prediction_files(challenge, files)
     sha256 = content_hash([upload.data for upload in files])
     stored: list[PredictionFile] = []
@@ -244,7 +244,7 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
     _check_recipe_source(recipe.name, recipe.data)
-    team = team_for_submission(user=user, team_id=team_id)
+    team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
     plan = run_seed_plan(challenge=challenge)
     sha256 = content_hash([recipe.data, json.dumps(hyperparameters or {}, sort_keys=True).encode()])
     submission = None

@@ -15,15 +15,16 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils.text import slugify
 
 from evaluation.report import derive_seed
 from evaluation.stats import suites as su
 
-from ..choices import RunStatus, SubmissionStatus
-from ..models import Challenge, Run, Suite
+from ..choices import Feedback, RunStatus, SubmissionStatus
+from ..models import Challenge, Run, Submission, Suite
+from .boards import board_scope
 from .errors import ServiceError
 
 PROFILE_TAUS = 21
@@ -52,19 +53,50 @@ def suite_create(*, created_by: User, title: str, challenges: list[Challenge], s
     return suite
 
 
-def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[np.ndarray]]]:
-    """(tasks, entries, runs[e][t]): the entries scored on every task and their run scores."""
-    tasks = list(suite.challenges.order_by("title", "slug"))
-    rows = (Run.objects.filter(submission__challenge__in=tasks, status=RunStatus.SUCCEEDED, test_score__isnull=False)
+def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
+    """What the task's public board shows, per submission: (how, {submission id: run scores}).
+
+    Until the private board is revealed a suite reads only what a reader of the task's board
+    reads: scores on the public part of the hidden rows, passed through the task's feedback
+    (rounded per run, or the Ladder's one release per submission). After the reveal every
+    hidden row is public and the exact scores on all of them are used.
+    """
+    scope = board_scope(challenge=task, user=AnonymousUser())
+    revealed = scope.has_private and scope.revealed
+    field = "test_score" if revealed or not scope.has_private else "public_score"
+    rows = (Run.objects.filter(submission__challenge=task, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
             .exclude(submission__status=SubmissionStatus.CANCELLED)
-            .order_by("submission__created", "submission_id", "index")
-            .values_list("submission__challenge_id", "submission__team__name", "submission__method_name",
-                         "submission_id", "test_score"))
-    latest: dict[tuple, dict[int, int]] = {}
+            .order_by("submission_id", "index").values_list("submission_id", field))
+    shown: dict[int, list[float]] = {}
+    if not revealed and scope.feedback == Feedback.LADDER:
+        for submission_id in {sid for sid, _ in rows}:
+            release = scope.ladder.get(submission_id)
+            if release is not None:
+                shown[submission_id] = [release]
+        return f"public part, Ladder releases (η = {task.ladder_margin:g})", shown
+    for submission_id, score in rows:
+        shown.setdefault(submission_id, []).append(score if revealed else scope.public(score))
+    if revealed:
+        return "all hidden rows (private board revealed)", shown
+    how = "public part" if scope.has_private else "all hidden rows"
+    return how + (f", rounded to {task.feedback_digits} digits" if scope.feedback == Feedback.ROUNDED else ""), shown
+
+
+def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[np.ndarray]], list[str]]:
+    """(tasks, entries, runs[e][t], read[t]): the entries scored on every task, their run scores as the
+    boards show them, and which scores were read on each task (see :func:`_shown_scores`)."""
+    tasks = list(suite.challenges.order_by("title", "slug"))
     scores: dict[int, list[float]] = {}
-    for challenge_id, team, method, submission_id, score in rows:
+    read = []
+    for task in tasks:
+        how, shown = _shown_scores(task)
+        read.append(how)
+        scores.update(shown)
+    rows = (Submission.objects.filter(pk__in=list(scores)).order_by("created", "pk")
+            .values_list("challenge_id", "team__name", "method_name", "pk"))
+    latest: dict[tuple, dict[int, int]] = {}
+    for challenge_id, team, method, submission_id in rows:
         latest.setdefault((team, method), {})[challenge_id] = submission_id  # later submissions win
-        scores.setdefault(submission_id, []).append(score)
     entries, runs = [], []
     for (team, method), by_task in sorted(latest.items()):
         ids = [by_task.get(t.pk) for t in tasks]
@@ -72,8 +104,8 @@ def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[
             entries.append({"team": team, "method_name": method,
                             "submissions": {t.slug: i for t, i in zip(tasks, ids)},
                             "runs": {t.slug: len(scores[i]) for t, i in zip(tasks, ids)}})
-            runs.append([np.asarray(scores[i]) for i in ids])
-    return tasks, entries, runs
+            runs.append([np.asarray(scores[i], dtype=float) for i in ids])
+    return tasks, entries, runs, read
 
 
 def _interval(ci, e: int) -> dict:
@@ -82,10 +114,10 @@ def _interval(ci, e: int) -> dict:
 
 def suite_board(*, suite: Suite) -> dict:
     """The suite's board as JSON-ready data (see the module docstring)."""
-    tasks, entries, runs = suite_runs(suite=suite)
+    tasks, entries, runs, read = suite_runs(suite=suite)
     out = {"suite": suite.slug, "title": suite.title, "normalization": suite.normalization, "rope": suite.rope,
-           "tasks": [{"slug": t.slug, "title": t.title, "metric": t.metric, "higher_is_better": t.higher_is_better}
-                     for t in tasks],
+           "tasks": [{"slug": t.slug, "title": t.title, "metric": t.metric, "higher_is_better": t.higher_is_better,
+                      "scores": how} for t, how in zip(tasks, read)],
            "entries": entries, "profile": None, "probability_of_improvement": None, "critical_difference": None,
            "bayesian": [], "note": None}
     if not entries:

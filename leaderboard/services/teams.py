@@ -3,15 +3,24 @@
 Nobody is made a member without their consent: a member invites (``team_invite``), and the
 invitee accepts or declines (``invitation_decide``) on their account page or through the API. The
 invitee is mailed about the invitation (``services.notifications``; each user can turn it off).
+
+Teams are global (one team may enter many challenges), so "one team per person per challenge" (as
+on Kaggle) is enforced where a team enters a challenge: a team may submit to a challenge only while
+none of its members takes part in it with another team (has submitted there, or is in a team that
+has), and an invitation is refused when accepting it would put the invitee in two teams of one
+challenge. Otherwise a person could make a fresh team per probe and read a new Ladder release each
+time (issue 21).
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from ..models import Event, Membership, Team, TeamInvitation
+from ..choices import SubmissionStatus
+from ..models import Challenge, Event, Membership, Submission, Team, TeamInvitation
 from .errors import NotAllowed, ServiceError
 from .notifications import event_record
 
@@ -82,6 +91,7 @@ def invitation_decide(*, invitation: TeamInvitation, user: User, accept: bool) -
         invitation.decided_at = timezone.now()
         invitation.save(update_fields=["status", "decided_at"])
         if accept:
+            _check_no_second_team(team=invitation.team, users=[user], joining=True)
             Membership.objects.get_or_create(team=invitation.team, user=user)
     return invitation
 
@@ -98,11 +108,47 @@ def invitation_cancel(*, invitation: TeamInvitation, user: User) -> TeamInvitati
     return invitation
 
 
-def team_for_submission(*, user: User, team_id: int | None) -> Team:
-    """The team a user submits for: the named team (if a member) or their personal team."""
+def team_for_submission(*, user: User, team_id: int | None, challenge: Challenge | None = None) -> Team:
+    """The team a user submits for: the named team (if a member) or their personal team.
+
+    With ``challenge``, the team must be the only team each of its members takes part in there.
+    """
     if team_id is None:
-        return team_personal_for(user=user)
-    team = Team.objects.filter(pk=team_id, membership__user=user).first()
-    if team is None:
-        raise NotAllowed(f"You are not a member of team {team_id}.")
+        team = team_personal_for(user=user)
+    else:
+        team = Team.objects.filter(pk=team_id, membership__user=user).first()
+        if team is None:
+            raise NotAllowed(f"You are not a member of team {team_id}.")
+    if challenge is not None:
+        _check_no_second_team(team=team, users=list(team.members.all()), challenge=challenge)
     return team
+
+
+def _check_no_second_team(*, team: Team, users: list[User], challenge: Challenge | None = None,
+                          joining: bool = False) -> None:
+    """NotAllowed when one of ``users`` takes part, with another team, in a challenge ``team`` enters.
+
+    A person takes part in a challenge with a team once they have submitted there for it, or
+    belong to it while it has submissions there (cancelled ones aside). ``challenge``: the one
+    ``team`` is entering now; otherwise every challenge ``team`` has submitted to.
+    """
+    ids = [u.pk for u in users]
+    entered = Submission.objects.exclude(status=SubmissionStatus.CANCELLED)
+    if challenge is not None:
+        challenges = [challenge.pk]
+    else:
+        challenges = list(entered.filter(team=team).values_list("challenge_id", flat=True).distinct())
+    if not challenges or not ids:
+        return
+    other = (entered.filter(challenge_id__in=challenges)
+             .filter(Q(submitted_by_id__in=ids) | Q(team__membership__user_id__in=ids))
+             .exclude(team=team).select_related("team", "challenge", "submitted_by").order_by("created").first())
+    if other is None:
+        return
+    person = other.submitted_by if other.submitted_by_id in ids else \
+        User.objects.filter(pk__in=ids, membership__team=other.team).first()
+    who = "You take" if joining or len(ids) == 1 or person is None else f"{person.username} takes"
+    raise NotAllowed(f"{who} part in “{other.challenge.title}” with the team “{other.team.name}” already: a person "
+                     f"is in one team per challenge (as on Kaggle), so “{team.name}” cannot "
+                     f"{'be joined' if joining else 'submit there'} while that holds. Submit with "
+                     f"“{other.team.name}” there.")

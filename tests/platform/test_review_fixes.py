@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.models import Run, Submission
 from leaderboard.services.challenges import challenge_update
-from leaderboard.services.errors import QuotaExceeded, ServiceError
+from leaderboard.services.errors import NotAllowed, ServiceError
 from leaderboard.services.scoring import submission_score
 from leaderboard.services.submissions import UploadedFile, submission_cancel, submission_create_predictions
 from leaderboard.services.teams import team_create
@@ -28,8 +28,10 @@ def test_more_teams_do_not_buy_more_submissions(host, alice):
     challenge, frame = digits_challenge(host, daily_quota=2, total_quota=0)
     extra = [team_create(name=f"alice-team-{i}", creator=alice) for i in range(2)]
     predictions(challenge, alice, frame, team_id=extra[0].pk)
-    predictions(challenge, alice, frame, team_id=extra[1].pk)
-    with pytest.raises(QuotaExceeded, match="User alice has used its 2 submissions"):
+    # issue 21: a person takes part in a challenge with one team only, so another team is refused outright
+    with pytest.raises(NotAllowed, match="one team per challenge"):
+        predictions(challenge, alice, frame, team_id=extra[1].pk)
+    with pytest.raises(NotAllowed, match="one team per challenge"):
         predictions(challenge, alice, frame)
 
 
