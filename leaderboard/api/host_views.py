@@ -37,7 +37,9 @@ class ChallengeHostActions:
         return challenge
 
     @extend_schema(request=None, responses=ChallengeSerializer,
-                   description="Reveal the private board (hosts): from now on everyone sees both boards.")
+                   description="Reveal the private board (hosts): from now on everyone sees both boards. "
+                               "Revealing ends the challenge: every open phase closes now, and later "
+                               "submissions are refused.")
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
     def reveal(self, request, slug=None):
         challenge = challenge_reveal(challenge=self.get_object(), user=request.user)

@@ -31,7 +31,7 @@ from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError
 from .phases import phase_open
 from .registrations import registration_check
 from .reports import report_request
-from .teams import team_for_submission
+from .teams import team_for_submission, team_lock_for_entry
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +80,14 @@ def _check_method_name(method_name: str) -> str:
 
 
 def _lock_team_and_check_quota(phase: Phase, team: Team, user: User, n_files: int = 1) -> None:
-    """Inside a transaction: lock the team and user rows, then count. Concurrent submitters queue on the locks.
+    """Inside a transaction: lock the team and its members' rows (``teams.team_lock_for_entry``), then count.
+
+    Concurrent submitters queue on the locks.
 
     The phase's quotas (submissions and files, per day and in total) hold for the team and for
     the user across all their teams, so creating more teams does not buy more submissions.
     """
-    Team.objects.select_for_update().get(pk=team.pk)
-    User.objects.select_for_update().get(pk=user.pk)
+    team_lock_for_entry(team=team, user=user, challenge=phase.challenge)
     for who, used in ((f"Team {team.name}", phase_quota_usage(phase=phase, team=team)),
                       (f"User {user.username}", phase_quota_usage(phase=phase, user=user))):
         daily, total = used.seconds_until_a_daily_slot(), _seconds_until_closing(phase)

@@ -124,6 +124,19 @@ def team_for_submission(*, user: User, team_id: int | None, challenge: Challenge
     return team
 
 
+def team_lock_for_entry(*, team: Team, user: User, challenge: Challenge) -> None:
+    """Inside a transaction: lock the team and every member's user row, then check the one-team rule again.
+
+    :func:`team_for_submission` checks early, for a clear error before any file is read; this
+    repeats it under the locks, so that two first submissions racing for two teams that share a
+    member cannot both get in. Rows are locked in primary-key order (no deadlock).
+    """
+    Team.objects.select_for_update().get(pk=team.pk)
+    ids = set(team.members.values_list("pk", flat=True)) | {user.pk}
+    members = list(User.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+    _check_no_second_team(team=team, users=members, challenge=challenge)
+
+
 def _check_no_second_team(*, team: Team, users: list[User], challenge: Challenge | None = None,
                           joining: bool = False) -> None:
     """NotAllowed when one of ``users`` takes part, with another team, in a challenge ``team`` enters.

@@ -247,3 +247,23 @@ def test_an_automatic_reveal_waits_until_no_phase_is_open(host, alice):
     phase_update(phase=final, user=host, closes_at=timezone.now())
     assert client_for(alice).get(url).status_code == 200  # the last phase has ended: revealed
     assert reveals_record_due() == 1
+
+
+def test_the_one_team_rule_is_checked_again_under_the_members_locks(host, alice):
+    """Two first submissions racing for two teams that share a member: the second, once it holds the
+    locks, sees the first (the early check in team_for_submission ran before either was stored)."""
+    from django.db import transaction
+
+    from leaderboard.models import Membership, Submission, Team
+    from leaderboard.services.errors import NotAllowed
+    from leaderboard.services.teams import team_for_submission, team_lock_for_entry
+
+    challenge, _ = digits_challenge(host, title="Race")
+    first, second = Team.objects.create(name="first"), Team.objects.create(name="second")
+    for team in (first, second):
+        Membership.objects.create(team=team, user=alice)
+    assert team_for_submission(user=alice, team_id=second.pk, challenge=challenge) == second  # early check passes
+    Submission.objects.create(challenge=challenge, team=first, submitted_by=alice, kind="predictions",
+                              method_name="won the race", status="scored")
+    with transaction.atomic(), pytest.raises(NotAllowed, match="one team per challenge"):
+        team_lock_for_entry(team=second, user=alice, challenge=challenge)
