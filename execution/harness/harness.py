@@ -124,18 +124,21 @@ def _versions() -> dict:
 def _wait_for_run() -> None:
     """Warm start (execution.sandbox.warm): import ahead, then wait for the go on stdin.
 
-    ``VARBOARD_WARM`` is ``"<ack fd>:<import>,..."``, each import a module or ``module:name``
-    (the recipe's ``from module import name``). One that fails is left for the recipe's own
-    import, which fails the same way in its run. Whatever the go
+    ``VARBOARD_WARM`` is ``"<ack fd>"``; the first line of stdin is ``"imports <import>,..."``,
+    each import a module or ``module:name`` (the recipe's ``from module import name``): never
+    in the environment, where the run could read it back. One that fails is left for the
+    recipe's own import, which fails the same way in its run. Whatever the go
     finds, the recipe then sees what a cold run sees: stdin on /dev/null, no ack pipe, no
     ``VARBOARD_WARM``. Anything but the go (the worker discarded this sandbox) ends it.
     """
     setting = os.environ.pop("VARBOARD_WARM", "")
     if not setting:
         return
-    fd_text, _, imports = setting.partition(":")
-    ack = int(fd_text)
-    for entry in filter(None, imports.split(",")):
+    ack = int(setting)
+    line = sys.stdin.buffer.readline()
+    if not line.startswith(b"imports "):
+        os._exit(0)
+    for entry in filter(None, line[len(b"imports "):].decode("ascii", "replace").strip().split(",")):
         module, _, name = entry.partition(":")
         try:
             loaded = importlib.import_module(module)

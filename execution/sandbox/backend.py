@@ -101,6 +101,17 @@ class Started(ABC):
         """Whether the run filled a memory-backed space it was given (e.g. /dev/shm)."""
         return False
 
+    def disk_exceeded(self, max_disk_mb: float) -> bool:
+        """Whether the run's files reached its disk limit (here polled: the unconfined backend
+        has no size-capped file system; bubblewrap's workspace is one, see `bubblewrap`)."""
+        from .procs import tree_size_mb
+
+        return tree_size_mb(self.workdir) > max_disk_mb
+
+    def collect(self) -> None:
+        """Bring the run's ``outputs/`` back to `workdir` once it ended (a no-op where the
+        run wrote to `workdir` itself)."""
+
     @abstractmethod
     def kill(self) -> None:
         """SIGKILL every process of the run; return once they are gone (or after a while)."""

@@ -9,7 +9,8 @@ built once per process)::
           --ro-bind /etc/ld.so.cache ... --symlink /usr/share/zoneinfo/... /etc/localtime ...
           --ro-bind <python folder> <same path> ...
           --proc /proc --dev /dev --size <memory/2> --tmpfs /dev/shm [--dev-bind-try /dev/nvidia* ...]
-          --bind <workdir> /sandbox/work --symlink /sandbox/work/tmp /tmp
+          --size <max_disk> --perms 0700 --tmpfs /sandbox/work --dir /sandbox/work/tmp
+          --symlink /sandbox/work/tmp /tmp
           --ro-bind-data FD /etc/passwd --ro-bind-data FD /etc/group --ro-bind-data FD /etc/hosts
           --remount-ro /dev --remount-ro / --chdir /sandbox/work
           --seccomp FD --json-status-fd FD --block-fd FD
@@ -21,7 +22,9 @@ that uid into the new user namespace. As another user, bwrap maps the worker's o
 
 bwrap reports its sandbox's init (host pid and namespace ids) on ``--json-status-fd``,
 then waits on ``--block-fd`` with everything set up: the worker takes a pidfd of that init
-and a handle on the run's /dev/shm, then lets the program start. The exit code comes on
+and handles on the run's /dev/shm and workspace tmpfs, copies the workspace's files in
+(`execution.sandbox.scratch`: the run's writable space is that size-capped tmpfs, never the
+host's disk; its ``outputs/`` is copied back once the run ended), then lets the program start. The exit code comes on
 the same status pipe only when the program was executed: without it, the sandbox never
 started (a platform failure).
 
@@ -34,6 +37,7 @@ the limit could not even start bwrap (measured). Set inside, it counts this run'
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import secrets
@@ -49,6 +53,7 @@ from .environment import clean_env
 from .interpreter import searchable_by_others
 from .limits import SandboxUnavailable, prlimit_argv
 from .procs import pid_namespace, pids_in_namespace, uids_in_use
+from .scratch import copy_in, copy_out
 from .seccomp import program_fd
 from .shm import ShmWatch
 from .view import SANDBOX_HOME, device_binds, readonly_view
@@ -193,6 +198,11 @@ def _shm_bytes(spec: RunSpec) -> int:
     return max(1, int(spec.limits.memory_mb) // 2) * 2**20
 
 
+def _disk_bytes(spec: RunSpec) -> int:
+    """Size of the run's workspace tmpfs: its disk limit (see `execution.sandbox.scratch`)."""
+    return max(1, int(spec.limits.max_disk_mb)) * 2**20
+
+
 def _argv(bwrap: str, spec: RunSpec, fds: _Fds) -> list[str]:
     env = clean_env(SANDBOX_HOME, spec.env, spec.limits, spec.device)
     argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -201,7 +211,8 @@ def _argv(bwrap: str, spec: RunSpec, fds: _Fds) -> list[str]:
         argv += ["--setenv", name, value]
     argv += [*readonly_view(), "--proc", "/proc", "--dev", "/dev",
              "--size", str(_shm_bytes(spec)), "--tmpfs", "/dev/shm", *device_binds(spec.device),
-             "--bind", spec.workdir, SANDBOX_HOME, "--symlink", SANDBOX_HOME + "/tmp", "/tmp",
+             "--size", str(_disk_bytes(spec)), "--perms", "0700", "--tmpfs", SANDBOX_HOME,
+             "--dir", SANDBOX_HOME + "/tmp", "--symlink", SANDBOX_HOME + "/tmp", "/tmp",
              "--ro-bind-data", str(fds.passwd), "/etc/passwd",
              "--ro-bind-data", str(fds.group), "/etc/group",
              "--ro-bind-data", str(fds.hosts), "/etc/hosts",
@@ -227,15 +238,19 @@ class BwrapRun(Started):
     init_fd: int | None = None
     namespace: str = ""
     shm: ShmWatch | None = None
+    work: ShmWatch | None = None  # the workspace tmpfs (`execution.sandbox.scratch`)
+    max_file_bytes: int = 0
+    disk_mb: int = 0
+    setup_error: str = ""
 
     @classmethod
-    def attach(cls, proc, output, fds: _Fds, spec: RunSpec, describe) -> BwrapRun:
+    def attach(cls, proc, output, fds: _Fds, spec: RunSpec, describe, uid: int | None) -> BwrapRun:
         """The handle, once bwrap reported its sandbox's init (or failed before it);
         `describe(header)` names the isolation from bwrap's report."""
         line, rest = _read_line(fds.status_read, _START_TIMEOUT_S)
         header = _json(line)
         run = cls(proc=proc, output=output, workdir=spec.workdir, isolation=describe(header),
-                  status_fd=fds.status_read, status_rest=rest)
+                  status_fd=fds.status_read, status_rest=rest, uid=uid)
         init = header.get("child-pid")
         if isinstance(init, int) and "pid-namespace" in header:
             run.namespace = f"pid:[{header['pid-namespace']}]"
@@ -247,6 +262,9 @@ class BwrapRun(Started):
                 os.close(run.init_fd)  # gone already, its pid taken by another process
                 run.init_fd = None
             run.shm = ShmWatch(init, _shm_bytes(spec))
+            run.work = ShmWatch(init, _disk_bytes(spec), inner=SANDBOX_HOME, host=spec.workdir)
+        run.max_file_bytes = int(spec.limits.max_file_mb * 2**20)
+        run.disk_mb = _disk_bytes(spec) // 2**20
         run._go(fds.block_write)
         return run
 
@@ -256,18 +274,38 @@ class BwrapRun(Started):
         bwrap waits on ``--block-fd`` after its mounts and before it executes the program.
         """
         deadline = time.monotonic() + _START_TIMEOUT_S
-        while self.shm and self.init_fd is not None and time.monotonic() < deadline:
-            if self.shm.attach() or select.select([self.init_fd], [], [], 0.0005)[0]:
+        while self.shm and self.work and self.init_fd is not None and time.monotonic() < deadline:
+            if (self.shm.attach() and self.work.attach()) or select.select([self.init_fd], [], [], 0.0005)[0]:
                 break  # set up; or it failed, and bwrap's message will say why
         if self.shm and not self.shm.attach() and self.init_fd is not None:
             self.warnings.append("the run's /dev/shm could not be watched: what it stores there "
                                  "is not counted as memory")
         try:
+            if self.work is not None:
+                self.bring_in()
             os.write(block_write, b"g")
-        except OSError:
-            pass
+        except OSError as exc:
+            if self.init_fd is not None and not select.select([self.init_fd], [], [], 0)[0]:
+                # set up, but without its inputs: it must not start (a platform failure, not the recipe's)
+                self.setup_error = f"the run's files could not be put in its {self.disk_mb} MB workspace: {exc}"
+                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
         finally:
             os.close(block_write)
+
+    def bring_in(self) -> None:
+        """Copy the host workspace into the run's tmpfs (again at a warm start's release, when
+        the inputs were written after the sandbox started). OSError if the tmpfs is not held."""
+        if not (self.work and self.work.attach()):
+            raise OSError(errno.ENOENT, "the run's workspace could not be reached")
+        copy_in(self.workdir, self.work.fd, self.uid)
+
+    def disk_exceeded(self, max_disk_mb: float) -> bool:
+        """Whether the run filled its workspace tmpfs: the kernel refused its writes past the limit."""
+        return bool(self.work and self.work.full())
+
+    def collect(self) -> None:
+        if self.work and self.work.fd is not None:
+            copy_out(self.work.fd, self.workdir, self.max_file_bytes)
 
     def members(self) -> list[int]:
         return pids_in_namespace(self.namespace) if self.namespace else []
@@ -336,6 +374,8 @@ class BwrapRun(Started):
     def returncode(self, wait_status: int, killed: bool) -> int | None:
         code = os.waitstatus_to_exitcode(wait_status)
         reported = _json(_read_line(self.status_fd, 1, self.status_rest)[0]).get("exit-code")
+        if self.setup_error:
+            raise SandboxUnavailable(f"could not start the sandboxed process: {self.setup_error}")
         if reported is None and not killed:
             # bwrap reports the exit code only once the program was executed
             lines = [line for line in self.output.stderr().splitlines() if line.strip()]
@@ -349,8 +389,9 @@ class BwrapRun(Started):
             if fd is not None and fd >= 0:
                 os.close(fd)
         self.status_fd, self.init_fd = -1, None
-        if self.shm:
-            self.shm.close()
+        for watch in (self.shm, self.work):
+            if watch:
+                watch.close()  # the last reference to its tmpfs: what the run wrote is freed
 
 
 class Bubblewrap(Backend):
@@ -395,6 +436,4 @@ class Bubblewrap(Backend):
             raise SandboxUnavailable(f"could not start the sandboxed process: {exc}") from exc
         fds.close_child_ends()
         output = Output(proc.stdout, proc.stderr, spec.limits.max_output_bytes)
-        run = BwrapRun.attach(proc, output, fds, spec, lambda header: _describe(header, version, uid))
-        run.uid = uid
-        return run
+        return BwrapRun.attach(proc, output, fds, spec, lambda header: _describe(header, version, uid), uid)

@@ -11,6 +11,8 @@ __all__ = ["classify", "limit_message"]
 _MEMORY_PATTERNS = ("MemoryError", "Cannot allocate memory", "can't allocate memory",
                     "std::bad_alloc", "out of memory", "failed to map segment from shared object")
 
+_DISK_PATTERNS = ("No space left on device", "[Errno 28]")
+
 
 def _signal_name(num: int) -> str:
     try:
@@ -45,10 +47,11 @@ def _by_signal(sig: int, limits: Limits, cpu_used: float) -> tuple[str, str]:
 
 
 def classify(returncode: int | None, stderr_tail: str, limits: Limits, cpu_used: float,
-             memory_full: bool = False) -> tuple[str, str]:
+             memory_full: bool = False, disk_full: bool = False) -> tuple[str, str]:
     """(status, message) of a run that ended by itself.
 
     `memory_full`: the run filled its memory-backed /dev/shm, so a failure is for memory.
+    `disk_full`: the run filled its size-capped workspace, so a failure is for disk.
     """
     last = stderr_tail[-4000:]
     if returncode == 0:
@@ -57,7 +60,13 @@ def classify(returncode: int | None, stderr_tail: str, limits: Limits, cpu_used:
         return _by_signal(-returncode, limits, cpu_used)
     if "[Errno 27] File too large" in last:
         return "file_size", f"tried to write a file larger than the {limits.max_file_mb} MB limit"
-    if memory_full or any(p in last for p in _MEMORY_PATTERNS):
+    if disk_full:
+        return limit_message("disk", limits)
+    if memory_full:
+        return limit_message("memory", limits)
+    if any(p in last for p in _DISK_PATTERNS):  # the workspace tmpfs refused a write (ENOSPC)
+        return limit_message("disk", limits)
+    if any(p in last for p in _MEMORY_PATTERNS):
         return limit_message("memory", limits)
     if "Resource temporarily unavailable" in last and ("fork" in last or "thread" in last.lower()):
         return limit_message("processes", limits)

@@ -25,7 +25,8 @@ class Limits:
     max_file_mb : int
         Size of any one file the run writes (RLIMIT_FSIZE).
     max_disk_mb : int
-        Total size of the files under the working directory (polled).
+        Total size of what the run writes: under bubblewrap the size of its workspace, a tmpfs
+        the kernel caps (`execution.sandbox.scratch`); polled under the unconfined backend.
     max_output_bytes : int
         Bytes of stdout plus stderr; more kills the run. The log keeps the head and tail.
     threads : int

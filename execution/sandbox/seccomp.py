@@ -39,6 +39,10 @@ DENIED = (
     "init_module", "finit_module", "delete_module",
     # System V IPC: kernel memory that the memory polling cannot see or attribute
     "shmget", "msgget", "semget",
+    # anonymous files: RAM outside every RSS and every tmpfs the run is given (a memfd held
+    # unmapped escapes RLIMIT_AS and the polling; no cgroup counts it here). Callers fall
+    # back to /dev/shm, the run's own size-capped tmpfs, counted as its memory
+    "memfd_create", "memfd_secret",
 )
 
 #: clone() fails with EPERM when its flags ask for any of these namespaces.

@@ -1,4 +1,5 @@
-"""Watching a sandbox's private /dev/shm: tmpfs pages are memory that no process's RSS shows."""
+"""Watching a sandbox's private tmpfs mounts: its /dev/shm (tmpfs pages are memory that no
+process's RSS shows) and its workspace (`execution.sandbox.scratch`)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ class ShmWatch:
     that what it holds can still be measured after the run's last process is gone.
     """
 
-    def __init__(self, init_pid: int, size: int):
-        self.path = f"/proc/{init_pid}/root/dev/shm"
+    def __init__(self, init_pid: int, size: int, inner: str = "/dev/shm", host: str = "/dev/shm"):
+        self.path = f"/proc/{init_pid}/root{inner}"
         self.size = size
         self.fd: int | None = None
         try:
-            self.host_dev = os.stat("/dev/shm").st_dev
+            self.host_dev = os.stat(host).st_dev  # the host's folder at that path is not it
         except OSError:
             self.host_dev = None
 

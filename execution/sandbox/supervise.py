@@ -1,7 +1,8 @@
 """Watching a started run until it ends, and turning that into a `SandboxResult`.
 
 The supervisor polls the run's processes (found by the backend: a PID namespace under
-bubblewrap) for memory and tasks, the workspace for disk, and the output for its cap, and
+bubblewrap) for memory and tasks, the workspace for disk (under bubblewrap a size-capped
+tmpfs: the kernel enforces the limit, the poll only reports it), and the output for its cap, and
 kills the whole run when one is exceeded or the wall time is up. Memory is the sum of the
 processes' RSS; over the limit, the sum of their PSS (pages shared after fork counted once)
 decides; plus what the run stored in its /dev/shm. Polling every 0.1-0.25 s can miss a
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from .backend import Backend, RunSpec, Started
 from .classify import classify, limit_message
 from .limits import Limits, SandboxResult
-from .procs import pss_kb, tree_size_mb, usage
+from .procs import pss_kb, usage
 
 __all__ = ["Ended", "execute", "finish", "supervise"]
 
@@ -79,7 +80,7 @@ def supervise(started: Started, limits: Limits) -> Ended:
                 ended.reason = poll.check()
                 next_scan = now + (0.1 if now - start < 2 else 0.25)
             if ended.reason is None and now >= next_disk:
-                if tree_size_mb(started.workdir) > limits.max_disk_mb:
+                if started.disk_exceeded(limits.max_disk_mb):  # the kernel caps it; this says so early
                     ended.reason = "disk"
                 next_disk = now + 1.0
             if ended.reason is not None:
@@ -112,7 +113,8 @@ def _result(started: Started, ended: Ended, limits: Limits) -> SandboxResult:
         status, message = limit_message(reason, limits)
     else:
         status, message = classify(returncode, stderr, limits, cpu_used,
-                                   memory_full=returncode != 0 and started.memory_exhausted())
+                                   memory_full=returncode != 0 and started.memory_exhausted(),
+                                   disk_full=returncode != 0 and started.disk_exceeded(limits.max_disk_mb))
     max_rss_kb = max(ended.peak_memory_kb, ended.rusage.ru_maxrss if ended.rusage else 0)
     warnings = list(started.warnings)
     return SandboxResult(
@@ -136,6 +138,7 @@ def finish(started: Started, limits: Limits) -> SandboxResult:
             started.kill()  # leftovers: processes that outlived the main one
             if started.proc.returncode is None:  # interrupted before the child was reaped
                 started.proc.wait()
+        started.collect()  # its outputs, out of a workspace that ends with the handle
         if not started.output.join(timeout=5):
             started.warnings.append("some output could not be collected: a process kept the pipe open")
         return _result(started, ended, limits)

@@ -3,9 +3,12 @@
 `start_waiting` starts the run's program exactly as `run_sandboxed` would (the same
 bubblewrap command line: namespaces, read-only view, seccomp, rlimits, a fresh uid as
 root, the same clean environment), except that its stdin is a pipe and it keeps one more
-file descriptor, the *ack* pipe, whose number it finds in ``VARBOARD_WARM`` together with
-what to import ahead (``"<fd>:numpy,torch,transformers:BertConfig"``: a module, or a module
-and a name to look up in it). The harness imports them, writes
+file descriptor, the *ack* pipe, whose number it finds in ``VARBOARD_WARM``. What to
+import ahead comes as the first line of its stdin (``"imports numpy,torch,transformers:BertConfig"``:
+a module, or a module and a name to look up in it), never in its environment or command line,
+which the run could read back (``/proc/self/environ``; bwrap, the sandbox's pid 1, shows its
+``--setenv`` arguments in ``/proc/1/cmdline``): the import list is the previous recipe's,
+maybe another team's. The harness imports them, forgets the list, writes
 ``ready`` on the ack pipe, and blocks reading its stdin. `Waiting.release` hands the
 workspace (by then holding the run's inputs) to the run's uid and writes ``go``; the
 harness replaces its stdin with /dev/null, closes the ack pipe after writing
@@ -39,7 +42,7 @@ from .supervise import finish
 
 __all__ = ["WARM_ENV", "Waiting", "WarmStartFailed", "start_waiting"]
 
-#: The harness's switch into warm mode: ``"<ack fd>:<module>,<module>,..."``.
+#: The harness's switch into warm mode: ``"<ack fd>"`` (the imports come on stdin).
 WARM_ENV = "VARBOARD_WARM"
 
 
@@ -90,6 +93,7 @@ class Waiting:
             hand_over(self.started.workdir, self.started.uid)
         self._released = True
         try:
+            self.started.bring_in()  # the inputs, into the sandbox's own workspace
             self.started.proc.stdin.write(b"go\n")
             self.started.proc.stdin.close()
         except OSError as exc:
@@ -158,7 +162,7 @@ def start_waiting(
         if not re.fullmatch(r"[A-Za-z_][\w.]*(:\w+)?", name):
             raise ValueError(f"`imports` holds {name!r}, which is neither 'module' nor 'module:name'")
     ack_read, ack_write = os.pipe()
-    extra = {**check_extra_env(env), WARM_ENV: f"{ack_write}:{','.join(imports)}"}
+    extra = {**check_extra_env(env), WARM_ENV: str(ack_write)}
     spec = RunSpec(argv=tuple(argv), workdir=os.path.abspath(workdir), env=extra, limits=limits, device=device,
                    stdin_pipe=True, pass_fds=(ack_write,))
     try:
@@ -168,4 +172,11 @@ def start_waiting(
         raise
     finally:
         os.close(ack_write)
-    return Waiting(started, limits, ack_read, tuple(imports))
+    waiting = Waiting(started, limits, ack_read, tuple(imports))
+    try:  # on stdin, not in the environment or argv: /proc/1/cmdline shows bwrap's --setenv
+        started.proc.stdin.write(f"imports {','.join(imports)}\n".encode())
+        started.proc.stdin.flush()
+    except OSError as exc:
+        waiting.discard()
+        raise WarmStartFailed(f"the waiting sandbox did not take its imports: {exc}") from exc
+    return waiting

@@ -226,7 +226,8 @@ def test_the_view_is_read_only_but_the_workspace(workspace):
     assert r.stdout_tail.split() == ["/x", "30", "/etc/x", "30", "/dev/x", "30", "/usr/x", "30", "/sandbox/x", "30",
                                      "/tmp/x", "written", "/sandbox/work/x", "written", "/dev/shm/x", "written",
                                      "/dev/null", "written"]
-    assert (workspace / "tmp" / "x").exists() and (workspace / "x").exists()
+    # the workspace is the run's own size-capped tmpfs (execution.sandbox.scratch): gone with the run
+    assert not (workspace / "tmp" / "x").exists() and not (workspace / "x").exists()
 
 
 # -- limits ---------------------------------------------------------------------------------------
@@ -294,9 +295,10 @@ def test_a_full_dev_shm_is_running_out_of_memory(workspace):
 
 
 def test_file_size_limit(workspace):
-    r = run_code("open('big', 'wb').write(b'x' * (5 * 1024 * 1024))", workspace, max_file_mb=1)
+    r = run_code("import os; os.mkdir('outputs'); open('outputs/big', 'wb').write(b'x' * (5 * 1024 * 1024))",
+                 workspace, max_file_mb=1)
     assert r.status == "file_size" and "larger than the 1 MB limit" in r.message
-    assert os.path.getsize(workspace / "big") <= 1024 * 1024
+    assert os.path.getsize(workspace / "outputs" / "big") <= 1024 * 1024
 
 
 def test_disk_limit_counts_tmp(workspace):
