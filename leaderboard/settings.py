@@ -8,6 +8,7 @@ file-system Celery broker, so ``python3 dev.py demo`` works on a fresh machine.
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
@@ -188,7 +189,15 @@ VARBOARD = {
     # ("auto": CUDA when the worker has a GPU, else the CPU). Equal within Monte Carlo error.
     "STATS_BACKEND": env.str("VARBOARD_STATS_BACKEND", default="numpy"),
     "STATS_DEVICE": env.str("VARBOARD_STATS_DEVICE", default="auto"),
+    # Reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or networks, e.g.
+    # "10.0.0.5,172.18.0.0/16"). Empty: throttles key on the socket peer and ignore the header.
+    "TRUSTED_PROXIES": env.list("VARBOARD_TRUSTED_PROXIES", default=[]),
 }
+try:
+    VARBOARD["TRUSTED_PROXIES"] = [ipaddress.ip_network(item.strip(), strict=False)
+                                   for item in VARBOARD["TRUSTED_PROXIES"] if item.strip()]
+except ValueError as error:
+    raise ImproperlyConfigured(f"VARBOARD_TRUSTED_PROXIES must list addresses or networks: {error}") from None
 if VARBOARD["STATS_BACKEND"] not in ("numpy", "torch"):
     raise ImproperlyConfigured(f"VARBOARD_STATS_BACKEND must be numpy or torch (got {VARBOARD['STATS_BACKEND']!r}).")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
@@ -211,7 +220,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "leaderboard.api.exceptions.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "report_recompute": env.str("VARBOARD_RECOMPUTE_RATE", default="30/min"),
-        # Failed log-ins (web and token) per client address and per username; sign-ups per address.
+        # Failed log-ins (web and token) per client address and per (username, address); sign-ups per
+        # address. The address is the socket peer unless VARBOARD_TRUSTED_PROXIES names it.
         "login": env.str("VARBOARD_LOGIN_RATE", default="10/hour"),
         "signup": env.str("VARBOARD_SIGNUP_RATE", default="20/hour"),
         # Password-reset mails asked for, per client address and per e-mail address.

@@ -24,7 +24,6 @@ from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from evaluation.report import SECTION_PAIRS
@@ -36,6 +35,7 @@ from ..services.boards import board_scope
 from ..services.paging import entries_page, page_limit
 from ..services.reports import (OVERRIDABLE, build_report_data, report_current,
                                 report_with_overrides_key, section_pair)
+from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
 from .renderers import CSVRenderer
 from .report_schema import (FORMAT_PARAMETER, OVERRIDE_PARAMETERS, PAGING_PARAMETERS, ComparisonSerializer, CompareQuerySerializer,
@@ -72,7 +72,7 @@ class ReportViewMixin:
             key = report_with_overrides_key(challenge=challenge, overrides=overrides, board=board)
             data = cache.get(key)
             if data is None:
-                throttle = ScopedRateThrottle()
+                throttle = ClientScopedRateThrottle()
                 if not throttle.allow_request(self.request, self):
                     raise Throttled(wait=throttle.wait(), detail="Too many recomputations with other "
                                     "n/gamma/alpha/statistic values; use the challenge's settings or wait.")
