@@ -158,6 +158,12 @@ VARBOARD = {
     "MAX_PREDICTION_MB": env.int("VARBOARD_MAX_PREDICTION_MB", default=20, minimum=1),
     "MAX_RECIPE_KB": env.int("VARBOARD_MAX_RECIPE_KB", default=512, minimum=1),
     "MAX_PREDICTION_FILES": env.int("VARBOARD_MAX_PREDICTION_FILES", default=100, minimum=1),
+    # Checked from a CSV's header line or a Parquet footer before anything is parsed (issue 22).
+    "MAX_DATASET_COLUMNS": env.int("VARBOARD_MAX_DATASET_COLUMNS", default=10_000, minimum=2),
+    # Most a Parquet dataset may decode to, checked from its footer before decoding (issue 22).
+    "MAX_DATASET_DECODED_MB": env.int("VARBOARD_MAX_DATASET_DECODED_MB", default=256, minimum=1),
+    # Prediction rows allowed beyond the test set's (blank lines); more are refused before parsing.
+    "PREDICTION_EXTRA_ROWS": env.int("VARBOARD_PREDICTION_EXTRA_ROWS", default=1000, minimum=0),
     "RUN_WALL_TIME_S": env.int("VARBOARD_RUN_WALL_TIME_S", default=900, minimum=1),
     "RUN_MEMORY_MB": env.int("VARBOARD_RUN_MEMORY_MB", default=4096, minimum=256),
     "STUCK_RUN_GRACE_S": env.int("VARBOARD_STUCK_RUN_GRACE_S", default=300, minimum=0),
@@ -201,7 +207,7 @@ except ValueError as error:
 if VARBOARD["STATS_BACKEND"] not in ("numpy", "torch"):
     raise ImproperlyConfigured(f"VARBOARD_STATS_BACKEND must be numpy or torch (got {VARBOARD['STATS_BACKEND']!r}).")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # larger uploads spool to a temporary file (issue 22)
 
 # ---------------------------------------------------------------- REST framework
 REST_FRAMEWORK = {

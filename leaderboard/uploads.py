@@ -1,6 +1,15 @@
-"""Read uploaded files with their size checked before anything is read into memory."""
+"""Read uploaded files with their size checked before anything is read into memory.
+
+Django spools any upload over ``FILE_UPLOAD_MAX_MEMORY_SIZE`` to a temporary file; these
+helpers refuse by the declared size first and never read more than the limit plus one
+byte, so the web process's memory does not grow with what a client sends. Prediction
+files are read lazily: a submission with too many files is refused by its count
+(``_parse_prediction_files``) before any of them is read (issue 22).
+"""
 
 from __future__ import annotations
+
+from functools import cached_property
 
 from django.conf import settings
 
@@ -8,16 +17,49 @@ from .services.errors import ServiceError
 from .services.submissions import UploadedFile
 
 
-def read_upload(upload, *, limit_mb: int, field: str) -> UploadedFile:
+def _too_large(name: str, size: int, limit_mb: int, field: str) -> ServiceError:
+    return ServiceError(f"{name} is {size / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB.", field=field)
+
+
+def _read_bounded(upload, *, limit_mb: int, field: str) -> bytes:
+    limit = limit_mb * 1024 * 1024
     size = getattr(upload, "size", None)
-    if size is not None and size > limit_mb * 1024 * 1024:
-        raise ServiceError(f"{upload.name} is {size / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB.", field=field)
-    return UploadedFile(name=upload.name, data=upload.read())
+    if size is not None and size > limit:
+        raise _too_large(upload.name, size, limit_mb, field)
+    data = upload.read(limit + 1)
+    if len(data) > limit:  # the declared size was missing or wrong
+        raise _too_large(upload.name, len(data), limit_mb, field)
+    return data
+
+
+def read_upload(upload, *, limit_mb: int, field: str) -> UploadedFile:
+    return UploadedFile(name=upload.name, data=_read_bounded(upload, limit_mb=limit_mb, field=field))
+
+
+class LazyUpload:
+    """An upload read (bounded) the first time its ``data`` is used; ``name`` costs nothing."""
+
+    def __init__(self, upload, *, limit_mb: int, field: str):
+        self.name = upload.name
+        self._upload, self._limit_mb, self._field = upload, limit_mb, field
+
+    @cached_property
+    def data(self) -> bytes:
+        return _read_bounded(self._upload, limit_mb=self._limit_mb, field=self._field)
 
 
 def read_prediction_uploads(uploads) -> list[UploadedFile]:
     limit = settings.VARBOARD["MAX_PREDICTION_MB"]
-    return [read_upload(upload, limit_mb=limit, field="files") for upload in uploads]
+    most = settings.VARBOARD["MAX_PREDICTION_FILES"]
+    uploads = list(uploads)
+    if len(uploads) > most:
+        raise ServiceError(f"{len(uploads)} files were uploaded; the limit is {most} files per submission.",
+                           field="files")
+    for upload in uploads:  # refuse by the declared sizes before reading any file
+        size = getattr(upload, "size", None)
+        if size is not None and size > limit * 1024 * 1024:
+            raise _too_large(upload.name, size, limit, "files")
+    return [LazyUpload(upload, limit_mb=limit, field="files") for upload in uploads]
 
 
 def read_recipe_upload(upload) -> UploadedFile:

@@ -126,7 +126,8 @@ def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
 def _table(data: bytes, filename: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
     try:
         return read_table(data, filename=filename, max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
-                          text_columns=text_columns)
+                          text_columns=text_columns, max_columns=settings.VARBOARD["MAX_DATASET_COLUMNS"],
+                          max_decoded_bytes=settings.VARBOARD["MAX_DATASET_DECODED_MB"] * 1024 * 1024)
     except TableError as exc:
         raise ServiceError(f"{filename}: {exc}", field="dataset") from None
 

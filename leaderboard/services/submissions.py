@@ -17,6 +17,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from evaluation.io.read import TableError, check_columns, check_lines
 from evaluation.predictions import PredictionFileError, parse_predictions
 from evaluation.recipes import RecipeError, inspect_recipe
 from evaluation.seeds import seed_record
@@ -122,19 +123,38 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
         raise ServiceError(f"{len(files)} files were uploaded; this challenge takes at most {max_files} "
                            f"(one per seed, k = {challenge.k_runs}).", field="files")
     expected_ids = dataset_test_ids(dataset=dataset)
+    max_bytes = settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024
     for number, upload in enumerate(files, start=1):
         try:
+            _bound_prediction_file(upload, n_test=len(expected_ids), classes=dataset.classes, max_bytes=max_bytes)
             parse_predictions(upload.data, filename=upload.name, id_column=dataset.id_column,
                               expected_ids=expected_ids, metric=challenge.metric_info,
-                              classes=dataset.classes or None,
-                              max_bytes=settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024)
-        except PredictionFileError as exc:
+                              classes=dataset.classes or None, max_bytes=max_bytes)
+        except (PredictionFileError, TableError) as exc:
             message = str(exc)
             if not message.startswith(upload.name):
                 message = f"{upload.name}: {message}"
             if len(files) > 1:
                 message = f"file {number} of {len(files)}: {message}"
             raise ServiceError(message, field="files") from None
+
+
+#: Columns a prediction file may have beyond the id and one per class (or one prediction).
+_EXTRA_PREDICTION_COLUMNS = 10
+
+
+def _bound_prediction_file(upload: UploadedFile, *, n_test: int, classes, max_bytes: int) -> None:
+    """Refuse a prediction file too wide or too long for the test set before anything parses it.
+
+    A prediction row per test id is all a file needs, so its line count is bounded by the
+    test set (plus ``PREDICTION_EXTRA_ROWS`` for blank lines) and its columns by the id and
+    the prediction columns: a 2 M-row file for 100 test ids is refused in milliseconds.
+    """
+    if len(upload.data) > max_bytes:
+        return  # parse_predictions names the size limit
+    width = 1 + max(1, len(classes or ())) + _EXTRA_PREDICTION_COLUMNS
+    check_columns(upload.data, filename=upload.name, max_columns=width)
+    check_lines(upload.data, filename=upload.name, max_rows=n_test + settings.VARBOARD["PREDICTION_EXTRA_ROWS"])
 
 
 def _enqueue_scoring(submission_id: int) -> None:

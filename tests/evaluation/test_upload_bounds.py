@@ -1,0 +1,89 @@
+"""Issue 22: uploads refused by their header or footer before anything is parsed.
+
+The wide CSV below (1.5 M columns, 15 MB) took the web process to 20 GB before; here it
+must be refused from its header line in well under a second, naming the limit.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from evaluation.io.read import TableError, check_columns, check_lines, read_table
+
+MB = 1024 * 1024
+
+
+def wide_csv(columns: int) -> bytes:
+    header = b",".join(b"c%d" % i for i in range(columns))
+    return header + b"\n" + b",".join([b"1"] * columns) + b"\n"
+
+
+def test_csv_with_one_and_a_half_million_columns_is_refused_from_its_header_in_under_a_second():
+    data = wide_csv(1_500_000)
+    assert len(data) > 14 * MB
+    start = time.perf_counter()
+    with pytest.raises(TableError, match=r"dataset\.csv: the file has 1,500,000 columns; the limit is 10,000 columns"):
+        read_table(data, filename="dataset.csv", max_bytes=100 * MB)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_csv_at_the_column_limit_is_read():
+    df = read_table(wide_csv(50), filename="d.csv", max_bytes=MB, max_columns=50)
+    assert df.shape == (1, 50)
+
+
+def test_quoted_commas_do_not_count_as_columns():
+    df = read_table(b'id,"a,b,c"\n1,2\n', filename="d.csv", max_bytes=MB, max_columns=2)
+    assert list(df.columns) == ["id", "a,b,c"]
+    with pytest.raises(TableError, match="has 3 columns; the limit is 2 columns"):
+        read_table(b'id,"a,b",c\n1,2,3\n', filename="d.csv", max_bytes=MB, max_columns=2)
+
+
+def test_header_line_longer_than_the_bound_is_refused():
+    data = b"x" * (256 * 4 + 1) + b",y\n1,2\n"
+    with pytest.raises(TableError, match=r"the header line is 1,027 bytes long; the limit for 4 columns is 1,024 bytes"):
+        check_columns(data, filename="d.csv", max_columns=4)
+
+
+def parquet_bytes(table: pa.Table, **kwargs) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, **kwargs)
+    return buffer.getvalue()
+
+
+def test_wide_parquet_is_refused_from_its_footer():
+    data = parquet_bytes(pa.table({f"c{i}": [1] for i in range(2_000)}))
+    with pytest.raises(TableError, match="the file has 2,000 columns; the limit is 1,000 columns"):
+        read_table(data, filename="d.parquet", max_bytes=100 * MB, max_columns=1_000)
+
+
+def test_parquet_decoding_to_960_mb_is_refused_from_its_footer_in_under_a_second():
+    # 120 M int64 zeros: 960 MB decoded, a few hundred kilobytes on disk.
+    column = pa.array([0] * 1_000_000, type=pa.int64())
+    table = pa.table({"x": pa.chunked_array([column] * 120)})
+    data = parquet_bytes(table, compression="zstd", row_group_size=10_000_000)
+    assert len(data) < 10 * MB
+    start = time.perf_counter()
+    with pytest.raises(TableError, match="once decompressed; the limit is"):
+        read_table(data, filename="bomb.parquet", max_bytes=10 * MB, max_rows=200_000_000)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_prediction_lines_are_counted_before_parsing():
+    data = b"id,p\n" + b"a,0.5\n" * 2_000_000
+    start = time.perf_counter()
+    with pytest.raises(TableError, match="the file has 2,000,000 rows after its header; the limit is 1,100 rows"):
+        check_lines(data, filename="p.csv", max_rows=1_100)
+    assert time.perf_counter() - start < 1.0
+    check_lines(b"id,p\na,1\nb,2", filename="p.csv", max_rows=2)  # no final newline: 2 rows
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_max_columns_must_be_a_positive_integer(bad):
+    with pytest.raises(ValueError, match="max_columns must be a positive integer"):
+        read_table(b"a\n1\n", filename="d.csv", max_bytes=MB, max_columns=bad)
