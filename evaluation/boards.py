@@ -21,9 +21,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evaluation.report.comparisons import table_pairs
 from evaluation.splits import Split, out_of_bootstrap_split
+from evaluation.stats.groups import split_letters
 
-__all__ = ["ladder", "pack_mask", "public_part", "round_floats", "split_with_parts", "unpack_mask"]
+__all__ = ["ladder", "pack_mask", "public_part", "publish_rounded", "round_floats", "rounded_tie_reason",
+           "shown_submission_score", "split_with_parts", "unpack_mask"]
 
 #: Mixed into the master seed so the partition's stream differs from every run's seeds.
 _PARTITION_KEY = 0x0B0A2D
@@ -186,3 +189,112 @@ def round_floats(value, digits: int):
     if isinstance(value, list):
         return [round_floats(item, digits) for item in value]
     return value
+
+
+def shown_submission_score(run_scores: Sequence[float | None], feedback: str, digits: int) -> float | None:
+    """A submission's score as published: the mean of its runs' *exact* scores, then rounded.
+
+    Parameters
+    ----------
+    run_scores : sequence of float or None
+        The exact score of each run on the board read (None: not scored, left out).
+    feedback : str
+        ``"exact"`` or ``"rounded"``; ``"ladder"`` publishes a release per submission instead
+        (:func:`ladder`), so it returns None here.
+    digits : int
+        Decimals shown under ``"rounded"``.
+
+    Returns
+    -------
+    float or None
+        The same number the published report shows for the entry (round of the mean, never mean
+        of rounded runs, which would leak a further digit).
+
+    Examples
+    --------
+    >>> shown_submission_score([0.8149, 0.8201], "rounded", 2)
+    0.82
+    >>> shown_submission_score([0.8149, 0.8201], "exact", 2)
+    0.8175
+    """
+    values = [float(v) for v in run_scores if v is not None and math.isfinite(float(v))]
+    if feedback == "ladder" or not values:
+        return None
+    mean = float(np.mean(values))
+    if feedback == "rounded":
+        return round(mean, digits)
+    if feedback != "exact":
+        raise ValueError(f"`feedback` must be 'exact', 'rounded' or 'ladder', got {feedback!r}")
+    return mean
+
+
+def rounded_tie_reason(digits: int) -> str:
+    """Why a comparison between two entries with the same rounded score is not published."""
+    return (f"feedback is rounded to {digits} digit{'s' if digits != 1 else ''}: these entries show the "
+            "same score, so no comparison between them is published")
+
+
+def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -> dict:
+    """A board's report under ``rounded`` feedback: every number a reader gets is a function of the shown values.
+
+    Every float is rounded to ``digits``; within each section the ranked entries are re-ranked on
+    their shown ``ranking_value``: equal shown values tie (same rank, ``=k``), share their groups
+    (the union of the block's letters) and their rank interval (the block's hull), and are listed
+    among themselves in a public order (``created``, then ``submission_id``), never by the exact
+    score. Comparisons between entries that show the same value are removed (a pair's P(A>B) would
+    tell them apart), as is ``runs_needed_for_decision`` of tied entries. ``data`` is a report of
+    :func:`evaluation.report` (changed in place and returned).
+    """
+    data["entries"] = round_floats(data["entries"], digits)
+    data["sections"] = round_floats(data["sections"], digits)
+    rows = {row["submission_id"]: row for row in data["entries"]}
+    sign = -1.0 if higher_is_better else 1.0
+    for section in data["sections"]:
+        ranked = [sid for sid in section["entries"] if rows[sid].get("rank") is not None
+                  and rows[sid].get("ranking_value") is not None]
+        rest = [sid for sid in section["entries"] if sid not in set(ranked)]
+        ranked.sort(key=lambda sid: (sign * rows[sid]["ranking_value"], str(rows[sid].get("created") or ""), sid))
+        blocks: list[list[int]] = []
+        for sid in ranked:
+            if blocks and rows[blocks[-1][0]]["ranking_value"] == rows[sid]["ranking_value"]:
+                blocks[-1].append(sid)
+            else:
+                blocks.append([sid])
+        position = 1
+        for block in blocks:
+            _tie_block([rows[sid] for sid in block], position)
+            position += len(block)
+        section["entries"] = ranked + rest
+        section["leader_group"] = [sid for sid in ranked if rows[sid]["rank"] == 1]
+        _drop_tied_pairs(section, rows)
+    data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]
+    return data
+
+
+def _tie_block(block: list[dict], rank: int) -> None:
+    letters = sorted({letter for row in block for letter in split_letters(row.get("groups") or "")},
+                     key=lambda letter: (len(letter), letter))
+    intervals = [row["rank_interval"] for row in block if isinstance(row.get("rank_interval"), dict)]
+    hull = None if not intervals else {
+        "rank": rank, "low": min([rank, *(i["low"] for i in intervals)]),
+        "high": max([rank + len(block) - 1, *(i["high"] for i in intervals)]), "widened": False}
+    tied = len(block) > 1
+    for row in block:
+        row.update(rank=rank, tied=tied, rank_display=f"={rank}" if tied else str(rank))
+        if tied:
+            row.update(groups="".join(letters), rank_interval=hull, runs_needed_for_decision=None)
+        elif isinstance(row.get("rank_interval"), dict):
+            interval = row["rank_interval"]
+            interval.update(low=min(interval["low"], rank), high=max(interval["high"], rank))
+            if "group_letters" in row:
+                row["group_letters"] = letters
+
+
+def _drop_tied_pairs(section: dict, rows: dict) -> None:
+    if "comparison_table" in section:
+        names = {sid: rows[sid]["method_name"] for sid in section["entries"]}
+        section["comparisons"] = table_pairs(section.pop("comparison_table"), names)
+    if "comparisons" in section:
+        section["comparisons"] = [pair for pair in section["comparisons"]
+                                  if rows.get(pair["a"], {}).get("ranking_value") is None
+                                  or rows[pair["a"]]["ranking_value"] != rows.get(pair["b"], {}).get("ranking_value")]

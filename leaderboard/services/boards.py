@@ -21,10 +21,10 @@ import numpy as np
 from django.db.models import Q
 from django.utils import timezone
 
-from evaluation.boards import ladder, pack_mask, public_part, round_floats, unpack_mask
+from evaluation.boards import ladder, pack_mask, public_part, publish_rounded, shown_submission_score, unpack_mask
 
 from ..choices import Board, Feedback
-from ..models import Challenge, Dataset, Run
+from ..models import Challenge, Dataset, Run, Submission
 from ..selectors import user_is_host
 from .dataset_files import dataset_hidden_labels
 from .entries import Version, entry_versions
@@ -129,12 +129,15 @@ class BoardScope:
                 "public_score": public, "private_score": private}
 
     def submission_score(self, submission_id: int, runs: list[Run]) -> float | None:
-        """The submission's score as shown: the mean of its runs' shown scores, or the Ladder's release."""
+        """The submission's score as shown: the mean of its runs' exact scores, then rounded as the report rounds
+        it (:func:`evaluation.boards.shown_submission_score`), or the Ladder's release."""
         if self.feedback == Feedback.LADDER and self.board == Board.PUBLIC:
             return self.ladder.get(submission_id)
-        values = [self.run_scores(run)["test_score"] for run in runs]
-        values = [v for v in values if v is not None]
-        return float(np.mean(values)) if values else None
+        if self.board == Board.PRIVATE:
+            exact = [run.private_score for run in runs] if self.sees_private else []
+            return shown_submission_score(exact, Feedback.EXACT, self.digits)
+        exact = [run.public_score if self.has_private else run.test_score for run in runs]
+        return shown_submission_score(exact, self.feedback, self.digits)
 
 
 def board_scope(*, challenge: Challenge, user, board: str | None = None) -> BoardScope:
@@ -165,12 +168,19 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
 
 # ------------------------------------------------------------------ the Ladder
 def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[int, float | None]:
-    """The Ladder's release after each submission, per team in submission order (Blum & Hardt 2015)."""
-    by_team: dict[int, list[Version]] = defaultdict(list)
+    """The Ladder's release after each submission, per *person* in submission order (Blum & Hardt 2015).
+
+    Releases are keyed by the submitting user (``Submission.submitted_by``) across all their teams, so a
+    fresh team does not start a fresh Ladder (issue 21): each person adds at most one η-grid value per
+    improvement, whatever the number of teams they make. See docs/integrity.md for the bound.
+    """
+    submitters = dict(Submission.objects.filter(pk__in=list(versions)).values_list("pk", "submitted_by_id"))
+    by_person: dict[tuple, list[Version]] = defaultdict(list)
     for version in versions.values():
-        by_team[version.team_id].append(version)
+        person = submitters.get(version.submission_id)
+        by_person[("user", person) if person is not None else ("team", version.team_id)].append(version)
     out: dict[int, float | None] = {}
-    for members in by_team.values():
+    for members in by_person.values():
         members.sort(key=lambda v: v.submission_id)
         scores = [float(np.mean(v.public[0])) for v in members]
         for version, release in zip(members, ladder(scores, challenge.ladder_margin,
@@ -184,8 +194,9 @@ def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:
 
 
 # ------------------------------------------------------------------ publishing a board's report
-LADDER_NOTE = ("Ladder feedback (Blum & Hardt 2015): a team's shown score changes only when a new submission "
-               "beats its best by more than η = {margin:g}; intervals and comparisons are not published.")
+LADDER_NOTE = ("Ladder feedback (Blum & Hardt 2015): a submitter's shown score changes only when a new submission "
+               "beats their best release, across all their teams, by more than η = {margin:g}; intervals and "
+               "comparisons are not published.")
 
 
 def board_publish(*, challenge: Challenge, data: dict, board: str, versions: dict[int, Version],
@@ -201,8 +212,7 @@ def board_publish(*, challenge: Challenge, data: dict, board: str, versions: dic
         _rank_changes(data, public_data or {"entries": []})
         return data
     if challenge.feedback == Feedback.ROUNDED:
-        data["entries"] = round_floats(data["entries"], challenge.feedback_digits)
-        data["sections"] = round_floats(data["sections"], challenge.feedback_digits)
+        publish_rounded(data, challenge.feedback_digits, higher_is_better=challenge.higher_is_better)
     elif challenge.feedback == Feedback.LADDER:
         _ladder_report(challenge, data, ladder_releases(challenge, versions))
     return data

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
+from evaluation.boards import rounded_tie_reason
 from evaluation.report import (REPORT_FORMAT, EntryRuns, ReportSettings, build_report, collector_paused,
                                compare, entry_fingerprint, flip_comparison, section_pairs)
 
@@ -382,6 +383,9 @@ def section_pair(*, challenge: Challenge, section: dict, a: dict, b: dict, overr
     any other pair of compared recipe entries is decided by :func:`pair_compare`.
     """
     a_id, b_id = a["submission_id"], b["submission_id"]
+    if (board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED and a_id != b_id
+            and a.get("ranking_value") is not None and a.get("ranking_value") == b.get("ranking_value")):
+        return None, rounded_tie_reason(challenge.feedback_digits)  # issue 21: nothing beyond the shown scores
     names = {a_id: a["method_name"], b_id: b["method_name"]}
     for pair in section_pairs(section, names, among=names):
         if {pair["a"], pair["b"]} == {a_id, b_id}:

@@ -1,0 +1,82 @@
+"""The publish rule under rounded feedback (evaluation.boards; issue 21): what a reader gets is a function of the
+shown values only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluation.boards import publish_rounded, rounded_tie_reason, shown_submission_score
+from evaluation.report import EntryRuns, ReportSettings, build_report
+from evaluation.report.comparisons import section_pairs
+
+
+def test_shown_submission_score_rounds_the_mean_not_the_runs():
+    # ARCHITECTURE.md's example: rounding each run first gives 0.815, a third digit the report never shows.
+    assert shown_submission_score([0.8149, 0.8201], "rounded", 2) == 0.82
+    assert np.mean([round(0.8149, 2), round(0.8201, 2)]) == pytest.approx(0.815)
+    assert shown_submission_score([0.8149, 0.8201], "exact", 2) == pytest.approx(0.8175)
+    assert shown_submission_score([0.8149, None], "rounded", 2) == 0.81
+    assert shown_submission_score([], "rounded", 2) is None
+    assert shown_submission_score([0.5], "ladder", 2) is None
+    with pytest.raises(ValueError, match="feedback"):
+        shown_submission_score([0.5], "fuzzy", 2)
+
+
+def _probes(n_rows=60, n_probes=5, seed=0):
+    """A base entry and one-row probes: each flips one public row, so the exact scores differ by 1/n_rows."""
+    rng = np.random.default_rng(seed)
+    base = (rng.random(n_rows) < 0.12).astype(float)  # ≈ 0.12 accuracy: rounds to 0.1
+    entries = [EntryRuns(1, "base", "t", "predictions", 1, np.arange(1), np.array([base.mean()]),
+                         outcomes=base[:, None].T)]
+    for j in range(n_probes):
+        probe = base.copy()
+        row = int(np.flatnonzero(base == 0)[j])
+        probe[row] = 1.0 if j % 2 == 0 else 0.0  # even probes "fix" a row, odd ones change nothing
+        entries.append(EntryRuns(2 + j, f"probe{j}", "t", "predictions", 1, np.arange(1),
+                                 np.array([probe.mean()]), outcomes=probe[None, :]))
+    return entries
+
+
+def test_probes_that_round_alike_tie_and_are_not_compared():
+    entries = _probes()
+    exact = build_report(entries, ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1))
+    exact_values = {row["submission_id"]: row["ranking_value"] for row in exact["entries"]}
+    assert len(set(exact_values.values())) > 1  # the exact scores differ
+    assert {round(v, 1) for v in exact_values.values()} == {0.1}  # ... but all show 0.1
+    names = {row["submission_id"]: row["method_name"] for row in exact["entries"]}
+    assert section_pairs(exact["sections"][0], names)  # the exact report compares them
+    assert len({row["rank"] for row in exact["entries"]}) > 1  # ... and ranks them apart
+    shown = publish_rounded(exact, 1, higher_is_better=True)
+    rows = {row["submission_id"]: row for row in shown["entries"]}
+    assert {row["rank_display"] for row in rows.values()} == {"=1"}
+    assert {row["ranking_value"] for row in rows.values()} == {0.1}
+    assert len({row["groups"] for row in rows.values()}) == 1
+    assert len({repr(row["rank_interval"]) for row in rows.values()}) == 1
+    assert all(row["runs_needed_for_decision"] is None for row in rows.values())
+    # Order among the tie is public (created, then id), not the exact score.
+    assert [row["submission_id"] for row in shown["entries"]] == sorted(rows)
+    section = shown["sections"][0]
+    assert section["entries"] == sorted(rows) and section["leader_group"] == sorted(rows)
+    assert section_pairs(section, {sid: rows[sid]["method_name"] for sid in rows}) == []
+
+
+def test_different_shown_values_keep_their_order_and_comparison():
+    a = EntryRuns(1, "low", "t", "predictions", 1, np.arange(1), np.array([0.2]),
+                  outcomes=(np.arange(100) < 20).astype(float)[None, :])
+    b = EntryRuns(2, "high", "t", "predictions", 1, np.arange(1), np.array([0.9]),
+                  outcomes=(np.arange(100) < 90).astype(float)[None, :])
+    shown = publish_rounded(build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1)),
+                            1, higher_is_better=True)
+    assert [(row["submission_id"], row["rank_display"]) for row in shown["entries"]] == [(2, "1"), (1, "2")]
+    pairs = section_pairs(shown["sections"][0], {1: "low", 2: "high"})
+    assert len(pairs) == 1 and pairs[0]["a"] == 2
+    # lower is better: the order flips
+    shown = publish_rounded(build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1,
+                                                                higher_is_better=False)), 1, higher_is_better=False)
+    assert [row["submission_id"] for row in shown["entries"]] == [1, 2]
+
+
+def test_tie_reason_names_the_digits():
+    assert "rounded to 1 digit:" in rounded_tie_reason(1)
+    assert "rounded to 3 digits" in rounded_tie_reason(3)

@@ -1,0 +1,123 @@
+"""Issue 21, "published values only": under rounded feedback everything a contestant or anonymous reader gets
+is a function of the shown scores, and the Ladder releases per person, not per team. Black box through the REST
+API (scoring runs in-process, as in test_boards.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from rest_framework.test import APIClient
+
+from evaluation.boards import ladder
+from leaderboard.models import Run, Submission
+from leaderboard.services.dataset_files import dataset_hidden_labels, dataset_test_ids
+from leaderboard.services.reports import report_recompute
+from leaderboard.services.scoring import submission_score
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+from leaderboard.services.teams import team_create
+
+from .factories import PASSWORD, csv_bytes, digits_challenge
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def submit(challenge, user, labels, name) -> Submission:
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    data = csv_bytes(pd.DataFrame({"id": ids, "prediction": list(labels)}))
+    submission = submission_create_predictions(challenge=challenge, user=user, method_name=name,
+                                               files=[UploadedFile("p.csv", data)])
+    submission_score(submission_id=submission.pk)
+    report_recompute(challenge_id=challenge.pk)
+    return submission
+
+
+def wrong(label) -> str:
+    return str((int(label) + 1) % 10)
+
+
+def probes(challenge, user, correct: int, n_probes: int) -> list[Submission]:
+    """A base with ``correct`` right rows, then one-row probes: even ones fix a row, odd ones change a wrong one."""
+    truth = np.asarray(dataset_hidden_labels(dataset=challenge.dataset)).astype(str)
+    base = np.array([t if i < correct else wrong(t) for i, t in enumerate(truth)])
+    out = [submit(challenge, user, base, "base")]
+    for j in range(n_probes):
+        probe = base.copy()
+        row = correct + j
+        probe[row] = truth[row] if j % 2 == 0 else wrong(wrong(truth[row]))
+        out.append(submit(challenge, user, probe, f"probe {j}"))
+    return out
+
+
+def test_rounded_probes_show_one_rank_no_comparison_and_a_public_order(host, alice):
+    challenge, _ = digits_challenge(host, title="Rounded probes", feedback="rounded", feedback_digits=1,
+                                    daily_quota=20, bootstrap_resamples=200)
+    n = challenge.dataset.n_test
+    correct = max(4, int(0.1 * n))  # base ≈ 0.1; a fixed row adds 1/n and still rounds to 0.1
+    subs = probes(challenge, alice, correct, 4)
+    exact = {s.pk: Run.objects.get(submission=s).test_score for s in subs}
+    assert len(set(exact.values())) == 2 and {round(v, 1) for v in exact.values()} == {0.1}
+    exact_order = sorted(exact, key=lambda sid: (-exact[sid], sid))
+    base, fixer = subs[0].pk, subs[1].pk
+    assert exact[fixer] > exact[base]
+    for reader in (APIClient(), client_for(alice)):
+        board = reader.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+        rows = {row["submission_id"]: row for row in board["entries"]}
+        assert {row["rank_display"] for row in rows.values()} == {"=1"}
+        assert len({row["groups"] for row in rows.values()}) == 1
+        assert {row["mean"]["estimate"] for row in rows.values()} == {0.1}
+        assert [row["submission_id"] for row in board["entries"]] == sorted(exact)  # by time, then id
+        pair = reader.get(f"/api/challenges/{challenge.slug}/compare/?a={fixer}&b={base}")
+        assert pair.status_code == 200
+        body = pair.json()
+        assert body["comparison"] is None and "rounded to 1 digit" in body["reason"]
+        assert '"meaningful": true' not in json.dumps(body) and '"p":' not in json.dumps(body)
+        for s in subs:
+            assert reader.get(f"/api/submissions/{s.pk}/").json()["score"] == 0.1
+        runs = reader.get(f"/api/challenges/{challenge.slug}/runs/").json()["results"]
+        assert {run["test_score"] for run in runs} == {0.1}
+    page = client_for(alice).get(f"/submissions/{fixer}/").content.decode()  # the submission page agrees
+    assert "<strong>0.1000</strong>" in page and f"{exact[fixer]:.4f}" not in page
+    export = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/?format=csv")
+    table = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
+    order = [int(row["submission_id"]) for row in table]
+    assert order == sorted(exact) and order != exact_order
+    assert {row["rank_display"].lstrip("'") for row in table} == {"=1"}  # CSV escapes a leading =
+    # the host reads exact scores
+    hosted = client_for(host)
+    assert hosted.get(f"/api/submissions/{fixer}/").json()["score"] == pytest.approx(exact[fixer])
+    assert {r["test_score"] for r in hosted.get(f"/api/challenges/{challenge.slug}/runs/").json()["results"]} == \
+        set(exact.values())
+
+
+def test_ladder_is_per_person_a_fresh_team_gets_no_fresh_release(host, alice):
+    challenge, _ = digits_challenge(host, title="Ladder per person", daily_quota=20)
+    n = challenge.dataset.n_test
+    margin = 1.5 / n  # one row (1/n) is no improvement by more than η ...
+    correct = next(k for k in range(4, n) if round(k / 1.5) != round((k + 1) / 1.5))  # ... but moves the grid
+    challenge.feedback, challenge.ladder_margin = "ladder", margin
+    challenge.save()
+    base, probe = probes(challenge, alice, correct, 1)
+    exact = Run.objects.get(submission=probe).test_score
+    own_team_release = ladder([exact], margin)[0]
+    # Alice's probe sits in a fresh team of hers (a team switch, or a team from before the one-team rule).
+    fresh = team_create(name="probe team", creator=alice)
+    Submission.objects.filter(pk=probe.pk).update(team=fresh)
+    report_recompute(challenge_id=challenge.pk)
+    anonymous = APIClient()
+    board = anonymous.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    shown = {row["submission_id"]: row["mean"]["estimate"] for row in board["entries"]}
+    assert shown[probe.pk] == shown[base.pk] != own_team_release  # per team it would read a new grid value
+    assert anonymous.get(f"/api/submissions/{probe.pk}/").json()["score"] == shown[base.pk]
+    assert client_for(alice).get(f"/api/submissions/{probe.pk}/").json()["score"] == shown[base.pk]
