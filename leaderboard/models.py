@@ -595,6 +595,9 @@ class StudyRun(models.Model):
     search_hyperparameters = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     test_score = models.FloatField(null=True, blank=True)
+    public_score = models.FloatField(null=True, blank=True,
+                                     help_text="Score on the public part of the hidden rows (what non-hosts "
+                                               "read before the reveal); test_score is on all of them.")
     valid_score = models.FloatField(null=True, blank=True)
     error_message = models.TextField(blank=True)
     log = models.TextField(blank=True)

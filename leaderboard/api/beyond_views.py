@@ -22,17 +22,19 @@ from ..models import EntryProvenance, ResultsImport, Submission, Suite, Variance
 from ..selectors import challenge_list_visible, suite_list_visible
 from ..services.results_import import ImportFile, results_import_create
 from ..services.suites import suite_board, suite_create
-from ..services.variance_studies import variance_study_create
+from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
 
 
-def study_data(study: VarianceStudy) -> dict:
+def study_data(study: VarianceStudy, user) -> dict:
+    """The study as ``user`` may read it: its result follows the challenge's boards (``variance_study_shown``)."""
     runs = list(study.runs.values_list("status", flat=True))
     return {"id": study.pk, "challenge": study.challenge.slug, "submission": study.submission_id,
             "method_name": study.submission.method_name, "k_runs": study.k_runs, "sources": study.sources,
             "searches_hyperparameters": study.searches_hyperparameters, "status": study.status,
             "runs": {"total": len(runs), **{s: runs.count(s) for s in ("queued", "running", "succeeded", "failed")}},
-            "created": study.created, "finished_at": study.finished_at, "result": study.result or None}
+            "created": study.created, "finished_at": study.finished_at,
+            **variance_study_shown(study=study, user=user)}
 
 
 class VarianceStudyCreateSerializer(serializers.Serializer):
@@ -62,7 +64,7 @@ class VarianceStudyListView(ChallengeScopedView):
     @extend_schema(responses={200: inline_serializer("VarianceStudies", fields={"results": serializers.ListField()})})
     def get(self, request, slug: str):
         studies = self.challenge(slug).variance_studies.select_related("challenge", "submission")
-        return Response({"results": [study_data(s) for s in studies]})
+        return Response({"results": [study_data(s, request.user) for s in studies]})
 
     @extend_schema(request=VarianceStudyCreateSerializer, responses={201: OpenApiTypes.OBJECT},
                    description="Rerun a recipe entry varying each source of randomness alone, then all jointly "
@@ -73,7 +75,7 @@ class VarianceStudyListView(ChallengeScopedView):
         submission = get_object_or_404(Submission, pk=data["submission"], challenge=challenge)
         study = variance_study_create(submission=submission, user=request.user, k_runs=data["k_runs"],
                                       sources=data.get("sources"))
-        return Response(study_data(study), status=status.HTTP_201_CREATED)
+        return Response(study_data(study, request.user), status=status.HTTP_201_CREATED)
 
 
 class VarianceStudyDetailView(APIView):
@@ -86,7 +88,7 @@ class VarianceStudyDetailView(APIView):
         visible = challenge_list_visible(user=request.user)
         study = get_object_or_404(VarianceStudy.objects.select_related("challenge", "submission"), pk=pk,
                                   challenge__in=visible)
-        return Response(study_data(study))
+        return Response(study_data(study, request.user))
 
 
 class ResultsImportSerializer(serializers.Serializer):

@@ -2,8 +2,10 @@
 
 The same split (``run_split``), limits, device and sandboxed ``execute_recipe_run`` as
 ``services.run_execution``; only the seed record and whether hyperparameters are searched
-come from the study's plan. Idempotent like ``run_execute``: a run is claimed under a row
-lock and its result written once; a redelivery of an ended run does nothing.
+come from the study's plan. Like a leaderboard run, a study run also stores its score on the
+public part of the hidden rows (``public_score``): all a non-host reads before the reveal.
+Idempotent like ``run_execute``: a run is claimed under a row lock and its result written
+once; a redelivery of an ended run does nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from execution.runners import configured_runner
 from ..choices import RUN_ENDED, RunStatus
 from ..models import StudyRun
 from .errors import PlatformError
-from .run_data import run_split
+from .run_data import run_split, run_test_parts
 from .run_execution import _metric, run_device, run_limits  # the leaderboard runs' own metric and limits
 from .submissions import run_queue
 from .variance_studies import study_run_fail, variance_study_refresh
@@ -64,7 +66,8 @@ def study_run_execute(*, study_run_id: int) -> StudyRun | None:
             hyperparameters=submission.hyperparameters or None, hpo=hpo, metric=_metric(challenge, data.classes),
             prediction_kind=challenge.metric_info.prediction_kind, limits=run_limits(challenge),
             device=run_device(run_queue(challenge=challenge, submission=submission)),
-            higher_is_better=challenge.higher_is_better, runner=configured_runner())
+            higher_is_better=challenge.higher_is_better, runner=configured_runner(),
+            test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase))
     except (OSError, MemoryError) as exc:
         raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
     with transaction.atomic():
@@ -73,6 +76,8 @@ def study_run_execute(*, study_run_id: int) -> StudyRun | None:
             return locked
         locked.status = RunStatus.SUCCEEDED if outcome.status == "succeeded" else RunStatus.FAILED
         locked.test_score, locked.valid_score = outcome.test_score, outcome.valid_score
+        # what non-hosts read before the reveal; an outcome without part scores leaves it unset (shown to no one)
+        locked.public_score = (getattr(outcome, "part_scores", None) or {}).get("public")
         locked.error_message, locked.log = outcome.error or "", outcome.log or ""
         locked.duration_s, locked.device, locked.finished_at = outcome.duration_s, outcome.device, timezone.now()
         locked.save()

@@ -11,6 +11,12 @@ standard deviation with its interval and its share of the total, and how much Fi
 underestimates IdealEst) is ``evaluation.stats.variance_study.variance_study`` of the runs.
 Runs are executed by the worker (``services.study_execution``); this module plans, stores
 and reads.
+
+A study respects the boards (issue 21): the stored result is on all hidden rows, and only the
+challenge's hosts read it before the reveal. Anyone else reads the study recomputed from what
+the public board shows (``variance_study_shown``): each run's score on the public part, under
+the challenge's feedback (rounded per run; withheld under the Ladder, which releases one
+score per submission and none per run).
 """
 
 from __future__ import annotations
@@ -25,9 +31,10 @@ from evaluation.report.values import finite
 from evaluation.seeds import SOURCES, seed_record
 from evaluation.stats.variance_study import JOINT, JOINT_FIXED_HPO, variance_study
 
-from ..choices import RUN_ENDED, RunStatus, SubmissionKind
+from ..choices import RUN_ENDED, Feedback, RunStatus, SubmissionKind
 from ..models import StudyRun, Submission, VarianceStudy
 from ..selectors import user_is_host
+from .boards import board_scope
 from .dispatch import EXECUTE_STUDY_RUN, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
 from .submissions import run_queue
@@ -127,12 +134,16 @@ def study_run_fail(*, study_run_id: int, reason: str) -> None:
     variance_study_refresh(study_id=run.study_id)
 
 
-def variance_study_result(*, study: VarianceStudy) -> dict:
-    """The study's statistics from its succeeded runs (blocks with fewer than 2 are left out)."""
+def variance_study_result(*, study: VarianceStudy, field: str = "test_score", shown=None) -> dict:
+    """The study's statistics from its succeeded runs (blocks with fewer than 2 are left out).
+
+    ``field`` is the run score read (``test_score``: all hidden rows; ``public_score``: the
+    public part) and ``shown`` what is applied to each (e.g. the board's rounding).
+    """
     scores: dict[str, list[float]] = {}
-    for block, score in study.runs.filter(status=RunStatus.SUCCEEDED, test_score__isnull=False).values_list(
-            "block", "test_score"):
-        scores.setdefault(block, []).append(score)
+    for block, score in study.runs.filter(status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False}).values_list(
+            "block", field):
+        scores.setdefault(block, []).append(score if shown is None else shown(score))
     order = [*SOURCES, JOINT, JOINT_FIXED_HPO]
     usable = {block: scores[block] for block in order if len(scores.get(block, [])) >= 2}
     if JOINT not in usable:
@@ -163,3 +174,32 @@ def variance_study_refresh(*, study_id: int) -> VarianceStudy:
             study.status = VarianceStudy.Status.RUNNING
         study.save(update_fields=["status", "result", "finished_at"])
     return study
+
+
+LADDER_WITHHELD = ("The challenge's feedback is the Ladder, which releases one score per submission and none per "
+                   "run: a study's figures would show more, so they are withheld until the private board is revealed.")
+
+
+def variance_study_shown(*, study: VarianceStudy, user) -> dict:
+    """The study's result as ``user`` may read it: ``{"result", "scores", "result_withheld"}``.
+
+    The challenge's hosts and, after the reveal, everyone read the stored result (all hidden
+    rows, exact). Before the reveal anyone else reads it recomputed from the public board:
+    the public part's scores, rounded as the board rounds them; under the Ladder the result
+    is withheld (``result`` None) and ``result_withheld`` says why. Who sees what is
+    ``services.boards.board_scope``'s rule, not restated here.
+    """
+    stored = study.result or None
+    scope = board_scope(challenge=study.challenge, user=user)
+    if scope.is_host or (scope.has_private and scope.revealed):
+        return {"result": stored, "scores": "all hidden rows", "result_withheld": None}
+    how = "public part" if scope.has_private else "all hidden rows"
+    if scope.feedback == Feedback.LADDER:
+        return {"result": None, "scores": how, "result_withheld": LADDER_WITHHELD}
+    if scope.feedback == Feedback.ROUNDED:
+        how += f", rounded to {study.challenge.feedback_digits} digits"
+    if stored is None:
+        return {"result": None, "scores": how, "result_withheld": None}
+    field = "public_score" if scope.has_private else "test_score"
+    return {"result": variance_study_result(study=study, field=field, shown=scope.public), "scores": how,
+            "result_withheld": None}

@@ -22,7 +22,7 @@ from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
 from ..services.results_import import ImportFile, results_import_create
 from ..services.suites import suite_board
-from ..services.variance_studies import variance_study_create
+from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
 from .forms import MultipleFileField, add_service_error
 
@@ -66,7 +66,8 @@ def variance_study(request, slug: str, pk: int):
     """One study: each source's standard deviation with its interval and share (Bouthillier et al., Fig. 1)."""
     challenge = _visible(request, slug)
     study = get_object_or_404(VarianceStudy.objects.select_related("submission"), pk=pk, challenge=challenge)
-    result = study.result or {}
+    shown = variance_study_shown(study=study, user=request.user)  # what the boards let this reader see
+    result = shown["result"] or {}
     chart = None
     if result.get("available"):
         rows = [{"method_name": r["source"], "sd": {"estimate": r["sd"], "low": r["low"], "high": r["high"]}}
@@ -76,6 +77,7 @@ def variance_study(request, slug: str, pk: int):
     counts = {s: study.runs.filter(status=s).count() for s in ("queued", "running", "succeeded", "failed")}
     return render(request, "studies/detail.html", {"challenge": challenge, "study": study, "result": result,
                                                    "chart": chart, "counts": counts,
+                                                   "withheld": shown["result_withheld"],
                                                    "coverage": _coverage("study.", study.k_runs)})
 
 
