@@ -37,4 +37,5 @@ RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinpu
 
 USER varboard
 EXPOSE 8000
-CMD ["gunicorn", "leaderboard.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]
+# Worker class, workers, threads and timeouts: gunicorn_web.conf.py (chosen by benchmarks/bench_load.py; README).
+CMD ["gunicorn", "-c", "gunicorn_web.conf.py", "leaderboard.wsgi:application"]

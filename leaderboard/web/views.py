@@ -53,6 +53,7 @@ from .forms import (
     add_service_error,
 )
 from . import charts
+from .pagecache import anonymous_page_microcache
 from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display
 
 LOG_TAIL_LINES = 40
@@ -142,6 +143,7 @@ def _download_parts(challenge: Challenge, is_host: bool) -> list[tuple[str, str]
     return parts
 
 
+@anonymous_page_microcache  # anonymous GETs served from memory for LEADERBOARD_MICROCACHE_S (pagecache.py)
 def challenge_detail(request, slug: str):
     challenge = _visible_challenge(request, slug)
     scope = _scope(request, challenge)
