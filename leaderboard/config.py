@@ -8,6 +8,7 @@ variable, the value and what is expected.
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit
 
 import environ
@@ -100,8 +101,34 @@ def s3_storages(*, bucket: str, private_bucket: str = "", endpoint_url: str | No
     """
     common = {"endpoint_url": endpoint_url or None, "region_name": region or None,
               "access_key": access_key or None, "secret_key": secret_key or None, "default_acl": None,
-              "querystring_auth": True, "file_overwrite": False, "addressing_style": addressing_style}
+              "querystring_auth": True, "file_overwrite": False, "addressing_style": addressing_style,
+              "client_config": s3_client_config(addressing_style=addressing_style)}
     backend = "storages.backends.s3.S3Storage"
     return {"default": {"BACKEND": backend, "OPTIONS": {**common, "bucket_name": bucket, "location": "public"}},
             "hidden": {"BACKEND": backend, "OPTIONS": {**common, "bucket_name": private_bucket or bucket,
                                                        "location": "private"}}}
+
+
+def s3_client_config(*, addressing_style: str = "path"):
+    """boto3's client settings: timeouts short enough that a hung store cannot hold a web worker.
+
+    ``VARBOARD_S3_CONNECT_TIMEOUT_S`` (3), ``VARBOARD_S3_READ_TIMEOUT_S`` (10) and
+    ``VARBOARD_S3_MAX_ATTEMPTS`` (2: boto3's tries per call, the first included); a store that stays down past
+    them is a transient fault: uploads answer 503, tasks retry with backoff (tasks/__init__.py).
+    """
+    from botocore.config import Config
+
+    def number(name: str, default: float) -> float:
+        raw = os.environ.get(name, "") or str(default)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must be a number of seconds or tries, not {raw!r}") from None
+        if value <= 0:
+            raise ImproperlyConfigured(f"{name} must be positive, not {raw!r}")
+        return value
+
+    return Config(s3={"addressing_style": addressing_style},
+                  connect_timeout=number("VARBOARD_S3_CONNECT_TIMEOUT_S", 3),
+                  read_timeout=number("VARBOARD_S3_READ_TIMEOUT_S", 10),
+                  retries={"total_max_attempts": int(number("VARBOARD_S3_MAX_ATTEMPTS", 2)), "mode": "standard"})

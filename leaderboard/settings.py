@@ -121,8 +121,8 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 STORAGE_KIND = env.str("VARBOARD_STORAGE", default="local")
 if STORAGE_KIND == "local":
     _private_root = env.str("VARBOARD_PRIVATE_MEDIA_ROOT", default="")
-    _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
-    _hidden_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+    _media_storage = {"BACKEND": "leaderboard.storage.MediaStorage"}  # no half-written file on a full disk
+    _hidden_storage = {"BACKEND": "leaderboard.storage.MediaStorage",
                        "OPTIONS": {"location": _private_root} if _private_root else {}}
 elif STORAGE_KIND == "s3":
     _bucket = env.str("VARBOARD_S3_BUCKET", default="")
@@ -183,6 +183,8 @@ VARBOARD = {
     "RESULT_RETRY_S": env.float("VARBOARD_RESULT_RETRY_S", default=600.0, minimum=1),
     # Seconds a client is told to wait (Retry-After) when the database is unreachable (HTTP 503).
     "RETRY_AFTER_S": env.int("VARBOARD_RETRY_AFTER_S", default=5, minimum=1),
+    # /health/ready answers 503 when the media disk has less free space than this (MB).
+    "MIN_FREE_DISK_MB": env.int("VARBOARD_MIN_FREE_DISK_MB", default=512, minimum=0),
     # Bearer token a Prometheus scrape of /metrics must send; empty: /metrics is open (keep it internal).
     "METRICS_TOKEN": env.str("VARBOARD_METRICS_TOKEN", default=""),
     "REPORT_DEBOUNCE_S": env.float("VARBOARD_REPORT_DEBOUNCE_S", default=1.0, minimum=0),

@@ -15,7 +15,12 @@ Code reads and writes files through ``FieldFile.open``/``Storage.save``/``Storag
 
 from __future__ import annotations
 
-from django.core.files.storage import storages
+import errno
+import os
+
+from botocore.exceptions import ConnectionError as _BotoConnectionError
+from botocore.exceptions import HTTPClientError as _BotoHTTPClientError
+from django.core.files.storage import FileSystemStorage, storages
 from django.core.signals import setting_changed
 from django.utils.functional import LazyObject, empty
 
@@ -43,3 +48,39 @@ def _reset(*, setting, **kwargs) -> None:
 
 
 setting_changed.connect(_reset)
+
+
+#: The object store is unreachable or hung (refused, timed out, connection closed): transient, retried.
+STORAGE_DOWN = (_BotoConnectionError, _BotoHTTPClientError)
+
+#: A local disk that cannot take a write: full, over quota, or mounted read-only.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+
+def is_storage_fault(exc: BaseException) -> bool:
+    """A fault of the file storage (store down, disk full), not of the file: worth retrying later."""
+    return isinstance(exc, STORAGE_DOWN) or is_disk_full(exc)
+
+
+class MediaStorage(FileSystemStorage):
+    """The local storage, which never leaves a half-written file behind (a full or read-only disk)."""
+
+    def _save(self, name, content):
+        try:
+            return super()._save(name, content)
+        except OSError as exc:
+            if exc.errno in DISK_FULL_ERRNOS:
+                _remove_partial(self.path(name))
+            raise
+
+
+def _remove_partial(full_path: str) -> None:
+    """Delete what a failed save wrote at ``full_path`` (Django's ``_save`` creates it exclusively)."""
+    try:
+        os.remove(full_path)
+    except OSError:
+        pass

@@ -12,7 +12,15 @@ The error path touches nothing: a retry publishes the same task again with the e
 attempts of a run: ``Run.attempts``, counted by the claim (``leaderboard.services.lifecycle``),
 which fails a worn-out run with the last ``cause``; tasks that claim runs retry without a
 Celery limit (``counted_by_claim=True``). Tasks with nothing to claim (reports, the janitor)
-retry ``VARBOARD_MAX_RUN_ATTEMPTS - 1`` times; the janitor resends what they leave pending.
+retry ``PLATFORM_RETRIES`` times; the janitor resends what they leave pending.
+
+Backoff (:func:`backoff_countdown`): 2, 4, 8, 16, 32, 60, 60 s..., each drawn in [¾, 1] of its
+step ("equal jitter", never the near-zero waits of full jitter), so the retries of a task with
+nothing to claim span at least a minute: a 1 s database blip or a storage outage cannot use
+them up in a fraction of a second. A retry is published to the queue again (any worker may
+take it, preferably another one after a local fault such as a full temporary disk). Storage
+faults (an unreachable or hung object store, a full disk) are retried like the others and
+the claim does not count them against the run's attempts (``lifecycle.run_claim``).
 When ``give_up`` itself cannot reach the database, the janitor settles the run later (its lease
 expires).
 """
@@ -20,22 +28,34 @@ expires).
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 
 from celery import Task, shared_task
 from celery.signals import celeryd_after_setup, worker_process_init, worker_process_shutdown
-from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
 from execution.devices import pin_this_process
 from execution.readiness import may_run_recipes, readiness
 from leaderboard.services.errors import PlatformError
+from leaderboard.storage import STORAGE_DOWN
 
 logger = logging.getLogger(__name__)
 
-#: Errors worth retrying: the platform's, and passing.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, BrokerError, PlatformError)
+#: Errors worth retrying: the platform's, and passing (database, broker, object store, a disk).
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, BrokerError, PlatformError, *STORAGE_DOWN)
+
+#: Retries of a task with nothing to claim: 2+4+8+16+32+60 s, at least 93 s with the jitter.
+PLATFORM_RETRIES = 6
+BACKOFF_FACTOR_S = 2
+BACKOFF_MAX_S = 60
+
+
+def backoff_countdown(retries: int) -> float:
+    """Seconds before retry number ``retries`` (0 first): exponential, capped, equal jitter."""
+    step = min(BACKOFF_MAX_S, BACKOFF_FACTOR_S * 2 ** min(retries, 16))
+    return step * random.uniform(0.75, 1.0)
 
 
 def describe(exc: BaseException) -> str:
@@ -55,6 +75,8 @@ class PlatformTask(Task):
     def retry(self, args=None, kwargs=None, exc=None, **options):
         if exc is not None and kwargs is None and self.counted_by_claim:
             kwargs = {**(self.request.kwargs or {}), "cause": describe(exc)}
+        if exc is not None and "eta" not in options:
+            options["countdown"] = backoff_countdown(self.request.retries)
         return super().retry(args=args, kwargs=kwargs, exc=exc, **options)
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
@@ -72,14 +94,14 @@ def platform_task(*, name: str, give_up: Callable | None = None, counted_by_clai
     ``counted_by_claim``: the task claims runs, whose claims count and bound the attempts; the
     task is bound (its first argument is the task, ``self.request.id`` names the delivery).
     """
-    options.setdefault("max_retries", None if counted_by_claim else max(settings.VARBOARD["MAX_RUN_ATTEMPTS"] - 1, 0))
+    options.setdefault("max_retries", None if counted_by_claim else PLATFORM_RETRIES)
 
     def decorate(function):
         return shared_task(name=name, base=PlatformTask, acks_late=True, bind=counted_by_claim,
                            counted_by_claim=counted_by_claim,
                            give_up=staticmethod(give_up) if give_up else None,
-                           autoretry_for=TRANSIENT_ERRORS, retry_backoff=2, retry_backoff_max=60,
-                           retry_jitter=True, **options)(function)
+                           autoretry_for=TRANSIENT_ERRORS, retry_backoff=BACKOFF_FACTOR_S,
+                           retry_backoff_max=BACKOFF_MAX_S, retry_jitter=True, **options)(function)
 
     return decorate
 

@@ -8,6 +8,11 @@ raised: the middleware's ``process_exception`` (views, also with ``DEBUG`` on) a
 ``handler500`` view (errors in other middleware, e.g. a session save). Persistent
 connections are health-checked before reuse (``CONN_HEALTH_CHECKS``), so the first request
 after the database is back reconnects.
+
+The file storage gets the same treatment: an object store that refuses connections or times
+out answers 503 with ``Retry-After`` ("file storage is unavailable, try again in N s"); a
+local media disk that is full or read-only answers 507 with a message (the storage deletes
+what it half wrote, see ``leaderboard.storage.MediaStorage``).
 """
 
 from __future__ import annotations
@@ -21,23 +26,42 @@ from django.http import HttpResponse, JsonResponse
 from django.template import loader
 from django.views.defaults import server_error as default_server_error
 
+from ..storage import STORAGE_DOWN, is_disk_full
+
 logger = logging.getLogger(__name__)
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
 MESSAGE = "The database is unreachable for the moment (a restart or a failover); try again in {seconds} s."
+STORAGE_MESSAGE = "file storage is unavailable, try again in {seconds} s."
+DISK_FULL_MESSAGE = ("file storage cannot take the file: its disk is full or read-only ({error}); nothing was "
+                     "stored, try again in {seconds} s.")
 
 
-def unavailable_response(request) -> HttpResponse:
+def unavailable_response(request, message: str = MESSAGE, *, status: int = 503, **details) -> HttpResponse:
     seconds = settings.VARBOARD["RETRY_AFTER_S"]
-    message = MESSAGE.format(seconds=seconds)
+    message = message.format(seconds=seconds, **details)
     if request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", ""):
-        response = JsonResponse({"detail": message}, status=503)
+        response = JsonResponse({"detail": message}, status=status)
     else:
         # A template of its own: the site's base template reads the user and session from the database.
-        response = HttpResponse(loader.render_to_string("errors/503.html", {"message": message}), status=503)
+        response = HttpResponse(loader.render_to_string("errors/503.html", {"message": message}), status=status)
     response["Retry-After"] = str(seconds)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def fault_response(request, exception: BaseException | None) -> HttpResponse | None:
+    """The 503/507 answer for a database, object store or disk that cannot serve; None for other errors."""
+    if isinstance(exception, DATABASE_DOWN):
+        logger.warning("database unreachable during %s %s: %s", request.method, request.path, exception)
+        return unavailable_response(request)
+    if isinstance(exception, STORAGE_DOWN):
+        logger.warning("file storage unreachable during %s %s: %s", request.method, request.path, exception)
+        return unavailable_response(request, STORAGE_MESSAGE)
+    if exception is not None and is_disk_full(exception):
+        logger.error("media disk cannot take a write during %s %s: %s", request.method, request.path, exception)
+        return unavailable_response(request, DISK_FULL_MESSAGE, status=507, error=exception.strerror or exception)
+    return None
 
 
 class DatabaseUnavailableMiddleware:
@@ -48,14 +72,9 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if isinstance(exception, DATABASE_DOWN):
-            logger.warning("database unreachable during %s %s: %s", request.method, request.path, exception)
-            return unavailable_response(request)
-        return None
+        return fault_response(request, exception)
 
 
 def server_error(request) -> HttpResponse:
-    """``handler500``: a 503 when the uncaught error is the database being unreachable, else Django's 500."""
-    if isinstance(sys.exc_info()[1], DATABASE_DOWN):
-        return unavailable_response(request)
-    return default_server_error(request)
+    """``handler500``: a 503/507 when the uncaught error is a platform fault (database, storage, disk), else a 500."""
+    return fault_response(request, sys.exc_info()[1]) or default_server_error(request)

@@ -18,7 +18,10 @@ by the attempt that holds the run.
 Attempts. ``Run.attempts`` is the one counter: every claim (first delivery, a redelivery after a
 lost worker, a retry after a transient error) counts, and a run claimed ``VARBOARD_MAX_RUN_ATTEMPTS``
 times without finishing is failed for the platform's reasons, naming the last cause
-(``Run.last_error``).
+(``Run.last_error``). A claim whose cause is a storage fault (an unreachable or hung object store,
+a full or read-only disk: :func:`is_storage_cause`) may go ``STORAGE_FAULT_EXTRA_ATTEMPTS`` further,
+so an outage of a few minutes, waited out by the task's backoff, never ends a run for good; every
+claim still takes a new attempt number (the lease token stays unique).
 
 Nothing else writes ``Run.status`` or ``Submission.status`` (cancelling aside, in
 ``services.submissions``).
@@ -56,6 +59,22 @@ def max_attempts() -> int:
     return settings.VARBOARD["MAX_RUN_ATTEMPTS"]
 
 
+#: Claims a run may take beyond ``max_attempts()`` while the last cause is a storage fault: with the
+#: tasks' backoff (2, 4, ... 60 s) the retries then span about six minutes of outage.
+STORAGE_FAULT_EXTRA_ATTEMPTS = 8
+#: How ``tasks.describe`` names a storage fault: the object store's connection errors (botocore),
+#: and a disk that cannot take a write (errno ENOSPC 28, EROFS 30, EDQUOT 122), raw or wrapped.
+_STORAGE_FAULT_NAMES = ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError",
+                        "ConnectionClosedError", "ConnectionError", "HTTPClientError")
+_DISK_FULL_MARKS = ("[Errno 28]", "[Errno 30]", "[Errno 122]")
+
+
+def is_storage_cause(cause: str) -> bool:
+    """True when a retry's ``cause`` names a storage fault (not charged to the run's attempts)."""
+    names = {part.strip() for part in cause[:300].split(":")}  # "PlatformError: OSError: [Errno 28] ..."
+    return bool(names.intersection(_STORAGE_FAULT_NAMES)) or any(mark in cause for mark in _DISK_FULL_MARKS)
+
+
 def lease_duration() -> timedelta:
     return timedelta(seconds=settings.VARBOARD["LEASE_S"])
 
@@ -87,7 +106,7 @@ def run_claim(*, run_id: int, delivery: str = "", cause: str = "") -> Run | None
             return None
         if cause and run.attempts:
             run.last_error = cause[:2000]
-        worn_out = run.attempts >= max_attempts()
+        worn_out = run.attempts >= max_attempts() + (STORAGE_FAULT_EXTRA_ATTEMPTS if is_storage_cause(cause) else 0)
         if worn_out:
             run.save(update_fields=["last_error"])
         else:

@@ -19,8 +19,10 @@ from evaluation.predictions import PredictionFileError, parse_predictions
 from ..choices import RunStatus, SubmissionKind, TestRows
 from ..logs import log_context
 from ..models import Run, Submission
+from ..storage import STORAGE_DOWN
 from .boards import board_public_mask
 from .dataset_files import dataset_hidden_labels, dataset_test_ids
+from .errors import PlatformError
 from .lifecycle import run_claim, run_heartbeat, run_store_rescored, run_store_retrying, submission_refund
 
 logger = logging.getLogger(__name__)
@@ -67,8 +69,10 @@ def _score_or_fail(submission: Submission, run: Run, expected_ids: list[str], y_
         return _score_one(submission, run, expected_ids, y_true)
     except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
         return dict(status=RunStatus.FAILED, error_message=str(exc))
-    except (DatabaseError, OSError):
+    except DatabaseError:
         raise  # transient: the task retries
+    except (OSError, *STORAGE_DOWN) as exc:  # a disk or the object store: transient, retried with backoff
+        raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:  # the platform's fault (a bug, an inconsistent challenge): fail, don't loop
         logger.exception("scoring run %s of submission %s failed", run.index, submission.pk)
         submission_refund(submission_id=submission.pk)

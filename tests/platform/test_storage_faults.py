@@ -1,0 +1,253 @@
+"""Storage faults are transient (issue 22): a store that is down or hung, a full disk, a database blip.
+
+Black box through the API where a user would meet the fault: an S3 endpoint that refuses
+connections (a closed port) or accepts and never answers (a silent socket), and a media disk
+that is full (a 4 MB tmpfs mounted for the test; root only, else the disk fills by a patched
+write). The retry policy is checked on its computed countdowns.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from leaderboard.config import s3_storages
+from leaderboard.models import Run, Submission
+from leaderboard.services.accounts import token_create
+from leaderboard.services.lifecycle import STORAGE_FAULT_EXTRA_ATTEMPTS, is_storage_cause, max_attempts, run_claim
+from tasks import PLATFORM_RETRIES, TRANSIENT_ERRORS, backoff_countdown
+
+from .factories import digits_challenge, label_predictions
+
+pytestmark = pytest.mark.django_db
+
+
+def _upload(data: bytes):
+    return SimpleUploadedFile("p.csv", data, content_type="text/csv")
+
+
+def _post(client, challenge, token, data: bytes):
+    return client.post(f"/api/challenges/{challenge.slug}/submissions/",
+                       {"method_name": "faults", "files": [_upload(data)]}, HTTP_AUTHORIZATION=f"Token {token}")
+
+
+def _point_storages_at(settings, endpoint: str, server) -> None:
+    settings.STORAGES = {**settings.STORAGES, **s3_storages(
+        bucket=server.bucket, private_bucket=server.private_bucket, endpoint_url=endpoint, region="us-east-1",
+        access_key="testing", secret_key="testing")}
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed again on return: connections are refused
+
+
+class SilentServer:
+    """Accepts connections and never answers (a hung object store)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while True:
+            try:
+                self.accepted.append(self.sock.accept()[0])
+            except OSError:
+                return
+
+    def close(self):
+        self.sock.close()
+        for conn in self.accepted:
+            conn.close()
+        self.thread.join(timeout=5)
+
+
+def test_an_upload_while_the_store_refuses_connections_answers_503_then_works(s3_storage, settings, host, alice,
+                                                                               client):
+    challenge, frame = digits_challenge(host)
+    token = token_create(user=alice)[1]
+    _point_storages_at(settings, f"http://127.0.0.1:{_closed_port()}", s3_storage)
+    started = time.monotonic()
+    response = _post(client, challenge, token, label_predictions(frame))
+    elapsed = time.monotonic() - started
+    assert response.status_code == 503, response.content
+    assert int(response["Retry-After"]) >= 1
+    assert response.json()["detail"].startswith("file storage is unavailable, try again in")
+    assert elapsed < 5, elapsed
+    assert not Submission.objects.exists()
+
+    ready = client.get("/health/ready")
+    assert ready.status_code == 503 and not ready.json()["checks"]["storage"]["ok"], ready.json()
+
+    _point_storages_at(settings, s3_storage.endpoint, s3_storage)  # the store is back
+    response = _post(client, challenge, token, label_predictions(frame))
+    assert response.status_code == 202, response.content
+    assert client.get("/health/ready").json()["checks"]["storage"]["ok"]
+
+
+def test_a_hung_store_holds_neither_health_nor_an_upload(s3_storage, settings, host, alice, client, monkeypatch):
+    challenge, frame = digits_challenge(host)
+    token = token_create(user=alice)[1]
+    silent = SilentServer()
+    try:
+        monkeypatch.setenv("VARBOARD_S3_READ_TIMEOUT_S", "1")
+        _point_storages_at(settings, f"http://127.0.0.1:{silent.port}", s3_storage)
+        started = time.monotonic()
+        ready = client.get("/health/ready")
+        health_s = time.monotonic() - started
+        assert ready.status_code == 503 and "Timeout" in ready.json()["checks"]["storage"]["error"], ready.json()
+        assert health_s < 15, health_s  # two buckets, one 2 s try each (plus a loaded machine), never 60 s
+
+        started = time.monotonic()
+        response = _post(client, challenge, token, label_predictions(frame))
+        upload_s = time.monotonic() - started
+        assert response.status_code == 503 and response["Retry-After"], response.content
+        assert upload_s < 15, upload_s  # two 1 s tries (plus a loaded machine), never 60 s
+    finally:
+        silent.close()
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 4 MB tmpfs (root only); yields its path and a function that fills it to ``keep`` bytes free."""
+    mount = tmp_path / "small-disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+
+    def fill(keep: int) -> None:
+        free = os.statvfs(mount).f_bavail * os.statvfs(mount).f_frsize
+        try:
+            with open(mount / "filler", "wb") as filler:
+                filler.write(b"\0" * max(free - keep, 0))
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+
+    try:
+        yield mount, fill
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_a_full_media_disk_answers_507_and_leaves_no_half_written_file(full_disk, settings, host, alice, client):
+    mount, fill = full_disk
+    settings.MEDIA_ROOT = mount
+    settings.VARBOARD = {**settings.VARBOARD, "MIN_FREE_DISK_MB": 1}
+    challenge, frame = digits_challenge(host)
+    assert client.get("/health/ready").json()["checks"]["storage"]["ok"]
+    token = token_create(user=alice)[1]
+    before = {path for path in Path(mount).rglob("*") if path.is_file()}
+    fill(keep=0)  # the file is created, then its first write fails (what left 0-byte orphans)
+
+    response = _post(client, challenge, token, label_predictions(frame))
+    assert response.status_code == 507, response.content
+    detail = response.json()["detail"]
+    assert "disk is full or read-only" in detail and "nothing was stored" in detail, detail
+    after = {path for path in Path(mount).rglob("*") if path.is_file()} - {Path(mount) / "filler"}
+    assert after == before, sorted(map(str, after - before))  # no 0-byte or partial file
+    assert not Submission.objects.exists()
+
+    ready = client.get("/health/ready")
+    assert ready.status_code == 503, ready.json()
+    assert "VARBOARD_MIN_FREE_DISK_MB" in ready.json()["checks"]["storage"]["error"]
+
+
+def test_a_read_only_media_disk_answers_507(settings, host, alice, client, monkeypatch):
+    challenge, frame = digits_challenge(host)
+    token = token_create(user=alice)[1]
+    real_open = os.open
+
+    def read_only(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr("django.core.files.storage.filesystem.os.open", read_only)
+    response = _post(client, challenge, token, label_predictions(frame))
+    assert response.status_code == 507 and "read-only" in response.json()["detail"], response.content
+
+
+def test_platform_retries_span_more_than_a_minute_even_with_the_smallest_jitter(monkeypatch):
+    monkeypatch.setattr("tasks.random.uniform", lambda low, high: low)
+    shortest = [backoff_countdown(n) for n in range(PLATFORM_RETRIES)]
+    assert sum(shortest) >= 60, shortest
+    assert shortest == sorted(shortest) and shortest[0] >= 1  # a 1.3 s blip is outlasted
+    monkeypatch.setattr("tasks.random.uniform", lambda low, high: high)
+    assert max(backoff_countdown(n) for n in range(30)) <= 60
+
+
+def test_the_report_recompute_retries_with_that_backoff():
+    from tasks.reports import recompute_report
+
+    assert recompute_report.max_retries == PLATFORM_RETRIES
+    from botocore.exceptions import EndpointConnectionError
+
+    assert any(issubclass(EndpointConnectionError, error) for error in TRANSIENT_ERRORS)
+
+
+def test_the_retry_publishes_the_computed_countdown(monkeypatch):
+    from tasks.reports import recompute_report
+
+    seen = {}
+
+    def fake_retry(self, args=None, kwargs=None, exc=None, **options):
+        seen.update(options)
+        return None
+
+    monkeypatch.setattr("celery.app.task.Task.retry", fake_retry)
+    monkeypatch.setattr("tasks.random.uniform", lambda low, high: low)
+    recompute_report.push_request(retries=3)
+    try:
+        recompute_report.retry(exc=RuntimeError("blip"), countdown=0.01)
+    finally:
+        recompute_report.pop_request()
+    assert seen["countdown"] == backoff_countdown(3) == 12.0
+
+
+@pytest.mark.parametrize("cause, storage", [
+    ("EndpointConnectionError: Could not connect to the endpoint URL: \"http://s3/x\"", True),
+    ("PlatformError: ReadTimeoutError: Read timeout on endpoint URL", True),
+    ("PlatformError: OSError: [Errno 28] No space left on device: '/tmp/run'", True),
+    ("OperationalError: server closed the connection unexpectedly", False),
+    ("PlatformError: the sandbox could not start", False),
+])
+def test_storage_causes_are_recognised(cause, storage):
+    assert is_storage_cause(cause) is storage
+
+
+def test_a_storage_fault_does_not_use_up_the_runs_attempts(host, alice):
+    challenge, frame = digits_challenge(host)
+    from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+
+    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="a",
+                                               files=[UploadedFile("p.csv", label_predictions(frame))])
+    run = submission.runs.order_by("index").first()
+    storage_cause = "PlatformError: EndpointConnectionError: Could not connect to the endpoint URL"
+    for attempt in range(1, max_attempts() + STORAGE_FAULT_EXTRA_ATTEMPTS + 1):
+        claimed = run_claim(run_id=run.pk, delivery="same-task", cause=storage_cause if attempt > 1 else "")
+        assert claimed is not None and claimed.attempts == attempt  # a new lease token every time
+    assert run_claim(run_id=run.pk, delivery="same-task", cause=storage_cause) is None  # bounded all the same
+    assert Run.objects.get(pk=run.pk).status == "failed"
+
+    second = submission_create_predictions(challenge=challenge, user=alice, method_name="b",
+                                           files=[UploadedFile("p.csv", label_predictions(frame))])
+    other = second.runs.order_by("index").first()
+    for attempt in range(1, max_attempts() + 1):
+        assert run_claim(run_id=other.pk, delivery="t", cause="OperationalError: gone" if attempt > 1 else "")
+    assert run_claim(run_id=other.pk, delivery="t", cause="OperationalError: gone") is None  # counted as before
