@@ -181,6 +181,27 @@ print(json.dumps({"slug": challenge.slug, "token": token_create(user=alice)[1]})
 """
 
 
+def own_database(cluster, redis_server, tmp_path, *, k_runs: int) -> tuple[str, dict, dict]:
+    """On ``cluster``: a migrated database with a digits challenge of ``k_runs`` runs, alice's token
+    and the store-counting trigger. Returns its URL, the environment of processes using it, and
+    ``{"slug", "token"}``."""
+    import psycopg
+
+    with psycopg.connect(cluster.url, autocommit=True) as admin:
+        admin.execute("CREATE DATABASE varboard")
+    database = cluster.url.rsplit("/", 1)[0] + "/varboard"
+    env = {**os.environ, **FAST_HEALING, "DATABASE_URL": database, "CELERY_BROKER_URL": redis_server.url,
+           "VARBOARD_VAR_DIR": str(tmp_path / "var"), "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
+           "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PYTHONUNBUFFERED": "1"}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=300)
+    setup = subprocess.run([sys.executable, "manage.py", "shell", "-c",
+                            SETUP_SCRIPT.replace("k_runs=10", f"k_runs={k_runs}")],
+                           cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=120)
+    with psycopg.connect(database, autocommit=True) as db:
+        db.execute(AUDIT)
+    return database, env, json.loads(setup.stdout.strip().splitlines()[-1])
+
+
 class Server:
     """A gunicorn web server subprocess (2 workers) on a free port."""
 
@@ -258,19 +279,7 @@ def test_a_postgresql_restart_during_runs_and_requests_loses_nothing(redis_serve
     cluster = ThrowawayPostgres().init()
     server = worker = None
     try:
-        with psycopg.connect(cluster.url, autocommit=True) as admin:
-            admin.execute("CREATE DATABASE varboard")
-        database = cluster.url.rsplit("/", 1)[0] + "/varboard"
-        env = {**os.environ, **FAST_HEALING, "DATABASE_URL": database, "CELERY_BROKER_URL": redis_server.url,
-               "VARBOARD_VAR_DIR": str(tmp_path / "var"), "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
-               "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PYTHONUNBUFFERED": "1"}
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True,
-                       timeout=300)
-        setup = subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP_SCRIPT], cwd=ROOT, env=env,
-                               check=True, capture_output=True, text=True, timeout=120)
-        made = json.loads(setup.stdout.strip().splitlines()[-1])
-        with psycopg.connect(database, autocommit=True) as db:
-            db.execute(AUDIT)
+        database, env, made = own_database(cluster, redis_server, tmp_path, k_runs=10)
         worker = start_worker(broker_url=redis_server.url, database=database, node="pg-fault", queues="scoring,cpu",
                               concurrency=2, beat=True, env={**FAST_HEALING, "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
                                                              "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
@@ -349,19 +358,7 @@ def test_a_postgresql_outage_longer_than_the_lease_keeps_every_finished_result(r
     cluster = ThrowawayPostgres().init()
     worker = server = None
     try:
-        with psycopg.connect(cluster.url, autocommit=True) as admin:
-            admin.execute("CREATE DATABASE varboard")
-        database = cluster.url.rsplit("/", 1)[0] + "/varboard"
-        env = {**os.environ, **FAST_HEALING, "DATABASE_URL": database, "CELERY_BROKER_URL": redis_server.url,
-               "VARBOARD_VAR_DIR": str(tmp_path / "var"), "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
-               "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PYTHONUNBUFFERED": "1"}
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True,
-                       timeout=300)
-        setup = subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP_SCRIPT.replace("k_runs=10", "k_runs=4")],
-                               cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=120)
-        made = json.loads(setup.stdout.strip().splitlines()[-1])
-        with psycopg.connect(database, autocommit=True) as db:
-            db.execute(AUDIT)
+        database, env, made = own_database(cluster, redis_server, tmp_path, k_runs=4)
         worker = start_worker(broker_url=redis_server.url, database=database, node="pg-outage", queues="scoring,cpu",
                               concurrency=2, beat=True, env={**FAST_HEALING, "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
                                                              "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
