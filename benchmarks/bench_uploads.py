@@ -31,6 +31,7 @@ import http.client
 import io
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -113,6 +114,44 @@ def request_for(case: str, slug: str, body: Path) -> tuple[str, str, str | None]
     return "POST", "/api/challenges/", write_multipart(body, fields, [("dataset", name, data)])
 
 
+def post_until_answered(port: int, method: str, path: str, headers: dict, body: Path) -> tuple[int, str]:
+    """Send the body, but stop as soon as the server answers (as curl does): (status, text).
+
+    A server that refuses an upload early may answer and close while the client is still
+    sending; http.client would then fail with a broken pipe and never read the answer.
+    """
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=600) as sock, body.open("rb") as stream:
+        sock.sendall(head.encode())
+        while chunk := stream.read(1024 * 1024):
+            if select.select([sock], [], [], 0)[0]:
+                break  # the server has answered: stop sending
+            try:
+                sock.sendall(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        try:
+            while data := sock.recv(65536):
+                received += data
+                if b"\r\n\r\n" in received and _complete(received):
+                    break
+        except ConnectionResetError:
+            pass
+    head_text, _, text = received.partition(b"\r\n\r\n")
+    status = int(head_text.split()[1]) if head_text else 0
+    return status, text.decode(errors="replace")
+
+
+def _complete(received: bytes) -> bool:
+    head, _, text = received.partition(b"\r\n\r\n")
+    for line in head.decode(errors="replace").splitlines():
+        if line.lower().startswith("content-length:"):
+            return len(text) >= int(line.split(":")[1])
+    return False
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -161,12 +200,13 @@ def measure(case: str, env: dict, setup: dict, folder: Path) -> dict:
         else:
             headers |= {"Content-Type": f"multipart/form-data; boundary={boundary}",
                         "Content-Length": str(body.stat().st_size)}
-            with body.open("rb") as stream:
-                conn.request(method, path, body=stream, headers=headers)
-        response = conn.getresponse()
-        text = response.read().decode(errors="replace")
+            conn.close()
+            status, text = post_until_answered(port, method, path, headers, body)
+        if boundary is None:
+            response = conn.getresponse()
+            status, text = response.status, response.read().decode(errors="replace")
         elapsed = time.perf_counter() - start
-        return {"case": case, "mb": body.stat().st_size / 2**20 if boundary else 0.0, "status": response.status,
+        return {"case": case, "mb": body.stat().st_size / 2**20 if boundary else 0.0, "status": status,
                 "seconds": elapsed, "before": before, "after": vm_hwm_mb(worker),
                 "message": text[:100]}
     finally:

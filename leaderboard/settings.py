@@ -162,6 +162,8 @@ VARBOARD = {
     "MAX_DATASET_COLUMNS": env.int("VARBOARD_MAX_DATASET_COLUMNS", default=10_000, minimum=2),
     # Most a Parquet dataset may decode to, checked from its footer before decoding (issue 22).
     "MAX_DATASET_DECODED_MB": env.int("VARBOARD_MAX_DATASET_DECODED_MB", default=256, minimum=1),
+    # Memory (address space) the child process that parses a dataset may use; never the web process's.
+    "DATASET_PARSE_MB": env.int("VARBOARD_DATASET_PARSE_MB", default=1024, minimum=64),
     # Prediction rows allowed beyond the test set's (blank lines); more are refused before parsing.
     "PREDICTION_EXTRA_ROWS": env.int("VARBOARD_PREDICTION_EXTRA_ROWS", default=1000, minimum=0),
     "RUN_WALL_TIME_S": env.int("VARBOARD_RUN_WALL_TIME_S", default=900, minimum=1),
@@ -210,6 +212,14 @@ if VARBOARD["STATS_BACKEND"] not in ("numpy", "torch"):
     raise ImproperlyConfigured(f"VARBOARD_STATS_BACKEND must be numpy or torch (got {VARBOARD['STATS_BACKEND']!r}).")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # larger uploads spool to a temporary file (issue 22)
+# Count files and bytes while the body streams, and stop at the first over a limit (issue 22).
+FILE_UPLOAD_HANDLERS = [
+    "leaderboard.upload_handlers.BoundedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Django's own backstop, a few above ours (a challenge's three datasets) so that ours answers first.
+DATA_UPLOAD_MAX_NUMBER_FILES = VARBOARD["MAX_PREDICTION_FILES"] + 4
 
 # ---------------------------------------------------------------- REST framework
 REST_FRAMEWORK = {

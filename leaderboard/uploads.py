@@ -4,7 +4,9 @@ Django spools any upload over ``FILE_UPLOAD_MAX_MEMORY_SIZE`` to a temporary fil
 helpers refuse by the declared size first and never read more than the limit plus one
 byte, so the web process's memory does not grow with what a client sends. Prediction
 files are read lazily: a submission with too many files is refused by its count
-(``_parse_prediction_files``) before any of them is read (issue 22).
+(``_parse_prediction_files``) before any of them is read (issue 22). Before all this,
+``upload_handlers.BoundedUploadHandler`` has already stopped any request over the file
+count, the per-file size or (for a submission) the total size while it streamed in.
 """
 
 from __future__ import annotations

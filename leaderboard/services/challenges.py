@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.datasets import shuffle_test_rows, validate_dataset
-from evaluation.io.read import TableError, read_table
+from evaluation.io.read import TableError
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
@@ -124,12 +124,19 @@ def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
 
 
 def _table(data: bytes, filename: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
+    """Parsed in a forked child allowed ``DATASET_PARSE_MB`` of memory (``RLIMIT_AS``), never here."""
+    from evaluation.io.guarded import read_table_guarded
+
+    limits = settings.VARBOARD
+    parse_mb = limits["DATASET_PARSE_MB"]
     try:
-        return read_table(data, filename=filename, max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
-                          text_columns=text_columns, max_columns=settings.VARBOARD["MAX_DATASET_COLUMNS"],
-                          max_decoded_bytes=settings.VARBOARD["MAX_DATASET_DECODED_MB"] * 1024 * 1024)
+        return read_table_guarded(data, memory_limit=parse_mb * 1024 * 1024, filename=filename,
+                                  max_bytes=limits["MAX_DATASET_MB"] * 1024 * 1024, text_columns=text_columns,
+                                  max_columns=limits["MAX_DATASET_COLUMNS"],
+                                  max_decoded_bytes=limits["MAX_DATASET_DECODED_MB"] * 1024 * 1024)
     except TableError as exc:
-        raise ServiceError(f"{filename}: {exc}", field="dataset") from None
+        message = str(exc) if str(exc).startswith(f"{filename}:") else f"{filename}: {exc}"
+        raise ServiceError(message, field="dataset") from None
 
 
 def _csv_bytes(df: pd.DataFrame) -> bytes:

@@ -87,3 +87,50 @@ def test_prediction_lines_are_counted_before_parsing():
 def test_max_columns_must_be_a_positive_integer(bad):
     with pytest.raises(ValueError, match="max_columns must be a positive integer"):
         read_table(b"a\n1\n", filename="d.csv", max_bytes=MB, max_columns=bad)
+
+
+# ------------------------------------------------ parsed in a child under a memory limit (evaluation/io/guarded.py)
+
+def _numeric_csv(rows: int) -> bytes:
+    return b"id,label,is_test,x,y\n" + b"".join(b"%d,%d,%d,%d.5,%d.25\n" % (i, i % 3, i % 5 == 0, i, i)
+                                                for i in range(rows))
+
+
+def test_guarded_parse_returns_the_same_frame_as_a_direct_parse():
+    from evaluation.io.guarded import read_table_guarded
+
+    data = _numeric_csv(2_000)
+    kwargs = dict(filename="d.csv", max_bytes=10 * MB, text_columns=["id", "label"])
+    guarded = read_table_guarded(data, memory_limit=512 * MB, **kwargs)
+    direct = read_table(data, **kwargs)
+    assert guarded.equals(direct)
+    assert list(guarded.dtypes) == list(direct.dtypes)
+    assert guarded.index.tolist() == direct.index.tolist()
+
+
+def test_guarded_parse_over_its_memory_limit_names_the_limit():
+    from evaluation.io.guarded import read_table_guarded
+
+    data = _numeric_csv(1_000_000)  # ~25 MB of CSV: far more than 8 MB to parse
+    start = time.perf_counter()
+    with pytest.raises(TableError, match=r"the file needs more than 8 MB to parse; the limit is 8 MB"):
+        read_table_guarded(data, memory_limit=8 * MB, filename="d.csv", max_bytes=100 * MB)
+    assert time.perf_counter() - start < 30
+
+
+def test_guarded_parse_passes_table_errors_through():
+    from evaluation.io.guarded import read_table_guarded
+
+    with pytest.raises(TableError, match="the file has 6 columns; the limit is 5 columns"):
+        read_table_guarded(b"a,b,c,d,e,f\n1,2,3,4,5,6\n", memory_limit=256 * MB, filename="d.csv",
+                           max_bytes=MB, max_columns=5)
+
+
+def test_guarded_parse_that_does_not_answer_in_time_is_killed():
+    from evaluation.io.guarded import read_table_guarded
+
+    start = time.perf_counter()
+    with pytest.raises(TableError, match=r"took more than 0.01 s to parse"):
+        read_table_guarded(_numeric_csv(300_000), memory_limit=1024 * MB, timeout=0.01, filename="d.csv",
+                           max_bytes=100 * MB)
+    assert time.perf_counter() - start < 5

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.models import Challenge, Submission
 
-from .test_api import client_for, submit
+from .test_api import client_for, stored_submission_files, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -98,7 +98,8 @@ def test_forty_large_prediction_files_are_refused_by_their_count_before_any_is_r
     response = submit(client_for(alice), challenge.slug, files)
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
-    assert f"40 files were uploaded; this challenge takes at most {challenge.k_runs}" in response.content.decode()
+    assert (f"the request is 724.8 MB; a submission here takes at most {challenge.k_runs} files of 20 MB"
+            in response.content.decode())  # refused from its Content-Length, before any file is parsed
     assert reads == []
     assert Submission.objects.count() == 0
     print(f"40 x 19 MB refused in {elapsed:.2f} s (client encoding included)")
@@ -109,7 +110,7 @@ def test_more_files_than_the_platform_limit_are_refused_by_count(challenge, alic
     settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_FILES": 2}
     response = submit(client_for(alice), challenge.slug, [(f"p{i}.csv", b"id,prediction\n") for i in range(3)])
     assert response.status_code == 400
-    assert "3 files were uploaded; the limit is 2 files per submission." in response.content.decode()
+    assert "more than 2 files were uploaded; the limit is 2 files per submission." in response.content.decode()
 
 
 def test_accepted_prediction_files_are_read_once_each(challenge, alice, monkeypatch):
@@ -152,4 +153,113 @@ def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
     assert "915.5 MB once decompressed; the limit is 256 MB decompressed" in response.content.decode()
     assert elapsed < 1.0, elapsed
     assert peak_rss_mb() - before < 100  # nothing decoded
+    assert Challenge.objects.count() == 0
+
+
+# ------------------------------------------------ refused while streaming (leaderboard/upload_handlers.py)
+
+@pytest.fixture
+def spooled(monkeypatch):
+    """Bytes the upload handlers after ours stored (memory or temporary file), per file name."""
+    from django.core.files import uploadhandler
+
+    stored: dict[str, int] = {}
+    for cls in (uploadhandler.MemoryFileUploadHandler, uploadhandler.TemporaryFileUploadHandler):
+        original = cls.receive_data_chunk
+
+        def counting(self, raw_data, start, original=original):
+            result = original(self, raw_data, start)
+            if result is None:  # this handler kept the chunk
+                stored[self.file_name] = stored.get(self.file_name, 0) + len(raw_data)
+            return result
+
+        monkeypatch.setattr(cls, "receive_data_chunk", counting)
+    return stored
+
+
+def test_files_past_the_challenges_k_are_never_stored(challenge, alice, spooled, media):
+    """Under the request-size bound (40 x 2 MB), so the count stops it at file k + 1."""
+    challenge, _ = challenge
+    data = b"id,prediction\n" + b"x,1\n" * 500_000  # 2 MB: spooled to a temporary file if stored
+    response = submit(client_for(alice), challenge.slug, [(f"p{i}.csv", data) for i in range(40)])
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert f"this challenge takes at most {challenge.k_runs} (one per seed, k = {challenge.k_runs})" in body["detail"]
+    assert f"p{challenge.k_runs}.csv" not in spooled  # the first file over k stopped the upload
+    assert len(spooled) <= challenge.k_runs
+    assert Submission.objects.count() == 0
+    assert stored_submission_files(media) == []
+
+
+def test_a_prediction_file_over_the_size_limit_is_stopped_at_the_limit(challenge, alice, settings, spooled):
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_MB": 1}
+    data = b"id,prediction\n" + b"x,1\n" * 1_000_000  # 4 MB
+    response = submit(client_for(alice), challenge.slug, [("big.csv", data)])
+    assert response.status_code == 400, response.content
+    assert "big.csv is larger than 1 MB; the limit is 1 MB per file." in response.json()["detail"]
+    assert spooled.get("big.csv", 0) <= MB + 64 * 1024  # never more than the limit and one chunk
+    assert Submission.objects.count() == 0
+
+
+def test_a_dataset_over_the_size_limit_is_refused_while_streaming(alice, settings, spooled):
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_MB": 1}
+    data = wide_csv(4) * 1  # header + a row
+    data += b"1,1,1,1\n" * 400_000  # 3.2 MB
+    response = client_for(alice).post("/api/challenges/", {
+        "title": "Big", "metric": "accuracy", "dataset": SimpleUploadedFile("big.csv", data),
+        "id_column": "id", "label_column": "label", "test_column": "is_test",
+    }, format="multipart")
+    assert response.status_code == 400, response.content
+    assert "dataset: big.csv is larger than 1 MB; the limit is 1 MB per file." in response.json()["detail"]
+    assert spooled.get("big.csv", 0) <= MB + 64 * 1024
+    assert Challenge.objects.count() == 0
+
+
+def test_a_recipe_over_its_limit_is_refused_while_streaming(challenge, alice, settings, spooled):
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_RECIPE_KB": 4}
+    response = client_for(alice).post(f"/api/challenges/{challenge.slug}/submissions/", {
+        "method_name": "r", "kind": "recipe", "recipe": SimpleUploadedFile("recipe.py", b"#" * 100_000),
+    }, format="multipart")
+    assert response.status_code == 400, response.content
+    assert "recipe: recipe.py is larger than 4 KB; the limit is 4 KB per file." in response.json()["detail"]
+    assert spooled.get("recipe.py", 0) <= 4 * 1024 + 64 * 1024
+
+
+def test_django_counts_files_too_but_ours_answers_first(settings):
+    from leaderboard.upload_handlers import BoundedUploadHandler
+
+    assert settings.FILE_UPLOAD_HANDLERS[0] == f"{BoundedUploadHandler.__module__}.BoundedUploadHandler"
+    assert settings.DATA_UPLOAD_MAX_NUMBER_FILES > settings.VARBOARD["MAX_PREDICTION_FILES"]
+
+
+# ------------------------------------------------ datasets parsed in a child under a memory limit
+
+def _dataset_csv(rows: int) -> bytes:
+    return b"id,label,is_test,x\n" + b"".join(b"r%d,%d,%d,%d.5\n" % (i, i % 2, i % 4 == 0, i) for i in range(rows))
+
+
+def test_a_dataset_that_parses_within_its_limit_still_creates_the_challenge(alice, media):
+    response = client_for(alice).post("/api/challenges/", {
+        "title": "Fine", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", _dataset_csv(400)),
+        "id_column": "id", "label_column": "label", "test_column": "is_test",
+    }, format="multipart")
+    assert response.status_code == 201, response.content
+    challenge = Challenge.objects.get()
+    assert challenge.dataset.n_test == 100
+
+
+def test_a_dataset_needing_more_memory_than_its_parse_limit_is_refused_clearly(alice, settings, media):
+    settings.VARBOARD = {**settings.VARBOARD, "DATASET_PARSE_MB": 8}
+    data = _dataset_csv(1_000_000)  # 20 MB; pandas needs ~150 MB more to parse it
+    before = peak_rss_mb()
+    response = client_for(alice).post("/api/challenges/", {
+        "title": "Heavy", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", data),
+        "id_column": "id", "label_column": "label", "test_column": "is_test",
+    }, format="multipart")
+    assert response.status_code == 400, response.content
+    assert response.json() == {"detail": "d.csv: the file needs more than 8 MB to parse; the limit is 8 MB.",
+                               "field": "dataset"}
+    assert peak_rss_mb() - before < 100  # the ~20 MB upload and a copy; the parse ran in the child
     assert Challenge.objects.count() == 0
