@@ -51,7 +51,10 @@ def test_recipe_runs_on_the_worker_with_progress_and_paired_seeds(live_server, c
     assert body["status"] == "scored", body
     assert body["progress"] == {"finished": 3, "succeeded": 3, "failed": 0, "expected": 3, "fraction": 1.0}
     runs = body["runs"]
-    assert [r["index"] for r in runs] == [0, 1, 2] and all(0.8 < r["test_score"] <= 1 for r in runs)
+    assert [r["index"] for r in runs] == [0, 1, 2]
+    # 72 test rows and a training set resampled per run (seeds from the submission id): a run's accuracy
+    # varies by a few rows around 0.85; chance is 0.1.
+    assert all(0.7 < r["test_score"] <= 1 for r in runs), [r["test_score"] for r in runs]
     assert all(r["device"] == "cpu" and r["fingerprint"] for r in runs)
 
     failed = wait_for(ended(bad), timeout=240, message=celery_worker_process.tail)
