@@ -282,6 +282,15 @@ def apt_install(*packages: str, why: str) -> bool:
     return True
 
 
+def ensure_compose_client() -> None:
+    """Under CI, install Debian's docker-compose (a client only) when no Compose is found, so that
+    the suite checks docker-compose.yml with ``config``; without it that one test is skipped."""
+    has_plugin = shutil.which("docker") and subprocess.run(["docker", "compose", "version"],
+                                                           capture_output=True).returncode == 0
+    if in_ci() and not has_plugin and not shutil.which("docker-compose"):
+        apt_install("docker-compose", why="to check docker-compose.yml with `docker-compose config`")
+
+
 def ensure_chromium() -> None:
     """Under CI, install Debian's chromium and chromium-driver when they are missing."""
     if shutil.which("chromium") and shutil.which("chromedriver"):
@@ -453,6 +462,7 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> None:
         os.environ["VARBOARD_REQUIRE_SERVICES"] = "1"  # under CI a missing service fails, never skips
     ensure_services()
     ensure_chromium()
+    ensure_compose_client()
     if not ensure_bubblewrap() and in_ci():
         fail("bubblewrap is needed under CI (the recipe sandbox) and could not be installed")
     check_migrations()
