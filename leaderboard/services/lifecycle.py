@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from ..choices import RUN_ENDED, SUBMISSION_ACTIVE, RunStatus, SubmissionStatus
 from ..models import Run, Submission
+from ..storage import DISK_FULL_ERRNOS, STORAGE_DOWN
 from .notifications import submission_ended_record
 from .reports import report_request
 
@@ -62,11 +63,21 @@ def max_attempts() -> int:
 #: Claims a run may take beyond ``max_attempts()`` while the last cause is a storage fault: with the
 #: tasks' backoff (2, 4, ... 60 s) the retries then span about six minutes of outage.
 STORAGE_FAULT_EXTRA_ATTEMPTS = 8
-#: How ``tasks.describe`` names a storage fault: the object store's connection errors (botocore),
-#: and a disk that cannot take a write (errno ENOSPC 28, EROFS 30, EDQUOT 122), raw or wrapped.
-_STORAGE_FAULT_NAMES = ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError",
-                        "ConnectionClosedError", "ConnectionError", "HTTPClientError")
-_DISK_FULL_MARKS = ("[Errno 28]", "[Errno 30]", "[Errno 122]")
+
+
+def _with_subclasses(classes) -> set[str]:
+    names, todo = set(), list(classes)
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names
+
+
+#: How ``tasks.describe`` names a storage fault, from ``leaderboard.storage``'s own lists: the object
+#: store's connection errors (botocore, any subclass) and a disk that cannot take a write, raw or wrapped.
+_STORAGE_FAULT_NAMES = frozenset(_with_subclasses(STORAGE_DOWN))
+_DISK_FULL_MARKS = tuple(f"[Errno {number}]" for number in sorted(DISK_FULL_ERRNOS))
 
 
 def is_storage_cause(cause: str) -> bool:
