@@ -347,7 +347,7 @@ def shuffle_test_rows(
     >>> t = pd.DataFrame({"id": ["a", "b", "c"], "x": [1, 2, 3]})
     >>> h = pd.DataFrame({"id": ["a", "b", "c"], "label": ["0", "0", "1"]})
     >>> t2, h2 = shuffle_test_rows(t, h, seed=0)
-    >>> (t2["id"] == h2["id"]).all()
+    >>> bool((t2["id"] == h2["id"]).all())
     True
     """
     if len(test_inputs) != len(hidden_labels):

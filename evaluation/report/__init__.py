@@ -14,8 +14,9 @@ Two sections.
     different sections are never compared.
 Recipe entries: seed-paired runs.
     Run i of every recipe shares its seeds and split (docs/DESIGN.md §4), so comparisons are
-    paired by run index (Bouthillier et al. 2021, eq. 9). The paired table uses run
-    indices that all compared entries share. They are chosen greedily: start from the
+    paired by run index (Bouthillier et al. 2021, eq. 9): each pair is decided on the run
+    indices both entries have. The joint rank bootstrap uses the run indices that all
+    compared entries share (``paired_runs``). They are chosen greedily: start from the
     entry with most runs, add the entry that keeps most of the shared indices, and keep
     the prefix that maximises the paired observations of all its comparisons,
     (entries choose 2) × shared runs. An entry with fewer than 2 runs, or lacking
@@ -46,7 +47,14 @@ Incremental.
 Orientation.
     Comparisons, ranks and the state of the art work on scores oriented so that
     higher is better (losses negated, docs/DESIGN.md §6); everything displayed is in the
-    metric's own units.
+    metric's own units. Runs are sorted by the oriented value before resampling, so a
+    board of losses is the accuracy board of the negated runs mirrored, number for number.
+Validation scores.
+    Boo_n chooses each entry's best run by its validation scores, by its test scores
+    where it has none; its rank interval resamples that same statistic. A run without a
+    finite validation score in an entry whose other runs have one is left out of the
+    entry (every statistic: Boo_n is eq. 7 on the complete pairs), and the row names it
+    in ``runs_left_out`` (:func:`~evaluation.report.entries.complete_pairs`).
 Order and ties.
     Compared entries come first, ordered by the ranking statistic (``mean`` or
     ``boo_n``), then method name, then team; the submission id (creation order) only
@@ -108,8 +116,10 @@ __all__ = ["REPORT_FORMAT", "SECTION_PAIRS", "EntryRuns", "ReportSettings", "bui
            "collector_paused", "entry_fingerprint", "flip_comparison", "section_pairs"]
 
 #: Version of the report's JSON layout (2: one decision rule, studentized and score intervals,
-#: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size).
-REPORT_FORMAT = 2
+#: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size;
+#: 3: rows name ``runs_left_out``, Boo_n rank intervals by each entry's own key, loss boards mirrored:
+#: a stored report of format 2 is recomputed, never reused row by row).
+REPORT_FORMAT = 3
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -185,6 +195,7 @@ def build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse: 
 
     Examples
     --------
+    >>> import numpy as np
     >>> e = [EntryRuns(i, f"m{i}", "t", "recipe", 5, np.arange(5), 0.7 + 0.01 * i + 0.001 * np.arange(5))
     ...      for i in (1, 2)]
     >>> r = build_report(e, ReportSettings(n_resamples=200, k_runs=5))
@@ -223,7 +234,7 @@ def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse:
                      "runs_needed": [{"entries": r.n_entries, "comparisons": r.comparisons,
                                       "any_verdict": r.any_verdict, "for_power": r.for_power} for r in needed],
                      "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
-                     "coverage": coverage_notes(int(s.k_runs))},
+                     "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n))},
         "entries": ordered,
         "sections": sections,
     }

@@ -173,30 +173,30 @@ def flip_comparison(pair: dict) -> dict:
             "verdict": verdicts.get(pair["verdict"], pair["verdict"])}
 
 
-def compare(a: EntryRuns, b: EntryRuns, settings: ReportSettings, *, paired_runs, family_size: int) -> dict:
+def compare(a: EntryRuns, b: EntryRuns, settings: ReportSettings, *, family_size: int) -> dict:
     """The report's row for any two recipe entries of a section, on demand.
 
     A large board stores the comparisons of neighbours, the leader and the frontier
     (:mod:`evaluation.stats.sparse`); any other pair is decided here by the same rule
-    (Bouthillier et al. 2021, eq. 9, App. C.6) on the section's ``paired_runs``, as one
-    of the section's ``family_size`` pairs (docs/scale.md).
+    (Bouthillier et al. 2021, eq. 9, App. C.6) on the seeds both entries have, as the board
+    decides its pairs, as one of the section's ``family_size`` pairs (docs/scale.md).
 
     Raises
     ------
     ValueError
-        If an entry is not a recipe entry or lacks one of the paired runs.
+        If an entry is not a recipe entry, or the two share fewer than 2 runs.
     """
     s = check_settings(settings)
     a, b = check_entries([a, b])
-    shared = np.asarray(paired_runs, dtype=np.int64)
-    tables = []
     for name, e in (("a", a), ("b", b)):
         if e.kind != "recipe":
             raise ValueError(f"`{name}` is a {e.kind} entry: only recipe entries are compared on demand.")
-        missing = sorted(set(shared.tolist()) - set(e.run_index.tolist()))
-        if missing or shared.size < 2:
-            raise ValueError(f"`{name}` (submission {e.id}) lacks the paired runs {missing or shared.tolist()}.")
-        tables.append((1.0 if s.higher_is_better else -1.0) * e.test[np.isin(e.run_index, shared)])
+    shared = np.intersect1d(a.run_index, b.run_index)
+    if shared.size < 2:
+        raise ValueError(f"`a` (submission {a.id}) and `b` (submission {b.id}) share {shared.size} run"
+                         f"{'' if shared.size == 1 else 's'}: at least 2 seed-paired runs are needed.")
+    # check_entries sorts each entry's runs by run index: the shared runs line up
+    tables = [(1.0 if s.higher_is_better else -1.0) * e.test[np.isin(e.run_index, shared)] for e in (a, b)]
     sc = pair_decision(tables[0], tables[1], paired=True, gamma=s.gamma, alpha=s.alpha, correction=s.correction,
                        family_size=family_size)
     rows = [{"submission_id": int(e.id), "method_name": e.name} for e in (a, b)]

@@ -3,28 +3,54 @@
 ``benchmarks/bench_coverage.py`` simulates runs whose truth is known and measures how
 often each interval the board shows covers it, at k = 5, 10 and 30 runs. The figures
 below are its output (seeded; rerun it after changing a method). The page prints the
-line for the challenge's k, so that an interval that covers less than its nominal level
-says so where it is shown.
+line for the challenge's k, so that an interval that covers less than its nominal level,
+or is much wider than the best-known interval for its statistic, says so where it is shown.
 """
 
 from __future__ import annotations
 
-__all__ = ["COVERAGE", "coverage_notes"]
+from evaluation.stats.boon import min_runs_for_interval
 
-#: Measured coverage of nominal 95 % intervals, by interval and runs k (bench_coverage.py
-#: --reps 400 --seed 2026; for runs, the average of its normal and skewed scenarios).
-COVERAGE: dict[str, dict[int, float]] = {
-    "recipe.mean": {5: 0.939, 10: 0.944, 30: 0.948},
-    "recipe.boo_n": {5: 0.968, 10: 0.916, 30: 0.919},
-    "recipe.boo_n_unbiased": {5: 0.516, 10: 0.935, 30: 0.917},
-    "recipe.pab": {5: 0.995, 10: 0.980, 30: 0.968},
-    "recipe.rank": {5: 0.734, 10: 0.886, 30: 0.985},
-    "predictions.accuracy": {5: 0.960, 10: 0.945, 30: 0.970},
-    "predictions.accuracy_files": {5: 0.975, 10: 0.975, 30: 0.950},
-    "study.sd": {5: 0.945, 10: 0.942, 30: 0.962},
-    "suite.iqm": {5: 0.880, 10: 0.930, 30: 0.960},
-    "suite.poi": {5: 0.950, 10: 0.920, 30: 0.960},
+__all__ = ["COVERAGE", "COVERAGE_TARGET", "WIDTH_RATIO", "WIDTH_TARGET", "coverage_notes"]
+
+#: What a board interval must reach (issue 23): coverage within this range at a nominal 95 % ...
+COVERAGE_TARGET = (0.93, 0.97)
+#: ... and a median width at most this multiple of the best-known interval's on the same data.
+WIDTH_TARGET = 1.5
+
+#: Measured coverage of nominal 95 % intervals, by interval and runs k
+#: (``.venv/bin/python benchmarks/bench_coverage.py --reps 1000 --seed 2026``; for runs, the
+#: average of its normal and skewed scenarios). None: the board shows no such interval at that k.
+COVERAGE: dict[str, dict[int, float | None]] = {
+    "recipe.mean": {5: 0.924, 10: 0.948, 30: 0.963},
+    "recipe.boo_n": {5: None, 10: None, 30: 0.933},
+    "recipe.boo_n_unbiased": {5: None, 10: None, 30: 0.930},
+    "recipe.pab": {5: 0.989, 10: 0.984, 30: 0.964},
+    "recipe.rank": {5: 0.745, 10: 0.882, 30: 0.987},
+    "predictions.accuracy": {5: 0.943, 10: 0.963, 30: 0.962},
+    "predictions.accuracy_files": {5: 0.966, 10: 0.967, 30: 0.947},
+    "study.sd": {5: 0.947, 10: 0.946, 30: 0.944},
+    "suite.iqm": {5: 0.892, 10: 0.916, 30: 0.956},
+    "suite.poi": {5: 0.936, 10: 0.940, 30: 0.920},
 }
+
+#: Median width over the reference interval's on the same data (the same command; for runs, the larger
+#: of the two scenarios): Student t for the mean, BCa for Boo_n (the board shows the bootstrap-t inside the
+#: bootstrap's support: :func:`evaluation.stats.bootstrap.default_method`), Wilson for P(A>B) and one file,
+#: Welch t with the examples' and files' variance for k files. Absent: no reference measured.
+WIDTH_RATIO: dict[str, dict[int, float]] = {
+    "recipe.mean": {5: 0.96, 10: 1.10, 30: 1.05},
+    "recipe.boo_n": {30: 1.23},
+    "recipe.boo_n_unbiased": {30: 1.23},
+    "recipe.pab": {5: 1.00, 10: 1.00, 30: 1.00},
+    "predictions.accuracy": {5: 1.00, 10: 1.00, 30: 1.00},
+    "predictions.accuracy_files": {5: 0.90, 10: 0.96, 30: 0.99},
+}
+
+#: Below this many runs the true mean lies outside the runs' range with probability 2/2^k or more (the
+#: chance that every run falls on the same side of a median), so an interval kept inside the support
+#: of its bootstrap distribution cannot reach 95 % (k = 5: at most 93.75 %).
+RANGE_BOUND_K = 6
 
 #: What each key of :data:`COVERAGE` is, in words.
 LABELS: dict[str, str] = {
@@ -36,15 +62,34 @@ LABELS: dict[str, str] = {
 }
 
 
-def coverage_notes(k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions.")) -> list[dict]:
-    """The measured coverage of each interval (keys starting with ``prefixes``) at the tabulated k nearest to ``k``."""
+def coverage_notes(k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions."), n: int = 5) -> list[dict]:
+    """The measured coverage and width ratio of each interval (keys starting with ``prefixes``) at the
+    tabulated k nearest below ``k``; ``ok`` when both meet :data:`COVERAGE_TARGET` and :data:`WIDTH_TARGET`.
+
+    Boo_n (pool size ``n``) below :func:`~evaluation.stats.boon.min_runs_for_interval` runs has no
+    interval on the board: ``shown`` False, ``coverage`` None and the ``reason``. The Boo_n figures
+    are measured for n = 5.
+    """
+    lo, hi = COVERAGE_TARGET
+    need = min_runs_for_interval(n)
     out = []
     for key, by_k in COVERAGE.items():
         if not key.startswith(prefixes):
             continue
         usable = [kk for kk in sorted(by_k) if kk <= k] or [min(by_k)]
         at = usable[-1]
-        cov = by_k[at]
-        out.append({"interval": key, "label": LABELS.get(key, key), "k": at, "coverage": cov,
-                    "ok": 0.93 <= cov <= 0.97})
+        note = {"interval": key, "label": LABELS.get(key, key), "k": at, "coverage": by_k[at],
+                "width_ratio": WIDTH_RATIO.get(key, {}).get(at), "shown": True, "reason": None}
+        if key.startswith("recipe.boo_n") and k < need:
+            note.update(coverage=None, width_ratio=None, shown=False,
+                        reason=f"k = {k} < 3n = {need}: no Boo_{n} interval is shown")
+        elif note["coverage"] is None:  # not measured where the board shows it: say so, never "fine"
+            note.update(reason="coverage not measured at this k")
+        elif key == "recipe.mean" and k < RANGE_BOUND_K:
+            note.update(reason=f"an interval inside the runs' range covers at most 1 - 2/2^{k} = "
+                               f"{1 - 2 / 2 ** k:.1%} of true means (k = {k})")
+        cov, ratio = note["coverage"], note["width_ratio"]
+        note["ok"] = (note["shown"] and cov is not None and lo <= cov <= hi
+                      and (ratio is None or ratio <= WIDTH_TARGET))
+        out.append(note)
     return out

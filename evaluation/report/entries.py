@@ -2,7 +2,8 @@
 
 :class:`EntryRuns` is what the caller gathers from the stored runs (docs/DESIGN.md §3);
 :func:`check_entries` refuses malformed entries naming the entry and the field, and
-returns them with float64/int64 arrays sorted by run index.
+returns them with float64/int64 arrays sorted by run index, each run without a finite
+validation score left out of an entry whose other runs have one (:func:`complete_pairs`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from evaluation.report.settings import KINDS
 
-__all__ = ["EntryRuns", "check_entries"]
+__all__ = ["EntryRuns", "check_entries", "complete_pairs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +45,9 @@ class EntryRuns:
     provenance : dict, optional
         Where results produced elsewhere come from (``source``, ``link``); None for
         entries run or scored here. Shown, never used in a computation.
+    left_out : tuple of (int, str)
+        Runs :func:`check_entries` left out of every statistic, with the reason: (run
+        index, reason). Set by :func:`check_entries`, not by the caller.
     """
 
     id: int
@@ -58,6 +62,7 @@ class EntryRuns:
     created: str = ""
     in_progress: bool = False
     provenance: dict | None = None
+    left_out: tuple = ()
 
 
 def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
@@ -81,13 +86,20 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
         if index.shape != test.shape or (not ascending and np.unique(index).size != index.size):
             raise ValueError(f"entry {e.id}: `run_index` must hold one distinct index per test score.")
         valid = None if e.valid is None else np.asarray(e.valid, dtype=np.float64)
-        if valid is not None and (valid.shape != test.shape or not np.all(np.isfinite(valid))):
-            valid = None  # a run without a validation score: Boo_n chooses by test score
+        if valid is not None and valid.shape != test.shape:
+            raise ValueError(f"entry {e.id}: `valid` must hold one validation score per test score "
+                             f"(got {valid.size} for {test.size}).")
         outcomes = None if e.outcomes is None else np.asarray(e.outcomes, dtype=np.float64)
         if outcomes is not None and (outcomes.ndim != 2 or outcomes.shape[0] != test.size
                                      or outcomes.shape[1] == 0 or not np.all(np.isfinite(outcomes))):
             raise ValueError(f"entry {e.id}: `outcomes` must be finite, of shape (runs, examples) "
                              f"with runs = {test.size}.")
+        keep, left_out = complete_pairs(index, valid)
+        if valid is not None and not keep.any():
+            valid = None  # no validation score at all: Boo_n chooses by test score
+        elif left_out:  # a subset of the runs: still ascending if it was
+            test, index, valid = test[keep], index[keep], valid[keep]
+            outcomes = None if outcomes is None else outcomes[keep]
         if ascending and all(a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid),
                                                    (outcomes, e.outcomes))):
             checked.append(e)  # already float64/int64 and sorted: nothing to copy
@@ -95,8 +107,38 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
         order = slice(None) if ascending else np.argsort(index, kind="stable")
         checked.append(replace(e, run_index=index[order], test=test[order],
                                valid=None if valid is None else valid[order],
-                               outcomes=None if outcomes is None else outcomes[order]))
+                               outcomes=None if outcomes is None else outcomes[order],
+                               left_out=tuple(sorted((*e.left_out, *left_out)))))
     return checked
+
+
+def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, tuple]:
+    """Which runs have a finite validation score, and the others as ``(run index, reason)``.
+
+    Boo_n (Bajgar et al. 2018, eq. 7) chooses the best run by validation score: a run
+    whose score is NaN (stored as missing) or infinite cannot be placed. It is left out of
+    the entry, which keeps eq. 7 on its complete (valid, test) pairs (not Boo_n chosen by
+    test score over all runs, the optimistic selection); the row names it. Without any
+    validation score (``valid`` None, or none finite) nothing is left out here.
+
+    Parameters
+    ----------
+    run_index : ndarray of int, shape (runs,)
+    valid : ndarray of float, shape (runs,), or None
+
+    Returns
+    -------
+    keep : ndarray of bool, shape (runs,)
+    left_out : tuple of (int, str)
+        The runs not kept, in the order given, e.g. ``((3, "validation score is NaN"),)``.
+    """
+    if valid is None:
+        return np.ones(np.shape(run_index), dtype=bool), ()
+    keep = np.isfinite(valid)
+    if keep.all() or not keep.any():
+        return keep, ()
+    return keep, tuple((int(i), f"validation score is {'NaN' if np.isnan(v) else v}")
+                       for i, v in zip(run_index[~keep], valid[~keep]))
 
 
 def _well_formed(entries: list[EntryRuns]) -> bool:

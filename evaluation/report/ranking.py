@@ -16,6 +16,7 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.report.settings import ReportSettings
+from evaluation.stats.ordering import verdict_rank_bounds
 from evaluation.stats.sparse import sparse_inversions
 
 __all__ = ["assign_ranks", "inversion_rows", "priority_order", "rank_and_group", "sort_key"]
@@ -80,14 +81,52 @@ def rank_and_group(rows: list[dict], res, ranks, index: dict[int, int], s: Repor
         row["groups"] = letters[row["submission_id"]]
         row["group_letters"] = stats.split_letters(row["groups"])
     assign_ranks(rows)
+    n = len(index)
+    low, high = (np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)) if ranks is None else (
+        np.asarray(ranks.low, dtype=np.int64), np.asarray(ranks.high, dtype=np.int64))
+    narrowed = np.zeros(n, dtype=bool)
+    if res is not None and ranks is not None:
+        low, high, narrowed = verdict_consistent_ranks(res, low, high)
     for row in rows:
         i = index[row["submission_id"]]
-        interval = ({"rank": 1, "low": 1, "high": 1} if ranks is None else
-                    {"rank": int(ranks.rank[i]), "low": int(ranks.low[i]), "high": int(ranks.high[i])})
-        interval["widened"] = not interval["low"] <= row["rank"] <= interval["high"]
+        interval = {"rank": 1 if ranks is None else int(ranks.rank[i]), "low": int(low[i]), "high": int(high[i])}
+        interval["widened"] = bool(narrowed[i]) or not interval["low"] <= row["rank"] <= interval["high"]
         interval["low"], interval["high"] = min(interval["low"], row["rank"]), max(interval["high"], row["rank"])
         row["rank_interval"] = interval
     return rows
+
+
+def verdict_consistent_ranks(res, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rank intervals that never place a winner below the entry it beats (issue 23, rows 5 and 12).
+
+    Each bootstrap interval is intersected with the ranks the verdicts allow
+    (:func:`evaluation.stats.ordering.verdict_rank_bounds`), then the verdicts are carried
+    along (a loser's lower limit is below its winner's, a winner's upper limit above its
+    loser's). Where the bootstrap and the verdicts leave no common rank, the verdicts' bounds
+    are shown. Returns ``(low, high, changed)``; a changed interval is marked ``widened``
+    (it is no longer the bootstrap's own).
+    """
+    better = res.better
+    winners = np.concatenate([res.i[better[0]], res.j[better[1]]])
+    losers = np.concatenate([res.j[better[0]], res.i[better[1]]])
+    lb, ub = verdict_rank_bounds(winners, losers, res.order)
+    shown = np.empty(res.order.size, dtype=np.int64)
+    shown[res.order] = np.arange(res.order.size)
+    down = shown[winners] < shown[losers]
+    w, l = winners[down], losers[down]
+    by_loser, by_winner = np.argsort(shown[l], kind="stable"), np.argsort(-shown[w], kind="stable")
+    out_low, out_high = np.maximum(low, lb), np.minimum(high, ub)
+    for _ in range(res.order.size + 1):
+        out_low, out_high = np.where(out_low > out_high, lb, out_low), np.where(out_low > out_high, ub, out_high)
+        for a, b in zip(w[by_loser].tolist(), l[by_loser].tolist()):  # display order: winners settled first
+            out_low[b] = max(out_low[b], out_low[a] + 1)
+        for a, b in zip(w[by_winner].tolist(), l[by_winner].tolist()):  # reverse display order
+            out_high[a] = min(out_high[a], out_high[b] - 1)
+        if (out_low <= out_high).all():
+            break
+    else:  # the bootstrap and the verdicts never met: the verdicts' bounds alone
+        out_low, out_high = lb.copy(), ub.copy()
+    return out_low, out_high, (out_low != low) | (out_high != high)
 
 
 def inversion_rows(res, index: dict[int, int], rows: dict[int, dict]) -> list[dict]:

@@ -1,7 +1,8 @@
 """Each entry's own row of the report: location, spread, Boo_n, its curve and intervals.
 
 What an entry's runs say on their own, before any comparison: mean and Boo_n with
-studentized-bootstrap intervals over runs (Bajgar et al. 2018, eq. 7, for Boo_n; the
+bootstrap intervals over runs (studentized, inside the bootstrap's support; Boo_n, Bajgar et
+al. 2018, eq. 7, shown from 3n runs; the
 unbiased order-statistic estimator next to it), the median and standard deviation, the
 Boo_n curve for n = 1..``curve_max_n``. Sections later fill in ranks, letters, rank
 intervals and the runs still needed for a decision, or mark the entry as left out of
@@ -17,8 +18,14 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.report.entries import EntryRuns
-from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
+from evaluation.report.settings import (
+    PURPOSE,
+    SECTION_CODE,
+    ReportSettings,
+    derive_seed,
+)
 from evaluation.report.values import finite, interval
+from evaluation.stats.boon import min_runs_for_interval
 
 __all__ = ["ROW_KEYS", "boo_n_curve", "boo_n_warning", "entry_fingerprint", "entry_row", "exclude", "reused_row",
            "row_intervals"]
@@ -27,15 +34,18 @@ __all__ = ["ROW_KEYS", "boo_n_curve", "boo_n_warning", "entry_fingerprint", "ent
 ROW_KEYS = ("submission_id", "method_name", "team", "kind", "created", "in_progress", "runs_succeeded",
             "runs_expected", "k_runs", "rank", "rank_display", "tied", "ranking_value", "mean", "boo_n",
             "boo_n_unbiased", "median", "std", "groups", "rank_interval", "runs_needed_for_decision",
-            "too_few_runs", "compared", "excluded_reason", "boo_n_curve", "run_scores", "provenance")
+            "too_few_runs", "compared", "excluded_reason", "boo_n_curve", "run_scores", "provenance", "runs_left_out")
 
 
 def boo_n_warning(k: int, n: int) -> str | None:
-    """A sentence when k runs are too few for a stable Boo_n (k < 3n), else None."""
-    if k >= 3 * n:
+    """Why Boo_n has no interval when k runs are too few (k < 3n,
+    :func:`~evaluation.stats.boon.min_runs_for_interval`), else None."""
+    need = min_runs_for_interval(n)
+    if k >= need:
         return None
-    return (f"{k} run{'' if k == 1 else 's'} for Boo_{n}: at least {3 * n} (3n) are needed for a stable "
-            f"estimate; with fewer, the paper's estimator is biased low and its interval may not cover")
+    return (f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {need} (3n) are needed for a stable "
+            f"estimate (with fewer, the paper's estimator is biased low and a bootstrap interval covers far less "
+            f"than its level)")
 
 
 def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True) -> dict:
@@ -63,6 +73,8 @@ def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals:
         "boo_n_curve": [finite(v) for v in boo_n_curve(e, min(s.curve_max_n, k), s.higher_is_better)],
         "run_scores": [finite(x) for x in e.test],
         "provenance": None if e.provenance is None else dict(e.provenance),
+        # Runs without a finite validation score, left out of every statistic above (check_entries).
+        "runs_left_out": [{"run_index": int(i), "reason": reason} for i, reason in e.left_out],
     }
     if k >= 2 and intervals:
         row_intervals([e], {e.id: row}, s)
@@ -78,9 +90,10 @@ _INTERVALS = (("mean", "mean", "paper", "mean"), ("boo_n", "boo_n", "paper", "bo
 
 
 def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings) -> None:
-    """Fill the studentized-bootstrap intervals of the rows of ``entries`` (those with >= 2 runs).
+    """Fill the bootstrap intervals of the rows of ``entries`` (those with >= 2 runs).
 
-    Mean (recipes), Boo_n and unbiased Boo_n (Bajgar et al. 2018, eq. 7), each seeded by the
+    Mean of recipes (studentized), Boo_n and unbiased Boo_n (Bajgar et al. 2018, eq. 7; studentized,
+    only from :func:`~evaluation.stats.boon.min_runs_for_interval` runs), each seeded by the
     entry alone (:func:`derive_seed`), computed for all entries of one section, run count and
     validation layout at once (:func:`evaluation.stats.bootstrap.seeded_intervals`: the same
     resamples as one :func:`~evaluation.stats.bootstrap_interval` per entry, to rounding).
@@ -94,7 +107,7 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
         section = SECTION_CODE[kind]
         for key, statistic, estimator, purpose in _INTERVALS:
             todo = [e for e in members if rows[e.id][key]["estimate"] is not None
-                    and (statistic == "boo_n" or kind == "recipe")]
+                    and (kind == "recipe" if statistic == "mean" else k >= min_runs_for_interval(s.boo_n))]
             if not todo:
                 continue
             seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
@@ -103,7 +116,7 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
                 valid=None if no_valid or statistic != "boo_n" else np.stack([e.valid for e in todo]),
                 n_resamples=s.n_resamples, confidence_level=conf, higher_is_better=s.higher_is_better,
                 estimator=estimator)
-            method = "studentized bootstrap" if estimator == "paper" or k > s.boo_n else "percentile bootstrap"
+            method = "studentized bootstrap"
             low, high = clip_to_range(low, high, s.score_range)
             for e, lo, hi in zip(todo, low, high):
                 rows[e.id][key].update(low=finite(lo), high=finite(hi), method=method)

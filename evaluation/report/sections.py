@@ -2,8 +2,8 @@
 
 A section chooses the entries it can compare, runs the pairwise comparisons and rank
 intervals on them, and assembles rows, comparisons and the state of the art. Recipe
-entries are compared on the run indices they share (:func:`shared_runs`;
-docs/DESIGN.md §4); prediction entries through the paired bootstrap over test examples
+entries are chosen with the run indices they all share (:func:`shared_runs`, the joint rank
+bootstrap's table; docs/DESIGN.md §4), each pair decided on the runs both have; prediction entries through the paired bootstrap over test examples
 (docs/DESIGN.md §6). See :mod:`evaluation.report` for the decisions.
 """
 
@@ -127,19 +127,52 @@ def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSet
         # shared ⊆ each chosen entry's runs: an entry with as many runs has exactly those
         keep = [slice(None) if e.run_index.size == shared.size else np.isin(e.run_index, shared) for e in chosen]
         table = np.stack([sign * e.test[k] for e, k in zip(chosen, keep)])
-        valid = (np.stack([sign * e.valid[k] for e, k in zip(chosen, keep)])
-                 if all(e.valid is not None for e in chosen) else None)
+        # Each entry's Boo_n chooses by its own key, as its row's (Bajgar et al. 2018, eq. 5/7): its validation
+        # scores, its test scores where it has none; so the rank interval is of the statistic displayed.
+        valid = (np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(chosen, keep)])
+                 if any(e.valid is not None for e in chosen) else None)
         code = SECTION_CODE["recipe"]
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
-        res = sparse_comparisons(table, paired=True, gamma=s.gamma, alpha=s.alpha, correction=s.correction,
-                                 priority=priority, neighbours=s.neighbours)
+        res = sparse_comparisons(_pair_table(chosen, sign), paired=True, gamma=s.gamma, alpha=s.alpha,
+                                 correction=s.correction, priority=priority, neighbours=s.neighbours)
         ranks = _recipe_ranks(table, valid, chosen, shared, s, prior)
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, len(chosen), s)
     sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_recipes, s, binomial_n=None)
-    return assemble_section("recipe", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
-                            design="seed-paired runs", paired_runs=shared.tolist(), n_examples=None,
-                            runs_needed=needed)
+    section = assemble_section("recipe", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
+                               design="seed-paired runs", paired_runs=shared.tolist(), n_examples=None,
+                               runs_needed=needed)
+    decided_rows([rows[e.id] for e in chosen])
+    return section
+
+
+def decided_rows(compared: list[dict]) -> None:
+    """No "needs more runs" hint on an entry the board already tells apart from every other (issue 23, row 12).
+
+    The hint comes from the same verdicts as the letters: an entry that shares no letter with
+    any other compared entry differs from each of them, so more runs cannot decide anything
+    more for it; its ``runs_needed_for_decision`` is 0.
+    """
+    holders: dict[str, int] = {}
+    for row in compared:
+        for letter in row["group_letters"]:
+            holders[letter] = holders.get(letter, 0) + 1
+    for row in compared:
+        if len(compared) >= 2 and all(holders[letter] == 1 for letter in row["group_letters"]):
+            row["runs_needed_for_decision"] = 0
+
+
+def _pair_table(chosen: list[EntryRuns], sign: float) -> np.ndarray:
+    """Oriented test scores over every run index of the compared entries, NaN where an entry lacks it.
+
+    Each pair is decided on the seeds both entries have (Bouthillier et al. 2021, eq. 9 is
+    defined per pair), not on the few all entries share: those are for the joint rank bootstrap.
+    """
+    runs = np.unique(np.concatenate([e.run_index for e in chosen]))
+    table = np.full((len(chosen), runs.size), np.nan)
+    for row, e in zip(table, chosen):
+        row[np.searchsorted(runs, e.run_index)] = sign * e.test
+    return table
 
 
 def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):
@@ -193,7 +226,8 @@ def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: Repor
                                                            1 - s.alpha)
     all_rows = [rows[e.id] for e in entries]
     binomial_n = (s.n_test or n_examples) if s.accuracy_like else None
-    sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_predictions, s, binomial_n=binomial_n)
+    sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_predictions, s, binomial_n=binomial_n,
+                        outcomes=[e.outcomes for e in chosen])
     return assemble_section("predictions", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
                             methods=None if tb is None else tb.pair_method,
                             design="paired comparisons over test examples", paired_runs=None, n_examples=n_examples,
@@ -203,7 +237,8 @@ def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: Repor
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
     """An entry's mean interval from the test set (and its files), in the metric's units."""
     names = {"wilson": "Wilson score interval", "t": "Student t over test examples",
-             "welch-t": "Welch t over test examples and files"}
+             "welch-t": "Welch t over test examples and files",
+             "wilson-deff": "Wilson score interval at the design-effect sample size (test examples and files)"}
     row["mean"].update(low=finite(apply_map(s.metric_from_mean, tb.low[i])),
                        high=finite(apply_map(s.metric_from_mean, tb.high[i])),
                        se=finite(se_through(s.metric_from_mean, float(tb.estimate[i]), float(tb.standard_error[i]))),

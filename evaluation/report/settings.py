@@ -51,7 +51,7 @@ class ReportSettings:
     """
 
     higher_is_better: bool = True
-    boo_n: int = 5
+    boo_n: int = 3  # k_runs >= 3n (evaluation.stats.boon.min_runs_for_interval)
     gamma: float = 0.75
     alpha: float = 0.05
     n_resamples: int = 2000

@@ -5,7 +5,11 @@ data; :func:`section_sota` reports it with the debiased estimate and a bound fro
 :func:`evaluation.stats.adjusted_sota` (docs/DESIGN.md §6): the exact binomial form for
 accuracy-like prediction entries, else the normal approximation with the entries'
 standard errors. The entries' own scores enter (the non-identical form, eq. 8): a
-leader far ahead of the rest is not pulled down as if every entry could have won.
+leader far ahead of the rest is not pulled down as if every entry could have won. Prediction
+entries' per-example outcomes enter too: identical outcome vectors count once in ``m``, and
+their correlation gives the dependence ρ of eq. 10 (:func:`evaluation.stats.outcome_dependence`):
+ten copies of one classifier are one classifier, not ten chances. An accuracy-like metric
+where lower is better (an error rate) is adjusted as the accuracy ``1 - x`` and mapped back.
 """
 
 from __future__ import annotations
@@ -15,46 +19,63 @@ import numpy as np
 from evaluation import stats
 from evaluation.report.settings import ReportSettings
 from evaluation.report.values import finite
+from evaluation.stats.sota import distinct_rows
 
 __all__ = ["section_sota"]
 
 
 def section_sota(rows: list[dict], compared: list[dict], m_total: int | None, s: ReportSettings, *,
-                 binomial_n: int | None) -> dict:
+                 binomial_n: int | None, outcomes: list[np.ndarray] | None = None) -> dict:
     """Multiplicity-adjusted state of the art of a section (Møllersen & Holsbø).
 
     The best is taken among the compared entries (those the section ranks), or among
     all entries with a standard error when none is compared; ``m`` counts at least
-    every entry of the section.
+    every entry of the section, less the entries whose ``outcomes`` (per compared entry,
+    files x examples) repeat another's. Those outcomes also give ``rho`` (eq. 10).
     """
     sign = 1.0 if s.higher_is_better else -1.0
+    # an error rate x (accuracy-like, lower is better) is adjusted as the accuracy 1 - x
+    flip = binomial_n is not None and not s.higher_is_better
     candidates = [r for r in (compared or rows) if r["mean"]["estimate"] is not None
                   and (binomial_n is not None or r["mean"]["se"] is not None)]
     m = max(int(m_total or 0), len(rows))
+    rho, duplicates, repeated = None, 0, set()
+    if outcomes is not None and len(outcomes) >= 1:  # aligned with `compared`
+        vectors = np.stack([np.asarray(o, dtype=np.float64).mean(axis=0) for o in outcomes])
+        rho, distinct = stats.outcome_dependence(vectors)
+        kept = set(distinct_rows(vectors).tolist())
+        repeated = {id(r) for i, r in enumerate(compared) if i not in kept}
+        duplicates = len(outcomes) - distinct
+        m = max(distinct, m - duplicates)
     if not candidates:
         return {"raw": None, "estimate": None, "bound": None, "bound_side": None, "m": m, "method": None,
                 "alpha": s.alpha, "n": None, "se": None, "submission_id": None,
-                "note": "no entry has a standard error yet (recipes need 2 runs)", "model": None, "shrinkage": None}
+                "note": "no entry has a standard error yet (recipes need 2 runs)", "model": None, "shrinkage": None,
+                "rho": finite(rho), "duplicates": duplicates}
     top = max(candidates, key=lambda r: (sign * r["mean"]["estimate"], -r["submission_id"]))
     raw = top["mean"]["estimate"]
     if binomial_n is None and not top["mean"]["se"] > 0:  # no spread at all: nothing to adjust by
         return {"raw": finite(raw), "estimate": finite(raw), "bound": finite(raw),
                 "bound_side": "lower" if s.higher_is_better else "upper", "m": m, "method": "normal",
                 "alpha": s.alpha, "n": None, "se": 0.0, "submission_id": top["submission_id"],
-                "note": "the best entry's runs are all equal (standard error 0)", "model": None, "shrinkage": None}
-    scored = [r for r in rows if r["mean"]["estimate"] is not None]
+                "note": "the best entry's runs are all equal (standard error 0)", "model": None, "shrinkage": None,
+                "rho": finite(rho), "duplicates": duplicates}
+    scored = [r for r in rows if r["mean"]["estimate"] is not None and id(r) not in repeated]
     if binomial_n is not None:
-        estimates = np.clip([r["mean"]["estimate"] for r in scored], 0.0, 1.0)
-        adj = stats.adjusted_sota(raw, m, n=binomial_n, alpha=s.alpha, estimates=estimates)
-        estimate, bound = adj.estimate, adj.lower
+        def acc(x):
+            return np.clip(1.0 - np.asarray(x) if flip else np.asarray(x), 0.0, 1.0)
+
+        adj = stats.adjusted_sota(float(acc(raw)), m, n=binomial_n, alpha=s.alpha, rho=rho,
+                                  estimates=acc([r["mean"]["estimate"] for r in scored]))
+        estimate, bound = (1.0 - adj.estimate, 1.0 - adj.lower) if flip else (adj.estimate, adj.lower)
     else:
         with_se = [r for r in scored if r["mean"]["se"] and r["mean"]["se"] > 0]
         adj = stats.adjusted_sota(sign * raw, m, standard_error=top["mean"]["se"], alpha=s.alpha,
                                   estimates=[sign * r["mean"]["estimate"] for r in with_se] or None,
-                                  standard_errors=[r["mean"]["se"] for r in with_se] or None)
+                                  standard_errors=[r["mean"]["se"] for r in with_se] or None, rho=rho)
         estimate, bound = sign * adj.estimate, sign * adj.lower
     return {"raw": finite(raw), "estimate": finite(estimate), "bound": finite(bound),
             "bound_side": "lower" if s.higher_is_better else "upper", "m": m, "method": adj.method,
             "alpha": s.alpha, "n": binomial_n, "se": None if binomial_n is not None else finite(top["mean"]["se"]),
             "submission_id": top["submission_id"], "note": None, "model": adj.model,
-            "shrinkage": finite(adj.shrinkage)}
+            "shrinkage": finite(adj.shrinkage), "rho": finite(rho), "duplicates": duplicates}

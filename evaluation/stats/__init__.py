@@ -53,7 +53,7 @@ Prediction entries and per-instance results (one test set)
     paired_test_bootstrap
 State of the art under multiplicity (Møllersen & Holsbø)
     sota_distribution, sota_exceedance, sota_distribution_nonidentical,
-    sota_distribution_dependent, adjusted_sota
+    sota_distribution_dependent, adjusted_sota, outcome_dependence
 Benchmark suites (Agarwal et al. 2021, Demšar 2006, Benavoli et al. 2017): ``evaluation.stats.suites``
     aggregate_interval (IQM), performance_profile, probability_of_improvement,
     critical_difference, bayesian_signed_rank, normalize_runs
@@ -83,6 +83,7 @@ from .outperform import compare, noether_sample_size, pairwise_comparisons, prob
 from .proportions import proportion_interval
 from .sota import (
     adjusted_sota,
+    outcome_dependence,
     sota_distribution,
     sota_distribution_dependent,
     sota_distribution_nonidentical,
@@ -102,6 +103,7 @@ __all__ = [
     "TestBootstrapResult",
     "adjust_pvalues",
     "adjusted_sota",
+    "outcome_dependence",
     "boo_n",
     "boo_n_gaussian",
     "bootstrap_interval",

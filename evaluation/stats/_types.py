@@ -182,7 +182,7 @@ class TestBootstrapResult:
 
     ``estimate``/``low``/``high``/``standard_error``: each entry's mean over its files
     and the test examples, its interval at ``confidence_level`` (``entry_method``:
-    "wilson", "t" or "welch-t") and its bootstrap standard error (shape
+    "wilson", "wilson-deff", "t" or "welch-t") and its bootstrap standard error (shape
     ``(entries,)``, original units). ``comparisons``: all pairs in the
     :class:`PairwiseResult` shape. ``diff_low``/``diff_high``: the interval of the
     difference of means dual to the pair's test (``pair_method``: "mcnemar",
@@ -271,8 +271,10 @@ class AdjustedSota:
     the ``m`` entries ever scored, at family-wise significance level ``alpha``.
     ``method`` is ``"binomial"`` (exact, accuracy on ``n`` examples) or ``"normal"``
     (normal approximation with ``standard_error``); ``model`` is ``"identical"``
-    (all m entries equally good) or ``"nonidentical"`` (the entries' own scores,
-    shrunk by ``shrinkage`` toward their mean; None when the identical form applied).
+    (all m entries equally good), ``"nonidentical"`` (the entries' own scores,
+    shrunk by ``shrinkage`` toward their mean; None when the identical form applied) or
+    ``"dependent"`` (equally good entries whose outcomes correlate at ``rho`` with a
+    leading classifier, eq. 10).
     """
 
     naive: float
@@ -285,3 +287,4 @@ class AdjustedSota:
     standard_error: float | None = None
     model: str = "identical"
     shrinkage: float | None = None
+    rho: float | None = None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["inversions", "leader_set", "verdict_order"]
+__all__ = ["inversions", "leader_set", "verdict_order", "verdict_rank_bounds"]
 
 
 def verdict_order(better: np.ndarray, priority: np.ndarray) -> np.ndarray:
@@ -93,3 +93,50 @@ def leader_set(better: np.ndarray, order: np.ndarray) -> np.ndarray:
     unbeaten = ~better.any(axis=0)
     group = order[unbeaten[order]]
     return group if group.size else order[:1].copy()
+
+
+def verdict_rank_bounds(winners, losers, order) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks each entry can hold in any order that keeps the verdicts: ``[1 + above, k - below]``.
+
+    Parameters
+    ----------
+    winners, losers : ndarray of int, shape (verdicts,)
+        ``winners[t]`` beats ``losers[t]``.
+    order : ndarray of int, shape (k,)
+        The display order, best first (:func:`verdict_order`).
+
+    Returns
+    -------
+    low, high : ndarray of int, shape (k,)
+        ``above[e]``: entries that beat e directly or through a chain of verdicts;
+        ``below[e]``: entries e so beats. Verdicts the order shows upward (a cycle, an
+        inversion) are left out, so the shown rank always lies in ``[low, high]``.
+
+    Notes
+    -----
+    A rank interval (Bajgar et al. 2018's ranking, bootstrapped jointly) intersected with
+    these bounds never places a winner below the entry it beats. The transitive closure
+    runs on bit rows (k x k/8 bytes) in display order.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    k = order.size
+    shown = np.empty(k, dtype=np.int64)
+    shown[order] = np.arange(k)
+    winners, losers = np.asarray(winners, dtype=np.int64), np.asarray(losers, dtype=np.int64)
+    down = shown[winners] < shown[losers]
+    w, l = shown[winners[down]], shown[losers[down]]  # in display positions
+    above = _closure_counts(k, w, l)
+    below = _closure_counts(k, k - 1 - l, k - 1 - w)[::-1]
+    low, high = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    low[order], high[order] = 1 + above, k - below
+    return low, high
+
+
+def _closure_counts(k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """For positions 0..k-1 and edges src -> dst with src < dst: how many positions reach each one."""
+    reach = np.zeros((k, (k + 7) // 8), dtype=np.uint8)
+    by_dst = np.argsort(dst, kind="stable")
+    for s, d in zip(src[by_dst].tolist(), dst[by_dst].tolist()):
+        reach[d] |= reach[s]
+        reach[d, s >> 3] |= np.uint8(0x80 >> (s & 7))
+    return np.unpackbits(reach, axis=1, count=k).sum(axis=1)

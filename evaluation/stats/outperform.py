@@ -270,15 +270,18 @@ def _engine(rows, paired, n_resamples, alpha, rng, keep_distribution=True, backe
 
 
 # --------------------------------------------------------------------------- decisions
-def score_tests(rows, paired: bool, iu: np.ndarray, ju: np.ndarray, p: np.ndarray):
+def score_tests(rows, paired: bool, iu: np.ndarray, ju: np.ndarray, p: np.ndarray, shared=None):
     """The dual test and interval of every pair: (raw p-values, interval(level) function).
 
     Paired: P(i>j) is a proportion of k seeds (ties one half), tested and bounded by
-    the Wilson score method. Unpaired: the Mann–Whitney probability, tested by the
-    Mann–Whitney z-test and bounded by Newcombe's score interval.
+    the Wilson score method; ``shared`` (pairs,) gives each pair its own k, the seeds
+    both entries have (eq. 9 of Bouthillier et al. 2021 is defined per pair; default:
+    every run). Unpaired: the Mann–Whitney probability, tested by the Mann–Whitney
+    z-test and bounded by Newcombe's score interval.
     """
     if paired:
-        k = np.full(p.size, rows[0].size, dtype=np.float64)
+        k = (np.full(p.size, rows[0].size, dtype=np.float64) if shared is None
+             else np.asarray(shared, dtype=np.float64))
         x = p * k
         return pr.score_pvalue(x, k), lambda level: pr.wilson(x, k, level)
     sizes = np.array([r.size for r in rows], dtype=np.float64)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._validation import check_gamma, check_int, check_open_unit, check_real
+from .boon import min_runs_for_interval
 from .decisions import runs_needed
 from .outperform import noether_sample_size
 
@@ -33,7 +34,9 @@ class RunPlan:
     ``k_noether``: Noether's N at the per-pair level ``pair_alpha``; ``k_decision``:
     the fewest runs with which the board's paired decision rule detects P(A>B) = γ
     with power ``1 - beta`` (``max_runs + 1`` when more than searched);
-    ``worker_hours``: ``n_entries · k · run_minutes / 60`` for each.
+    ``worker_hours``: ``n_entries · k · run_minutes / 60`` for each; ``boo_n`` and
+    ``k_boo_n``: the fewest runs for which the board shows a Boo_n interval, 3n
+    (:func:`~evaluation.stats.boon.min_runs_for_interval`; None without ``boo_n``).
     """
 
     n_entries: int
@@ -47,6 +50,8 @@ class RunPlan:
     run_minutes: float
     worker_hours_noether: float
     worker_hours_decision: float
+    boo_n: int | None = None
+    k_boo_n: int | None = None
 
 
 def _plan_runs_iv(n_entries, gamma, alpha, beta, run_minutes):
@@ -58,7 +63,7 @@ def _plan_runs_iv(n_entries, gamma, alpha, beta, run_minutes):
 
 
 def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta: float = 0.05,
-              run_minutes: float = 1.0, max_runs: int = 5000) -> RunPlan:
+              run_minutes: float = 1.0, max_runs: int = 5000, boo_n: int | None = None) -> RunPlan:
     """How many runs per entry a board of ``n_entries`` needs, and the worker hours.
 
     Parameters
@@ -75,6 +80,8 @@ def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta:
         Worker time one run takes, in minutes.
     max_runs : int, default 5000
         Largest k searched for the paired rule.
+    boo_n : int, optional
+        The challenge's n of Boo_n: the plan then says the runs its interval needs (3n).
 
     Returns
     -------
@@ -84,7 +91,7 @@ def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta:
     ------
     ValueError
         If ``n_entries < 2``, ``gamma`` is outside (0.5, 1), ``alpha`` or ``beta``
-        outside (0, 1), or ``run_minutes`` is negative.
+        outside (0, 1), ``run_minutes`` is negative or ``boo_n`` < 1.
 
     Notes
     -----
@@ -104,5 +111,6 @@ def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta:
     k_noether = noether_sample_size(gamma, pair_alpha, beta)
     k_decision = runs_needed(n_entries, gamma=gamma, alpha=alpha, beta=beta, max_runs=max_runs).for_power
     hours = n_entries * run_minutes / 60.0
+    k_boo_n = None if boo_n is None else min_runs_for_interval(boo_n)
     return RunPlan(n_entries, comparisons, gamma, alpha, beta, pair_alpha, k_noether, k_decision, run_minutes,
-                   k_noether * hours, k_decision * hours)
+                   k_noether * hours, k_decision * hours, None if boo_n is None else int(boo_n), k_boo_n)

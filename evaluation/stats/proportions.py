@@ -63,6 +63,24 @@ def wilson(x, k, level) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+def kish_effective_n(p, variance, trials, floor) -> np.ndarray:
+    """Kish's effective sample size ``p(1-p) / Var(p̂)`` of a clustered proportion, in ``[1, trials]``.
+
+    ``variance`` is the estimated variance of ``p̂`` under the design (e.g. test examples
+    and files: ``s²_examples/n + s²_files/k``); ``trials`` the pooled outcomes. The design
+    effect is ``trials / n_eff`` (Kish 1965, §8.2), at least 1, so Wilson's interval at
+    ``n_eff`` is never narrower than at the pooled count. Where ``p̂`` is 0 or 1 the
+    variance says nothing about the clusters (every outcome equal): ``floor`` (e.g. the
+    examples of one file, every file counted once).
+    """
+    p, variance = np.asarray(p, dtype=np.float64), np.asarray(variance, dtype=np.float64)
+    trials, floor = np.asarray(trials, dtype=np.float64), np.asarray(floor, dtype=np.float64)
+    pq = p * (1 - p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(variance > 0, pq / np.where(variance > 0, variance, 1.0), trials)
+    return np.where(pq > 0, np.clip(n_eff, 1.0, trials), np.minimum(floor, trials))
+
+
 def score_pvalue(x, k, p0=0.5) -> np.ndarray:
     """Two-sided score (z) test of ``x / k = p0``, the test dual to :func:`wilson`."""
     x, k = np.asarray(x, dtype=np.float64), np.asarray(k, dtype=np.float64)

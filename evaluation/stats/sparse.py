@@ -20,6 +20,12 @@ not differ from are then a window of the order, the letters are the maximal wind
 (Piepho 2004, on the implied differences), and the leader group is the entries no
 compared pair beats. docs/scale.md says when this equals the all-pairs result.
 
+Inference never crosses an inversion: an entry a verdict moved is compared with every entry
+it passed and with its neighbours where it lands, and on boards of up to DENSE_LETTERS
+entries every other pair is tested at the on-demand level (``compare``'s); a lower entry
+that beats an upper one joins the compared pairs, until the order needs none. A paired
+table may hold NaN for a seed an entry lacks: each pair is decided on the seeds both have.
+
 References
 ----------
 Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning Benchmarks.
@@ -83,25 +89,52 @@ class SparseComparisons:
 
 
 class _Tester:
-    """Closed-form P(i>j), raw p-value and dual interval of any list of pairs."""
+    """Closed-form P(i>j), raw p-value and dual interval of any list of pairs.
+
+    Paired rows may hold NaN for a seed an entry lacks: each pair is then decided on the
+    seeds both entries have (eq. 9 is defined per pair), and a pair sharing fewer than 2
+    seeds is left undecided (raw p-value 1, interval [0, 1]).
+    """
 
     def __init__(self, rows, paired: bool):
         from .outperform import _mann_whitney_u, score_tests
 
         self.rows, self.paired, self._u, self._score = rows, paired, _mann_whitney_u, score_tests
+        self.present = None
         if paired:
             self.x = np.stack(rows)
+            if np.isnan(self.x).any():
+                self.present = ~np.isnan(self.x)
 
-    def p(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    def shared(self, i: np.ndarray, j: np.ndarray) -> np.ndarray | None:
+        """Seeds each paired pair shares (None: every run, the table being complete)."""
+        if self.present is None:
+            return None
+        return (self.present[i] & self.present[j]).sum(axis=1)
+
+    def p(self, i: np.ndarray, j: np.ndarray, shared=None) -> np.ndarray:
         if self.paired:
             a, b = self.x[i], self.x[j]
-            return (2.0 * (a > b) + (a == b)).sum(axis=1) / (2.0 * self.x.shape[1])
+            wins = (2.0 * (a > b) + (a == b)).sum(axis=1)  # a NaN (a seed one lacks) counts for neither
+            if shared is None:
+                return wins / (2.0 * self.x.shape[1])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(shared > 0, wins / (2.0 * shared), 0.5)
         return np.array([self._u(self.rows[a], self.rows[b]) / (self.rows[a].size * self.rows[b].size)
                          for a, b in zip(i.tolist(), j.tolist())], dtype=np.float64)
 
     def decide(self, i, j, *, alpha, gamma, correction, family_size):
-        p = self.p(i, j)
-        pvalue_raw, interval = self._score(self.rows, self.paired, i, j, p)
+        shared = self.shared(i, j) if self.paired else None
+        p = self.p(i, j, shared)
+        pvalue_raw, interval = self._score(self.rows, self.paired, i, j, p, shared)
+        if shared is not None and (shared < 2).any():
+            few = shared < 2
+            pvalue_raw = np.where(few, 1.0, pvalue_raw)
+            inner = interval
+
+            def interval(level):  # a pair sharing < 2 seeds: no information
+                low, high = inner(level)
+                return np.where(few, 0.0, low), np.where(few, 1.0, high)
         return p, pvalue_raw, decide_pairs(p - 0.5, pvalue_raw, interval, alpha=alpha, gamma=gamma,
                                            correction=correction, family_size=family_size)
 
@@ -142,6 +175,48 @@ def _frontier_pairs(tester: _Tester, priority: np.ndarray, alpha: float, gamma: 
             pairs.update((a, int(b)) for b in bs)
             b0 = int(bs[-1]) + 1
     return pairs
+
+
+def _unchecked_pairs(tester: _Tester, codes: np.ndarray, order: np.ndarray, priority: np.ndarray, neighbours: int,
+                     *, alpha: float, gamma: float, correction: str, family_size: int) -> np.ndarray:
+    """Entry pairs (codes ``i * n + j``, i < j, not in ``codes``) the display ``order`` needs compared.
+
+    An entry a verdict moved is compared with every entry it passed (the pairs the order
+    shows against the statistic) and with its ``neighbours`` on each side where it lands; the
+    leader shown with every entry. On boards of up to :data:`DENSE_LETTERS` entries, every
+    other pair is checked at the on-demand level (:func:`pair_decision`: Bonferroni's
+    alpha / M for Holm and Benjamini–Hochberg): a pair whose lower entry beats the upper
+    one is added, so the board and ``compare`` never disagree in direction.
+    """
+    n = order.size
+    shown = np.empty(n, dtype=np.int64)
+    shown[order] = np.arange(n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[priority] = np.arange(n)
+    parts = [np.minimum(order[0], order[1:]) * n + np.maximum(order[0], order[1:])]
+    moved = np.flatnonzero(shown != rank)
+    for start in range(0, moved.size, 256):
+        e = moved[start:start + 256, None]
+        others = np.arange(n)[None, :]
+        passed = (rank[e] < rank[others]) != (shown[e] < shown[others])
+        near = (np.abs(shown[e] - shown[others]) <= neighbours) & (e != others)
+        row, b = np.nonzero(passed | near)
+        a = e[row, 0]
+        parts.append(np.minimum(a, b) * n + np.maximum(a, b))
+    wanted = np.setdiff1d(np.concatenate(parts), codes)
+    if n > DENSE_LETTERS:
+        return wanted
+    upper, lower = np.triu_indices(n, 1)  # display positions
+    u, v = order[upper], order[lower]
+    rest = np.minimum(u, v) * n + np.maximum(u, v)
+    keep = ~np.isin(rest, codes) & ~np.isin(rest, wanted)
+    if keep.any():
+        u, v = u[keep], v[keep]
+        walk = "none" if correction == "none" else "bonferroni"
+        _, _, d = tester.decide(v, u, alpha=alpha, gamma=gamma, correction=walk, family_size=family_size)
+        up = d.significant[0] & d.meaningful[0]  # the entry shown lower beats the one shown above it
+        wanted = np.union1d(wanted, rest[keep][up])
+    return wanted
 
 
 def _sparse_order(n: int, i, j, better, priority: np.ndarray) -> np.ndarray:
@@ -218,15 +293,33 @@ def _implied_differences(n: int, i, j, better, order: np.ndarray, frontier: np.n
     return differ
 
 
+def _paired_with_gaps(scores) -> list[np.ndarray] | None:
+    """A paired table whose NaN marks a seed an entry lacks, as rows (None: no NaN, the usual checks)."""
+    x = np.asarray(scores, dtype=np.float64) if isinstance(scores, np.ndarray) else None
+    if x is None or x.ndim != 2 or not np.isnan(x).any():
+        return None
+    if np.isinf(x).any():
+        e, r = np.argwhere(np.isinf(x))[0]
+        raise ValueError(f"`scores` contains inf (entry {e}, run {r}).")
+    runs = (~np.isnan(x)).sum(axis=1)
+    if (runs < 2).any():
+        e = int(np.argmax(runs < 2))
+        raise ValueError(f"`scores`: entry {e} has {runs[e]} run{'' if runs[e] == 1 else 's'}; at least 2 are needed.")
+    return list(np.ascontiguousarray(x))
+
+
 def _sparse_iv(scores, paired, priority, neighbours):
     from ._validation import as_table, check_bool, check_int
 
     paired = check_bool(paired, "paired")
-    rows = as_table(scores, "scores", paired=paired, min_runs=2)
+    rows = _paired_with_gaps(scores) if paired else None
+    if rows is None:
+        rows = as_table(scores, "scores", paired=paired, min_runs=2)
     neighbours = check_int(neighbours, "neighbours", minimum=1)
     n = len(rows)
     if priority is None:
-        priority = np.argsort(-np.array([r.mean() for r in rows]), kind="stable")
+        means = np.nanmean(np.stack(rows), axis=1) if paired else np.array([r.mean() for r in rows])
+        priority = np.argsort(-means, kind="stable")
     priority = np.asarray(priority, dtype=np.int64)
     if priority.shape != (n,) or sorted(priority.tolist()) != list(range(n)):
         raise ValueError(f"`priority` must be a permutation of the {n} entries.")
@@ -278,14 +371,18 @@ def sparse_comparisons(scores, *, paired=True, priority=None, gamma=0.75, alpha=
     walked = _frontier_pairs(tester, priority, alpha, gamma, family, neighbours, correction)
     codes = np.unique(np.concatenate([_candidate_pairs(n, neighbours),
                                       np.fromiter((a * n + b for a, b in walked), np.int64, len(walked))]))
-    pos = np.stack([codes // n, codes % n], axis=1)  # sorted by (a, b)
-    a, b = priority[pos[:, 0]], priority[pos[:, 1]]
-    i, j = np.minimum(a, b), np.maximum(a, b)
-    keep = np.lexsort((j, i))
-    i, j = i[keep], j[keep]
-    p, pvalue_raw, d = tester.decide(i, j, alpha=alpha, gamma=gamma, correction=correction, family_size=family)
-    better = d.significant & d.meaningful
-    order = _sparse_order(n, i, j, better, priority)
+    a, b = priority[codes // n], priority[codes % n]
+    codes = np.unique(np.minimum(a, b) * n + np.maximum(a, b))  # entry pairs i < j, sorted by (i, j)
+    while True:  # until no verdict moves an entry past one it was not compared with (row 5 of issue 23)
+        i, j = codes // n, codes % n
+        p, pvalue_raw, d = tester.decide(i, j, alpha=alpha, gamma=gamma, correction=correction, family_size=family)
+        better = d.significant & d.meaningful
+        order = _sparse_order(n, i, j, better, priority)
+        extra = _unchecked_pairs(tester, codes, order, priority, neighbours, alpha=alpha, gamma=gamma,
+                                 correction=correction, family_size=family)
+        if not extra.size:
+            break
+        codes = np.union1d(codes, extra)
     frontier = _frontier(n, i, j, better, order)
     if n <= DENSE_LETTERS:
         groups = letters_from_differences(_implied_differences(n, i, j, better, order, frontier), order)

@@ -20,6 +20,13 @@ and oriented so that higher is better. Runs are given per entry and per task:
 ``runs[e][t]`` is a 1-D array (tasks may have different numbers of runs), or a 3-D
 array of shape (entries, runs, tasks) as rliable has it.
 
+The bootstraps draw the resamples of entry e on task t from their own stream,
+``SeedSequence([root, keys[e], task_keys[t]])`` with ``root`` drawn once from ``rng``, over
+that task's runs sorted: as the recipe board seeds each entry from its id
+(``evaluation.report.derive_seed``), an entry's limits depend on its own runs and keys
+only. Reordering entries (with their keys), tasks (with theirs) or runs, or adding an
+entry, changes no other entry's number. Without keys, the positions are the keys.
+
 References
 ----------
 Agarwal, R., Schwarzer, M., Castro, P. S., Courville, A. & Bellemare, M. G. (2021). Deep
@@ -186,10 +193,50 @@ def normalize_runs(runs, *, method="minmax", higher_is_better=None) -> list[list
     return out
 
 
-def _stratified_counts(rng, entry: list[np.ndarray], rows: int) -> np.ndarray:
-    """Counts (rows, N) of a stratified resample: each task's runs resampled on their own."""
-    lengths = np.array([task.size for task in entry])
-    return rs.draw_counts_ragged(rng, lengths, rows, dtype=np.float64)
+def _keys_iv(keys, count: int, name: str) -> np.ndarray:
+    if keys is None:
+        return np.arange(count, dtype=np.int64)
+    try:
+        k = np.asarray(keys)
+    except (TypeError, ValueError):
+        k = np.asarray([None])
+    if k.shape != (count,) or not np.issubdtype(k.dtype, np.integer) or np.any(k < 0):
+        raise ValueError(f"`{name}` must give one non-negative integer per {name.split('_')[0].rstrip('s')} "
+                         f"({count}).")
+    if np.unique(k).size != count:
+        raise ValueError(f"`{name}` must be distinct.")
+    return k.astype(np.int64)
+
+
+def _canonical(runs, rng, keys, task_keys):
+    """Entries and tasks in the order of their keys, each task's runs sorted, and every (entry, task) stream.
+
+    Returns ``(runs, streams, entry_order)``: ``runs[e][t]`` and ``streams[e][t]`` in key order,
+    ``entry_order[i]`` the caller's index of entry i.
+    """
+    keys = _keys_iv(keys, len(runs), "keys")
+    task_keys = _keys_iv(task_keys, len(runs[0]), "task_keys")
+    root = int(rng.integers(0, 2**63 - 1))
+    entry_order, task_order = np.argsort(keys, kind="stable"), np.argsort(task_keys, kind="stable")
+    runs = [[np.sort(runs[e][t]) for t in task_order] for e in entry_order]
+    streams = [[np.random.default_rng(np.random.SeedSequence([root, int(keys[e]), int(task_keys[t])]))
+                for t in task_order] for e in entry_order]
+    return runs, streams, entry_order
+
+
+def _stratified_counts(streams: list[np.random.Generator], entry: list[np.ndarray], rows: int) -> np.ndarray:
+    """Counts (rows, N) of a stratified resample: task t's runs resampled from ``streams[t]``."""
+    starts = np.cumsum([0] + [task.size for task in entry[:-1]])
+    idx = np.concatenate([rs.draw_indices(g, task.size, rows).astype(np.intp) + start
+                          for g, task, start in zip(streams, entry, starts)], axis=1)
+    return rs.counts_from_indices(idx, idx.shape[1], out=np.empty(idx.shape, dtype=np.float64))
+
+
+def _restore(values: np.ndarray, entry_order: np.ndarray) -> np.ndarray:
+    """Rows in the caller's entry order (``values[i]`` belongs to entry ``entry_order[i]``)."""
+    out = np.empty_like(values)
+    out[entry_order] = values
+    return out
 
 
 # --------------------------------------------------------------------------- aggregates
@@ -209,13 +256,17 @@ def _aggregate_weights(counts: np.ndarray, lengths: np.ndarray, statistic: str, 
     return counts / lengths[task] / lengths.size  # the mean of the task means
 
 
-def _aggregate_iv(runs, statistic, n_resamples, confidence_level, rng):
-    return (_as_suite(runs), check_choice(statistic, "statistic", AGGREGATES),
-            check_int(n_resamples, "n_resamples", minimum=1), check_open_unit(confidence_level, "confidence_level"),
-            as_generator(rng))
+def _aggregate_iv(runs, statistic, n_resamples, confidence_level, rng, keys=None, task_keys=None):
+    runs = _as_suite(runs)
+    statistic = check_choice(statistic, "statistic", AGGREGATES)
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
+    confidence_level = check_open_unit(confidence_level, "confidence_level")
+    runs, streams, entry_order = _canonical(runs, as_generator(rng), keys, task_keys)
+    return runs, statistic, n_resamples, confidence_level, streams, entry_order
 
 
-def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_level=0.95, rng=0) -> Interval:
+def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_level=0.95, rng=0, keys=None,
+                       task_keys=None) -> Interval:
     """Each entry's aggregate over the suite's tasks, with a stratified-bootstrap interval.
 
     Parameters
@@ -229,6 +280,10 @@ def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_
     n_resamples : int, default 10000
     confidence_level : float, default 0.95
     rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+    keys, task_keys : sequence of int, optional
+        A stable, distinct, non-negative identity per entry (e.g. a database id) and per
+        task; entry e's resamples on task t come from ``(keys[e], task_keys[t])``
+        (default: the positions; see the module docstring).
 
     Returns
     -------
@@ -256,8 +311,8 @@ def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_
     >>> ci.estimate.shape, bool(np.all(ci.low <= ci.high))
     ((2,), True)
     """
-    runs, statistic, n_resamples, confidence_level, rng = _aggregate_iv(
-        runs, statistic, n_resamples, confidence_level, rng)
+    runs, statistic, n_resamples, confidence_level, streams, entry_order = _aggregate_iv(
+        runs, statistic, n_resamples, confidence_level, rng, keys, task_keys)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
     estimate, boot = np.empty(len(runs)), np.empty((len(runs), n_resamples))
     for e, entry in enumerate(runs):  # entries, not resamples
@@ -271,17 +326,19 @@ def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_
         step = rs.batch_size(values.size * 2, n_resamples)
         for start in range(0, n_resamples, step):
             stop = min(n_resamples, start + step)
-            counts = _stratified_counts(rng, entry, stop - start)
+            counts = _stratified_counts(streams[e], entry, stop - start)
             if statistic == "median":
                 means = np.add.reduceat(counts * values, np.r_[0, np.cumsum(lengths)[:-1]], axis=1) / lengths
                 boot[e, start:stop] = np.median(means, axis=1)
             else:
                 boot[e, start:stop] = _aggregate_weights(counts, lengths, statistic, order) @ values
+    estimate, boot = _restore(estimate, entry_order), _restore(boot, entry_order)
     low, high = rs.percentiles(boot, q)
     return Interval(estimate, low, high, confidence_level, statistic, rs.standard_error(boot), boot)
 
 
-def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95, rng=0) -> PerformanceProfile:
+def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95, rng=0, keys=None,
+                        task_keys=None) -> PerformanceProfile:
     """Fraction of runs scoring above each τ (a score distribution), with stratified intervals.
 
     Parameters
@@ -293,6 +350,8 @@ def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95,
     n_resamples : int, default 2000
     confidence_level : float, default 0.95
     rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+    keys, task_keys : sequence of int, optional
+        As :func:`aggregate_interval`'s.
 
     Returns
     -------
@@ -317,7 +376,8 @@ def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95,
     >>> p.estimate.shape
     (1, 3)
     """
-    runs, _, n_resamples, confidence_level, rng = _aggregate_iv(runs, "mean", n_resamples, confidence_level, rng)
+    runs, _, n_resamples, confidence_level, streams, entry_order = _aggregate_iv(
+        runs, "mean", n_resamples, confidence_level, rng, keys, task_keys)
     taus = np.asarray(taus, dtype=np.float64)
     if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus)):
         raise ValueError("`taus` must be a non-empty 1-D array of finite thresholds.")
@@ -332,13 +392,50 @@ def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95,
         step = rs.batch_size(values.size + taus.size, n_resamples)
         for start in range(0, n_resamples, step):
             stop = min(n_resamples, start + step)
-            counts = _stratified_counts(rng, entry, stop - start)
+            counts = _stratified_counts(streams[e], entry, stop - start)
             boot[e, :, start:stop] = (_aggregate_weights(counts, lengths, "mean", None) @ above).T
+    estimate, boot = _restore(estimate, entry_order), _restore(boot, entry_order)
     low, high = rs.percentiles(boot, q)
     return PerformanceProfile(taus, estimate, low, high, confidence_level, rs.standard_error(boot), boot)
 
 
-def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95, rng=0) -> ProbabilityOfImprovement:
+def _add_task_improvement(runs, streams, t, iu, ju, p_upper, boot, n_tasks) -> None:
+    """Add task ``t``'s share of every pair's P(X > Y) and of its resamples (``c_x W c_yᵀ``) in place."""
+    k, n_resamples = len(runs), boot.shape[1]
+    sizes = np.array([runs[e][t].size for e in range(k)])
+    kmax = int(sizes.max())
+    counts = _stratified_counts([streams[e][t] for e in range(k)], [runs[e][t] for e in range(k)], n_resamples)
+    starts = np.r_[0, np.cumsum(sizes)]
+    padded = np.full((k, kmax), np.nan)  # runs padded with NaN (never > or == anything)
+    c = np.zeros((k, n_resamples, kmax))  # counts padded with 0
+    for e in range(k):  # entries: lay each one's runs and counts out once
+        padded[e, :sizes[e]] = runs[e][t]
+        c[e, :, :sizes[e]] = counts[:, starts[e]:starts[e + 1]]
+    scale = (sizes[iu] * sizes[ju]).astype(np.float64)
+    step = rs.batch_size(n_resamples * kmax + kmax * kmax, iu.size)
+    for a in range(0, iu.size, step):  # batches of pairs
+        i, j = iu[a:a + step], ju[a:a + step]
+        x, y = padded[i][:, :, None], padded[j][:, None, :]
+        w = (x > y) + 0.5 * (x == y)  # (pairs, kmax, kmax); NaN padding compares False
+        p_upper[a:a + step] += w.sum(axis=(1, 2)) / scale[a:a + step] / n_tasks
+        boot[a:a + step] += np.einsum("pbi,pij,pbj->pb", c[i], w, c[j]) / scale[a:a + step, None] / n_tasks
+
+
+def _pair_resamples_in_caller_order(boot, back, iu, ju):
+    """The resamples of the caller's pairs (i < j), oriented as P(caller's i > caller's j)."""
+    if not iu.size:
+        return boot
+    k = back.size
+    ci, cj = np.triu_indices(k, 1)
+    a, b = back[ci], back[cj]
+    pair = np.full((k, k), -1)
+    pair[iu, ju] = np.arange(iu.size)
+    pair[ju, iu] = np.arange(iu.size)
+    return np.where((a < b)[:, None], boot[pair[a, b]], 1.0 - boot[pair[a, b]])
+
+
+def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95, rng=0, keys=None,
+                               task_keys=None) -> ProbabilityOfImprovement:
     """P(X > Y) averaged over tasks for every pair of entries, with stratified intervals.
 
     Parameters
@@ -348,6 +445,9 @@ def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95
     n_resamples : int, default 2000
     confidence_level : float, default 0.95
     rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+    keys, task_keys : sequence of int, optional
+        As :func:`aggregate_interval`'s: the interval of a pair depends on the two
+        entries' runs and keys only.
 
     Returns
     -------
@@ -375,29 +475,14 @@ def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95
     >>> bool(r.p[0, 1] > 0.5)
     True
     """
-    runs, _, n_resamples, confidence_level, rng = _aggregate_iv(runs, "mean", n_resamples, confidence_level, rng)
+    runs, _, n_resamples, confidence_level, streams, entry_order = _aggregate_iv(
+        runs, "mean", n_resamples, confidence_level, rng, keys, task_keys)
     k, n_tasks = len(runs), len(runs[0])
     iu, ju = np.triu_indices(k, 1)
     p_upper = np.zeros(iu.size)
     boot = np.zeros((iu.size, n_resamples))
     for t in range(n_tasks):  # tasks; every pair at once within a task
-        sizes = np.array([runs[e][t].size for e in range(k)])
-        kmax = int(sizes.max())
-        counts = rs.draw_counts_ragged(rng, sizes, n_resamples, dtype=np.float64)
-        starts = np.r_[0, np.cumsum(sizes)]
-        padded = np.full((k, kmax), np.nan)  # runs padded with NaN (never > or == anything)
-        c = np.zeros((k, n_resamples, kmax))  # counts padded with 0
-        for e in range(k):  # entries: lay each one's runs and counts out once
-            padded[e, :sizes[e]] = runs[e][t]
-            c[e, :, :sizes[e]] = counts[:, starts[e]:starts[e + 1]]
-        scale = (sizes[iu] * sizes[ju]).astype(np.float64)
-        step = rs.batch_size(n_resamples * kmax + kmax * kmax, iu.size)
-        for a in range(0, iu.size, step):  # batches of pairs
-            i, j = iu[a:a + step], ju[a:a + step]
-            x, y = padded[i][:, :, None], padded[j][:, None, :]
-            w = (x > y) + 0.5 * (x == y)  # (pairs, kmax, kmax); NaN padding compares False
-            p_upper[a:a + step] += w.sum(axis=(1, 2)) / scale[a:a + step] / n_tasks
-            boot[a:a + step] += np.einsum("pbi,pij,pbj->pb", c[i], w, c[j]) / scale[a:a + step, None] / n_tasks
+        _add_task_improvement(runs, streams, t, iu, ju, p_upper, boot, n_tasks)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
     lo, hi = rs.percentiles(boot, q) if iu.size else (np.empty(0), np.empty(0))
     p, low, high, se = (np.full((k, k), np.nan) for _ in range(4))
@@ -405,6 +490,9 @@ def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95
     low[iu, ju], low[ju, iu] = lo, 1 - hi
     high[iu, ju], high[ju, iu] = hi, 1 - lo
     se[iu, ju] = se[ju, iu] = rs.standard_error(boot) if iu.size else np.empty(0)
+    back = np.argsort(entry_order)  # the caller's entry e is row back[e] here
+    p, low, high, se = (x[np.ix_(back, back)] for x in (p, low, high, se))
+    boot = _pair_resamples_in_caller_order(boot, back, iu, ju)
     return ProbabilityOfImprovement(p, low, high, confidence_level, se, boot)
 
 
@@ -534,7 +622,10 @@ def bayesian_signed_rank(x, y, *, rope=0.0, prior=0.5, n_samples=50_000, rng=0) 
     rope is ``Σ_ij w_i w_j H(d_i + d_j - 2 rope)`` (H the Heaviside function, one half
     at 0), of x beating y ``Σ_ij w_i w_j H(-d_i - d_j - 2 rope)``; each sample falls in
     the region with the largest of the three, and the result is the share of samples in
-    each (``baycomp.SignedRankTest.probs``).
+    each (``baycomp.SignedRankTest.probs``). A sample whose largest values tie (within
+    1e-12) is shared equally by those regions: with identical entries and ``rope=0``
+    every sample is (½, 0, ½), which baycomp's ``argmax`` gives to A (P(A better) = 1);
+    here it is ½ each, and swapping x and y swaps the answer.
 
     Examples
     --------
@@ -557,8 +648,8 @@ def bayesian_signed_rank(x, y, *, rope=0.0, prior=0.5, n_samples=50_000, rng=0) 
         w = rng.dirichlet(weights, size=min(step, n_samples - start))
         b_better = np.einsum("si,ij,sj->s", w, above, w)
         a_better = np.einsum("si,ij,sj->s", w, below, w)
-        in_rope = 1.0 - a_better - b_better
-        winner = np.argmax(np.stack([a_better, in_rope, b_better], axis=1), axis=1)
-        counts += np.bincount(winner, minlength=3)
+        regions = np.stack([a_better, 1.0 - (a_better + b_better), b_better], axis=1)  # symmetric in a, b
+        top = regions >= regions.max(axis=1, keepdims=True) - 1e-12
+        counts += (top / top.sum(axis=1, keepdims=True)).sum(axis=0)  # a tie shared by its regions
     p = counts / n_samples
     return BayesianComparison(float(p[0]), float(p[1]), float(p[2]), rope, prior, n_samples)

@@ -8,8 +8,13 @@ same examples, so comparisons are paired by example (Koehn 2004; Berg-Kirkpatric
 Entry intervals (``confidence_level``):
 
 * one file of 0/1 outcomes (accuracy): Wilson's score interval of the proportion;
+* k > 1 files of 0/1 outcomes: Wilson's interval at Kish's effective sample size
+  ``p̂(1-p̂) / (s²_examples / n + s²_files / k)`` (the design effect of examples and files,
+  :func:`~evaluation.stats.proportions.kish_effective_n`), at most the k·n pooled outcomes,
+  so never narrower than Wilson on them; all outcomes equal: n (every file counted once).
+  A Welch t interval gave 5 files all correct the interval [1, 1];
 * one file of other outcomes (a loss per example): Student's t interval of the mean;
-* k > 1 files: the mean over files and examples, with the two variance components
+* k > 1 files of other outcomes: the mean over files and examples, with the two variance components
   ``s²_examples / n + s²_files / k`` (the per-example outcomes averaged over files, and
   the k file means) and Welch–Satterthwaite's degrees of freedom. Averaging the files
   per example and bootstrapping examples alone (as before) leaves the seed variance
@@ -168,6 +173,7 @@ class _Design:
         self.estimate = self.per_example.mean(axis=0)
         self.integral = all(np.all(e == np.round(e)) for e in entries)
         self.binary = np.array([e.shape[0] == 1 and bool(np.all((e == 0) | (e == 1))) for e in entries])
+        self.binary_files = np.array([e.shape[0] > 1 and bool(np.all((e == 0) | (e == 1))) for e in entries])
         self.range = np.array([[e.min(), e.max()] for e in entries])  # a mean stays within its values
         self.sign = sign
         # variance components of each entry's mean: examples, and files (0 for one file)
@@ -195,13 +201,16 @@ def _satterthwaite(parts: list[np.ndarray], dfs: list[np.ndarray]) -> np.ndarray
 def _entry_intervals(d: _Design, confidence_level: float):
     """Each entry's interval of its mean (oriented units are not used: original outcomes)."""
     level = 1.0 - confidence_level
-    successes = d.estimate * d.n
-    w_low, w_high = pr.wilson(successes, np.full(d.estimate.size, d.n), level)
+    trials = np.where(d.binary_files, pr.kish_effective_n(d.estimate, d.var_examples + d.var_files,
+                                                          d.files * d.n, d.n), d.n)
+    w_low, w_high = pr.wilson(d.estimate * trials, trials, level)
     df = _satterthwaite([d.var_examples, d.var_files], [np.full(d.files.size, d.n - 1), d.files - 1])
     half = stats.t.ppf(1 - level / 2, df) * np.sqrt(d.var_examples + d.var_files)
-    low = np.where(d.binary, w_low, np.maximum(d.estimate - half, d.range[:, 0]))
-    high = np.where(d.binary, w_high, np.minimum(d.estimate + half, d.range[:, 1]))
-    method = np.where(d.binary, "wilson", np.where(d.files > 1, "welch-t", "t"))
+    score = d.binary | d.binary_files
+    low = np.where(score, w_low, np.maximum(d.estimate - half, d.range[:, 0]))
+    high = np.where(score, w_high, np.minimum(d.estimate + half, d.range[:, 1]))
+    method = np.where(d.binary, "wilson", np.where(d.binary_files, "wilson-deff",
+                                                   np.where(d.files > 1, "welch-t", "t")))
     return low, high, method
 
 
@@ -261,9 +270,13 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
             out[start:stop] = _fraction_above(boot, 0.0)
             continue
         d = diff[start:stop, None]
-        # G(δ) = P*(D* - d + δ > 0) = P*(D* > d - δ), at δ = low and δ = high.
-        out[0][start:stop] = _fraction_above(boot, d - low[start:stop, None])
-        out[1][start:stop] = _fraction_above(boot, d - high[start:stop, None])
+        # G(δ) = P*(D* - d + δ > 0) = P*(D* > d - δ), at δ = low and δ = high. A limit equal to d up to
+        # rounding (an exact interval closed at the observed difference) is d itself, so that
+        # G(low) <= G(d) = P(i>j) <= G(high): the interval holds its estimate.
+        for side, limit in ((0, low), (1, high)):
+            shift = d - limit[start:stop, None]
+            shift[np.abs(shift) <= 1e-12 * np.maximum(np.abs(d), 1.0)] = 0.0
+            out[side][start:stop] = _fraction_above(boot, shift)
     return out
 
 

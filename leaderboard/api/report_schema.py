@@ -87,12 +87,17 @@ class EntrySerializer(serializers.Serializer):
                                           help_text='The letters of `groups` ("a1b1" is ["a1", "b1"]).')
     rank_interval = inline_serializer("ReportRankInterval", allow_null=True, fields={
         "rank": serializers.IntegerField(), "low": serializers.IntegerField(), "high": serializers.IntegerField(),
-        "widened": serializers.BooleanField(help_text="Widened to the rank shown (a verdict moved the entry).")})
+        "widened": serializers.BooleanField(help_text="Not the bootstrap's own interval: widened to the rank shown, or moved to the ranks the verdicts allow.")})
     runs_needed_for_decision = serializers.IntegerField(allow_null=True)
     too_few_runs = serializers.BooleanField()
     compared = serializers.BooleanField()
     excluded_reason = serializers.CharField(allow_null=True)
     boo_n_curve = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    runs_left_out = serializers.ListField(
+        child=inline_serializer("ReportRunLeftOut", fields={"run_index": serializers.IntegerField(),
+                                                            "reason": serializers.CharField()}),
+        required=False, help_text="Runs left out of every statistic of the row (a run without a finite "
+                                  "validation score, when the entry's other runs have one), with the reason.")
     run_scores = serializers.ListField(child=serializers.FloatField(allow_null=True), required=False,
                                        help_text="Every run's test score (compare endpoint; on the leaderboard "
                                                  "see /runs/).")
@@ -111,8 +116,13 @@ class SotaSerializer(serializers.Serializer):
     se = serializers.FloatField(allow_null=True)
     submission_id = serializers.IntegerField(allow_null=True)
     note = serializers.CharField(allow_null=True)
-    model = serializers.ChoiceField(choices=["identical", "nonidentical"], allow_null=True, required=False)
+    model = serializers.ChoiceField(choices=["identical", "nonidentical", "dependent"], allow_null=True,
+                                    required=False)
     shrinkage = serializers.FloatField(allow_null=True, required=False)
+    rho = serializers.FloatField(allow_null=True, required=False,
+                                 help_text="Dependence of the entries' per-example outcomes (eq. 10); null: none known.")
+    duplicates = serializers.IntegerField(required=False,
+                                          help_text="Entries whose outcomes repeat another's, counted once in m.")
 
 
 class ComparisonSerializer(serializers.Serializer):

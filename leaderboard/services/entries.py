@@ -13,7 +13,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+
 from evaluation import stats
+from evaluation.report.entries import complete_pairs
 
 from ..choices import BoardVersion, RankingStatistic, SubmissionStatus, TestRows
 from ..models import Challenge, Submission
@@ -82,7 +84,8 @@ def ranking_value(challenge: Challenge, version: Version) -> float:
     public, valid = (np.array([np.nan if x is None else x for x in part], dtype=np.float64)
                      for part in version.public)
     if challenge.ranking_statistic == RankingStatistic.BOO_N:
-        valid = None if np.isnan(valid).any() else valid
+        keep, _ = complete_pairs(np.arange(valid.size), valid)  # eq. 7 on the complete pairs, as the report
+        public, valid = (public, None) if not keep.any() else (public[keep], valid[keep])
         value = stats.boo_n(public, challenge.boo_n, valid=valid, higher_is_better=challenge.higher_is_better)
     else:
         value = float(public.mean())

@@ -29,8 +29,8 @@ from evaluation.report import (REPORT_FORMAT, EntryRuns, ReportSettings, build_r
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, PrivateReport, Report, Run
-from ..selectors import (SNAPSHOT_RUN_COLUMNS, SNAPSHOT_SUBMISSION_COLUMNS, ChallengeRuns, challenge_runs,
-                         rows_as_stored)
+from ..selectors import (REPORT_MODELS, SNAPSHOT_RUN_COLUMNS, SNAPSHOT_SUBMISSION_COLUMNS, ChallengeRuns,
+                         challenge_runs, rows_as_stored)
 from .boards import board_fields, board_has_private, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids
@@ -40,8 +40,6 @@ from .errors import ServiceError
 #: overrides (its model validators are the override's validators).
 OVERRIDABLE = {"n": "boo_n", "gamma": "gamma", "alpha": "alpha", "statistic": "ranking_statistic"}
 
-#: The cached report of each board.
-REPORT_MODELS = {Board.PUBLIC: Report, Board.PRIVATE: PrivateReport}
 MULTIPLICITY_NOTE = ("m counts every test-set evaluation of this kind in the challenge (in the prediction-file "
                      "section every scored prediction file, in the recipe section every recipe submission), in every "
                      "phase, not only the entries shown: picking the best of many adaptive tries inflates the maximum "
@@ -239,7 +237,9 @@ def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
     index = np.array([r[run] for r in flat], dtype=np.int64)
     valid = np.array([np.nan if r[valid_score] is None else r[valid_score] for r in flat], dtype=np.float64)
     bounds = np.cumsum([0, *(len(group) for group in runs.values())]).tolist()
-    incomplete = np.logical_or.reduceat(np.isnan(valid), bounds[:-1]).tolist()  # a run without validation score
+    # No validation score on any run: the entry has none (Boo_n chooses by test score). Some runs without
+    # one: kept as NaN, and check_entries leaves those runs out, named in the row (issue 23, row 2).
+    incomplete = np.logical_and.reduceat(np.isnan(valid), bounds[:-1]).tolist()
     out = []
     for k, (sid, group) in enumerate(runs.items()):
         sid, _, kind, status, name, team, runs_expected, created, _, _, source, link = about[sid]
@@ -363,7 +363,7 @@ def pair_compare(*, challenge: Challenge, section: dict, a_id: int, b_id: int, o
         raise ServiceError("Both entries need scored runs on this board to be compared.")
     try:
         return compare(by_id[a_id], by_id[b_id], report_settings(challenge=challenge, overrides=overrides),
-                       paired_runs=section["paired_runs"] or [], family_size=section_family_size(section))
+                       family_size=section_family_size(section))
     except ValueError as exc:
         raise ServiceError(f"These entries cannot be compared: {exc}") from exc
 

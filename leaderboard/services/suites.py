@@ -12,6 +12,7 @@ suite board is small (entries x tasks).
 
 from __future__ import annotations
 
+import hashlib
 from itertools import combinations
 
 import numpy as np
@@ -108,6 +109,12 @@ def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[
     return tasks, entries, runs, read
 
 
+def _entry_key(entry: dict) -> int:
+    """A stable 63-bit identity of a suite entry (team, method name): seeds its resamples."""
+    digest = hashlib.sha256(f"{entry['team']}\x00{entry['method_name']}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
 def _interval(ci, e: int) -> dict:
     return {"estimate": float(ci.estimate[e]), "low": float(ci.low[e]), "high": float(ci.high[e])}
 
@@ -125,20 +132,23 @@ def suite_board(*, suite: Suite) -> dict:
         return out
     scaled = su.normalize_runs(runs, method=suite.normalization, higher_is_better=[t.higher_is_better for t in tasks])
     seed = derive_seed(suite.master_seed, suite.pk)
-    iqm = su.aggregate_interval(scaled, "iqm", n_resamples=SUITE_RESAMPLES, rng=seed)
-    mean = su.aggregate_interval(scaled, "mean", n_resamples=SUITE_RESAMPLES, rng=seed + 1)
+    # each entry's resamples on each task seeded by the entry and the task: order-free (issue 23)
+    keys = {"keys": [_entry_key(entry) for entry in entries], "task_keys": [t.pk for t in tasks]}
+    iqm = su.aggregate_interval(scaled, "iqm", n_resamples=SUITE_RESAMPLES, rng=seed, **keys)
+    mean = su.aggregate_interval(scaled, "mean", n_resamples=SUITE_RESAMPLES, rng=seed + 1, **keys)
     for e, entry in enumerate(entries):
         entry["iqm"], entry["mean"] = _interval(iqm, e), _interval(mean, e)
     order = np.argsort(-iqm.estimate, kind="stable")
     out["entries"] = [entries[e] for e in order]
     scaled = [scaled[e] for e in order]
+    keys["keys"] = [keys["keys"][e] for e in order]
     pooled = np.concatenate([np.concatenate(entry) for entry in scaled])
     taus = np.linspace(pooled.min(), pooled.max(), PROFILE_TAUS)
-    profile = su.performance_profile(scaled, taus, n_resamples=SUITE_RESAMPLES, rng=seed + 2)
+    profile = su.performance_profile(scaled, taus, n_resamples=SUITE_RESAMPLES, rng=seed + 2, **keys)
     out["profile"] = {"taus": taus.tolist(), "estimate": profile.estimate.tolist(), "low": profile.low.tolist(),
                       "high": profile.high.tolist()}
     if len(entries) >= 2:
-        poi = su.probability_of_improvement(scaled, n_resamples=SUITE_RESAMPLES, rng=seed + 3)
+        poi = su.probability_of_improvement(scaled, n_resamples=SUITE_RESAMPLES, rng=seed + 3, **keys)
         out["probability_of_improvement"] = {"p": _matrix(poi.p), "low": _matrix(poi.low), "high": _matrix(poi.high)}
     if len(entries) >= 2 and len(tasks) >= 2:
         task_means = np.array([[task.mean() for task in entry] for entry in scaled])

@@ -109,7 +109,9 @@ def test_prediction_section_matches_paired_test_bootstrap():
     sota = report["sections"][0]["sota"]
     best = max(rows[e.id]["mean"]["estimate"] for e in entries)
     estimates = [rows[e.id]["mean"]["estimate"] for e in entries]
-    expected = stats.adjusted_sota(best, 25, n=400, estimates=estimates)
+    rho, distinct = stats.outcome_dependence([e.outcomes.mean(axis=0) for e in entries])  # eq. 10's dependence
+    expected = stats.adjusted_sota(best, 25, n=400, estimates=estimates, rho=rho)
+    assert distinct == 3 and sota["rho"] == rho and sota["duplicates"] == 0
     assert (sota["raw"], sota["estimate"], sota["bound"]) == (best, expected.estimate, expected.lower)
     assert sota["method"] == "binomial" and sota["m"] == 25
 
@@ -139,7 +141,8 @@ def test_loss_predictions_use_from_mean_and_the_normal_sota():
     rows = report["entries"]
     expected = stats.adjusted_sota(-top["mean"]["estimate"], 9, standard_error=top["mean"]["se"],
                                    estimates=[-r["mean"]["estimate"] for r in rows],
-                                   standard_errors=[r["mean"]["se"] for r in rows])
+                                   standard_errors=[r["mean"]["se"] for r in rows],
+                                   rho=stats.outcome_dependence([sq[0] for sq in squared])[0])
     assert sota["method"] == "normal" and sota["bound_side"] == "upper"
     assert (sota["estimate"], sota["bound"]) == pytest.approx((-expected.estimate, -expected.lower))
     assert sota["bound"] > sota["estimate"] > sota["raw"]  # a loss: adjusted upward
@@ -294,7 +297,8 @@ def test_the_report_says_which_intervals_cover_less_than_they_claim():
 
 
 def test_intervals_are_clipped_to_the_values_the_score_can_take():
-    """Five runs near accuracy 1: the bootstrap-t interval of Boo_5 reaches past 1 unless clipped."""
+    """Five runs near accuracy 1: the bootstrap-t of the mean reached past 1 (1.02) until it was kept inside
+    the runs' range (issue 23, row 3); the metric's range clips what remains."""
     from evaluation.report import EntryRuns, ReportSettings, build_report
 
     test = np.array([0.93, 0.95, 0.96, 0.99, 0.999])
@@ -302,7 +306,8 @@ def test_intervals_are_clipped_to_the_values_the_score_can_take():
     loose = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500))["entries"][0]
     clipped = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500,
                                                    score_range=(0.0, 1.0)))["entries"][0]
-    assert max(loose[key]["high"] for key in ("mean", "boo_n")) > 1.0  # what the page showed: [0.939, 1.053]
+    assert test.min() <= loose["mean"]["low"] <= loose["mean"]["high"] <= test.max()  # inside the runs' range
+    assert loose["boo_n"]["low"] is None and "no interval" in loose["boo_n"]["warning"]  # k = 5 < 3n: none
     for key in ("mean", "boo_n", "boo_n_unbiased"):
         if clipped[key]["low"] is not None:
             assert 0.0 <= clipped[key]["low"] <= clipped[key]["high"] <= 1.0, (key, clipped[key])
@@ -347,7 +352,9 @@ def test_checked_entries_are_kept_as_they_are_or_repaired_one_by_one():
     integers = EntryRuns(6, "m6", "t", "recipe", 2, np.arange(2), np.array([1, 0]))
     checked = {e.id: e for e in check_entries([*good, unsorted, nan_valid, integers])}
     assert checked[4].run_index.tolist() == [0, 1, 2] and checked[4].test.tolist() == [0.8, 0.7, 0.9]
-    assert checked[5].valid is None and checked[6].test.dtype == np.float64
+    # Issue 23, row 2: the run without a finite validation score is left out (named), not the whole column.
+    assert checked[5].valid.tolist() == [0.6] and checked[5].test.tolist() == [0.6]
+    assert checked[5].left_out == ((0, "validation score is NaN"),) and checked[6].test.dtype == np.float64
     assert all(checked[e.id] is e for e in good)
     with pytest.raises(ValueError, match="entry 7: `test` must be a non-empty 1-D array of finite scores"):
         check_entries([*good, recipe(7, np.array([0.5, np.inf]))])

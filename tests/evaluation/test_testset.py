@@ -44,7 +44,7 @@ def test_several_files_count_the_spread_between_them():
     seed_effect = 0.03 * rng.standard_normal(5)
     files = (rng.random((5, 500)) < 0.8 + seed_effect[:, None]).astype(float)
     res = paired_test_bootstrap(files=[files, files[:1]], n_resamples=2000, rng=0)
-    assert list(res.entry_method) == ["welch-t", "wilson"] and list(res.files) == [5, 1]
+    assert list(res.entry_method) == ["wilson-deff", "wilson"] and list(res.files) == [5, 1]
     var = files.mean(axis=0).var(ddof=1) / 500 + files.mean(axis=1).var(ddof=1) / 5
     assert res.high[0] - res.low[0] > 2 * 1.96 * np.sqrt(files.mean(axis=0).var(ddof=1) / 500)
     assert res.standard_error[0] == pytest.approx(np.sqrt(var), rel=0.2)  # the two-way bootstrap agrees

@@ -1,0 +1,263 @@
+"""Invariants a reader of the board relies on, over random boards (hypothesis; issue 23).
+
+Strategies (see :func:`boards`): 2 to 60 entries; recipe entries with or without validation
+scores, on partly overlapping seeds (each entry a random subset of the run indices, so pairs
+share different seed sets), with duplicated entries (one entry's runs copied under another
+id); prediction entries with 0/1 outcomes in files; both directions; the statistic Boo_n or
+the mean. Scores lie on a grid of 1/64 (exact in binary, so negation and sorting are exact
+and ties are frequent).
+
+Invariants:
+
+* **order invariance**: shuffling the entries, or the runs inside an entry, changes no number;
+* **mirror symmetry**: negating every recipe score (test and validation) and flipping the
+  direction negates every estimate and limit of the recipe entries and leaves their ranks,
+  letters, leader group, rank intervals, verdicts and P(A>B) unchanged;
+* **one direction**: a decided pair (a better than b) shows a above b, in no common letter,
+  with a's rank interval not entirely below b's, unless the board flags the pair as an
+  inversion; the leader group holds no entry a verdict puts below another one; ``compare``
+  (the on-demand pair of the compare page) never decides a pair against the board's order;
+* **intervals**: every interval contains its estimate and lies inside the range of its runs
+  (the support of its bootstrap distribution) and, for prediction entries, inside [0, 1];
+  P(A>B) and its interval lie in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import os
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from evaluation.report import EntryRuns, ReportSettings, build_report
+from evaluation.report.comparisons import compare
+
+B = 120  # resamples: the invariants hold for any B
+K = 12  # seeds a recipe entry may use
+# VARBOARD_PROPERTY_NO_SHRINK=1 reports the first counterexample as found (shrinking a board takes minutes).
+_PHASES = ([Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("VARBOARD_PROPERTY_NO_SHRINK")
+           else list(Phase))
+PROPERTY = settings(max_examples=int(os.environ.get("VARBOARD_PROPERTY_EXAMPLES", 50)), deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=_PHASES)
+GRID = 64.0
+
+
+def _scores(data, size: int, centre: int, spread: int) -> np.ndarray:
+    values = data.draw(st.lists(st.integers(centre - spread, centre + spread), min_size=size, max_size=size))
+    return np.asarray(values, dtype=float) / GRID
+
+
+def _recipe(data, entry_id: int, with_valid: bool) -> EntryRuns:
+    index = sorted(data.draw(st.sets(st.integers(0, K - 1), min_size=2, max_size=K)))
+    centre = data.draw(st.integers(20, 44))
+    test = _scores(data, len(index), centre, data.draw(st.integers(0, 6)))
+    valid = _scores(data, len(index), centre, 6) if with_valid else None
+    return EntryRuns(entry_id, f"m{entry_id}", f"t{entry_id}", "recipe", K, np.asarray(index), test, valid=valid)
+
+
+def _prediction(data, entry_id: int, examples: int) -> EntryRuns:
+    files = data.draw(st.integers(1, 4))
+    rate = data.draw(st.sampled_from([0.0, 0.5, 0.7, 0.9, 1.0]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    outcomes = (rng.random((files, examples)) < rate).astype(float)
+    return EntryRuns(entry_id, f"p{entry_id}", f"t{entry_id}", "predictions", files, np.arange(files),
+                     outcomes.mean(axis=1), outcomes=outcomes)
+
+
+@st.composite
+def boards(draw, max_entries: int = 60):
+    """A board: entries (list of EntryRuns) and its settings."""
+    data = _Draw(draw)
+    n_recipes = draw(st.integers(0, max_entries))
+    n_predictions = draw(st.integers(0 if n_recipes >= 2 else 2 - n_recipes, min(4, max_entries - n_recipes)))
+    valid_mode = draw(st.sampled_from(["all", "none", "some"]))
+    entries = []
+    for i in range(n_recipes):
+        with_valid = valid_mode == "all" or (valid_mode == "some" and draw(st.booleans()))
+        entries.append(_recipe(data, i + 1, with_valid))
+    if n_recipes >= 2 and draw(st.booleans()):  # a duplicate: the same runs under another id
+        twin = entries[draw(st.integers(0, n_recipes - 1))]
+        entries.append(EntryRuns(1000, "copy", "t1000", "recipe", K, twin.run_index.copy(), twin.test.copy(),
+                                 valid=None if twin.valid is None else twin.valid.copy()))
+    examples = draw(st.integers(20, 60))
+    entries += [_prediction(data, 2000 + j, examples) for j in range(n_predictions)]
+    statistic = draw(st.sampled_from(["mean", "boo_n"]))
+    report_settings = ReportSettings(higher_is_better=draw(st.booleans()), boo_n=draw(st.sampled_from([1, 2, 3])),
+                                     statistic=statistic, n_resamples=B, k_runs=K,
+                                     master_seed=draw(st.integers(0, 2**31)), neighbours=3)
+    return entries, report_settings
+
+
+class _Draw:
+    """Adapts a composite's ``draw`` to the ``data.draw`` interface of the helpers above."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+
+def _negated(entry: EntryRuns) -> EntryRuns:
+    if entry.kind != "recipe":
+        return entry
+    return EntryRuns(entry.id, entry.name, entry.team, entry.kind, entry.runs_expected, entry.run_index, -entry.test,
+                     valid=None if entry.valid is None else -entry.valid)
+
+
+def _shuffled_runs(entry: EntryRuns, rng: np.random.Generator) -> EntryRuns:
+    perm = rng.permutation(entry.test.size)
+    return EntryRuns(entry.id, entry.name, entry.team, entry.kind, entry.runs_expected, entry.run_index[perm],
+                     entry.test[perm], valid=None if entry.valid is None else entry.valid[perm],
+                     outcomes=None if entry.outcomes is None else entry.outcomes[perm])
+
+
+def _rows(report) -> dict[int, dict]:
+    return {row["submission_id"]: row for row in report["entries"]}
+
+
+def _pairs(section) -> dict[tuple[int, int], dict]:
+    return {(pair["a"], pair["b"]): pair for pair in section.get("comparisons", [])}
+
+
+# ------------------------------------------------------------------ order invariance
+@PROPERTY
+@given(boards(), st.randoms(use_true_random=False))
+def test_order_of_entries_and_runs_changes_no_number(board, random):
+    entries, report_settings = board
+    rng = np.random.default_rng(random.getrandbits(32))
+    base = build_report(entries, report_settings)
+    moved = [_shuffled_runs(e, rng) for e in entries]
+    random.shuffle(moved)
+    again = build_report(moved, report_settings)
+    _assert_same(_rows(base), _rows(again), "rows")
+    _assert_same(base["sections"], again["sections"], "sections")
+
+
+def _assert_same(a, b, path: str) -> None:
+    """Equal, or an assertion naming the first path where they differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), path
+        for key in a:
+            _assert_same(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, (path, a, b)
+
+
+# ------------------------------------------------------------------ mirror symmetry
+_NEGATED_FIELDS = ("estimate", "low", "high")
+
+
+def _assert_mirrored(row: dict, mirror: dict) -> None:
+    for key in ("rank", "rank_display", "tied", "groups", "rank_interval", "compared", "too_few_runs",
+                "runs_needed_for_decision", "excluded_reason"):
+        assert row.get(key) == mirror.get(key), key
+    for statistic in ("mean", "boo_n", "boo_n_unbiased"):
+        if row["kind"] != "recipe" or not isinstance(row.get(statistic), dict):
+            continue
+        a, b = row[statistic], mirror[statistic]
+        assert a["estimate"] == (None if b["estimate"] is None else -b["estimate"]), statistic
+        if a.get("low") is not None:
+            assert (a["low"], a["high"]) == (-b["high"], -b["low"]), statistic
+
+
+@PROPERTY
+@given(boards())
+def test_a_loss_board_mirrors_the_accuracy_board(board):
+    entries, report_settings = board
+    base = build_report(entries, report_settings)
+    flipped = ReportSettings(**{**report_settings.__dict__, "higher_is_better": not report_settings.higher_is_better})
+    mirror = build_report([_negated(e) for e in entries], flipped)
+    rows, mirrored = _rows(base), _rows(mirror)
+    for sid, row in rows.items():
+        if row["kind"] == "recipe":  # prediction entries hold 0/1 outcomes: no mirror image
+            _assert_mirrored(row, mirrored[sid])
+    recipe_sections = [[sec for sec in r["sections"] if sec["kind"] == "recipe"] for r in (base, mirror)]
+    for section, other in zip(*recipe_sections):
+        assert section["entries"] == other["entries"]
+        assert section["leader_group"] == other["leader_group"]
+        for key, pair in _pairs(section).items():
+            twin = _pairs(other)[key]
+            for name in ("p", "low", "high", "pvalue", "verdict", "better", "inversion"):
+                assert pair[name] == twin[name], name
+
+
+# ------------------------------------------------------------------ one direction
+@PROPERTY
+@given(boards())
+def test_order_letters_leaders_and_rank_intervals_agree_with_every_verdict(board):
+    entries, report_settings = board
+    report = build_report(entries, report_settings)
+    rows = _rows(report)
+    for section in report["sections"]:
+        position = {sid: k for k, sid in enumerate(section["entries"])}
+        beaten = set()
+        for pair in section.get("comparisons", []):
+            if pair["verdict"] not in ("a_better", "b_better") or pair.get("inversion"):
+                continue
+            winner = pair["better"]
+            loser = pair["b"] if winner == pair["a"] else pair["a"]
+            beaten.add(loser)
+            assert position[winner] < position[loser], (winner, loser, "order")
+            shared = set(rows[winner]["group_letters"]) & set(rows[loser]["group_letters"])
+            assert not shared, (winner, loser, "letters")
+            assert rows[winner]["rank"] < rows[loser]["rank"], (winner, loser, "rank")
+            win_ri, lose_ri = rows[winner]["rank_interval"], rows[loser]["rank_interval"]
+            if win_ri and lose_ri:
+                assert win_ri["low"] <= lose_ri["high"], (winner, loser, "rank interval")
+        assert not beaten & set(section["leader_group"]), "leader group holds a beaten entry"
+
+
+# ------------------------------------------------------------------ intervals
+def _inside(interval: dict, low: float, high: float, what: str) -> None:
+    estimate, lo, hi = interval["estimate"], interval.get("low"), interval.get("high")
+    if lo is None or hi is None or estimate is None:
+        return
+    eps = 1e-9
+    assert lo - eps <= estimate <= hi + eps, (what, interval)
+    assert low - eps <= lo and hi <= high + eps, (what, interval, low, high)
+
+
+@PROPERTY
+@given(boards(max_entries=20))
+def test_every_interval_holds_its_estimate_inside_its_support(board):
+    entries, report_settings = board
+    report = build_report(entries, report_settings)
+    by_id = {e.id: e for e in entries}
+    for sid, row in _rows(report).items():
+        entry = by_id[sid]
+        if entry.kind == "recipe":
+            for statistic in ("mean", "boo_n"):
+                if isinstance(row.get(statistic), dict):
+                    _inside(row[statistic], entry.test.min(), entry.test.max(), f"{statistic} of {sid}")
+        elif isinstance(row.get("mean"), dict):
+            _inside(row["mean"], 0.0, 1.0, f"accuracy of {sid}")
+    for section in report["sections"]:
+        for pair in section.get("comparisons", []):
+            assert 0.0 <= pair["low"] <= pair["p"] <= pair["high"] <= 1.0, pair
+            assert not any(isinstance(v, float) and math.isnan(v) for v in pair.values())
+
+
+@PROPERTY
+@given(boards(max_entries=30))
+def test_compare_never_decides_against_the_board(board):
+    """The compare page decides any two compared recipe entries on demand; its verdict never puts the
+    lower entry of the board above the upper one (issue 23, row 5)."""
+    entries, report_settings = board
+    report = build_report(entries, report_settings)
+    by_id = {e.id: e for e in entries}
+    for section in report["sections"]:
+        if section["kind"] != "recipe":
+            continue
+        compared = section["compared"]
+        family = len(compared) * (len(compared) - 1) // 2
+        flagged = {frozenset((inv["above"], inv["below"])) for inv in section.get("inversions", [])}
+        for i, upper in enumerate(compared):
+            for lower in compared[i + 1:]:
+                if np.intersect1d(by_id[upper].run_index, by_id[lower].run_index).size < 2:
+                    continue
+                pair = compare(by_id[upper], by_id[lower], report_settings, family_size=family)
+                if pair["verdict"] in ("a_better", "b_better") and frozenset((upper, lower)) not in flagged:
+                    assert pair["better"] == upper, (upper, lower, pair["pvalue"])

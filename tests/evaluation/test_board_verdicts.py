@@ -1,0 +1,229 @@
+"""Issue 23, rows 4, 5 and 12: every verdict, order, letter, hint and rank interval of a board agrees.
+
+Each test builds the board shape of its row and checks it against a reference computed here
+directly with numpy/scipy (the paired score test of P(A>B) = wins/k, ties one half, and Holm's
+step-down written out), not through :mod:`evaluation.stats`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from evaluation.report import EntryRuns, ReportSettings, build_report, compare
+from evaluation.stats.sparse import sparse_comparisons
+
+
+def recipe(i, test, index, name=None):
+    test = np.asarray(test, dtype=float)
+    return EntryRuns(i, name or f"m{i}", "t", "recipe", test.size, np.asarray(index), test)
+
+
+def ref_pvalue(a, b) -> float:
+    """Two-sided score test of P(A>B) = 1/2 on the seeds both have (wins + ties/2 out of k)."""
+    k = a.size
+    x = np.sum(a > b) + 0.5 * np.sum(a == b)
+    return float(2 * sps.norm.sf(abs(x - k / 2) / np.sqrt(k / 4)))
+
+
+def ref_wilson_high(x, k, level) -> float:
+    z = sps.norm.isf(level / 2)
+    p = x / k
+    return float((p + z * z / (2 * k) + z * np.sqrt(p * (1 - p) / k + z * z / (4 * k * k))) / (1 + z * z / k))
+
+
+def ref_holm(pvalues) -> np.ndarray:
+    m = len(pvalues)
+    order = np.argsort(pvalues)
+    adj = np.empty(m)
+    running = 0.0
+    for step, t in enumerate(order):
+        running = max(running, (m - step) * pvalues[t])
+        adj[t] = min(1.0, running)
+    return adj
+
+
+def by_id(report):
+    return {row["submission_id"]: row for row in report["entries"]}
+
+
+def pairs_of(section):
+    return {frozenset((c["a"], c["b"])): c for c in section["comparisons"]}
+
+
+# --------------------------------------------------------------------------- row 4
+def _row4_board():
+    """A and B share seeds 0..11 and A wins all 12; C has seeds 0..4 only (a third entry)."""
+    rng = np.random.default_rng(4)
+    base = 0.80 + 0.01 * rng.standard_normal(12)
+    a = recipe(1, base + 0.02, np.arange(12), "A")
+    b = recipe(2, base, np.arange(12), "B")
+    c = recipe(3, 0.79 + 0.01 * rng.standard_normal(5), np.arange(5), "C")
+    return a, b, c
+
+
+def test_row4_each_pair_is_decided_on_the_seeds_it_shares():
+    entries = _row4_board()
+    report = build_report(entries, ReportSettings(n_resamples=200, k_runs=12, boo_n=3))
+    section = report["sections"][0]
+    assert sorted(section["compared"]) == [1, 2, 3]
+    assert section["paired_runs"] == [0, 1, 2, 3, 4]  # the common set: only for the joint rank bootstrap
+    # reference: each pair on its own shared seeds, Holm over the board's 3 pairs
+    raw = {}
+    for x, y in itertools.combinations(entries, 2):
+        shared = np.intersect1d(x.run_index, y.run_index)
+        raw[frozenset((x.id, y.id))] = ref_pvalue(x.test[shared], y.test[shared])
+    keys = list(raw)
+    adjusted = dict(zip(keys, ref_holm(np.array([raw[k] for k in keys]))))
+    ab = frozenset((1, 2))
+    assert raw[ab] == pytest.approx(5.3e-4, rel=0.01)
+    pairs = pairs_of(section)
+    for key, pair in pairs.items():
+        assert pair["pvalue_raw"] == pytest.approx(raw[key], rel=1e-9)
+        assert pair["pvalue"] == pytest.approx(adjusted[key], rel=1e-9)
+    assert adjusted[ab] < 0.05
+    assert pairs[ab]["verdict"] in ("a_better", "b_better") and pairs[ab]["better"] == 1
+    rows = by_id(report)
+    assert rows[1]["groups"] and not set(rows[1]["group_letters"]) & set(rows[2]["group_letters"])
+    # compare (on demand) decides the pair on the same 12 seeds
+    alone = compare(entries[0], entries[1], ReportSettings(n_resamples=200), family_size=3)
+    assert alone["pvalue_raw"] == pytest.approx(raw[ab], rel=1e-9) and alone["better"] == 1
+
+
+def test_row4_sparse_decides_a_gapped_table_pair_by_pair():
+    a, b, c = _row4_board()
+    table = np.full((3, 12), np.nan)
+    for row, e in zip(table, (a, b, c)):
+        row[e.run_index] = e.test
+    sc = sparse_comparisons(table, correction="none")
+    t = sc.lookup()[(0, 1)]
+    assert sc.pvalue_raw[t] == pytest.approx(ref_pvalue(a.test, b.test), rel=1e-9)
+    t = sc.lookup()[(0, 2)]
+    assert sc.pvalue_raw[t] == pytest.approx(ref_pvalue(a.test[:5], c.test), rel=1e-9)
+    with pytest.raises(ValueError, match="entry 2 has 1 run"):
+        sparse_comparisons(np.vstack([table[:2], np.r_[0.5, np.full(11, np.nan)]]))
+
+
+# --------------------------------------------------------------------------- row 5
+def _row5_board():
+    """14 entries 0.02 apart; m9 wins 27 of 30 seeds against m2 (and every entry below it) by a hair
+    but crashes on 3 seeds, so its mean puts it 8 places below m2: a far pair, never a neighbour."""
+    rng = np.random.default_rng(1)
+    n, k = 14, 30
+    mu = 1.0 - 0.02 * np.arange(n)
+    x = mu[:, None] + 0.002 * rng.standard_normal((n, k))
+    x[9] = mu[2] + 0.01 + 0.0005 * rng.standard_normal(k)
+    x[9, :3] = -1.0
+    return [recipe(i, x[i], np.arange(k), f"m{i}") for i in range(n)]
+
+
+def _verdict(report, entries, s, a_id, b_id):
+    """The board's stored verdict of a pair, else compare's (as the compare endpoint answers)."""
+    section = report["sections"][0]
+    stored = pairs_of(section).get(frozenset((a_id, b_id)))
+    if stored is not None:
+        return stored["better"]
+    n = len(section["compared"])
+    by = {e.id: e for e in entries}
+    return compare(by[a_id], by[b_id], s, family_size=n * (n - 1) // 2)["better"]
+
+
+def test_row5_board_and_compare_never_disagree_in_direction():
+    entries = _row5_board()
+    s = ReportSettings(n_resamples=200, k_runs=30, boo_n=3)
+    report = build_report(entries, s)
+    section = report["sections"][0]
+    rows = by_id(report)
+    shown = {sid: p for p, sid in enumerate(section["compared"])}
+    m2, m9 = 2, 9
+    # reference: the score test on all 30 seeds, at compare's level for a pair of a 91-pair family
+    p_ref = ref_pvalue(entries[m9].test, entries[m2].test)
+    assert p_ref == pytest.approx(1.2e-5, rel=0.05) and 91 * p_ref < 0.05
+    assert ref_wilson_high(27, 30, 0.05 / 91) > 0.75
+    assert entries[m2].test.mean() > entries[m9].test.mean() + 0.1  # the statistic puts m2 far above
+    assert _verdict(report, entries, s, m9, m2) == m9
+    for x, y in itertools.combinations(section["compared"], 2):
+        winner = _verdict(report, entries, s, x, y)
+        if winner is None:
+            continue
+        loser = y if winner == x else x
+        assert shown[winner] < shown[loser], (winner, loser)
+        assert not set(rows[winner]["group_letters"]) & set(rows[loser]["group_letters"])
+        assert loser not in section["leader_group"]
+        assert rows[winner]["rank_interval"]["low"] <= rows[loser]["rank_interval"]["low"]
+        assert rows[winner]["rank_interval"]["high"] <= rows[loser]["rank_interval"]["high"]
+    # the move is reported: m9 is shown above entries with a better mean because it beats them
+    flagged = {(inv["above"], inv["below"]) for inv in section["inversions"]}
+    assert (m9, m2) in flagged
+
+
+def test_row5_inferred_differences_agree_with_every_direct_test():
+    x = np.stack([e.test for e in _row5_board()])
+    n = x.shape[0]
+    family = n * (n - 1) // 2
+    sc = sparse_comparisons(x)
+    position = np.empty(n, dtype=int)
+    position[sc.order] = np.arange(n)
+    letters = [set(g) for g in sc.groups]
+    for u, v in itertools.combinations(range(n), 2):
+        p = ref_pvalue(x[u], x[v])
+        wins = np.sum(x[u] > x[v]) + 0.5 * np.sum(x[u] == x[v])
+        level = 0.05 / family  # compare's level: Holm's first step in a family of 91
+        if p < level and max(ref_wilson_high(wins, n and x.shape[1], level),
+                             ref_wilson_high(x.shape[1] - wins, x.shape[1], level)) > 0.75:
+            winner, loser = (u, v) if wins > x.shape[1] / 2 else (v, u)
+            if ref_wilson_high(wins if winner == u else x.shape[1] - wins, x.shape[1], level) > 0.75:
+                assert position[winner] < position[loser], (winner, loser)
+                assert not letters[winner] & letters[loser], (winner, loser)
+
+
+# --------------------------------------------------------------------------- row 12
+def _row12_pair():
+    """A wins 8 of 10 seeds by a hair, ties one and loses one by a lot: means nearly equal,
+    P(A>B) = 0.85, the score test's p = 0.027 (a decided pair of a 2-entry board)."""
+    b = 0.80 + 0.01 * np.arange(10)
+    a = b + 0.001
+    a[8] = b[8]  # a tie
+    a[9] = b[9] - 0.0095  # a large loss: the means are 0.0001 apart
+    return recipe(1, a, np.arange(10), "A"), recipe(2, b, np.arange(10), "B")
+
+
+def test_row12_every_hint_of_a_decided_pair_comes_from_its_verdict():
+    a, b = _row12_pair()
+    p_ref = ref_pvalue(a.test, b.test)
+    assert p_ref == pytest.approx(0.027, abs=5e-4)
+    assert ref_wilson_high(8.5, 10, 0.05) > 0.75  # significant and meaningful: A is better
+    report = build_report([a, b], ReportSettings(n_resamples=500, k_runs=10))
+    section = report["sections"][0]
+    (pair,) = section["comparisons"]
+    assert pair["verdict"] == "a_better" and pair["pvalue"] == pytest.approx(p_ref, rel=1e-9)
+    rows = by_id(report)
+    assert [rows[1]["groups"], rows[2]["groups"]] == ["a", "b"]
+    # reference rank interval of the means (a joint bootstrap over seeds): 1-2 for both
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 10, (2000, 10))
+    a_first = (a.test[idx].mean(axis=1) > b.test[idx].mean(axis=1)).mean()
+    assert 0.05 < a_first < 0.95  # the statistic alone cannot order them: its rank interval would be 1-2
+    # the verdict decides the order: no "needs more runs", rank intervals 1-1 and 2-2
+    for sid, rank in ((1, 1), (2, 2)):
+        assert rows[sid]["runs_needed_for_decision"] == 0
+        assert (rows[sid]["rank_interval"]["low"], rows[sid]["rank_interval"]["high"]) == (rank, rank)
+    # an entry that is not told apart from the others keeps its hint
+    c = recipe(3, b.test + 0.0005, np.arange(10), "C")  # between A and B: decided against neither
+    report = build_report([a, b, c], ReportSettings(n_resamples=200, k_runs=10))
+    rows = by_id(report)
+    assert rows[3]["runs_needed_for_decision"] > 0
+
+
+def test_row12_default_settings_satisfy_the_three_n_rule():
+    from evaluation.stats.boon import min_runs_for_interval
+
+    s = ReportSettings()
+    assert s.k_runs >= min_runs_for_interval(s.boo_n)
+    a, b = _row12_pair()
+    report = build_report([a, b], ReportSettings(n_resamples=200))
+    assert report["settings"]["boo_n_warning"] is None
+    assert all(row["boo_n"]["warning"] is None and row["boo_n"]["low"] is not None for row in report["entries"])

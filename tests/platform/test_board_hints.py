@@ -1,0 +1,73 @@
+"""Issue 23, row 12: the settings' k < 3n said when the challenge is made, and the hints of a decided pair.
+
+k runs per entry below 3n (``evaluation.stats.boon.min_runs_for_interval``, Bajgar et al. 2018, §4)
+leave Boo_n without an interval on every entry of the board: the host hears it at creation (API
+response, form message), on update and in the planner, and the defaults obey the rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from evaluation.stats.boon import min_runs_for_interval
+from leaderboard.models import Challenge
+
+from .factories import csv_bytes, digits_frame, make_user
+from .test_api import client_for
+from .test_leaderboard_pages import known_board
+from .test_web import challenge_form_data
+
+pytestmark = pytest.mark.django_db
+
+
+def _create(user, **fields):
+    return client_for(user).post("/api/challenges/", {
+        "title": "Digits", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", csv_bytes(digits_frame(120))),
+        "id_column": "id", "label_column": "label", "test_column": "is_test", **fields}, format="multipart")
+
+
+def test_row12_api_warns_at_creation_when_k_is_below_3n(alice):
+    response = _create(alice, k_runs=10, boo_n=5)
+    assert response.status_code == 201, response.content
+    (warning,) = response.json()["warnings"]
+    assert "k = 10" in warning and "3n = 15" in warning and "Boo_5" in warning
+    # the same request with the default n: no warning
+    response = _create(alice, k_runs=10)
+    body = response.json()
+    assert response.status_code == 201 and body["warnings"] == [] and body["boo_n"] == 3
+    # and on update
+    response = client_for(alice).patch(f"/api/challenges/{body['slug']}/", {"k_runs": 6}, format="json")
+    assert response.status_code == 200 and "3n = 9" in response.json()["warnings"][0]
+
+
+def test_row12_default_challenge_satisfies_the_rule_it_enforces():
+    defaults = Challenge()
+    assert defaults.k_runs >= min_runs_for_interval(defaults.boo_n)
+
+
+def test_row12_web_form_and_planner_warn(client, alice, media):
+    client.force_login(alice)
+    response = client.post("/challenges/new/", challenge_form_data(slug="few-runs", k_runs=10, boo_n=5), follow=True)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "3n = 15" in html and "data-k-warning" in html  # the message and the preview's planner
+    planner = client.get(reverse("challenge-planner"), {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95,
+                                                        "run_minutes": 1, "boo_n": 5}).content.decode()
+    assert "data-k-boo-n" in planner and "3n = 15" in planner
+
+
+def test_row12_compare_page_of_a_decided_pair_has_no_runs_needed_hint(client, host):
+    users = [make_user("carol"), make_user("dave")]
+    challenge, subs = known_board(host, users)
+    strong, weak = subs[0], subs[2]
+    html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={weak.pk}").content.decode()
+    assert 'data-verdict="a_better"' in html
+    assert "Runs needed" not in html
+    # Weak is beaten by both others: its rank interval is 3 alone, never reaching above them
+    assert "(interval 1–3)" not in html and "(interval 2–3)" not in html
+    # an undecided pair (the tie) keeps the hint
+    html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={subs[1].pk}").content.decode()
+    assert "Runs needed" in html
+
