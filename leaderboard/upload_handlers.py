@@ -8,6 +8,11 @@ and the bytes of each against the limits in force for the request (the platform'
 for a submission, the challenge's own k), and at the first file or byte over a limit it
 drops what was stored, reads the rest of the body without keeping it (so the client
 receives the answer), and raises ``UploadRefused``: a 400 naming the limit (issue 22).
+
+The web forms that take files (``WEB_FORMS``) get the same message on the form instead of a
+bare 400 page: there the handler stops the upload (``StopUpload``) with the fields that came
+before the file kept (the CSRF token among them), and leaves the refusal on the request for the
+view (``upload_refusal``), which shows it on the re-rendered form with status 400.
 """
 
 from __future__ import annotations
@@ -15,15 +20,19 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.core.files.uploadhandler import FileUploadHandler
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 
 from .models import Challenge
+from .services.errors import ServiceError
 
 MB = 1024 * 1024
 DATASET_FIELDS = ("dataset", "test_dataset", "test_labels", "hidden_labels")
-SUBMISSION_URL = "api-challenge-submissions"
+# URL names that take a submission's files: the API's, and the challenge page's form.
+SUBMISSION_URLS = ("api-challenge-submissions", "challenge-detail")
+# Views that show a refusal on their form (they call ``upload_refusal``); elsewhere it is a 400.
+WEB_FORMS = ("challenge-create", "challenge-detail")
 DRAIN_SECONDS = 0.5  # past this, the connection is closed rather than the whole body read
 
 
@@ -31,13 +40,21 @@ class UploadRefused(MultiPartParserError):
     """An upload over a limit; DRF answers 400 "Multipart form parse error - <message>"."""
 
 
+def upload_refusal(request) -> ServiceError | None:
+    """Why the handler stopped this web form's upload (the field and the limit), or None."""
+    _ = request.POST  # the body is parsed (and the refusal, if any, made) on first access
+    return getattr(request, "_upload_refusal", None)
+
+
 class BoundedUploadHandler(FileUploadHandler):
     """Counts files and bytes while the body streams; stores nothing itself."""
 
     def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
         self._input = input_data
-        self._files, self._field = 0, None
-        k, self._on_submission = self._challenge_k()
+        self._files, self._field, self._pending = 0, None, None
+        url_name = self._url_name()
+        self._on_web_form = url_name in WEB_FORMS
+        k, self._on_submission = self._challenge_k(url_name)
         self._max_files, self._who = self._file_limit(k)
         if self._on_submission and content_length:
             self._check_request_size(content_length)
@@ -58,17 +75,20 @@ class BoundedUploadHandler(FileUploadHandler):
             return max(k, 1), f"this challenge takes at most {max(k, 1)} (one per seed, k = {k})"
         return most, f"the limit is {most} files per submission"
 
-    def _challenge_k(self) -> tuple[int | None, bool]:
-        """(k of the challenge a submission is posted to, whether this is a submission): one indexed query."""
+    def _url_name(self) -> str | None:
         if self.request is None:
-            return None, False
+            return None
         try:
-            match = resolve(self.request.path_info)
+            self._match = resolve(self.request.path_info)
         except Resolver404:
+            return None
+        return self._match.url_name
+
+    def _challenge_k(self, url_name: str | None) -> tuple[int | None, bool]:
+        """(k of the challenge a submission is posted to, whether this is a submission): one indexed query."""
+        if url_name not in SUBMISSION_URLS:
             return None, False
-        if match.url_name != SUBMISSION_URL:
-            return None, False
-        slug = match.kwargs.get("slug")
+        slug = self._match.kwargs.get("slug")
         return Challenge.objects.filter(slug=slug).values_list("k_runs", flat=True).first(), True
 
     def _byte_limit(self, field_name: str) -> tuple[int, str] | None:
@@ -85,6 +105,8 @@ class BoundedUploadHandler(FileUploadHandler):
                  content_type_extra=None):
         super().new_file(field_name, file_name, content_type, content_length, charset, content_type_extra)
         self._size, self._field = 0, field_name
+        if self._pending is not None:
+            self._refuse(*self._pending)
         self._limit = self._byte_limit(field_name)
         if field_name == "files":
             self._files += 1
@@ -107,7 +129,13 @@ class BoundedUploadHandler(FileUploadHandler):
         return f"{self.file_name} is {told}; the limit is {self._limit[1]} per file."
 
     def _refuse(self, message: str, field: str):
+        if self._on_web_form and self._field is None:
+            self._pending = (message, field)  # wait for the first file: the fields before it (CSRF token) arrive
+            return
         self._drain()
+        if self._on_web_form:
+            self.request._upload_refusal = ServiceError(message, field=field)
+            raise StopUpload(connection_reset=True)  # the fields parsed so far stay in request.POST
         raise UploadRefused(f"{field}: {message}")
 
     def _drain(self) -> None:

@@ -2,7 +2,8 @@
 
 Django spools any upload over ``FILE_UPLOAD_MAX_MEMORY_SIZE`` to a temporary file; these
 helpers refuse by the declared size first and never read more than the limit plus one
-byte, so the web process's memory does not grow with what a client sends. Prediction
+byte, so the web process's memory does not grow with what a client sends. A dataset
+spooled to disk is not read at all: its path goes to the child that prepares it. Prediction
 files are read lazily: a submission with too many files is refused by its count
 (``_parse_prediction_files``) before any of them is read (issue 22). Before all this,
 ``upload_handlers.BoundedUploadHandler`` has already stopped any request over the file
@@ -11,7 +12,9 @@ count, the per-file size or (for a submission) the total size while it streamed 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from django.conf import settings
 
@@ -39,10 +42,17 @@ def read_upload(upload, *, limit_mb: int, field: str) -> UploadedFile:
 
 
 class LazyUpload:
-    """An upload read (bounded) the first time its ``data`` is used; ``name`` costs nothing."""
+    """An upload read (bounded) the first time its ``data`` is used; ``name`` costs nothing.
+
+    ``path``: the temporary file an upload over ``FILE_UPLOAD_MAX_MEMORY_SIZE`` was spooled to
+    (None for one kept in memory). The services then read it in a child and store it by streaming,
+    and ``data`` is never read in the web process.
+    """
 
     def __init__(self, upload, *, limit_mb: int, field: str):
         self.name = upload.name
+        spooled = getattr(upload, "temporary_file_path", None)
+        self.path = Path(spooled()) if spooled is not None else None
         self._upload, self._limit_mb, self._field = upload, limit_mb, field
 
     @cached_property
@@ -68,5 +78,21 @@ def read_recipe_upload(upload) -> UploadedFile:
     return read_upload(upload, limit_mb=max(1, settings.VARBOARD["MAX_RECIPE_KB"] // 1024 + 1), field="recipe")
 
 
-def read_dataset_upload(upload, *, field: str = "dataset") -> UploadedFile:
-    return read_upload(upload, limit_mb=settings.VARBOARD["MAX_DATASET_MB"], field=field)
+@dataclass(frozen=True)
+class DatasetFile:
+    """A host's uploaded table: its bytes (a small upload, kept in memory) or the path it was spooled to."""
+
+    name: str
+    data: bytes | Path
+
+
+def read_dataset_upload(upload, *, field: str = "dataset") -> DatasetFile:
+    """Size-checked; an upload spooled to disk is not read here: the child that prepares the dataset reads it."""
+    limit_mb = settings.VARBOARD["MAX_DATASET_MB"]
+    spooled = getattr(upload, "temporary_file_path", None)
+    if spooled is None:
+        return DatasetFile(name=upload.name, data=_read_bounded(upload, limit_mb=limit_mb, field=field))
+    size = upload.size
+    if size > limit_mb * 1024 * 1024:
+        raise _too_large(upload.name, size, limit_mb, field)
+    return DatasetFile(name=upload.name, data=Path(spooled()))

@@ -6,6 +6,8 @@
   An object store is asked with a client of its own whose timeouts are short
   (``STORE_CHECK_TIMEOUT_S``, one try), so a hung store answers 503 in seconds; a local media
   disk with less free space than ``VARBOARD_MIN_FREE_DISK_MB`` is not ready either.
+  The checks run at once, each in a thread of its own with its own deadline (`CHECK_TIMEOUT_S`):
+  a hung store and a hung database answer 503 in the largest timeout, not their sum.
 
 Recipe workers check their sandbox with ``python -m execution.probe`` (docker-compose.yml);
 the web process runs no recipe, so its readiness leaves the sandbox out.
@@ -13,15 +15,18 @@ the web process runs no recipe, so its readiness leaves the sandbox out.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import shutil
+import threading
 import time
 
 from celery import current_app
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection
+from django.db.utils import load_backend
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -31,9 +36,23 @@ from ..storage import hidden_storage
 logger = logging.getLogger(__name__)
 
 
+#: Seconds the readiness check waits on the database (connect, then the query).
+DATABASE_CHECK_TIMEOUT_S = 3
+
+
 def check_database() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
+    """``SELECT 1`` on a connection of its own, with short connect and statement timeouts (PostgreSQL)."""
+    params = copy.deepcopy(connection.settings_dict)
+    if connection.vendor == "postgresql":
+        options = params.setdefault("OPTIONS", {})
+        options["connect_timeout"] = DATABASE_CHECK_TIMEOUT_S
+        options["options"] = f"{options.get('options', '')} -c statement_timeout={DATABASE_CHECK_TIMEOUT_S * 1000}"
+    probe = load_backend(params["ENGINE"]).DatabaseWrapper(params, alias="health")
+    try:
+        with probe.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    finally:
+        probe.close()
 
 
 def check_broker() -> None:
@@ -90,6 +109,39 @@ CHECKS = {
     "storage": lambda: check_storage(default_storage),
     "hidden_storage": lambda: check_storage(hidden_storage),
 }
+#: Seconds each check may take before it counts as failed: its own client timeouts, plus a margin.
+CHECK_TIMEOUT_S = {"database": DATABASE_CHECK_TIMEOUT_S + 1.0, "broker": 4.0,
+                   "storage": 2 * STORE_CHECK_TIMEOUT_S + 1.0, "hidden_storage": 2 * STORE_CHECK_TIMEOUT_S + 1.0}
+
+
+def run_checks(checks: dict, timeouts: dict[str, float]) -> dict[str, dict]:
+    """Run every check at once, each in a daemon thread; one that has not answered by its timeout failed.
+
+    Returns ``{name: {"ok": True, "ms": ..., **details}}`` or ``{name: {"ok": False, "error": ...}}``;
+    the call takes at most ``max(timeouts)`` seconds. A hung check's thread ends with its own client
+    timeout (database, broker and stores each have one), after the answer.
+    """
+    answers: dict[str, dict] = {}
+
+    def run(name, check):
+        started = time.perf_counter()
+        try:
+            details = check() or {}
+            answers[name] = {"ok": True, "ms": round((time.perf_counter() - started) * 1e3, 1), **details}
+        except Exception as exc:  # noqa: BLE001 - any failure means "not ready"; the message names it
+            answers[name] = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+    started = time.monotonic()
+    threads = {name: threading.Thread(target=run, args=(name, check), name=f"health-{name}", daemon=True)
+               for name, check in checks.items()}
+    for thread in threads.values():
+        thread.start()
+    results = {}
+    for name, thread in threads.items():
+        thread.join(max(0.0, started + timeouts[name] - time.monotonic()))
+        results[name] = dict(answers[name]) if not thread.is_alive() else {
+            "ok": False, "error": f"TimeoutError: no answer within {timeouts[name]:g} s"}
+    return results
 
 
 @never_cache
@@ -101,14 +153,9 @@ def live(request):
 @never_cache
 @require_GET
 def ready(request):
-    results, ok = {}, True
-    for name, check in CHECKS.items():
-        started = time.perf_counter()
-        try:
-            details = check() or {}
-            results[name] = {"ok": True, "ms": round((time.perf_counter() - started) * 1e3, 1), **details}
-        except Exception as exc:  # noqa: BLE001 - any failure means "not ready"; the message names it
-            ok = False
-            results[name] = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-            logger.warning("readiness: %s failed: %s", name, exc)
+    results = run_checks(CHECKS, CHECK_TIMEOUT_S)
+    for name, result in results.items():
+        if not result["ok"]:
+            logger.warning("readiness: %s failed: %s", name, result["error"])
+    ok = all(result["ok"] for result in results.values())
     return JsonResponse({"status": "ready" if ok else "unavailable", "checks": results}, status=200 if ok else 503)

@@ -65,7 +65,7 @@ def board_private_revealed(*, challenge: Challenge, now=None) -> bool:
     phases = challenge.phases.all()
     if not phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists():
         return False
-    return not challenge.is_open(now) or not phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists()
+    return not phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists()
 
 
 def board_public_mask(*, dataset: Dataset) -> np.ndarray:
@@ -86,10 +86,21 @@ def board_assign_parts(*, challenge: Challenge) -> None:
     mask = None
     if board_has_private(challenge):
         labels = dataset_hidden_labels(dataset=dataset) if dataset.task != "regression" else None
-        seed = [challenge.master_seed, secrets.randbits(63)]
-        mask = pack_mask(public_part(dataset.n_test, challenge.public_fraction, seed, stratify=labels))
+        mask = board_draw_mask(n_test=dataset.n_test, public_fraction=challenge.public_fraction,
+                                 master_seed=challenge.master_seed, labels=labels)
     Dataset.objects.filter(pk=dataset.pk).update(public_mask=mask)
     dataset.public_mask = mask
+
+
+def board_draw_mask(*, n_test: int, public_fraction: float, master_seed: int, labels=None) -> bytes | None:
+    """The packed public mask of ``n_test`` hidden rows (None: every row public); ``labels`` stratify it.
+
+    Pure: the child that prepares a new dataset computes it from the labels it holds (issue 22).
+    """
+    if not n_test or public_fraction >= 1.0:
+        return None
+    seed = [master_seed, secrets.randbits(63)]
+    return pack_mask(public_part(n_test, public_fraction, seed, stratify=labels))
 
 
 # ------------------------------------------------------------------ the viewer's scope

@@ -5,40 +5,46 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import os
+import tempfile
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.core.files.base import ContentFile
+from django.core.files.base import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.datasets import shuffle_test_rows, validate_dataset
-from evaluation.io.read import TableError
+from evaluation.datasets import DatasetSpec, shuffle_test_rows, validate_dataset
+from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
+from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
+from evaluation.stats.boon import min_runs_for_interval
 
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
 from .audit import audit_record, audit_save
-from .boards import board_assign_parts, board_has_private
+from .boards import board_assign_parts, board_draw_mask, board_has_private
 from .errors import NotAllowed, ServiceError
 from .notifications import event_record
-from .phases import SHARED_WITH_PHASE, phase_default, phase_sync_single
+from .phases import FIRST_PHASE_FIELDS, SHARED_WITH_PHASE, phase_default, phase_update_single
 from .reports import report_request
 
-# Fields a host sets on a challenge; the serializer and the form validate their types.
+# Fields a host sets on a challenge; the serializer and the form validate their types. Dates and quotas
+# belong to phases: create and update also take FIRST_PHASE_FIELDS for the first (the only) phase.
 CHALLENGE_FIELDS = (
     "title", "description", "metric", "higher_is_better", "allow_predictions", "allow_recipes",
     "k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic", "correction",
     "master_seed", "randomize_sources", "split_scheme", "stratify", "hpo_mode",
     "hpo_method", "hpo_budget", "device", "run_time_limit_s", "run_memory_limit_mb",
-    "daily_quota", "total_quota", "opens_at", "closes_at", "visibility",
+    "visibility",
     "public_fraction", "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin",
     "rules", "registration_required",
 )
@@ -50,18 +56,22 @@ FROZEN_AFTER_FIRST_SUBMISSION = ("metric", "higher_is_better", "master_seed", "r
 
 @dataclass(frozen=True)
 class DatasetUpload:
-    """What a host uploads: one table (test rows marked by ``test_column``) or a train and a test table."""
+    """What a host uploads: one table (test rows marked by ``test_column``) or a train and a test table.
 
-    data: bytes
+    Each table is its bytes, or the path of the file an upload was spooled to: then only the child
+    that prepares the dataset reads it, never the web process (issue 22).
+    """
+
+    data: bytes | Path
     filename: str
     id_column: str
     label_column: str
     test_column: str | None = None
-    test_data: bytes | None = None
+    test_data: bytes | Path | None = None
     test_filename: str | None = None
     feature_columns: tuple[str, ...] | None = None
     # With this, ``test_data`` holds the test inputs only and these are their labels (id + label).
-    test_labels_data: bytes | None = None
+    test_labels_data: bytes | Path | None = None
     test_labels_filename: str | None = None
 
 
@@ -123,20 +133,31 @@ def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
                            "are scored on; upload the data again with test rows.", field="dataset")
 
 
-def _table(data: bytes, filename: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
-    """Parsed in a forked child allowed ``DATASET_PARSE_MB`` of memory (``RLIMIT_AS``), never here."""
-    from evaluation.io.guarded import read_table_guarded
+def _source_bytes(data: bytes | Path, limit: int) -> bytes:
+    """The table's bytes: given, or read (at most `limit` + 1 bytes) from the file Django spooled it to."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return data
+    with open(data, "rb") as handle:
+        return handle.read(limit + 1)  # read_table names the size limit if there is more
 
+
+def _table(data: bytes | Path, filename: str, text_columns: tuple[str, ...], field: str = "dataset") -> pd.DataFrame:
+    """One uploaded table parsed; run only in the child of ``_prepare_guarded`` (its memory is limited there)."""
     limits = settings.VARBOARD
-    parse_mb = limits["DATASET_PARSE_MB"]
+    max_bytes = limits["MAX_DATASET_MB"] * 1024 * 1024
     try:
-        return read_table_guarded(data, memory_limit=parse_mb * 1024 * 1024, filename=filename,
-                                  max_bytes=limits["MAX_DATASET_MB"] * 1024 * 1024, text_columns=text_columns,
-                                  max_columns=limits["MAX_DATASET_COLUMNS"],
-                                  max_decoded_bytes=limits["MAX_DATASET_DECODED_MB"] * 1024 * 1024)
+        return read_table(_source_bytes(data, max_bytes), filename=filename, max_bytes=max_bytes,
+                          text_columns=text_columns, max_columns=limits["MAX_DATASET_COLUMNS"],
+                          max_decoded_bytes=limits["MAX_DATASET_DECODED_MB"] * 1024 * 1024)
     except TableError as exc:
         message = str(exc) if str(exc).startswith(f"{filename}:") else f"{filename}: {exc}"
-        raise ServiceError(message, field="dataset") from None
+        raise ServiceError(message, field=field) from None
+    except MemoryError:
+        raise ServiceError(f"{filename}: {memory_message('to parse', limits['DATASET_PARSE_MB'] * 1024 * 1024)}",
+                           field=field) from None
+    except (ValueError, OSError, ArithmeticError, LookupError) as exc:  # the parser's own failure
+        raise ServiceError(f"{filename}: the file could not be read ({type(exc).__name__}: {exc})",
+                           field=field) from None
 
 
 def _csv_bytes(df: pd.DataFrame) -> bytes:
@@ -150,7 +171,7 @@ NEEDS_TEST_ROWS = ("A challenge needs hidden test rows, whose labels contestants
 
 
 def _prepare_dataset(upload: DatasetUpload, *, task: str):
-    """Validate the upload and cut it into public train, public test inputs and hidden labels."""
+    """Validate the upload and cut it into public train, public test inputs and hidden labels (in the child)."""
     # Ids (and class labels) stay text: "007" is not 7.
     text_columns = (upload.id_column,) if task == "regression" else (upload.id_column, upload.label_column)
     frame = _table(upload.data, upload.filename, text_columns)
@@ -158,7 +179,7 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str):
     if upload.test_data is not None:
         if test_column:
             raise ServiceError("Give either a test-row column or a separate test file, not both.", field="test_column")
-        test_frame = _table(upload.test_data, upload.test_filename or "test.csv", text_columns)
+        test_frame = _table(upload.test_data, upload.test_filename or "test.csv", text_columns, "test_dataset")
         if upload.test_labels_data is not None:
             test_frame = _attach_test_labels(upload, frame, test_frame, text_columns)
         missing = [c for c in frame.columns if c not in test_frame.columns]
@@ -194,7 +215,7 @@ def _attach_test_labels(upload: DatasetUpload, frame: pd.DataFrame, test_inputs:
                         text_columns: tuple[str, ...]) -> pd.DataFrame:
     """Test inputs and hidden labels uploaded as two files: join them on the id (every id exactly once)."""
     name = upload.test_labels_filename or "labels.csv"
-    labels = _table(upload.test_labels_data, name, text_columns)
+    labels = _table(upload.test_labels_data, name, text_columns, "test_labels")
     id_column, label_column = upload.id_column, upload.label_column
     try:
         joined = join_public_hidden(frame, test_inputs, labels, id_column=id_column, label_column=label_column,
@@ -205,45 +226,119 @@ def _attach_test_labels(upload: DatasetUpload, frame: pd.DataFrame, test_inputs:
     return joined.reset_index(drop=True)
 
 
-def _test_row_seed(challenge: Challenge, hidden_df: pd.DataFrame) -> int:
+def _test_row_seed(slug: str, hidden_bytes: bytes) -> int:
     """The challenge's secret seed for the order of its test rows: fixed per challenge and data, unguessable.
 
     Keyed with the server's secret and the hidden labels, which no contestant knows: a public seed
     (such as the master seed) would let anyone undo the shuffle and read the host's order again.
+    The slug (unique) makes it the challenge's own; it is known before the row is stored.
     """
-    key = settings.SECRET_KEY.encode() + hashlib.sha256(_csv_bytes(hidden_df)).digest()
-    digest = hmac.new(key, f"test-row-order:{challenge.pk}:{challenge.slug}".encode(), hashlib.sha256).digest()
+    key = settings.SECRET_KEY.encode() + hashlib.sha256(hidden_bytes).digest()
+    digest = hmac.new(key, f"test-row-order:{slug}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "little")
 
 
-def _store_dataset(challenge: Challenge, upload: DatasetUpload, spec, train_df, test_inputs_df, hidden_df) -> Dataset:
-    # The host's row order may follow the labels: test rows are stored in a fixed shuffled order.
-    test_inputs_df, hidden_df = shuffle_test_rows(test_inputs_df, hidden_df, seed=_test_row_seed(challenge, hidden_df))
-    train_bytes, test_bytes, hidden_bytes = _csv_bytes(train_df), _csv_bytes(test_inputs_df), _csv_bytes(hidden_df)
-    version = hashlib.sha256(train_bytes + b"\0" + test_bytes + b"\0" + hidden_bytes).hexdigest()
+#: The parts the child writes into its folder, in ``Dataset`` field order.
+PART_FILES = {"train_file": "train.csv", "test_inputs_file": "test_inputs.csv",
+              "hidden_labels_file": "hidden_labels.csv"}
+
+
+@dataclass(frozen=True)
+class PreparedDataset:
+    """What the child hands back: the spec, counts, the version hash and the board's public mask.
+
+    The three parts are the files ``PART_FILES`` in the folder the parent gave it.
+    """
+
+    spec: DatasetSpec
+    n_train: int
+    n_test: int
+    version: str
+    public_mask: bytes | None
+
+
+def _prepare_in_child(upload: DatasetUpload, *, task: str, challenge: Challenge, folder: str) -> PreparedDataset:
+    """Parse, check, split, shuffle and write the parts to `folder`: all in the child, nothing handed back big.
+
+    `challenge` is the unsaved row (its slug, master seed and public fraction); the database is never used.
+    """
+    try:
+        spec, train_df, test_inputs_df, hidden_df = _prepare_dataset(upload, task=task)
+        # The host's row order may follow the labels: test rows are stored in a fixed shuffled order.
+        seed = _test_row_seed(challenge.slug, _csv_bytes(hidden_df))
+        test_inputs_df, hidden_df = shuffle_test_rows(test_inputs_df, hidden_df, seed=seed)
+        version = hashlib.sha256()
+        parts = {"train_file": train_df, "test_inputs_file": test_inputs_df, "hidden_labels_file": hidden_df}
+        for i, (field, frame) in enumerate(parts.items()):
+            data = _csv_bytes(frame)
+            version.update((b"\0" if i else b"") + data)
+            with open(os.path.join(folder, PART_FILES[field]), "wb") as out:
+                out.write(data)
+            del data
+        labels = hidden_df[spec.label_column].to_numpy().astype(str) if spec.task != "regression" else None
+        mask = board_draw_mask(n_test=len(hidden_df), public_fraction=challenge.public_fraction,
+                                 master_seed=challenge.master_seed, labels=labels)
+    except MemoryError:
+        raise ServiceError(_prepare_memory_message(upload), field="dataset") from None
+    return PreparedDataset(spec=spec, n_train=len(train_df), n_test=len(test_inputs_df), version=version.hexdigest(),
+                           public_mask=mask)
+
+
+def _prepare_memory_message(upload: DatasetUpload) -> str:
+    limit = settings.VARBOARD["DATASET_PARSE_MB"] * 1024 * 1024
+    return f"{upload.filename}: {memory_message('to parse and split', limit)}"
+
+
+def _prepare_guarded(upload: DatasetUpload, *, task: str, challenge: Challenge, folder: str) -> PreparedDataset:
+    """``_prepare_in_child`` in a forked child under ``RLIMIT_AS`` (``DATASET_PARSE_MB``, ``UPLOAD_CHECK_S``).
+
+    The web process never holds a parsed table: its memory does not grow with the upload (issue 22).
+    """
+    limits = settings.VARBOARD
+    try:
+        return run_guarded(_prepare_in_child, upload, task=task, challenge=challenge, folder=folder,
+                           memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
+                           timeout=limits["UPLOAD_CHECK_S"])
+    except ChildLimitExceeded as exc:
+        if exc.kind == "time":
+            seconds = limits["UPLOAD_CHECK_S"]
+            raise ServiceError(f"{upload.filename}: the dataset took more than {seconds:g} s to check and split; "
+                               f"the limit is {seconds:g} s.", field="dataset") from None
+        raise ServiceError(_prepare_memory_message(upload), field="dataset") from None
+
+
+def _store_dataset(challenge: Challenge, upload: DatasetUpload, prepared: PreparedDataset, folder: str,
+                   saved: list) -> Dataset:
+    """The parts the child wrote, streamed into storage (``saved`` collects each stored file as it lands)."""
+    spec = prepared.spec
     dataset = Dataset(challenge=challenge, id_column=spec.id_column, label_column=spec.label_column,
                       feature_columns=list(spec.feature_columns), task=spec.task,
                       classes=list(spec.classes or []), original_name=upload.filename[:255],
-                      n_train=len(train_df), n_test=len(test_inputs_df), version=version)
-    dataset.train_file.save("train.csv", ContentFile(train_bytes), save=False)
-    if len(test_inputs_df):
-        dataset.test_inputs_file.save("test_inputs.csv", ContentFile(test_bytes), save=False)
-        dataset.hidden_labels_file.save("hidden_labels.csv", ContentFile(hidden_bytes), save=False)
+                      n_train=prepared.n_train, n_test=prepared.n_test, version=prepared.version,
+                      public_mask=prepared.public_mask)
+    for field_name, name in PART_FILES.items():
+        if field_name != "train_file" and not prepared.n_test:
+            continue
+        field = getattr(dataset, field_name)
+        with open(os.path.join(folder, name), "rb") as handle:
+            field.save(name, File(handle, name=name), save=False)
+        saved.append(field)
     dataset.save()
     return dataset
 
 
-def _delete_files(dataset: Dataset | None) -> None:
-    if dataset is None:
-        return
-    for field in (dataset.train_file, dataset.test_inputs_file, dataset.hidden_labels_file):
-        if field:
-            field.storage.delete(field.name)
+def _delete_files(saved: list) -> None:
+    for field in saved:
+        field.storage.delete(field.name)
 
 
 def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | None = None, **fields) -> Challenge:
-    """Create a challenge with its dataset; on any error nothing (row or file) is left behind."""
-    unknown = sorted(set(fields) - set(CHALLENGE_FIELDS))
+    """Create a challenge with its dataset; on any error nothing (row or file) is left behind.
+
+    The dataset is parsed, checked, split and written to a temporary folder by a forked child
+    under a memory limit (``_prepare_guarded``); this process only streams the parts into storage.
+    """
+    unknown = sorted(set(fields) - set(CHALLENGE_FIELDS) - set(FIRST_PHASE_FIELDS))
     if unknown:
         raise ServiceError(f"Unknown challenge fields: {unknown}.")
     if not fields.get("title"):
@@ -257,34 +352,54 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     if fields.get("higher_is_better") is None:
         fields["higher_is_better"] = metric.higher_is_better
     _check_settings(fields)
+    first_phase = {name: value for name in FIRST_PHASE_FIELDS if (value := fields.pop(name, None)) is not None}
     task = "regression" if metric.task == "regression" else "classification"
-    spec, train_df, test_inputs_df, hidden_df = _prepare_dataset(dataset, task=task)
-    if metric.task == "binary" and len(spec.classes or []) != 2:
-        raise ServiceError(f"{metric.label} needs exactly 2 classes; the label column has {len(spec.classes or [])}.",
-                           field="metric")
-    stored = None
-    try:
-        with transaction.atomic():
-            challenge = Challenge.objects.create(slug=_unique_slug(fields["title"], slug), created_by=created_by,
-                                                 **fields)
-            challenge.hosts.add(created_by)
-            stored = _store_dataset(challenge, dataset, spec, train_df, test_inputs_df, hidden_df)
-            phase_default(challenge=challenge)
-            board_assign_parts(challenge=challenge)
-    except IntegrityError as exc:
-        _delete_files(stored)
-        raise ServiceError(f"The challenge could not be saved: {exc}") from None
-    except BaseException:
-        _delete_files(stored)
-        raise
+    challenge = Challenge(slug=_unique_slug(fields["title"], slug), created_by=created_by, **fields)
+    saved: list = []
+    with tempfile.TemporaryDirectory(prefix="varboard-dataset-") as folder:
+        prepared = _prepare_guarded(dataset, task=task, challenge=challenge, folder=folder)
+        if metric.task == "binary" and len(prepared.spec.classes or []) != 2:
+            raise ServiceError(f"{metric.label} needs exactly 2 classes; the label column has "
+                               f"{len(prepared.spec.classes or [])}.", field="metric")
+        try:
+            with transaction.atomic():
+                challenge.save(force_insert=True)
+                challenge.hosts.add(created_by)
+                _store_dataset(challenge, dataset, prepared, folder, saved)
+                phase_default(challenge=challenge, **first_phase)
+        except IntegrityError as exc:
+            _delete_files(saved)
+            raise ServiceError(f"The challenge could not be saved: {exc}") from None
+        except BaseException:
+            _delete_files(saved)
+            raise
     return challenge
+
+
+def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
+    """What a challenge's settings will cost its board, said when they are chosen (creation, update, planner).
+
+    k runs per entry below 3n (:func:`evaluation.stats.boon.min_runs_for_interval`, Bajgar et al. 2018,
+    §4) leave Boo_n without an interval on every entry, each flagged "k < 3n" on the board.
+    """
+    need = min_runs_for_interval(boo_n)
+    if k_runs >= need:
+        return []
+    return [f"k = {k_runs} runs per entry is fewer than 3n = {need} for Boo_{boo_n}: the leaderboard will show "
+            f"Boo_{boo_n} without an interval and flag every entry \"k < 3n\". Raise k to {need}"
+            + (f" or lower n to {k_runs // 3}." if k_runs >= 3 else ".")]
+
+
+def challenge_warnings(*, challenge: Challenge) -> list[str]:
+    """:func:`challenge_settings_warnings` of a stored challenge."""
+    return challenge_settings_warnings(k_runs=challenge.k_runs, boo_n=challenge.boo_n)
 
 
 def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge:
     """Change a challenge's settings (hosts only). Settings that give runs their meaning freeze at the first submission."""
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can change it.")
-    unknown = sorted(set(fields) - set(CHALLENGE_FIELDS))
+    unknown = sorted(set(fields) - set(CHALLENGE_FIELDS) - set(FIRST_PHASE_FIELDS))
     if unknown:
         raise ServiceError(f"Unknown challenge fields: {unknown}.")
     if challenge.submissions.exists():
@@ -296,11 +411,12 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
     merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
     _check_settings(merged)
     _check_dataset_fits(merged, getattr(challenge, "dataset", None))
+    phase_fields = {name: fields.pop(name) for name in FIRST_PHASE_FIELDS if name in fields}
     with transaction.atomic():
         changes = audit_save(challenge, fields, challenge=challenge, actor=user, action="settings_changed",
                              tracked=CHALLENGE_FIELDS)
-        if set(changes) & set(SHARED_WITH_PHASE):
-            phase_sync_single(challenge=challenge)
+        if phase_fields or set(changes) & set(SHARED_WITH_PHASE):
+            phase_update_single(challenge=challenge, user=user, fields=phase_fields)
         if set(changes) & {"public_fraction", "master_seed"}:
             board_assign_parts(challenge=challenge)
     report_request(challenge_id=challenge.pk)
@@ -331,11 +447,7 @@ def challenge_reveal(*, challenge: Challenge, user: User) -> Challenge:
 
 
 def _end_open_phases(challenge: Challenge, now) -> list[str]:
-    """Close the challenge and every phase not closed by ``now``: the reveal ends the competition."""
-    if challenge.closes_at is None or challenge.closes_at > now:
-        opens = challenge.opens_at
-        challenge.closes_at = now if opens is None or opens < now else opens + timedelta(microseconds=1)
-        challenge.save(update_fields=["closes_at"])
+    """Close every phase not closed by ``now``: the reveal ends the competition."""
     ended = []
     for phase in challenge.phases.all():
         if phase.closes_at is None or phase.closes_at > now:

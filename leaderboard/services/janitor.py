@@ -7,9 +7,12 @@ One pass, in order:
    lease alive), for the platform's reasons, and settles submissions whose runs have all ended
    but whose own status was not written (the database fell over between the two);
 2. puts back in the queue every running run whose lease expired (its worker was lost: killed,
-   out of memory, its machine gone) and publishes its task again at once: a claimed run's
-   message was taken off the queue, so nothing else would bring it back. After a database
-   outage longer than the lease, a live worker's heartbeat takes its run back from the queue
+   out of memory, its machine gone) and publishes its task again at once, on the queue stored with
+   the run (``Run.queue``, never the recipe read again): a claimed run's
+   message was taken off the queue, so nothing else would bring it back. After an absence of the
+   janitor (a database outage stops its passes), leases are judged only once the workers have had
+   two heartbeats to renew theirs (:func:`leases_judgeable`). Should a live worker still lose its
+   run (a lease judged just before its renewal), its heartbeat takes the run back from the queue
    (``lifecycle.run_renew_lease``); if another worker claimed it first, the first attempt to
    finish stores the result and the other's is dropped (``lifecycle.run_store``);
 3. resends work that the database says is queued but that was published more than
@@ -43,16 +46,15 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from ..choices import SUBMISSION_ENDED, Device, RunStatus, SubmissionKind
+from ..choices import SUBMISSION_ENDED, RunQueue, RunStatus, SubmissionKind
 from ..models import Report, Run, StudyRun
 from . import dispatch
 from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
-from .lifecycle import runs_fail_stuck, runs_requeue_expired, submissions_settle
+from .lifecycle import run_is_stuck, runs_fail_stuck, runs_requeue_expired, submissions_settle
 from .notifications import notifications_heal, reveals_record_due
-from .submissions import run_queue
 
 logger = logging.getLogger(__name__)
-SCORING_QUEUE = "scoring"
+SCORING_QUEUE = RunQueue.SCORING.value
 #: Cache key of the time (epoch seconds) the last pass ended: beat's health check and a metric read it.
 LAST_PASS_KEY = "varboard:janitor:last-pass"
 
@@ -89,34 +91,16 @@ class _Publisher:
             return False
 
 
-def _route(runs: list[Run], queues: dict[int, str]) -> None:
-    """Fill ``queues`` (submission id -> queue) for the runs' submissions: ``scoring`` for predictions,
-    ``cpu``/``gpu`` for recipes (the challenge's device when the recipe cannot be read now: the
-    worker then meets the fault itself, retries it and at last fails the run naming it)."""
-    for run in runs:
-        submission = run.submission
-        if submission.pk in queues:
-            continue
-        if submission.kind == SubmissionKind.PREDICTIONS:
-            queues[submission.pk] = SCORING_QUEUE
-            continue
-        try:
-            queues[submission.pk] = run_queue(challenge=submission.challenge, submission=submission)
-        except Exception:  # noqa: BLE001 - one unreadable recipe must not stop the pass for every other run
-            logger.exception("janitor: cannot read the recipe of submission %s; using its challenge's device",
-                             submission.pk, extra={"submission_id": submission.pk})
-            queues[submission.pk] = "gpu" if submission.challenge.device == Device.GPU else "cpu"
-
-
-def _publish(runs: list[Run], publisher: _Publisher, queues: dict[int, str], now) -> tuple[int, int]:
-    """Publish the task of each run (one scoring per prediction submission); mark them enqueued now.
+def _publish(runs: list[Run], publisher: _Publisher, now) -> tuple[int, int]:
+    """Publish the task of each run on its stored queue (one scoring per prediction submission); mark
+    them enqueued now.
 
     Returns (recipe runs sent, scorings sent).
     """
     sent_runs, scored, sent_ids = 0, set(), []
     for run in runs:
         submission = run.submission
-        queue = queues[submission.pk]
+        queue = run.queue
         if submission.kind == SubmissionKind.PREDICTIONS:
             if submission.pk in scored:
                 sent_ids.append(run.pk)
@@ -133,34 +117,30 @@ def _publish(runs: list[Run], publisher: _Publisher, queues: dict[int, str], now
 def _resend_study_runs(publisher: _Publisher, now) -> int:
     """Publish again the study runs left queued or stuck running, on queues the broker reports empty."""
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
-    grace = timedelta(seconds=settings.VARBOARD["STUCK_RUN_GRACE_S"])
     candidates = [run for run in StudyRun.objects.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING),
                                                           study__created__lt=stale_before)
                   .select_related("study__challenge", "study__submission")
-                  if run.status == RunStatus.QUEUED or (run.started_at and run.started_at + grace + timedelta(
-                      seconds=run.study.challenge.run_wall_time_s()) < now)]
+                  if run.status == RunStatus.QUEUED or run_is_stuck(run, now)]
     if not candidates:
         return 0
-    queue_of = {run.pk: run_queue(challenge=run.study.challenge, submission=run.study.submission) for run in candidates}
-    lengths = dispatch.queue_lengths(sorted(set(queue_of.values()))) or {}
-    return sum(publisher.send(EXECUTE_STUDY_RUN, (run.pk,), queue=queue_of[run.pk]) for run in candidates
-               if lengths.get(queue_of[run.pk]) == 0)
+    lengths = dispatch.queue_lengths(sorted({run.queue for run in candidates})) or {}
+    return sum(publisher.send(EXECUTE_STUDY_RUN, (run.pk,), queue=run.queue) for run in candidates
+               if lengths.get(run.queue) == 0)
 
 
 def janitor_run(*, now=None) -> JanitorPass:
     """One reconciliation pass (see the module's docstring); returns what it did."""
     now = now or timezone.now()
-    publisher, queues = _Publisher(), {}
+    publisher = _Publisher()
     failed = runs_fail_stuck(now=now)
     settled = submissions_settle()
 
-    lost = runs_requeue_expired(now=now)
+    lost = runs_requeue_expired(now=now) if leases_judgeable() else []
     lost_runs = list(Run.objects.filter(pk__in=[run.pk for run in lost]).select_related("submission__challenge"))
     for run in lost_runs:
         logger.warning("janitor: run %s of submission %s lost its worker; queued again", run.pk,
                        run.submission_id, extra={"run_id": run.pk, "submission_id": run.submission_id})
-    _route(lost_runs, queues)
-    sent_runs, sent_scorings = _publish(lost_runs, publisher, queues, now)
+    sent_runs, sent_scorings = _publish(lost_runs, publisher, now)
 
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
     stale = list(Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=stale_before)
@@ -168,16 +148,15 @@ def janitor_run(*, now=None) -> JanitorPass:
                  .select_related("submission__challenge").order_by("submission_id", "index"))
     stale_reports = list(Report.objects.filter(recompute_pending=True, requested_at__lt=stale_before)
                          .values_list("challenge_id", flat=True))
-    _route(stale, queues)
-    wanted = {queues[run.submission_id] for run in stale}
+    wanted = {run.queue for run in stale}
     if stale_reports:
         wanted.add(SCORING_QUEUE)
     lengths = dispatch.queue_lengths(sorted(wanted)) if wanted else {}
     if wanted and lengths is None:
         publisher.down = True
     lengths = lengths or {}
-    idle = [run for run in stale if lengths.get(queues[run.submission_id]) == 0]
-    more_runs, more_scorings = _publish(idle, publisher, queues, now)
+    idle = [run for run in stale if lengths.get(run.queue) == 0]
+    more_runs, more_scorings = _publish(idle, publisher, now)
     resent_reports = 0
     if lengths.get(SCORING_QUEUE) == 0:
         for challenge_id in stale_reports:
@@ -193,6 +172,32 @@ def janitor_run(*, now=None) -> JanitorPass:
         logger.info("janitor: %s", result)
     cache.set(LAST_PASS_KEY, time.time(), timeout=None)
     return result
+
+
+#: Cache key of the time (epoch seconds) the janitor came back after an absence (see leases_judgeable).
+BACK_KEY = "varboard:janitor:back-since"
+
+
+def leases_judgeable() -> bool:
+    """Whether this pass may judge expired leases: not within two heartbeats after an absence.
+
+    A database outage stops the heartbeats and the janitor's passes alike, so every running run's
+    lease has expired when the database comes back, its worker alive or not. A pass that follows
+    a gap longer than 1.5 janitor intervals plus a heartbeat (an outage, or beat stopped) records
+    when it came back and leaves the leases alone until the workers have had two heartbeats
+    (``HEARTBEAT_S``) to renew theirs; only the runs whose workers are really gone are then
+    requeued. With no pass on record (a first pass, or a cache that lost it) leases are judged.
+    """
+    conf = settings.VARBOARD
+    gap = janitor_last_pass_age()
+    now = time.time()
+    if gap is not None and gap > 1.5 * conf["JANITOR_INTERVAL_S"] + conf["HEARTBEAT_S"]:
+        cache.set(BACK_KEY, now, timeout=max(60.0, 10 * conf["HEARTBEAT_S"]))
+        logger.warning("janitor: no pass for %.0f s (the database or beat was away): leases are judged "
+                       "after the workers' next two heartbeats", gap)
+        return False
+    back = cache.get(BACK_KEY)
+    return back is None or now - float(back) >= 2 * conf["HEARTBEAT_S"]
 
 
 def janitor_last_pass_age() -> float | None:

@@ -9,24 +9,29 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
 
+from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
 from evaluation.io.read import TableError, check_columns, check_lines
 from evaluation.predictions import PredictionFileError, parse_predictions
 from evaluation.recipes import RecipeError, inspect_recipe
 from evaluation.seeds import seed_record
 
-from ..choices import Device, RunStatus, SubmissionKind, SubmissionStatus, TestRows
+from ..choices import Device, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
 from .boards import board_private_revealed
-from .dataset_files import dataset_test_ids
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError
 from .phases import phase_open
@@ -56,8 +61,12 @@ def _open_phase(challenge: Challenge, user: User, kind: str) -> Phase:
 
 def content_hash(parts: list[bytes]) -> str:
     """SHA-256 over the SHA-256 of each part, sorted: the same file set in any order hashes alike."""
-    digests = sorted(hashlib.sha256(part).hexdigest() for part in parts)
-    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
+    return digests_hash([hashlib.sha256(part).hexdigest() for part in parts])
+
+
+def digests_hash(digests: list[str]) -> str:
+    """``content_hash`` from the parts' SHA-256 hex digests."""
+    return hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
 
 
 def _check_not_resubmitted(challenge: Challenge, team: Team, sha256: str) -> None:
@@ -113,8 +122,13 @@ def _seconds_until_closing(phase: Phase) -> float:
     return max(1.0, (phase.closes_at - timezone.now()).total_seconds())
 
 
-def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> None:
-    """Validate every file completely; raise naming the file and the problem."""
+def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> list[str]:
+    """Validate every file completely, in a child under a memory limit; their SHA-256 hex digests.
+
+    Raises ServiceError naming the file and the problem. The web process reads neither the files
+    (a spooled upload is read by the child from its path) nor the test set: the stored test inputs
+    are streamed to a local file, whose ids the child reads (issue 22).
+    """
     dataset = challenge.dataset
     max_files = min(max(challenge.k_runs, 1), settings.VARBOARD["MAX_PREDICTION_FILES"])
     if not files:
@@ -122,21 +136,58 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
     if len(files) > max_files:
         raise ServiceError(f"{len(files)} files were uploaded; this challenge takes at most {max_files} "
                            f"(one per seed, k = {challenge.k_runs}).", field="files")
-    expected_ids = dataset_test_ids(dataset=dataset)
-    max_bytes = settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024
+    limits = settings.VARBOARD
+    check = {"id_column": dataset.id_column, "classes": list(dataset.classes or []),
+             "metric": challenge.metric_info, "max_bytes": limits["MAX_PREDICTION_MB"] * 1024 * 1024}
+    with tempfile.TemporaryDirectory(prefix="varboard-predictions-") as folder:
+        ids_file = os.path.join(folder, "test_inputs.csv")
+        with dataset.test_inputs_file.open("rb") as source, open(ids_file, "wb") as copy:
+            shutil.copyfileobj(source, copy, 1024 * 1024)
+        try:
+            return run_guarded(_check_prediction_files, files, ids_file, check,
+                               memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
+                               timeout=limits["UPLOAD_CHECK_S"])
+        except ChildLimitExceeded as exc:
+            names = ", ".join(upload.name for upload in files)
+            if exc.kind == "time":
+                seconds = limits["UPLOAD_CHECK_S"]
+                raise ServiceError(f"{names}: the files took more than {seconds:g} s to check; the limit is "
+                                   f"{seconds:g} s.", field="files") from None
+            raise ServiceError(f"{names}: {memory_message('to parse', exc.limit)}", field="files") from None
+
+
+def _upload_bytes(upload, max_bytes: int) -> bytes:
+    """A prediction file's bytes: from the path it was spooled to (at most `max_bytes` + 1), or in memory."""
+    path = getattr(upload, "path", None)
+    if path is None:
+        return upload.data
+    with open(path, "rb") as handle:
+        return handle.read(max_bytes + 1)  # parse_predictions names the size limit if there is more
+
+
+def _check_prediction_files(files, ids_file: str, check: dict) -> list[str]:
+    """Run in the child of ``_parse_prediction_files``: parse every file against the test ids; their digests."""
+    expected_ids = pd.read_csv(ids_file, dtype=str, keep_default_na=False,
+                               usecols=[check["id_column"]])[check["id_column"]].tolist()
+    digests = []
     for number, upload in enumerate(files, start=1):
         try:
-            _bound_prediction_file(upload, n_test=len(expected_ids), classes=dataset.classes, max_bytes=max_bytes)
-            parse_predictions(upload.data, filename=upload.name, id_column=dataset.id_column,
-                              expected_ids=expected_ids, metric=challenge.metric_info,
-                              classes=dataset.classes or None, max_bytes=max_bytes)
-        except (PredictionFileError, TableError) as exc:
-            message = str(exc)
+            data = _upload_bytes(upload, check["max_bytes"])
+            _bound_prediction_file(UploadedFile(upload.name, data), n_test=len(expected_ids),
+                                   classes=check["classes"], max_bytes=check["max_bytes"])
+            parse_predictions(data, filename=upload.name, id_column=check["id_column"], expected_ids=expected_ids,
+                              metric=check["metric"], classes=check["classes"] or None, max_bytes=check["max_bytes"])
+        except (PredictionFileError, TableError, MemoryError) as exc:
+            message = str(exc) if not isinstance(exc, MemoryError) else memory_message(
+                "to parse", settings.VARBOARD["DATASET_PARSE_MB"] * 1024 * 1024)
             if not message.startswith(upload.name):
                 message = f"{upload.name}: {message}"
             if len(files) > 1:
                 message = f"file {number} of {len(files)}: {message}"
             raise ServiceError(message, field="files") from None
+        digests.append(hashlib.sha256(data).hexdigest())
+        del data
+    return digests
 
 
 #: Columns a prediction file may have beyond the id and one per class (or one prediction).
@@ -163,21 +214,17 @@ def _enqueue_scoring(submission_id: int) -> None:
     enqueue_on_commit(SCORE_SUBMISSION, submission_id)
 
 
-def run_queue(*, challenge: Challenge, submission: Submission | None = None) -> str:
-    """``gpu`` when the host asks for GPUs or the recipe declares ``NEEDS_GPU = True``, else ``cpu``."""
-    if challenge.device == Device.GPU:
-        return "gpu"
-    if submission is not None and submission.recipe_file:
-        with submission.recipe_file.open("rb") as handle:
-            if inspect_recipe(handle.read().decode("utf-8")).needs_gpu:
-                return "gpu"
-    return "cpu"
+def run_queue(*, challenge: Challenge, recipe_source: str) -> RunQueue:
+    """The queue of a new recipe run, decided once when its runs are created and stored on them (``Run.queue``):
+    ``gpu`` when the host asks for GPUs or the recipe declares ``NEEDS_GPU = True``, else ``cpu``."""
+    if challenge.device == Device.GPU or inspect_recipe(recipe_source).needs_gpu:
+        return RunQueue.GPU
+    return RunQueue.CPU
 
 
 def _enqueue_runs(submission: Submission) -> None:
-    """Queue one task per run after commit, on the cpu or gpu queue (a refused one is resent by the janitor)."""
-    queue = run_queue(challenge=submission.challenge, submission=submission)
-    for run_id in submission.runs.filter(status=RunStatus.QUEUED).values_list("pk", flat=True):
+    """Queue one task per run after commit, on the run's stored queue (a refused one is resent by the janitor)."""
+    for run_id, queue in submission.runs.filter(status=RunStatus.QUEUED).values_list("pk", "queue"):
         enqueue_on_commit(EXECUTE_RUN, run_id, queue=queue)
 
 
@@ -203,8 +250,8 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
     phase = _open_phase(challenge, user, SubmissionKind.PREDICTIONS)
     method_name = _check_method_name(method_name)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
-    _parse_prediction_files(challenge, files)
-    sha256 = content_hash([upload.data for upload in files])
+    digests = _parse_prediction_files(challenge, files)
+    sha256 = digests_hash(digests)
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():
@@ -216,11 +263,12 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
                 n_files=len(files), content_sha256=sha256)
             for index, upload in enumerate(files):
                 record = PredictionFile(submission=submission, index=index, original_name=upload.name[:255],
-                                        sha256=hashlib.sha256(upload.data).hexdigest())
-                record.file.save(f"predictions-{submission.pk}-{index}.csv", ContentFile(upload.data), save=False)
+                                        sha256=digests[index])
+                with _stored_content(upload) as content:  # streamed from the spooled upload, never read here
+                    record.file.save(f"predictions-{submission.pk}-{index}.csv", content, save=False)
                 stored.append(record)
                 record.save()
-                Run.objects.create(submission=submission, index=index,
+                Run.objects.create(submission=submission, index=index, queue=RunQueue.SCORING,
                                    seeds={"contestant_file": index}, split_id="hidden-test")
             _enqueue_scoring(submission.pk)
     except BaseException:
@@ -228,6 +276,16 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
             record.file.storage.delete(record.file.name)
         raise
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
+
+
+@contextmanager
+def _stored_content(upload):
+    path = getattr(upload, "path", None)
+    if path is None:
+        yield ContentFile(upload.data)
+        return
+    with open(path, "rb") as handle:
+        yield File(handle, name=os.path.basename(path))
 
 
 def _check_recipe_source(name: str, data: bytes) -> str:
@@ -264,7 +322,8 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
     method_name = _check_method_name(method_name)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
-    _check_recipe_source(recipe.name, recipe.data)
+    source = _check_recipe_source(recipe.name, recipe.data)
+    queue = run_queue(challenge=challenge, recipe_source=source)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
     plan = run_seed_plan(challenge=challenge)
     sha256 = content_hash([recipe.data, json.dumps(hyperparameters or {}, sort_keys=True).encode()])
@@ -280,7 +339,7 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
             submission.recipe_file.save(f"recipe-{hashlib.sha256(recipe.data).hexdigest()[:16]}.py",
                                         ContentFile(recipe.data), save=False)
             submission.save()
-            Run.objects.bulk_create([Run(submission=submission, index=i, seeds=seeds)
+            Run.objects.bulk_create([Run(submission=submission, index=i, seeds=seeds, queue=queue)
                                      for i, seeds in enumerate(plan)])
             _enqueue_runs(submission)
     except BaseException:

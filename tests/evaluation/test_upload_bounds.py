@@ -134,3 +134,17 @@ def test_guarded_parse_that_does_not_answer_in_time_is_killed():
         read_table_guarded(_numeric_csv(300_000), memory_limit=1024 * MB, timeout=0.01, filename="d.csv",
                            max_bytes=100 * MB)
     assert time.perf_counter() - start < 5
+
+
+def _arrow_pool_backend() -> str:
+    import pyarrow as pa
+
+    return pa.default_memory_pool().backend_name
+
+
+def test_the_guarded_child_allocates_arrow_memory_from_the_system_allocator():
+    """mimalloc's arenas are address space an RLIMIT_AS refuses: under gunicorn, a child reading
+    a 7.6 MB prediction file failed with "malloc of size 640 failed" at a 1,024 MB allowance."""
+    from evaluation.io.guarded import run_guarded
+
+    assert run_guarded(_arrow_pool_backend, memory_limit=256 * MB, timeout=20) == "system"

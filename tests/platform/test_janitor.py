@@ -17,7 +17,7 @@ from django.utils import timezone
 from leaderboard.models import Report, Run, Submission
 from leaderboard.services import dispatch
 from leaderboard.services.dispatch import EXECUTE_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
-from leaderboard.services.janitor import JanitorPass, janitor_run
+from leaderboard.services.janitor import BACK_KEY, LAST_PASS_KEY, JanitorPass, janitor_run
 from leaderboard.services.lifecycle import LOST_WORKER, run_claim, run_heartbeat, run_store, runs_requeue_expired
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
 
@@ -133,6 +133,30 @@ def test_the_janitor_queues_again_a_run_whose_lease_expired(challenge, alice, qu
     assert run_claim(run_id=run.pk, delivery="new-worker").attempts == 2
     assert run_store(run_id=run.pk, attempt=1, status="succeeded", test_score=1.0)
     assert not run_store(run_id=run.pk, attempt=2, status="succeeded", test_score=0.5)
+
+
+def test_after_an_absence_the_janitor_waits_two_heartbeats_before_judging_leases(challenge, alice, queued, lengths,
+                                                                                  settings):
+    """Issue 22: a database outage stops heartbeats and janitor passes alike; the first pass after it
+    must not requeue a run whose live worker has not yet had the chance to renew its lease."""
+    from django.core.cache import cache
+
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.2, "JANITOR_INTERVAL_S": 2.0}
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    run_claim(run_id=run.pk, delivery="alive-or-not")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    cache.delete(BACK_KEY)
+    cache.set(LAST_PASS_KEY, time.time() - 40, timeout=None)  # the last pass before a 40 s outage
+    try:
+        assert janitor_run().requeued_lost == 0  # back from the outage: the heartbeats renew first
+        assert janitor_run().requeued_lost == 0  # still within two heartbeats of coming back
+        assert Run.objects.get(pk=run.pk).status == "running"
+        time.sleep(0.45)  # two heartbeats and no renewal: the worker is gone
+        assert janitor_run().requeued_lost == 1
+        assert Run.objects.get(pk=run.pk).last_error == LOST_WORKER
+    finally:
+        cache.delete(BACK_KEY)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -258,11 +282,74 @@ def test_an_unreadable_recipe_does_not_stop_the_pass(challenge, alice, bob, queu
     broken.recipe_file.storage.delete(broken.recipe_file.name)
     age(Run.objects.all(), settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
     queued.clear()
-    # Both are sent (the broken one to its challenge's device queue): its worker meets the fault,
+    # Both are sent (on the queue stored with each run): the broken one's worker meets the fault,
     # retries and finally fails the run naming it, rather than the run waiting forever.
     assert janitor_run() == JanitorPass(resent_runs=2)
     assert sorted(queued.ids(EXECUTE_RUN)) == sorted([broken.runs.get().pk, fine.runs.get().pk])
     assert queued.queues(EXECUTE_RUN) == ["cpu", "cpu"]
+
+
+def test_the_janitor_dispatches_from_the_stored_queue_without_opening_the_recipe(challenge, host, alice, queued,
+                                                                                 lengths, settings):
+    """Issue 24: a NEEDS_GPU recipe's runs and its study's runs go back to ``gpu`` with the recipe file gone
+    (before, the janitor re-read the recipe: the runs fell back to ``cpu`` and the study runs broke the pass)."""
+    from leaderboard.models import VarianceStudy
+    from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
+    from leaderboard.services.variance_studies import variance_study_create
+
+    challenge, _ = challenge
+    challenge.k_runs = 2
+    challenge.save(update_fields=["k_runs"])
+    gpu = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
+    entry = submission_create_recipe(challenge=challenge, user=alice, method_name="g", recipe=gpu)
+    study = variance_study_create(submission=entry, user=host, k_runs=2)
+    assert set(study.runs.values_list("queue", flat=True)) == {"gpu"}
+    entry.recipe_file.storage.delete(entry.recipe_file.name)
+    stale = settings.VARBOARD["REQUEUE_AFTER_S"] + 1
+    age(Run.objects.all(), stale)
+    VarianceStudy.objects.filter(pk=study.pk).update(created=timezone.now() - timedelta(seconds=stale))
+    queued.clear()
+    assert janitor_run() == JanitorPass(resent_runs=2 + study.runs.count())
+    assert queued.queues(EXECUTE_RUN) == ["gpu", "gpu"]
+    assert set(queued.queues(EXECUTE_STUDY_RUN)) == {"gpu"}
+
+
+def test_one_deadline_judges_runs_and_study_runs_stuck_everywhere(challenge, host, alice, queued, lengths, settings):
+    """``run_deadline``: start + wall-time limit + grace, for a Run and a StudyRun alike; the reaper, the
+    study-run claim and the janitor's resending of study runs all follow it (issue 24)."""
+    from leaderboard.models import StudyRun, VarianceStudy
+    from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
+    from leaderboard.services.lifecycle import run_deadline, runs_fail_stuck
+    from leaderboard.worker.study_execution import study_run_claim
+    from leaderboard.services.variance_studies import variance_study_create
+
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "STUCK_RUN_GRACE_S": 7}
+    limit = timedelta(seconds=challenge.run_wall_time_s() + 7)
+    entry = recipe_submission(challenge, alice, k=1)
+    study = variance_study_create(submission=entry, user=host, k_runs=2)
+    VarianceStudy.objects.filter(pk=study.pk).update(
+        created=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1))
+    StudyRun.objects.filter(study=study).update(status="succeeded", test_score=0.5)
+    assert run_deadline(entry.runs.get()) is None  # not started
+
+    def start(seconds_left: float):
+        started = timezone.now() - limit + timedelta(seconds=seconds_left)
+        Run.objects.filter(submission=entry).update(status="running", started_at=started)
+        StudyRun.objects.filter(pk=study.runs.first().pk).update(status="running", started_at=started)
+        return started, entry.runs.select_related("submission__challenge").get(), study.runs.first()
+
+    started, run, study_run = start(60)
+    assert run_deadline(run) == run_deadline(study_run) == started + limit
+    queued.clear()
+    assert runs_fail_stuck() == 0 and study_run_claim(study_run_id=study_run.pk) is None
+    assert janitor_run() == JanitorPass() and not queued
+    started, run, study_run = start(-60)
+    assert study_run_claim(study_run_id=study_run.pk).attempts == 1  # stuck: taken again
+    StudyRun.objects.filter(pk=study_run.pk).update(status="running", started_at=started)
+    assert janitor_run() == JanitorPass(failed_stuck=1, resent_runs=1)
+    assert queued.ids(EXECUTE_STUDY_RUN) == [study_run.pk]
+    assert Run.objects.get(pk=run.pk).status == "failed"
 
 
 def test_the_janitor_settles_a_submission_whose_runs_ended_behind_its_back(challenge, alice, queued, lengths,

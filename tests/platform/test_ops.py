@@ -5,6 +5,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import socket
+import threading
+import time
 
 import pytest
 from django.db import OperationalError
@@ -61,6 +64,62 @@ def test_readiness_is_503_naming_an_unreachable_database(client, database_down):
     assert response.status_code == 503
     assert response.json()["checks"]["database"] == {
         "ok": False, "error": "OperationalError: server closed the connection unexpectedly"}
+
+
+@pytest.fixture
+def stuck():
+    """A check that hangs until the test ends (a store or a database that never answers)."""
+    release = threading.Event()
+    yield lambda: release.wait(60)
+    release.set()
+
+
+def test_readiness_runs_the_checks_at_once_so_two_hung_ones_cost_the_largest_timeout(client, monkeypatch, stuck):
+    from leaderboard.ops import health
+
+    monkeypatch.setitem(health.CHECKS, "database", stuck)
+    monkeypatch.setitem(health.CHECKS, "storage", stuck)
+    monkeypatch.setattr(health, "CHECK_TIMEOUT_S", {**health.CHECK_TIMEOUT_S, "database": 2.0, "storage": 1.5})
+    started = time.monotonic()
+    response = client.get("/health/ready")
+    elapsed = time.monotonic() - started
+    checks = response.json()["checks"]
+    assert response.status_code == 503
+    assert checks["database"] == {"ok": False, "error": "TimeoutError: no answer within 2 s"}
+    assert checks["storage"] == {"ok": False, "error": "TimeoutError: no answer within 1.5 s"}
+    assert checks["broker"]["ok"] and checks["hidden_storage"]["ok"]
+    assert 1.9 < elapsed < 3.0, elapsed  # max(2, 1.5), not their sum 3.5
+
+
+def test_readiness_gives_up_on_a_hung_database_with_its_own_connect_timeout(client, settings, monkeypatch):
+    """A database that accepts connections and never answers: the check's connection times out by itself."""
+    from leaderboard.ops import health
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    try:
+        monkeypatch.setitem(settings.DATABASES["default"], "HOST", "127.0.0.1")
+        monkeypatch.setitem(settings.DATABASES["default"], "PORT", listener.getsockname()[1])
+        monkeypatch.setattr(health, "CHECK_TIMEOUT_S", {**health.CHECK_TIMEOUT_S, "database": 30.0})
+        started = time.monotonic()
+        response = client.get("/health/ready")
+        elapsed = time.monotonic() - started
+    finally:
+        listener.close()
+    database = response.json()["checks"]["database"]
+    assert response.status_code == 503 and database["error"].startswith("OperationalError"), database
+    assert elapsed < health.DATABASE_CHECK_TIMEOUT_S + 2, elapsed
+
+
+def test_readiness_reports_the_media_disks_free_space_against_the_threshold(client, settings):
+    settings.VARBOARD = {**settings.VARBOARD, "MIN_FREE_DISK_MB": 1}
+    storage = client.get("/health/ready").json()["checks"]["storage"]
+    assert storage["ok"] and storage["min_free_mb"] == 1 and storage["free_mb"] >= 1, storage
+    settings.VARBOARD = {**settings.VARBOARD, "MIN_FREE_DISK_MB": 2**40}
+    response = client.get("/health/ready")
+    assert response.status_code == 503
+    assert "under VARBOARD_MIN_FREE_DISK_MB=1099511627776" in response.json()["checks"]["storage"]["error"]
 
 
 # ---------------------------------------------------------------- 503 while the database is down

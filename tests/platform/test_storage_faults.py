@@ -100,6 +100,7 @@ def test_an_upload_while_the_store_refuses_connections_answers_503_then_works(s3
     assert client.get("/health/ready").json()["checks"]["storage"]["ok"]
 
 
+@pytest.mark.slow  # over 10 s: the slow lane (dev.py's TEST_LANES)
 def test_a_hung_store_holds_neither_health_nor_an_upload(s3_storage, settings, host, alice, client, monkeypatch):
     challenge, frame = digits_challenge(host)
     token = token_create(user=alice)[1]

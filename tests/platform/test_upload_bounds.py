@@ -263,3 +263,112 @@ def test_a_dataset_needing_more_memory_than_its_parse_limit_is_refused_clearly(a
                                "field": "dataset"}
     assert peak_rss_mb() - before < 100  # the ~20 MB upload and a copy; the parse ran in the child
     assert Challenge.objects.count() == 0
+
+
+# ------------------------------------------------ an accepted dataset is prepared in the child, stored by streaming
+
+def _stored_files(media) -> list:
+    from pathlib import Path
+
+    return sorted(p for p in Path(media).rglob("*") if p.is_file()) if Path(media).exists() else []
+
+
+def test_an_accepted_multi_megabyte_dataset_is_parsed_split_and_written_by_a_child(alice, media, monkeypatch,
+                                                                                   tmp_path):
+    """The web process neither reads the spooled upload nor parses, splits or serialises the table."""
+    import os
+    from pathlib import Path
+
+    from leaderboard.services import challenges
+
+    marks = tmp_path / "pids"
+    seen: list[type] = []
+
+    def marking(func):
+        def wrapper(*args, **kwargs):
+            with open(marks, "a") as out:
+                out.write(f"{func.__name__} {os.getpid()}\n")
+            return func(*args, **kwargs)
+        return wrapper
+
+    for name in ("read_table", "split_public_hidden", "shuffle_test_rows", "_csv_bytes"):
+        monkeypatch.setattr(challenges, name, marking(getattr(challenges, name)))
+    original = challenges._prepare_guarded
+    monkeypatch.setattr(challenges, "_prepare_guarded",
+                        lambda upload, **kw: seen.append(type(upload.data)) or original(upload, **kw))
+    data = _dataset_csv(200_000)  # 4 MB: spooled to a temporary file
+    assert len(data) > 3 * MB
+    response = client_for(alice).post("/api/challenges/", {
+        "title": "Big enough", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", data),
+        "id_column": "id", "label_column": "label", "test_column": "is_test",
+    }, format="multipart")
+    assert response.status_code == 201, response.content
+    assert issubclass(seen[0], Path)  # the view handed on the spooled file's path, not its bytes
+    calls = [line.split() for line in marks.read_text().splitlines()]
+    assert {name for name, _ in calls} == {"read_table", "split_public_hidden", "shuffle_test_rows", "_csv_bytes"}
+    assert all(int(pid) != os.getpid() for _, pid in calls), calls
+    dataset = Challenge.objects.get().dataset
+    assert (dataset.n_train, dataset.n_test) == (150_000, 50_000)
+    with dataset.test_inputs_file.open("rb") as handle:
+        assert handle.read().count(b"\n") == 50_001  # header + rows, streamed from the child's file
+
+
+def test_a_dataset_whose_storage_fails_midway_leaves_no_file(alice, media, monkeypatch):
+    import errno
+
+    from leaderboard.services.challenges import DatasetUpload, challenge_create
+    from leaderboard.storage import MediaStorage
+
+    original = MediaStorage._save
+
+    def full_at_the_hidden_labels(self, name, content):
+        if "hidden_labels" in name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(self, name, content)
+
+    monkeypatch.setattr(MediaStorage, "_save", full_at_the_hidden_labels)
+    upload = DatasetUpload(data=_dataset_csv(400), filename="d.csv", id_column="id", label_column="label",
+                           test_column="is_test")
+    with pytest.raises(OSError):
+        challenge_create(created_by=alice, dataset=upload, title="Full", metric="accuracy")
+    assert _stored_files(media) == []  # train.csv and test_inputs.csv, stored before, were removed
+    assert Challenge.objects.count() == 0
+
+
+# ------------------------------------------------ web forms show a streaming refusal on the form
+
+def test_host_form_shows_a_dataset_refused_while_streaming(alice, settings, media):
+    from django.test import Client
+
+    from .test_web import challenge_form_data
+
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_MB": 1}
+    client = Client(enforce_csrf_checks=True)  # the CSRF token, sent before the file, must survive the stop
+    client.force_login(alice)
+    token = client.get("/challenges/new/").cookies["csrftoken"].value
+    big = b"id,label,is_test\n" + b"1,1,1\n" * 400_000  # 2.4 MB
+    data = {"csrfmiddlewaretoken": token, **challenge_form_data(dataset=SimpleUploadedFile("big.csv", big))}
+    response = client.post("/challenges/new/", data)
+    assert response.status_code == 400
+    assert response.context["form"].errors == {"dataset": ["big.csv is larger than 1 MB; the limit is 1 MB per file."]}
+    page = response.content.decode()
+    assert "big.csv is larger than 1 MB; the limit is 1 MB per file." in page
+    assert 'name="title"' in page and "Digits from the web" in page  # the form again, with what arrived
+    assert Challenge.objects.count() == 0 and _stored_files(media) == []
+
+
+def test_submission_form_shows_a_file_refused_while_streaming(client, challenge, alice, settings, spooled):
+    from leaderboard.services.teams import team_personal_for
+
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_MB": 1}
+    client.force_login(alice)
+    data = b"id,prediction\n" + b"x,1\n" * 1_000_000  # 4 MB
+    response = client.post(challenge.get_absolute_url(), {
+        "method_name": "Big", "kind": "predictions", "team": team_personal_for(user=alice).pk,
+        "files": [SimpleUploadedFile("big.csv", data)]})
+    assert response.status_code == 400
+    assert response.context["form"].errors == {"files": ["big.csv is larger than 1 MB; the limit is 1 MB per file."]}
+    assert "big.csv is larger than 1 MB; the limit is 1 MB per file." in response.content.decode()
+    assert spooled.get("big.csv", 0) <= MB + 64 * 1024  # stopped while streaming, as the API is
+    assert Submission.objects.count() == 0
