@@ -217,13 +217,13 @@ class SubmissionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["__str__", "submission", "index", "status", "test_score", "valid_score", "duration_s", "device",
-                    "attempts"]
-    list_filter = ["status", "device", ("submission__challenge", HostedChallengeFilter)]
+    list_display = ["__str__", "submission", "index", "status", "queue", "test_score", "valid_score", "duration_s",
+                    "device", "attempts"]
+    list_filter = ["status", "queue", "device", ("submission__challenge", HostedChallengeFilter)]
     search_fields = ["submission__method_name", "submission__team__name", "split_id", "device", "error_message"]
     list_select_related = ["submission", "submission__team"]
     exclude = ["outcomes"]
-    readonly_fields = ["submission", "index", "seeds", "split_id", "status", "test_score", "valid_score",
+    readonly_fields = ["submission", "index", "queue", "seeds", "split_id", "status", "test_score", "valid_score",
                        "n_outcomes", "hyperparameters", "hpo_trials", "duration_s", "device", "fingerprint", "log",
                        "error_message", "attempts", "started_at", "finished_at"]
 

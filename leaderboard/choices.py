@@ -58,6 +58,14 @@ class Device(models.TextChoices):
     GPU = "gpu", "GPU"
 
 
+class RunQueue(models.TextChoices):
+    """The task queue a run is dispatched on, fixed when the run is created (``Run.queue``)."""
+
+    SCORING = "scoring", "scoring (prediction files)"
+    CPU = "cpu", "CPU"
+    GPU = "gpu", "GPU"
+
+
 class RankingStatistic(models.TextChoices):
     MEAN = "mean", "Mean"
     BOO_N = "boo_n", "Boo_n"

@@ -31,6 +31,7 @@ from .choices import (
     HpoMode,
     RankingStatistic,
     RegistrationStatus,
+    RunQueue,
     RunStatus,
     SplitScheme,
     SubmissionKind,
@@ -53,7 +54,7 @@ def validate_gamma(value: float) -> None:
 
 
 def validate_dates(opens_at, closes_at) -> None:
-    """A challenge closes after it opens (either date may be missing)."""
+    """A phase closes after it opens (either date may be missing)."""
     if opens_at and closes_at and closes_at <= opens_at:
         raise ValidationError({"closes_at": "The closing date must come after the opening date."})
 
@@ -120,7 +121,8 @@ class Challenge(models.Model):
 
     # Statistics (docs/DESIGN.md §6)
     k_runs = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
-    boo_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1), MaxValueValidator(1000)])
+    boo_n = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(1000)],
+                                        help_text="n of Boo_n; its interval needs k >= 3n runs per entry.")
     gamma = models.FloatField(default=0.75, validators=[validate_gamma],
                               help_text="γ of the P(A>B) decision rule, strictly between 0.5 and 1.")
     alpha = models.FloatField(default=0.05, validators=[MinValueValidator(1e-6), MaxValueValidator(0.5)])
@@ -142,11 +144,7 @@ class Challenge(models.Model):
     run_time_limit_s = models.PositiveIntegerField(default=600, validators=[MinValueValidator(1)])
     run_memory_limit_mb = models.PositiveIntegerField(default=4096, validators=[MinValueValidator(256)])
 
-    # Quotas and dates
-    daily_quota = models.PositiveIntegerField(default=5, help_text="Submissions per team per day (0: unlimited).")
-    total_quota = models.PositiveIntegerField(default=100, help_text="Submissions per team in total (0: unlimited).")
-    opens_at = models.DateTimeField(null=True, blank=True)
-    closes_at = models.DateTimeField(null=True, blank=True)
+    # Dates and quotas are the phases' (Phase; the one in force: selectors.phase_in_force).
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
     created = models.DateTimeField(auto_now_add=True)
 
@@ -182,11 +180,6 @@ class Challenge(models.Model):
                 condition=Q(allow_predictions=True) | Q(allow_recipes=True), name="challenge_allows_some_kind",
                 violation_error_message="Allow predictions, recipes, or both.",
             ),
-            models.CheckConstraint(
-                condition=Q(opens_at__isnull=True) | Q(closes_at__isnull=True) | Q(closes_at__gt=models.F("opens_at")),
-                name="challenge_closes_after_opening",
-                violation_error_message="The closing date must come after the opening date.",
-            ),
         ]
 
     def __str__(self) -> str:
@@ -194,17 +187,6 @@ class Challenge(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("challenge-detail", kwargs={"slug": self.slug})
-
-    def clean(self) -> None:
-        super().clean()
-        validate_dates(self.opens_at, self.closes_at)
-
-    def closed_reason(self, now=None) -> str | None:
-        """Why the challenge takes no submission at ``now`` (default: now), or None when it is open."""
-        return window_closed_reason("The challenge", self.opens_at, self.closes_at, now)
-
-    def is_open(self, now=None) -> bool:
-        return self.closed_reason(now) is None
 
     def run_wall_time_s(self) -> int:
         """A recipe run's wall-time limit: the challenge's, under the operator's ceiling."""
@@ -359,6 +341,9 @@ class Run(models.Model):
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     test_score = models.FloatField(null=True, blank=True)
     valid_score = models.FloatField(null=True, blank=True)
+    queue = models.CharField(max_length=8, choices=RunQueue.choices, default=RunQueue.CPU,
+                             help_text="Where the run is dispatched, fixed at creation: scoring for prediction "
+                                       "files, cpu or gpu for recipes (the challenge's device, NEEDS_GPU).")
     # Scores on the public and the private part of the test rows (services.boards decides who sees which).
     public_score = models.FloatField(null=True, blank=True)
     private_score = models.FloatField(null=True, blank=True)
@@ -594,6 +579,8 @@ class StudyRun(models.Model):
     seeds = models.JSONField(default=dict)
     search_hyperparameters = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    queue = models.CharField(max_length=8, choices=RunQueue.choices, default=RunQueue.CPU,
+                             help_text="cpu or gpu: the queue of the entry's runs, fixed at creation.")
     test_score = models.FloatField(null=True, blank=True)
     public_score = models.FloatField(null=True, blank=True,
                                      help_text="Score on the public part of the hidden rows (what non-hosts "

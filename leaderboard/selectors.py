@@ -13,11 +13,12 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.db import connections
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
-from .choices import RunStatus, SubmissionStatus, Visibility
-from .models import Challenge, EntryProvenance, Phase, Run, Submission, Suite, Team, TeamInvitation
+from .choices import Board, RunStatus, SubmissionStatus, Visibility
+from .models import (Challenge, EntryProvenance, Phase, PrivateReport, Report, Run, Submission, Suite, Team,
+                     TeamInvitation)
 
 
 def challenge_list_visible(*, user) -> QuerySet[Challenge]:
@@ -28,6 +29,15 @@ def challenge_list_visible(*, user) -> QuerySet[Challenge]:
             return qs
         return qs.filter(Q(visibility=Visibility.PUBLIC) | Q(hosts=user)).distinct()
     return qs.filter(visibility=Visibility.PUBLIC)
+
+
+def challenges_with_phase_span(challenges: QuerySet[Challenge]) -> QuerySet[Challenge]:
+    """Annotate ``opens_at`` (its first phase's opening, None: open from the start) and ``closes_at``
+    (its last phase's closing, None: open-ended): a challenge's dates are its phases' span."""
+    phases = Phase.objects.filter(challenge=OuterRef("pk"))
+    return challenges.annotate(
+        opens_at=Subquery(phases.order_by(F("opens_at").asc(nulls_first=True)).values("opens_at")[:1]),
+        closes_at=Subquery(phases.order_by(F("closes_at").desc(nulls_first=True)).values("closes_at")[:1]))
 
 
 def challenge_provenance(*, challenge: Challenge) -> list[EntryProvenance]:
@@ -83,6 +93,56 @@ def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet
     if user.is_superuser:
         return qs
     return qs.filter(Q(team__membership__user=user) | Q(challenge__hosts=user)).distinct()
+
+
+@dataclass(frozen=True)
+class PhaseInForce:
+    """Whether a challenge takes submissions at a moment, and under which phase's dates and quotas.
+
+    ``phase``: the phase taking submissions when ``open``; otherwise the next phase to open
+    (``upcoming``), else the phase that closed last; None only for a challenge without phases.
+    ``reason``: why no submission is taken (None when open), in the words the page, the API and
+    the upload service all use.
+    """
+
+    open: bool
+    phase: Phase | None
+    upcoming: bool = False
+    reason: str | None = None
+
+    def as_dict(self) -> dict:
+        """The API's ``in_force`` object: open, the phase's name, dates and quotas, and the reason."""
+        phase = self.phase
+        return {"open": self.open, "reason": self.reason, "upcoming": self.upcoming,
+                "phase": phase.name if phase else None,
+                **{name: getattr(phase, name) if phase else None for name in PHASE_IN_FORCE_FIELDS}}
+
+
+#: The settings of the phase in force that the page and the API show.
+PHASE_IN_FORCE_FIELDS = ("opens_at", "closes_at", "daily_quota", "total_quota", "daily_file_quota",
+                         "total_file_quota")
+
+
+def phase_in_force(*, challenge: Challenge, now=None) -> PhaseInForce:
+    """The one rule for "is the challenge open, under which phase, with which quotas" (issue 24).
+
+    A challenge is open exactly when one of its phases is (the first in phase order); between
+    two phases it is closed and the next phase to open is the one in force, labelled upcoming.
+    Reads ``challenge.phases.all()`` (prefetched phases are used as they are).
+    """
+    now = now or timezone.now()
+    phases = list(challenge.phases.all())  # in Phase.Meta.ordering
+    for phase in phases:
+        if phase.closed_reason(now) is None:
+            return PhaseInForce(open=True, phase=phase)
+    upcoming = [p for p in phases if p.opens_at and p.opens_at > now]
+    if upcoming:
+        phase = min(upcoming, key=lambda p: p.opens_at)
+        return PhaseInForce(open=False, phase=phase, upcoming=True, reason=phase.closed_reason(now))
+    if phases:
+        phase = max(phases, key=lambda p: (p.closes_at is not None, p.closes_at))
+        return PhaseInForce(open=False, phase=phase, reason=phase.closed_reason(now))
+    return PhaseInForce(open=False, phase=None, reason="This challenge has no phase taking submissions.")
 
 
 @dataclass(frozen=True)
@@ -195,3 +255,18 @@ def suite_list_visible(*, user) -> QuerySet[Suite]:
     """Suites every challenge of which the user may see."""
     hidden = Challenge.objects.exclude(pk__in=challenge_list_visible(user=user).values("pk"))
     return Suite.objects.exclude(challenges__in=hidden)
+
+
+#: The stored report of each board.
+REPORT_MODELS = {Board.PUBLIC: Report, Board.PRIVATE: PrivateReport}
+
+
+def report_stored_meta(*, challenge: Challenge, board: str) -> Report | PrivateReport | None:
+    """The board's stored report without its ``data`` (megabytes of JSON on a board of thousands): its id and
+    ``computed_at`` say which version it is; None before the first computation."""
+    return REPORT_MODELS[Board(board)].objects.filter(challenge=challenge).defer("data").first()
+
+
+def submission_ids_scored(*, ids) -> set[int]:
+    """Those of the submissions ``ids`` that are scored (their pages are public; before, only their team's)."""
+    return set(Submission.objects.filter(pk__in=ids, status=SubmissionStatus.SCORED).values_list("pk", flat=True))

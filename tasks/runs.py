@@ -6,7 +6,7 @@ faults are retried by the task policy (each claim counts an attempt), then recor
 """
 
 from leaderboard.services.lifecycle import run_fail_for_platform
-from leaderboard.services.run_execution import run_execute
+from leaderboard.worker.run_execution import run_execute
 
 from . import platform_task
 

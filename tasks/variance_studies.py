@@ -4,8 +4,8 @@ Like ``tasks.runs``: a recipe's own errors fail its run inside the service and a
 retried; platform faults are retried by the task policy, then recorded by ``give_up``.
 """
 
-from leaderboard.services.study_execution import study_run_execute
 from leaderboard.services.variance_studies import study_run_fail
+from leaderboard.worker.study_execution import study_run_execute
 
 from . import platform_task
 

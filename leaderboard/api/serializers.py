@@ -10,10 +10,10 @@ from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
 from ..models import AuditEntry, Challenge, Dataset, Phase, Registration, ReportVersion, Run, Submission
-from ..selectors import submission_can_see_details, user_is_host
+from ..selectors import phase_in_force, submission_can_see_details, user_is_host
 from ..services.boards import BoardScope, board_private_revealed, board_scope
-from ..services.challenges import CHALLENGE_FIELDS
-from ..services.phases import PHASE_FIELDS
+from ..services.challenges import CHALLENGE_FIELDS, challenge_warnings
+from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
 
 
 def scope_for(context: dict, challenge: Challenge) -> BoardScope:
@@ -31,6 +31,32 @@ class PhaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Phase
         fields = ["id", *PHASE_FIELDS]
+
+
+class PhaseInForceSerializer(serializers.Serializer):
+    """:func:`leaderboard.selectors.phase_in_force`: the rule the page and the upload service follow too."""
+
+    open = serializers.BooleanField(help_text="Whether a phase takes submissions now.")
+    reason = serializers.CharField(allow_null=True, help_text="Why not (the upload service's words), or null.")
+    upcoming = serializers.BooleanField(help_text="True when `phase` is the next phase to open (between phases).")
+    phase = serializers.CharField(allow_null=True, help_text="The phase in force (open, next, or last closed).")
+    opens_at = serializers.DateTimeField(allow_null=True)
+    closes_at = serializers.DateTimeField(allow_null=True)
+    daily_quota = serializers.IntegerField(allow_null=True, help_text="The phase's; 0: unlimited.")
+    total_quota = serializers.IntegerField(allow_null=True, help_text="The phase's; 0: unlimited.")
+    daily_file_quota = serializers.IntegerField(allow_null=True)
+    total_file_quota = serializers.IntegerField(allow_null=True)
+
+
+class FirstPhaseFields(serializers.Serializer):
+    """Dates and quotas a challenge's create and update take for its first (only) phase (issue 24)."""
+
+    opens_at = serializers.DateTimeField(required=False, allow_null=True)
+    closes_at = serializers.DateTimeField(required=False, allow_null=True)
+    daily_quota = serializers.IntegerField(required=False, min_value=0,
+                                           help_text="Submissions per team per day (0: unlimited).")
+    total_quota = serializers.IntegerField(required=False, min_value=0,
+                                           help_text="Submissions per team in total (0: unlimited).")
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -54,12 +80,23 @@ class ChallengeSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     phases = PhaseSerializer(many=True, read_only=True)
     private_board_revealed = serializers.SerializerMethodField()
+    in_force = serializers.SerializerMethodField(
+        help_text="Whether the challenge takes submissions now, under which phase's dates and quotas.")
+    warnings = serializers.SerializerMethodField(
+        help_text="What the settings cost the board (e.g. k < 3n: Boo_n shown without an interval).")
 
     class Meta:
         model = Challenge
-        fields = ["slug", "url", *CHALLENGE_FIELDS, "hosts", "dataset", "downloads", "created", "phases",
-                  "private_revealed_at", "private_board_revealed"]
+        fields = ["slug", "url", *CHALLENGE_FIELDS, "hosts", "dataset", "downloads", "created", "in_force",
+                  "phases", "private_revealed_at", "private_board_revealed", "warnings"]
         read_only_fields = fields
+
+    @extend_schema_field(PhaseInForceSerializer)
+    def get_in_force(self, challenge: Challenge) -> dict:
+        return PhaseInForceSerializer(phase_in_force(challenge=challenge).as_dict()).data
+
+    def get_warnings(self, challenge: Challenge) -> list[str]:
+        return challenge_warnings(challenge=challenge)
 
     @extend_schema_field(DatasetSerializer(allow_null=True))
     def get_dataset(self, challenge: Challenge) -> dict | None:
@@ -90,7 +127,7 @@ class ChallengeSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
-class ChallengeCreateSerializer(serializers.ModelSerializer):
+class ChallengeCreateSerializer(FirstPhaseFields, serializers.ModelSerializer):
     """A new challenge: its settings plus the dataset upload (multipart)."""
 
     slug = serializers.SlugField(required=False, max_length=60)
@@ -114,16 +151,16 @@ class ChallengeCreateSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Challenge
-        fields = ["slug", *CHALLENGE_FIELDS, "dataset", "test_dataset", "test_labels", "id_column", "label_column",
+        fields = ["slug", *CHALLENGE_FIELDS, *FIRST_PHASE_FIELDS, "dataset", "test_dataset", "test_labels", "id_column", "label_column",
                   "test_column", "feature_columns"]
 
 
-class ChallengeUpdateSerializer(serializers.ModelSerializer):
+class ChallengeUpdateSerializer(FirstPhaseFields, serializers.ModelSerializer):
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
 
     class Meta:
         model = Challenge
-        fields = list(CHALLENGE_FIELDS)
+        fields = [*CHALLENGE_FIELDS, *FIRST_PHASE_FIELDS]
 
 
 class RunSerializer(serializers.ModelSerializer):

@@ -32,14 +32,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from ..choices import RUN_ENDED, SUBMISSION_ACTIVE, RunStatus, SubmissionStatus
-from ..models import Run, Submission
+from ..models import Run, StudyRun, Submission
 from ..storage import DISK_FULL_ERRNOS, STORAGE_DOWN
 from .notifications import submission_ended_record
 from .reports import report_request
@@ -336,16 +336,34 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
     return submission
 
 
+def run_deadline(run: Run | StudyRun) -> datetime | None:
+    """When a running run (a leaderboard ``Run`` or a variance study's ``StudyRun``) is judged stuck:
+    its start plus its challenge's wall-time limit plus ``STUCK_RUN_GRACE_S``; None before it started.
+
+    The one "stuck" rule: the reaper (:func:`runs_fail_stuck`), the study-run claim and the janitor's
+    resending of study runs all compare ``now`` with it.
+    """
+    if run.started_at is None:
+        return None
+    challenge = run.study.challenge if isinstance(run, StudyRun) else run.submission.challenge
+    return run.started_at + timedelta(seconds=challenge.run_wall_time_s() + settings.VARBOARD["STUCK_RUN_GRACE_S"])
+
+
+def run_is_stuck(run: Run | StudyRun, now=None) -> bool:
+    """``running`` past :func:`run_deadline` (its worker was lost, or hangs)."""
+    deadline = run_deadline(run)
+    return run.status == RunStatus.RUNNING and deadline is not None and deadline < (now or timezone.now())
+
+
 def runs_fail_stuck(*, now=None) -> int:
-    """Fail runs that have been ``running`` longer than their limit plus a grace period (a reaper)."""
+    """Fail runs that have been ``running`` past :func:`run_deadline` (a reaper)."""
     now = now or timezone.now()
-    grace = timedelta(seconds=settings.VARBOARD["STUCK_RUN_GRACE_S"])
     failed = 0
     candidates = Run.objects.filter(status=RunStatus.RUNNING, started_at__isnull=False).select_related(
         "submission__challenge")
     for run in candidates:
-        limit = timedelta(seconds=run.submission.challenge.run_wall_time_s()) + grace
-        if run.started_at + limit < now:
+        if run_is_stuck(run, now):
+            limit = run_deadline(run) - run.started_at
             run_fail_for_platform(run_id=run.pk, reason=f"the run was still marked running {limit} after it "
                                                         "started; its worker was lost")
             failed += 1

@@ -1,57 +1,67 @@
 """Phases of a challenge (e.g. development, then final): dates, quotas, kinds and scored rows of each.
 
-Every challenge has at least one phase; ``challenge_create`` makes the first from the
-challenge's own dates, quotas and kinds, and while a challenge has exactly one phase, changing
-those settings on the challenge changes the phase too. A submission belongs to the phase open
-when it is made, and is charged to that phase's quotas.
+Every challenge has at least one phase, and its dates and quotas live on its phases only (issue
+24): ``challenge_create`` makes the first phase from the dates and quotas it is given
+(:data:`FIRST_PHASE_FIELDS`), and while a challenge has exactly one phase, ``challenge_update``
+changes them on that phase. Whether the challenge is open, and under which phase, is
+:func:`leaderboard.selectors.phase_in_force`. A submission belongs to the phase open when it is
+made, and is charged to that phase's quotas.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from ..models import Challenge, Phase
-from ..selectors import user_is_host
+from ..selectors import phase_in_force, user_is_host
 from .audit import audit_record, audit_save
 from .errors import ChallengeClosed, NotAllowed, ServiceError
 
 PHASE_FIELDS = ("name", "order", "opens_at", "closes_at", "daily_quota", "total_quota", "daily_file_quota",
                 "total_file_quota", "allow_predictions", "allow_recipes", "test_rows", "auto_reveal")
-#: Challenge settings a single-phase challenge shares with its phase.
-SHARED_WITH_PHASE = ("opens_at", "closes_at", "daily_quota", "total_quota", "allow_predictions", "allow_recipes")
+#: Phase settings the challenge's create and update take for its first (while it is the only) phase.
+FIRST_PHASE_FIELDS = ("opens_at", "closes_at", "daily_quota", "total_quota")
+#: Challenge settings a single-phase challenge shares with its phase (the challenge's kinds bound every phase's).
+SHARED_WITH_PHASE = ("allow_predictions", "allow_recipes")
 
 
-def phase_default(*, challenge: Challenge) -> Phase:
-    """The first phase, from the challenge's own dates, quotas and kinds."""
+def phase_default(*, challenge: Challenge, **fields) -> Phase:
+    """The first phase, ``main``: the challenge's kinds, and the dates and quotas in ``fields`` (else the defaults)."""
+    unknown = sorted(set(fields) - set(FIRST_PHASE_FIELDS))
+    if unknown:
+        raise ServiceError(f"Unknown phase fields: {unknown}.")
     return Phase.objects.create(challenge=challenge, name="main", order=0,
-                                **{name: getattr(challenge, name) for name in SHARED_WITH_PHASE})
+                                **{name: getattr(challenge, name) for name in SHARED_WITH_PHASE}, **fields)
 
 
-def phase_sync_single(*, challenge: Challenge) -> None:
-    """A challenge with one phase: the phase follows the challenge's dates, quotas and kinds."""
-    phases = list(challenge.phases.all()[:2])
-    if len(phases) == 1:
-        Phase.objects.filter(pk=phases[0].pk).update(**{name: getattr(challenge, name) for name in SHARED_WITH_PHASE})
+def phase_update_single(*, challenge: Challenge, user: User | None, fields: dict) -> dict:
+    """Apply the challenge's kinds and the given :data:`FIRST_PHASE_FIELDS` to its only phase; the changes.
+
+    With several phases, dates and quotas are set on each phase (``phase_update``): a challenge-wide
+    value would be ambiguous, so it is refused naming the field.
+    """
+    given = {name: fields[name] for name in FIRST_PHASE_FIELDS if name in fields}
+    phases = list(challenge.phases.all())
+    if len(phases) != 1:
+        if given:
+            name = next(iter(given))
+            raise ServiceError(f"This challenge has {len(phases)} phases: set {name} on each phase "
+                               "(its phases endpoint), not on the challenge.", field=name)
+        return {}
+    phase = phases[0]
+    values = {name: getattr(challenge, name) for name in SHARED_WITH_PHASE} | given
+    _check({name: getattr(phase, name) for name in PHASE_FIELDS} | values)
+    return audit_save(phase, values, challenge=challenge, actor=user, action="phase_changed",
+                      tracked=PHASE_FIELDS, phase=phase.name)
 
 
 def phase_open(*, challenge: Challenge, now=None) -> Phase:
-    """The phase taking submissions now; ChallengeClosed naming the reason when none does."""
-    now = now or timezone.now()
-    reason = challenge.closed_reason(now)
-    if reason:
-        raise ChallengeClosed(reason)
-    phases = list(challenge.phases.all())
-    for phase in phases:
-        if phase.closed_reason(now) is None:
-            return phase
-    upcoming = [p for p in phases if p.opens_at and p.opens_at > now]
-    if upcoming:
-        raise ChallengeClosed(min(upcoming, key=lambda p: p.opens_at).closed_reason(now))
-    if phases:
-        raise ChallengeClosed(max(phases, key=lambda p: (p.closes_at is not None, p.closes_at)).closed_reason(now))
-    raise ChallengeClosed("This challenge has no phase taking submissions.")
+    """The phase taking submissions now; ChallengeClosed with :func:`phase_in_force`'s reason when none does."""
+    in_force = phase_in_force(challenge=challenge, now=now)
+    if not in_force.open:
+        raise ChallengeClosed(in_force.reason)
+    return in_force.phase
 
 
 def _check(fields: dict) -> None:

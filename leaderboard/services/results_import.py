@@ -21,10 +21,11 @@ from django.utils.text import slugify
 
 from evaluation.imports import FORMATS, ResultsImportError, combine, read_results
 
-from ..choices import RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
+from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
 from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
 from ..selectors import user_is_host
 from .errors import NotAllowed, ServiceError
+from .phases import phase_default
 from .reports import report_request
 
 MAX_MODELS_PER_IMPORT = 500
@@ -52,9 +53,9 @@ def challenge_create_results_only(*, created_by: User, title: str, slug: str | N
         challenge = Challenge.objects.create(
             slug=slug, title=title, description=description, created_by=created_by, metric=metric,
             higher_is_better=higher_is_better, allow_predictions=True, allow_recipes=False, k_runs=1,
-            split_scheme=SplitScheme.FIXED, randomize_sources=[], visibility=visibility,
-            daily_quota=0, total_quota=0, closes_at=timezone.now())
+            split_scheme=SplitScheme.FIXED, randomize_sources=[], visibility=visibility)
         challenge.hosts.add(created_by)
+        phase_default(challenge=challenge, daily_quota=0, total_quota=0, closes_at=timezone.now())
     return challenge
 
 
@@ -134,6 +135,7 @@ def results_import_create(*, challenge: Challenge, user: User, files: list[Impor
                 method_name=model[:120], status=SubmissionStatus.SCORED, runs_expected=1, counts_toward_quota=False,
                 started_at=now, finished_at=now, description=f"Imported {format} results ({table.metric}).")
             Run.objects.create(submission=submission, index=0, seeds={"imported": batch.pk}, split_id="imported",
+                               queue=RunQueue.SCORING,
                                status=RunStatus.SUCCEEDED, test_score=float(np.mean(outcomes)),
                                outcomes=Run.pack_outcomes(outcomes), device="imported", started_at=now,
                                finished_at=now)

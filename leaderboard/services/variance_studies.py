@@ -9,7 +9,7 @@ hyperparameters searched anew in every run (Bouthillier et al.'s IdealEst); bloc
 ``"all_fixed_hpo"``, everything but the search (FixHOptEst). The result (each source's
 standard deviation with its interval and its share of the total, and how much FixHOptEst
 underestimates IdealEst) is ``evaluation.stats.variance_study.variance_study`` of the runs.
-Runs are executed by the worker (``services.study_execution``); this module plans, stores
+Runs are executed by the worker (``worker.study_execution``); this module plans, stores
 and reads.
 
 A study respects the boards (issue 21): the stored result is on all hidden rows, and only the
@@ -31,13 +31,12 @@ from evaluation.report.values import finite
 from evaluation.seeds import SOURCES, seed_record
 from evaluation.stats.variance_study import JOINT, JOINT_FIXED_HPO, variance_study
 
-from ..choices import RUN_ENDED, Feedback, RunStatus, SubmissionKind
+from ..choices import RUN_ENDED, Feedback, RunQueue, RunStatus, SubmissionKind
 from ..models import StudyRun, Submission, VarianceStudy
 from ..selectors import user_is_host
 from .boards import board_scope
 from .dispatch import EXECUTE_STUDY_RUN, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
-from .submissions import run_queue
 
 #: The Celery task that executes one study run (see ``tasks.variance_studies``).
 MAX_STUDY_RUNS = 5_000
@@ -110,13 +109,13 @@ def variance_study_create(*, submission: Submission, user: User, k_runs: int = 5
     plan = variance_study_plan(master_seed=master, sources=sources, k_runs=k_runs, search=search)
     if len(plan) > MAX_STUDY_RUNS:
         raise ServiceError(f"{len(plan)} runs; a study may have {MAX_STUDY_RUNS}.", field="k_runs")
-    queue = run_queue(challenge=challenge, submission=submission)
+    queue = submission.runs.values_list("queue", flat=True).first() or RunQueue.CPU  # stored with the entry's runs
     with transaction.atomic():
         study = VarianceStudy.objects.create(challenge=challenge, submission=submission, created_by=user,
                                              k_runs=k_runs, sources=sources, master_seed=master,
                                              searches_hyperparameters=search)
         runs = StudyRun.objects.bulk_create([
-            StudyRun(study=study, block=p["block"], index=p["index"], seeds=p["seeds"],
+            StudyRun(study=study, block=p["block"], index=p["index"], seeds=p["seeds"], queue=queue,
                      search_hyperparameters=p["search"]) for p in plan])
         for run in runs:
             enqueue_on_commit(EXECUTE_STUDY_RUN, run.pk, queue=queue)  # refused by the broker: the janitor resends

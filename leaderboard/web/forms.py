@@ -11,6 +11,7 @@ import json
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
+from django.forms.utils import ErrorDict
 
 from evaluation.seeds import SOURCES
 
@@ -18,6 +19,7 @@ from ..choices import SubmissionKind
 from ..models import Challenge, Team, default_sources, validate_gamma
 from ..services.challenges import CHALLENGE_FIELDS, FROZEN_AFTER_FIRST_SUBMISSION, DatasetUpload
 from ..services.errors import ServiceError
+from ..services.phases import FIRST_PHASE_FIELDS
 from ..uploads import read_dataset_upload
 
 DIRECTION_CHOICES = [("", "Default for the metric"), ("higher", "Higher is better"), ("lower", "Lower is better")]
@@ -31,6 +33,16 @@ def add_service_error(form: forms.Form, exc: ServiceError) -> None:
     """Show a service's message on the field it names, or above the form."""
     field = FIELD_ALIASES.get(exc.field, exc.field)
     form.add_error(field if field in form.fields else None, exc.message)
+
+
+def show_upload_refusal(form: forms.Form, refusal: ServiceError) -> None:
+    """An upload stopped while it streamed (``upload_handlers``): its reason alone, on the bound form.
+
+    The fields after the refused file never arrived, so the form is not validated: only the
+    refusal is shown, with what did arrive filled in.
+    """
+    form._errors, form.cleaned_data = ErrorDict(), {}
+    add_service_error(form, refusal)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -78,7 +90,12 @@ class ChallengeSettingsForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple, label="Sources to randomize",
         help_text="Sources of variation that differ between runs; the others are held fixed for every run.")
 
-    # Declared so the admin uses them too (it would swap in its split date/time widgets).
+    # The first (only) phase's dates and quotas: not the challenge's own (issue 24). Declared so the
+    # admin uses these widgets too (it would swap in its split date/time widgets).
+    daily_quota = forms.IntegerField(min_value=0, initial=5, label="Daily quota",
+                                     help_text="Submissions per team per day (0: unlimited).")
+    total_quota = forms.IntegerField(min_value=0, initial=100, label="Total quota",
+                                     help_text="Submissions per team in total (0: unlimited).")
     opens_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)",
                                    help_text="Empty: open now.")
     closes_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)",
@@ -129,6 +146,7 @@ class ChallengeSettingsForm(forms.ModelForm):
         self.frozen = False
         if self.instance.pk is not None:
             self.initial["direction"] = "higher" if self.instance.higher_is_better else "lower"
+            self._phase_initial()
             # challenge_update refuses these once submissions exist; show them as fixed.
             self.frozen = self.instance.submissions.exists()
             if self.frozen:
@@ -136,6 +154,16 @@ class ChallengeSettingsForm(forms.ModelForm):
                     if name in self.fields:
                         self.fields[name].disabled = True
                         self.fields[name].help_text = "Fixed: submissions exist."
+
+    def _phase_initial(self) -> None:
+        """The only phase's dates and quotas; with several phases they are set per phase, not here."""
+        phases = list(self.instance.phases.all())
+        for name in FIRST_PHASE_FIELDS:
+            if len(phases) == 1:
+                self.initial[name] = getattr(phases[0], name)
+            elif name in self.fields:
+                self.fields[name].disabled, self.fields[name].required = True, False
+                self.fields[name].help_text = f"Set on each of the {len(phases)} phases."
 
     def clean(self):
         cleaned = super().clean()
@@ -157,7 +185,8 @@ class ChallengeSettingsForm(forms.ModelForm):
 
     def challenge_fields(self) -> dict:
         """The cleaned settings as the services take them (``higher_is_better`` from the direction)."""
-        fields = {name: self.cleaned_data[name] for name in CHALLENGE_FIELDS if name in self.cleaned_data}
+        fields = {name: self.cleaned_data[name] for name in (*CHALLENGE_FIELDS, *FIRST_PHASE_FIELDS)
+                  if name in self.cleaned_data}
         direction = self.cleaned_data.get("direction")
         fields["higher_is_better"] = {"higher": True, "lower": False}.get(direction)
         return fields
@@ -232,6 +261,8 @@ class PlannerForm(forms.Form):
                              help_text="Chance of detecting a pair whose P(A>B) is γ.")
     run_minutes = forms.FloatField(min_value=0, max_value=100_000, initial=1.0, label="Minutes per run",
                                    help_text="Worker time one run takes (your own training time, or the time limit).")
+    boo_n = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="Boo n",
+                               help_text="n of Boo_n: its interval needs at least 3n runs per entry.")
 
 
 # --------------------------------------------------------------------------- submissions

@@ -18,7 +18,7 @@ from evaluation.stats import plan_runs
 from ..choices import Visibility
 from ..models import Challenge
 from ..selectors import challenge_list_visible, user_is_host
-from ..services.challenges import challenge_update
+from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
 from .forms import PlannerForm
@@ -33,7 +33,7 @@ def planner_context(data, *, initial: dict | None = None) -> dict:
     if values is None:
         return {"planner": form, "plan": None}
     plan = plan_runs(values["entries"], gamma=values["gamma"], alpha=values["alpha"], beta=1 - values["power"],
-                     run_minutes=values["run_minutes"])
+                     run_minutes=values["run_minutes"], boo_n=values["boo_n"])
     return {"planner": form, "plan": plan, "plan_power_pct": f"{100 * values['power']:.3g}"}
 
 
@@ -54,8 +54,9 @@ def challenge_preview(request, slug: str):
     minutes = max(1.0, round(challenge.run_time_limit_s / 60 / 4, 1)) if challenge.allow_recipes else 1.0
     context = {"challenge": challenge, "dataset": dataset, "preview": dataset_preview(dataset=dataset) if dataset else None,
                "frozen": challenge.submissions.exists(),
+               "k_warnings": challenge_warnings(challenge=challenge),
                **planner_context(request.GET, initial={"gamma": challenge.gamma, "alpha": challenge.alpha,
-                                                       "run_minutes": minutes})}
+                                                       "run_minutes": minutes, "boo_n": challenge.boo_n})}
     return render(request, "challenges/preview.html", context)
 
 
@@ -71,6 +72,8 @@ def _preview_action(request, challenge: Challenge):
             k = int(request.POST.get("k_runs", ""))
             challenge_update(challenge=challenge, user=request.user, k_runs=k)
             messages.success(request, f"Runs per entry (k) set to {k}.")
+            for warning in challenge_warnings(challenge=challenge):
+                messages.warning(request, warning)
     except ValueError:
         messages.error(request, "k must be a whole number.")
     except ServiceError as exc:

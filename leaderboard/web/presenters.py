@@ -15,11 +15,12 @@ from django.utils.safestring import mark_safe
 from evaluation.report import flip_comparison, section_pairs
 
 from . import charts
-from ..choices import Board, Correction, SubmissionStatus
-from ..models import Challenge, Submission
+from ..choices import Board, Correction
+from ..models import Challenge
+from ..selectors import report_stored_meta, submission_ids_scored
 from ..services.errors import ServiceError
 from ..services.paging import PAGE_SIZE, entries_page, heatmap_ids
-from ..services.reports import REPORT_MODELS, report_current, report_settings_key
+from ..services.reports import report_current, report_settings_key
 
 #: A verdict of row A against column B, in words (``{a}``/``{b}``: the method names).
 VERDICT_WORDS = {
@@ -28,6 +29,15 @@ VERDICT_WORDS = {
     "not_significant": "cannot tell apart",
     "not_meaningful": "significant, but not meaningful (below γ)",
     "not_significant_after_correction": "undecided: the test's adjusted p-value is not below α",
+}
+#: The test behind a pair's p-value, by the comparison's ``method`` (``evaluation.stats.outperform.score_tests``,
+#: ``evaluation.stats.testset``): the test dual to the pair's interval.
+TEST_WORDS = {
+    "wilson": "Wilson's score test of P(A>B) = ½ on the paired runs",
+    "newcombe": "Mann–Whitney z-test on the runs",
+    "mcnemar": "exact McNemar test over the test examples",
+    "paired-t": "paired t-test over the test examples",
+    "welch-t": "Welch's t-test with the spread between prediction files",
 }
 #: Entries drawn together in the section's Boo_n-against-n chart (one colour each).
 CURVES_SHOWN = len(charts.PALETTE)
@@ -70,15 +80,17 @@ def pair_for_display(slug: str, pair: dict, *, winner_first: bool = True) -> dic
     level = shown.get("level")
     return {**shown, "words": verdict_text(shown), "url": compare_url(slug, shown["a"], shown["b"]),
             "pvalue_text": p_value_text(shown["pvalue"]), "pvalue_raw_text": p_value_text(shown["pvalue_raw"]),
-            "level_pct": None if level is None else f"{100 * level:.3g}"}
+            "level_pct": None if level is None else f"{100 * level:.3g}",
+            "test_words": TEST_WORDS.get(shown.get("method"), "the pair's test")}
 
 
 def coverage_for_section(kind: str, settings: dict) -> dict:
     """The measured coverage notes that concern a section's intervals (report ``settings.coverage``)."""
-    notes = [n for n in settings.get("coverage", []) if n["interval"].startswith(f"{kind}.")]
+    notes = [n for n in settings.get("coverage", []) if n["interval"].startswith(f"{kind}.")
+             and n.get("coverage") is not None]  # an interval the board does not show has no coverage
     short = [{"label": n["label"], "pct": f"{100 * n['coverage']:.0f}"} for n in notes]
     return {"coverage_short": short, "coverage_k": notes[0]["k"] if notes else None,
-            "coverage_low": any(n["coverage"] < 0.93 for n in notes)}
+            "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes)}
 
 
 #: Decoded reports kept per process, by (model, report id, computed_at): a 5,000-entry report is megabytes
@@ -89,14 +101,13 @@ _DECODED_SIZE = 2
 
 def _report_data(challenge: Challenge, board: str):
     """(report without its data, its data): the data decoded once per report version and process."""
-    model = REPORT_MODELS[Board(board)]
-    meta = model.objects.filter(challenge=challenge).defer("data").first()
-    key = None if meta is None or meta.computed_at is None else (model.__name__, meta.pk, meta.computed_at)
+    meta = report_stored_meta(challenge=challenge, board=board)
+    key = None if meta is None or meta.computed_at is None else (type(meta).__name__, meta.pk, meta.computed_at)
     data = _DECODED.get(key) if key else None
     if data is None or data.get("settings_key") != report_settings_key(challenge):
         meta = report_current(challenge=challenge, board=board)
         data = meta.data
-        key = (model.__name__, meta.pk, meta.computed_at)
+        key = (type(meta).__name__, meta.pk, meta.computed_at)
         if len(_DECODED) >= _DECODED_SIZE:
             _DECODED.pop(next(iter(_DECODED)))
         _DECODED[key] = data
@@ -118,69 +129,103 @@ def leaderboard_for_page(challenge: Challenge, board: str = Board.PUBLIC, *, que
     rows = {row["submission_id"]: row for row in data["entries"]}
     pages = {section["kind"]: entries_page([rows[sid] for sid in section["entries"]], query=query, around=around,
                                            offset=offset, limit=limit) for section in data["sections"]}
-    shown = [sid for page in pages.values() for sid in page.ids]
     # Entries link to their submission page, which only the submitting team may see before it is scored.
-    scored = set(Submission.objects.filter(pk__in=shown, status=SubmissionStatus.SCORED).values_list("pk", flat=True))
+    scored = submission_ids_scored(ids=[sid for page in pages.values() for sid in page.ids])
     sections = []
     for section in data["sections"]:
         focus = around if around in rows else next((sid for sid in mine if sid in set(section["compared"])), None)
         sections.append(section_for_page(challenge, section, rows, scored, data["settings"],
                                          page=pages[section["kind"]], focus=focus))
+    settings = data["settings"]
     return {
-        "error": None, "settings": data["settings"], "sections": sections, "entries": len(rows), "board": board,
+        "error": None, "settings": settings, "sections": sections, "entries": len(rows), "board": board,
         "feedback": data.get("feedback") or {},
         "computed_at": report.computed_at, "pending": report.recompute_pending,
-        "confidence_pct": 100 * data["settings"]["confidence"],
-        "sota_confidence_pct": 100 * (1 - data["settings"]["alpha"] / 2),
-        "correction": Correction(data["settings"]["correction"]).label,
-        "gamma_pct": 100 * data["settings"]["gamma"], "power_pct": 100 * (1 - data["settings"].get("beta", 0.05)),
+        "confidence_pct": 100 * settings["confidence"], "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
+        "correction": Correction(settings["correction"]).label,
+        "gamma_pct": 100 * settings["gamma"], "power_pct": 100 * (1 - settings.get("beta", 0.05)),
         "query": query, "around": around, "limit": limit,
     }
 
 
 def section_for_page(challenge: Challenge, section: dict, rows: dict, scored: set, settings: dict, *,
                      page=None, focus: int | None = None) -> dict:
-    """One section: its page of entries (all of them without ``page``), their comparisons, the heat map."""
-    slug = challenge.slug
+    """One section: its page of entries (all of them without ``page``), their comparisons, the heat map.
+
+    ``rows``: every entry of the report by submission id; ``scored``: the ids whose submission page is
+    public; ``focus``: the reader's entry, whose charts a paged board draws and whose neighbours its heat
+    map shows.
+    """
     page = page or entries_page([rows[sid] for sid in section["entries"]], limit=len(section["entries"]) or 1)
-    entries = [dict(rows[sid]) for sid in page.ids]
     paged = page.matched > len(page.ids) or bool(page.query)
-    for row in entries:
-        row["label"] = entry_label(row)
-        row["created_at"] = datetime.fromisoformat(row["created"]) if row.get("created") else None
-        row["url"] = (reverse("submission-detail", args=[row["submission_id"]])
-                      if row["submission_id"] in scored else None)
-        row["strip_svg"] = row["curve_svg"] = None
-        if paged and row["submission_id"] != focus:  # a paged board draws the reader's entry's charts only
-            continue
-        prefix = f"{section['kind']}-{row['submission_id']}"
+    kind = section["kind"]
+    entries = [_entry_for_page(rows[sid], kind, scored, charted=not paged or sid == focus) for sid in page.ids]
+    names = {sid: row["method_name"] for sid, row in rows.items()}
+    pairs = _pairs_shown(challenge.slug, section, names, page.ids, paged=paged)
+    visible = set(page.ids)
+    out = {
+        **_section_summary(section, rows, entries), "page": page.as_dict(),
+        "pairs": pairs, "decided": [pair for pair in pairs if pair["verdict"] == "a_better"],
+        **_section_charts(kind, entries, settings, paged=paged),
+        "inversions": [inv for inv in section.get("inversions", []) if inv["above"] in visible or inv["below"] in visible],
+        **coverage_for_section(kind, settings),
+        **_section_heatmap(challenge.slug, section, rows, names, focus),
+    }
+    out["clipped"] = any("clip-mark" in out[name] for name in ("forest_svg", "strip_svg", "curves_svg"))
+    return out
+
+
+def _entry_for_page(row: dict, kind: str, scored: set, *, charted: bool) -> dict:
+    """A copy of the report's ``row`` with its label, date and link, and its own charts when ``charted``
+    (a paged board draws the charts of the reader's entry only)."""
+    row = dict(row)
+    sid = row["submission_id"]
+    row["label"] = entry_label(row)
+    row["created_at"] = datetime.fromisoformat(row["created"]) if row.get("created") else None
+    row["url"] = reverse("submission-detail", args=[sid]) if sid in scored else None
+    row["strip_svg"] = row["curve_svg"] = None
+    if charted:
+        prefix = f"{kind}-{sid}"
         row["strip_svg"] = mark_safe(charts.strip_plot({row["label"]: row["run_scores"]},
                                                        title=f"Every run of {row['label']}",
                                                        id_prefix=f"strip-{prefix}"))
         row["curve_svg"] = mark_safe(charts.boo_n_curve({row["label"]: row["boo_n_curve"]},
                                                         title=f"Boo_n against n: {row['label']}",
                                                         id_prefix=f"boon-{prefix}"))
-    statistic = settings["statistic"]
-    kind = section["kind"]
-    visible = set(page.ids)  # the comparisons between entries of the page (a paged board stores thousands)
-    position = {sid: k for k, sid in enumerate(page.ids)}
-    names = {sid: row["method_name"] for sid, row in rows.items()}
-    pairs = [pair_for_display(slug, pair) for pair in section_pairs(section, names, among=visible)
-             if not paged or pair["verdict"] == "a_better" or pair["verdict"] == "b_better"
-             or abs(position[pair["a"]] - position[pair["b"]]) == 1]
-    compared = [row for row in entries if row["compared"]]
-    curves = [row for row in entries if row["runs_succeeded"] > 1]  # one run: Boo_n is that run at every n
+    return row
+
+
+def _pairs_shown(slug: str, section: dict, names: dict, ids: list, *, paged: bool) -> list[dict]:
+    """The comparisons between the entries ``ids`` of the page, for display (a paged board stores thousands:
+    it shows the decided pairs and those of neighbours on the page)."""
+    position = {sid: k for k, sid in enumerate(ids)}
+    return [pair_for_display(slug, pair) for pair in section_pairs(section, names, among=set(ids))
+            if not paged or pair["verdict"] in ("a_better", "b_better")
+            or abs(position[pair["a"]] - position[pair["b"]]) == 1]
+
+
+def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
+    """The section's title, its entries, its leader and state of the art, in words and counts."""
     imported = bool(entries) and all(row.get("provenance") for row in entries)
-    out = {
-        "kind": kind, "label": section["label"], "imported": imported,
+    return {
+        "kind": section["kind"], "label": section["label"], "imported": imported,
         "title": "Imported runs (published elsewhere)" if imported else section["label"],
-        "imported_runs": sum(row["runs_succeeded"] for row in entries) if imported else None, "paired_runs": section.get("paired_runs"),
-        "n_examples": section.get("n_examples"), "entries": entries, "compared": compared,
-        "n_compared": len(section["compared"]), "page": page.as_dict(),
+        "imported_runs": sum(row["runs_succeeded"] for row in entries) if imported else None,
+        "paired_runs": section.get("paired_runs"), "n_examples": section.get("n_examples"),
+        "entries": entries, "compared": [row for row in entries if row["compared"]],
+        "n_compared": len(section["compared"]),
         "leader": rows[section["compared"][0]]["method_name"] if section["compared"] else None,
         "leader_ties": [rows[sid]["method_name"] for sid in section["leader_group"][1:]],
         "sota": dict(section["sota"], best=rows.get(section["sota"].get("submission_id"), {}).get("method_name")),
-        "pairs": pairs, "decided": [pair for pair in pairs if pair["verdict"] == "a_better"],
+        "runs_needed": section.get("runs_needed"),
+    }
+
+
+def _section_charts(kind: str, entries: list[dict], settings: dict, *, paged: bool) -> dict:
+    """The section's charts of its page of entries: intervals (forest plots), every run, Boo_n against n."""
+    statistic = settings["statistic"]
+    curves = [row for row in entries if row["runs_succeeded"] > 1]  # one run: Boo_n is that run at every n
+    return {
         "forest_svg": mark_safe(charts.forest_plot(
             entries, statistic=statistic, id_prefix=f"forest-{kind}",
             title=f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with its {settings['confidence']:.0%} interval, "
@@ -195,20 +240,19 @@ def section_for_page(challenge: Challenge, section: dict, rows: dict, scored: se
             {row["label"]: row["boo_n_curve"] for row in curves[:CURVES_SHOWN]}, id_prefix=f"boon-{kind}")),
         "curves_shown": min(CURVES_SHOWN, len(curves)), "curves_left_out": max(0, len(curves) - CURVES_SHOWN),
         "single_runs": len(entries) - len(curves),
-        "heatmap_svg": None, "heatmap_partial": False,
-        "inversions": [inv for inv in section.get("inversions", []) if inv["above"] in visible or inv["below"] in visible],
-        "runs_needed": section.get("runs_needed"),
-        **coverage_for_section(kind, settings),
     }
-    out["clipped"] = any("clip-mark" in out[name] for name in ("forest_svg", "strip_svg", "curves_svg"))
+
+
+def _section_heatmap(slug: str, section: dict, rows: dict, names: dict, focus: int | None) -> dict:
+    """P(row beats column) of the top compared entries and the neighbourhood of ``focus``
+    (:func:`services.paging.heatmap_ids`), each cell linking to the compare page; none below two entries."""
     ids = heatmap_ids(list(section["compared"]), focus)
-    if len(ids) >= 2:
-        inside = set(ids)
-        shown = {"compared": ids, "comparisons": section_pairs(section, names, among=inside)}
-        p, labels, verdicts = charts.pairwise_matrix(shown, [rows[sid] for sid in ids])
-        links = [[None if a == b else compare_url(slug, a, b) for b in ids] for a in ids]
-        out["heatmap_partial"] = len(ids) < len(section["compared"])
-        out["heatmap_focus"] = focus in inside
-        out["heatmap_svg"] = mark_safe(charts.heatmap(p, labels, verdicts, links=links, id_prefix=f"heatmap-{kind}",
-                                                      title="P(row beats column), with the verdicts"))
-    return out
+    if len(ids) < 2:
+        return {"heatmap_svg": None, "heatmap_partial": False}
+    inside = set(ids)
+    shown = {"compared": ids, "comparisons": section_pairs(section, names, among=inside)}
+    p, labels, verdicts = charts.pairwise_matrix(shown, [rows[sid] for sid in ids])
+    links = [[None if a == b else compare_url(slug, a, b) for b in ids] for a in ids]
+    return {"heatmap_partial": len(ids) < len(section["compared"]), "heatmap_focus": focus in inside,
+            "heatmap_svg": mark_safe(charts.heatmap(p, labels, verdicts, links=links, id_prefix=f"heatmap-{section['kind']}",
+                                                    title="P(row beats column), with the verdicts"))}

@@ -8,7 +8,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -29,6 +29,8 @@ from ..models import Challenge, Dataset, EntryProvenance, Registration, Submissi
 from ..selectors import (
     challenge_list_visible,
     challenge_provenance,
+    challenges_with_phase_span,
+    phase_in_force,
     submission_can_see_details,
     submission_list_for,
     user_is_host,
@@ -36,7 +38,7 @@ from ..selectors import (
 )
 from ..services.accounts import account_signup
 from ..services.boards import BoardScope, board_scope
-from ..services.challenges import challenge_create, challenge_update
+from ..services.challenges import challenge_create, challenge_update, challenge_warnings
 from ..services.entries import entry_history
 from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import PAGE_SIZE, page_limit
@@ -44,6 +46,7 @@ from ..services.reports import report_current, section_family_size, section_pair
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..services.teams import team_personal_for
 from ..throttles import SignupThrottle, too_many
+from ..upload_handlers import upload_refusal
 from ..uploads import read_prediction_uploads, read_recipe_upload
 from .forms import (
     ChallengeCreateForm,
@@ -51,6 +54,7 @@ from .forms import (
     SignupForm,
     SubmissionForm,
     add_service_error,
+    show_upload_refusal,
 )
 from . import charts
 from .pagecache import anonymous_page_microcache
@@ -78,7 +82,7 @@ def _scope(request, challenge: Challenge) -> BoardScope:
 
 
 def home(request):
-    challenges = (challenge_list_visible(user=request.user)
+    challenges = (challenges_with_phase_span(challenge_list_visible(user=request.user))
                   .annotate(entries=Count("submissions", filter=Q(submissions__status=SubmissionStatus.SCORED),
                                           distinct=True),
                             # no dataset and imported entries: results made elsewhere, no submissions
@@ -115,7 +119,11 @@ def signup(request):
 
 @login_required
 def challenge_new(request):
+    refusal = upload_refusal(request)
     form = ChallengeCreateForm(request.POST or None, request.FILES or None)
+    if refusal is not None:  # an upload over a limit, stopped while it streamed
+        show_upload_refusal(form, refusal)
+        return render(request, "challenges/new.html", {"form": form}, status=400)
     if request.method == "POST" and form.is_valid():
         # A draft first: its hosts check the data (and the planner's k) on the preview, then publish it.
         kwargs = form.service_kwargs()
@@ -127,6 +135,8 @@ def challenge_new(request):
         else:
             messages.success(request, f"Challenge “{challenge.title}” created as a draft only you can see. Check the "
                                       + ("data below, then publish it." if publish else "data below."))
+            for warning in challenge_warnings(challenge=challenge):
+                messages.warning(request, warning)
             return redirect("challenge-preview", slug=challenge.slug)
     return render(request, "challenges/new.html", {"form": form})
 
@@ -148,20 +158,25 @@ def challenge_detail(request, slug: str):
     challenge = _visible_challenge(request, slug)
     scope = _scope(request, challenge)
     is_host = user_is_host(user=request.user, challenge=challenge)
-    form = None
+    form = refusal = None
     if request.user.is_authenticated:
         personal = team_personal_for(user=request.user)
+        refusal = upload_refusal(request)
         form = SubmissionForm(request.POST or None, request.FILES or None, challenge=challenge,
                               teams=user_teams(user=request.user).order_by("-is_personal", "name"),
                               default_team=personal)
-        if request.method == "POST" and form.is_valid():
+        if refusal is not None:  # files over a limit, stopped while they streamed
+            show_upload_refusal(form, refusal)
+        elif request.method == "POST" and form.is_valid():
             submission = _submit(request, challenge, form)
             if submission is not None:
                 messages.success(request, f"Submission “{submission.method_name}” received; it is queued.")
                 return redirect(submission)
     elif request.method == "POST":
         return redirect_to_login(request.get_full_path())
-    is_open = challenge.is_open()
+    prefetch_related_objects([challenge], "phases")  # read by phase_in_force and the rules list
+    in_force = phase_in_force(challenge=challenge)
+    is_open = in_force.open
     registration = (Registration.objects.filter(challenge=challenge, user=request.user).first()
                     if request.user.is_authenticated else None)
     my_submissions = (submission_list_for(user=request.user, challenge=challenge)
@@ -173,6 +188,7 @@ def challenge_detail(request, slug: str):
         "dataset": getattr(challenge, "dataset", None),
         "is_host": is_host,
         "is_open": is_open,
+        "in_force": in_force,
         "downloads": _download_parts(challenge, is_host),
         "board": leaderboard_for_page(challenge, scope.board, **_page_request(request, my_submissions)),
         "scope": scope,
@@ -184,7 +200,7 @@ def challenge_detail(request, slug: str):
         # A closed challenge shows no form; a refused POST still shows the service's reason on it.
         "show_form": form is not None and (is_open or form.is_bound),
         "my_submissions": my_submissions,
-    })
+    }, status=400 if refusal is not None else 200)
 
 
 def _join_state(challenge: Challenge, registration: Registration | None) -> dict:
@@ -244,6 +260,8 @@ def challenge_edit(request, slug: str):
             add_service_error(form, exc)
         else:
             messages.success(request, "Settings saved.")
+            for warning in challenge_warnings(challenge=stored):
+                messages.warning(request, warning)
             return redirect(stored)
     return render(request, "challenges/edit.html", {"challenge": challenge, "form": form, "frozen": form.frozen})
 

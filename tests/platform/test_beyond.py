@@ -15,7 +15,7 @@ from leaderboard.models import EntryProvenance, StudyRun, Submission, Suite, Var
 from leaderboard.services.errors import NotAllowed, ServiceError
 from leaderboard.services.reports import report_recompute
 from leaderboard.services.results_import import ImportFile, challenge_create_results_only, results_import_create
-from leaderboard.services.study_execution import study_run_execute
+from leaderboard.worker.study_execution import study_run_execute
 from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 from leaderboard.services.suites import suite_board, suite_create
 from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
@@ -89,8 +89,8 @@ def test_a_study_run_uses_the_run_machinery_and_the_result_follows(recipe_entry,
         return SimpleNamespace(status="succeeded", test_score=score, valid_score=score, error="", log="",
                                duration_s=0.1, device="cpu")
 
-    monkeypatch.setattr("leaderboard.services.study_execution.execute_recipe_run", fake_run)
-    monkeypatch.setattr("leaderboard.services.study_execution.configured_runner", lambda: None)
+    monkeypatch.setattr("leaderboard.worker.study_execution.execute_recipe_run", fake_run)
+    monkeypatch.setattr("leaderboard.worker.study_execution.configured_runner", lambda: None)
     for run in StudyRun.objects.filter(study=study):
         assert study_run_execute(study_run_id=run.pk).status == "succeeded"
         assert study_run_execute(study_run_id=run.pk) is None  # a redelivery writes nothing

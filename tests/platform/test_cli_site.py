@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from leaderboard.models import Challenge, Run, Submission, Team
+from leaderboard.services.phases import phase_default
 
 from .factories import PASSWORD, digits_challenge, label_predictions, make_user
 
@@ -83,17 +84,18 @@ def test_leaderboard_prints_one_headed_section_per_kind(live_server, board, tmp_
 def test_a_closed_challenge_is_reported_as_closed(live_server, tmp_path):
     host = make_user("host")
     make_user("carol")
-    Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy", higher_is_better=True,
-                             allow_recipes=True, created_by=host, closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+    closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
+                                      higher_is_better=True, allow_recipes=True, created_by=host)
+    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
     recipe = tmp_path / "recipe.py"
     recipe.write_text("def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return None\n")
     assert run_cli(live_server.url, tmp_path, "login", "carol").returncode == 0
     done = run_cli(live_server.url, tmp_path, "submit", "boon-2018", "--recipe", str(recipe), "--method", "late")
     assert done.returncode == 1
-    assert done.stderr.strip() == "error: 409: The challenge closed at 2018-07-15 00:00 UTC."
+    assert done.stderr.strip() == "error: 409: The main phase closed at 2018-07-15 00:00 UTC."
     as_json = run_cli(live_server.url, tmp_path, "submit", "boon-2018", "--recipe", str(recipe), "--method", "x",
                       "--json")
-    assert json.loads(as_json.stderr) == {"error": "409: The challenge closed at 2018-07-15 00:00 UTC."}
+    assert json.loads(as_json.stderr) == {"error": "409: The main phase closed at 2018-07-15 00:00 UTC."}
 
 
 def test_every_command_answers_json(live_server, board, tmp_path):

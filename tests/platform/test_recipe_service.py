@@ -15,9 +15,8 @@ from leaderboard.models import Run, Submission
 from leaderboard.services.dispatch import EXECUTE_RUN
 from leaderboard.services.errors import ServiceError
 from leaderboard.services.lifecycle import runs_fail_stuck
-from leaderboard.services.run_data import run_split
-from leaderboard.services.run_execution import run_execute
-from leaderboard.services.submissions import run_queue
+from leaderboard.worker.run_data import run_split
+from leaderboard.worker.run_execution import run_execute
 from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 
 from .factories import digits_challenge, make_user
@@ -80,14 +79,18 @@ def test_run_i_of_every_submission_shares_seeds_and_split(host, queued, django_c
     assert queued.queues(EXECUTE_RUN) == ["cpu"] * 8
 
 
-def test_gpu_recipes_and_gpu_challenges_go_to_the_gpu_queue(host):
-    cpu_challenge, _ = digits_challenge(host)
-    gpu_challenge, _ = digits_challenge(host, device="gpu", title="On GPUs")
+def test_gpu_recipes_and_gpu_challenges_go_to_the_gpu_queue_stored_at_creation(host, queued,
+                                                                              django_capture_on_commit_callbacks):
+    """The queue is decided once, when the runs are created, and stored on them (``Run.queue``, issue 24)."""
+    cpu_challenge, _ = digits_challenge(host, k_runs=2)
+    gpu_challenge, _ = digits_challenge(host, k_runs=2, device="gpu", title="On GPUs")
     gpu_recipe = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
     alice = make_user("alice")
-    assert run_queue(challenge=cpu_challenge, submission=submit(cpu_challenge, alice, recipe("trivial.py"))) == "cpu"
-    assert run_queue(challenge=cpu_challenge, submission=submit(cpu_challenge, alice, gpu_recipe)) == "gpu"
-    assert run_queue(challenge=gpu_challenge, submission=submit(gpu_challenge, alice, recipe("trivial.py"))) == "gpu"
+    with django_capture_on_commit_callbacks(execute=True):
+        made = [submit(cpu_challenge, alice, recipe("trivial.py")), submit(cpu_challenge, alice, gpu_recipe),
+                submit(gpu_challenge, alice, recipe("trivial.py"))]
+    assert [sorted(s.runs.values_list("queue", flat=True)) for s in made] == [["cpu"] * 2, ["gpu"] * 2, ["gpu"] * 2]
+    assert queued.queues(EXECUTE_RUN) == ["cpu"] * 2 + ["gpu"] * 4
 
 
 @pytest.mark.slow
@@ -155,7 +158,7 @@ def test_recipe_runs_are_scored_on_each_board_part_separately(host):
     import numpy as np
 
     from leaderboard.services.boards import board_public_mask
-    from leaderboard.services.run_data import recipe_data, run_test_parts
+    from leaderboard.worker.run_data import recipe_data, run_test_parts
 
     challenge, _ = digits_challenge(host, k_runs=2, public_fraction=0.5, master_seed=5)
     submission = submit(challenge, make_user("alice"), recipe("logistic_regression.py"))

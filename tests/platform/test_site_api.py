@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.config import StrictEnv
 from leaderboard.models import Challenge
+from leaderboard.services.phases import phase_default
 
 from .factories import digits_challenge
 
@@ -86,14 +87,14 @@ def test_email_url_configures_the_mail_backend():
 
 def test_a_closed_challenge_without_a_dataset_says_it_is_closed(host, alice):
     closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
-                                      higher_is_better=True, allow_recipes=True, created_by=host,
-                                      closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+                                      higher_is_better=True, allow_recipes=True, created_by=host)
+    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
     client = APIClient()
     client.force_authenticate(alice)
     answer = client.post(f"/api/challenges/{closed.slug}/submissions/",
                          {"kind": "recipe", "method_name": "late", "recipe": RECIPE()}, format="multipart")
     assert answer.status_code == 409
-    assert answer.json()["detail"] == "The challenge closed at 2018-07-15 00:00 UTC."
+    assert answer.json()["detail"] == "The main phase closed at 2018-07-15 00:00 UTC."
 
 
 def test_an_open_results_only_challenge_names_why_it_takes_no_recipe(host, alice):

@@ -15,8 +15,8 @@ from rest_framework.test import APIClient
 from evaluation.stats.variance_study import variance_study
 from leaderboard.models import StudyRun
 from leaderboard.services.boards import board_public_mask
-from leaderboard.services.run_data import recipe_data
-from leaderboard.services.study_execution import study_run_execute
+from leaderboard.worker.run_data import recipe_data
+from leaderboard.worker.study_execution import study_run_execute
 from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 
 from .factories import PASSWORD, digits_challenge
@@ -61,8 +61,8 @@ def studied(host, alice, monkeypatch, **challenge_fields) -> tuple:
                                     {"submission": entry.pk, "k_runs": 4, "sources": ["split", "init"]}, format="json")
     assert created.status_code == 201, created.content
     seen = []
-    monkeypatch.setattr("leaderboard.services.study_execution.execute_recipe_run", fake_sandbox(challenge, seen))
-    monkeypatch.setattr("leaderboard.services.study_execution.configured_runner", lambda: None)
+    monkeypatch.setattr("leaderboard.worker.study_execution.execute_recipe_run", fake_sandbox(challenge, seen))
+    monkeypatch.setattr("leaderboard.worker.study_execution.configured_runner", lambda: None)
     for run in StudyRun.objects.filter(study_id=created.json()["id"]):
         assert study_run_execute(study_run_id=run.pk).status == "succeeded"
     assert seen and all("test_parts" in k for k in seen)

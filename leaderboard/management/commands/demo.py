@@ -56,7 +56,7 @@ from ...models import Challenge, EntryProvenance, Run, Submission, Team
 from ...services.boards import board_public_mask
 from ...services.dataset_files import dataset_frame, dataset_hidden_labels
 from ...services.challenges import DatasetUpload, challenge_create, challenge_reveal
-from ...services.phases import phase_create, phase_update
+from ...services.phases import phase_create, phase_default, phase_update
 from ...services.registrations import registration_register
 from ...services.reports import report_request
 from ...services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
@@ -293,10 +293,10 @@ class Command(BaseCommand):
                 slug=spec["slug"], title=spec["title"], description=spec["what"] + "\n" + BOON_SOURCE,
                 created_by=host, metric="accuracy", higher_is_better=True, allow_predictions=False,
                 allow_recipes=True, k_runs=len(runs), boo_n=5, split_scheme=SplitScheme.FIXED,
-                randomize_sources=["init", "data_order"], visibility=Visibility.PUBLIC,
-                opens_at=datetime(2018, 7, 10, tzinfo=dt_timezone.utc),
-                closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+                randomize_sources=["init", "data_order"], visibility=Visibility.PUBLIC)
             challenge.hosts.add(host)
+            phase_default(challenge=challenge, opens_at=datetime(2018, 7, 10, tzinfo=dt_timezone.utc),
+                          closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
             team, _ = Team.objects.get_or_create(name="Bajgar, Kadlec & Kleindienst (2018)")
             submission = Submission.objects.create(
                 challenge=challenge, team=team, submitted_by=host, kind=SubmissionKind.RECIPE,

@@ -19,9 +19,9 @@ from execution.recipe_data import RecipeData
 
 from ..choices import SplitScheme, TestRows
 from ..models import Challenge, Dataset, Phase
-from .boards import board_public_mask
-from .dataset_files import dataset_frame, dataset_hidden_labels
-from .errors import PlatformError
+from ..services.boards import board_public_mask
+from ..services.dataset_files import dataset_frame, dataset_hidden_labels
+from ..services.errors import PlatformError
 
 
 def recipe_data(*, challenge: Challenge) -> tuple[RecipeData, np.ndarray, np.ndarray]:

@@ -1,7 +1,7 @@
 """Executing one run of a variance study (worker side), with the leaderboard runs' machinery.
 
 The same split (``run_split``), limits, device and sandboxed ``execute_recipe_run`` as
-``services.run_execution``; only the seed record and whether hyperparameters are searched
+``worker.run_execution``; only the seed record and whether hyperparameters are searched
 come from the study's plan. Like a leaderboard run, a study run also stores its score on the
 public part of the hidden rows (``public_score``): all a non-host reads before the reveal.
 Idempotent like ``run_execute``: a run is claimed under a row lock and its result written
@@ -9,8 +9,6 @@ once; a redelivery of an ended run does nothing.
 """
 
 from __future__ import annotations
-
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -21,20 +19,18 @@ from execution.runners import configured_runner
 
 from ..choices import RUN_ENDED, RunStatus
 from ..models import StudyRun
-from .errors import PlatformError
+from ..services.errors import PlatformError
+from ..services.lifecycle import run_is_stuck
+from ..services.variance_studies import study_run_fail, variance_study_refresh
 from .run_data import run_split, run_test_parts
 from .run_execution import _metric, run_device, run_limits  # the leaderboard runs' own metric and limits
-from .submissions import run_queue
-from .variance_studies import study_run_fail, variance_study_refresh
 
 
 def study_run_claim(*, study_run_id: int) -> StudyRun | None:
     """Mark the run running and count the attempt; None when it has ended or is running elsewhere."""
     with transaction.atomic():
         run = StudyRun.objects.select_for_update().select_related("study__challenge").get(pk=study_run_id)
-        limit = timedelta(seconds=run.study.challenge.run_wall_time_s() + settings.VARBOARD["STUCK_RUN_GRACE_S"])
-        stuck = run.status == RunStatus.RUNNING and run.started_at and run.started_at + limit < timezone.now()
-        if run.status in RUN_ENDED or (run.status == RunStatus.RUNNING and not stuck):
+        if run.status in RUN_ENDED or (run.status == RunStatus.RUNNING and not run_is_stuck(run)):
             return None
         if run.attempts >= settings.VARBOARD["MAX_RUN_ATTEMPTS"]:
             worn_out = True
@@ -65,7 +61,7 @@ def study_run_execute(*, study_run_id: int) -> StudyRun | None:
             recipe_source=source, data=data, split=split, seeds=run.seeds,
             hyperparameters=submission.hyperparameters or None, hpo=hpo, metric=_metric(challenge, data.classes),
             prediction_kind=challenge.metric_info.prediction_kind, limits=run_limits(challenge),
-            device=run_device(run_queue(challenge=challenge, submission=submission)),
+            device=run_device(run.queue),
             higher_is_better=challenge.higher_is_better, runner=configured_runner(),
             test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase))
     except (OSError, MemoryError) as exc:

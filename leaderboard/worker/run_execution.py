@@ -12,18 +12,17 @@ import logging
 from django.conf import settings
 
 from evaluation.metrics import get_metric, score_predictions
-from execution.run import execute_recipe_run
 from execution.readiness import runs_get_cuda
+from execution.run import execute_recipe_run
 from execution.runners import configured_runner
 from execution.sandbox import Limits
 
 from ..choices import HpoMode, RunStatus
 from ..logs import log_context
 from ..models import Challenge, Run, Submission
-from .errors import PlatformError
-from .lifecycle import run_claim, run_heartbeat, run_store_retrying
+from ..services.errors import PlatformError
+from ..services.lifecycle import run_claim, run_heartbeat, run_store_retrying
 from .run_data import run_split, run_test_parts
-from .submissions import run_queue
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ def run_execute(*, run_id: int, delivery: str = "", cause: str = "") -> Run | No
                 hyperparameters=submission.hyperparameters or None, hpo=run_hpo(challenge),
                 metric=_metric(challenge, data.classes), prediction_kind=challenge.metric_info.prediction_kind,
                 limits=run_limits(challenge),
-                device=run_device(run_queue(challenge=challenge, submission=submission)),
+                device=run_device(run.queue),
                 higher_is_better=challenge.higher_is_better, runner=configured_runner(),
                 test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase))
         except (OSError, MemoryError) as exc:
