@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
+import shlex
 import shutil
 import signal
 import socket
@@ -327,12 +329,75 @@ def check_migrations() -> None:
         manage("makemigrations", "--check", "--dry-run", env=env)
 
 
-def pytest_status(returncode: int) -> int:
-    """pytest's exit status, with 5 ("no tests were collected") turned into a failure."""
-    if returncode == 5:
+#: The steps of ``python3 dev.py test``, in order: (lane, pytest marker expression). Every test is
+#: in exactly one lane (tests/conftest.py marks tests/integration, tests/browser, tests/recipes by
+#: folder); the plain ``pytest`` run is the first (pytest.ini).
+TEST_LANES = (
+    ("unit", "not integration and not browser and not slow"),
+    ("integration", "integration and not browser"),
+    ("slow", "slow and not integration and not browser"),
+    ("browser", "browser"),
+)
+#: pytest's closing line, e.g. "==== 212 passed, 3 skipped in 95.1s ====".
+PYTEST_SUMMARY = re.compile(r"^=+ (.*\d+ (passed|failed|error|errors|skipped|deselected|xfailed|xpassed|warnings?)"
+                            r".* in [\d.]+s.*) =+$")
+
+
+def pytest_status(returncode: int, filtered: bool = False) -> int:
+    """pytest's exit status, with 5 ("no tests were collected") a failure, unless the caller
+    `filtered` the tests (extra arguments such as ``-k stats``): then a lane may match nothing."""
+    if returncode == 5 and not filtered:
         say("error: no tests ran (pytest exit code 5): a run that tests nothing is a failure")
         return 1
-    return returncode
+    return 0 if returncode == 5 else returncode
+
+
+def run_lane(name: str, expression: str, extra: list[str]) -> tuple[int, str, float]:
+    """Run one lane's pytest, its output passed through; (status, pytest's summary line, wall seconds)."""
+    color = ["--color=yes"] if sys.stdout.isatty() else []
+    command = [sys.executable, "-m", "pytest", "-m", expression, *color, *extra]
+    say(f"lane {name}: {shlex.join(command[1:])}")
+    started, summary = time.monotonic(), ""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               preexec_fn=die_with_parent)  # a killed dev.py ends its pytest too
+    for raw in process.stdout:
+        sys.stdout.buffer.write(raw)
+        sys.stdout.flush()
+        match = PYTEST_SUMMARY.match(re.sub(r"\x1b\[[0-9;]*m", "", raw.decode(errors="replace")).strip())
+        summary = match.group(1) if match else summary
+    returncode = process.wait()
+    elapsed = time.monotonic() - started
+    status = pytest_status(returncode, filtered=bool(extra))
+    summary = summary or f"pytest exited with status {returncode}"
+    summary += " (no test of this lane matched)" if returncode == 5 else ""
+    say(f"lane {name}: {'ok' if status == 0 else 'FAILED'}: {summary}; wall time {elapsed:.0f} s")
+    return status, summary, elapsed
+
+
+def run_lanes(extra: list[str]) -> int:
+    """Every lane of `TEST_LANES` in turn (all of them, even after a failure); 0 only if all passed.
+
+    A lane that selects no test fails, unless `extra` filters the tests (``-k stats``, a path):
+    then only a run where no lane selected any test fails. With ``-m`` among `extra`, that
+    expression alone is run, as one step.
+    """
+    lanes = TEST_LANES
+    if any(arg == "-m" or (arg.startswith("-m") and not arg.startswith("--")) for arg in extra):
+        lanes = (("selected", ""),)  # the caller's -m comes later on the command line and wins
+    results = []
+    for name, expression in lanes:
+        results.append((name, *run_lane(name, expression, extra)))
+        if results[-1][1] == 2:  # interrupted (Ctrl-C): stop here
+            break
+    say("summary of the test lanes:")
+    for name, status, summary, elapsed in results:
+        say(f"  {name:<12} {'ok' if status == 0 else 'FAILED':<7} {elapsed:6.0f} s  {summary}")
+    failed = [name for name, status, _, _ in results if status != 0]
+    if all(summary.endswith("(no test of this lane matched)") for _, _, summary, _ in results):
+        failed.append("all (no test matched the arguments)")
+    if failed:
+        say(f"error: lane(s) failed: {', '.join(failed)}")
+    return 1 if failed or len(results) < len(lanes) else 0
 
 
 # ---------------------------------------------------------------- worker and server (demo)
@@ -437,8 +502,7 @@ def cmd_demo(args: argparse.Namespace, extra: list[str]) -> None:
         fail("the `demo` management command is missing (leaderboard/management/commands/demo.py)")
     if not args.no_serve and reachable(("127.0.0.1", args.port)):
         fail(f"port {args.port} is already in use: stop what serves it or pass --port")
-    ensure_bubblewrap()
-    recipes = sandbox_ready()
+    recipes = not args.no_recipes and ensure_bubblewrap() and sandbox_ready()
     if not recipes:
         say("the demo skips its recipe entries; prediction entries and the published runs are built as usual")
     var = prepare_var()
@@ -466,8 +530,7 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> None:
     if not ensure_bubblewrap() and in_ci():
         fail("bubblewrap is needed under CI (the recipe sandbox) and could not be installed")
     check_migrations()
-    returncode = subprocess.run([sys.executable, "-m", "pytest", *extra], cwd=ROOT).returncode
-    raise SystemExit(pytest_status(returncode))
+    raise SystemExit(run_lanes(extra))
 
 
 def cmd_worker(args: argparse.Namespace, extra: list[str]) -> None:
@@ -510,7 +573,11 @@ def parser() -> argparse.ArgumentParser:
     demo = add("demo", cmd_demo, "run the demo challenge end to end with a worker, then serve the site")
     demo.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     demo.add_argument("--no-serve", action="store_true", help="stop once the demo is scored")
-    add("test", cmd_test, "run the whole test suite; extra arguments go to pytest (e.g. -k stats)")
+    demo.add_argument("--no-recipes", action="store_true",
+                      help="skip the recipe entries and the variance study (the prediction entries only)")
+    add("test", cmd_test, "run the whole test suite, lane by lane (unit, integration, slow, browser), each "
+                          "timed; extra arguments go to every lane's pytest (e.g. -k stats), and a lane "
+                          "they leave empty is then no error")
     worker = add("worker", cmd_worker, "run a Celery worker in the foreground")
     worker.add_argument("--queues", default=DEMO_QUEUES, help="comma-separated: scoring,cpu,gpu")
     worker.add_argument("--concurrency", type=int, default=2, help="worker processes (default 2)")

@@ -314,8 +314,8 @@ def run_rows(submission_id: int) -> list[dict]:
 def run_inputs(challenge, run, recipe: Path = RECIPE, hyperparameters=None):
     """What run_execute hands to execute_recipe_run for `run`."""
     from evaluation.metrics import get_metric
-    from leaderboard.services.run_data import run_split
-    from leaderboard.services.run_execution import _metric, run_limits
+    from leaderboard.worker.run_data import run_split
+    from leaderboard.worker.run_execution import _metric, run_limits
 
     data, split = run_split(challenge=challenge, seeds=run.seeds)
     metric = get_metric(challenge.metric)
@@ -378,13 +378,19 @@ def reference_sandbox_parts(repeat: int) -> dict:
     from execution.sandbox.bubblewrap import Bubblewrap, allocate_uid, bwrap_path
     from execution.sandbox.view import readonly_view
 
-    prefix, env_items, _ = python_command()
+    from execution.sandbox.interpreter import python_view
+
+    prefix, env_items, _ = python_command()  # paths inside the sandbox (/opt/python, /opt/venv)
     env = dict(env_items)
+    view = python_view()
+    host_prefix = [view.on_host(part) for part in prefix]  # the same interpreter, run outside
+    host_env = {name: view.on_host_env(value) for name, value in env.items()}
     site = ("import os, site\n"
             "for d in filter(None, os.environ.pop('VARBOARD_SITE_PACKAGES', '').split(os.pathsep)):"
             " site.addsitedir(d)\n")
     numpy_code = site + "import numpy, json, platform, importlib.util, traceback, dataclasses, random"
-    plain_env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", **env}
+    plain_env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", **host_env}
+    bare_env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", **env}
     bare_bwrap = [bwrap_path(), "--unshare-all", "--unshare-user", "--die-with-parent", *readonly_view(),
                   "--proc", "/proc", "--dev", "/dev", *prefix, "-c", "pass"]
     root = tempfile.mkdtemp(prefix="varboard-bench-sbx-")
@@ -394,15 +400,15 @@ def reference_sandbox_parts(repeat: int) -> dict:
     limits = Limits(wall_time_s=60)
     try:
         parts = {
-            "python start": timed_median(lambda: subprocess.run([*prefix, "-c", "pass"], env=plain_env), repeat),
+            "python start": timed_median(lambda: subprocess.run([*host_prefix, "-c", "pass"], env=plain_env), repeat),
             "python + numpy & harness imports": timed_median(
-                lambda: subprocess.run([*prefix, "-c", numpy_code], env=plain_env), repeat),
+                lambda: subprocess.run([*host_prefix, "-c", numpy_code], env=plain_env), repeat),
             "run_sandboxed(python -c pass)": timed_median(
                 lambda: run_sandboxed([*prefix, "-c", "pass"], workdir=work, env=env, limits=limits), repeat),
             "run_sandboxed(python + imports)": timed_median(
                 lambda: run_sandboxed([*prefix, "-c", numpy_code], workdir=work, env=env, limits=limits), repeat),
             "bare bwrap --unshare-all + python -c pass": timed_median(
-                lambda: subprocess.run(bare_bwrap, env=plain_env), repeat),
+                lambda: subprocess.run(bare_bwrap, env=bare_env), repeat),
             "fresh uid (/proc scan)": timed_median(allocate_uid, repeat),
             "probe (once per worker process)": timed_median(lambda: Bubblewrap(bwrap_path()).probe(), 3),
         }
@@ -415,7 +421,7 @@ def reference_run_execute(challenge, user, repeat: int) -> dict:
     """run_execute in this process (database, no Celery), part by part, with its SQL queries."""
     from django.db import connection
 
-    from leaderboard.services import run_execution as recipes
+    from leaderboard.worker import run_execution as recipes
 
     submission, _ = submit(challenge, user, "reference-run-execute", enqueue=False)
     run_ids = list(submission.runs.order_by("index").values_list("pk", flat=True))[: repeat + 1]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -175,6 +176,26 @@ def point_celery_at(url: str, transport_options: dict[str, Any]) -> None:
     from kombu import pools
 
     pools.reset()
+
+
+# ---------------------------------------------------------------- test lanes
+#: Folders whose every test is of one kind, and the marker it gets (see pytest.ini's markers).
+LANE_FOLDERS = {"integration": "integration", "browser": "browser", "recipes": "slow"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by ``-m``
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test under ``tests/<folder>/`` of `LANE_FOLDERS` with that folder's marker.
+
+    The plain ``pytest`` run deselects them (pytest.ini's ``-m``); ``python3 dev.py test`` runs
+    each lane as its own step.
+    """
+    tests = ROOT / "tests"
+    for item in items:
+        parts = Path(str(item.path)).relative_to(tests).parts if Path(str(item.path)).is_relative_to(tests) else ()
+        marker = LANE_FOLDERS.get(parts[0]) if len(parts) > 1 else None
+        if marker:
+            item.add_marker(marker)
 
 
 # ---------------------------------------------------------------- skip rules
@@ -456,7 +477,12 @@ def s3_storage(moto_endpoint: str, settings: Any) -> S3Server:
 # ---------------------------------------------------------------- headless Chromium
 @pytest.fixture(scope="session")
 def chromium_session(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One headless Chromium for the session, driven through Debian's chromedriver."""
+    """One headless Chromium for the session, driven through Debian's chromedriver.
+
+    chromedriver runs under ``tests/browser/reaper.py`` with :func:`die_with_parent`: when this
+    test process dies, however it dies, the reaper gets SIGTERM and kills chromedriver and every
+    Chromium process below it (a killed chromedriver alone would leave Chromium running).
+    """
     missing = [name for name in BROWSER_EXECUTABLES if not shutil.which(name)]
     if missing:
         skip_or_fail("needs " + ", ".join(missing))
@@ -471,9 +497,17 @@ def chromium_session(tmp_path_factory: pytest.TempPathFactory) -> Any:
                  "--disable-component-update", "--disable-sync", "--window-size=1280,900",
                  f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    yield driver
-    driver.quit()
+    launcher = tmp_path_factory.mktemp("chromedriver") / "chromedriver"
+    launcher.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} '
+                        f'{shlex.quote(str(ROOT / "tests" / "browser" / "reaper.py"))} '
+                        f'{shlex.quote(shutil.which("chromedriver"))} "$@"\n')
+    launcher.chmod(0o755)
+    service = Service(str(launcher), popen_kw={"preexec_fn": die_with_parent})
+    driver = webdriver.Chrome(service=service, options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
 
 
 @pytest.fixture

@@ -86,6 +86,52 @@ def test_dev_py_treats_pytest_no_tests_as_failure():
     assert dev.pytest_status(5) == 1
     assert dev.pytest_status(0) == 0
     assert dev.pytest_status(1) == 1
+    assert dev.pytest_status(5, filtered=True) == 0  # `dev.py test -k x`: a lane x leaves empty
+    assert dev.pytest_status(1, filtered=True) == 1
+
+
+LANE_PROBE = """
+import json, sys
+import pytest
+from _pytest.mark.expression import Expression
+import dev
+
+class Record:
+    def pytest_collection_finish(self, session):
+        lanes = {item.nodeid: [name for name, expression in dev.TEST_LANES if Expression.compile(expression).evaluate(
+                     lambda mark, item=item: item.get_closest_marker(mark) is not None)] for item in session.items}
+        print("LANES " + json.dumps(lanes))
+
+sys.exit(pytest.main(["--collect-only", "-q", "-m", "", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Record()]))
+"""
+
+
+def test_each_test_is_in_exactly_one_lane_of_dev_py_test():
+    """Folders give integration, browser and slow (tests/conftest.py); explicit marks add to them."""
+    files = ["tests/integration/test_queues.py", "tests/recipes/test_seeds.py", "tests/browser/test_pages_browser.py",
+             "tests/browser/test_leaderboard_browser.py", "tests/test_infrastructure.py"]
+    out = subprocess.run([sys.executable, "-c", LANE_PROBE, *files], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    lanes = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("LANES "))[6:])
+    assert all(len(found) == 1 for found in lanes.values()), {k: v for k, v in lanes.items() if len(v) != 1}
+    by_file = {}
+    for nodeid, (lane,) in lanes.items():
+        by_file.setdefault(nodeid.split("::")[0], set()).add(lane)
+    assert by_file["tests/integration/test_queues.py"] == {"integration"}
+    assert by_file["tests/recipes/test_seeds.py"] == {"slow"}
+    assert by_file["tests/browser/test_pages_browser.py"] == by_file["tests/browser/test_leaderboard_browser.py"] \
+        == {"browser"}  # the latter's tests are marked integration too
+    assert by_file["tests/test_infrastructure.py"] == {"unit", "integration", "slow"}
+    assert lanes["tests/test_infrastructure.py::test_each_test_is_in_exactly_one_lane_of_dev_py_test"] == ["unit"]
+    assert [name for name, _ in load_dev().TEST_LANES] == ["unit", "integration", "slow", "browser"]
+
+
+def test_plain_pytest_runs_the_unit_lane():
+    from configparser import ConfigParser
+
+    ini = ConfigParser()
+    ini.read(ROOT / "pytest.ini")
+    assert f'-m "{load_dev().TEST_LANES[0][1]}"' in ini["pytest"]["addopts"]
 
 
 def test_dev_py_stops_on_sigint_even_when_started_in_the_background():
@@ -130,6 +176,46 @@ def test_dev_py_children_end_when_dev_py_is_killed():
             os.kill(grandchild, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _sleeps(token: str) -> list[int]:
+    """Live (not zombie) ``sleep TOKEN`` processes."""
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as cmdline, open(f"/proc/{name}/stat") as stat:
+                if cmdline.read() == f"sleep\0{token}\0".encode() and stat.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_browser_reaper_ends_everything_below_it_when_the_test_process_is_killed():
+    """chromedriver runs under tests/browser/reaper.py with die_with_parent (tests/conftest.py's
+    chromium_session): a killed test run leaves neither it nor what it started (here a child, a
+    grandchild in its own session, an orphan), as a killed chromedriver would leave Chromium."""
+    token = f"4242.{os.getpid()}"  # sleep accepts a fraction; it marks this test's processes
+    program = f"sleep {token} & setsid sleep {token} & (sleep {token} &) ; exec sleep {token}"
+    test_process = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time; from tests.conftest import die_with_parent; "
+                               "subprocess.Popen([sys.executable, 'tests/browser/reaper.py', 'sh', '-c', "
+                               f"{program!r}], preexec_fn=die_with_parent); print('started', flush=True); "
+                               "time.sleep(120)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert test_process.stdout.readline().strip() == "started"
+        wait_for(lambda: len(_sleeps(token)) == 4, timeout=20, message="the four sleeps to start")
+        test_process.kill()
+        test_process.wait(10)
+        wait_for(lambda: _sleeps(token) == [], timeout=20,
+                 message=lambda: f"every process below the reaper to end: {_sleeps(token)} left")
+    finally:
+        for pid in _sleeps(token):
+            os.kill(pid, signal.SIGKILL)
+        if test_process.poll() is None:
+            test_process.kill()
+            test_process.wait()
 
 
 def test_ci_run_is_valid_bash_and_calls_the_readme_test_command():
@@ -303,9 +389,20 @@ def http_status(url: str) -> int | None:
         return None
 
 
+#: How long ``dev.py demo --no-recipes`` may take to serve its scored site (setup, migrate, a worker,
+#: the prediction entries scored); it took 27 s on the 2 shared cores at load 0.5.
+DEMO_BOUND_S = 180
+
+
 @pytest.mark.slow
 def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
-    """``python3 dev.py demo`` on SQLite and the file-system broker: demo scored, site served, clean stop."""
+    """``python3 dev.py demo`` on SQLite and the file-system broker: demo scored, site served, clean stop.
+
+    With ``--no-recipes``, so that it is bounded by minutes: the demo's recipe entries are its
+    examples/recipes files, each run in the sandbox by tests/recipes/test_runner.py, through a
+    real worker by tests/integration/test_recipes_e2e.py, and dispatched by the demo command as
+    tests/platform/test_demo.py checks.
+    """
     if not (ROOT / "leaderboard" / "management" / "commands" / "demo.py").exists():
         skip_or_fail("the demo management command is not written yet")
     env = {key: value for key, value in os.environ.items()
@@ -314,7 +411,8 @@ def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
     port = free_port()
     log_path = tmp_path / "demo.log"
     with open(log_path, "wb") as log:
-        demo = subprocess.Popen([sys.executable, "dev.py", "demo", "--port", str(port)], cwd=ROOT, env=env,
+        demo = subprocess.Popen([sys.executable, "dev.py", "demo", "--no-recipes", "--port", str(port)], cwd=ROOT,
+                                env=env,
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
 
@@ -327,7 +425,7 @@ def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
                 raise AssertionError(f"dev.py demo exited with {demo.returncode}:\n{output()}")
             return http_status(f"http://127.0.0.1:{port}/") == 200
 
-        wait_for(served, timeout=1200, interval=2, message=lambda: f"the demo site to answer:\n{output()}")
+        wait_for(served, timeout=DEMO_BOUND_S, interval=1, message=lambda: f"the demo site to answer:\n{output()}")
         demo.send_signal(signal.SIGINT)
         assert demo.wait(60) in (0, -signal.SIGINT, 130), output()
         assert "Traceback" not in output()

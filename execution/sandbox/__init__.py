@@ -8,7 +8,8 @@ What one call of `run_sandboxed` gives the child (docs/DESIGN.md §5, docs/sandb
   (``--disable-userns``), no capabilities, a new session, and SIGKILL when the worker dies;
 - **a read-only view of only what Python needs**: /usr and the merged-/usr links, a few
   /etc files (loader cache, time zone; passwd, group and hosts made for the run), the
-  Python environment's folders at their own paths; a private /proc and /dev; a /dev/shm of
+  Python environment at /opt/python and /opt/venv whatever the host's layout
+  (`execution.sandbox.interpreter`); a private /proc and /dev; a /dev/shm of
   at most half the memory limit; the workspace at ``/sandbox/work`` as the only writable
   folder, with /tmp pointing into it. No home, /root, /run, /var, media, database file,
   Unix socket or secret is in view;

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .capture import Output
 from .environment import SAFE_PATH
-from .interpreter import world_usable
+from .interpreter import PYTHON_ROOT, SITE_ROOT, python_view, world_usable
 from .limits import Limits, SandboxUnavailable
 
 __all__ = ["Backend", "Probe", "RunSpec", "Started", "check_program"]
@@ -23,7 +23,10 @@ __all__ = ["Backend", "Probe", "RunSpec", "Started", "check_program"]
 
 def check_program(program: str, other_uid: bool = False) -> None:
     """A missing program (or, with `other_uid`, one another uid may not run) is the
-    platform's failure, found before anything starts."""
+    platform's failure, found before anything starts. The sandbox's Python (under /opt/python,
+    /opt/venv) is looked for where the sandbox binds it from."""
+    if program.startswith((PYTHON_ROOT + "/", SITE_ROOT + "/")):
+        program = python_view().on_host(program)
     found = program if os.path.isabs(program) else shutil.which(program, path=SAFE_PATH)
     if not found or not os.path.isfile(found):
         raise SandboxUnavailable(f"could not start the sandboxed process: {program}: no such file")

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from execution.sandbox import IsolationUnavailable, Limits, python_command, run_sandboxed
+from execution.sandbox.interpreter import python_view
 from execution.sandbox.isolation import probe, unsandboxed_allowed
 from execution.sandbox.unconfined import ALLOW_ENV
 
@@ -38,7 +39,9 @@ def _check_python() -> str:
     if not result.ok:
         raise IsolationUnavailable(f"{' '.join(prefix)} cannot import numpy in the sandbox: "
                                    f"{result.message}: {result.stderr_tail.strip()[-500:]}")
-    return f"python: {' '.join(prefix)} imports numpy {result.stdout_tail.strip()} in the sandbox"
+    note = python_view().note
+    return (f"python: {' '.join(prefix)} imports numpy {result.stdout_tail.strip()} in the sandbox"
+            + (f" ({note})" if note else ""))
 
 
 def main(argv: list[str] | None = None) -> int:

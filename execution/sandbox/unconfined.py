@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from .backend import Backend, Probe, RunSpec, Started, check_program
 from .capture import Output
 from .environment import clean_env
+from .interpreter import python_view
 from .limits import SandboxUnavailable, prlimit_argv
 from .procs import pids_in_session
 
@@ -58,8 +59,11 @@ class Unconfined(Backend):
     def start(self, spec: RunSpec) -> PlainRun:
         check_program(spec.argv[0])
         os.makedirs(os.path.join(spec.workdir, "tmp"), exist_ok=True)
-        env = clean_env(spec.workdir, spec.env, spec.limits, spec.device)
-        argv = prlimit_argv(spec.limits, spec.device, nproc=False) + list(spec.argv)
+        # no mount namespace: the sandbox's Python paths (/opt/python, /opt/venv) are the host's own
+        view = python_view()
+        extra = {name: view.on_host_env(value) for name, value in spec.env.items()}
+        env = clean_env(spec.workdir, extra, spec.limits, spec.device)
+        argv = prlimit_argv(spec.limits, spec.device, nproc=False) + [view.on_host(a) for a in spec.argv]
         try:
             proc = subprocess.Popen(argv, cwd=spec.workdir, env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,

@@ -1,5 +1,6 @@
-"""The file system a bubblewrap sandbox shows: read-only system and Python folders, and
-nothing else of the host (no home, /root, /run, /var, media or database folders)."""
+"""The file system a bubblewrap sandbox shows: read-only system folders, Python at
+/opt/python and /opt/venv (`execution.sandbox.interpreter`), and nothing else of the host
+(no home, /root, /run, /var, project, media or database folders)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import functools
 import glob
 import os
 
-from .interpreter import python_paths
+from .interpreter import python_view, readable_by_others
 
 __all__ = ["SANDBOX_HOME", "device_binds", "readonly_view", "view_problem"]
 
@@ -22,10 +23,6 @@ _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
         "/etc/alternatives")
 
-#: Paths the sandbox makes itself; a Python folder under one of them cannot be shown.
-_RESERVED = ("/sandbox", "/tmp", "/proc", "/dev", "/etc")
-
-
 def _mirror(path: str) -> list[str]:
     """bwrap arguments that show host `path` read-only: a link as the same link, else a bind."""
     if os.path.islink(path):
@@ -37,14 +34,14 @@ def _mirror(path: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def readonly_view() -> tuple[str, ...]:
-    """bwrap arguments for /usr, the merged-/usr links, the few /etc files and Python's folders."""
+    """bwrap arguments for /usr, the merged-/usr links, the few /etc files and Python at its neutral paths."""
     args = ["--ro-bind", "/usr", "/usr"]
     for name in _SYSTEM_DIRS:
         args += _mirror("/" + name)
     for path in _ETC:
         args += _mirror(path)
-    for path in python_paths():
-        args += ["--ro-bind", path, path]
+    for host, inside in python_view().binds:
+        args += ["--ro-bind", host, inside]
     return tuple(args)
 
 
@@ -60,10 +57,15 @@ def _secret_folders() -> list[str]:
 
 def view_problem() -> str | None:
     """Why the Python folders cannot be shown safely, or None."""
+    try:
+        binds = python_view().binds
+    except OSError as exc:
+        return f"the interpreter cannot be shown to the sandbox's uid: {exc}"
     secrets = _secret_folders()
-    for path in python_paths():
-        if any(path == r or path.startswith(r + "/") for r in _RESERVED):
-            return f"the Python folder {path} lies under {path.split('/')[1]!r}, which the sandbox replaces"
+    for path, _ in binds:
+        if os.geteuid() == 0 and not readable_by_others(path):
+            return (f"the Python folder {path} is out of the sandbox uid's reach (every folder above it "
+                    "needs o+x, and it o+rx): install the environment where other users may read it")
         for secret in secrets:
             if secret == path or secret.startswith(path.rstrip("/") + "/"):
                 return (f"the Python folder {path} contains {secret}; showing it to recipes would "

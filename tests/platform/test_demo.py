@@ -118,6 +118,7 @@ def test_demo_creates_everything_once(queued, django_capture_on_commit_callbacks
     assert "reusing challenge digits" in again
 
 
+@pytest.mark.slow  # over 10 s: the slow lane (dev.py's TEST_LANES)
 def test_wait_times_out_naming_what_is_queued():
     run_demo()
     with pytest.raises(CommandError) as excinfo:
@@ -142,6 +143,7 @@ def test_wait_reports_progress_until_scored():
         assert "variance study: 25/25 runs ended (done)" in output
 
 
+@pytest.mark.slow  # over 10 s: the slow lane (dev.py's TEST_LANES)
 def test_the_demo_shows_the_shake_up_on_the_revealed_private_board():
     from rest_framework.test import APIClient
 

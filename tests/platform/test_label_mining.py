@@ -163,6 +163,7 @@ def run_attack(**fields) -> dict:
     return result
 
 
+@pytest.mark.slow  # over 10 s: the slow lane (dev.py's TEST_LANES)
 def test_the_attack_learns_nothing_about_private_rows_and_all_about_public_rows_with_exact_feedback():
     result = run_attack()
     assert result["n_private_rows"] >= 15 and result["n_public_rows"] >= 15
@@ -173,6 +174,7 @@ def test_the_attack_learns_nothing_about_private_rows_and_all_about_public_rows_
     assert result["submissions"] <= 200  # within the quota
 
 
+@pytest.mark.slow  # over 10 s: the slow lane (dev.py's TEST_LANES)
 def test_the_ladder_stops_the_same_attack_on_public_rows():
     result = run_attack(feedback="ladder", ladder_margin=0.01)
     # One changed row moves the public score by 1/150 < η: the Ladder releases nothing, so the

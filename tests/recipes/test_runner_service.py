@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -21,6 +20,7 @@ import requests
 from execution.readiness import readiness, remote_probe, runs_get_cuda
 from execution.runners import LocalRunner, RemoteRunner, configured_runner
 from execution.sandbox import Limits, SandboxUnavailable
+from tests.serving import wait_until_served
 
 from .helpers import HOSTILE, RECIPES, ROOT, run_file
 
@@ -34,25 +34,21 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def service():
+def service(tmp_path_factory):
     """``gunicorn execution.service:app`` with two worker processes and a token; its URL."""
     port = _free_port()
     env = {"PATH": "/usr/bin:/bin", "VARBOARD_RUNNER_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "execution.service:app", "-w", "2", "-t", "300",
-                                "-b", f"127.0.0.1:{port}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    log_path = tmp_path_factory.mktemp("runner-service") / "gunicorn.log"
+    with open(log_path, "wb") as log:  # a file, not a pipe nobody reads: a full pipe would block gunicorn
+        process = subprocess.Popen([sys.executable, "-m", "gunicorn", "execution.service:app", "-w", "2", "-t", "300",
+                                    "-b", f"127.0.0.1:{port}"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
     try:
-        while True:
-            try:  # the first /health runs the isolation probe: seconds on a busy machine
-                requests.get(f"{url}/health", timeout=30)
-                break
-            except requests.RequestException:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    raise AssertionError(f"gunicorn did not start:\n{process.stdout.read().decode()[-3000:]}")
-                time.sleep(0.3)
+        # A worker's first /health runs the isolation probe: seconds on a busy machine. Short requests,
+        # retried (a timed-out one still finishes its probe), inside one bounded wait.
+        wait_until_served(f"{url}/health", deadline_s=120, request_timeout_s=5, process=process,
+                          output=lambda: log_path.read_text(errors="replace")[-3000:])
         yield url
     finally:
         if process.poll() is None:
