@@ -57,6 +57,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.ops.unavailable.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # gzip for HTML, JSON and CSV (issue 25), placed under WhiteNoise (which serves its own compressed static
+    # files) and above every middleware that reads or writes the body; BREACH: see leaderboard/web/compression.py.
+    "leaderboard.web.compression.TextGZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -162,8 +165,11 @@ VARBOARD = {
     "MAX_DATASET_COLUMNS": env.int("VARBOARD_MAX_DATASET_COLUMNS", default=10_000, minimum=2),
     # Most a Parquet dataset may decode to, checked from its footer before decoding (issue 22).
     "MAX_DATASET_DECODED_MB": env.int("VARBOARD_MAX_DATASET_DECODED_MB", default=256, minimum=1),
-    # Memory (address space) the child process that parses a dataset may use; never the web process's.
+    # Memory (address space) the child process that parses an upload (a dataset, prediction files) may
+    # use; never the web process's.
     "DATASET_PARSE_MB": env.int("VARBOARD_DATASET_PARSE_MB", default=1024, minimum=64),
+    # Seconds that child may take (a dataset: parse, check, split and write its parts).
+    "UPLOAD_CHECK_S": env.float("VARBOARD_UPLOAD_CHECK_S", default=60.0, minimum=1),
     # Prediction rows allowed beyond the test set's (blank lines); more are refused before parsing.
     "PREDICTION_EXTRA_ROWS": env.int("VARBOARD_PREDICTION_EXTRA_ROWS", default=1000, minimum=0),
     "RUN_WALL_TIME_S": env.int("VARBOARD_RUN_WALL_TIME_S", default=900, minimum=1),

@@ -21,7 +21,11 @@ from xml.sax.saxutils import escape, quoteattr
 
 __all__ = ["boo_n_curve", "forest_plot", "heatmap", "pairwise_matrix", "strip_plot"]
 
-FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+#: The size of every chart's text in CSS pixels (the charts are never scaled: ``_svg``); 11 px is the least
+#: readable on a phone (issue 25), 12 the size the label widths below are reckoned in.
+FONT_PX = 12
+SMALL_FONT_PX = 11  # the values inside the heatmap's cells
+FONT = f'font-family="system-ui, sans-serif" font-size="{FONT_PX}"'
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
@@ -110,13 +114,14 @@ def _arrow(x: float, y: float, side: str, *, horizontal: bool = True, colour: st
 
 
 def _svg(width: int, height: int, title: str, desc: str, body: list[str], prefix: str, role: str = "img") -> str:
-    """The chart scales with its container (``viewBox``, width 100 %) up to its drawn size. A chart holding links
-    is a ``group`` (an ``img`` may hold nothing interactive)."""
+    """The chart at its drawn size in CSS pixels (``width``/``height`` equal to the ``viewBox``), so its text is
+    :data:`FONT_PX` px at every page width: a chart wider than a phone scrolls inside its container
+    (``.chart-scroll``) instead of shrinking its text to 5 px. A chart holding links is a ``group`` (an ``img``
+    may hold nothing interactive)."""
     width, height = int(math.ceil(width)), int(math.ceil(height))
     return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 {width} {height}" '
-        f'style="max-width: {width}px" preserveAspectRatio="xMinYMin meet" role="{role}" '
-        f'aria-labelledby="{prefix}-title {prefix}-desc" {FONT}>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="{role}" aria-labelledby="{prefix}-title {prefix}-desc" {FONT}>',
         f'<title id="{prefix}-title">{escape(title)}</title>',
         f'<desc id="{prefix}-desc">{escape(desc)}</desc>',
         *body, "</svg>"])
@@ -309,7 +314,7 @@ def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
             if cell >= 28:  # room for the value itself
                 dark = abs(p - 0.5) > 0.3
                 mark += (f'<text x="{left + j * cell + (cell - 1) / 2:.1f}" y="{top + i * cell + cell / 2 + 4:.1f}" '
-                         f'text-anchor="middle" font-size="10" fill="{"#fff" if dark else "#222"}" '
+                         f'text-anchor="middle" font-size="{SMALL_FONT_PX}" fill="{"#fff" if dark else "#222"}" '
                          f'pointer-events="none" aria-hidden="true">{p:.2f}</text>')
             url = links[i][j] if links else None
             body.append(f'<a href={quoteattr(url)}>{mark}</a>' if url else mark)

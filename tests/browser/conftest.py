@@ -51,3 +51,12 @@ def axe_source() -> str:
         skip_or_fail(f"axe-core {AXE_VERSION} is not cached and the npm registry is unreachable: {exc}")
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
         return archive.extractfile("package/axe.min.js").read().decode("utf-8")
+
+
+@pytest.fixture
+def driver(live_server, selenium_driver):
+    """The session's Chromium on the live server, its viewport emulation undone and its page blanked after."""
+    selenium_driver.set_script_timeout(60)
+    yield selenium_driver
+    selenium_driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    selenium_driver.get("about:blank")

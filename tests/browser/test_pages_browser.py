@@ -31,14 +31,6 @@ return {scrollWidth: document.documentElement.scrollWidth, innerWidth: window.in
 """
 
 
-@pytest.fixture
-def driver(live_server, selenium_driver):
-    selenium_driver.set_script_timeout(60)
-    yield selenium_driver
-    selenium_driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    selenium_driver.get("about:blank")
-
-
 def log_in(driver, base: str, user) -> None:
     """Log in through Django's session cookie (the form itself is tested elsewhere)."""
     from django.test import Client

@@ -78,11 +78,35 @@ def _row(name, estimate, low, high):
     return {"method_name": name, "team": "t", "mean": {"estimate": estimate, "low": low, "high": high}}
 
 
-def test_charts_scale_with_their_container():
-    root = parse(strip_plot({"a": [0.5, 0.6]}))
-    assert root.get("width") == "100%" and root.get("height") is None
-    width = float(root.get("viewBox").split()[2])
-    assert f"max-width: {width:g}px" in root.get("style")
+def _font_sizes(root: ET.Element) -> list[float]:
+    """The font size of every ``<text>``: its own ``font-size`` or the nearest ancestor's (the root's default)."""
+    parents = {child: parent for parent in root.iter() for child in parent}
+    sizes = []
+    for text in root.iter(f"{SVG}text"):
+        el = text
+        while el.get("font-size") is None:
+            el = parents[el]
+        sizes.append(float(el.get("font-size")))
+    return sizes
+
+
+def test_charts_are_drawn_at_their_own_size_with_readable_text():
+    """Issue 25: a chart scaled down to its container drew its 12 px text at 5 px on a phone. Each chart now has
+    a width and height in CSS pixels equal to its viewBox (never scaled; a wide one scrolls in its container),
+    and every text is 11 px or more, the heatmap's cell values included (they were 10 px)."""
+    entries = [_row(f"entry {i}", 0.9 + i / 100, 0.88 + i / 100, 0.92 + i / 100) for i in range(4)]
+    p = [[None if i == j else (0.9 if i < j else 0.1) for j in range(4)] for i in range(4)]
+    charts = [strip_plot({"a": [0.5, 0.6]}), forest_plot(entries), boo_n_curve({"a": [0.5, 0.6, 0.65]}),
+              heatmap(p, [row["method_name"] for row in entries])]
+    for svg in charts:
+        root = parse(svg)
+        _, _, width, height = root.get("viewBox").split()
+        assert (root.get("width"), root.get("height")) == (width, height), svg[:200]
+        assert "max-width" not in (root.get("style") or "")
+        sizes = _font_sizes(root)
+        assert sizes and min(sizes) >= 11, (min(sizes), svg[:200])
+    cell_values = [t for t in parse(charts[-1]).iter(f"{SVG}text") if t.get("font-size")]
+    assert len(cell_values) == 12  # the 4 x 4 matrix's values are drawn (cells of 40 px), at 11 px
 
 
 def test_an_outlier_cannot_flatten_the_axis():

@@ -290,6 +290,9 @@ def test_compare_page_explains_one_comparison(client, host, users):
                                                                                   ("high", "low")))
     assert f"data-p>{p:.3f}<" in html and f"[{low:.3f}, {high:.3f}]" in html
     assert 'id="strip-compare-title"' in html and 'id="boon-compare-title"' in html
+    # The p-value is named by the test the board ran (pair["method"]): paired runs, Wilson's score test.
+    assert pair["method"] == "wilson"
+    assert "Wilson&#x27;s score test of P(A&gt;B) = ½ on the paired runs" in html and "sign test" not in html
     # Seen from the other side: the same verdict, in words, for B.
     html = client.get(f"/c/{challenge.slug}/compare/?a={weak.pk}&b={strong.pk}").content.decode()
     assert 'data-verdict="b_better"' in html and "Strong is better" in html
