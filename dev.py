@@ -120,7 +120,7 @@ class ThrowawayRedis:
         self.process: subprocess.Popen | None = None
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> "ThrowawayRedis":
+    def start(self) -> ThrowawayRedis:
         self.process = subprocess.Popen(
             ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
              "--dir", str(self.folder)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -172,7 +172,7 @@ class ThrowawayPostgres:
         subprocess.run([*as_postgres, *command], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, timeout=120)
 
-    def init(self) -> "ThrowawayPostgres":
+    def init(self) -> ThrowawayPostgres:
         if not (self.BIN / "initdb").exists():
             raise RuntimeError("no PostgreSQL server binaries (initdb, pg_ctl) found: install postgresql or set "
                                "VARBOARD_PG_BIN")
@@ -182,7 +182,7 @@ class ThrowawayPostgres:
         self._run(str(self.BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
         return self.start()
 
-    def start(self) -> "ThrowawayPostgres":
+    def start(self) -> ThrowawayPostgres:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options,
                   "-w", "start")
@@ -223,7 +223,7 @@ def torch_requirement() -> str:
 
 def setup() -> None:
     """Create ``.venv``, install the requirements when they changed, and re-exec inside the venv."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 (dev.py is started by whatever python3 a machine has)
         fail(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
     if not VENV_PYTHON.exists():
         if sys.version_info[:2] != (3, 11):

@@ -45,6 +45,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evaluation import stats as es  # noqa: E402
+from evaluation.report.coverage import COVERAGE_TARGET, WIDTH_TARGET  # the targets the pages flag by
 from evaluation.stats.boon import min_runs_for_interval  # noqa: E402
 
 KS = (5, 10, 30)
@@ -77,7 +78,6 @@ def covers(low, high, truth):
 
 
 # --------------------------------------------------------------------------- the board's intervals
-from evaluation.report.coverage import COVERAGE_TARGET, WIDTH_TARGET  # the targets the pages flag by
 
 
 def _cell(name, k, low, high, truth, ref_name, ref_low, ref_high, shown=None):

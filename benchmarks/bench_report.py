@@ -156,8 +156,7 @@ def populate(args) -> int:
 def bench_recompute(challenge_id: int) -> None:
     from evaluation.report import build_report
     from leaderboard.models import Challenge
-    from leaderboard.services.reports import report_entries, report_settings
-    from leaderboard.services.reports import report_recompute
+    from leaderboard.services.reports import report_entries, report_recompute, report_settings
 
     seconds, report = timed(lambda: report_recompute(challenge_id=challenge_id, force=True), repeat=2)
     challenge = Challenge.objects.get(pk=challenge_id)

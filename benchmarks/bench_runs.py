@@ -353,8 +353,8 @@ def recipe_compute_s(data, split, prediction_kind: str, repeat: int = 200, recip
 
 
 def reference_direct(challenge, submission, repeat: int) -> dict:
-    from leaderboard.models import Run
     from execution.run import execute_recipe_run
+    from leaderboard.models import Run
 
     run = Run.objects.filter(submission=submission).order_by("index").first()
     data, split, metric, kwargs = run_inputs(challenge, run)
@@ -376,9 +376,8 @@ def reference_sandbox_parts(repeat: int) -> dict:
     """The parts of one sandboxed process, each timed apart (median of `repeat`)."""
     from execution.sandbox import Limits, probe, python_command, run_sandboxed
     from execution.sandbox.bubblewrap import Bubblewrap, allocate_uid, bwrap_path
-    from execution.sandbox.view import readonly_view
-
     from execution.sandbox.interpreter import python_view
+    from execution.sandbox.view import readonly_view
 
     prefix, env_items, _ = python_command()  # paths inside the sandbox (/opt/python, /opt/venv)
     env = dict(env_items)

@@ -168,12 +168,12 @@ def main() -> None:
     for paired in (True, False):
         tag = "paired" if paired else "unpaired"
         # As the report calls it: without the 198 MB of resampled P(i>j) per call.
-        t, res = timed(lambda: es.pairwise_comparisons(scores, paired=paired, n_resamples=B, rng=0,
-                                                       keep_distribution=False),
+        t, res = timed(lambda paired=paired: es.pairwise_comparisons(scores, paired=paired, n_resamples=B, rng=0,
+                                                                     keep_distribution=False),
                        args.repeat, f"{tag}: all pairs")
         results[tag, "pairs"] = (t, res)
-        t_groups, groups = timed(lambda: es.significance_groups(res), args.repeat, f"{tag}: groups")
-        t_ranks, _ = timed(lambda: es.rank_intervals(scores, paired=paired, n_resamples=B),
+        t_groups, groups = timed(lambda res=res: es.significance_groups(res), args.repeat, f"{tag}: groups")
+        t_ranks, _ = timed(lambda paired=paired: es.rank_intervals(scores, paired=paired, n_resamples=B),
                            args.repeat, f"{tag}: ranks")
         results[tag, "groups"], results[tag, "ranks"] = t_groups, t_ranks
         # Entry intervals do not depend on pairing (each entry is resampled alone).
@@ -204,10 +204,10 @@ def main() -> None:
     rows = []
     for paired in (True, False):
         tag = "paired" if paired else "unpaired"
-        t_alt = scaled(lambda: alt_pairs(scores, sample, paired), len(sample), pairs_total)
+        t_alt = scaled(lambda paired=paired: alt_pairs(scores, sample, paired), len(sample), pairs_total)
         res = results[tag, "pairs"][1]
-        t_alt_groups = scaled(lambda: alt_letters(res.better | res.better.T, res.order), 1, 1)
-        t_alt_ranks = scaled(lambda: alt_ranks(scores, 200, paired, np.random.default_rng(0)), 200, B)
+        t_alt_groups = scaled(lambda res=res: alt_letters(res.better | res.better.T, res.order), 1, 1)
+        t_alt_ranks = scaled(lambda paired=paired: alt_ranks(scores, 200, paired, np.random.default_rng(0)), 200, B)
         t_alt_mean = scaled(lambda: alt_entry_intervals(scores, valid, range(10), "mean"), 10, ENTRIES)
         t_alt_boo = scaled(lambda: alt_entry_intervals(scores, valid, range(1), "boo"), 1, ENTRIES)
         rows += [

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.metrics import PROBA_TOLERANCE, Metric
 from evaluation.io.text import (
     check_header,
     check_size,
@@ -44,6 +43,7 @@ from evaluation.io.text import (
     show_value,
     show_values,
 )
+from evaluation.metrics import PROBA_TOLERANCE, Metric
 from evaluation.samples import prediction_columns
 
 __all__ = ["PredictionFileError", "parse_predictions", "prediction_columns"]

@@ -35,7 +35,7 @@ def pin_this_process(index: int, environ=os.environ) -> str | None:
     return device
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cuda_available() -> bool:
     """Whether torch sees a CUDA device in this process (checked once; False without torch).
 

@@ -22,7 +22,7 @@ def _version(dist: str) -> str | None:
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _host_fingerprint() -> dict:
     cpu = platform.processor() or platform.machine()
     try:
@@ -45,7 +45,7 @@ def _host_fingerprint() -> dict:
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gpu_name(device: str) -> str | None:
     if not device.startswith("cuda"):
         return None

@@ -29,9 +29,9 @@ import json
 import logging
 import os
 
+from .devices import cuda_available
 from .protocol import ProtocolError, decode_request, encode_response
 from .runners import LocalRunner
-from .devices import cuda_available
 from .sandbox import SandboxUnavailable, probe
 
 logger = logging.getLogger(__name__)

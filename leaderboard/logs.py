@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 IDS = ("submission_id", "run_id")
-_context: contextvars.ContextVar[dict] = contextvars.ContextVar("varboard_log_context", default={})
+# The default is never mutated: log_context sets a new dict.
+_context: contextvars.ContextVar[dict] = contextvars.ContextVar("varboard_log_context", default={})  # noqa: B039
 
 
 @contextmanager

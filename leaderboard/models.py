@@ -25,8 +25,8 @@ from .choices import (
     Board,
     BoardVersion,
     Correction,
-    Feedback,
     Device,
+    Feedback,
     HpoMethod,
     HpoMode,
     RankingStatistic,
@@ -201,7 +201,7 @@ class Challenge(models.Model):
         return METRICS[self.metric]
 
 
-def dataset_path(instance: "Dataset", filename: str) -> str:
+def dataset_path(instance: Dataset, filename: str) -> str:
     return f"challenges/{instance.challenge.slug}/{filename}"
 
 

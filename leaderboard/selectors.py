@@ -7,8 +7,7 @@ Selectors query the database and nothing else; stored files are read by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime
 from itertools import groupby
 from operator import itemgetter
 
@@ -17,8 +16,18 @@ from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from .choices import Board, RunStatus, SubmissionStatus, Visibility
-from .models import (Challenge, EntryProvenance, Phase, PrivateReport, Report, Run, Submission, Suite, Team,
-                     TeamInvitation)
+from .models import (
+    Challenge,
+    EntryProvenance,
+    Phase,
+    PrivateReport,
+    Report,
+    Run,
+    Submission,
+    Suite,
+    Team,
+    TeamInvitation,
+)
 
 
 def challenge_list_visible(*, user) -> QuerySet[Challenge]:
@@ -239,7 +248,7 @@ def stored_datetime_iso(value) -> str:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:  # SQLite stores UTC without an offset (USE_TZ)
-        value = value.replace(tzinfo=dt_timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return value.isoformat()
 
 

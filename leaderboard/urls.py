@@ -6,7 +6,6 @@ from django.urls import include, path
 from .ops import health, metrics
 
 
-
 def favicon(request):
     """``/favicon.ico``, which browsers and feed readers ask for whatever the page links: the static icon."""
     return redirect(static("varboard/favicon.ico"))

@@ -125,9 +125,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def use_database(url: str) -> None:
     """Point the already loaded settings, and every connection made from now on, at ``url``."""
-    from leaderboard.config import StrictEnv
     from django.conf import settings
     from django.db import connections
+
+    from leaderboard.config import StrictEnv
 
     default = settings.DATABASES["default"]
     default.clear()

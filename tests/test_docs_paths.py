@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ("benchmarks", "cli", "docs", "evaluation", "examples", "execution", "leaderboard", "tasks", "templates", "tests")
-REPO_PATH = re.compile(r"(?<![\w./~-])((?:%s)/[\w.*-]*(?:/[\w.*-]+)*/?)" % "|".join(TREE))
+REPO_PATH = re.compile(r"(?<![\w./~-])((?:" + "|".join(TREE) + r")/[\w.*-]*(?:/[\w.*-]+)*/?)")
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home|Users)/[\w.-]+")
 LAYOUT_ROW = re.compile(r"^\| `([^`]+)` \| (.*) \|$", flags=re.M)
 

@@ -106,8 +106,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from evaluation import stats
 from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
-from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.coverage import coverage_notes
+from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_row, reused_row, row_intervals
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed

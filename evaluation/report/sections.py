@@ -18,8 +18,8 @@ from evaluation.report.ranking import inversion_rows, priority_order, rank_and_g
 from evaluation.report.rows import exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
-from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 from evaluation.report.values import apply_map, finite, se_through
+from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
 __all__ = ["assemble_section", "prediction_section", "recipe_section", "shared_runs"]
 
@@ -131,7 +131,6 @@ def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSet
         # scores, its test scores where it has none; so the rank interval is of the statistic displayed.
         valid = (np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(chosen, keep)])
                  if any(e.valid is not None for e in chosen) else None)
-        code = SECTION_CODE["recipe"]
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
         res = sparse_comparisons(_pair_table(chosen, sign), paired=True, gamma=s.gamma, alpha=s.alpha,
                                  correction=s.correction, priority=priority, neighbours=s.neighbours)

@@ -69,17 +69,22 @@ from ._types import (
     SotaDistribution,
     TestBootstrapResult,
 )
-from .boon import boo_n, boo_n_gaussian, expected_max_normal
-from .bootstrap import (bootstrap_interval, rank_intervals, rank_intervals_from_distribution, rank_intervals_update,
-                        seeded_intervals)
 from ._validation import check_gamma
+from .boon import boo_n, boo_n_gaussian, expected_max_normal
+from .bootstrap import (
+    bootstrap_interval,
+    rank_intervals,
+    rank_intervals_from_distribution,
+    rank_intervals_update,
+    seeded_intervals,
+)
 from .decisions import RunsNeeded, runs_needed
-from .planning import RunPlan, plan_runs
 from .groups import leader_group, significance_groups, split_letters
 from .multiplicity import adjust_pvalues
 from .ordering import inversions as order_inversions
 from .ordering import verdict_order
 from .outperform import compare, noether_sample_size, pairwise_comparisons, prob_outperform
+from .planning import RunPlan, plan_runs
 from .proportions import proportion_interval
 from .sota import (
     adjusted_sota,

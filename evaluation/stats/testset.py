@@ -55,6 +55,8 @@ import numpy as np
 from scipy import stats
 
 from . import _resample as rs
+from . import proportions as pr
+from . import torch_backend as tb
 from ._types import TestBootstrapResult
 from ._validation import (
     as_generator,
@@ -64,8 +66,6 @@ from ._validation import (
     check_int,
     check_open_unit,
 )
-from . import proportions as pr
-from . import torch_backend as tb
 from .decisions import decide_pairs
 from .multiplicity import METHODS
 from .outperform import assemble_pairwise

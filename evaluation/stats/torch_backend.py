@@ -134,7 +134,6 @@ def rank_intervals_torch(scores, *, n_resamples: int, confidence_level: float, s
     :func:`~evaluation.stats.rank_intervals` with ``statistic="mean"``.
     """
     import torch
-
     from scipy import stats
 
     from ._types import RankIntervals

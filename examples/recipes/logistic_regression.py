@@ -7,7 +7,6 @@ run's ``init`` seed. Works on any numeric-feature classification challenge.
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-
 from varboard_recipe import align_proba, from_proba
 
 HYPERPARAMETERS = {"C": 1.0, "max_iter": 200}

@@ -9,7 +9,6 @@ import re
 import numpy as np
 import torch
 from transformers import BertConfig, BertForSequenceClassification
-
 from varboard_recipe import from_proba, label_indices, seed_everything, torch_generator
 
 HYPERPARAMETERS = {"hidden": 32, "epochs": 4, "lr": 0.003, "batch_size": 32, "max_len": 16}

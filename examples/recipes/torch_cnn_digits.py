@@ -5,7 +5,6 @@ Data augmentation (random shifts of one pixel) draws from the ``augmentation`` s
 
 import torch
 from torch import nn
-
 from varboard_recipe import from_proba, label_indices, rng, seed_everything, torch_generator
 
 HYPERPARAMETERS = {"channels": 8, "lr": 0.005, "epochs": 8, "batch_size": 64, "shift_prob": 0.3}

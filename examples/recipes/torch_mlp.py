@@ -7,7 +7,6 @@ of the mini-batches. Bit-identical results on the same device for the same seeds
 
 import torch
 from torch import nn
-
 from varboard_recipe import from_proba, label_indices, seed_everything, torch_generator
 
 HYPERPARAMETERS = {"hidden": 64, "dropout": 0.1, "lr": 0.01, "epochs": 15, "batch_size": 64}

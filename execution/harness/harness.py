@@ -43,7 +43,6 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 
 import numpy as np  # noqa: E402
-
 from varboard_recipe import Inputs, seed_everything  # noqa: E402
 
 OUT = "outputs"

@@ -50,8 +50,8 @@ from collections.abc import Mapping, Sequence
 from .backend import RunSpec
 from .environment import check_device, check_extra_env
 from .interpreter import python_command
-from .limits import IsolationUnavailable, Limits, SandboxResult, SandboxUnavailable
 from .isolation import probe, select_backend
+from .limits import IsolationUnavailable, Limits, SandboxResult, SandboxUnavailable
 from .supervise import execute
 
 __all__ = ["IsolationUnavailable", "Limits", "SandboxResult", "SandboxUnavailable", "probe",

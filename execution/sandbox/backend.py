@@ -111,7 +111,7 @@ class Started(ABC):
 
         return tree_size_mb(self.workdir) > max_disk_mb
 
-    def collect(self) -> None:
+    def collect(self) -> None:  # noqa: B027 (a hook: most backends have nothing to collect)
         """Bring the run's ``outputs/`` back to `workdir` once it ended (a no-op where the
         run wrote to `workdir` itself)."""
 
@@ -126,7 +126,7 @@ class Started(ABC):
         Raises SandboxUnavailable when the program never started (a platform failure).
         """
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: most backends hold nothing)
         """Release what the handle holds (file descriptors); the run has ended."""
 
 

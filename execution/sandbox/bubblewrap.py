@@ -56,9 +56,8 @@ from .procs import pid_namespace, pids_in_namespace, uids_in_use
 from .scratch import copy_in, copy_out
 from .seccomp import program_fd
 from .shm import ShmWatch
-from .view import SANDBOX_HOME, device_binds, readonly_view
-
 from .tool import BWRAP_ENV, bwrap_path, bwrap_version
+from .view import SANDBOX_HOME, device_binds, readonly_view
 
 __all__ = ["BWRAP_ENV", "UID_BASE", "UID_SPAN", "Bubblewrap", "allocate_uid", "bwrap_path", "hand_over"]
 

@@ -136,7 +136,8 @@ def _copy_interpreter(prefix: str, files: list[str]) -> str:
             if os.path.isdir(source):
                 top = {"site-packages", "test"}
                 shutil.copytree(source, destination, symlinks=True, copy_function=link_or_copy,
-                                ignore=lambda folder, names: top & set(names) if folder == source else ())
+                                ignore=lambda folder, names, top=top, source=source:
+                                top & set(names) if folder == source else ())
             else:
                 link_or_copy(os.path.realpath(source), destination)
         for folder, _, _ in os.walk(scratch):
@@ -194,7 +195,7 @@ class PythonView:
         return os.pathsep.join(self.on_host(part) for part in value.split(os.pathsep))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def python_view() -> PythonView:
     """This process's interpreter and site-packages at the neutral paths (see the module docstring).
 

@@ -16,7 +16,7 @@ __all__ = ["probe", "select_backend", "unsandboxed_allowed"]
 logger = logging.getLogger("execution.sandbox")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(path: str | None, euid: int) -> Probe:
     if path is None:
         return Probe(ok=False, backend="bubblewrap",

@@ -17,7 +17,7 @@ def bwrap_path() -> str | None:
     return os.environ.get(BWRAP_ENV) or shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_version(path: str) -> str:
     """``"bubblewrap 0.8.0"``; OSError when `path` does not run."""
     try:

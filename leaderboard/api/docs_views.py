@@ -17,11 +17,10 @@ from pathlib import Path
 import drf_spectacular_sidecar
 from django.http import HttpResponse
 from django.templatetags.static import static
-from django.views.decorators.cache import cache_control
-
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from drf_spectacular.utils import extend_schema
 from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.cache import cache_control
+from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer

@@ -21,8 +21,16 @@ from ..services.phases import phase_create, phase_update
 from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
 from ..uploads import read_dataset_upload
-from .serializers import (AuditEntrySerializer, ChallengeSerializer, DecideSerializer, PhaseSerializer,
-                          RegisterSerializer, RegistrationSerializer, RescoreSerializer, ReportVersionSerializer)
+from .serializers import (
+    AuditEntrySerializer,
+    ChallengeSerializer,
+    DecideSerializer,
+    PhaseSerializer,
+    RegisterSerializer,
+    RegistrationSerializer,
+    ReportVersionSerializer,
+    RescoreSerializer,
+)
 
 HOSTS_ONLY = "Only the challenge's hosts can see this."
 

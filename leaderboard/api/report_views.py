@@ -33,13 +33,21 @@ from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
 from ..services.paging import entries_page, page_limit
-from ..services.reports import (OVERRIDABLE, build_report_data, report_current,
-                                report_with_overrides_key, section_pair)
+from ..services.reports import OVERRIDABLE, build_report_data, report_current, report_with_overrides_key, section_pair
 from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
 from .renderers import CSVRenderer
-from .report_schema import (FORMAT_PARAMETER, OVERRIDE_PARAMETERS, PAGING_PARAMETERS, ComparisonSerializer, CompareQuerySerializer,
-                            EntrySerializer, LeaderboardSerializer, ReportQuerySerializer, SotaSerializer)
+from .report_schema import (
+    FORMAT_PARAMETER,
+    OVERRIDE_PARAMETERS,
+    PAGING_PARAMETERS,
+    CompareQuerySerializer,
+    ComparisonSerializer,
+    EntrySerializer,
+    LeaderboardSerializer,
+    ReportQuerySerializer,
+    SotaSerializer,
+)
 
 __all__ = ["MICRO_CACHE", "CompareView", "LeaderboardView", "SotaView"]
 

@@ -4,11 +4,23 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
 from ..web.integrity_views import ThrottledLoginView
-from .account_views import (InvitationActionView, InvitationListView, NotificationSettingsView, TeamInviteView,
-                            TeamListView, WebhookDetailView, WebhookListView)
+from .account_views import (
+                            InvitationActionView,
+                            InvitationListView,
+                            NotificationSettingsView,
+                            TeamInviteView,
+                            TeamListView,
+                            WebhookDetailView,
+                            WebhookListView,
+)
 from .auth_views import TokenListView, TokenLoginView, TokenRevokeView
-from .beyond_views import (ResultsImportView, SuiteDetailView, SuiteListView, VarianceStudyDetailView,
-                           VarianceStudyListView)
+from .beyond_views import (
+                            ResultsImportView,
+                            SuiteDetailView,
+                            SuiteListView,
+                            VarianceStudyDetailView,
+                            VarianceStudyListView,
+)
 from .docs_views import ApiRootView, RedocView, SwaggerView, redoc_bundle
 from .report_views import CompareView, LeaderboardView, SotaView
 from .views import ChallengeDownloadView, ChallengeViewSet, SubmissionViewSet

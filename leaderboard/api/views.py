@@ -18,20 +18,30 @@ from rest_framework.views import APIView
 from ..choices import SubmissionKind
 from ..downloads import dataset_download
 from ..models import Run, Submission
-from ..selectors import (challenge_list_visible, runs_for_challenge, submission_can_see_details,
-                         submission_list_for)
+from ..selectors import challenge_list_visible, runs_for_challenge, submission_can_see_details, submission_list_for
 from ..services.boards import board_scope
 from ..services.challenges import DatasetUpload, challenge_create, challenge_update
-from ..services.submissions import (submission_cancel, submission_create_predictions, submission_create_recipe,
-                                    submission_select_final)
+from ..services.submissions import (
+    submission_cancel,
+    submission_create_predictions,
+    submission_create_recipe,
+    submission_select_final,
+)
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
 from .filters import ChallengeFilter, RunFilter, SubmissionFilter
 from .host_views import ChallengeHostActions
 from .permissions import IsHostOrReadOnly
 from .renderers import CSVRenderer
-from .serializers import (ChallengeCreateSerializer, ChallengeSerializer, ChallengeUpdateSerializer,
-                          RunDetailSerializer, RunSerializer, SelectSerializer, SubmissionCreateSerializer,
-                          SubmissionSerializer)
+from .serializers import (
+    ChallengeCreateSerializer,
+    ChallengeSerializer,
+    ChallengeUpdateSerializer,
+    RunDetailSerializer,
+    RunSerializer,
+    SelectSerializer,
+    SubmissionCreateSerializer,
+    SubmissionSerializer,
+)
 
 BOARD_PARAMETER = OpenApiParameter("board", str, enum=["public", "private"],
                                    description="Which board's scores: public (default), or private (hosts until "

@@ -9,6 +9,7 @@ a row that is not there yet, and a rolled-back request enqueues nothing.
 from __future__ import annotations
 
 import logging
+
 from celery import current_app
 from django.db import transaction
 

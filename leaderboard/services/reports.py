@@ -24,13 +24,28 @@ from django.db.models import F
 from django.utils import timezone
 
 from evaluation.boards import rounded_tie_reason
-from evaluation.report import (REPORT_FORMAT, EntryRuns, ReportSettings, build_report, collector_paused,
-                               compare, entry_fingerprint, flip_comparison, section_pairs)
+from evaluation.report import (
+    REPORT_FORMAT,
+    EntryRuns,
+    ReportSettings,
+    build_report,
+    collector_paused,
+    compare,
+    entry_fingerprint,
+    flip_comparison,
+    section_pairs,
+)
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, PrivateReport, Report, Run
-from ..selectors import (REPORT_MODELS, SNAPSHOT_RUN_COLUMNS, SNAPSHOT_SUBMISSION_COLUMNS, ChallengeRuns,
-                         challenge_runs, rows_as_stored)
+from ..selectors import (
+    REPORT_MODELS,
+    SNAPSHOT_RUN_COLUMNS,
+    SNAPSHOT_SUBMISSION_COLUMNS,
+    ChallengeRuns,
+    challenge_runs,
+    rows_as_stored,
+)
 from .boards import board_fields, board_has_private, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids

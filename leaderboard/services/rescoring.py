@@ -18,8 +18,8 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from evaluation.metrics import get_metric
 from evaluation.io.read import TableError, read_table
+from evaluation.metrics import get_metric
 
 from ..choices import SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission

@@ -16,7 +16,6 @@ from django.utils.safestring import mark_safe
 from evaluation.imports import FORMATS
 from evaluation.report.coverage import coverage_notes
 
-from . import charts
 from ..models import EntryProvenance, Submission, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
@@ -24,6 +23,7 @@ from ..services.results_import import ImportFile, results_import_create
 from ..services.suites import suite_board
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
+from . import charts
 from .forms import MultipleFileField, add_service_error
 
 

@@ -314,7 +314,7 @@ class SubmissionForm(forms.Form):
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).")
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from exc
         if not isinstance(value, dict):
             raise forms.ValidationError("The hyperparameters must be a JSON object, like {\"C\": 1.0}.")
         return value

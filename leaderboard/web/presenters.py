@@ -14,13 +14,13 @@ from django.utils.safestring import mark_safe
 
 from evaluation.report import flip_comparison, section_pairs
 
-from . import charts
 from ..choices import Board, Correction
 from ..models import Challenge
 from ..selectors import report_stored_meta, submission_ids_scored
 from ..services.errors import ServiceError
 from ..services.paging import PAGE_SIZE, entries_page, heatmap_ids
 from ..services.reports import report_current, report_settings_key
+from . import charts
 
 #: A verdict of row A against column B, in words (``{a}``/``{b}``: the method names).
 VERDICT_WORDS = {

@@ -48,6 +48,7 @@ from ..services.teams import team_personal_for
 from ..throttles import SignupThrottle, too_many
 from ..upload_handlers import upload_refusal
 from ..uploads import read_prediction_uploads, read_recipe_upload
+from . import charts
 from .forms import (
     ChallengeCreateForm,
     ChallengeSettingsForm,
@@ -56,7 +57,6 @@ from .forms import (
     add_service_error,
     show_upload_refusal,
 )
-from . import charts
 from .pagecache import anonymous_page_microcache
 from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display
 

@@ -25,10 +25,9 @@ Invariants:
 from __future__ import annotations
 
 import math
-
-import numpy as np
 import os
 
+import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 

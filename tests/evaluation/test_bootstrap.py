@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats import Interval, bootstrap_interval, boo_n, rank_intervals
+from evaluation.stats import Interval, boo_n, bootstrap_interval, rank_intervals
 from evaluation.stats._resample import integer_percentiles, percentiles
 
 

@@ -5,8 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.imports import ResultsImportError, combine, read_csv_results, read_lm_eval_samples, read_results, \
-    read_solved_ids
+from evaluation.imports import (
+    ResultsImportError,
+    combine,
+    read_csv_results,
+    read_lm_eval_samples,
+    read_results,
+    read_solved_ids,
+)
 
 
 def test_generic_csv_with_correct_and_with_score():

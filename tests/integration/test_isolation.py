@@ -30,8 +30,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import (ROOT, WorkerProcess, celery_pointed_at, database_url, die_with_parent, redis_broker_url,
-                            wait_for)
+from tests.conftest import (
+    ROOT,
+    WorkerProcess,
+    celery_pointed_at,
+    database_url,
+    die_with_parent,
+    redis_broker_url,
+    wait_for,
+)
 from tests.recipes.hostile_cases import DAEMON_MARKER, SHM_TOKEN, cases, make_host_files
 from tests.recipes.unprivileged import PYTHON, WORKER_UID, needs_worker_uid
 

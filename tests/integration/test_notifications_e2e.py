@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-
 from rest_framework.test import APIClient
 
 from leaderboard.models import Submission, Webhook, WebhookDelivery

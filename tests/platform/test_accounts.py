@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from leaderboard.services.errors import NotAllowed
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 
-from .factories import PASSWORD, digits_challenge, label_predictions, make_user
+from .factories import PASSWORD, digits_challenge, label_predictions
 
 pytestmark = pytest.mark.django_db
 

@@ -12,18 +12,18 @@ from rest_framework.test import APIClient
 
 from evaluation.seeds import SOURCES
 from leaderboard.models import EntryProvenance, StudyRun, Submission, Suite, VarianceStudy
+from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
 from leaderboard.services.errors import NotAllowed, ServiceError
 from leaderboard.services.reports import report_recompute
 from leaderboard.services.results_import import ImportFile, challenge_create_results_only, results_import_create
-from leaderboard.worker.study_execution import study_run_execute
 from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 from leaderboard.services.suites import suite_board, suite_create
-from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
 from leaderboard.services.variance_studies import variance_study_create, variance_study_plan
-
-from .factories import digits_challenge, make_user
-from .test_report_api import add_entry
+from leaderboard.worker.study_execution import study_run_execute
 from tests.conftest import ROOT
+
+from .factories import digits_challenge
+from .test_report_api import add_entry
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,7 @@ from leaderboard.services.rescoring import challenge_rescore
 from leaderboard.services.scoring import submission_rescore, submission_score
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 
-from .factories import PASSWORD, csv_bytes, digits_challenge, make_user
+from .factories import PASSWORD, csv_bytes, digits_challenge
 
 pytestmark = pytest.mark.django_db
 

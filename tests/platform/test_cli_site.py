@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +86,7 @@ def test_a_closed_challenge_is_reported_as_closed(live_server, tmp_path):
     make_user("carol")
     closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
                                       higher_is_better=True, allow_recipes=True, created_by=host)
-    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=UTC))
     recipe = tmp_path / "recipe.py"
     recipe.write_text("def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return None\n")
     assert run_cli(live_server.url, tmp_path, "login", "carol").returncode == 0

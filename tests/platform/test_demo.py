@@ -5,7 +5,6 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -14,8 +13,7 @@ from django.test import Client
 from leaderboard.management.commands._demo_beyond import IMPORTED_SLUG, IMPORTS_DIR, SUITE_SLUG
 from leaderboard.management.commands.demo import BOON_DIR, PASSWORD, RECIPES_DIR
 from leaderboard.models import Challenge, PredictionFile, Run, StudyRun, Submission, Suite, VarianceStudy
-from leaderboard.services.dispatch import EXECUTE_RUN, SCORE_SUBMISSION
-from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
+from leaderboard.services.dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, SCORE_SUBMISSION
 
 pytestmark = pytest.mark.django_db
 

@@ -251,10 +251,9 @@ def test_a_transient_error_is_retried_with_its_cause_and_no_celery_limit(monkeyp
 
 
 def test_tasks_without_a_claim_keep_a_bounded_celery_retry(settings):
+    from tasks import PLATFORM_RETRIES
     from tasks.maintenance import janitor
     from tasks.reports import recompute_report
-
-    from tasks import PLATFORM_RETRIES
 
     assert recompute_report.max_retries == PLATFORM_RETRIES  # issue 22: its backoff spans over a minute
     assert janitor.max_retries == 0
@@ -320,8 +319,8 @@ def test_one_deadline_judges_runs_and_study_runs_stuck_everywhere(challenge, hos
     from leaderboard.models import StudyRun, VarianceStudy
     from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
     from leaderboard.services.lifecycle import run_deadline, runs_fail_stuck
-    from leaderboard.worker.study_execution import study_run_claim
     from leaderboard.services.variance_studies import variance_study_create
+    from leaderboard.worker.study_execution import study_run_claim
 
     challenge, _ = challenge
     settings.VARBOARD = {**settings.VARBOARD, "STUCK_RUN_GRACE_S": 7}

@@ -19,7 +19,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard.celery import app as celery_app
-from leaderboard.models import Event, Membership, Run, Submission, Team, TeamInvitation, WebhookDelivery
+from leaderboard.models import Event, Membership, Run, Submission, WebhookDelivery
 from leaderboard.services.challenges import challenge_reveal
 from leaderboard.services.dispatch import DELIVER_WEBHOOK, PROCESS_EVENT
 from leaderboard.services.errors import NotAllowed, ServiceError
@@ -27,8 +27,7 @@ from leaderboard.services.janitor import janitor_run
 from leaderboard.services.lifecycle import submission_refresh_status
 from leaderboard.services.notifications import event_process, profile_update, reveals_record_due
 from leaderboard.services.phases import phase_update
-from leaderboard.services.teams import (invitation_cancel, invitation_decide, team_create, team_invite,
-                                        team_personal_for)
+from leaderboard.services.teams import invitation_cancel, invitation_decide, team_create, team_invite, team_personal_for
 from leaderboard.services.webhooks import webhook_create, webhook_deliver, webhook_verify
 from tests.http_receiver import Receiver
 

@@ -15,9 +15,9 @@ from leaderboard.models import Run, Submission
 from leaderboard.services.dispatch import EXECUTE_RUN
 from leaderboard.services.errors import ServiceError
 from leaderboard.services.lifecycle import runs_fail_stuck
+from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 from leaderboard.worker.run_data import run_split
 from leaderboard.worker.run_execution import run_execute
-from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 
 from .factories import digits_challenge, make_user
 

@@ -4,7 +4,7 @@ another host; the favicon; e-mail settings from EMAIL_URL; a closed challenge sa
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -88,7 +88,7 @@ def test_email_url_configures_the_mail_backend():
 def test_a_closed_challenge_without_a_dataset_says_it_is_closed(host, alice):
     closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
                                       higher_is_better=True, allow_recipes=True, created_by=host)
-    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=UTC))
     client = APIClient()
     client.force_authenticate(alice)
     answer = client.post(f"/api/challenges/{closed.slug}/submissions/",

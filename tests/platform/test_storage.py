@@ -10,9 +10,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from leaderboard.services.accounts import token_create
 
 from leaderboard.models import Submission
+from leaderboard.services.accounts import token_create
 from leaderboard.services.scoring import submission_score
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 

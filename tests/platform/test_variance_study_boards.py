@@ -15,12 +15,12 @@ from rest_framework.test import APIClient
 from evaluation.stats.variance_study import variance_study
 from leaderboard.models import StudyRun
 from leaderboard.services.boards import board_public_mask
+from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 from leaderboard.worker.run_data import recipe_data
 from leaderboard.worker.study_execution import study_run_execute
-from leaderboard.services.submissions import UploadedFile, submission_create_recipe
+from tests.conftest import ROOT
 
 from .factories import PASSWORD, digits_challenge
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db
 

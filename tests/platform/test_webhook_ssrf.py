@@ -18,8 +18,7 @@ import ssl
 import subprocess
 import sys
 import threading
-from datetime import datetime, timedelta
-from datetime import timezone as tz
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from cryptography import x509
@@ -342,7 +341,7 @@ def _certificate(tmp_path, name: str) -> tuple[str, str]:
     """A self-signed certificate for ``name`` and its key, as PEM files (cert path, key path)."""
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.now(tz.utc)
+    now = datetime.now(UTC)
     cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
             .not_valid_after(now + timedelta(hours=1))

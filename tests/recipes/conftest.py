@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 
 from execution.recipe_data import RecipeData
-from execution.sandbox.procs import pids_in_namespace
 from execution.sandbox.bubblewrap import Bubblewrap
+from execution.sandbox.procs import pids_in_namespace
 from execution.warm import warm_pool
 
-from .helpers import (HOSTILE, MASTER_SEED, RECIPES, ROOT, accuracy, load_digits_data, plan,  # noqa: F401
-                      proba_accuracy, run_file)
+from .helpers import HOSTILE, MASTER_SEED, RECIPES, ROOT, accuracy, load_digits_data, plan, proba_accuracy, run_file  # noqa: F401
 
 needs_linux = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="the sandbox needs Linux")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (fresh uids, setpriv to another uid)")

@@ -26,8 +26,16 @@ import tempfile
 import pytest
 
 from .conftest import leftovers, needs_linux
-from .hostile_cases import (DAEMON_MARKER, DB_CONTENT, MEDIA_CONTENT, SECRETS, SHM_TOKEN, cases, make_host_files,
-                            run_case)
+from .hostile_cases import (
+    DAEMON_MARKER,
+    DB_CONTENT,
+    MEDIA_CONTENT,
+    SECRETS,
+    SHM_TOKEN,
+    cases,
+    make_host_files,
+    run_case,
+)
 from .unprivileged import needs_worker_uid, run_as_worker
 
 pytestmark = [needs_linux]

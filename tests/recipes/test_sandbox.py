@@ -10,18 +10,14 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from execution.sandbox import (IsolationUnavailable, Limits, SandboxUnavailable, probe, python_command,
-                               run_sandboxed)
+from execution.sandbox import Limits, SandboxUnavailable, probe, python_command, run_sandboxed
 from execution.sandbox.bubblewrap import UID_BASE, UID_SPAN, bwrap_path, bwrap_version
 
-from .conftest import ROOT, leftovers, needs_linux, needs_root
-from .unprivileged import WORKER_UID, needs_worker_uid, run_as_worker
+from .conftest import leftovers, needs_linux, needs_root
 
 pytestmark = [needs_linux, pytest.mark.usefixtures("no_leftovers")]
 

@@ -12,11 +12,11 @@ import textwrap
 import numpy as np
 import pytest
 
+from execution import warm as warm_module
 from execution.runners import LocalRunner
 from execution.sandbox import Limits
 from execution.sandbox.procs import pids_in_namespace
 from execution.sandbox.warm import Waiting
-from execution import warm as warm_module
 from execution.warm import WARM_ENV, WARMABLE, recipe_imports, warm_pool
 from execution.workspace import HARNESS_FILES
 

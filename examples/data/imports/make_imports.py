@@ -46,7 +46,7 @@ def main() -> None:
             writer.writerows((name, i, int(c)) for i, c in zip(id_test, correct[name]))
     svm = models["SVM, RBF kernel"].predict(X_test)
     with (HERE / "samples_svm.jsonl").open("w") as handle:
-        for i, (doc, target, pred) in enumerate(zip(id_test, y_test, svm)):
+        for doc, target, pred in zip(id_test, y_test, svm):
             handle.write(json.dumps({"doc_id": doc, "target": str(target), "resps": [[str(pred)]],
                                      "filtered_resps": [str(pred)], "acc": float(pred == target)}) + "\n")
     solved = [i for i, c in zip(id_test, correct["Decision tree"]) if c]

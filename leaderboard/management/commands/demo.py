@@ -38,7 +38,7 @@ from __future__ import annotations
 import csv
 import io
 import time
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -50,12 +50,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from ...choices import (SUBMISSION_ENDED, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, TestRows,
-                        Visibility)
+from ...choices import SUBMISSION_ENDED, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, TestRows, Visibility
 from ...models import Challenge, EntryProvenance, Run, Submission, Team
 from ...services.boards import board_public_mask
-from ...services.dataset_files import dataset_frame, dataset_hidden_labels
 from ...services.challenges import DatasetUpload, challenge_create, challenge_reveal
+from ...services.dataset_files import dataset_frame, dataset_hidden_labels
 from ...services.phases import phase_create, phase_default, phase_update
 from ...services.registrations import registration_register
 from ...services.reports import report_request
@@ -295,8 +294,8 @@ class Command(BaseCommand):
                 allow_recipes=True, k_runs=len(runs), boo_n=5, split_scheme=SplitScheme.FIXED,
                 randomize_sources=["init", "data_order"], visibility=Visibility.PUBLIC)
             challenge.hosts.add(host)
-            phase_default(challenge=challenge, opens_at=datetime(2018, 7, 10, tzinfo=dt_timezone.utc),
-                          closes_at=datetime(2018, 7, 15, tzinfo=dt_timezone.utc))
+            phase_default(challenge=challenge, opens_at=datetime(2018, 7, 10, tzinfo=UTC),
+                          closes_at=datetime(2018, 7, 15, tzinfo=UTC))
             team, _ = Team.objects.get_or_create(name="Bajgar, Kadlec & Kleindienst (2018)")
             submission = Submission.objects.create(
                 challenge=challenge, team=team, submitted_by=host, kind=SubmissionKind.RECIPE,
