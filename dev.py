@@ -4,7 +4,7 @@
 Quick start, on a machine with nothing but Python 3.11::
 
     python3 dev.py demo     # set up, score the demo challenge end to end, serve http://127.0.0.1:8000
-    python3 dev.py test     # set up, start PostgreSQL/Redis if stopped, run the whole test suite
+    python3 dev.py test     # set up, start PostgreSQL/Redis if stopped, lint, run the whole test suite
 
 Every subcommand first runs ``setup`` (create ``.venv``, install the pinned requirements when they
 changed) and then re-executes itself with the virtual environment's Python.
@@ -374,17 +374,37 @@ def run_lane(name: str, expression: str, extra: list[str]) -> tuple[int, str, fl
     return status, summary, elapsed
 
 
+#: The lint step, run before the test lanes: ruff and mypy, both configured in pyproject.toml.
+LINT_COMMANDS = (("ruff", ("-m", "ruff", "check", ".")), ("mypy", ("-m", "mypy")))
+
+
+def run_lint() -> tuple[int, str, float]:
+    """Run every `LINT_COMMANDS` (all of them, even after a failure), output passed through;
+    (status, summary, wall seconds), status 0 only if all passed."""
+    started, failed = time.monotonic(), []
+    for name, args in LINT_COMMANDS:
+        say(f"lane lint: {shlex.join(args[1:])}")
+        returncode = subprocess.run([sys.executable, *args], cwd=ROOT, preexec_fn=die_with_parent).returncode
+        if returncode != 0:
+            failed.append(f"{name} exited with status {returncode}")
+    elapsed = time.monotonic() - started
+    summary = "; ".join(failed) or f"{' and '.join(name for name, _ in LINT_COMMANDS)} passed"
+    say(f"lane lint: {'FAILED' if failed else 'ok'}: {summary}; wall time {elapsed:.0f} s")
+    return (1 if failed else 0), summary, elapsed
+
+
 def run_lanes(extra: list[str]) -> int:
-    """Every lane of `TEST_LANES` in turn (all of them, even after a failure); 0 only if all passed.
+    """The lint step, then every lane of `TEST_LANES` in turn (all of them, even after a failure);
+    0 only if all passed.
 
     A lane that selects no test fails, unless `extra` filters the tests (``-k stats``, a path):
     then only a run where no lane selected any test fails. With ``-m`` among `extra`, that
-    expression alone is run, as one step.
+    expression alone is run, as one step. `extra` does not filter the lint step.
     """
     lanes = TEST_LANES
     if any(arg == "-m" or (arg.startswith("-m") and not arg.startswith("--")) for arg in extra):
         lanes = (("selected", ""),)  # the caller's -m comes later on the command line and wins
-    results = []
+    results = [("lint", *run_lint())]
     for name, expression in lanes:
         results.append((name, *run_lane(name, expression, extra)))
         if results[-1][1] == 2:  # interrupted (Ctrl-C): stop here
@@ -393,11 +413,11 @@ def run_lanes(extra: list[str]) -> int:
     for name, status, summary, elapsed in results:
         say(f"  {name:<12} {'ok' if status == 0 else 'FAILED':<7} {elapsed:6.0f} s  {summary}")
     failed = [name for name, status, _, _ in results if status != 0]
-    if all(summary.endswith("(no test of this lane matched)") for _, _, summary, _ in results):
+    if all(summary.endswith("(no test of this lane matched)") for _, _, summary, _ in results[1:]):
         failed.append("all (no test matched the arguments)")
     if failed:
         say(f"error: lane(s) failed: {', '.join(failed)}")
-    return 1 if failed or len(results) < len(lanes) else 0
+    return 1 if failed or len(results) < 1 + len(lanes) else 0
 
 
 # ---------------------------------------------------------------- worker and server (demo)
@@ -575,9 +595,9 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-serve", action="store_true", help="stop once the demo is scored")
     demo.add_argument("--no-recipes", action="store_true",
                       help="skip the recipe entries and the variance study (the prediction entries only)")
-    add("test", cmd_test, "run the whole test suite, lane by lane (unit, integration, slow, browser), each "
-                          "timed; extra arguments go to every lane's pytest (e.g. -k stats), and a lane "
-                          "they leave empty is then no error")
+    add("test", cmd_test, "lint (ruff, mypy), then run the whole test suite, lane by lane (unit, integration, "
+                          "slow, browser), each step timed; extra arguments go to every lane's pytest "
+                          "(e.g. -k stats), and a lane they leave empty is then no error")
     worker = add("worker", cmd_worker, "run a Celery worker in the foreground")
     worker.add_argument("--queues", default=DEMO_QUEUES, help="comma-separated: scoring,cpu,gpu")
     worker.add_argument("--concurrency", type=int, default=2, help="worker processes (default 2)")

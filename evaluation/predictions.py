@@ -237,6 +237,7 @@ def _predictions(
 ) -> np.ndarray:
     """The prediction cells (rows x columns, stripped, non-empty) parsed for `kind`."""
     if kind == "label":
+        assert classes is not None  # the argument check refuses label predictions without classes
         return _labels(values[:, 0], row_numbers, columns[0], classes, fail)
     preds = _numbers(values, row_numbers, columns, fail)
     if kind == "proba":
@@ -383,6 +384,7 @@ def _numbers(
                     f"row {row_numbers[i]}, column {show_value(columns[j])}: "
                     f"{show_value(cell)} is not a number"
                 ) from None
+    assert out is not None  # astype fails only on a cell that float() refuses too, reported above
     bad = np.argwhere(~np.isfinite(out))
     if bad.size:
         i, j = bad[0]

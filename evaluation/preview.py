@@ -81,7 +81,7 @@ def table_preview(train: pd.DataFrame, *, id_column: str, label_column: str, fea
     shown += [c for c in train.columns if c not in shown][:max(0, max_columns - len(shown))]
     head = tuple(tuple(str(v) for v in row) for row in train[shown].head(rows).itertuples(index=False))
     n_test = 0 if test_labels is None else len(test_labels)
-    balance = ()
+    balance: tuple[tuple[str, int, int], ...] = ()
     if classes:
         train_counts = train[label_column].astype(str).value_counts()
         test_counts = (test_labels[label_column].astype(str).value_counts() if test_labels is not None

@@ -68,12 +68,16 @@ def inspect_recipe(source: str) -> RecipeInfo:
         )
     declared = {}
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else [])
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
         for target in targets:
             if isinstance(target, ast.Name) and target.id in ("HYPERPARAMETERS", "SEARCH_SPACE", "NEEDS_GPU"):
                 try:
-                    declared[target.id] = ast.literal_eval(node.value)
+                    declared[target.id] = ast.literal_eval(value)
                 except ValueError:
                     raise RecipeError(
                         f"{target.id} (line {node.lineno}) must be a literal (a dict of plain "

@@ -53,7 +53,8 @@ def _make_split(train, valid, test, scheme: str) -> Split:
         digest.update(len(arr).to_bytes(8, "little"))
         digest.update(arr.astype("<i8", copy=False).tobytes())
         arrays.append(arr)
-    return Split(*arrays, split_id=f"{_PREFIX[scheme]}-{digest.hexdigest()[:12]}", scheme=scheme)
+    train_arr, valid_arr, test_arr = arrays
+    return Split(train_arr, valid_arr, test_arr, split_id=f"{_PREFIX[scheme]}-{digest.hexdigest()[:12]}", scheme=scheme)
 
 
 def _fraction_iv(value, name: str) -> float:

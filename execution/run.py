@@ -22,6 +22,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -190,7 +191,7 @@ def _predictions(ran: RunnerResult, trial: int, inputs: RunInputs, kind: str, cl
     try:
         arr = np.load(io.BytesIO(raw), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
-        raise RecipeFault(f"the recipe's predictions could not be read ({shorten(exc, 200)})") from None
+        raise RecipeFault(f"the recipe's predictions could not be read ({shorten(str(exc), 200)})") from None
     if not isinstance(arr, np.ndarray):
         raise RecipeFault("the recipe's predictions are not an array")
     arr = check_predictions(arr, inputs.n_rows, kind, classes)
@@ -302,7 +303,7 @@ def _score(ran: RunnerResult, inputs: RunInputs, trials: list, base: dict, *, da
            search: bool, test_parts: dict) -> RunOutcome:
     """Check every trial's predictions, choose by validation score, score the choice on test."""
     reported = _reported(ran, "done.json")
-    common = dict(device=device, limits=limits, ran=ran, reported=reported)
+    common: dict[str, Any] = dict(device=device, limits=limits, ran=ran, reported=reported)
     if ran.sandbox.status != "ok" or reported is None:
         return _failed(error_message(ran.sandbox, _reported(ran, "error.json"), limits),
                        hyperparameters=base, **common)

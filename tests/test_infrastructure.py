@@ -218,6 +218,34 @@ def test_the_browser_reaper_ends_everything_below_it_when_the_test_process_is_ki
             test_process.wait()
 
 
+def test_ruff_and_mypy_pass_with_the_configuration_in_pyproject_toml():
+    """The lint step of `python3 dev.py test`, here too so that a plain `pytest` (the unit lane) catches a
+    lint or type error: about 30 s with a cold `.mypy_cache`, a few seconds with a warm one."""
+    venv_bin = Path(sys.prefix) / "bin"  # the binaries pinned in requirements-dev.txt
+    failures = []
+    for command in (["ruff", "check", "."], ["mypy"]):
+        result = subprocess.run([str(venv_bin / command[0]), *command[1:]], cwd=ROOT, capture_output=True,
+                                text=True, timeout=300)
+        if result.returncode != 0:
+            failures.append(f"`{' '.join(command)}` exited with {result.returncode}:\n{result.stdout}{result.stderr}")
+    assert not failures, "\n".join(failures)
+
+
+def test_dev_py_test_lints_first_and_fails_when_lint_fails(monkeypatch, capsys):
+    dev = load_dev()
+    lanes_run = []
+    monkeypatch.setattr(dev, "run_lane", lambda name, expression, extra: lanes_run.append(name) or (0, "1 passed", 0.0))
+    monkeypatch.setattr(dev, "LINT_COMMANDS", (("ok", ("-c", "pass")), ("broken", ("-c", "raise SystemExit(3)"))))
+    assert dev.run_lanes([]) == 1
+    assert lanes_run == ["unit", "integration", "slow", "browser"]  # the lanes still run after a lint failure
+    out = capsys.readouterr().out
+    assert "lane lint: FAILED: broken exited with status 3; wall time" in out
+    assert "error: lane(s) failed: lint" in out
+    monkeypatch.setattr(dev, "LINT_COMMANDS", (("ok", ("-c", "pass")),))
+    assert dev.run_lanes([]) == 0
+    assert "lane lint: ok: ok passed; wall time" in capsys.readouterr().out
+
+
 def test_ci_run_is_valid_bash_and_calls_the_readme_test_command():
     script = ROOT / ".ci" / "run"
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0

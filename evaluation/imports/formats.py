@@ -144,6 +144,7 @@ def read_lm_eval_samples(data: bytes, *, model: str, filename: str = "samples.js
         cells[key] = float(value)
     if not cells:
         raise ResultsImportError(f"{name}: no samples")
+    assert metric is not None  # named, or found in the first sample
     return _table(cells, False, metric)
 
 

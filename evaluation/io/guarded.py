@@ -106,6 +106,8 @@ def run_guarded(func: Callable[..., T], /, *args: Any, memory_limit: int, timeou
         child.join()
     if payload == b"":
         raise ChildLimitExceeded("time", timeout)
+    kind: str
+    value: Any  # the result of `func`, or the exception it raised (pickled by `_child`)
     kind, value = ("memory", None) if payload is None else pickle.loads(payload)
     if kind == "ok":
         return value

@@ -9,6 +9,8 @@ or is much wider than the best-known interval for its statistic, says so where i
 
 from __future__ import annotations
 
+from typing import Any
+
 from evaluation.stats.boon import min_runs_for_interval
 
 __all__ = ["COVERAGE", "COVERAGE_TARGET", "WIDTH_RATIO", "WIDTH_TARGET", "coverage_notes"]
@@ -78,7 +80,7 @@ def coverage_notes(k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions.
             continue
         usable = [kk for kk in sorted(by_k) if kk <= k] or [min(by_k)]
         at = usable[-1]
-        note = {"interval": key, "label": LABELS.get(key, key), "k": at, "coverage": by_k[at],
+        note: dict[str, Any] = {"interval": key, "label": LABELS.get(key, key), "k": at, "coverage": by_k[at],
                 "width_ratio": WIDTH_RATIO.get(key, {}).get(at), "shown": True, "reason": None}
         if key.startswith("recipe.boo_n") and k < need:
             note.update(coverage=None, width_ratio=None, shown=False,

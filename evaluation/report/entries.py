@@ -98,6 +98,7 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
         if valid is not None and not keep.any():
             valid = None  # no validation score at all: Boo_n chooses by test score
         elif left_out:  # a subset of the runs: still ascending if it was
+            assert valid is not None  # complete_pairs leaves runs out only by their validation score
             test, index, valid = test[keep], index[keep], valid[keep]
             outcomes = None if outcomes is None else outcomes[keep]
         if ascending and all(a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid),
@@ -154,9 +155,9 @@ def _well_formed(entries: list[EntryRuns]) -> bool:
                 and (valid is None or (type(valid) is np.ndarray and valid.dtype == np.float64
                                        and valid.shape == test.shape))):
             return False
-    valid = [v for _, _, v in arrays if v is not None]
+    valids = [v for _, _, v in arrays if v is not None]
     if not np.isfinite(np.concatenate([t for t, _, _ in arrays])).all() or (
-            valid and not np.isfinite(np.concatenate(valid)).all()):
+            valids and not np.isfinite(np.concatenate(valids)).all()):
         return False
     index = np.concatenate([i for _, i, _ in arrays])
     step = np.diff(index) > 0

@@ -47,7 +47,7 @@ def assign_ranks(rows: list[dict]) -> None:
         tie = (head is not None and row["ranking_value"] is not None and head["ranking_value"] is not None
                and math.isclose(row["ranking_value"], head["ranking_value"], rel_tol=1e-12, abs_tol=1e-12)
                and all(letters & set(stats.split_letters(other["groups"])) for other in block))
-        if tie:
+        if tie and head is not None:  # a tie needs a head
             row["rank"] = head["rank"]
             for member in (*block, row):
                 member["tied"] = True

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals:
     boo = stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better)
     unbiased = (stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better,
                             estimator="unbiased") if s.boo_n <= k else None)
-    row = {
+    row: dict[str, Any] = {
         "submission_id": int(e.id), "method_name": e.name, "team": e.team, "kind": e.kind,
         "created": e.created, "in_progress": bool(e.in_progress),
         "runs_succeeded": int(k), "runs_expected": int(e.runs_expected), "k_runs": int(s.k_runs),
@@ -113,7 +114,8 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
             seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
             low, high = stats.seeded_intervals(
                 np.stack([e.test for e in todo]), seeds, statistic, n=s.boo_n,
-                valid=None if no_valid or statistic != "boo_n" else np.stack([e.valid for e in todo]),
+                valid=None if no_valid or statistic != "boo_n" else np.stack(
+                    [e.valid for e in todo if e.valid is not None]),  # all of them: not no_valid
                 n_resamples=s.n_resamples, confidence_level=conf, higher_is_better=s.higher_is_better,
                 estimator=estimator)
             method = "studentized bootstrap"

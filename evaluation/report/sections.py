@@ -184,6 +184,7 @@ def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: 
               and prior["compared"] <= {e.id for e in chosen})
     if not usable:
         return stats.rank_intervals(table, paired=True, backend=s.backend, device=s.device, **kw)
+    assert prior is not None  # `usable` needs one
     new = np.array([e.id not in prior["compared"] for e in chosen])
     old = [prior["intervals"].get(e.id) for e in chosen]
     known = np.array([v is not None for v in old])
@@ -221,12 +222,13 @@ def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: Repor
             _prediction_mean(rows[e.id], tb, index[e.id], s)
         if len(chosen) >= 2:
             res = sparse_from_pairwise(tb.comparisons)
+            assert tb.bootstrap_distribution is not None  # paired_test_bootstrap always keeps it
             ranks = stats.rank_intervals_from_distribution(sign * tb.estimate, sign * tb.bootstrap_distribution,
                                                            1 - s.alpha)
     all_rows = [rows[e.id] for e in entries]
     binomial_n = (s.n_test or n_examples) if s.accuracy_like else None
     sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_predictions, s, binomial_n=binomial_n,
-                        outcomes=[e.outcomes for e in chosen])
+                        outcomes=[e.outcomes for e in chosen if e.outcomes is not None])  # all of them
     return assemble_section("predictions", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
                             methods=None if tb is None else tb.pair_method,
                             design="paired comparisons over test examples", paired_runs=None, n_examples=n_examples,

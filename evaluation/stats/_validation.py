@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import SupportsInt, cast
 
 import numpy as np
 
@@ -19,7 +20,7 @@ def check_int(value, name: str, minimum: int = 1) -> int:
     if ok and isinstance(value, numbers.Integral):
         value = int(value)
     elif ok and isinstance(value, numbers.Real) and float(value).is_integer():
-        value = int(value)
+        value = int(cast(SupportsInt, value))  # typeshed's numbers.Real declares no __int__
     else:
         ok = False
     if not ok or value < minimum:
@@ -89,7 +90,7 @@ def as_generator(rng, name: str = "rng") -> np.random.Generator:
     if (
         isinstance(rng, numbers.Integral)
         and not isinstance(rng, (bool, np.bool_))
-        and rng >= 0
+        and int(rng) >= 0
     ):
         return np.random.default_rng(int(rng))
     raise ValueError(

@@ -481,6 +481,7 @@ def _bootstrap_sorted(x, key, spec: _Spec, n_resamples, rng, center=None):
         if tied.any():
             boot[tied, start:stop] = _boo_n_resampled(x[tied], key[tied], counts, spec.n, spec.estimator)
         if studentize:
+            assert tstar is not None  # allocated above when studentize
             tstar[:, start:stop] = _tstar(x, counts, boot[:, start:stop] - center[:, None], spec)
     return boot, tstar
 

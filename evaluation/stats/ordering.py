@@ -91,7 +91,7 @@ def leader_set(better: np.ndarray, order: np.ndarray) -> np.ndarray:
     better = np.asarray(better, dtype=bool)
     order = np.asarray(order, dtype=np.int64)
     unbeaten = ~better.any(axis=0)
-    group = order[unbeaten[order]]
+    group = order[unbeaten[order]]  # type: ignore[index]  # numpy stubs: any(axis=0) of a 2-d array is an array
     return group if group.size else order[:1].copy()
 
 

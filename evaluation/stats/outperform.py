@@ -187,6 +187,7 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
     kmax = int(lengths.max())
     wdtype = np.float32 if 2 * kmax * kmax < 2**24 else np.float64
     # Keep all counts in the working dtype when they fit in ~256 MB; else compactly.
+    cdtype: type[np.number]
     if n_resamples * flat.size <= 1 << 26:
         cdtype = wdtype
     else:
@@ -227,7 +228,8 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
             ct = counts[b0:b1, starts[i + 1]:].astype(wdtype, copy=False)
             if equal:
                 s = np.einsum(
-                    "bjs,bjs->jb", g.reshape(b1 - b0, nj, -1), ct.reshape(b1 - b0, nj, -1)
+                    "bjs,bjs->jb", g.reshape(b1 - b0, nj, -1),
+                    ct.reshape(b1 - b0, nj, -1),  # type: ignore[arg-type]  # numpy stubs: astype(float32 | float64)
                 )
             else:
                 g *= ct

@@ -789,11 +789,11 @@ def _dependent_law(theta: float, m: int, rho: float, *, n: int | None = None, se
             c0 = int(a[0] + b[0])  # P(max <= c) = 0 below c0 (to 1e-15)
             expected = (c0 + float(np.sum(1.0 - cdf_max))) / n
 
-            def exceed(x):
+            def exceed_exact(x):
                 c = int(np.ceil(x * n - 1e-9)) - 1 - c0  # P(max >= x) = 1 - P(max <= ceil(xn) - 1)
                 return 1.0 if c < 0 else (0.0 if c >= cdf_max.size else float(1.0 - cdf_max[c]))
 
-            return expected, exceed
+            return expected, exceed_exact
         se = float(np.sqrt(theta * (1 - theta) / n))
     spread = np.sqrt(max(0.0, 1.0 - rho * rho))
     expected = theta + spread * expected_max_normal(m) * se

@@ -70,7 +70,7 @@ class SparseComparisons:
     high: np.ndarray
     pvalue: np.ndarray
     pvalue_raw: np.ndarray
-    level: np.ndarray
+    level: np.ndarray | None  # None when the all-pairs result carries no level
     significant: np.ndarray
     meaningful: np.ndarray
     better: np.ndarray
@@ -232,7 +232,8 @@ def _sparse_order(n: int, i, j, better, priority: np.ndarray) -> np.ndarray:
     heap = [int(rank[e]) for e in range(n) if beaten_by[e] == 0]
     heapq.heapify(heap)
     placed = np.zeros(n, dtype=bool)
-    order, cursor = [], 0
+    order: list[int] = []
+    cursor = 0
     while len(order) < n:
         while heap and placed[priority[heap[0]]]:
             heapq.heappop(heap)
@@ -272,7 +273,7 @@ def window_letters(frontier: np.ndarray, order: np.ndarray) -> list[str]:
     """
     n = order.size
     starts = [a for a in range(n) if a == 0 or frontier[a] > frontier[a - 1]]
-    held = [[] for _ in range(n)]
+    held: list[list[str]] = [[] for _ in range(n)]
     for c, a in enumerate(starts):
         for pos in range(a, min(n, int(frontier[a]))):
             held[pos].append(_letter(c))

@@ -240,8 +240,9 @@ def _restore(values: np.ndarray, entry_order: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- aggregates
-def _aggregate_weights(counts: np.ndarray, lengths: np.ndarray, statistic: str, order: np.ndarray):
-    """Weights (rows, N) of the pooled values giving the statistic of each resample."""
+def _aggregate_weights(counts: np.ndarray, lengths: np.ndarray, statistic: str, order: np.ndarray | None):
+    """Weights (rows, N) of the pooled values giving the statistic of each resample; `order` (the
+    pooled values' sort order) is read for "iqm" only."""
     n = int(lengths.sum())
     if statistic == "iqm":  # trim_mean(all runs of all tasks, 0.25), as rliable's aggregate_iqm
         c = counts[:, order]

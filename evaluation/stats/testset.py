@@ -261,12 +261,13 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
     """
     npairs, n_resamples = iu.size, means_boot.shape[0]
     oriented = np.ascontiguousarray((sign * means_boot).T)
-    out = np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs))
+    out: np.ndarray | tuple[np.ndarray, np.ndarray] = (
+        np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs)))
     step = rs.batch_size(n_resamples, npairs)
     for start in range(0, npairs, step):
         stop = min(npairs, start + step)
         boot = oriented[iu[start:stop]] - oriented[ju[start:stop]]
-        if low is None:
+        if isinstance(out, np.ndarray):  # low is None
             out[start:stop] = _fraction_above(boot, 0.0)
             continue
         d = diff[start:stop, None]

@@ -170,6 +170,8 @@ def main() -> int:
 
     try:
         module_spec = importlib.util.spec_from_file_location("recipe", "recipe.py")
+        if module_spec is None or module_spec.loader is None:  # never for a .py path; a missing file fails below
+            raise ImportError("recipe.py cannot be loaded")
         recipe = importlib.util.module_from_spec(module_spec)
         sys.modules["recipe"] = recipe
         module_spec.loader.exec_module(recipe)

@@ -90,6 +90,8 @@ def torch_generator(seeds: dict, source: str, device: str = "cpu"):
 
 def label_indices(inputs: Inputs) -> np.ndarray:
     """``inputs.y`` as integer positions in ``inputs.classes`` (for torch losses)."""
+    if inputs.y is None:  # numpy would fail with a TypeError comparing None
+        raise TypeError("`inputs.y` is None: the rows to predict have no labels")
     classes = np.asarray(inputs.classes)
     order = np.argsort(classes)
     pos = np.searchsorted(classes, inputs.y, sorter=order)

@@ -46,6 +46,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .backend import Backend, Probe, RunSpec, Started, check_program
 from .capture import Output
@@ -296,6 +297,7 @@ class BwrapRun(Started):
         the inputs were written after the sandbox started). OSError if the tmpfs is not held."""
         if not (self.work and self.work.attach()):
             raise OSError(errno.ENOENT, "the run's workspace could not be reached")
+        assert self.work.fd is not None  # attach() returned True: the tmpfs is held
         copy_in(self.workdir, self.work.fd, self.uid)
 
     def disk_exceeded(self, max_disk_mb: float) -> bool:
@@ -417,7 +419,7 @@ class Bubblewrap(Backend):
         _become_subreaper()
         version = bwrap_version(self.path)
         os.makedirs(os.path.join(spec.workdir, "tmp"), exist_ok=True)
-        identity = {}
+        identity: dict[str, Any] = {}
         if uid is not None:
             hand_over(spec.workdir, uid)
             identity = {"user": uid, "group": uid, "extra_groups": []}

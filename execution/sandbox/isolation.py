@@ -44,7 +44,9 @@ def select_backend() -> Backend:
     """
     found = probe()
     if found.ok:
-        return Bubblewrap(bwrap_path())
+        path = bwrap_path()
+        assert path is not None  # probe() is ok only when bwrap_path() found a bwrap
+        return Bubblewrap(path)
     if unsandboxed_allowed():
         logger.warning("sandbox: %s; %s", found.missing, WARNING)
         return Unconfined()

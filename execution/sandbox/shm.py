@@ -22,6 +22,7 @@ class ShmWatch:
         self.path = f"/proc/{init_pid}/root{inner}"
         self.size = size
         self.fd: int | None = None
+        self.host_dev: int | None
         try:
             self.host_dev = os.stat(host).st_dev  # the host's folder at that path is not it
         except OSError:
@@ -50,6 +51,7 @@ class ShmWatch:
     def used_bytes(self) -> int:
         if not self.attach():
             return 0
+        assert self.fd is not None  # attach() returned True: the tmpfs is held
         vfs = os.fstatvfs(self.fd)
         return (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
 

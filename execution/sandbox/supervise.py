@@ -12,6 +12,7 @@ fast spike: the kernel's OOM killer (reported as "killed by SIGKILL") remains th
 from __future__ import annotations
 
 import os
+import resource
 import select
 import time
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ class Ended:
 
     reason: str | None = None
     wait_status: int = 0
-    rusage: object = None
+    rusage: resource.struct_rusage | None = None
     duration_s: float = 0.0
     peak_memory_kb: int = 0
 

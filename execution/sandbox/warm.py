@@ -33,8 +33,8 @@ import select
 import time
 from collections.abc import Mapping, Sequence
 
-from .backend import RunSpec, Started
-from .bubblewrap import Bubblewrap, hand_over
+from .backend import RunSpec
+from .bubblewrap import Bubblewrap, BwrapRun, hand_over
 from .environment import check_device, check_extra_env
 from .isolation import select_backend
 from .limits import Limits, SandboxResult, SandboxUnavailable
@@ -53,7 +53,7 @@ class WarmStartFailed(SandboxUnavailable):
 class Waiting:
     """A sandboxed program blocked before its run (see the module docstring)."""
 
-    def __init__(self, started: Started, limits: Limits, ack_fd: int, imports: tuple[str, ...]):
+    def __init__(self, started: BwrapRun, limits: Limits, ack_fd: int, imports: tuple[str, ...]):
         self.started, self.limits, self.imports = started, limits, imports
         self.created = time.monotonic()
         self._ack_fd, self._ack = ack_fd, b""
@@ -92,6 +92,7 @@ class Waiting:
         if self.started.uid is not None:
             hand_over(self.started.workdir, self.started.uid)
         self._released = True
+        assert self.started.proc.stdin is not None  # started with a stdin pipe (`start_waiting`)
         try:
             self.started.bring_in()  # the inputs, into the sandbox's own workspace
             self.started.proc.stdin.write(b"go\n")
@@ -173,6 +174,7 @@ def start_waiting(
     finally:
         os.close(ack_write)
     waiting = Waiting(started, limits, ack_read, tuple(imports))
+    assert started.proc.stdin is not None  # spec.stdin_pipe
     try:  # on stdin, not in the environment or argv: /proc/1/cmdline shows bwrap's --setenv
         started.proc.stdin.write(f"imports {','.join(imports)}\n".encode())
         started.proc.stdin.flush()
