@@ -3,14 +3,18 @@
 
     varboard --url http://127.0.0.1:8000 login alice
     varboard challenges
-    varboard download digits [--dir data/]
-    varboard submit digits --method "logreg, 3 seeds" seed0.csv seed1.csv seed2.csv --wait
+    varboard join digits --accept-rules
+    varboard download digits [--dir data/] [--part train]
+    varboard teams [create NAME | invite TEAM USER | accept TEAM | decline TEAM | leave TEAM]
+    varboard submit digits --method "logreg, 3 seeds" seed0.csv seed1.csv seed2.csv --wait [--team NAME]
     varboard submit digits --method "my MLP" --recipe my_recipe.py --hyperparameters '{"lr": 0.01}'
     varboard status 12
+    varboard cancel 12
+    varboard finals digits [--choose 12] [--drop 9]
     varboard leaderboard digits [--csv]
 
 Install it with ``pip install ./cli`` (the ``varboard`` command), or run ``python3 cli/varboard_cli.py``.
-Every command takes ``--json``: the server's answer as JSON on stdout, and errors as
+Teams are named by name (or id). Every command takes ``--json``: one JSON document on stdout, and errors as
 ``{"error": ...}`` on stderr. ``login`` stores the token in ``~/.config/varboard/token`` (or use
 ``--token`` / ``VARBOARD_TOKEN``); ``--url`` defaults to ``VARBOARD_URL`` or http://127.0.0.1:8000.
 Exit status: 0 done, 1 an error (its message on stderr), 141 the reader of the output went away.
@@ -23,6 +27,7 @@ import getpass
 import json
 import mimetypes
 import os
+import shutil
 import sys
 import time
 import urllib.error
@@ -61,24 +66,51 @@ class Client:
         self.url = url.rstrip("/")
         self.token = token
 
-    def request(self, method: str, path: str, *, data: bytes | None = None, content_type: str | None = None,
-                accept: str = "application/json", raw: bool = False):
+    def _open(self, method: str, path: str, *, data: bytes | None = None, content_type: str | None = None,
+              accept: str = "application/json"):
         headers = {"Accept": accept}
         if self.token:
             headers["Authorization"] = f"Token {self.token}"
         if content_type:
             headers["Content-Type"] = content_type
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        url = path if path.startswith(("http://", "https://")) else self.url + path
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=120) as response:
-                body = response.read()
+            return urllib.request.urlopen(request, timeout=120)
         except urllib.error.HTTPError as exc:
             raise ApiError(f"{exc.code}: {self._message(exc.read())}") from None
         except urllib.error.URLError as exc:
             raise ApiError(f"cannot reach {self.url}: {exc.reason}") from None
+
+    def request(self, method: str, path: str, *, data: bytes | None = None, content_type: str | None = None,
+                accept: str = "application/json", raw: bool = False, json_body=None):
+        if json_body is not None:
+            data, content_type = json.dumps(json_body).encode(), "application/json"
+        with self._open(method, path, data=data, content_type=content_type, accept=accept) as response:
+            body = response.read()
         if raw:
             return body
+        if not body:
+            return None  # 204 No Content
         return json.loads(body) if accept == "application/json" else body.decode()
+
+    def save(self, path: str, destination: Path) -> int:
+        """Stream a download into ``destination`` (through a temporary file: no half-written file is left)."""
+        partial = destination.with_name(destination.name + ".part")
+        with self._open("GET", path, accept="*/*") as response, partial.open("wb") as out:
+            shutil.copyfileobj(response, out, 1 << 20)
+        partial.replace(destination)
+        return destination.stat().st_size
+
+    def pages(self, path: str) -> list:
+        """Every row of a paginated list (``results``, following ``next``), or a bare list as it is."""
+        rows, answer = [], self.request("GET", path)
+        while isinstance(answer, dict) and "results" in answer:
+            rows += answer["results"]
+            if not answer.get("next"):
+                return rows
+            answer = self.request("GET", answer["next"])
+        return rows + list(answer or [])
 
     @staticmethod
     def _message(body: bytes) -> str:
@@ -119,35 +151,138 @@ def cmd_challenges(client: Client, args) -> None:
 
 
 def cmd_download(client: Client, args) -> None:
-    """Save the challenge's public data files (training rows, test inputs, a sample submission)."""
-    client.request("GET", f"/api/challenges/{args.challenge}/")  # an unknown challenge: its 404, said once
+    """Save the data files the API serves for a challenge (its ``downloads``), each streamed to ``<part>.csv``.
+
+    By default every public part (training rows, test inputs, a sample submission, whatever the
+    challenge has); ``--part`` picks some, including ``hidden_labels`` for the challenge's hosts.
+    """
+    challenge = client.request("GET", f"/api/challenges/{args.challenge}/")  # an unknown challenge: its 404
+    served = challenge.get("downloads") or {}
+    wanted = args.part or [part for part in served if part != "hidden_labels"]
+    unknown = [part for part in wanted if part not in served]
+    if unknown:
+        raise ApiError(f"challenge {args.challenge} has no {', '.join(unknown)} file to download; it serves: "
+                       f"{', '.join(served) or 'nothing'}")
+    if not wanted:
+        raise ApiError(f"challenge {args.challenge} has no data files to download")
     folder = Path(args.dir or args.challenge)
     folder.mkdir(parents=True, exist_ok=True)
-    saved, missing = [], []
-    for part in args.part or DATA_PARTS:
-        try:
-            content = client.request("GET", f"/api/challenges/{args.challenge}/data/{part}/", accept="*/*",
-                                     raw=True)
-        except ApiError as exc:
-            if not str(exc).startswith("404") or args.part:
-                raise
-            missing.append(part)  # e.g. a results-only challenge has no sample submission
-            continue
+    saved = []
+    for part in wanted:
         path = folder / f"{part}.csv"
-        path.write_bytes(content)
-        saved.append({"part": part, "path": str(path), "bytes": len(content)})
-    if not saved:
-        raise ApiError(f"challenge {args.challenge} has no data files to download")
+        saved.append({"part": part, "path": str(path), "bytes": client.save(served[part], path)})
+    missing = [part for part in DATA_PARTS if part not in served]  # e.g. no fixed test set: recipes only
     text = "\n".join(f"{row['path']}  ({row['bytes']:,} bytes)" for row in saved)
-    if missing:
+    if missing and not args.part:
         text += f"\n(no {', '.join(missing)} file in this challenge)"
     emit(args, {"challenge": args.challenge, "files": saved, "missing": missing}, text)
+
+
+def cmd_join(client: Client, args) -> None:
+    """Take part in a challenge: accept its rules (``--accept-rules``) and register."""
+    challenge = client.request("GET", f"/api/challenges/{args.challenge}/")
+    if challenge.get("rules") and not args.accept_rules:
+        raise ApiError(f"{args.challenge} has rules: read them at {challenge['url']}#rules, then run "
+                       f"`varboard join {args.challenge} --accept-rules`")
+    registration = client.request("POST", f"/api/challenges/{args.challenge}/register/",
+                                  json_body={"accept_rules": bool(args.accept_rules)})
+    said = {"approved": f"joined {args.challenge}: you can submit",
+            "pending": f"registered for {args.challenge}; the hosts will review it",
+            "rejected": f"the hosts of {args.challenge} rejected your registration"}
+    emit(args, {"challenge": args.challenge, **registration},
+         said.get(registration["status"], f"registration {registration['status']}"))
+
+
+def pick_team(teams: list[dict], ref: str, what: str = "team") -> dict:
+    """The team ``ref`` names: its exact name, else its id, else its name in any case (if one only)."""
+    exact = [t for t in teams if t["name"] == ref]
+    if len(exact) == 1:
+        return exact[0]
+    if ref.isdigit():
+        for team in teams:
+            if team["id"] == int(ref):
+                return team
+    folded = [t for t in teams if t["name"].casefold() == ref.strip().casefold()]
+    if len(folded) == 1:
+        return folded[0]
+    if folded:
+        names = ", ".join(f"{t['name']!r} (id {t['id']})" for t in folded)
+        raise ApiError(f"{what} name {ref!r} is ambiguous: it matches {names}; give the exact name or the id")
+    known = ", ".join(repr(t["name"]) for t in teams) or "none"
+    raise ApiError(f"no {what} named {ref!r} (yours: {known})")
+
+
+def my_teams(client: Client) -> list[dict]:
+    return client.request("GET", "/api/teams/")
+
+
+def invitations_to_me(client: Client, teams: list[dict]) -> list[dict]:
+    """Pending invitations to you: those of teams you are not in (your teams' own are to others)."""
+    mine = {t["id"] for t in teams}
+    return [i for i in client.request("GET", "/api/invitations/?status=pending") if i["team_id"] not in mine]
+
+
+def cmd_teams(client: Client, args) -> None:
+    action = args.action or "list"
+    if action == "list":
+        teams = my_teams(client)
+        waiting = invitations_to_me(client, teams)
+        lines = [f"{'id':>6}  {'team':<30} members"]
+        lines += [f"{t['id']:>6}  {t['name'][:30]:<30} {', '.join(t['members'])}"
+                  f"{'  (personal)' if t['is_personal'] else ''}" for t in teams]
+        if waiting:
+            lines.append("\ninvitations waiting for your answer (varboard teams accept|decline TEAM):")
+            lines += [f"  {i['team']} (from {i['invited_by']})" for i in waiting]
+        emit(args, {"teams": teams, "invitations": waiting}, "\n".join(lines))
+    elif action == "create":
+        team = client.request("POST", "/api/teams/", json_body={"name": args.name})
+        emit(args, team, f"created team {team['name']} (id {team['id']})")
+    elif action == "invite":
+        team = pick_team(my_teams(client), args.team)
+        invitation = client.request("POST", f"/api/teams/{team['id']}/invitations/",
+                                    json_body={"username": args.username})
+        emit(args, invitation, f"invited {invitation['invitee']} to {invitation['team']}; they accept with "
+                               f"`varboard teams accept \"{invitation['team']}\"`")
+    elif action in ("accept", "decline"):
+        waiting = invitations_to_me(client, my_teams(client))
+        chosen = pick_team([{"id": i["team_id"], "name": i["team"], "invitation": i} for i in waiting], args.team,
+                           what="invitation from a team")["invitation"]
+        invitation = client.request("POST", f"/api/invitations/{chosen['id']}/{action}/")
+        emit(args, invitation, f"{invitation['status']} the invitation to {invitation['team']}")
+    elif action == "leave":
+        team = pick_team(my_teams(client), args.team)
+        client.request("POST", f"/api/teams/{team['id']}/leave/")
+        emit(args, {"team": team["name"], "id": team["id"], "left": True}, f"left team {team['name']}")
+
+
+def cmd_finals(client: Client, args) -> None:
+    """Show your team's submissions with the final entries marked; ``--choose``/``--drop`` change them."""
+    for submission_id, selected in [*((i, False) for i in args.drop or ()), *((i, True) for i in args.choose or ())]:
+        client.request("POST", f"/api/submissions/{submission_id}/select/", json_body={"selected": selected})
+    challenge = client.request("GET", f"/api/challenges/{args.challenge}/")
+    mine = {t["name"] for t in my_teams(client)}
+    rows = [s for s in client.pages(f"/api/challenges/{args.challenge}/submissions/?limit=200")
+            if s["team"] in mine]
+    chosen = [s["id"] for s in rows if s["selected_for_final"]]
+    lines = [f"{args.challenge}: {len(chosen)} of {challenge['final_entries']} final entries chosen"
+             f"{' (' + ', '.join(map(str, chosen)) + ')' if chosen else ''}",
+             f"{'final':<6}{'id':>7}  {'team':<20} {'entry':<32} {'status':<10} score"]
+    for s in rows:
+        lines.append(f"{'  *' if s['selected_for_final'] else '':<6}{s['id']:>7}  {s['team'][:20]:<20} "
+                     f"{s['method_name'][:32]:<32} {s['status']:<10} {_number(s.get('score'))}")
+    emit(args, {"challenge": args.challenge, "final_entries": challenge["final_entries"], "chosen": chosen,
+                "submissions": rows}, "\n".join(lines))
+
+
+def cmd_cancel(client: Client, args) -> None:
+    submission = client.request("POST", f"/api/submissions/{args.submission}/cancel/")
+    emit(args, submission, f"submission {submission['id']} {submission['status']}")
 
 
 def cmd_submit(client: Client, args) -> None:
     fields = {"method_name": args.method, "description": args.description or ""}
     if args.team is not None:
-        fields["team"] = str(args.team)
+        fields["team"] = str(pick_team(my_teams(client), args.team)["id"])
     if args.recipe:
         fields["kind"] = "recipe"
         if args.hyperparameters:
@@ -211,15 +346,17 @@ def _entry_line(e: dict) -> str:
     interval = f"{_number(mean['estimate'])} [{_number(mean['low'])}, {_number(mean['high'])}]" \
         if mean.get("low") is not None else _number(mean.get("estimate"))
     runs = f"{e['runs_succeeded']}/{e['runs_expected']}"
-    return (f"{e['rank_display'] or '-':>5} {e['groups'] or '-':<6} {e['method_name'][:36]:<36} {runs:>7} "
+    return (f"{e['rank_display'] or '-':>5} {e['groups'] or '-':<6} {(e.get('team') or '-')[:20]:<20} "
+            f"{e['method_name'][:36]:<36} {runs:>7} "
             f"{interval:<30} {_number(boo.get('estimate'))}")
 
 
 def leaderboard_text(board: dict) -> str:
     """One headed table per section (recipes retrained by the server, prediction files): ranks are per section."""
     by_id = {e["submission_id"]: e for e in board["entries"]}
-    header = f"{'rank':>5} {'group':<6} {'entry':<36} {'runs':>7} {'mean [95% interval]':<30} Boo_n"
-    blocks, shown = [], set()
+    header = f"{'rank':>5} {'group':<6} {'team':<20} {'entry':<36} {'runs':>7} {'mean [95% interval]':<30} Boo_n"
+    blocks: list[str] = []
+    shown: set[int] = set()
     for section in board["sections"]:
         entries = [by_id[i] for i in section["entries"] if i in by_id]
         shown.update(e["submission_id"] for e in entries)
@@ -259,17 +396,39 @@ def parser() -> argparse.ArgumentParser:
                                                             "or a prompt)")
     login.add_argument("username")
     sub.add_parser("challenges", parents=[common], help="list the challenges you can see")
-    download = sub.add_parser("download", parents=[common], help="save a challenge's data files (train, test "
-                                                                  "inputs, sample submission)")
+    download = sub.add_parser("download", parents=[common], help="save a challenge's data files (every part it "
+                                                                  "serves: train, test inputs, sample submission)")
     download.add_argument("challenge")
     download.add_argument("--dir", help="folder to save them in (default: ./<challenge>/)")
-    download.add_argument("--part", action="append", choices=DATA_PARTS, help="only this file (repeatable)")
+    download.add_argument("--part", action="append", help="only this part, e.g. train, test_inputs, "
+                                                          "sample_submission, hidden_labels (hosts); repeatable")
+    join = sub.add_parser("join", parents=[common], help="take part in a challenge (register, accepting its rules)")
+    join.add_argument("challenge")
+    join.add_argument("--accept-rules", action="store_true", help="accept the challenge's rules (read them first)")
+    teams = sub.add_parser("teams", parents=[common], help="your teams and invitations; create, invite, accept, "
+                                                            "decline, leave (teams by name or id)")
+    team_actions = teams.add_subparsers(dest="action")
+    team_actions.add_parser("list", parents=[common], help="your teams and the invitations waiting for you")
+    team_actions.add_parser("create", parents=[common], help="create a team").add_argument("name")
+    invite = team_actions.add_parser("invite", parents=[common], help="invite a user to one of your teams")
+    invite.add_argument("team")
+    invite.add_argument("username")
+    for verb in ("accept", "decline"):
+        team_actions.add_parser(verb, parents=[common], help=f"{verb} a team's invitation").add_argument("team")
+    team_actions.add_parser("leave", parents=[common], help="leave a team (before it submits)").add_argument("team")
+    finals = sub.add_parser("finals", parents=[common], help="your submissions with the final entries (private "
+                                                              "board) marked; --choose/--drop change them")
+    finals.add_argument("challenge")
+    finals.add_argument("--choose", type=int, action="append", metavar="ID", help="choose a submission (repeatable)")
+    finals.add_argument("--drop", type=int, action="append", metavar="ID", help="un-choose a submission (repeatable)")
+    cancel = sub.add_parser("cancel", parents=[common], help="cancel a queued or running submission")
+    cancel.add_argument("submission", type=int)
     submit = sub.add_parser("submit", parents=[common], help="submit prediction files (one per seed) or a recipe")
     submit.add_argument("challenge")
     submit.add_argument("files", nargs="*", help="prediction CSV files: each file is a run")
     submit.add_argument("--method", required=True, help="the entry's method name")
     submit.add_argument("--description")
-    submit.add_argument("--team", type=int, help="team id (default: your personal team)")
+    submit.add_argument("--team", help="team name or id (default: your personal team)")
     submit.add_argument("--recipe", help="a recipe .py file instead of prediction files")
     submit.add_argument("--hyperparameters", help="JSON object overriding the recipe's HYPERPARAMETERS")
     submit.add_argument("--wait", action="store_true", help="wait until it is scored and show the runs")
@@ -282,8 +441,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"login": cmd_login, "challenges": cmd_challenges, "download": cmd_download, "submit": cmd_submit,
-            "status": cmd_status, "leaderboard": cmd_leaderboard}
+COMMANDS = {"login": cmd_login, "challenges": cmd_challenges, "download": cmd_download, "join": cmd_join,
+            "teams": cmd_teams, "submit": cmd_submit, "status": cmd_status, "finals": cmd_finals,
+            "cancel": cmd_cancel, "leaderboard": cmd_leaderboard}
 
 
 def main(argv: list[str] | None = None) -> int:

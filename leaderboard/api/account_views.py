@@ -2,6 +2,7 @@
 
 A member invites (``POST /api/teams/{id}/invitations/``); the invitee accepts or declines
 (``POST /api/invitations/{id}/accept/`` or ``decline/``); nobody joins a team without consenting.
+A member leaves with ``POST /api/teams/{id}/leave/`` while the team has not submitted.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from ..models import Membership, Profile, Team, TeamInvitation, Webhook, Webhook
 from ..selectors import challenge_list_visible, team_invitations_visible, user_is_host, user_teams
 from ..services.errors import NotAllowed, ServiceError
 from ..services.notifications import PREFERENCES, profile_for, profile_update
-from ..services.teams import invitation_cancel, invitation_decide, team_create, team_invite, team_personal_for
+from ..services.teams import (
+    invitation_cancel,
+    invitation_decide,
+    team_create,
+    team_invite,
+    team_leave,
+    team_personal_for,
+)
 from ..services.webhooks import webhook_create, webhook_delete
 
 
@@ -114,6 +122,18 @@ class TeamInviteView(APIView):
             raise ServiceError(f"There is no user named {username!r}.", field="username")
         invitation = team_invite(team=team, user=user, invited_by=request.user)
         return Response(InvitationSerializer(invitation).data, status=201)
+
+
+class TeamLeaveView(APIView):
+    """``POST /api/teams/{id}/leave/``: leave a team (not your personal one, nor one that has submitted)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request, pk: int):
+        """Leave the team; it is deleted when it has no members and no submissions left."""
+        team_leave(team=get_object_or_404(user_teams(user=request.user), pk=pk), user=request.user)
+        return Response(status=204)
 
 
 class InvitationListView(APIView):

@@ -108,6 +108,30 @@ def invitation_cancel(*, invitation: TeamInvitation, user: User) -> TeamInvitati
     return invitation
 
 
+def team_leave(*, team: Team, user: User) -> Team | None:
+    """``user`` leaves ``team``; an empty team with no submissions is deleted. Returns the team, or None.
+
+    A personal team cannot be left, nor a team that has entered a challenge (a submission not
+    cancelled): leaving then joining another team would be a second team in that challenge (issue 21).
+    """
+    if team.is_personal:
+        raise ServiceError("A personal team cannot be left: it is you.", field="team")
+    with transaction.atomic():
+        Team.objects.select_for_update().get(pk=team.pk)
+        if not Membership.objects.filter(team=team, user=user).exists():
+            raise NotAllowed(f"You are not a member of “{team.name}”.")
+        entered = Submission.objects.filter(team=team).exclude(status=SubmissionStatus.CANCELLED) \
+            .select_related("challenge").first()
+        if entered is not None:
+            raise ServiceError(f"“{team.name}” has entered “{entered.challenge.title}”: a team's members cannot "
+                               "leave it once it has submitted (one team per person per challenge).", field="team")
+        Membership.objects.filter(team=team, user=user).delete()
+        if not Membership.objects.filter(team=team).exists() and not Submission.objects.filter(team=team).exists():
+            team.delete()  # an empty team with no entries (cancelled ones keep it, as a record)
+            return None
+    return team
+
+
 def team_for_submission(*, user: User, team_id: int | None, challenge: Challenge | None = None) -> Team:
     """The team a user submits for: the named team (if a member) or their personal team.
 
