@@ -279,3 +279,22 @@ def report_stored_meta(*, challenge: Challenge, board: str) -> Report | PrivateR
 def submission_ids_scored(*, ids) -> set[int]:
     """Those of the submissions ``ids`` that are scored (their pages are public; before, only their team's)."""
     return set(Submission.objects.filter(pk__in=ids, status=SubmissionStatus.SCORED).values_list("pk", flat=True))
+
+
+def report_stored_ranks(*, challenge: Challenge, board: str = Board.PUBLIC) -> dict[int, str]:
+    """Each ranked entry's rank as the stored report of ``board`` publishes it (``rank_display``: "=3" when tied).
+
+    Read from the stored report as it is (never recomputed here), so the rank shown next to a submission is the
+    one its board shows; submissions not on the board (older versions, unscored) are absent.
+    """
+    data = REPORT_MODELS[Board(board)].objects.filter(challenge=challenge).values_list("data", flat=True).first()
+    return {row["submission_id"]: row.get("rank_display") or str(row["rank"])
+            for row in (data or {}).get("entries", ()) if row.get("rank") is not None}
+
+
+def user_team_in_challenge(*, user, challenge: Challenge) -> Team | None:
+    """The team ``user`` takes part in ``challenge`` with (one per person, as on Kaggle): that of their latest
+    submission there that is not cancelled; None before their first."""
+    latest = (Submission.objects.filter(challenge=challenge, team__in=user_teams(user=user))
+              .exclude(status=SubmissionStatus.CANCELLED).select_related("team").order_by("-created", "-pk").first())
+    return latest.team if latest is not None else None

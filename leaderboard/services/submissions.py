@@ -374,12 +374,8 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
         raise NotAllowed("Only members of the submitting team can choose its final entries.")
     if board_private_revealed(challenge=challenge):
         raise ChallengeClosed("The private board has been revealed: final selections are locked.")
-    if selected and submission.phase_id and submission.phase.test_rows == TestRows.PUBLIC:
-        raise ServiceError(f"Submission {submission.pk} was made in the {submission.phase.name} phase, which "
-                           "scores on the public part only; it cannot be on the private board.", field="selected")
-    if selected and submission.status in (SubmissionStatus.CANCELLED, SubmissionStatus.FAILED):
-        raise ServiceError(f"Submission {submission.pk} is {submission.status}: only scored or running "
-                           "submissions can be chosen.", field="selected")
+    if selected:
+        _check_final_candidate(submission)
     with transaction.atomic():
         Team.objects.select_for_update().get(pk=submission.team_id)
         team_rows = Submission.objects.filter(challenge=challenge, team_id=submission.team_id)
@@ -392,3 +388,48 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
         team_rows.filter(pk=submission.pk).update(selected_for_final=selected)
     report_request(challenge_id=challenge.pk)
     return Submission.objects.get(pk=submission.pk)
+
+
+def _check_final_candidate(submission: Submission, field: str = "selected") -> None:
+    """ServiceError when ``submission`` cannot be on the private board (a public-only phase; cancelled or failed)."""
+    if submission.phase_id and submission.phase.test_rows == TestRows.PUBLIC:
+        raise ServiceError(f"Submission {submission.pk} was made in the {submission.phase.name} phase, which "
+                           "scores on the public part only; it cannot be on the private board.", field=field)
+    if submission.status in (SubmissionStatus.CANCELLED, SubmissionStatus.FAILED):
+        raise ServiceError(f"Submission {submission.pk} is {submission.status}: only scored or running "
+                           "submissions can be chosen.", field=field)
+
+
+def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, submission_ids,
+                             among=None) -> list[int]:
+    """Make ``submission_ids`` ``team``'s final entries on ``challenge``, at once (the others un-chosen).
+
+    ``among``: the submissions the chooser was shown (a page lists the latest ones); chosen ones outside
+    it stay chosen. At most ``challenge.final_entries`` in all; every id must be a submission of ``team``
+    there that :func:`submission_select_final` would accept. Returns the chosen ids, ascending.
+    """
+    if not user_teams(user=user).filter(pk=team.pk).exists():
+        raise NotAllowed("Only members of the submitting team can choose its final entries.")
+    if board_private_revealed(challenge=challenge):
+        raise ChallengeClosed("The private board has been revealed: final selections are locked.")
+    with transaction.atomic():
+        Team.objects.select_for_update().get(pk=team.pk)
+        team_rows = Submission.objects.filter(challenge=challenge, team=team)
+        kept = set() if among is None else set(
+            team_rows.filter(selected_for_final=True).exclude(pk__in=list(among)).values_list("pk", flat=True))
+        ids = sorted(set(submission_ids) | kept)
+        if len(ids) > challenge.final_entries:
+            also = f" (with {len(kept)} chosen earlier and not listed here)" if kept else ""
+            raise ServiceError(f"You chose {len(ids)} final entries{also}; this challenge allows "
+                               f"{challenge.final_entries} per team. Un-tick some and save again.", field="final")
+        chosen = list(team_rows.filter(pk__in=ids).select_related("phase"))
+        unknown = sorted(set(ids) - {s.pk for s in chosen})
+        if unknown:
+            raise ServiceError(f"Submission{'s' if len(unknown) > 1 else ''} {', '.join(map(str, unknown))} "
+                               f"{'are' if len(unknown) > 1 else 'is'} not your team's on this challenge.", field="final")
+        for submission in chosen:
+            _check_final_candidate(submission, field="final")
+        team_rows.filter(selected_for_final=True).exclude(pk__in=ids).update(selected_for_final=False)
+        team_rows.filter(pk__in=ids).update(selected_for_final=True)
+    report_request(challenge_id=challenge.pk)
+    return ids

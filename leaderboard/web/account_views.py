@@ -23,7 +23,7 @@ from ..services.errors import ServiceError
 from ..services.notifications import PREFERENCES, profile_for, profile_update
 from ..services.teams import invitation_cancel, invitation_decide, team_create, team_invite, team_personal_for
 from ..services.webhooks import webhook_create, webhook_delete, webhook_rotate_secret
-from .forms import NotificationsForm, TeamCreateForm, TeamInviteForm, WebhookForm, add_service_error
+from .forms import NotificationsForm, TeamCreateForm, TeamInviteForm, WebhookForm, add_service_error, in_words
 
 
 def _token_action(request) -> str | None:
@@ -35,7 +35,7 @@ def _token_action(request) -> str | None:
         elif request.POST.get("action") == "create":
             return token_create(user=request.user)[1]
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, in_words(exc.message))
     return None
 
 
@@ -121,7 +121,7 @@ def invitation_view(request, pk: int):
             messages.success(request, f"You joined “{invitation.team.name}”." if action == "accept"
                              else f"You declined to join “{invitation.team.name}”.")
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, in_words(exc.message))
     target = request.POST.get("next", "")
     safe = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure())
     return redirect(target if target and safe else "teams")

@@ -7,6 +7,7 @@ A ``ServiceError`` raised by a service becomes an error on the form field it nam
 from __future__ import annotations
 
 import json
+import re
 
 from django import forms
 from django.conf import settings
@@ -29,10 +30,30 @@ DATETIME_WIDGET = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="
 FIELD_ALIASES = {"higher_is_better": "direction"}
 
 
+#: Words for the raw setting names that services' messages mention, on pages that have no form to label them.
+FIELD_WORDS = {"public_fraction": "public share of the hidden rows", "final_entries": "number of final entries",
+               "k_runs": "runs per entry"}
+_RAW_NAME_ALONE = re.compile(r"\s*\(([a-z]+(?:_[a-z]+)+)\)")
+
+
+def in_words(message: str, form: forms.Form | None = None) -> str:
+    """A service's message as a page shows it: a parenthesised raw field name (there for API clients, which also
+    get it as ``field``) dropped, and any other raw field name replaced by the form's label for it, or by
+    :data:`FIELD_WORDS`."""
+    message = _RAW_NAME_ALONE.sub("", message)
+    words = dict(FIELD_WORDS)
+    if form is not None:
+        words.update({name: str(field.label).lower() for name, field in form.fields.items()
+                      if "_" in name and field.label})
+    for name, label in words.items():
+        message = re.sub(rf"\b{name}\b", lambda _, label=label: label, message)
+    return message
+
+
 def add_service_error(form: forms.Form, exc: ServiceError) -> None:
-    """Show a service's message on the field it names, or above the form."""
+    """Show a service's message, in words, on the field it names, or above the form."""
     field = FIELD_ALIASES.get(exc.field, exc.field)
-    form.add_error(field if field in form.fields else None, exc.message)
+    form.add_error(field if field in form.fields else None, in_words(exc.message, form))
 
 
 def show_upload_refusal(form: forms.Form, refusal: ServiceError) -> None:
@@ -268,6 +289,9 @@ class PlannerForm(forms.Form):
 # --------------------------------------------------------------------------- submissions
 
 
+RECIPE_HELP = "A Python file defining fit_predict(...); the server runs it k times."
+
+
 class SubmissionForm(forms.Form):
     method_name = forms.CharField(max_length=120, label="Method name",
                                   help_text="The name of this entry on the leaderboard.")
@@ -276,12 +300,15 @@ class SubmissionForm(forms.Form):
     kind = forms.ChoiceField(choices=SubmissionKind.choices, widget=forms.RadioSelect, label="Kind")
     files = MultipleFileField(required=False, label="Prediction files",
                               help_text="One file, or one file per seed you ran (each file is a run).")
-    recipe = forms.FileField(required=False, label="Recipe (.py)",
-                             help_text="A Python file defining fit_predict(...); the server runs it k times.")
-    hyperparameters = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                                      label="Hyperparameters (JSON object)", initial="{}")
+    recipe = forms.FileField(required=False, label="Recipe (.py)", help_text=RECIPE_HELP)
+    # Empty, with a placeholder: a pre-filled "{}" made typing give "{}{...}" (issue 25).
+    hyperparameters = forms.CharField(required=False, label="Hyperparameters (JSON object)",
+                                      widget=forms.Textarea(attrs={"rows": 3, "placeholder": '{"C": 0.5}'}),
+                                      help_text="Empty: the recipe's own defaults.")
 
-    def __init__(self, *args, challenge: Challenge, teams, default_team: Team | None = None, **kwargs):
+    def __init__(self, *args, challenge: Challenge, teams, default_team: Team | None = None, kept_recipe=None,
+                 **kwargs):
+        """``kept_recipe``: the recipe kept from the last refused post (``upload_stash.Kept``), used when none is chosen."""
         super().__init__(*args, **kwargs)
         self.challenge = challenge
         self.fields["team"].queryset = teams
@@ -302,6 +329,15 @@ class SubmissionForm(forms.Form):
         elif challenge.allow_predictions:
             self.fields["files"].widget.attrs["data-kind"] = SubmissionKind.PREDICTIONS
             self.fields["recipe"].widget.attrs["data-kind"] = SubmissionKind.RECIPE
+        self.keep(kept_recipe)
+
+    def keep(self, kept_recipe) -> None:
+        """Use ``kept_recipe`` when no recipe is chosen, and say so under the file input (None: nothing kept)."""
+        self.kept_recipe = kept_recipe
+        if "recipe" in self.fields:
+            self.fields["recipe"].help_text = (RECIPE_HELP if kept_recipe is None else
+                                               f"{kept_recipe.name} (kept; choose another to replace it)")
+            self._bound_fields_cache.pop("recipe", None)  # a bound field copies the help text when made
 
     @property
     def shows_kind_choice(self) -> bool:
@@ -321,7 +357,8 @@ class SubmissionForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("kind") == SubmissionKind.RECIPE and not cleaned.get("recipe") and "recipe" not in self.errors:
+        if (cleaned.get("kind") == SubmissionKind.RECIPE and not cleaned.get("recipe") and self.kept_recipe is None
+                and "recipe" not in self.errors):
             self.add_error("recipe", "Choose the recipe's .py file.")
         return cleaned
 

@@ -21,7 +21,7 @@ from ..selectors import challenge_list_visible, user_is_host
 from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
-from .forms import PlannerForm
+from .forms import PlannerForm, in_words
 
 
 def planner_context(data, *, initial: dict | None = None) -> dict:
@@ -77,5 +77,5 @@ def _preview_action(request, challenge: Challenge):
     except ValueError:
         messages.error(request, "k must be a whole number.")
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, in_words(exc.message))
     return redirect("challenge-preview", slug=challenge.slug)

@@ -15,13 +15,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from ..models import Registration, Submission
-from ..selectors import challenge_list_visible, user_is_host
+from ..selectors import challenge_list_visible, user_is_host, user_teams
 from ..services.accounts import account_verify
 from ..services.challenges import challenge_reveal
 from ..services.errors import ServiceError
 from ..services.registrations import registration_decide, registration_register
-from ..services.submissions import submission_select_final
+from ..services.submissions import submission_finals_choose, submission_select_final
 from ..throttles import FailedLoginThrottle, PasswordResetThrottle, too_many
+from .forms import in_words
 
 
 class ThrottledLoginView(auth_views.LoginView):
@@ -56,7 +57,7 @@ def verify_email(request, signed: str):
     try:
         user = account_verify(signed=signed)
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, in_words(exc.message))
         return redirect("signup")
     messages.success(request, f"Account {user.username} confirmed; log in.")
     return redirect("login")
@@ -71,7 +72,7 @@ def _act(request, action, success: str):
     try:
         action()
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, in_words(exc.message))
     else:
         messages.success(request, success)
 
@@ -103,6 +104,23 @@ def submission_select_view(request, pk: int):
     _act(request, lambda: submission_select_final(submission=submission, user=request.user, selected=selected),
          "Chosen for the private board." if selected else "No longer chosen for the private board.")
     return redirect(request.POST.get("next") or submission.get_absolute_url())
+
+
+@require_POST
+@login_required
+def challenge_finals_view(request, slug: str):
+    """"Your submissions": the ticked ones become the team's final entries, all at once."""
+    challenge = _challenge(request, slug)
+    team = get_object_or_404(user_teams(user=request.user), pk=next(iter(_ids(request.POST.getlist("team"))), None))
+    _act(request, lambda: submission_finals_choose(challenge=challenge, team=team, user=request.user,
+                                                   submission_ids=_ids(request.POST.getlist("final")),
+                                                   among=_ids(request.POST.getlist("listed"))),
+         "Final entries saved.")
+    return redirect(f"{challenge.get_absolute_url()}#my-submissions")
+
+
+def _ids(values) -> list[int]:
+    return [int(value) for value in values if value.isdigit()]
 
 
 @login_required

@@ -27,6 +27,7 @@ urlpatterns = [
     path("c/<slug:slug>/reveal/", integrity_views.challenge_reveal_view, name="challenge-reveal"),
     path("c/<slug:slug>/register/", integrity_views.challenge_register_view, name="challenge-register"),
     path("c/<slug:slug>/audit/", integrity_views.challenge_audit, name="challenge-audit"),
+    path("c/<slug:slug>/finals/", integrity_views.challenge_finals_view, name="challenge-finals"),
     path("submissions/<int:pk>/", views.submission_detail, name="submission-detail"),
     path("submissions/<int:pk>/cancel/", views.submission_cancel_view, name="submission-cancel"),
     path("submissions/<int:pk>/select/", integrity_views.submission_select_view, name="submission-select"),

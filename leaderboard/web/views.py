@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from ..choices import (
     RUN_ENDED,
     SUBMISSION_ACTIVE,
+    Board,
     Correction,
     RunStatus,
     SubmissionKind,
@@ -31,9 +32,11 @@ from ..selectors import (
     challenge_provenance,
     challenges_with_phase_span,
     phase_in_force,
+    report_stored_ranks,
     submission_can_see_details,
     submission_list_for,
     user_is_host,
+    user_team_in_challenge,
     user_teams,
 )
 from ..services.accounts import account_signup
@@ -55,10 +58,12 @@ from .forms import (
     SignupForm,
     SubmissionForm,
     add_service_error,
+    in_words,
     show_upload_refusal,
 )
 from .pagecache import anonymous_page_microcache
 from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display
+from .upload_stash import stash_drop, stash_get, stash_put
 
 LOG_TAIL_LINES = 40
 
@@ -164,14 +169,16 @@ def challenge_detail(request, slug: str):
         refusal = upload_refusal(request)
         form = SubmissionForm(request.POST or None, request.FILES or None, challenge=challenge,
                               teams=user_teams(user=request.user).order_by("-is_personal", "name"),
-                              default_team=personal)
+                              default_team=personal, kept_recipe=stash_get(request, challenge_id=challenge.pk))
         if refusal is not None:  # files over a limit, stopped while they streamed
             show_upload_refusal(form, refusal)
-        elif request.method == "POST" and form.is_valid():
-            submission = _submit(request, challenge, form)
+        elif request.method == "POST":
+            submission = _submit(request, challenge, form) if form.is_valid() else None
             if submission is not None:
+                stash_drop(request)
                 messages.success(request, f"Submission “{submission.method_name}” received; it is queued.")
                 return redirect(submission)
+            _keep_recipe(request, challenge, form)
     elif request.method == "POST":
         return redirect_to_login(request.get_full_path())
     prefetch_related_objects([challenge], "phases")  # read by phase_in_force and the rules list
@@ -183,6 +190,8 @@ def challenge_detail(request, slug: str):
                       .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=RUN_ENDED),
                                                     distinct=True))
                       .order_by("-created")[:50])
+    board = leaderboard_for_page(challenge, scope.board, **_page_request(request, my_submissions))
+    my_submissions = _with_score_and_rank(request, challenge, scope, list(my_submissions))  # after: reads its report
     return render(request, "challenges/detail.html", {
         "challenge": challenge,
         "dataset": getattr(challenge, "dataset", None),
@@ -190,7 +199,7 @@ def challenge_detail(request, slug: str):
         "is_open": is_open,
         "in_force": in_force,
         "downloads": _download_parts(challenge, is_host),
-        "board": leaderboard_for_page(challenge, scope.board, **_page_request(request, my_submissions)),
+        "board": board,
         "scope": scope,
         "phases": challenge.phases.all(),
         "registration": registration,
@@ -200,7 +209,25 @@ def challenge_detail(request, slug: str):
         # A closed challenge shows no form; a refused POST still shows the service's reason on it.
         "show_form": form is not None and (is_open or form.is_bound),
         "my_submissions": my_submissions,
+        # "Your submissions" ticks final entries for the team the user takes part with, until the reveal.
+        "finals_team": (user_team_in_challenge(user=request.user, challenge=challenge)
+                        if scope.has_private and not scope.revealed and request.user.is_authenticated else None),
     }, status=400 if refusal is not None else 200)
+
+
+def _with_score_and_rank(request, challenge: Challenge, scope: BoardScope, submissions: list) -> list:
+    """Each submission's public-board score as published (``BoardScope.submission_score``) and its rank on the
+    stored public report, as ``shown_score`` and ``public_rank``."""
+    if not submissions:
+        return submissions
+    public = scope if scope.board == Board.PUBLIC else board_scope(challenge=challenge, user=request.user)
+    ranks = report_stored_ranks(challenge=challenge, board=Board.PUBLIC)
+    prefetch_related_objects(submissions, "runs")
+    for submission in submissions:
+        scored = submission.status == SubmissionStatus.SCORED
+        submission.shown_score = public.submission_score(submission.pk, list(submission.runs.all())) if scored else None
+        submission.public_rank = ranks.get(submission.pk)
+    return submissions
 
 
 def _join_state(challenge: Challenge, registration: Registration | None) -> dict:
@@ -233,11 +260,30 @@ def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission |
     try:
         if data["kind"] == SubmissionKind.PREDICTIONS:
             return submission_create_predictions(files=read_prediction_uploads(data.get("files") or []), **common)
-        return submission_create_recipe(recipe=read_recipe_upload(data["recipe"]),
+        recipe = read_recipe_upload(data["recipe"]) if data.get("recipe") else form.kept_recipe.read()
+        return submission_create_recipe(recipe=recipe,
                                         hyperparameters=data.get("hyperparameters") or {}, **common)
     except ServiceError as exc:
         add_service_error(form, exc)
         return None
+
+
+def _keep_recipe(request, challenge: Challenge, form: SubmissionForm) -> None:
+    """After a refused post, keep the chosen recipe for the next one (a browser cannot re-fill a file input),
+    unless the recipe itself was refused (``upload_stash``)."""
+    if "recipe" in form.errors:
+        stash_drop(request)
+        form.keep(None)
+        return
+    upload = form.files.get("recipe")
+    if upload is None or form.data.get("kind") != SubmissionKind.RECIPE:
+        return  # nothing newly chosen: the kept one, if any, stays
+    upload.seek(0)
+    try:
+        recipe = read_recipe_upload(upload)
+    except ServiceError:
+        return
+    form.keep(stash_put(request, challenge_id=challenge.pk, recipe=recipe))
 
 
 def challenge_download(request, slug: str, part: str):
@@ -351,6 +397,7 @@ def submission_detail(request, pk: int):
         "scope": scope,
         "score": scope.submission_score(submission.pk, runs),
         "history": entry_history(submission=submission),
+        "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
         "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
     })
 
@@ -363,7 +410,7 @@ def submission_cancel_view(request, pk: int):
     try:
         submission_cancel(submission=submission, user=request.user)
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, in_words(exc.message))
     else:
         messages.success(request, "Submission cancelled.")
     return redirect(submission)
