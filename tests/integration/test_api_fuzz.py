@@ -73,12 +73,25 @@ def fuzz(base_url: str, tmp_path, label: str, parameters: dict, headers: list[st
             "output": (done.stdout + done.stderr)[-6000:]}
 
 
+def only_network_errors(result: dict) -> bool:
+    """A failed pass whose only errors are network errors (the client lost a connection), with no 5xx."""
+    output = result["output"]
+    summary = output.split("SUMMARY")[-1]
+    return (result["returncode"] != 0 and "Network Error" in summary and "Failures" not in summary
+            and "Server error" not in output)
+
+
 def test_no_5xx_anonymous_or_with_a_token(live_server, scored_challenge, tmp_path):
     challenge, entry, token = scored_challenge
     parameters = {"path.slug": challenge.slug, "path.id": entry.pk, "path.index": 0, "path.part": "train"}
     results = {}
     for label, headers in (("anonymous", []), ("token", [f"Authorization: Token {token}"])):
         results[label] = fuzz(live_server.url, tmp_path, label, parameters, headers)
+        if only_network_errors(results[label]):
+            # Django's development server (live_server) dropped a connection once under load (seen once in
+            # CI-like runs: "Connection aborted" on a PATCH, no 5xx): the pass runs again, and must be clean.
+            sys.__stderr__.write(f"[schemathesis] {label}: a network error only; the pass runs again\n")
+            results[label] = fuzz(live_server.url, tmp_path, label, parameters, headers)
         print(f"[schemathesis] {label}: {results[label]['cases']} cases, "
               f"{len(results[label]['server_errors'])} server errors")
         sys.__stderr__.write(f"[schemathesis] {label}: {results[label]['cases']} cases, "
