@@ -53,7 +53,7 @@ def test_demo_creates_everything_once(queued, django_capture_on_commit_callbacks
 
     digits = Challenge.objects.get(slug="digits")
     assert digits.title == "Handwritten digits (8×8)" and digits.metric == "accuracy"
-    assert (digits.k_runs, digits.boo_n, digits.master_seed) == (10, 5, 2026)
+    assert (digits.k_runs, digits.boo_n, digits.master_seed) == (10, 3, 2026)
     assert digits.allow_predictions and digits.allow_recipes
     assert digits.dataset.n_test == 540 and digits.dataset.n_train == 1257 and len(digits.dataset.feature_columns) == 64
     assert list(digits.hosts.values_list("username", flat=True)) == ["host"]

@@ -187,7 +187,7 @@ class Command(BaseCommand):
             dataset=DatasetUpload(data=digits_csv(), filename="digits.csv", id_column="id", label_column="label",
                                   test_column="is_test"),
             title="Handwritten digits (8×8)", description=DIGITS_DESCRIPTION, metric="accuracy",
-            allow_predictions=True, allow_recipes=True, k_runs=10, boo_n=5, master_seed=SEED,
+            allow_predictions=True, allow_recipes=True, k_runs=10, boo_n=3, master_seed=SEED,
             daily_quota=10, total_quota=100, visibility=Visibility.PUBLIC, public_fraction=0.5,
             rules="Predict from the published inputs only; one account per person.")
         phase_update(phase=challenge.phases.get(), user=host, name="development", test_rows=TestRows.PUBLIC,
