@@ -18,7 +18,9 @@ Data (every random draw seeded):
   validation score correlated ρ = 0.8 with the test score; Boo_5's truth is
   ``μ + ρ σ E[max of 5 N(0,1)]`` (exact for the bivariate normal; for the skewed runs a
   simulation of 2·10⁶ draws);
-* P(A>B): seed-paired runs with a shared seed effect, P(A>B) = 0.75 exactly;
+* P(A>B): seed-paired runs with a shared seed effect, P(A>B) = 0.75 exactly; and with the truth
+  drawn uniformly in [0.55, 0.95] for each repetition (coverage averaged over P, as Brown, Cai &
+  DasGupta 2001 judge binomial intervals: at one P a discrete interval's coverage oscillates);
 * ranks: 5 entries whose Boo_5 and mean orders differ (a Boo_n board);
 * prediction entries: 500 test examples of varying difficulty, one file or k files each
   with its own seed effect (sd 0.02 in accuracy: Bernoulli outcomes clustered by file and
@@ -133,6 +135,20 @@ def board_pab(rng, reps):
             w = es.proportion_interval(float(np.sum(a > b)), k)
             rlow[r], rhigh[r] = w.low, w.high
         cells.append(_cell("P(A>B), seed-paired", k, low, high, 0.75, "Wilson", rlow, rhigh))
+    own = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # leaves `rng`'s stream as it was
+    for k in KS:  # the truth drawn per repetition: coverage averaged over P (Brown, Cai & DasGupta 2001)
+        low, high, rlow, rhigh, truth = (np.empty(reps) for _ in range(5))
+        for r in range(reps):
+            truth[r] = own.uniform(0.55, 0.95)
+            shift = stats.norm.ppf(truth[r]) * np.sqrt(2) * SD
+            seed = own.standard_normal(k)
+            a = MU + shift + seed + SD * own.standard_normal(k)
+            b = MU + seed + SD * own.standard_normal(k)
+            c = es.compare(a, b, paired=True, n_resamples=200, rng=r)
+            low[r], high[r] = c.low, c.high
+            w = es.proportion_interval(float(np.sum(a > b)), k)
+            rlow[r], rhigh[r] = w.low, w.high
+        cells.append(_cell("P(A>B), truth in [.55, .95]", k, low, high, truth, "Wilson", rlow, rhigh))
     return cells
 
 
