@@ -66,6 +66,12 @@ class Client:
         self.url = url.rstrip("/")
         self.token = token
 
+    def _same_origin(self, link: str) -> str:
+        """An absolute link the server returned (a ``next`` page), on the configured server: its path and query
+        on ``self.url``'s scheme and host, so the token never goes to another scheme or host (a proxy that rewrote them)."""
+        server, parts = urllib.parse.urlsplit(self.url), urllib.parse.urlsplit(link)
+        return urllib.parse.urlunsplit((server.scheme, server.netloc, parts.path, parts.query, ""))
+
     def _open(self, method: str, path: str, *, data: bytes | None = None, content_type: str | None = None,
               accept: str = "application/json"):
         headers = {"Accept": accept}
@@ -73,7 +79,7 @@ class Client:
             headers["Authorization"] = f"Token {self.token}"
         if content_type:
             headers["Content-Type"] = content_type
-        url = path if path.startswith(("http://", "https://")) else self.url + path
+        url = self._same_origin(path) if path.startswith(("http://", "https://")) else self.url + path
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             return urllib.request.urlopen(request, timeout=120)

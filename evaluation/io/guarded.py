@@ -15,6 +15,7 @@ import gc
 import multiprocessing
 import pickle
 import resource
+import signal
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -50,7 +51,19 @@ def _use_system_allocator() -> None:
     pa.set_memory_pool(pa.system_memory_pool())
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this child when the thread that forked it ends (``PR_SET_PDEATHSIG``, Linux; elsewhere a
+    no-op): a web worker killed mid-upload (a deploy, gunicorn's timeout) leaves no child parsing on."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _child(conn, func: Callable, args: tuple, kwargs: dict, memory_limit: int) -> None:
+    _die_with_parent()
     # What the parent held is not the child's to collect: a finaliser run here (say, of an upload's
     # temporary file, garbage the parent has not collected yet) would act on the parent's files.
     gc.freeze()

@@ -12,9 +12,10 @@ page is masked afresh for every response (``django.middleware.csrf``: ``get_toke
 random mask of the secret), so no fixed secret repeats across responses for an attacker to guess
 byte by byte; (2) since Django 4.2 ``GZipMiddleware`` adds up to 100 random bytes to every gzip
 stream (``max_random_bytes``, the "Heal The Breach" technique named in Django 4.2's release notes),
-so a response's size no longer tells a match; (3) the session and CSRF cookies are ``SameSite=Lax``
-(Django's default, kept here), so the requests a foreign page can make in bulk carry no session and
-never reach a signed-in person's secrets (a new API token, a webhook secret).
+so a response's size no longer tells a match; (3) no page reflects an attacker's input beside a
+secret: a new API token is shown once, in answer to a CSRF-checked POST, and the webhook page reflects
+only what its own host typed. (``SameSite=Lax`` cookies do not stop BREACH alone: a foreign page's
+top-level GET still carries the session.)
 """
 
 from __future__ import annotations

@@ -260,7 +260,15 @@ def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission |
     try:
         if data["kind"] == SubmissionKind.PREDICTIONS:
             return submission_create_predictions(files=read_prediction_uploads(data.get("files") or []), **common)
-        recipe = read_recipe_upload(data["recipe"]) if data.get("recipe") else form.kept_recipe.read()
+        if data.get("recipe"):
+            recipe = read_recipe_upload(data["recipe"])
+        else:
+            try:
+                recipe = form.kept_recipe.read()
+            except (FileNotFoundError, OSError):  # swept as stale between the page and this post
+                stash_drop(request)
+                form.add_error("recipe", "The kept recipe is no longer here: choose the recipe file again.")
+                return None
         return submission_create_recipe(recipe=recipe,
                                         hyperparameters=data.get("hyperparameters") or {}, **common)
     except ServiceError as exc:

@@ -148,3 +148,50 @@ def test_the_guarded_child_allocates_arrow_memory_from_the_system_allocator():
     from evaluation.io.guarded import run_guarded
 
     assert run_guarded(_arrow_pool_backend, memory_limit=256 * MB, timeout=20) == "system"
+
+
+def test_the_parsing_child_dies_with_the_web_worker_that_forked_it(tmp_path):
+    """Review finding: a web worker killed mid-upload (a deploy, gunicorn's timeout) left its child parsing
+    for up to VARBOARD_UPLOAD_CHECK_S with its memory allowance; PR_SET_PDEATHSIG now ends it at once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    marker = tmp_path / "child.pid"
+    script = (
+        "import os, time, sys\n"
+        "from evaluation.io.guarded import run_guarded\n"
+        "def work(path):\n"
+        "    open(path, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(60)\n"
+        f"run_guarded(work, {str(marker)!r}, memory_limit=256 * 2**20, timeout=120)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    child = None
+    try:
+        deadline = time.monotonic() + 30
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(marker.read_text())
+        parent.kill()
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+        if child is not None:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -167,3 +167,14 @@ def test_leaderboard_has_a_team_column(live_server, tmp_path):
     assert rows == {"resnet": "Owls", "mlp": "Hawks"}
     board = carol.json("leaderboard", challenge.slug)
     assert {e["method_name"]: e["team"] for e in board["entries"]} == {"resnet": "Owls", "mlp": "Hawks"}
+
+
+def test_the_token_goes_to_the_configured_server_only():
+    """Review finding: a ``next`` link built from a proxy's headers (http://, another host) would have
+    carried the token there; the client keeps its own scheme and host and takes the path and query."""
+    from cli.varboard_cli import Client
+
+    client = Client("https://board.example.org/", "secret")
+    assert (client._same_origin("http://evil.example.net/api/submissions/?page=2")
+            == "https://board.example.org/api/submissions/?page=2")
+    assert client._same_origin("https://board.example.org/api/x/") == "https://board.example.org/api/x/"

@@ -169,6 +169,26 @@ def test_a_refused_form_keeps_the_recipe_and_the_resubmit_needs_no_file(client, 
     assert stash_files(media) == [] and "(kept;" not in bad.content.decode()
 
 
+def test_a_kept_recipe_swept_before_the_resubmit_asks_for_the_file_again(client, challenge, alice, media,
+                                                                         monkeypatch):
+    """Review finding: the sweep judges a file's age by its mtime, the session by its own clock; a file
+    swept between the page and the post was a 500 (FileNotFoundError), now a form error."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    challenge, _ = challenge
+    client.force_login(alice)
+    form = {"method_name": "Kept recipe", "kind": "recipe", "team": team_personal_for(user=alice).pk}
+    client.post(challenge.get_absolute_url(), {
+        **form, "recipe": SimpleUploadedFile("recipe.py", RECIPE), "hyperparameters": "{C: 0.5"})
+    (kept,) = stash_files(media)
+    kept.unlink()  # swept by another request's stash_put after this one's stash_get found it:
+    monkeypatch.setattr("leaderboard.web.upload_stash.default_storage.exists", lambda path: True)
+    again = client.post(challenge.get_absolute_url(), {**form, "hyperparameters": '{"C": 0.5}'})
+    assert again.status_code == 200 and Submission.objects.count() == 0
+    assert "choose the recipe file again" in str(again.context["form"].errors["recipe"])
+    assert "(kept;" not in again.content.decode()
+
+
 def test_kept_files_are_swept_after_an_hour(media):
     old = default_storage.save(f"{STASH_DIR}/old", ContentFile(b"x"))
     new = default_storage.save(f"{STASH_DIR}/new", ContentFile(b"y"))
