@@ -120,35 +120,28 @@ def board_runs(rng, reps):
     return cells
 
 
+def _pab_cell(rng, reps, k, name, draw_truth):
+    """One P(A>B) cell: ``reps`` seed-paired pairs of k runs whose P(A>B) is ``draw_truth(rng)``."""
+    low, high, rlow, rhigh, truth = (np.empty(reps) for _ in range(5))
+    for r in range(reps):
+        truth[r] = draw_truth(rng)
+        shift = stats.norm.ppf(truth[r]) * np.sqrt(2) * SD
+        seed = rng.standard_normal(k)
+        a = MU + shift + seed + SD * rng.standard_normal(k)
+        b = MU + seed + SD * rng.standard_normal(k)
+        c = es.compare(a, b, paired=True, n_resamples=200, rng=r)
+        low[r], high[r] = c.low, c.high
+        w = es.proportion_interval(float(np.sum(a > b)), k)
+        rlow[r], rhigh[r] = w.low, w.high
+    return _cell(name, k, low, high, truth, "Wilson", rlow, rhigh)
+
+
 def board_pab(rng, reps):
-    """Seed-paired P(A>B) = 0.75: the board's interval against Wilson's on the k paired outcomes."""
-    delta = stats.norm.ppf(0.75) * np.sqrt(2) * SD
-    cells = []
-    for k in KS:
-        low, high, rlow, rhigh = (np.empty(reps) for _ in range(4))
-        for r in range(reps):
-            seed = rng.standard_normal(k)
-            a = MU + delta + seed + SD * rng.standard_normal(k)
-            b = MU + seed + SD * rng.standard_normal(k)
-            c = es.compare(a, b, paired=True, n_resamples=200, rng=r)
-            low[r], high[r] = c.low, c.high
-            w = es.proportion_interval(float(np.sum(a > b)), k)
-            rlow[r], rhigh[r] = w.low, w.high
-        cells.append(_cell("P(A>B), seed-paired", k, low, high, 0.75, "Wilson", rlow, rhigh))
+    """Seed-paired P(A>B): the board's interval against Wilson's on the k paired outcomes, at P = 0.75, and
+    with P drawn in [0.55, 0.95] for each repetition (coverage averaged over P, Brown, Cai & DasGupta 2001)."""
+    cells = [_pab_cell(rng, reps, k, "P(A>B), seed-paired", lambda _: 0.75) for k in KS]
     own = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # leaves `rng`'s stream as it was
-    for k in KS:  # the truth drawn per repetition: coverage averaged over P (Brown, Cai & DasGupta 2001)
-        low, high, rlow, rhigh, truth = (np.empty(reps) for _ in range(5))
-        for r in range(reps):
-            truth[r] = own.uniform(0.55, 0.95)
-            shift = stats.norm.ppf(truth[r]) * np.sqrt(2) * SD
-            seed = own.standard_normal(k)
-            a = MU + shift + seed + SD * own.standard_normal(k)
-            b = MU + seed + SD * own.standard_normal(k)
-            c = es.compare(a, b, paired=True, n_resamples=200, rng=r)
-            low[r], high[r] = c.low, c.high
-            w = es.proportion_interval(float(np.sum(a > b)), k)
-            rlow[r], rhigh[r] = w.low, w.high
-        cells.append(_cell("P(A>B), truth in [.55, .95]", k, low, high, truth, "Wilson", rlow, rhigh))
+    cells += [_pab_cell(own, reps, k, "P(A>B), truth in [.55, .95]", lambda g: g.uniform(0.55, 0.95)) for k in KS]
     return cells
 
 
