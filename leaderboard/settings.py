@@ -202,9 +202,10 @@ VARBOARD = {
     # at most that much later; development and tests default to 0 (off).
     "LEADERBOARD_MICROCACHE_S": env.float("VARBOARD_LEADERBOARD_MICROCACHE_S", default=1.0 if PRODUCTION else 0.0,
                                           minimum=0),
-    # Where the report's resampling runs (docs/scale.md): "numpy", or "torch" on VARBOARD_STATS_DEVICE
-    # ("auto": CUDA when the worker has a GPU, else the CPU). Equal within Monte Carlo error.
-    "STATS_BACKEND": env.str("VARBOARD_STATS_BACKEND", default="numpy"),
+    # Where the report's resampling runs (docs/scale.md): "auto" (torch on CUDA when the worker has a GPU
+    # and a kernel is large enough to pay for the transfer, numpy otherwise), "numpy", or "torch" on
+    # VARBOARD_STATS_DEVICE ("auto": CUDA when the worker has a GPU, else the CPU). Equal within Monte Carlo error.
+    "STATS_BACKEND": env.str("VARBOARD_STATS_BACKEND", default="auto"),
     "STATS_DEVICE": env.str("VARBOARD_STATS_DEVICE", default="auto"),
     # Reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or networks, e.g.
     # "10.0.0.5,172.18.0.0/16"). Empty: throttles key on the socket peer and ignore the header.
@@ -215,8 +216,9 @@ try:
                                    for item in VARBOARD["TRUSTED_PROXIES"] if item.strip()]
 except ValueError as error:
     raise ImproperlyConfigured(f"VARBOARD_TRUSTED_PROXIES must list addresses or networks: {error}") from None
-if VARBOARD["STATS_BACKEND"] not in ("numpy", "torch"):
-    raise ImproperlyConfigured(f"VARBOARD_STATS_BACKEND must be numpy or torch (got {VARBOARD['STATS_BACKEND']!r}).")
+if VARBOARD["STATS_BACKEND"] not in ("numpy", "torch", "auto"):
+    raise ImproperlyConfigured(
+        f"VARBOARD_STATS_BACKEND must be auto, numpy or torch (got {VARBOARD['STATS_BACKEND']!r}).")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # larger uploads spool to a temporary file (issue 22)
 # Count files and bytes while the body streams, and stop at the first over a limit (issue 22).

@@ -111,6 +111,7 @@ from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_row, reused_row, row_intervals
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
+from evaluation.stats.torch_backend import describe_device
 
 __all__ = ["REPORT_FORMAT", "SECTION_PAIRS", "EntryRuns", "ReportSettings", "build_report", "compare", "derive_seed",
            "collector_paused", "entry_fingerprint", "flip_comparison", "section_pairs"]
@@ -118,8 +119,9 @@ __all__ = ["REPORT_FORMAT", "SECTION_PAIRS", "EntryRuns", "ReportSettings", "bui
 #: Version of the report's JSON layout (2: one decision rule, studentized and score intervals,
 #: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size;
 #: 3: rows name ``runs_left_out``, Boo_n rank intervals by each entry's own key, loss boards mirrored:
-#: a stored report of format 2 is recomputed, never reused row by row).
-REPORT_FORMAT = 3
+#: a stored report of format 2 is recomputed, never reused row by row; 4: ``settings.computed_on`` says
+#: where the resampling ran, numpy or torch on a named device).
+REPORT_FORMAT = 4
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -234,7 +236,8 @@ def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse:
                      "runs_needed": [{"entries": r.n_entries, "comparisons": r.comparisons,
                                       "any_verdict": r.any_verdict, "for_power": r.for_power} for r in needed],
                      "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
-                     "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n))},
+                     "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n)),
+                     "computed_on": describe_device(s.backend, s.device)},
         "entries": ordered,
         "sections": sections,
     }

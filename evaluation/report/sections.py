@@ -19,6 +19,7 @@ from evaluation.report.rows import exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, se_through
+from evaluation.stats.bootstrap import rank_intervals_backend
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
 __all__ = ["assemble_section", "prediction_section", "recipe_section", "shared_runs"]
@@ -180,10 +181,12 @@ def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: 
     kw = dict(n_resamples=s.n_resamples, confidence_level=1 - s.alpha, statistic=s.statistic, n=s.boo_n,
               rng=derive_seed(s.master_seed, SECTION_CODE["recipe"], PURPOSE["ranks"]),
               valid=valid if s.statistic == "boo_n" else None)
-    usable = (prior is not None and prior["paired_runs"] == shared.tolist() and s.backend == "numpy"
+    numpy_ranks = rank_intervals_backend(s.backend, s.device, table, True, s.statistic, s.n_resamples)[0] == "numpy"
+    usable = (prior is not None and prior["paired_runs"] == shared.tolist() and numpy_ranks
               and prior["compared"] <= {e.id for e in chosen})
     if not usable:
-        return stats.rank_intervals(table, paired=True, backend=s.backend, device=s.device, **kw)
+        return stats.rank_intervals(table, paired=True, backend=s.backend, device=s.device, keep_distribution=False,
+                                    **kw)
     assert prior is not None  # `usable` needs one
     new = np.array([e.id not in prior["compared"] for e in chosen])
     old = [prior["intervals"].get(e.id) for e in chosen]

@@ -67,7 +67,7 @@ class ReportSettings:
     beta: float = 0.05
     curve_max_n: int = 20
     neighbours: int = 5
-    backend: str = "numpy"
+    backend: str = "auto"
     device: str = "auto"
     score_range: tuple[float | None, float | None] = (None, None)
     comparison_table: bool = False
@@ -99,8 +99,8 @@ def check_settings(settings: ReportSettings) -> ReportSettings:
     check_gamma(settings.gamma)
     if not 0 < settings.alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1) (got {settings.alpha!r}).")
-    if settings.backend not in ("numpy", "torch"):
-        raise ValueError(f"`backend` must be numpy or torch (got {settings.backend!r}).")
+    if settings.backend not in ("numpy", "torch", "auto"):
+        raise ValueError(f"`backend` must be numpy, torch or auto (got {settings.backend!r}).")
     for name in ("boo_n", "n_resamples", "k_runs", "curve_max_n", "neighbours"):
         value = getattr(settings, name)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:

@@ -31,6 +31,7 @@ sorted values), so the jackknife of each resample is two cumulative sums.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 from scipy import stats
@@ -46,7 +47,7 @@ from ._validation import (
     check_open_unit,
 )
 from .boon import ESTIMATORS, _boo_n_resampled, _boo_weights, _power_table
-from .torch_backend import BACKENDS, rank_intervals_torch
+from .torch_backend import BACKENDS, rank_intervals_torch, resolve_backend
 
 __all__ = ["bootstrap_interval", "rank_intervals", "rank_intervals_from_distribution"]
 
@@ -672,7 +673,7 @@ def resampled_means(rows, paired: bool, n_resamples: int, rng) -> np.ndarray:
 
 def rank_intervals(
     scores, *, paired=True, n_resamples=10_000, confidence_level=0.95, rng=0, statistic="mean", n=5,
-    valid=None, estimator="paper", backend="numpy", device="auto",
+    valid=None, estimator="paper", backend="numpy", device="auto", keep_distribution=True,
 ) -> RankIntervals:
     """Bootstrap interval of each entry's rank by the board's ranking statistic (1 = best).
 
@@ -701,11 +702,13 @@ def rank_intervals(
         chooses by them (Bajgar et al. 2018, eq. 5/7).
     estimator : {"paper", "unbiased"}, default "paper"
         Boo_n's estimator.
-    backend : {"numpy", "torch"}, default "numpy"
-        "torch": the joint bootstrap on ``device`` ("auto": CUDA when available, else
-        the CPU; :mod:`evaluation.stats.torch_backend`) for paired entries ranked by the
-        mean, the same within Monte Carlo error; Boo_n and unpaired entries stay numpy.
+    backend : {"numpy", "torch", "auto"}, default "numpy"
+        "torch": the joint bootstrap on ``device`` (:mod:`evaluation.stats.torch_backend`) for
+        paired entries ranked by the mean, equal within Monte Carlo error (Boo_n and unpaired
+        entries stay numpy); "auto": torch on CUDA when there is one and the work is large.
     device : str, default "auto"
+    keep_distribution : bool, default True
+        False: ``bootstrap_distribution`` None (on a GPU the ranks stay there), the rest the same.
 
     Returns
     -------
@@ -738,14 +741,29 @@ def rank_intervals(
     rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator = _rank_intervals_iv(
         scores, paired, n_resamples, confidence_level, rng, statistic, n, valid, estimator
     )
-    if check_choice(backend, "backend", BACKENDS) == "torch" and paired and statistic == "mean":
+    backend, device = rank_intervals_backend(backend, device, rows, paired, statistic, n_resamples)
+    if backend == "torch":
         return rank_intervals_torch(np.stack(rows), n_resamples=n_resamples, confidence_level=confidence_level,
-                                    seed=int(rng.integers(2**63)), device=device)
+                                    seed=int(rng.integers(2**63)), device=device, keep_distribution=keep_distribution)
     if statistic == "boo_n":
         estimate, boot = resampled_boo_n(rows, vrows, paired, n, estimator, n_resamples, rng)
     else:
         estimate, boot = np.array([r.mean() for r in rows]), resampled_means(rows, paired, n_resamples, rng)
-    return rank_intervals_from_distribution(estimate, boot, confidence_level)
+    result = rank_intervals_from_distribution(estimate, boot, confidence_level)
+    return result if keep_distribution else replace(result, bootstrap_distribution=None)
+
+
+def rank_intervals_backend(backend: str, device: str, rows, paired: bool, statistic: str, n_resamples: int
+                           ) -> tuple[str, str]:
+    """The (backend, device) :func:`rank_intervals` runs on: torch only for paired entries ranked by the mean.
+
+    "auto" is torch on CUDA when a device is present and the joint bootstrap is large
+    (:func:`evaluation.stats.torch_backend.resolve_backend`); Boo_n and unpaired entries stay numpy.
+    """
+    backend = check_choice(backend, "backend", BACKENDS)
+    if not (paired and statistic == "mean"):
+        return "numpy", "cpu"
+    return resolve_backend(backend, device, len(rows) * n_resamples * max(np.size(r) for r in rows))
 
 
 # --------------------------------------------------------------------------- many entries, own seeds

@@ -243,26 +243,29 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
 
 
 def _torch_engine(rows, paired, n_resamples, alpha, rng, boot: _Bootstrap, device):
-    """:func:`_engine` with the resampling on torch (:mod:`evaluation.stats.torch_backend`)."""
+    """:func:`_engine` with the resampling on torch (:func:`evaluation.stats.torch_backend.pairs_p_bootstrap`)."""
     iu, ju = np.triu_indices(len(rows), 1)
     seed = int(rng.integers(2**63))
     if paired:
         x = np.stack(rows)
-        resampled = tb.paired_p_bootstrap(x, iu, ju, n_resamples=n_resamples, seed=seed, device=device)
         p = ((2.0 * (x[iu] > x[ju]) + (x[iu] == x[ju])).sum(axis=1)) / (2.0 * x.shape[1])
     else:
-        resampled = tb.unpaired_p_bootstrap(rows, iu, ju, n_resamples=n_resamples, seed=seed, device=device)
         p = np.array([_mann_whitney_u(rows[a], rows[b]) / (rows[a].size * rows[b].size) for a, b in zip(iu, ju)])
-    low, high = rs.percentiles(resampled, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    boot.standard_error[:] = rs.standard_error(resampled)
+    summary = tb.pairs_p_bootstrap(rows, iu, ju, paired=paired, n_resamples=n_resamples, seed=seed,
+                                   q=[100 * alpha / 2, 100 * (1 - alpha / 2)], device=device,
+                                   keep_distribution=boot.distribution is not None)
+    low, high = summary.percentiles
+    boot.standard_error[:] = summary.standard_error
     if boot.distribution is not None:
-        boot.distribution[:] = resampled
+        boot.distribution[:] = summary.distribution
     return iu, ju, p, low, high, boot
 
 
 def _engine(rows, paired, n_resamples, alpha, rng, keep_distribution=True, backend="numpy", device="auto"):
     """Upper-triangle P(i>j), percentile interval and bootstrap; runs in canonical order first."""
-    boot = _Bootstrap(len(rows) * (len(rows) - 1) // 2, n_resamples, keep_distribution)
+    npairs = len(rows) * (len(rows) - 1) // 2
+    boot = _Bootstrap(npairs, n_resamples, keep_distribution)
+    backend, device = tb.resolve_backend(backend, device, npairs * n_resamples)
     if backend == "torch":
         return _torch_engine(rows, paired, n_resamples, alpha, rng, boot, device)
     if paired:
@@ -549,11 +552,12 @@ def pairwise_comparisons(
     priority : array_like of int, optional
         The entries best first by the board's ranking statistic (default: by mean);
         ``order`` follows it except where a verdict forces a winner above its loser.
-    backend : {"numpy", "torch"}, default "numpy"
+    backend : {"numpy", "torch", "auto"}, default "numpy"
         Where the bootstrap (standard errors, distribution, percentile interval) runs:
         "torch" on ``device`` ("auto": CUDA when available, else the CPU), equal within
-        Monte Carlo error (:mod:`evaluation.stats.torch_backend`); decisions are closed
-        form and identical.
+        Monte Carlo error (:mod:`evaluation.stats.torch_backend`); "auto" is torch on CUDA
+        when a device is present and the work is large, numpy otherwise. Decisions are
+        closed form and identical.
     device : str, default "auto"
 
     Returns

@@ -324,10 +324,10 @@ def paired_test_bootstrap(
         False for losses: comparisons then treat the lower mean as better.
     priority : array_like of int, optional
         Entries best first by the board's ranking statistic (default: by mean).
-    backend : {"numpy", "torch"}, default "numpy"
+    backend : {"numpy", "torch", "auto"}, default "numpy"
         Where the resampling runs: "torch" on ``device`` ("auto": CUDA when available,
         else the CPU; :mod:`evaluation.stats.torch_backend`), equal within Monte Carlo
-        error.
+        error; "auto": torch on CUDA when a device is present and the work is large.
     device : str, default "auto"
 
     Returns
@@ -366,7 +366,9 @@ def paired_test_bootstrap(
         outcomes, files, n_resamples, rng, confidence_level, gamma, alpha, correction, higher_is_better, priority
     )
     design = _Design(entries, 1.0 if higher_is_better else -1.0)
-    if check_choice(backend, "backend", tb.BACKENDS) == "torch":
+    backend, device = tb.resolve_backend(check_choice(backend, "backend", tb.BACKENDS), device,
+                                         n_resamples * sum(e.size for e in entries))
+    if backend == "torch":
         means_boot = tb.testset_means_bootstrap(entries, n_resamples=n_resamples, seed=int(rng.integers(2**63)),
                                              device=device)
     else:

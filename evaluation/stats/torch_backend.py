@@ -1,20 +1,31 @@
-"""The resampling kernels on torch: a CUDA device when there is one, the CPU otherwise.
+"""The resampling kernels on torch, designed for a GPU: every statistic a batched matrix product.
 
 The same bootstraps as the numpy kernels (Efron & Tibshirani 1993, ch. 6 and 13;
 Bouthillier et al. 2021, eq. 9 for P(A>B)) with torch's random stream: equal to the numpy
 results within Monte Carlo error, not bit for bit, and reproducible per device for a seed.
-Resamples are count matrices ``c[b, r]`` (``torch.randint`` + ``scatter_add_``), so every
-statistic linear in the multiplicities is one matrix product on the device:
+Resamples are count matrices ``c[b, r]`` drawn on the device (``torch.randint`` +
+``scatter_add_``, never copied from the host), so every statistic linear in the
+multiplicities is a matrix product over all pairs or entries at once:
 
-* paired P(A>B) of any list of pairs: ``w @ c.T / 2k`` with ``w = 2·[a > b] + [a = b]``;
-* unpaired P(A>B): each entry's resampled values, ``U`` by broadcasting per pair;
-* the test bootstrap's means: the examples' counts shared by all entries, each entry's
-  files weighted by its own counts;
+* paired P(A>B) of any list of pairs: ``w @ c.T`` with ``w = 2·[a > b] + [a = b]``;
+* unpaired P(A>B) is bilinear in the two entries' counts: with
+  ``M[i, j] = 2·[a_i > b_j] + [a_i = b_j]``, ``2U_b = c_a[b] · M · c_b[b]``, one batched
+  product (``torch.bmm``) for a chunk of pairs and resamples;
+* the test bootstrap's means: the examples' counts (chunks of B) times all entries'
+  outcomes in one product, each entry's files weighted by its own counts;
 * rank intervals: means ``x @ c.T / k``, competition ranks by ``torch.searchsorted`` in
   each sorted resample, percentiles by linear interpolation (numpy's default).
 
+Sums are float32 where they are exact (integer terms, totals below 2**24), float64 where
+not. P(A>B)'s resampled numerators are integers: their percentiles and standard errors are
+read from per-pair histograms accumulated on the device chunk by chunk (as
+:func:`evaluation.stats._resample.integer_percentiles` does on the CPU), so only the
+summaries cross to the host unless the distribution is asked for.
+
+``backend="auto"`` (:func:`resolve_backend`) runs a kernel here on CUDA when a device is
+present and the work is big enough to pay for the transfer, and with numpy otherwise.
 torch is imported inside the functions: importing this module (or the web process) does
-not import torch. ``device="auto"`` is CUDA when ``torch.cuda.is_available()``.
+not import torch, and "auto" on a machine without an NVIDIA device never imports it.
 
 References
 ----------
@@ -24,23 +35,87 @@ Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning Bench
 
 from __future__ import annotations
 
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
-__all__ = ["BACKENDS", "paired_p_bootstrap", "rank_intervals_torch", "testset_means_bootstrap", "torch_device",
-           "unpaired_p_bootstrap"]
+from . import _resample as rs
 
-BACKENDS = ("numpy", "torch")
+__all__ = ["AUTO_MIN_ELEMENTS", "BACKENDS", "PairSummary", "cuda_present", "pairs_p_bootstrap",
+           "rank_intervals_torch", "resolve_backend", "testset_means_bootstrap", "torch_device"]
+
+BACKENDS = ("numpy", "torch", "auto")
+#: Resampled values (statistics x resamples) from which "auto" sends a kernel to the GPU.
+AUTO_MIN_ELEMENTS = 1 << 21
+#: Elements of the largest temporary of one chunk: 512 MiB of float32 on a GPU, cache-sized on the CPU.
+GPU_CHUNK_ELEMENTS = 1 << 27
+CPU_CHUNK_ELEMENTS = 1 << 22
+#: Largest histogram (pairs x levels) kept for the percentiles; beyond it they come from a sort.
+HISTOGRAM_ELEMENTS = 1 << 27
+#: Copies of each pair's histogram that resamples are spread over (b mod copies), summed at the end:
+#: fewer atomic additions collide on one counter of the device.
+HISTOGRAM_COPIES = 16
+#: Device types that spread the histograms (the CPU adds without contention).
+HISTOGRAM_COPIES_ON = ("cuda",)
+
+
+def cuda_present() -> bool:
+    """True when torch sees a CUDA device; never imports torch where no NVIDIA driver is loaded."""
+    if "torch" not in sys.modules and not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/proc/driver/nvidia")):
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_backend(backend: str, device: str, elements: int) -> tuple[str, str]:
+    """The (backend, device) one kernel runs on.
+
+    "auto": torch on CUDA when a device is present (and ``device`` allows it) and the kernel
+    resamples at least :data:`AUTO_MIN_ELEMENTS` values, numpy otherwise. "numpy" and
+    "torch" are kept as asked.
+    """
+    if backend != "auto":
+        return backend, device
+    if device != "cpu" and elements >= AUTO_MIN_ELEMENTS and cuda_present():
+        return "torch", "cuda" if device == "auto" else device
+    return "numpy", "cpu"
+
+
+def describe_device(backend: str, device: str = "auto") -> str:
+    """Where a report's resampling runs, in words ("numpy on the CPU", "torch on cuda (NVIDIA H100 ...)")."""
+    auto = backend == "auto"
+    if auto:
+        backend, device = resolve_backend("auto", device, AUTO_MIN_ELEMENTS)
+    if backend == "numpy":
+        return "numpy on the CPU"
+    import torch
+
+    dev = torch_device(device)
+    where = f"torch on cuda ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else "torch on the CPU"
+    return f"{where} for the large kernels, numpy for the small ones" if auto else where
 
 
 def torch_device(device: str = "auto"):
     """``torch.device``: "auto" is CUDA when available, else the CPU; "cpu" or "cuda" as asked."""
     import torch
 
+    if not isinstance(device, str):
+        return device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
         raise ValueError(f"`device` must be 'auto', 'cpu' or 'cuda' (got {device!r}).")
     return torch.device(device)
+
+
+def _chunk(dev) -> int:
+    return GPU_CHUNK_ELEMENTS if dev.type == "cuda" else CPU_CHUNK_ELEMENTS
 
 
 def _generator(seed: int, device):
@@ -52,104 +127,265 @@ def _generator(seed: int, device):
 
 
 def _counts(n_items: int, n_resamples: int, generator, device, dtype):
-    """Count matrix (B, n_items) of B resamples with replacement of n_items items."""
+    """Count matrix (B, n_items) of B resamples with replacement of n_items items, drawn on the device."""
     import torch
 
     idx = torch.randint(0, n_items, (n_resamples, n_items), generator=generator, device=device)
     counts = torch.zeros((n_resamples, n_items), dtype=dtype, device=device)
-    return counts.scatter_add_(1, idx, torch.ones_like(idx, dtype=dtype))
+    return counts.scatter_add_(1, idx, torch.ones(idx.shape, dtype=dtype, device=device))
 
 
-def paired_p_bootstrap(x, i, j, *, n_resamples: int, seed: int, device="auto") -> np.ndarray:
-    """P(x_i > x_j) in B joint resamples of the runs (ties one half), shape (pairs, B)."""
+def _ragged_counts(lengths, kmax: int, n_resamples: int, generator, device, dtype):
+    """Counts (B, entries, kmax): entry e resampled on its own over its first ``lengths[e]`` slots."""
     import torch
 
-    dev = torch_device(device) if isinstance(device, str) else device
-    x = torch.as_tensor(np.asarray(x, dtype=np.float64), device=dev)
-    a, b = x[torch.as_tensor(np.asarray(i), device=dev)], x[torch.as_tensor(np.asarray(j), device=dev)]
-    w = (2.0 * (a > b) + (a == b)).to(torch.float64)
-    counts = _counts(x.shape[1], n_resamples, _generator(seed, dev), dev, torch.float64)
-    return (w @ counts.T / (2.0 * x.shape[1])).cpu().numpy()
+    u = torch.rand((n_resamples, lengths.numel(), kmax), generator=generator, device=device, dtype=torch.float64)
+    idx = torch.minimum((u * lengths[None, :, None]).long(), (lengths - 1)[None, :, None])
+    slots = (torch.arange(kmax, device=device)[None, :] < lengths[:, None]).to(dtype)  # (entries, kmax)
+    counts = torch.zeros((n_resamples, lengths.numel(), kmax), dtype=dtype, device=device)
+    return counts.scatter_add_(2, idx, slots.expand(n_resamples, -1, -1))
 
 
-def unpaired_p_bootstrap(rows, i, j, *, n_resamples: int, seed: int, device="auto") -> np.ndarray:
-    """Mann–Whitney P(row_i > row_j) with each entry resampled on its own, shape (pairs, B)."""
+# --------------------------------------------------------------------------- P(A>B) of many pairs
+@dataclass
+class PairSummary:
+    """Resampled P(A>B) of a list of pairs: percentiles ``(len(q), pairs)``, standard errors, distribution.
+
+    ``distribution`` (pairs, B) float32 only when asked for, else None.
+    """
+
+    percentiles: np.ndarray
+    standard_error: np.ndarray
+    distribution: np.ndarray | None
+
+
+class _Histograms:
+    """Per-pair histograms of integer numerators in [0, vmax], accumulated over chunks of resamples."""
+
+    def __init__(self, npairs: int, vmax: int, device):
+        import torch
+
+        self.width = int(vmax) + 1
+        fits = npairs * self.width * HISTOGRAM_COPIES <= HISTOGRAM_ELEMENTS
+        self.copies = HISTOGRAM_COPIES if device.type in HISTOGRAM_COPIES_ON and fits else 1
+        self.counters = torch.zeros((npairs, self.copies * self.width), dtype=torch.float32, device=device)
+        self.spread: Any = None
+
+    def add(self, pairs: slice, numerators):
+        import torch
+
+        index = numerators.long()
+        if self.copies > 1:  # resample b counts into copy b mod copies
+            if self.spread is None or self.spread.numel() != index.shape[1]:
+                self.spread = (torch.arange(index.shape[1], device=index.device) % self.copies) * self.width
+            index += self.spread
+        self.counters[pairs].scatter_add_(1, index, torch.ones(index.shape, dtype=torch.float32, device=index.device))
+
+    @property
+    def hist(self):
+        return self.counters.view(self.counters.shape[0], self.copies, self.width).sum(dim=1)
+
+    def summary(self, n_resamples: int, q, denominator: np.ndarray):
+        """numpy-linear percentiles and ddof=1 standard deviations of P (numerator / denominator)."""
+        import torch
+
+        lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
+        hist = self.hist
+        cum = torch.cumsum(hist, dim=1)
+        levels = torch.arange(self.width, dtype=torch.float64, device=cum.device)
+        hist = hist.to(torch.float64)
+        mean = hist @ levels / n_resamples
+        spread = (hist @ levels**2 - n_resamples * mean * mean).clamp_min(0.0)
+        std = (spread / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
+        # the value of order statistic t is the number of levels whose cumulative count <= t
+        order = torch.stack([(cum <= t).sum(dim=1) for t in np.concatenate([lo_idx, hi_idx]).tolist()]
+                            ).cpu().numpy().astype(np.float64)
+        out = np.stack([rs._lerp(order[j], order[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
+        return out / denominator, std / denominator
+
+
+def _sorted_summary(numerators, n_resamples: int, q, denominator: np.ndarray):
+    """Percentiles and standard errors from the full (pairs, B) matrix (large numerators)."""
     import torch
 
-    dev = torch_device(device) if isinstance(device, str) else device
-    generator = _generator(seed, dev)
-    resampled = []
-    for r in rows:
-        values = torch.as_tensor(np.asarray(r, dtype=np.float64), device=dev)
-        idx = torch.randint(0, values.numel(), (n_resamples, values.numel()), generator=generator, device=dev)
-        resampled.append(values[idx])  # (B, k_e)
-    out = torch.empty((len(i), n_resamples), dtype=torch.float64, device=dev)
-    for t, (a, b) in enumerate(zip(np.asarray(i).tolist(), np.asarray(j).tolist())):
-        ra, rb = resampled[a][:, :, None], resampled[b][:, None, :]
-        out[t] = ((ra > rb).to(torch.float64) + 0.5 * (ra == rb)).mean(dim=(1, 2))
-    return out.cpu().numpy()
+    lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
+    ordered = torch.sort(numerators.to(torch.float64), dim=1).values
+    std = (ordered.std(dim=1, correction=1) if n_resamples > 1 else torch.zeros(ordered.shape[0])).cpu().numpy()
+    a, c = ordered[:, lo_idx].cpu().numpy().T, ordered[:, hi_idx].cpu().numpy().T
+    out = np.stack([rs._lerp(a[j], c[j], frac[j]) for j in range(lo_idx.size)])
+    return out / denominator, np.asarray(std) / denominator
 
 
-def testset_means_bootstrap(entries, *, n_resamples: int, seed: int, device="auto") -> np.ndarray:
-    """Each entry's mean outcome in B resamples, (B, entries): test examples shared, files per entry.
+def _paired_numerators(x, i, j, dtype):
+    """The wins matrix of the pairs, ``w = 2·[x_i > x_j] + [x_i = x_j]`` (pairs, k), on x's device."""
+    a, b = x[i], x[j]
+    return (2 * (a > b).to(dtype) + (a == b).to(dtype))
 
-    ``entries``: one array (files, examples) per entry, all with the same examples.
+
+def _pair_chunks(npairs: int, per_pair: int, dev):
+    step = max(1, min(npairs, _chunk(dev) // max(1, per_pair)))
+    return [slice(s, min(npairs, s + step)) for s in range(0, npairs, step)]
+
+
+def pairs_p_bootstrap(rows, i, j, *, paired: bool, n_resamples: int, seed: int, q, device="auto",
+                      keep_distribution: bool = False) -> PairSummary:
+    """Percentiles ``q`` (in %) and standard errors of the resampled P(row_i > row_j), ties one half.
+
+    Paired: one joint resample of the k runs shared by every pair (numerator ``w @ c.T``,
+    denominator 2k). Unpaired: each entry resampled on its own, the Mann–Whitney
+    ``2U = c_i · M · c_j`` (denominator ``2 k_i k_j``). Pairs and resamples go in chunks;
+    the numerators are integers, summarised by per-pair histograms on the device.
     """
     import torch
 
-    dev = torch_device(device) if isinstance(device, str) else device
+    dev = torch_device(device)
     generator = _generator(seed, dev)
-    n = entries[0].shape[1]
-    examples = _counts(n, n_resamples, generator, dev, torch.float64)  # (B, n)
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    lengths = np.array([np.size(r) for r in rows], dtype=np.int64)
+    if paired:
+        denominator = np.full(i.size, 2.0 * lengths[0])
+    else:
+        denominator = 2.0 * lengths[i] * lengths[j]
+    vmax = int(denominator.max()) if i.size else 0
+    dtype = torch.float32 if vmax < 2**24 else torch.float64
+    hist = _Histograms(i.size, vmax, dev) if i.size * (vmax + 1) <= HISTOGRAM_ELEMENTS else None
+    full = (torch.empty((i.size, n_resamples), dtype=dtype, device=dev)
+            if hist is None or keep_distribution else None)
+    kernel = _paired_kernel if paired else _unpaired_kernel
+    for b0, b1, numerators, pairs in kernel(rows, i, j, n_resamples, generator, dev, dtype):
+        if hist is not None:
+            hist.add(pairs, numerators)
+        if full is not None:
+            full[pairs, b0:b1] = numerators
+    if hist is not None:
+        pct, se = hist.summary(n_resamples, q, denominator)
+    else:
+        assert full is not None  # no histogram: the full matrix is kept
+        pct, se = _sorted_summary(full, n_resamples, q, denominator)
+    dist = None
+    if keep_distribution:
+        assert full is not None  # kept whenever the distribution is asked for
+        dist = (full / torch.as_tensor(denominator, dtype=full.dtype, device=dev)[:, None]).float().cpu().numpy()
+    return PairSummary(pct, se, dist)
+
+
+def _paired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
+    """Yields (b0, b1, numerators (pairs, b1 - b0), pairs slice): ``w @ c.T`` per chunk."""
+    import torch
+
+    x = torch.as_tensor(np.stack(rows).astype(np.float64), device=dev)
+    k = x.shape[1]
+    ti, tj = torch.as_tensor(i, device=dev), torch.as_tensor(j, device=dev)
+    b_step = max(1, min(n_resamples, _chunk(dev) // max(1, k, i.size)))
+    for b0 in range(0, n_resamples, b_step):
+        b1 = min(n_resamples, b0 + b_step)
+        counts_t = _counts(k, b1 - b0, generator, dev, dtype).T.contiguous()  # (k, Bc)
+        for pairs in _pair_chunks(i.size, b1 - b0, dev):
+            w = _paired_numerators(x, ti[pairs], tj[pairs], dtype)
+            yield b0, b1, w @ counts_t, pairs
+
+
+def _unpaired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
+    """Yields (b0, b1, 2U (pairs, b1 - b0), pairs slice): ``bmm(c_i, M) · c_j`` per chunk.
+
+    Entries are padded to the longest (padding slots have count 0, so they add nothing).
+    """
+    import torch
+
+    lengths = np.array([np.size(r) for r in rows], dtype=np.int64)
+    kmax = int(lengths.max())
+    padded = np.full((len(rows), kmax), np.nan)
+    for e, r in enumerate(rows):
+        padded[e, :lengths[e]] = r
+    x = torch.as_tensor(padded, device=dev)
+    t_len = torch.as_tensor(lengths, device=dev)
+    ti, tj = torch.as_tensor(i, device=dev), torch.as_tensor(j, device=dev)
+    b_step = max(1, min(n_resamples, _chunk(dev) // max(1, len(rows) * kmax)))
+    for b0 in range(0, n_resamples, b_step):
+        b1 = min(n_resamples, b0 + b_step)
+        counts = _ragged_counts(t_len, kmax, b1 - b0, generator, dev, dtype).permute(1, 0, 2)  # (entries, Bc, kmax)
+        for pairs in _pair_chunks(i.size, 3 * (b1 - b0) * kmax, dev):
+            a, b = x[ti[pairs]], x[tj[pairs]]  # (P, kmax)
+            m = 2 * (a[:, :, None] > b[:, None, :]).to(dtype) + (a[:, :, None] == b[:, None, :]).to(dtype)
+            left = torch.bmm(counts[ti[pairs]], m)  # (P, Bc, kmax)
+            yield b0, b1, (left * counts[tj[pairs]]).sum(dim=2), pairs
+
+
+# --------------------------------------------------------------------------- test bootstrap
+def testset_means_bootstrap(entries, *, n_resamples: int, seed: int, device="auto") -> np.ndarray:
+    """Each entry's mean outcome in B resamples, (B, entries): test examples shared, files per entry.
+
+    ``entries``: one array (files, examples) per entry, all with the same examples. One
+    product ``c @ O`` per chunk of resamples gives every file's resampled sum (``O``: the
+    outcomes of all files, examples x files), float32 when the outcomes are integers and the
+    sums stay below 2**24; each entry's files are then weighted by its own counts.
+    """
+    import torch
+
+    dev = torch_device(device)
+    generator = _generator(seed, dev)
+    files = np.array([e.shape[0] for e in entries])
+    # to the device as they are; joined, checked and transposed there
+    table = torch.cat([torch.as_tensor(np.asarray(e, dtype=np.float64), device=dev) for e in entries])  # (F, n)
+    n = table.shape[1]
+    exact = bool((table == table.round()).all()) and float(table.abs().max()) * n < 2**24
+    dtype = torch.float32 if exact else torch.float64
+    outcomes = table.T.to(dtype).contiguous()  # (n, F)
+    owner = np.repeat(np.arange(len(entries)), files)
+    mean_of_files = np.zeros((table.shape[0], len(entries)))
+    mean_of_files[np.arange(owner.size), owner] = 1.0 / (files[owner] * n)
+    mean_of_files_t = torch.as_tensor(mean_of_files, device=dev)
+    starts = np.concatenate([[0], np.cumsum(files)])
     out = torch.empty((n_resamples, len(entries)), dtype=torch.float64, device=dev)
-    for e, outcomes in enumerate(entries):
-        sums = examples @ torch.as_tensor(np.asarray(outcomes, dtype=np.float64), device=dev).T  # (B, files)
-        files = outcomes.shape[0]
-        weights = (_counts(files, n_resamples, generator, dev, torch.float64) if files > 1
-                   else torch.ones((n_resamples, 1), dtype=torch.float64, device=dev))
-        out[:, e] = (sums * weights).sum(dim=1) / (files * n)
+    step = max(1, min(n_resamples, _chunk(dev) // (2 * n)))
+    for b0 in range(0, n_resamples, step):
+        b1 = min(n_resamples, b0 + step)
+        sums = (_counts(n, b1 - b0, generator, dev, dtype) @ outcomes).to(torch.float64)  # (Bc, F)
+        for e in np.flatnonzero(files > 1):
+            sums[:, starts[e]:starts[e + 1]] *= _counts(int(files[e]), b1 - b0, generator, dev, torch.float64)
+        out[b0:b1] = sums @ mean_of_files_t
     return out.cpu().numpy()
 
 
+# --------------------------------------------------------------------------- rank intervals
 def _linear_quantiles(values, q):
     """numpy's default ("linear") percentiles along the last axis of a torch tensor, shape (len(q), rows)."""
     import torch
 
     b = values.shape[-1]
     ordered = torch.sort(values, dim=-1).values
-    out = []
-    for p in q:
-        virtual = (b - 1) * p / 100.0
-        lo = int(np.floor(virtual))
-        hi = min(lo + 1, b - 1)
-        frac = virtual - lo
-        out.append(ordered[..., lo] + (ordered[..., hi] - ordered[..., lo]) * frac)
+    lo_idx, hi_idx, frac = rs._linear_positions(b, q)
+    out = [rs._lerp(ordered[..., lo].to(torch.float64), ordered[..., hi].to(torch.float64), t)
+           for lo, hi, t in zip(lo_idx, hi_idx, frac)]
     return torch.stack(out)
 
 
-def rank_intervals_torch(scores, *, n_resamples: int, confidence_level: float, seed: int, device="auto"):
+def rank_intervals_torch(scores, *, n_resamples: int, confidence_level: float, seed: int, device="auto",
+                         keep_distribution: bool = True):
     """Rank intervals of paired entries by their mean (1 = best): one joint bootstrap on the device.
 
     Returns a :class:`~evaluation.stats.RankIntervals` (competition ranks, "1224"), as
-    :func:`~evaluation.stats.rank_intervals` with ``statistic="mean"``.
+    :func:`~evaluation.stats.rank_intervals` with ``statistic="mean"``; the ranks in each
+    resample cross to the host only with ``keep_distribution``.
     """
     import torch
     from scipy import stats
 
     from ._types import RankIntervals
 
-    dev = torch_device(device) if isinstance(device, str) else device
+    dev = torch_device(device)
     x = torch.as_tensor(np.asarray(scores, dtype=np.float64), device=dev)
     n_entries, k = x.shape
     counts = _counts(k, n_resamples, _generator(seed, dev), dev, torch.float64)
     means = counts @ x.T / k  # (B, entries)
     ordered = torch.sort(means, dim=1).values
     # competition rank: 1 + entries with a strictly larger mean in the same resample
-    ranks = 1 + n_entries - torch.searchsorted(ordered, means, right=True)
+    ranks = (1 + n_entries - torch.searchsorted(ordered, means, right=True)).T.to(torch.int32)  # (entries, B)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
-    lo, hi = _linear_quantiles(ranks.T.to(torch.float64), q).cpu().numpy()
-    boot_ranks = ranks.T.cpu().numpy().astype(np.int64)
+    lo, hi = _linear_quantiles(ranks, q).to(torch.float64).cpu().numpy()
+    spread = (ranks.to(torch.float64).std(dim=1, correction=1).cpu().numpy() if n_resamples > 1
+              else np.zeros(n_entries))
+    boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
     estimate = x.mean(dim=1).cpu().numpy()
     return RankIntervals(stats.rankdata(-estimate, method="min").astype(np.int64), np.floor(lo + 1e-9).astype(np.int64),
-                         np.ceil(hi - 1e-9).astype(np.int64), confidence_level,
-                         boot_ranks.std(axis=1, ddof=1) if n_resamples > 1 else np.zeros(n_entries), boot_ranks)
+                         np.ceil(hi - 1e-9).astype(np.int64), confidence_level, spread, boot_ranks)

@@ -182,7 +182,7 @@ def report_settings(*, challenge: Challenge, overrides: dict[str, Any] | None = 
         m_total_predictions=m_total_predictions, m_total_recipes=m_total_recipes,
         accuracy_like=metric.name == "accuracy", metric_from_mean=metric.from_mean, score_range=metric.score_range,
         boo_n=values["boo_n"], gamma=values["gamma"], alpha=values["alpha"], statistic=values["ranking_statistic"],
-        backend=settings.VARBOARD.get("STATS_BACKEND", "numpy"), device=settings.VARBOARD.get("STATS_DEVICE", "auto"),
+        backend=settings.VARBOARD.get("STATS_BACKEND", "auto"), device=settings.VARBOARD.get("STATS_DEVICE", "auto"),
         comparison_table=True)
 
 

@@ -1,7 +1,7 @@
 """The leaderboard report against a JSON written by an earlier version.
 
 ``data/report_golden.json`` holds the reports of the synthetic entries below under a few
-settings, as built by ``build_report`` for report format 3 (regenerated for issue 23: pairs
+settings, as built by ``build_report`` for report format 4 (regenerated for issue 27: settings.computed_on; for issue 23: pairs
 decided on their shared seeds, intervals inside their bootstrap's support, the
 dependence-aware state of the art; first written at commit 3899679). Refactoring must not move the report: every
 key, string, integer, boolean, null, group letter and list length must be identical, and

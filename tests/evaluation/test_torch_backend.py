@@ -77,3 +77,111 @@ def test_report_with_the_torch_backend_agrees_with_numpy():
         assert abs(a["rank_interval"]["low"] - b["rank_interval"]["low"]) <= 1
         assert abs(a["rank_interval"]["high"] - b["rank_interval"]["high"]) <= 1
     assert numpy_report["sections"][0]["comparisons"] == torch_report["sections"][0]["comparisons"]
+
+
+# --------------------------------------------------------------------------- the device kernels (issue 27)
+def _devices() -> list[str]:
+    import torch
+
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.fixture(params=_devices())
+def device(request):
+    return request.param
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_histogram_and_sorted_summaries_agree_on_the_same_draws(paired, device, monkeypatch):
+    from evaluation.stats import torch_backend as tb
+
+    x = np.round(_scores(6, 9), 3)
+    i, j = np.triu_indices(6, 1)
+    kw = dict(paired=paired, n_resamples=3001, seed=7, q=[2.5, 50, 97.5], device=device, keep_distribution=True)
+    histogram = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+    monkeypatch.setattr(tb, "HISTOGRAM_ELEMENTS", 0)  # force the sort path: same seed, same draws
+    ordered = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+    np.testing.assert_allclose(histogram.percentiles, ordered.percentiles, atol=1e-12)
+    np.testing.assert_allclose(histogram.standard_error, ordered.standard_error, rtol=1e-9)
+    # the kept distribution is the one summarised: numpy's percentiles of it give the same ends
+    np.testing.assert_allclose(np.percentile(histogram.distribution.astype(np.float64), [2.5, 50, 97.5], axis=1),
+                               histogram.percentiles, atol=1e-6)
+
+
+def test_unpaired_kernel_with_unequal_run_counts_matches_numpy(device):
+    rng = np.random.default_rng(11)
+    rows = [0.80 + 0.02 * rng.standard_normal(12), 0.79 + 0.02 * rng.standard_normal(7),
+            0.70 + 0.02 * rng.standard_normal(20), np.round(0.78 + 0.02 * rng.standard_normal(5), 2)]
+    a = stats.pairwise_comparisons(rows, paired=False, n_resamples=6000, rng=3)
+    b = stats.pairwise_comparisons(rows, paired=False, n_resamples=6000, rng=3, backend="torch", device=device)
+    np.testing.assert_array_equal(a.better, b.better)
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_allclose(a.standard_error[off], b.standard_error[off], rtol=0.1)
+    assert np.abs(a.bootstrap_low[off] - b.bootstrap_low[off]).max() <= 0.06
+    assert np.abs(a.bootstrap_high[off] - b.bootstrap_high[off]).max() <= 0.06
+    # an entry of 5 runs against one of 20: P(A>B) only takes multiples of 1/(5*20*2)
+    pair = b.bootstrap_distribution[np.flatnonzero((np.triu_indices(4, 1)[0] == 2) & (np.triu_indices(4, 1)[1] == 3))[0]]
+    np.testing.assert_allclose(pair * 200, np.round(pair * 200), atol=1e-4)
+
+
+def test_test_bootstrap_with_fractional_outcomes_matches_numpy(device):
+    rng = np.random.default_rng(5)
+    files = [rng.random((1, 400)), 0.9 * rng.random((3, 400)), 0.5 + 0.1 * rng.random((1, 400))]
+    a = stats.paired_test_bootstrap(files=files, n_resamples=5000, rng=4)
+    b = stats.paired_test_bootstrap(files=files, n_resamples=5000, rng=4, backend="torch", device=device)
+    np.testing.assert_allclose(a.estimate, b.estimate)
+    np.testing.assert_allclose(a.standard_error, b.standard_error, rtol=0.1)
+    np.testing.assert_array_equal(a.comparisons.better, b.comparisons.better)
+
+
+def test_auto_is_numpy_without_a_gpu_and_torch_on_cuda_for_large_work(monkeypatch):
+    from evaluation.stats import torch_backend as tb
+
+    monkeypatch.setattr(tb, "cuda_present", lambda: False)
+    assert tb.resolve_backend("auto", "auto", 10**9) == ("numpy", "cpu")
+    monkeypatch.setattr(tb, "cuda_present", lambda: True)
+    assert tb.resolve_backend("auto", "auto", 10**9) == ("torch", "cuda")
+    assert tb.resolve_backend("auto", "auto", tb.AUTO_MIN_ELEMENTS - 1) == ("numpy", "cpu")  # too small to pay
+    assert tb.resolve_backend("auto", "cpu", 10**9) == ("numpy", "cpu")
+    assert tb.resolve_backend("torch", "cpu", 1) == ("torch", "cpu")  # an explicit choice is kept
+    with pytest.raises(ValueError, match="backend"):
+        stats.pairwise_comparisons(_scores(3), backend="gpu")
+
+
+def test_auto_on_a_machine_without_an_nvidia_driver_never_imports_torch():
+    import os
+
+    if os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia"):
+        pytest.skip("this machine has an NVIDIA driver")
+    code = ("import sys, numpy as np; from evaluation import stats; "
+            "r = stats.pairwise_comparisons(np.arange(60.).reshape(3, 20), n_resamples=100000, backend='auto'); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_spreading_the_histograms_over_copies_changes_no_figure(monkeypatch):
+    from evaluation.stats import torch_backend as tb
+
+    x = np.round(_scores(7, 10), 3)
+    i, j = np.triu_indices(7, 1)
+    kw = dict(paired=True, n_resamples=2500, seed=3, q=[2.5, 97.5], device="cpu")
+    one = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+    monkeypatch.setattr(tb, "HISTOGRAM_COPIES_ON", ("cpu", "cuda"))  # as on a GPU: b counted in copy b mod 16
+    spread = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+    np.testing.assert_array_equal(one.percentiles, spread.percentiles)
+    np.testing.assert_allclose(one.standard_error, spread.standard_error, rtol=1e-12)
+
+
+def test_rank_intervals_without_the_distribution_keep_every_other_field(device):
+    x = _scores(15, 10, seed=8)
+    kept = stats.rank_intervals(x, n_resamples=3000, rng=2, backend="torch", device=device)
+    bare = stats.rank_intervals(x, n_resamples=3000, rng=2, backend="torch", device=device, keep_distribution=False)
+    assert bare.bootstrap_distribution is None and kept.bootstrap_distribution.shape == (15, 3000)
+    for field in ("rank", "low", "high", "standard_error"):
+        np.testing.assert_array_equal(getattr(kept, field), getattr(bare, field))
+    np.testing.assert_allclose(kept.standard_error, kept.bootstrap_distribution.std(axis=1, ddof=1))
+    lo, hi = np.percentile(kept.bootstrap_distribution, [2.5, 97.5], axis=1)
+    np.testing.assert_array_equal(kept.low, np.floor(lo + 1e-9)), np.testing.assert_array_equal(kept.high, np.ceil(hi - 1e-9))
+    numpy_bare = stats.rank_intervals(x, n_resamples=3000, rng=2, keep_distribution=False)
+    assert numpy_bare.bootstrap_distribution is None
