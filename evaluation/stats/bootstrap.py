@@ -31,6 +31,8 @@ sorted values), so the jackknife of each resample is two cumulative sums.
 from __future__ import annotations
 
 import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -47,7 +49,7 @@ from ._validation import (
     check_open_unit,
 )
 from .boon import ESTIMATORS, _boo_n_resampled, _boo_weights, _power_table
-from .torch_backend import BACKENDS, rank_intervals_torch, resolve_backend
+from .torch_backend import BACKENDS, rank_intervals_from_distribution_torch, rank_intervals_torch, resolve_backend
 
 __all__ = ["bootstrap_interval", "rank_intervals", "rank_intervals_from_distribution"]
 
@@ -741,7 +743,8 @@ def rank_intervals(
     rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator = _rank_intervals_iv(
         scores, paired, n_resamples, confidence_level, rng, statistic, n, valid, estimator
     )
-    backend, device = rank_intervals_backend(backend, device, rows, paired, statistic, n_resamples)
+    requested = check_choice(backend, "backend", BACKENDS)
+    backend, device = rank_intervals_backend(requested, device, rows, paired, statistic, n_resamples)
     if backend == "torch":
         return rank_intervals_torch(np.stack(rows), n_resamples=n_resamples, confidence_level=confidence_level,
                                     seed=int(rng.integers(2**63)), device=device, keep_distribution=keep_distribution)
@@ -749,6 +752,16 @@ def rank_intervals(
         estimate, boot = resampled_boo_n(rows, vrows, paired, n, estimator, n_resamples, rng)
     else:
         estimate, boot = np.array([r.mean() for r in rows]), resampled_means(rows, paired, n_resamples, rng)
+    return _ranked(estimate, boot, confidence_level, requested, device, keep_distribution)
+
+
+def _ranked(estimate, boot, confidence_level, backend, device, keep_distribution) -> RankIntervals:
+    """:func:`rank_intervals_from_distribution`, on the device when "auto" finds one and the work is large
+    (competition ranks are exact, so the intervals are numpy's either way)."""
+    ranking, where = resolve_backend(backend, device, boot.size)
+    if ranking == "torch":
+        return rank_intervals_from_distribution_torch(estimate, boot, confidence_level=confidence_level,
+                                                      device=where, keep_distribution=keep_distribution)
     result = rank_intervals_from_distribution(estimate, boot, confidence_level)
     return result if keep_distribution else replace(result, bootstrap_distribution=None)
 
@@ -825,13 +838,25 @@ def seeded_intervals(
     weights = (_boo_weights(np.arange(k, dtype=np.float64), n, spec.estimator) if statistic == "boo_n"
                else np.full(k, 1.0 / k))
     step = max(1, SEEDED_BLOCK_ELEMENTS // (n_resamples * k))
-    for start in range(0, plain.size, step):
-        rows = plain[start:start + step]
+
+    def block(rows):  # independent of the other blocks: each entry draws from its own seed
         counts = _seeded_counts([seeds[e] for e in rows], k, n_resamples, spec.studentized(k))
         estimate = np.einsum("ek,k->e", x[rows], weights)  # row by row (BLAS may round by block position)
         boot, tstar = _seeded_block(x[rows], counts, estimate, spec)
         low[rows], high[rows] = _limits(x[rows], estimate, boot, tstar, spec)
+
+    blocks = [plain[start:start + step] for start in range(0, plain.size, step)]
+    with _block_pool(len(blocks)) as pool:
+        list(pool.map(block, blocks))
     return (low, high) if sign > 0 else (-high, -low)
+
+
+def _block_pool(blocks: int):
+    """Threads for :func:`seeded_intervals`' blocks (numpy releases the GIL in their loops): one per
+    core the process may use, at most 8 and at most one per block; ``VARBOARD_STATS_THREADS`` caps it."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cap = int(os.environ.get("VARBOARD_STATS_THREADS", "8") or 8)
+    return ThreadPoolExecutor(max_workers=max(1, min(cores, cap, blocks)))
 
 
 def _seeded_counts(seeds, k: int, n_resamples: int, studentized: bool) -> np.ndarray:

@@ -14,7 +14,8 @@ multiplicities is a matrix product over all pairs or entries at once:
 * the test bootstrap's means: the examples' counts (chunks of B) times all entries'
   outcomes in one product, each entry's files weighted by its own counts;
 * rank intervals: means ``x @ c.T / k``, competition ranks by ``torch.searchsorted`` in
-  each sorted resample, percentiles by linear interpolation (numpy's default).
+  each sorted resample, percentiles by linear interpolation (numpy's default); the same
+  ranking of any resampled statistic (Boo_n's, resampled with numpy).
 
 Sums are float32 where they are exact (integer terms, totals below 2**24), float64 where
 not. P(A>B)'s resampled numerators are integers: their percentiles and standard errors are
@@ -45,7 +46,7 @@ import numpy as np
 from . import _resample as rs
 
 __all__ = ["AUTO_MIN_ELEMENTS", "BACKENDS", "PairSummary", "cuda_present", "pairs_p_bootstrap",
-           "rank_intervals_torch", "resolve_backend", "testset_means_bootstrap", "torch_device"]
+           "rank_intervals_from_distribution_torch", "rank_intervals_torch", "resolve_backend", "testset_means_bootstrap", "torch_device"]
 
 BACKENDS = ("numpy", "torch", "auto")
 #: Resampled values (statistics x resamples) from which "auto" sends a kernel to the GPU.
@@ -60,6 +61,11 @@ HISTOGRAM_ELEMENTS = 1 << 27
 HISTOGRAM_COPIES = 16
 #: Device types that spread the histograms (the CPU adds without contention).
 HISTOGRAM_COPIES_ON = ("cuda",)
+#: How a GPU reads P(A>B)'s percentiles: "sort" (each pair's numerators sorted as the smallest
+#: integer type: one radix pass for 8-bit values) or "histogram" (as the CPU always does).
+GPU_SUMMARY = "sort"
+#: Largest (pairs x B) matrix a GPU keeps for the sort; beyond it the histograms.
+SORT_ELEMENTS = 1 << 29
 
 
 def cuda_present() -> bool:
@@ -204,16 +210,25 @@ class _Histograms:
         return out / denominator, std / denominator
 
 
-def _sorted_summary(numerators, n_resamples: int, q, denominator: np.ndarray):
-    """Percentiles and standard errors from the full (pairs, B) matrix (large numerators)."""
+def _sorted_summary(numerators, vmax: int, n_resamples: int, q, denominator: np.ndarray):
+    """Percentiles and standard errors from the full (pairs, B) matrix of integer numerators in [0, vmax].
+
+    Sorted as the smallest integer type that holds them; the moments are exact sums in float64.
+    """
     import torch
 
     lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
-    ordered = torch.sort(numerators.to(torch.float64), dim=1).values
-    std = (ordered.std(dim=1, correction=1) if n_resamples > 1 else torch.zeros(ordered.shape[0])).cpu().numpy()
-    a, c = ordered[:, lo_idx].cpu().numpy().T, ordered[:, hi_idx].cpu().numpy().T
-    out = np.stack([rs._lerp(a[j], c[j], frac[j]) for j in range(lo_idx.size)])
-    return out / denominator, np.asarray(std) / denominator
+    compact = (torch.uint8 if vmax < 2**8 else torch.int16 if vmax < 2**15 else torch.int32 if vmax < 2**31
+               else torch.float64)
+    ordered = torch.sort(numerators.to(compact), dim=1).values
+    wide = numerators if vmax * vmax < 2**24 else numerators.to(torch.float64)  # squares exact
+    total = numerators.sum(dim=1, dtype=torch.float64)
+    squares = (wide * wide).sum(dim=1, dtype=torch.float64)
+    spread = (squares - total * total / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)
+    picked = torch.cat([ordered[:, lo_idx], ordered[:, hi_idx]], dim=1).to(torch.float64).cpu().numpy().T
+    std = spread.sqrt().cpu().numpy()
+    out = np.stack([rs._lerp(picked[j], picked[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
+    return out / denominator, std / denominator
 
 
 def _paired_numerators(x, i, j, dtype):
@@ -234,7 +249,8 @@ def pairs_p_bootstrap(rows, i, j, *, paired: bool, n_resamples: int, seed: int, 
     Paired: one joint resample of the k runs shared by every pair (numerator ``w @ c.T``,
     denominator 2k). Unpaired: each entry resampled on its own, the Mann–Whitney
     ``2U = c_i · M · c_j`` (denominator ``2 k_i k_j``). Pairs and resamples go in chunks;
-    the numerators are integers, summarised by per-pair histograms on the device.
+    the numerators are integers, summarised on the device: per-pair histograms, or (on a
+    GPU, :data:`GPU_SUMMARY`) a sort of the whole matrix as small integers.
     """
     import torch
 
@@ -248,9 +264,10 @@ def pairs_p_bootstrap(rows, i, j, *, paired: bool, n_resamples: int, seed: int, 
         denominator = 2.0 * lengths[i] * lengths[j]
     vmax = int(denominator.max()) if i.size else 0
     dtype = torch.float32 if vmax < 2**24 else torch.float64
-    hist = _Histograms(i.size, vmax, dev) if i.size * (vmax + 1) <= HISTOGRAM_ELEMENTS else None
-    full = (torch.empty((i.size, n_resamples), dtype=dtype, device=dev)
-            if hist is None or keep_distribution else None)
+    sort = (i.size * (vmax + 1) > HISTOGRAM_ELEMENTS
+            or (dev.type == "cuda" and GPU_SUMMARY == "sort" and i.size * n_resamples <= SORT_ELEMENTS))
+    hist = None if sort else _Histograms(i.size, vmax, dev)
+    full = torch.empty((i.size, n_resamples), dtype=dtype, device=dev) if sort or keep_distribution else None
     kernel = _paired_kernel if paired else _unpaired_kernel
     for b0, b1, numerators, pairs in kernel(rows, i, j, n_resamples, generator, dev, dtype):
         if hist is not None:
@@ -261,7 +278,7 @@ def pairs_p_bootstrap(rows, i, j, *, paired: bool, n_resamples: int, seed: int, 
         pct, se = hist.summary(n_resamples, q, denominator)
     else:
         assert full is not None  # no histogram: the full matrix is kept
-        pct, se = _sorted_summary(full, n_resamples, q, denominator)
+        pct, se = _sorted_summary(full, vmax, n_resamples, q, denominator)
     dist = None
     if keep_distribution:
         assert full is not None  # kept whenever the distribution is asked for
@@ -369,23 +386,44 @@ def rank_intervals_torch(scores, *, n_resamples: int, confidence_level: float, s
     resample cross to the host only with ``keep_distribution``.
     """
     import torch
+
+    dev = torch_device(device)
+    x = torch.as_tensor(np.asarray(scores, dtype=np.float64), device=dev)
+    counts = _counts(x.shape[1], n_resamples, _generator(seed, dev), dev, torch.float64)
+    means = counts @ x.T / x.shape[1]  # (B, entries)
+    return _rank_intervals(means, x.mean(dim=1).cpu().numpy(), confidence_level, keep_distribution)
+
+
+def rank_intervals_from_distribution_torch(estimate, boot, *, confidence_level: float, device="auto",
+                                           keep_distribution: bool = True):
+    """:func:`~evaluation.stats.rank_intervals_from_distribution` with the ranking on the device.
+
+    Competition ranks are exact (1 + the entries strictly above, by ``searchsorted``), so
+    the intervals equal numpy's; the standard errors agree to rounding.
+    """
+    import torch
+
+    dev = torch_device(device)
+    means = torch.as_tensor(np.asarray(boot, dtype=np.float64), device=dev).T.contiguous()  # (B, entries)
+    return _rank_intervals(means, np.asarray(estimate, dtype=np.float64), confidence_level, keep_distribution)
+
+
+def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_distribution: bool):
+    """RankIntervals from the resampled statistic (B, entries) on the device and the observed one."""
+    import torch
     from scipy import stats
 
     from ._types import RankIntervals
 
-    dev = torch_device(device)
-    x = torch.as_tensor(np.asarray(scores, dtype=np.float64), device=dev)
-    n_entries, k = x.shape
-    counts = _counts(k, n_resamples, _generator(seed, dev), dev, torch.float64)
-    means = counts @ x.T / k  # (B, entries)
+    n_resamples, n_entries = means.shape
     ordered = torch.sort(means, dim=1).values
-    # competition rank: 1 + entries with a strictly larger mean in the same resample
-    ranks = (1 + n_entries - torch.searchsorted(ordered, means, right=True)).T.to(torch.int32)  # (entries, B)
+    # competition rank: 1 + entries with a strictly larger value in the same resample
+    compact = torch.int16 if n_entries < 2**15 else torch.int32  # fewer radix passes in the sort below
+    ranks = (1 + n_entries - torch.searchsorted(ordered, means, right=True)).T.to(compact)  # (entries, B)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
-    lo, hi = _linear_quantiles(ranks, q).to(torch.float64).cpu().numpy()
-    spread = (ranks.to(torch.float64).std(dim=1, correction=1).cpu().numpy() if n_resamples > 1
-              else np.zeros(n_entries))
+    lo, hi = _linear_quantiles(ranks, q).cpu().numpy()
+    total, squares = ranks.sum(dim=1, dtype=torch.float64), (ranks.to(torch.float64) ** 2).sum(dim=1)
+    spread = ((squares - total * total / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
     boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
-    estimate = x.mean(dim=1).cpu().numpy()
     return RankIntervals(stats.rankdata(-estimate, method="min").astype(np.int64), np.floor(lo + 1e-9).astype(np.int64),
                          np.ceil(hi - 1e-9).astype(np.int64), confidence_level, spread, boot_ranks)

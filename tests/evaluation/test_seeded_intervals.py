@@ -76,3 +76,22 @@ def test_rank_intervals_update_equals_the_full_computation(statistic, seed, n_ne
     got = rank_intervals_update(table, new, known, low, high, valid=valid, **kw)
     assert got.rank.tolist() == full.rank.tolist()
     assert got.low.tolist() == full.low.tolist() and got.high.tolist() == full.high.tolist()
+
+
+def test_blocks_on_several_threads_give_the_same_intervals(monkeypatch):
+    """The blocks run on a thread pool; each entry draws from its own seed, so threads change nothing."""
+    from evaluation.stats import bootstrap
+
+    rng = np.random.default_rng(4)
+    x = 0.7 + 0.01 * rng.standard_normal((40, 10))
+    valid = x + 0.003 * rng.standard_normal((40, 10))
+    monkeypatch.setattr(bootstrap, "SEEDED_BLOCK_ELEMENTS", 500 * 10 * 3)  # 3 entries per block: 14 blocks
+    results = []
+    for threads in ("1", "4"):
+        monkeypatch.setenv("VARBOARD_STATS_THREADS", threads)
+        results.append(bootstrap.seeded_intervals(x, list(range(40)), "boo_n", n=3, valid=valid, n_resamples=500))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    single = bootstrap_interval(x[7], "boo_n", n=3, valid=valid[7], rng=7, n_resamples=500)
+    assert results[1][0][7] == pytest.approx(single.low, rel=1e-12)
+    assert results[1][1][7] == pytest.approx(single.high, rel=1e-12)

@@ -185,3 +185,24 @@ def test_rank_intervals_without_the_distribution_keep_every_other_field(device):
     np.testing.assert_array_equal(kept.low, np.floor(lo + 1e-9)), np.testing.assert_array_equal(kept.high, np.ceil(hi - 1e-9))
     numpy_bare = stats.rank_intervals(x, n_resamples=3000, rng=2, keep_distribution=False)
     assert numpy_bare.bootstrap_distribution is None
+
+
+def test_ranking_a_boo_n_distribution_on_the_device_gives_numpy_s_intervals(device, monkeypatch):
+    from evaluation.stats import bootstrap
+    from evaluation.stats import torch_backend as tb
+
+    rng = np.random.default_rng(12)
+    estimate = rng.random(30)
+    boot = np.round(estimate[:, None] + 0.05 * rng.standard_normal((30, 1500)), 2)  # ties in every resample
+    a = stats.rank_intervals_from_distribution(estimate, boot)
+    b = tb.rank_intervals_from_distribution_torch(estimate, boot, confidence_level=0.95, device=device)
+    for field in ("rank", "low", "high", "bootstrap_distribution"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    np.testing.assert_allclose(a.standard_error, b.standard_error, rtol=1e-9)
+    # "auto" sends the ranking of a large Boo_n board to the device: the intervals do not move
+    x = np.round(_scores(30, 15, seed=9), 3)
+    on_numpy = stats.rank_intervals(x, statistic="boo_n", n=3, n_resamples=1500, rng=5)
+    monkeypatch.setattr(bootstrap, "resolve_backend", lambda backend, dev, elements: ("torch", device))
+    routed = stats.rank_intervals(x, statistic="boo_n", n=3, n_resamples=1500, rng=5, backend="auto")
+    for field in ("rank", "low", "high", "bootstrap_distribution"):
+        np.testing.assert_array_equal(getattr(on_numpy, field), getattr(routed, field))
