@@ -45,10 +45,12 @@ from evaluation.stats import torch_backend as tb  # noqa: E402
 Q = [2.5, 97.5]
 
 
-def timed(fn, repeats: int, sync) -> tuple[float, object]:
-    """Median seconds of ``repeats`` calls after one warm-up; the last result."""
-    result = fn()
-    sync()
+def timed(fn, repeats: int, sync, warm_up: bool = True) -> tuple[float, object]:
+    """Median seconds of ``repeats`` calls after one warm-up (a device's start, its allocations); the last result."""
+    result = None
+    if warm_up:
+        result = fn()
+        sync()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -144,7 +146,7 @@ class Bench:
     def row(self, name, kernel, floor, numpy_fn, agree=None, limit=None):
         t_kernel, got = timed(kernel, self.repeats, self.sync)
         t_floor, _ = timed(floor, self.repeats, self.sync)
-        t_numpy, ref = timed(numpy_fn, max(1, self.repeats // 2), lambda: None)
+        t_numpy, ref = timed(numpy_fn, max(1, self.repeats // 2), lambda: None, warm_up=False)
         verdict = []
         if self.dev.type == "cuda":
             verdict.append(self.check(t_kernel <= 2 * t_floor, "kernel <= 2x floor"))
@@ -178,13 +180,15 @@ def kernel_rows(bench: Bench, args):
         limit = 0.1 if (not paired and entries == 100) else None
         bench.row(name, kernel, floor, lambda x=x, paired=paired: numpy_pairs(x, paired, b),
                   agree=lambda got, ref: agreement(got[0], got[1], ref[0], ref[1]), limit=limit)
-        if args.sort_rows:  # the same kernel with its summaries read from a sort instead of histograms
-            saved, tb.HISTOGRAM_ELEMENTS = tb.HISTOGRAM_ELEMENTS, 0
+        if args.sort_rows:  # the same kernel with the device's other summary
+            saved = tb.GPU_SUMMARY
+            tb.GPU_SUMMARY = "histogram" if saved == "sort" else "sort"
             try:
-                t_sort, _ = timed(kernel, bench.repeats, bench.sync)
+                t_other, _ = timed(kernel, bench.repeats, bench.sync)
             finally:
-                tb.HISTOGRAM_ELEMENTS = saved
-            print(f"{'':<46} the same with a sort for the percentiles: {t_sort:.4f} s")
+                tb.GPU_SUMMARY = saved
+            print(f"{'':<46} the same with {'histograms' if saved == 'sort' else 'a sort'} for the percentiles: "
+                  f"{t_other:.4f} s")
 
     x = scores(args.rank_entries, 10)
     t_kept, _ = timed(lambda: tb.rank_intervals_torch(x, n_resamples=b, confidence_level=0.95, seed=1, device=dev),
@@ -213,7 +217,7 @@ def function_rows(bench: Bench, args):
     """The project's public functions, numpy against torch on the device, and the report."""
     b, dev = args.resamples, str(bench.dev)
     x = scores(args.entries, args.runs)
-    for paired in (True, False):
+    for paired in (() if args.report_only else (True, False)):
         print_pair("pairwise_comparisons " + ("paired" if paired else "unpaired") + f" {args.entries} x {args.runs}",
                    lambda be, paired=paired: stats.pairwise_comparisons(
                        x, paired=paired, n_resamples=b, keep_distribution=False, backend=be, device=dev), bench)
@@ -232,7 +236,7 @@ def function_rows(bench: Bench, args):
 
 def print_pair(name, fn, bench: Bench, repeats=None, limit=None):
     repeats = repeats or max(1, bench.repeats // 2)
-    t_numpy, _ = timed(lambda: fn("numpy"), repeats, bench.sync)
+    t_numpy, _ = timed(lambda: fn("numpy"), repeats, bench.sync, warm_up=False)
     t_torch, _ = timed(lambda: fn("auto" if name.startswith("build_report") else "torch"), repeats, bench.sync)
     verdict = ""
     if limit is not None and bench.dev.type == "cuda":
@@ -246,7 +250,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-functions", action="store_true", help="only the kernels")
-    parser.add_argument("--sort-rows", action="store_true", help="also time P(A>B) with sorted summaries")
+    parser.add_argument("--sort-rows", action="store_true",
+                        help="also time P(A>B) with the other summary (histograms on a GPU)")
+    parser.add_argument("--report-only", action="store_true", help="of the public functions, only build_report")
     args = parser.parse_args(argv)
     import torch
 
