@@ -108,7 +108,7 @@ from evaluation import stats
 from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
 from evaluation.report.coverage import coverage_notes
 from evaluation.report.entries import EntryRuns, check_entries
-from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_row, reused_row, row_intervals
+from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_rows, reused_row, row_intervals
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
 from evaluation.stats.torch_backend import describe_device
@@ -218,7 +218,7 @@ def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse:
     except ValueError:
         noether_n, needed = None, []
     fresh = [e for e in entries if not (e.id in reuse and e.kind == "recipe")]
-    rows = {e.id: entry_row(e, s, noether_n, intervals=False) for e in fresh}
+    rows = entry_rows(fresh, s, noether_n)
     row_intervals(fresh, rows, s)  # all fresh rows at once
     rows = {e.id: rows[e.id] if e.id in rows else reused_row(reuse[e.id], e, s, noether_n) for e in entries}
     sections = []

@@ -26,10 +26,10 @@ from evaluation.report.settings import (
     derive_seed,
 )
 from evaluation.report.values import finite, interval
-from evaluation.stats.boon import min_runs_for_interval
+from evaluation.stats.boon import _boo_weights, min_runs_for_interval
 
-__all__ = ["ROW_KEYS", "boo_n_curve", "boo_n_warning", "entry_fingerprint", "entry_row", "exclude", "reused_row",
-           "row_intervals"]
+__all__ = ["ROW_KEYS", "boo_n_curve", "boo_n_warning", "entry_fingerprint", "entry_row", "entry_rows", "exclude",
+           "own_statistics", "reused_row", "row_intervals"]
 
 #: The keys :func:`entry_row` fills; sections and publication add others.
 ROW_KEYS = ("submission_id", "method_name", "team", "kind", "created", "in_progress", "runs_succeeded",
@@ -49,15 +49,69 @@ def boo_n_warning(k: int, n: int) -> str | None:
             f"than its level)")
 
 
-def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True) -> dict:
+def entry_rows(entries: list[EntryRuns], s: ReportSettings, noether_n: int | None) -> dict[int, dict]:
+    """:func:`entry_row` of many entries, without intervals (:func:`row_intervals` adds them).
+
+    Entries of one run count and validation layout whose ordering key has no ties share one
+    sort and one set of Boo_n weights (:func:`own_statistics`); the figures are those of
+    :func:`evaluation.stats.boo_n` and :func:`boo_n_curve` entry by entry (the same products).
+    """
+    own = own_statistics(entries, s)
+    return {e.id: entry_row(e, s, noether_n, intervals=False, own=own.get(e.id)) for e in entries}
+
+
+def own_statistics(entries: list[EntryRuns], s: ReportSettings) -> dict[int, tuple]:
+    """(Boo_n, unbiased Boo_n or None, Boo_n curve) of the entries whose key has no ties, by id.
+
+    Grouped by run count and validation layout; each group is ordered as
+    :func:`evaluation.stats.boo_n` orders one entry (by key, then oriented test) in one
+    ``lexsort``, and every row takes the tie-free weights of its run count (Bajgar et al.
+    2018, eq. 7). Rows with tied keys are left to :func:`entry_row`.
+    """
+    groups: dict[tuple, list[EntryRuns]] = {}
+    for e in entries:
+        groups.setdefault((e.test.size, e.valid is None), []).append(e)
+    out: dict[int, tuple] = {}
+    sign = 1.0 if s.higher_is_better else -1.0
+    for (k, no_valid), members in groups.items():
+        test = np.stack([e.test for e in members])
+        key = sign * (test if no_valid else np.stack([e.valid for e in members if e.valid is not None]))
+        order = np.lexsort((sign * test, key), axis=1)
+        key, test = np.take_along_axis(key, order, axis=1), np.take_along_axis(test, order, axis=1)
+        tie_free = ~np.any(key[:, 1:] == key[:, :-1], axis=1)
+        ranks = np.arange(k, dtype=np.float64)
+        paper = _boo_weights(ranks, s.boo_n, "paper")
+        unbiased = _boo_weights(ranks, s.boo_n, "unbiased") if s.boo_n <= k else None
+        curve = _curve_weights(k, min(s.curve_max_n, k))
+        for e, row, free in zip(members, test, tie_free):
+            if free:
+                out[e.id] = (float(paper @ row), None if unbiased is None else float(unbiased @ row), curve @ row)
+    return out
+
+
+def _curve_weights(m: int, n_max: int) -> np.ndarray:
+    """:func:`boo_n_curve`'s weights (n_max, m) for m runs without ties, worst first."""
+    upper = np.arange(1, m + 1) / m
+    lower = np.arange(m) / m
+    n = np.arange(1, n_max + 1, dtype=np.float64)[:, None]
+    return upper[None, :] ** n - lower[None, :] ** n
+
+
+def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True,
+              own: tuple | None = None) -> dict:
     """What an entry's own runs say: location, spread, Boo_n (both estimators) and its curve.
 
-    ``intervals=False`` leaves the bootstrap intervals to :func:`row_intervals` (many rows at once).
+    ``intervals=False`` leaves the bootstrap intervals to :func:`row_intervals` (many rows at once);
+    ``own``: its (Boo_n, unbiased Boo_n, curve) from :func:`own_statistics`, else computed here.
     """
     k = e.test.size
-    boo = stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better)
-    unbiased = (stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better,
-                            estimator="unbiased") if s.boo_n <= k else None)
+    if own is None:
+        boo = stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better)
+        unbiased = (stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better,
+                                estimator="unbiased") if s.boo_n <= k else None)
+        curve = boo_n_curve(e, min(s.curve_max_n, k), s.higher_is_better)
+    else:
+        boo, unbiased, curve = own
     row: dict[str, Any] = {
         "submission_id": int(e.id), "method_name": e.name, "team": e.team, "kind": e.kind,
         "created": e.created, "in_progress": bool(e.in_progress),
@@ -71,7 +125,7 @@ def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals:
         "runs_needed_for_decision": (max(0, noether_n - k) if noether_n is not None and e.kind == "recipe"
                                      else None),
         "too_few_runs": False, "compared": False, "excluded_reason": None,
-        "boo_n_curve": [finite(v) for v in boo_n_curve(e, min(s.curve_max_n, k), s.higher_is_better)],
+        "boo_n_curve": [finite(v) for v in curve],
         "run_scores": [finite(x) for x in e.test],
         "provenance": None if e.provenance is None else dict(e.provenance),
         # Runs without a finite validation score, left out of every statistic above (check_entries).

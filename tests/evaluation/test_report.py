@@ -360,3 +360,25 @@ def test_checked_entries_are_kept_as_they_are_or_repaired_one_by_one():
         check_entries([*good, recipe(7, np.array([0.5, np.inf]))])
     with pytest.raises(ValueError, match="one distinct index per test score"):
         check_entries([*good, recipe(8, np.array([0.5, 0.6]), index=[1, 1])])
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_rows_of_many_entries_equal_the_entry_by_entry_figures(higher_is_better):
+    """entry_rows (one sort and one set of weights per run count) gives stats.boo_n's and boo_n_curve's figures."""
+    from evaluation.report.rows import boo_n_curve, entry_row, entry_rows
+
+    rng = np.random.default_rng(21)
+    entries = []
+    for i in range(60):
+        k = (6, 9, 15)[i % 3]
+        test = np.round(0.7 + 0.02 * rng.standard_normal(k), 4 if i % 4 else 2)  # every 4th: tied keys
+        valid = None if i % 2 else test + np.round(0.01 * rng.standard_normal(k), 3)
+        entries.append(EntryRuns(i + 1, f"m{i}", "t", "recipe", k, np.arange(k), test, valid=valid))
+    s = ReportSettings(n_resamples=100, k_runs=9, boo_n=5, higher_is_better=higher_is_better)
+    rows = entry_rows(entries, s, noether_n=None)
+    for e in entries:
+        alone = entry_row(e, s, None, intervals=False)
+        assert rows[e.id] == alone
+        assert rows[e.id]["boo_n"]["estimate"] == stats.boo_n(e.test, 5, valid=e.valid,
+                                                              higher_is_better=higher_is_better)
+        assert rows[e.id]["boo_n_curve"] == [float(v) for v in boo_n_curve(e, min(20, e.test.size), higher_is_better)]
