@@ -284,43 +284,58 @@ def execute_recipe_run(
     """
     limits = limits or Limits()
     seeds = _run_iv(data, metric, prediction_kind, seeds, split)
-    hpo = _hpo_iv(hpo)
+    scoring = _Scoring(data, split, metric, prediction_kind, higher_is_better, test_parts or {})
+    return _run_trials(recipe_source, hyperparameters, _hpo_iv(hpo), seeds, scoring, limits, device, runner)
+
+
+@dataclass(frozen=True, eq=False)
+class _Scoring:
+    """What scores a run here: the pool, the run's split, the metric, its direction and the test parts."""
+
+    data: RecipeData
+    split: Split
+    metric: Callable
+    prediction_kind: str
+    higher_is_better: bool
+    test_parts: dict
+
+
+def _run_trials(recipe_source: str, hyperparameters: dict | None, hpo: dict, seeds: dict, scoring: _Scoring,
+                limits: Limits, device: str, runner) -> RunOutcome:
+    """Draw the trials, build their workspace, run it on ``runner`` (default: a LocalRunner), score it here."""
     try:
         base, trials = _trials(recipe_source, hyperparameters, hpo, seeds)
     except _TrialsUnavailable as exc:
-        return _failed(str(exc), device=device, limits=limits,
-                       hyperparameters={**(hyperparameters or {})})
-    inputs = build_inputs(recipe_source=recipe_source, data=data, split=split, trials=trials, seeds=seeds,
-                          device=device, prediction_kind=prediction_kind)
+        return _failed(str(exc), device=device, limits=limits, hyperparameters={**(hyperparameters or {})})
+    inputs = build_inputs(recipe_source=recipe_source, data=scoring.data, split=scoring.split, trials=trials,
+                          seeds=seeds, device=device, prediction_kind=scoring.prediction_kind)
     ran = (runner or LocalRunner()).run(inputs.files, inputs.expected_outputs, limits, device)
-    return _score(ran, inputs, trials, base, data=data, split=split, metric=metric, limits=limits,
-                  device=device, prediction_kind=prediction_kind, higher_is_better=higher_is_better,
-                  search=hpo["mode"] == "search", test_parts=test_parts or {})
+    return _score(ran, inputs, trials, base, scoring, limits=limits, device=device, search=hpo["mode"] == "search")
 
 
-def _score(ran: RunnerResult, inputs: RunInputs, trials: list, base: dict, *, data: RecipeData, split: Split,
-           metric: Callable, limits: Limits, device: str, prediction_kind: str, higher_is_better: bool,
-           search: bool, test_parts: dict) -> RunOutcome:
+def _score(ran: RunnerResult, inputs: RunInputs, trials: list, base: dict, scoring: _Scoring, *, limits: Limits,
+           device: str, search: bool) -> RunOutcome:
     """Check every trial's predictions, choose by validation score, score the choice on test."""
     reported = _reported(ran, "done.json")
     common: dict[str, Any] = dict(device=device, limits=limits, ran=ran, reported=reported)
     if ran.sandbox.status != "ok" or reported is None:
         return _failed(error_message(ran.sandbox, _reported(ran, "error.json"), limits),
                        hyperparameters=base, **common)
+    data, split, metric = scoring.data, scoring.split, scoring.metric
     classes = np.asarray(data.classes) if data.classes else np.zeros(0)
     valid_scores, test_predictions = [], []
     for t, hp in enumerate(trials):
         try:
-            ordered = _predictions(ran, t, inputs, prediction_kind, classes)
+            ordered = _predictions(ran, t, inputs, scoring.prediction_kind, classes)
         except RecipeFault as fault:
             prefix = f"trial {t + 1} of {len(trials)}: " if len(trials) > 1 else ""
             return _failed(prefix + str(fault), hyperparameters=hp, **common)
         valid_scores.append(float(metric(data.y[split.valid], ordered[:inputs.n_valid])[0]))
         test_predictions.append(ordered[inputs.n_valid:])
-    best = _best_trial(valid_scores, higher_is_better)
+    best = _best_trial(valid_scores, scoring.higher_is_better)
     test_score, outcomes = metric(data.y[split.test], test_predictions[best])
     part_scores = {name: float(metric(data.y[split.test][mask], test_predictions[best][mask])[0])
-                   for name, mask in test_parts.items() if np.any(mask)}
+                   for name, mask in scoring.test_parts.items() if np.any(mask)}
     result = ran.sandbox
     return RunOutcome(
         status="succeeded", test_score=float(test_score), valid_score=valid_scores[best],

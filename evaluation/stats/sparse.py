@@ -369,34 +369,56 @@ def sparse_comparisons(scores, *, paired=True, priority=None, gamma=0.75, alpha=
     n = len(rows)
     family = n * (n - 1) // 2
     tester = _Tester(rows, paired)
-    walked = _frontier_pairs(tester, priority, alpha, gamma, family, neighbours, correction)
-    codes = np.unique(np.concatenate([_candidate_pairs(n, neighbours),
-                                      np.fromiter((a * n + b for a, b in walked), np.int64, len(walked))]))
-    a, b = priority[codes // n], priority[codes % n]
-    codes = np.unique(np.minimum(a, b) * n + np.maximum(a, b))  # entry pairs i < j, sorted by (i, j)
-    while True:  # until no verdict moves an entry past one it was not compared with (row 5 of issue 23)
-        i, j = codes // n, codes % n
-        p, pvalue_raw, d = tester.decide(i, j, alpha=alpha, gamma=gamma, correction=correction, family_size=family)
-        better = d.significant & d.meaningful
-        order = _sparse_order(n, i, j, better, priority)
-        extra = _unchecked_pairs(tester, codes, order, priority, neighbours, alpha=alpha, gamma=gamma,
-                                 correction=correction, family_size=family)
-        if not extra.size:
-            break
-        codes = np.union1d(codes, extra)
+    rule = {"alpha": alpha, "gamma": gamma, "correction": correction, "family_size": family}
+    codes = _first_pairs(tester, priority, neighbours, rule)
+    i, j, p, pvalue_raw, d, order = _settled_decisions(tester, codes, priority, neighbours, rule)
+    better = d.significant & d.meaningful
     frontier = _frontier(n, i, j, better, order)
     if n <= DENSE_LETTERS:
         groups = letters_from_differences(_implied_differences(n, i, j, better, order, frontier), order)
     else:
         groups = window_letters(frontier, order)
+    return SparseComparisons(
+        i, j, p, d.low, d.high, d.pvalue, pvalue_raw, 1.0 - d.level, d.significant, d.meaningful, better, order,
+        priority, frontier, groups, _unbeaten(n, i, j, better, order), family, alpha,
+        "wilson" if paired else "newcombe")
+
+
+def _first_pairs(tester: _Tester, priority: np.ndarray, neighbours: int, rule: dict) -> np.ndarray:
+    """Entry pairs (codes ``i * n + j``, i < j, sorted) of the neighbours, the leader and the frontier walk."""
+    n = priority.size
+    walked = _frontier_pairs(tester, priority, rule["alpha"], rule["gamma"], rule["family_size"], neighbours,
+                             rule["correction"])
+    codes = np.unique(np.concatenate([_candidate_pairs(n, neighbours),
+                                      np.fromiter((a * n + b for a, b in walked), np.int64, len(walked))]))
+    a, b = priority[codes // n], priority[codes % n]
+    return np.unique(np.minimum(a, b) * n + np.maximum(a, b))  # entry pairs i < j, sorted by (i, j)
+
+
+def _settled_decisions(tester: _Tester, codes: np.ndarray, priority: np.ndarray, neighbours: int, rule: dict):
+    """``(i, j, p, pvalue_raw, decisions, order)`` once the display order needs no pair left undecided.
+
+    The compared pairs grow until no verdict moves an entry past one it was not compared
+    with (row 5 of issue 23); ``rule`` holds ``alpha``, ``gamma``, ``correction`` and ``family_size``.
+    """
+    n = priority.size
+    while True:
+        i, j = codes // n, codes % n
+        p, pvalue_raw, d = tester.decide(i, j, **rule)
+        order = _sparse_order(n, i, j, d.significant & d.meaningful, priority)
+        extra = _unchecked_pairs(tester, codes, order, priority, neighbours, **rule)
+        if not extra.size:
+            return i, j, p, pvalue_raw, d, order
+        codes = np.union1d(codes, extra)
+
+
+def _unbeaten(n: int, i, j, better, order: np.ndarray) -> np.ndarray:
+    """The leader group in display order: the entries no compared pair beats (the first one if none)."""
     beaten = np.zeros(n, dtype=bool)
     beaten[j[better[0]]] = True
     beaten[i[better[1]]] = True
     leader = order[~beaten[order]]
-    return SparseComparisons(
-        i, j, p, d.low, d.high, d.pvalue, pvalue_raw, 1.0 - d.level, d.significant, d.meaningful, better, order,
-        priority, frontier, groups, leader if leader.size else order[:1].copy(), family, alpha,
-        "wilson" if paired else "newcombe")
+    return leader if leader.size else order[:1].copy()
 
 
 def sparse_from_pairwise(res) -> SparseComparisons:

@@ -14,6 +14,7 @@ from ..selectors import phase_in_force, submission_can_see_details, user_is_host
 from ..services.boards import BoardScope, board_private_revealed, board_scope
 from ..services.challenges import CHALLENGE_FIELDS, challenge_warnings
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
+from ..services.queues import challenge_queue_waits
 
 
 def scope_for(context: dict, challenge: Challenge) -> BoardScope:
@@ -84,16 +85,24 @@ class ChallengeSerializer(serializers.ModelSerializer):
         help_text="Whether the challenge takes submissions now, under which phase's dates and quotas.")
     warnings = serializers.SerializerMethodField(
         help_text="What the settings cost the board (e.g. k < 3n: Boo_n shown without an interval).")
+    queue_waits = serializers.SerializerMethodField(
+        help_text="The queues this challenge's submissions wait on that no worker takes now "
+                  "(`queue`, `waiting`: what waits there, `message`); empty when workers take them all.")
 
     class Meta:
         model = Challenge
         fields = ["slug", "url", *CHALLENGE_FIELDS, "hosts", "dataset", "downloads", "created", "in_force",
-                  "phases", "private_revealed_at", "private_board_revealed", "warnings"]
+                  "phases", "private_revealed_at", "private_board_revealed", "warnings", "queue_waits"]
         read_only_fields = fields
 
     @extend_schema_field(PhaseInForceSerializer)
     def get_in_force(self, challenge: Challenge) -> dict:
         return PhaseInForceSerializer(phase_in_force(challenge=challenge).as_dict()).data
+
+    @extend_schema_field({"type": "array", "items": {"type": "object", "properties": {
+        "queue": {"type": "string"}, "waiting": {"type": "string"}, "message": {"type": "string"}}}})
+    def get_queue_waits(self, challenge: Challenge) -> list[dict]:
+        return challenge_queue_waits(challenge=challenge)
 
     def get_warnings(self, challenge: Challenge) -> list[str]:
         return challenge_warnings(challenge=challenge)

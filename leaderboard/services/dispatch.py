@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from celery import current_app
+from django.core.cache import cache
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,36 @@ def queue_lengths(queues: list[str]) -> dict[str, int] | None:
     except Exception:  # noqa: BLE001 - kombu and the transports raise many kinds: all mean "unknown"
         logger.warning("could not read the length of queues %s from the broker", queues, exc_info=True)
         return None
+
+
+#: Seconds the workers have to answer an inspection, and seconds their answer is kept for every request.
+INSPECT_TIMEOUT_S = 1.0
+CONSUMERS_CACHE_S = 30
+_CONSUMERS_KEY = "varboard:queue-consumers"
+
+
+def queue_consumers() -> dict[str, int] | None:
+    """How many workers consume each queue now (Celery's ``inspect().active_queues()``); None when unknown.
+
+    A queue no worker answers for is absent. The answer is cached for :data:`CONSUMERS_CACHE_S`
+    seconds, so a page or an API call waits :data:`INSPECT_TIMEOUT_S` at most once in that time.
+    """
+    cached = cache.get(_CONSUMERS_KEY)
+    if cached is not None:
+        return cached
+    try:
+        with current_app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=1, timeout=2)
+            replies = current_app.control.inspect(timeout=INSPECT_TIMEOUT_S, connection=connection).active_queues()
+    except Exception:  # noqa: BLE001 - kombu and the transports raise many kinds: all mean "unknown"
+        logger.warning("could not ask the workers which queues they consume", exc_info=True)
+        return None
+    counts: dict[str, int] = {}
+    for queues in (replies or {}).values():
+        for name in {queue.get("name") for queue in queues or ()}:
+            counts[name] = counts.get(name, 0) + 1
+    cache.set(_CONSUMERS_KEY, counts, CONSUMERS_CACHE_S)
+    return counts
 
 
 def enqueue_on_commit(task_name: str, *args, queue: str | None = None, countdown: float | None = None) -> None:

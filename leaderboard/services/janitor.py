@@ -52,6 +52,7 @@ from . import dispatch
 from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
 from .lifecycle import run_is_stuck, runs_fail_stuck, runs_requeue_expired, submissions_settle
 from .notifications import notifications_heal, reveals_record_due
+from .queues import queues_unattended_record
 
 logger = logging.getLogger(__name__)
 SCORING_QUEUE = RunQueue.SCORING.value
@@ -156,6 +157,7 @@ def janitor_run(*, now=None) -> JanitorPass:
         publisher.down = True
     lengths = lengths or {}
     idle = [run for run in stale if lengths.get(run.queue) == 0]
+    queues_unattended_record(runs=[run for run in stale if (lengths.get(run.queue) or 0) > 0], now=now)
     more_runs, more_scorings = _publish(idle, publisher, now)
     resent_reports = 0
     if lengths.get(SCORING_QUEUE) == 0:

@@ -75,8 +75,33 @@ def _check(fields: dict) -> None:
         raise ServiceError("A phase must take predictions, recipes, or both.", field="allow_predictions")
 
 
+def _window(opens, closes) -> str:
+    start = f"from {opens:%Y-%m-%d %H:%M} UTC" if opens else "from the start"
+    return f"{start}, {f'until {closes:%Y-%m-%d %H:%M} UTC' if closes else 'never closing'}"
+
+
+def _check_sequence(challenge: Challenge, fields: dict, *, phase: Phase | None = None) -> None:
+    """Phases follow one another: each has its own ``order``, and no two windows overlap (so at most one is open).
+
+    Windows are half-open, ``[opens_at, closes_at)``: a phase may open when the one before closes.
+    """
+    others = list(challenge.phases.exclude(pk=phase.pk if phase else None))
+    name = fields.get("name") or (phase.name if phase else "new")
+    clash = next((p for p in others if p.order == fields.get("order")), None)
+    if clash is not None:
+        raise ServiceError(f"The {clash.name} phase has order {clash.order} already: give the {name} phase "
+                           "its own place in the sequence (or leave order out to put it last).", field="order")
+    opens, closes = fields.get("opens_at"), fields.get("closes_at")
+    for other in others:
+        if (opens is None or other.closes_at is None or opens < other.closes_at) and \
+                (other.opens_at is None or closes is None or other.opens_at < closes):
+            raise ServiceError(f"The {name} phase ({_window(opens, closes)}) overlaps the {other.name} phase "
+                               f"({_window(other.opens_at, other.closes_at)}): phases follow one another, so "
+                               f"change the dates of one of them first.", field="opens_at")
+
+
 def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
-    """Add a phase (hosts only)."""
+    """Add a phase (hosts only); without an ``order`` it goes after the last phase."""
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can add phases.")
     if not (fields.get("name") or "").strip():
@@ -84,6 +109,11 @@ def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
     _check(fields)
     try:
         with transaction.atomic():
+            Challenge.objects.select_for_update().filter(pk=challenge.pk).first()  # one sequence at a time
+            if fields.get("order") is None:
+                last = challenge.phases.order_by("-order").values_list("order", flat=True).first()
+                fields["order"] = 0 if last is None else last + 1
+            _check_sequence(challenge, fields)
             phase = Phase.objects.create(challenge=challenge, **fields)
             audit_record(challenge=challenge, actor=user, action="phase_created", phase=phase.name,
                          settings={name: getattr(phase, name) for name in PHASE_FIELDS})
@@ -96,9 +126,12 @@ def phase_update(*, phase: Phase, user: User, **fields) -> Phase:
     """Change a phase's settings (hosts only); the audit log keeps the old and new values."""
     if not user_is_host(user=user, challenge=phase.challenge):
         raise NotAllowed("Only the challenge's hosts can change phases.")
-    _check({name: getattr(phase, name) for name in PHASE_FIELDS} | fields)
+    merged = {name: getattr(phase, name) for name in PHASE_FIELDS} | fields
+    _check(merged)
     try:
         with transaction.atomic():
+            Challenge.objects.select_for_update().filter(pk=phase.challenge_id).first()
+            _check_sequence(phase.challenge, merged, phase=phase)
             audit_save(phase, fields, challenge=phase.challenge, actor=user, action="phase_changed",
                        tracked=PHASE_FIELDS, phase=phase.name)
     except IntegrityError:

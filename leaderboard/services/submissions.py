@@ -214,11 +214,15 @@ def _enqueue_scoring(submission_id: int) -> None:
     enqueue_on_commit(SCORE_SUBMISSION, submission_id)
 
 
-def run_queue(*, challenge: Challenge, recipe_source: str) -> RunQueue:
+def run_queue(*, challenge: Challenge, recipe_source: str, name: str = "recipe.py") -> RunQueue:
     """The queue of a new recipe run, decided once when its runs are created and stored on them (``Run.queue``):
-    ``gpu`` when the host asks for GPUs or the recipe declares ``NEEDS_GPU = True``, else ``cpu``."""
-    if challenge.device == Device.GPU or inspect_recipe(recipe_source).needs_gpu:
+    the challenge's device. A recipe declaring ``NEEDS_GPU = True`` on a challenge whose host chose the CPU is
+    refused (ServiceError naming the file): no run of that challenge ever gets a GPU."""
+    if challenge.device == Device.GPU:
         return RunQueue.GPU
+    if inspect_recipe(recipe_source).needs_gpu:
+        raise ServiceError(f"{name} declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
+                           "(its host chose the CPU): remove NEEDS_GPU to run on the CPU.", field="recipe")
     return RunQueue.CPU
 
 
@@ -323,7 +327,7 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
     source = _check_recipe_source(recipe.name, recipe.data)
-    queue = run_queue(challenge=challenge, recipe_source=source)
+    queue = run_queue(challenge=challenge, recipe_source=source, name=recipe.name)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
     plan = run_seed_plan(challenge=challenge)
     sha256 = content_hash([recipe.data, json.dumps(hyperparameters or {}, sort_keys=True).encode()])

@@ -45,6 +45,7 @@ from ..services.challenges import challenge_create, challenge_update, challenge_
 from ..services.entries import entry_history
 from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import PAGE_SIZE, page_limit
+from ..services.queues import challenge_queue_waits
 from ..services.reports import report_current, section_family_size, section_pair
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..services.teams import team_personal_for
@@ -202,6 +203,7 @@ def challenge_detail(request, slug: str):
         "board": board,
         "scope": scope,
         "phases": challenge.phases.all(),
+        "queue_waits": challenge_queue_waits(challenge=challenge),
         "registration": registration,
         "join": _join_state(challenge, registration),
         "imported": imported_source(challenge_provenance(challenge=challenge), has_dataset=hasattr(challenge, "dataset")),

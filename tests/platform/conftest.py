@@ -48,6 +48,18 @@ def queued(monkeypatch):
     return sent
 
 
+@pytest.fixture(autouse=True)
+def consumers(monkeypatch):
+    """The workers consuming each queue, as ``dispatch.queue_consumers`` reports them (a test sets them).
+
+    ``None`` (the default) is "the workers could not be asked": nothing is said about them, and no
+    page or API call waits on an inspection of the embedded broker.
+    """
+    state = {"now": None}
+    monkeypatch.setattr("leaderboard.services.dispatch.queue_consumers", lambda: state["now"])
+    return state
+
+
 @pytest.fixture
 def host():
     return make_user("hostess")

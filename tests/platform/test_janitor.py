@@ -297,8 +297,8 @@ def test_the_janitor_dispatches_from_the_stored_queue_without_opening_the_recipe
     from leaderboard.services.variance_studies import variance_study_create
 
     challenge, _ = challenge
-    challenge.k_runs = 2
-    challenge.save(update_fields=["k_runs"])
+    challenge.k_runs, challenge.device = 2, "gpu"
+    challenge.save(update_fields=["k_runs", "device"])
     gpu = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
     entry = submission_create_recipe(challenge=challenge, user=alice, method_name="g", recipe=gpu)
     study = variance_study_create(submission=entry, user=host, k_runs=2)

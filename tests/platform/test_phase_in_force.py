@@ -104,7 +104,9 @@ def test_the_challenge_s_dates_and_quotas_change_its_only_phase_and_are_refused_
     challenge, _ = digits_challenge(host, daily_quota=4)
     challenge_update(challenge=challenge, user=host, daily_quota=9, total_quota=0)
     assert challenge.phases.values_list("daily_quota", "total_quota").get() == (9, 0)
-    phase_create(challenge=challenge, user=host, name="final", order=1)
+    later = timezone.now() + timedelta(days=1)
+    challenge_update(challenge=challenge, user=host, closes_at=later)
+    phase_create(challenge=challenge, user=host, name="final", order=1, opens_at=later)
     with pytest.raises(ServiceError, match="has 2 phases: set daily_quota on each phase") as refused:
         challenge_update(challenge=challenge, user=host, daily_quota=3)
     assert refused.value.field == "daily_quota"

@@ -79,18 +79,31 @@ def test_run_i_of_every_submission_shares_seeds_and_split(host, queued, django_c
     assert queued.queues(EXECUTE_RUN) == ["cpu"] * 8
 
 
-def test_gpu_recipes_and_gpu_challenges_go_to_the_gpu_queue_stored_at_creation(host, queued,
-                                                                              django_capture_on_commit_callbacks):
-    """The queue is decided once, when the runs are created, and stored on them (``Run.queue``, issue 24)."""
+def test_gpu_challenges_go_to_the_gpu_queue_stored_at_creation(host, queued, django_capture_on_commit_callbacks):
+    """The queue is decided once, when the runs are created, and stored on them (``Run.queue``, issue 24):
+    the challenge's device, for recipes that declare ``NEEDS_GPU`` and recipes that do not."""
     cpu_challenge, _ = digits_challenge(host, k_runs=2)
     gpu_challenge, _ = digits_challenge(host, k_runs=2, device="gpu", title="On GPUs")
     gpu_recipe = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
     alice = make_user("alice")
     with django_capture_on_commit_callbacks(execute=True):
-        made = [submit(cpu_challenge, alice, recipe("trivial.py")), submit(cpu_challenge, alice, gpu_recipe),
+        made = [submit(cpu_challenge, alice, recipe("trivial.py")), submit(gpu_challenge, alice, gpu_recipe),
                 submit(gpu_challenge, alice, recipe("trivial.py"))]
     assert [sorted(s.runs.values_list("queue", flat=True)) for s in made] == [["cpu"] * 2, ["gpu"] * 2, ["gpu"] * 2]
     assert queued.queues(EXECUTE_RUN) == ["cpu"] * 2 + ["gpu"] * 4
+
+
+def test_a_needs_gpu_recipe_is_refused_on_a_cpu_challenge(host, queued, django_capture_on_commit_callbacks):
+    """Issue 26: the host chose the CPU, so a recipe asking for a GPU is refused at upload, naming why;
+    nothing is stored or queued (before, its runs went to the ``gpu`` queue of a CPU challenge)."""
+    cpu_challenge, _ = digits_challenge(host, k_runs=2)
+    gpu_recipe = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(ServiceError) as caught:
+        submit(cpu_challenge, make_user("alice"), gpu_recipe)
+    assert str(caught.value) == ("g.py declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
+                                 "(its host chose the CPU): remove NEEDS_GPU to run on the CPU.")
+    assert caught.value.field == "recipe"
+    assert Submission.objects.count() == 0 and Run.objects.count() == 0 and queued.queues(EXECUTE_RUN) == []
 
 
 @pytest.mark.slow

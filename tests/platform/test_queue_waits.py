@@ -1,0 +1,64 @@
+"""Issue 26, GPU honesty: when no worker takes the queue a challenge's submissions wait on, the page and
+the API say so, and the janitor tells the hosts through the audit log (once an hour per queue)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from leaderboard.models import AuditEntry, Run
+from leaderboard.services import dispatch
+from leaderboard.services.janitor import janitor_run
+from leaderboard.services.submissions import UploadedFile, submission_create_recipe
+
+from .factories import digits_challenge
+
+pytestmark = pytest.mark.django_db
+
+RECIPE = UploadedFile("r.py", b"def fit_predict(a, b, c, d, e, f):\n    return None\n")
+
+
+def test_the_page_and_the_api_say_which_queue_no_worker_takes(client, host, consumers):
+    challenge, _ = digits_challenge(host, device="gpu")
+    consumers["now"] = {"scoring": 1, "cpu": 2}  # no gpu worker
+    gpu = "No worker is taking the gpu queue now: recipes wait, queued, until one starts."
+    waits = APIClient().get(f"/api/challenges/{challenge.slug}/").json()["queue_waits"]
+    assert waits == [{"queue": "gpu", "waiting": "recipes", "message": gpu}]
+    page = client.get(challenge.get_absolute_url()).content.decode()
+    assert f'data-queue-wait="gpu">{gpu}</p>' in page and 'data-queue-wait="scoring"' not in page
+
+    consumers["now"] = {"scoring": 1, "cpu": 2, "gpu": 1}
+    assert APIClient().get(f"/api/challenges/{challenge.slug}/").json()["queue_waits"] == []
+    assert "data-queue-wait" not in client.get(challenge.get_absolute_url()).content.decode()
+    consumers["now"] = None  # the workers could not be asked: nothing is claimed
+    assert APIClient().get(f"/api/challenges/{challenge.slug}/").json()["queue_waits"] == []
+
+
+def test_the_janitor_tells_the_hosts_once_an_hour_while_runs_wait_on_an_unattended_queue(host, alice, consumers,
+                                                                                         monkeypatch, settings):
+    challenge, _ = digits_challenge(host, device="gpu", k_runs=2)
+    entry = submission_create_recipe(challenge=challenge, user=alice, method_name="r", recipe=RECIPE)
+    stale = timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 5)
+    Run.objects.filter(submission=entry).update(enqueued_at=stale)
+    monkeypatch.setattr(dispatch, "queue_lengths", lambda names: {name: 2 for name in names})  # messages wait
+    consumers["now"] = {"scoring": 1, "cpu": 1}
+    janitor_run()
+    janitor_run()  # within the hour: told once
+    told = list(AuditEntry.objects.filter(challenge=challenge, action="queue_unattended"))
+    assert len(told) == 1 and told[0].actor is None
+    assert told[0].details == {"queue": "gpu", "submissions": [entry.pk], "message": (
+        "No worker is taking the gpu queue now: recipes wait, queued, until one starts.")}
+    api = APIClient()
+    api.force_authenticate(host)
+    assert api.get(f"/api/challenges/{challenge.slug}/audit/").json()["results"][0]["action"] == "queue_unattended"
+
+    AuditEntry.objects.filter(pk=told[0].pk).update(created=timezone.now() - timedelta(hours=2))
+    consumers["now"] = {"scoring": 1, "gpu": 1}  # a gpu worker came: nothing more to say
+    janitor_run()
+    assert AuditEntry.objects.filter(challenge=challenge, action="queue_unattended").count() == 1
+    consumers["now"] = {"scoring": 1}
+    janitor_run()
+    assert AuditEntry.objects.filter(challenge=challenge, action="queue_unattended").count() == 2
