@@ -253,6 +253,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sort-rows", action="store_true",
                         help="also time P(A>B) with the other summary (histograms on a GPU)")
     parser.add_argument("--report-only", action="store_true", help="of the public functions, only build_report")
+    parser.add_argument("--no-kernels", action="store_true", help="only the public functions")
     args = parser.parse_args(argv)
     import torch
 
@@ -267,7 +268,8 @@ def main(argv=None) -> int:
     print(f"device: {dev} ({where}); torch {torch.__version__}, numpy {np.__version__}; "
           f"B = {args.resamples}, median of {args.repeats}")
     bench = Bench(torch, dev, args.repeats)
-    kernel_rows(bench, args)
+    if not args.no_kernels:
+        kernel_rows(bench, args)
     if not args.no_functions:
         function_rows(bench, args)
     print(f"{bench.failures} target(s) missed" if bench.failures else "all targets met")
