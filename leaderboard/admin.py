@@ -22,11 +22,12 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .models import AuditEntry, Challenge, Dataset, Membership, Report, Run, Submission, Team
+from .models import AuditEntry, Challenge, Dataset, Membership, Phase, Report, Run, Submission, Team
 from .selectors import user_is_host
 from .services.challenges import challenge_create, challenge_update
 from .services.errors import ServiceError
-from .web.forms import ChallengeCreateForm, ChallengeSettingsForm, add_service_error
+from .services.phases import phase_create, phase_update
+from .web.forms import ChallengeCreateForm, ChallengeSettingsForm, PhaseForm, add_service_error
 
 
 class _DryRun(Exception):
@@ -65,6 +66,50 @@ class DatasetInline(ReadOnlyAdminMixin, admin.StackedInline):
         return format_html(" · ".join(["{}"] * len(links)), *links) if links else "—"
 
 
+class PhaseAdminForm(PhaseForm):
+    """A phase row of the challenge's page, validated by a dry run of ``phase_create``/``phase_update``."""
+
+    user = None  # set per request by ``PhaseInline.get_formset``
+
+    def clean(self):
+        cleaned = super().clean()
+        challenge = getattr(self.instance, "challenge", None) if self.instance.challenge_id else self.parent
+        if self.errors or challenge is None or not self.has_changed():
+            return cleaned
+        try:
+            with transaction.atomic():
+                save_phase(self, challenge, self.user)
+                raise _DryRun
+        except _DryRun:
+            pass
+        except ServiceError as exc:
+            add_service_error(self, exc)
+        return cleaned
+
+
+def save_phase(form: PhaseForm, challenge: Challenge, user) -> Phase:
+    """Create or change the form's phase through the services (the stored row is what they compare with)."""
+    if form.instance.pk:
+        return phase_update(phase=Phase.objects.get(pk=form.instance.pk), user=user, **form.service_fields())
+    return phase_create(challenge=challenge, user=user, **form.service_fields())
+
+
+class PhaseInline(admin.StackedInline):
+    """The challenge's phases: added and changed through ``phase_create``/``phase_update`` (audit-logged);
+    a phase is not deleted here (its submissions keep it)."""
+
+    model = Phase
+    form = PhaseAdminForm
+    extra = 0
+    can_delete = False
+    fields = PhaseForm.Meta.fields
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        formset.form = type("BoundPhaseAdminForm", (self.form,), {"user": request.user, "parent": obj})
+        return formset
+
+
 class ChallengeAdminForm(ChallengeSettingsForm):
     """The web edit form plus hosts; validated by a dry run of ``challenge_update``."""
 
@@ -98,7 +143,7 @@ class ChallengeAdmin(admin.ModelAdmin):
     search_fields = ["title", "slug", "description"]
     filter_horizontal = ["hosts"]
     readonly_fields = ["slug", "created_by", "created"]
-    inlines = [DatasetInline]
+    inlines = [DatasetInline, PhaseInline]
     add_form_template = "admin/leaderboard/challenge/add_form.html"
 
     def get_fieldsets(self, request, obj=None):
@@ -132,6 +177,20 @@ class ChallengeAdmin(admin.ModelAdmin):
         # ``form.clean`` ran the same call as a dry run; ``obj`` already holds the new values.
         stored = Challenge.objects.get(pk=obj.pk)
         challenge_update(challenge=stored, user=request.user, **form.changed_challenge_fields())
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Phase:
+            return super().save_formset(request, form, formset, change)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for phase_form in formset.forms:  # each validated by its dry run; saved in order, through the services
+            if phase_form.has_changed():
+                new = not phase_form.instance.pk
+                phase = save_phase(phase_form, form.instance, request.user)
+                if new:
+                    formset.new_objects.append(phase)
+                else:
+                    formset.changed_objects.append((phase, phase_form.changed_data))
+        return None
 
     def add_view(self, request, form_url="", extra_context=None):
         """Settings and dataset on one page; ``challenge_create`` stores both or nothing."""

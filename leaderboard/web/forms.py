@@ -17,10 +17,10 @@ from django.forms.utils import ErrorDict
 from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
-from ..models import Challenge, Team, default_sources, validate_gamma
+from ..models import Challenge, Phase, Team, default_sources, validate_gamma
 from ..services.challenges import CHALLENGE_FIELDS, FROZEN_AFTER_FIRST_SUBMISSION, DatasetUpload
 from ..services.errors import ServiceError
-from ..services.phases import FIRST_PHASE_FIELDS
+from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
 from ..uploads import read_dataset_upload
 
 DIRECTION_CHOICES = [("", "Default for the metric"), ("higher", "Higher is better"), ("lower", "Lower is better")]
@@ -392,3 +392,25 @@ class NotificationsForm(forms.Form):
 class WebhookForm(forms.Form):
     url = forms.URLField(max_length=500, label="Receiver URL", assume_scheme="https",
                          help_text="Events are POSTed here as JSON, signed with the webhook's secret.")
+
+
+class PhaseForm(forms.ModelForm):
+    """One phase's settings (web page and admin inline); ``phase_create``/``phase_update`` decide."""
+
+    opens_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)",
+                                   help_text="Empty: open from the start.")
+    closes_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)",
+                                    help_text="Empty: never closes.")
+    order = forms.IntegerField(required=False, min_value=0, help_text="Place in the sequence; empty: after the last.")
+
+    class Meta:
+        model = Phase
+        fields = list(PHASE_FIELDS)
+
+    def service_fields(self) -> dict:
+        """The cleaned values to give the service: on an existing phase only the changed ones."""
+        names = self.changed_data if self.instance.pk else PHASE_FIELDS
+        values = {name: self.cleaned_data.get(name) for name in names if name in PHASE_FIELDS and name in self.cleaned_data}
+        if not self.instance.pk and values.get("order") is None:
+            values.pop("order", None)
+        return values

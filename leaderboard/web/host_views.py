@@ -21,7 +21,8 @@ from ..selectors import challenge_list_visible, user_is_host
 from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
-from .forms import PlannerForm, in_words
+from ..services.phases import phase_create, phase_update
+from .forms import PhaseForm, PlannerForm, add_service_error, in_words
 
 
 def planner_context(data, *, initial: dict | None = None) -> dict:
@@ -79,3 +80,36 @@ def _preview_action(request, challenge: Challenge):
     except ServiceError as exc:
         messages.error(request, in_words(exc.message))
     return redirect("challenge-preview", slug=challenge.slug)
+
+
+@login_required
+def challenge_phases(request, slug: str):
+    """The host's phases page: every phase with its settings to change, and a form to add one.
+
+    A POST carries ``phase`` (a phase's id, or ``new``); ``phase_create``/``phase_update`` decide,
+    and their message lands on the field it names.
+    """
+    challenge = get_object_or_404(Challenge, slug=slug)
+    if not user_is_host(user=request.user, challenge=challenge):
+        raise PermissionDenied("Only the challenge's hosts can change its phases.")
+    phases = list(challenge.phases.order_by("order", "opens_at", "id"))
+    target = request.POST.get("phase") if request.method == "POST" else None
+    forms_by_phase = {p.pk: PhaseForm(request.POST if target == str(p.pk) else None, instance=p, prefix=f"p{p.pk}")
+                      for p in phases}
+    new_form = PhaseForm(request.POST if target == "new" else None, prefix="new")
+    bound = new_form if target == "new" else forms_by_phase.get(int(target)) if (target or "").isdigit() else None
+    if bound is not None and bound.is_valid():
+        try:
+            if bound is new_form:
+                phase = phase_create(challenge=challenge, user=request.user, **bound.service_fields())
+            else:
+                # the bound form has written its values onto its instance: the service compares with the stored row
+                stored = challenge.phases.get(pk=bound.instance.pk)
+                phase = phase_update(phase=stored, user=request.user, **bound.service_fields())
+        except ServiceError as exc:
+            add_service_error(bound, exc)
+        else:
+            messages.success(request, f"The {phase.name} phase is saved.")
+            return redirect("challenge-phases", slug=challenge.slug)
+    return render(request, "challenges/phases.html", {
+        "challenge": challenge, "phase_forms": [(p, forms_by_phase[p.pk]) for p in phases], "new_form": new_form})

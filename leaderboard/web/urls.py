@@ -23,6 +23,7 @@ urlpatterns = [
     path("c/<slug:slug>/preview/", host_views.challenge_preview, name="challenge-preview"),
     path("c/<slug:slug>/compare/", views.challenge_compare, name="challenge-compare"),
     path("c/<slug:slug>/edit/", views.challenge_edit, name="challenge-edit"),
+    path("c/<slug:slug>/phases/", host_views.challenge_phases, name="challenge-phases"),
     path("c/<slug:slug>/download/<str:part>/", views.challenge_download, name="challenge-download"),
     path("c/<slug:slug>/reveal/", integrity_views.challenge_reveal_view, name="challenge-reveal"),
     path("c/<slug:slug>/register/", integrity_views.challenge_register_view, name="challenge-register"),
