@@ -16,10 +16,11 @@ from django.utils.safestring import mark_safe
 from evaluation.imports import FORMATS
 from evaluation.report.coverage import coverage_notes
 
-from ..models import EntryProvenance, Submission, VarianceStudy
+from ..choices import Visibility
+from ..models import METRIC_CHOICES, EntryProvenance, Submission, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
-from ..services.results_import import ImportFile, results_import_create
+from ..services.results_import import ImportFile, challenge_create_results_only, results_import_create
 from ..services.suites import suite_board
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
@@ -111,6 +112,38 @@ def suite_detail(request, slug: str):
 
 
 # --------------------------------------------------------------------------- importing results
+class ResultsOnlyForm(forms.Form):
+    """A challenge without a dataset: its entries are imported results."""
+
+    title = forms.CharField(max_length=200)
+    slug = forms.SlugField(required=False, max_length=60, help_text="Empty: made from the title.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    metric = forms.ChoiceField(choices=METRIC_CHOICES, initial="accuracy",
+                               help_text="What the imported per-instance scores measure.")
+    direction = forms.ChoiceField(choices=[("higher", "Higher is better"), ("lower", "Lower is better")])
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE,
+                                   help_text="Private: only you see it until you publish it.")
+
+
+@login_required
+def challenge_new_results_only(request):
+    """Host a results-only challenge (no dataset, no submissions), then import its results."""
+    form = ResultsOnlyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            challenge = challenge_create_results_only(
+                created_by=request.user, title=data["title"], slug=data["slug"] or None,
+                description=data["description"], metric=data["metric"],
+                higher_is_better=data["direction"] == "higher", visibility=data["visibility"])
+        except ServiceError as exc:
+            add_service_error(form, exc)
+        else:
+            messages.success(request, "The challenge is created: import its first results.")
+            return redirect("results-import", slug=challenge.slug)
+    return render(request, "challenges/new_results_only.html", {"form": form, "formats": FORMATS})
+
+
 class ImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
     files = MultipleFileField()

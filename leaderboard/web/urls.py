@@ -18,6 +18,7 @@ urlpatterns = [
     path("invitations/<int:pk>/", account_views.invitation_view, name="invitation"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("challenges/new/", views.challenge_new, name="challenge-create"),
+    path("challenges/new/results-only/", beyond.challenge_new_results_only, name="challenge-create-results-only"),
     path("challenges/plan/", host_views.challenge_planner, name="challenge-planner"),
     path("c/<slug:slug>/", views.challenge_detail, name="challenge-detail"),
     path("c/<slug:slug>/preview/", host_views.challenge_preview, name="challenge-preview"),

@@ -1,0 +1,53 @@
+"""Issue 26: a results-only challenge (no dataset) is created from the web form, its import formats are
+documented on the page, and its first results are imported there; a taken slug is refused on the form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from leaderboard.models import Challenge, Submission
+
+from .factories import make_user
+from .test_beyond import _results_csv
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_host_creates_a_results_only_challenge_on_the_web_and_imports_results(client, host):
+    client.force_login(host)
+    assert "/challenges/new/results-only/" in client.get("/challenges/new/").content.decode()
+    page = client.get("/challenges/new/results-only/").content.decode()
+    assert 'id="import-formats"' in page and "lm-eval-jsonl" in page and "solved-ids" in page
+    created = client.post("/challenges/new/results-only/", {
+        "title": "QA harness results", "slug": "qa-results", "description": "Imported", "metric": "accuracy",
+        "direction": "higher", "visibility": "private"})
+    assert created.status_code == 302 and created["Location"] == "/c/qa-results/import/"
+    challenge = Challenge.objects.get(slug="qa-results")
+    assert challenge.visibility == "private" and list(challenge.hosts.all()) == [host]
+    assert not challenge.allow_recipes and not hasattr_dataset(challenge)
+    data = _results_csv(np.random.default_rng(3), {"model-a": 0.9, "model-b": 0.5}, n=40)
+    imported = client.post("/c/qa-results/import/", {
+        "format": "csv", "files": [SimpleUploadedFile("r.csv", data)], "team": "Harness", "source": "self_reported"})
+    assert imported.status_code == 302, imported.content.decode()[:1500]
+    assert sorted(Submission.objects.filter(challenge=challenge).values_list("method_name", flat=True)) == [
+        "model-a", "model-b"]
+    again = client.post("/challenges/new/results-only/", {
+        "title": "Again", "slug": "qa-results", "metric": "accuracy", "direction": "higher", "visibility": "public"})
+    assert again.status_code == 200 and "exists already" in again.content.decode()
+    assert Challenge.objects.filter(slug="qa-results").count() == 1
+
+
+def test_the_results_only_form_needs_a_login(client):
+    response = client.get("/challenges/new/results-only/")
+    assert response.status_code == 302 and "login" in response["Location"]
+    client.force_login(make_user("someone"))
+    assert client.get("/challenges/new/results-only/").status_code == 200
+
+
+def hasattr_dataset(challenge: Challenge) -> bool:
+    try:
+        return challenge.dataset is not None
+    except Challenge.dataset.RelatedObjectDoesNotExist:
+        return False
