@@ -17,11 +17,11 @@ from evaluation.imports import FORMATS
 from evaluation.report.coverage import coverage_notes
 
 from ..choices import Visibility
-from ..models import METRIC_CHOICES, EntryProvenance, Submission, VarianceStudy
+from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
 from ..services.results_import import ImportFile, challenge_create_results_only, results_import_create
-from ..services.suites import suite_board
+from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
 from . import charts
@@ -103,12 +103,52 @@ def suite_detail(request, slug: str):
     for pair in board["bayesian"]:
         pair["a_name"], pair["b_name"] = names[pair["a"]], names[pair["b"]]
     cd = board["critical_difference"]
+    cd_chart = profile = None
     if cd:
         cd["ranked"] = sorted(zip(cd["average_rank"], names))
         cd["clique_names"] = [[names[i] for i in clique] for clique in cd["cliques"]]
+        cd_chart = mark_safe(charts.critical_difference(cd["ranked"], cd["cd"], cd["clique_names"], id_prefix="suite-cd"))
+    if board["profile"]:
+        profile = mark_safe(charts.performance_profile(board["profile"], names, id_prefix="suite-profile"))
     runs = min((min(e["runs"].values()) for e in board["entries"]), default=5)
-    return render(request, "suites/detail.html", {"suite": suite, "board": board, "names": names, "forest": forest,
-                                                  "heatmap": heatmap, "coverage": _coverage("suite.", runs)})
+    return render(request, "suites/detail.html", {
+        "suite": suite, "board": board, "names": names, "forest": forest, "heatmap": heatmap, "cd_chart": cd_chart,
+        "profile": profile, "coverage": _coverage("suite.", runs)})
+
+
+class SuiteForm(forms.Form):
+    """A suite of challenges the user can see, aggregated on one board."""
+
+    title = forms.CharField(max_length=200)
+    slug = forms.SlugField(required=False, max_length=60, help_text="Empty: made from the title.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    challenges = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple,
+                                                help_text="At least two: the tasks of the suite.")
+    normalization = forms.ChoiceField(choices=Suite.Normalization.choices, initial=Suite.Normalization.MINMAX)
+    rope = forms.FloatField(initial=0.01, min_value=0, max_value=0.5, label="Region of practical equivalence",
+                            help_text="On the normalised scale, for the Bayesian signed-rank test.")
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["challenges"].queryset = challenge_list_visible(user=user).order_by("title")
+
+
+@login_required
+def suite_new(request):
+    """Group visible challenges into a suite (``suite_create`` decides)."""
+    form = SuiteForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            suite = suite_create(created_by=request.user, title=data["title"], slug=data["slug"] or None,
+                                 description=data["description"], challenges=list(data["challenges"]),
+                                 normalization=data["normalization"], rope=data["rope"])
+        except ServiceError as exc:
+            add_service_error(form, exc)
+        else:
+            messages.success(request, "The suite is created.")
+            return redirect("suite-detail", slug=suite.slug)
+    return render(request, "suites/new.html", {"form": form})
 
 
 # --------------------------------------------------------------------------- importing results

@@ -11,6 +11,8 @@ are given as the report's rows (``evaluation.report``), so a page can pass
 * :func:`heatmap`: the matrix of P(row > column) with the verdict of each pair.
 * :func:`boo_n_curve`: Boo_n against n (Bajgar et al. 2018), one line per entry.
 * :func:`strip_plot`: every run's score per entry, with the mean.
+* :func:`performance_profile`: a suite's fraction of runs above τ per entry, with its band.
+* :func:`critical_difference`: a suite's average ranks with the Nemenyi critical difference.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-__all__ = ["boo_n_curve", "forest_plot", "heatmap", "pairwise_matrix", "strip_plot"]
+__all__ = ["boo_n_curve", "critical_difference", "forest_plot", "heatmap", "pairwise_matrix", "performance_profile",
+           "strip_plot"]
 
 #: The size of every chart's text in CSS pixels (the charts are never scaled: ``_svg``); 11 px is the least
 #: readable on a phone (issue 25), 12 the size the label widths below are reckoned in.
@@ -435,3 +438,106 @@ def strip_plot(scores: Mapping[str, Sequence[float]], *, title: str = "Score of 
     desc = (f"{len(scores)} entries: {', '.join(scores)}; dots are runs, vertical ticks the means."
             + (f" {CLIPPED_NOTE}" if clipped else ""))
     return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
+
+
+def performance_profile(profile: Mapping, labels: Sequence[str], *, title: str = "Performance profiles",
+                        id_prefix: str = "profile") -> str:
+    """The fraction of each entry's runs scoring above τ, against τ, with its confidence band (Agarwal et al. 2021, §4).
+
+    Parameters
+    ----------
+    profile : the suite board's ``profile``: ``taus`` (normalised scores), and per entry (in ``labels``' order)
+        ``estimate``, ``low``, ``high`` lists of the same length.
+    """
+    taus = [float(t) for t in profile["taus"]]
+    x0, width, height = PAD + 30, PLOT_W, 260
+    lo_t, hi_t = (min(taus), max(taus)) if taus else (0.0, 1.0)
+    hi_t = hi_t if hi_t > lo_t else lo_t + 1.0
+    legend_w = _label_width(list(labels))
+
+    def sx(t):
+        return x0 + (t - lo_t) / (hi_t - lo_t) * width
+
+    def sy(v):
+        return PAD + (1.0 - v) * (height - 2 * PAD)
+
+    body = []
+    ends = _spread([sy(row[-1]) if row else PAD for row in profile["estimate"]], 13, PAD, height - PAD)
+    for c, (label, est, low, high, end_y) in enumerate(zip(labels, profile["estimate"], profile["low"],
+                                                           profile["high"], ends)):
+        colour = PALETTE[c % len(PALETTE)]
+        band = ([f"{sx(t):.1f},{sy(v):.1f}" for t, v in zip(taus, high)]
+                + [f"{sx(t):.1f},{sy(v):.1f}" for t, v in reversed(list(zip(taus, low)))])
+        line = " ".join(f"{sx(t):.1f},{sy(v):.1f}" for t, v in zip(taus, est))
+        body.append(f'<g class="profile" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+                    f'<polygon points="{" ".join(band)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>'
+                    f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        if taus:
+            tip = (f"{label}: {_num(100 * est[0])} % of runs above τ = {_num(taus[0])}, "
+                   f"{_num(100 * est[-1])} % above τ = {_num(taus[-1])}")
+            body.append(f'<circle class="point" cx="{sx(taus[-1]):.1f}" cy="{sy(est[-1]):.1f}" r="3" '
+                        f'fill="{colour}"><title>{escape(tip)}</title></circle>'
+                        f'<text class="legend" x="{sx(taus[-1]) + 12:.1f}" y="{end_y + 4:.1f}" '
+                        f'fill="{text_colour(colour)}">{escape(_fit(label))}</text>')
+        body.append("</g>")
+    body += _x_axis(lo_t, hi_t, x0, width, height - PAD, "τ (normalised score)")
+    body += _y_axis(0.0, 1.0, x0, PAD, height - 2 * PAD)
+    desc = (f"{len(labels)} entries: {', '.join(labels)}; each line is the fraction of the entry's runs, over every "
+            "task, whose normalised score exceeds τ, with its stratified-bootstrap confidence band.")
+    return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
+
+
+def critical_difference(ranked: Sequence[tuple[float, str]], cd: float, cliques: Sequence[Sequence[str]], *,
+                        title: str = "Critical difference diagram", id_prefix: str = "cd") -> str:
+    """Average ranks on one axis (1 = best, on the left), the critical difference as a bar, and a thick line
+    under each group of entries that cannot be told apart (Demšar 2006, Fig. 1).
+
+    Parameters
+    ----------
+    ranked : (average rank, name) pairs, best first
+    cd : the Nemenyi critical difference, in ranks
+    cliques : the names of each group whose ranks differ by less than ``cd``
+    """
+    k = max(2, len(ranked))
+    x0, width = PAD + 10, PLOT_W
+    axis_y = 50
+    rows = len(ranked)
+    clique_y0 = axis_y + 14
+    label_y0 = clique_y0 + 10 * len(cliques) + 18
+
+    def sx(rank):
+        return x0 + (rank - 1) / (k - 1) * width
+
+    body = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{axis_y}" x2="{x0 + width}" y2="{axis_y}" '
+            'stroke="#333"/>']
+    for r in range(1, k + 1):
+        body.append(f'<line x1="{sx(r):.1f}" y1="{axis_y - 5}" x2="{sx(r):.1f}" y2="{axis_y}" stroke="#333"/>'
+                    f'<text x="{sx(r):.1f}" y="{axis_y - 9}" text-anchor="middle">{r}</text>')
+    body.append("</g>")
+    cd_end = min(1 + cd, k)
+    body.append(f'<g class="cd-bar"><title>CD = {_num(cd)} ranks</title>'
+                f'<line x1="{sx(1):.1f}" y1="14" x2="{sx(cd_end):.1f}" y2="14" stroke="#b3261e" stroke-width="3"/>'
+                f'<text x="{sx(cd_end) + 6:.1f}" y="18">CD = {_num(cd)}</text></g>')
+    position = {name: rank for rank, name in ranked}
+    for c, clique in enumerate(cliques):
+        ranks = [position[n] for n in clique if n in position]
+        if len(ranks) < 2:
+            continue
+        y = clique_y0 + 10 * c
+        body.append(f'<line class="clique" x1="{sx(min(ranks)) - 3:.1f}" y1="{y}" x2="{sx(max(ranks)) + 3:.1f}" '
+                    f'y2="{y}" stroke="#333" stroke-width="4"><title>{escape(" ~ ".join(clique))}: not told apart'
+                    '</title></line>')
+    for i, (rank, name) in enumerate(ranked):
+        y = label_y0 + 16 * i
+        colour = PALETTE[i % len(PALETTE)]
+        body.append(f'<g class="cd-entry"><title>{escape(name)}: average rank {_num(rank)}</title>'
+                    f'<circle cx="{sx(rank):.1f}" cy="{axis_y}" r="4" fill="{colour}"/>'
+                    f'<polyline points="{sx(rank):.1f},{axis_y} {sx(rank):.1f},{y} {x0 + width + 8},{y}" fill="none" '
+                    f'stroke="{colour}" aria-hidden="true"/>'
+                    f'<text x="{x0 + width + 12}" y="{y + 4}" fill="{text_colour(colour)}">'
+                    f'{escape(_fit(name))} ({_num(rank)})</text></g>')
+    desc = (f"Average ranks over the tasks of {rows} entries (1 = best): "
+            + ", ".join(f"{name} {_num(rank)}" for rank, name in ranked)
+            + f". Critical difference {_num(cd)}; entries joined by a thick line cannot be told apart.")
+    height = label_y0 + 16 * rows + 10
+    return _svg(x0 + width + 14 + _label_width([n for _, n in ranked]) + 40, height, title, desc, body, id_prefix)
