@@ -236,7 +236,7 @@ def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse:
                      "runs_needed": [{"entries": r.n_entries, "comparisons": r.comparisons,
                                       "any_verdict": r.any_verdict, "for_power": r.for_power} for r in needed],
                      "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
-                     "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n)),
+                     "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n), statistic=s.statistic),
                      "computed_on": describe_device(s.backend, s.device)},
         "entries": ordered,
         "sections": sections,

@@ -19,6 +19,7 @@ from evaluation.report.rows import exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, se_through
+from evaluation.stats.boon import min_runs_for_interval
 from evaluation.stats.bootstrap import rank_intervals_backend
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
@@ -135,7 +136,7 @@ def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSet
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
         res = sparse_comparisons(_pair_table(chosen, sign), paired=True, gamma=s.gamma, alpha=s.alpha,
                                  correction=s.correction, priority=priority, neighbours=s.neighbours)
-        ranks = _recipe_ranks(table, valid, chosen, shared, s, prior)
+        ranks = None if ranks_withheld(s, shared.size) else _recipe_ranks(table, valid, chosen, shared, s, prior)
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, len(chosen), s)
     sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_recipes, s, binomial_n=None)
@@ -143,7 +144,18 @@ def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSet
                                design="seed-paired runs", paired_runs=shared.tolist(), n_examples=None,
                                runs_needed=needed)
     decided_rows([rows[e.id] for e in chosen])
+    if len(chosen) >= 2 and ranks_withheld(s, shared.size):
+        for e in chosen:
+            rows[e.id]["rank_interval"] = None  # the reason: settings.coverage, "recipe.rank"
     return section
+
+
+def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
+    """No rank interval on a board ranked by Boo_n with fewer than 3n paired runs (issue 23): like the
+    entries' Boo_n intervals (:func:`evaluation.report.rows.boo_n_warning`), its resampled Boo_n is biased
+    and the intervals cover far less than their level (74.5 % at k = 5, 88.2 % at k = 10 on a Boo_5 board,
+    ``benchmarks/bench_coverage.py``); the reason is :func:`evaluation.report.coverage.rank_withheld_reason`."""
+    return s.statistic == "boo_n" and paired_runs < min_runs_for_interval(int(s.boo_n))
 
 
 def decided_rows(compared: list[dict]) -> None:

@@ -89,8 +89,11 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     notes = [n for n in settings.get("coverage", []) if n["interval"].startswith(f"{kind}.")
              and n.get("coverage") is not None]  # an interval the board does not show has no coverage
     short = [{"label": n["label"], "pct": f"{100 * n['coverage']:.0f}"} for n in notes]
+    withheld = [n["reason"] for n in settings.get("coverage", []) if n["interval"] == f"{kind}.rank"
+                and n.get("shown") is False]  # a Boo_n board below 3n runs: no rank interval, and why
     return {"coverage_short": short, "coverage_k": notes[0]["k"] if notes else None,
-            "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes)}
+            "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
+            "rank_withheld": withheld[0] if withheld else None}
 
 
 #: Decoded reports kept per process, by (model, report id, computed_at): a 5,000-entry report is megabytes
@@ -204,6 +207,11 @@ def _pairs_shown(slug: str, section: dict, names: dict, ids: list, *, paged: boo
             or abs(position[pair["a"]] - position[pair["b"]]) == 1]
 
 
+#: Entries named beside the leader as not beaten by any entry; the others are counted (a board of 20,000
+#: close entries can have them all in the leader's group: their names alone were 270 KB of the page).
+LEADER_TIES_SHOWN = 20
+
+
 def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
     """The section's title, its entries, its leader and state of the art, in words and counts."""
     imported = bool(entries) and all(row.get("provenance") for row in entries)
@@ -215,7 +223,8 @@ def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
         "entries": entries, "compared": [row for row in entries if row["compared"]],
         "n_compared": len(section["compared"]),
         "leader": rows[section["compared"][0]]["method_name"] if section["compared"] else None,
-        "leader_ties": [rows[sid]["method_name"] for sid in section["leader_group"][1:]],
+        "leader_ties": [rows[sid]["method_name"] for sid in section["leader_group"][1:1 + LEADER_TIES_SHOWN]],
+        "leader_ties_more": max(0, len(section["leader_group"]) - 1 - LEADER_TIES_SHOWN),
         "sota": dict(section["sota"], best=rows.get(section["sota"].get("submission_id"), {}).get("method_name")),
         "runs_needed": section.get("runs_needed"),
     }
