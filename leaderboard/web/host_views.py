@@ -8,9 +8,11 @@ publishes it.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from evaluation.stats import plan_runs
@@ -18,6 +20,7 @@ from evaluation.stats import plan_runs
 from ..choices import Visibility
 from ..models import Challenge
 from ..selectors import challenge_list_visible, user_is_host
+from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
@@ -113,3 +116,42 @@ def challenge_phases(request, slug: str):
             return redirect("challenge-phases", slug=challenge.slug)
     return render(request, "challenges/phases.html", {
         "challenge": challenge, "phase_forms": [(p, forms_by_phase[p.pk]) for p in phases], "new_form": new_form})
+
+
+@login_required
+def challenge_bundle_export(request, slug: str):
+    """The challenge as a bundle (zip: manifest.json and its data), for its hosts; audit-logged."""
+    challenge = get_object_or_404(Challenge, slug=slug)
+    try:
+        data = bundle_export(challenge=challenge, user=request.user)
+    except ServiceError as exc:
+        if not user_is_host(user=request.user, challenge=challenge):
+            raise PermissionDenied(exc.message) from None
+        messages.error(request, exc.message)
+        return redirect("challenge-edit", slug=challenge.slug)
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{challenge.slug}-bundle.zip"'
+    return response
+
+
+class BundleImportForm(forms.Form):
+    bundle = forms.FileField(help_text="A zip exported by varboard (manifest.json and data/).")
+    slug = forms.SlugField(required=False, max_length=60, help_text="Empty: the bundle's own slug.")
+    title = forms.CharField(required=False, max_length=200, help_text="Empty: the bundle's own title.")
+
+
+@login_required
+def challenge_bundle_import(request):
+    """A new challenge, hosted by the user, from a bundle; nothing is stored when it is refused."""
+    form = BundleImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            challenge = bundle_import(data=data["bundle"].read(), user=request.user, slug=data["slug"] or None,
+                                      title=data["title"] or None)
+        except ServiceError as exc:
+            add_service_error(form, exc)
+        else:
+            messages.success(request, "The challenge is created from the bundle, as a copy you host.")
+            return redirect(challenge)
+    return render(request, "challenges/bundle_import.html", {"form": form})

@@ -1,0 +1,193 @@
+"""Challenge bundles: one archive that moves a challenge to another server, or clones it (Codabench's
+competition bundle, in varboard's terms).
+
+A bundle is a zip file holding ``manifest.json`` and the dataset's three stored parts::
+
+    manifest.json            {"format": "varboard-bundle", "version": 1, "challenge": {...settings...},
+                              "phases": [{...}, ...], "dataset": {...}, "pages": {"description", "rules"}}
+    data/train.csv           the training rows with their labels
+    data/test_inputs.csv     the test rows' inputs
+    data/hidden_labels.csv   the test rows' labels (id and label columns)
+
+``challenge`` holds every setting of :data:`~leaderboard.services.challenges.CHALLENGE_FIELDS` (the
+pages excepted), ``phases`` each phase's :data:`~leaderboard.services.phases.PHASE_FIELDS` (dates in ISO
+8601, UTC) in order, and ``dataset`` its columns and ``public_ids``: the ids of the test rows on the
+public board, so that the re-created challenge splits its hidden rows exactly as the original did
+(the draw itself uses a server-side salt). Submissions, runs, teams and the audit log are not part of
+a bundle: it moves the challenge, not its contestants. Exporting reads the hidden labels: hosts only,
+and each export is audit-logged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from datetime import datetime
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from evaluation.boards import pack_mask
+
+from ..models import Challenge
+from ..selectors import user_is_host
+from .audit import audit_record
+from .boards import board_public_mask
+from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
+from .dataset_files import dataset_frame
+from .errors import NotAllowed, ServiceError
+from .phases import PHASE_FIELDS, phase_create, phase_update
+
+BUNDLE_FORMAT, BUNDLE_VERSION = "varboard-bundle", 1
+PARTS = {"train": "data/train.csv", "test_inputs": "data/test_inputs.csv", "hidden_labels": "data/hidden_labels.csv"}
+PAGES = ("description", "rules")
+#: The largest bundle read (compressed and each member unpacked), in bytes.
+MAX_BUNDLE_BYTES = 200 * 1024 * 1024
+_DATES = ("opens_at", "closes_at")
+
+
+def bundle_export(*, challenge: Challenge, user: User) -> bytes:
+    """The challenge as a bundle (zip bytes); hosts only, audit-logged."""
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can export it: a bundle holds the hidden labels.")
+    dataset = getattr(challenge, "dataset", None)
+    if dataset is None:
+        raise ServiceError("This challenge has no dataset (its entries are imported results): there is nothing to "
+                           "bundle but its settings.", field="challenge")
+    frames = {part: dataset_frame(dataset=dataset, part=part) for part in PARTS}
+    test_ids = frames["test_inputs"][dataset.id_column].astype(str).tolist()
+    public = board_public_mask(dataset=dataset)
+    manifest = {
+        "format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "slug": challenge.slug,
+        "challenge": {name: getattr(challenge, name) for name in CHALLENGE_FIELDS if name not in PAGES},
+        "pages": {name: getattr(challenge, name) for name in PAGES},
+        "phases": [{name: _plain(getattr(phase, name)) for name in PHASE_FIELDS}
+                   for phase in challenge.phases.order_by("order", "id")],
+        "dataset": {"id_column": dataset.id_column, "label_column": dataset.label_column,
+                    "feature_columns": list(dataset.feature_columns), "original_name": dataset.original_name,
+                    "version": dataset.version,
+                    "public_ids": None if dataset.public_mask is None else
+                    [i for i, shown in zip(test_ids, public) if shown],
+                    "files": PARTS},
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+        for part, name in PARTS.items():
+            archive.writestr(name, frames[part].to_csv(index=False))
+    audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
+    return out.getvalue()
+
+
+def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: str | None = None) -> Challenge:
+    """A new challenge from a bundle, hosted by ``user``: its settings, pages, phases, dataset and public rows.
+
+    All or nothing: a bundle refused at any step (its manifest, a setting, a phase, the data) leaves no
+    challenge behind. The message names the member or the field.
+    """
+    manifest, parts = _read(data)
+    settings = dict(manifest["challenge"]) | {name: manifest.get("pages", {}).get(name, "") for name in PAGES}
+    if title:
+        settings["title"] = title
+    unknown = sorted(set(settings) - set(CHALLENGE_FIELDS))
+    if unknown:
+        raise ServiceError(f"manifest.json: unknown challenge settings {unknown}.", field="bundle")
+    columns = manifest["dataset"]
+    upload = DatasetUpload(data=parts["train"], filename="train.csv", id_column=columns["id_column"],
+                           label_column=columns["label_column"], test_data=parts["test_inputs"],
+                           test_filename="test_inputs.csv", feature_columns=tuple(columns["feature_columns"]),
+                           test_labels_data=parts["hidden_labels"], test_labels_filename="hidden_labels.csv")
+    challenge = None
+    try:
+        with transaction.atomic():
+            challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"),
+                                         **settings)
+            _restore_public_rows(challenge, columns.get("public_ids"))
+            _restore_phases(challenge, manifest.get("phases") or [], user)
+            audit_record(challenge=challenge, actor=user, action="bundle_imported", source=manifest.get("slug"),
+                         version=columns.get("version"))
+    except BaseException:
+        if challenge is not None:  # the rows are rolled back; the stored files go too
+            for part in ("train_file", "test_inputs_file", "hidden_labels_file"):
+                field = getattr(challenge.dataset, part)
+                if field:
+                    field.storage.delete(field.name)
+        raise
+    return challenge
+
+
+def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise ServiceError(f"The bundle is {len(data) / 2**20:.0f} MB; the limit is {MAX_BUNDLE_BYTES // 2**20} MB.",
+                           field="bundle")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ServiceError("The bundle is not a zip file.", field="bundle") from None
+    with archive:
+        names = set(archive.namelist())
+        missing = sorted({"manifest.json", *PARTS.values()} - names)
+        if missing:
+            raise ServiceError(f"The bundle lacks {', '.join(missing)}.", field="bundle")
+        for info in archive.infolist():
+            if info.file_size > MAX_BUNDLE_BYTES:
+                raise ServiceError(f"{info.filename} unpacks to {info.file_size / 2**20:.0f} MB; the limit is "
+                                   f"{MAX_BUNDLE_BYTES // 2**20} MB.", field="bundle")
+        try:
+            manifest = json.loads(archive.read("manifest.json"))
+        except ValueError as exc:
+            raise ServiceError(f"manifest.json is not JSON: {exc}.", field="bundle") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+            raise ServiceError(f"manifest.json: `format` must be {BUNDLE_FORMAT!r}.", field="bundle")
+        if manifest.get("version") != BUNDLE_VERSION:
+            raise ServiceError(f"manifest.json: bundle version {manifest.get('version')!r}; this server reads "
+                               f"version {BUNDLE_VERSION}.", field="bundle")
+        for key in ("challenge", "dataset"):
+            if not isinstance(manifest.get(key), dict):
+                raise ServiceError(f"manifest.json: `{key}` must be an object.", field="bundle")
+        return manifest, {part: archive.read(name) for part, name in PARTS.items()}
+
+
+def _restore_public_rows(challenge: Challenge, public_ids) -> None:
+    """The original's public rows, by id, in the new challenge's test order."""
+    if public_ids is None:
+        return
+    dataset = challenge.dataset
+    if dataset.public_mask is None:
+        raise ServiceError("manifest.json lists public test rows, but the settings give the challenge no private "
+                           "board (public_fraction).", field="bundle")
+    ids = dataset_frame(dataset=dataset, part="test_inputs")[dataset.id_column].astype(str).to_numpy()
+    wanted = {str(i) for i in public_ids}
+    unknown = wanted - set(ids)
+    if unknown:
+        raise ServiceError(f"manifest.json: public test rows {sorted(unknown)[:5]} are not among the test rows.",
+                           field="bundle")
+    mask = pack_mask(np.isin(ids, list(wanted)))
+    type(dataset).objects.filter(pk=dataset.pk).update(public_mask=mask)
+    dataset.public_mask = mask
+
+
+def _restore_phases(challenge: Challenge, phases: list[dict], user: User) -> None:
+    """The first phase replaces the default one; the others are added after it, in order."""
+    for i, fields in enumerate(phases):
+        values = {name: _date(fields[name]) if name in _DATES else fields[name] for name in PHASE_FIELDS
+                  if name in fields}
+        if i == 0:
+            phase_update(phase=challenge.phases.get(), user=user, **values)
+        else:
+            phase_create(challenge=challenge, user=user, **values)
+
+
+def _plain(value):
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _date(value):
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise ServiceError(f"manifest.json: {value!r} is not an ISO 8601 date.", field="bundle") from None

@@ -1,0 +1,121 @@
+"""Issue 26: a challenge exported as a bundle (settings, phases, pages, data, public rows) and re-created from it
+gives the same challenge and, for the same prediction files, identical public and private boards; a bad bundle
+is refused naming the problem and leaves nothing behind."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from leaderboard.models import AuditEntry, Challenge
+from leaderboard.services.boards import board_public_mask
+from leaderboard.services.bundles import bundle_export, bundle_import
+from leaderboard.services.challenges import CHALLENGE_FIELDS
+from leaderboard.services.dataset_files import dataset_frame, dataset_hidden_labels, dataset_test_ids
+from leaderboard.services.errors import NotAllowed, ServiceError
+from leaderboard.services.phases import PHASE_FIELDS, phase_create
+from leaderboard.services.registrations import registration_register
+from leaderboard.services.reports import report_current
+
+from .factories import digits_challenge, make_user
+from .test_boards import submit
+
+pytestmark = pytest.mark.django_db
+
+
+def _minute(days: float):
+    return (timezone.now() + timedelta(days=days)).replace(second=0, microsecond=0)
+
+
+def _phased(host):
+    challenge, _ = digits_challenge(host, public_fraction=0.5, bootstrap_resamples=200, title="Bundled",
+                                    closes_at=_minute(3), rules="Be kind.", description="Digits, *bundled*.")
+    phase_create(challenge=challenge, user=host, name="final", opens_at=_minute(3), closes_at=_minute(9),
+                 total_quota=2, test_rows="all")
+    return challenge
+
+
+def _board(challenge, board):
+    data = report_current(challenge=challenge, board=board).data
+    return [(e["method_name"], e["mean"]["estimate"], e["mean"]["low"], e["mean"]["high"], e["rank_display"])
+            for e in data["entries"]]
+
+
+def test_a_challenge_round_trips_through_its_bundle_with_identical_boards(host, alice, bob):
+    original = _phased(host)
+    data = bundle_export(challenge=original, user=host)
+    assert AuditEntry.objects.filter(challenge=original, action="bundle_exported", actor=host).exists()
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
+    assert manifest["format"] == "varboard-bundle" and manifest["pages"]["rules"] == "Be kind."
+    copy = bundle_import(data=data, user=bob, slug="bundled-copy")
+    assert list(copy.hosts.all()) == [bob]
+    for name in CHALLENGE_FIELDS:
+        assert getattr(copy, name) == getattr(original, name), name
+    phases = [[getattr(p, name) for name in PHASE_FIELDS] for p in original.phases.order_by("order")]
+    assert [[getattr(p, name) for name in PHASE_FIELDS] for p in copy.phases.order_by("order")] == phases
+    for part in ("train", "test_inputs", "hidden_labels"):
+        a, b = (dataset_frame(dataset=c.dataset, part=part).sort_values("id").reset_index(drop=True)
+                for c in (original, copy))
+        assert a.equals(b), part
+    public = {c.pk: set(np.array(dataset_test_ids(dataset=c.dataset))[board_public_mask(dataset=c.dataset)])
+              for c in (original, copy)}
+    assert public[original.pk] == public[copy.pk] and 0 < len(public[copy.pk]) < original.dataset.n_test
+    # the same files (by id) on both: identical public and private boards
+    rng = np.random.default_rng(5)
+    truth = dict(zip(dataset_test_ids(dataset=original.dataset), dataset_hidden_labels(dataset=original.dataset)))
+    guesses = {i: (t if rng.random() < 0.7 else "0") for i, t in truth.items()}
+    for challenge in (original, copy):
+        registration_register(challenge=challenge, user=alice, accept_rules=True)
+        ids = dataset_test_ids(dataset=challenge.dataset)
+        submit(challenge, alice, [truth[i] for i in ids], "exact")
+        submit(challenge, alice, [guesses[i] for i in ids], "guess")
+    assert _board(original, "public") == _board(copy, "public")
+    assert _board(original, "private") == _board(copy, "private")
+
+
+def test_only_hosts_export_and_a_bad_bundle_is_refused_leaving_nothing(host, alice, media):
+    original = _phased(host)
+    with pytest.raises(NotAllowed):
+        bundle_export(challenge=original, user=alice)
+    data = bundle_export(challenge=original, user=host)
+    before = Challenge.objects.count()
+    with pytest.raises(ServiceError, match="not a zip file"):
+        bundle_import(data=b"PK nonsense", user=alice)
+    broken = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(broken, "w") as target:
+        for item in source.namelist():
+            content = source.read(item)
+            if item == "manifest.json":
+                manifest = json.loads(content)
+                manifest["phases"][1]["opens_at"] = manifest["phases"][0]["opens_at"]  # overlaps the first
+                content = json.dumps(manifest).encode()
+            target.writestr(item, content)
+    files_before = sorted(p for p in media.rglob("*") if p.is_file())
+    with pytest.raises(ServiceError, match="overlaps"):
+        bundle_import(data=broken.getvalue(), user=alice, slug="broken-copy")
+    assert Challenge.objects.count() == before and not Challenge.objects.filter(slug="broken-copy").exists()
+    assert sorted(p for p in media.rglob("*") if p.is_file()) == files_before  # no stored file left behind
+
+
+def test_bundles_on_the_web(client, host):
+    original = _phased(host)
+    client.force_login(make_user("stranger"))
+    assert client.get(f"/c/{original.slug}/bundle/").status_code == 403
+    client.force_login(host)
+    assert f'/c/{original.slug}/bundle/' in client.get(f"/c/{original.slug}/edit/").content.decode()
+    response = client.get(f"/c/{original.slug}/bundle/")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"] == f'attachment; filename="{original.slug}-bundle.zip"'
+    created = client.post("/challenges/new/bundle/", {
+        "bundle": SimpleUploadedFile("b.zip", response.content, content_type="application/zip"), "slug": "web-copy"})
+    assert created.status_code == 302 and created["Location"] == "/c/web-copy/"
+    assert Challenge.objects.get(slug="web-copy").phases.count() == 2
+    refused = client.post("/challenges/new/bundle/", {"bundle": SimpleUploadedFile("b.zip", b"not a zip")})
+    assert refused.status_code == 200 and "not a zip file" in refused.content.decode()
