@@ -673,6 +673,7 @@ def resampled_means(rows, paired: bool, n_resamples: int, rng) -> np.ndarray:
     return out
 
 
+# long because its docstring states every parameter (the body is five lines)
 def rank_intervals(
     scores, *, paired=True, n_resamples=10_000, confidence_level=0.95, rng=0, statistic="mean", n=5,
     valid=None, estimator="paper", backend="numpy", device="auto", keep_distribution=True,
@@ -741,9 +742,14 @@ def rank_intervals(
     ([1, 2], [1, 2], [1, 2])
     """
     rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator = _rank_intervals_iv(
-        scores, paired, n_resamples, confidence_level, rng, statistic, n, valid, estimator
-    )
-    requested = check_choice(backend, "backend", BACKENDS)
+        scores, paired, n_resamples, confidence_level, rng, statistic, n, valid, estimator)
+    return _rank_intervals(rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator,
+                           check_choice(backend, "backend", BACKENDS), device, keep_distribution)
+
+
+def _rank_intervals(rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator, requested,
+                    device, keep_distribution) -> RankIntervals:
+    """:func:`rank_intervals` of validated inputs: the joint bootstrap (numpy, or torch on the device), ranked."""
     backend, device = rank_intervals_backend(requested, device, rows, paired, statistic, n_resamples)
     if backend == "torch":
         return rank_intervals_torch(np.stack(rows), n_resamples=n_resamples, confidence_level=confidence_level,
@@ -828,12 +834,7 @@ def seeded_intervals(
     x, key = np.take_along_axis(x, order, axis=1), np.take_along_axis(key, order, axis=1)
     tied = np.any(key[:, 1:] == key[:, :-1], axis=1) if statistic == "boo_n" else np.zeros(len(x), bool)
     low, high = np.empty(len(x)), np.empty(len(x))
-    for e in np.flatnonzero(tied):  # tie-sharing Boo_n weights: the general path
-        ci = bootstrap_interval(oriented[0][e], statistic, n=n, rng=int(seeds[e]),
-                                valid=None if valid is None else oriented[1][e],
-                                n_resamples=n_resamples, confidence_level=confidence_level,
-                                higher_is_better=True, estimator=estimator)
-        low[e], high[e] = ci.low, ci.high
+    _tied_intervals(np.flatnonzero(tied), oriented, valid is not None, seeds, spec, n_resamples, low, high)
     plain = np.flatnonzero(~tied)
     weights = (_boo_weights(np.arange(k, dtype=np.float64), n, spec.estimator) if statistic == "boo_n"
                else np.full(k, 1.0 / k))
@@ -849,6 +850,16 @@ def seeded_intervals(
     with _block_pool(len(blocks)) as pool:
         list(pool.map(block, blocks))
     return (low, high) if sign > 0 else (-high, -low)
+
+
+def _tied_intervals(rows, oriented, has_valid: bool, seeds, spec: _Spec, n_resamples: int, low, high) -> None:
+    """:func:`seeded_intervals` of the rows whose Boo_n key has ties (tie-sharing weights): one
+    :func:`bootstrap_interval` each, written into ``low`` and ``high``."""
+    for e in rows:
+        ci = bootstrap_interval(oriented[0][e], spec.statistic, n=spec.n, rng=int(seeds[e]),
+                                valid=oriented[1][e] if has_valid else None, n_resamples=n_resamples,
+                                confidence_level=spec.confidence_level, higher_is_better=True, estimator=spec.estimator)
+        low[e], high[e] = ci.low, ci.high
 
 
 def _block_pool(blocks: int):

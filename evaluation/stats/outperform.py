@@ -374,9 +374,11 @@ def compare(
     >>> compare(a, b, paired=True, n_resamples=2000).better
     True
     """
-    a, b, paired, gamma, alpha, n_resamples, rng = _compare_iv(
-        a, b, paired, gamma, alpha, n_resamples, rng
-    )
+    return _compare(*_compare_iv(a, b, paired, gamma, alpha, n_resamples, rng))
+
+
+def _compare(a, b, paired, gamma, alpha, n_resamples, rng) -> Comparison:
+    """:func:`compare` of validated inputs: :func:`pairwise_comparisons` of the two entries."""
     res = _pairwise([a, b], paired, gamma, alpha, "none", n_resamples, rng, True, None)
     return Comparison(
         float(res.p[0, 1]), float(res.low[0, 1]), float(res.high[0, 1]), bool(res.significant[0, 1]),

@@ -329,27 +329,34 @@ def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_
     levels = np.array([confidence_level if method == "percentile" else
                        expanded_level(confidence_level, sum(t.size for t in entry), len(entry)) for entry in runs])
     for e, entry in enumerate(runs):  # entries, not resamples
-        values = np.concatenate(entry)
-        lengths = np.array([task.size for task in entry])
-        order = np.argsort(values, kind="stable")
-        if statistic == "median":
-            estimate[e] = np.median([task.mean() for task in entry])
-        else:
-            estimate[e] = (_aggregate_weights(np.ones((1, values.size)), lengths, statistic, order) @ values)[0]
-        step = rs.batch_size(values.size * 2, n_resamples)
-        for start in range(0, n_resamples, step):
-            stop = min(n_resamples, start + step)
-            counts = _stratified_counts(streams[e], entry, stop - start)
-            if statistic == "median":
-                means = np.add.reduceat(counts * values, np.r_[0, np.cumsum(lengths)[:-1]], axis=1) / lengths
-                boot[e, start:stop] = np.median(means, axis=1)
-            else:
-                boot[e, start:stop] = _aggregate_weights(counts, lengths, statistic, order) @ values
+        estimate[e] = _aggregate_entry(entry, statistic, streams[e], boot[e])
     estimate, boot, levels = _restore(estimate, entry_order), _restore(boot, entry_order), _restore(levels, entry_order)
     low, high = np.empty(len(runs)), np.empty(len(runs))
     for e, level in enumerate(levels):
         low[e], high[e] = rs.percentiles(boot[e], [100 * (1 - level) / 2, 100 * (1 + level) / 2])
     return Interval(estimate, low, high, confidence_level, statistic, rs.standard_error(boot), boot)
+
+
+def _aggregate_entry(entry, statistic: str, stream, boot: np.ndarray) -> float:
+    """One entry's aggregate over its tasks; its stratified resamples are written into ``boot`` (B,)."""
+    values = np.concatenate(entry)
+    lengths = np.array([task.size for task in entry])
+    order = np.argsort(values, kind="stable")
+    if statistic == "median":
+        estimate = float(np.median([task.mean() for task in entry]))
+    else:
+        estimate = float((_aggregate_weights(np.ones((1, values.size)), lengths, statistic, order) @ values)[0])
+    n_resamples = boot.size
+    step = rs.batch_size(values.size * 2, n_resamples)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        counts = _stratified_counts(stream, entry, stop - start)
+        if statistic == "median":
+            means = np.add.reduceat(counts * values, np.r_[0, np.cumsum(lengths)[:-1]], axis=1) / lengths
+            boot[start:stop] = np.median(means, axis=1)
+        else:
+            boot[start:stop] = _aggregate_weights(counts, lengths, statistic, order) @ values
+    return estimate
 
 
 def expanded_level(confidence_level: float, runs: int, tasks: int) -> float:
