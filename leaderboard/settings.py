@@ -243,7 +243,7 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "leaderboard.api.schema.VarboardAutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.exceptions.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "report_recompute": env.str("VARBOARD_RECOMPUTE_RATE", default="30/min"),
@@ -306,6 +306,13 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SubmissionStatusEnum": "leaderboard.choices.SubmissionStatus",
         "RunStatusEnum": "leaderboard.choices.RunStatus",
+        "FeedbackEnum": "leaderboard.choices.Feedback",
+        "RankingStatisticEnum": "leaderboard.choices.RankingStatistic",
+        "SubmissionKindEnum": "leaderboard.choices.SubmissionKind",
+        "ProvenanceSourceEnum": [("self_reported", "Self-reported by its authors"),
+                                 ("published", "Taken from a publication or public leaderboard")],
+        "MeanSourceEnum": ["runs", "test examples", "test examples and files", "ladder"],
+        "InversionKindEnum": ["statistic", "verdict"],
     },
 }
 

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from ..services.accounts import token_create, token_list, token_revoke
 from ..throttles import FailedLoginThrottle
+from .schema import error_responses
 from .serializers import LoginSerializer, TokenSerializer
 
 TOKEN_RESPONSE = inline_serializer("TokenResponse", fields={
@@ -29,7 +30,7 @@ class TokenLoginView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    @extend_schema(request=LoginSerializer, responses=TOKEN_RESPONSE,
+    @extend_schema(request=LoginSerializer, responses={200: TOKEN_RESPONSE, **error_responses(429)},
                    description="A new API token (stored hashed, expiring after VARBOARD_TOKEN_TTL_HOURS). "
                                "Failed attempts are throttled per address and per username (429 with "
                                "Retry-After).")

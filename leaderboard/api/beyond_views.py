@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
@@ -24,6 +24,12 @@ from ..services.results_import import ImportFile, results_import_create
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
+from .beyond_schema import (
+    ResultsImportOutSerializer,
+    SuiteBoardSerializer,
+    SuiteSummarySerializer,
+    VarianceStudySerializer,
+)
 
 
 def study_data(study: VarianceStudy, user) -> dict:
@@ -48,6 +54,7 @@ class ChallengeScopedView(APIView):
     """A view under ``/api/challenges/{slug}/``: the challenge, if the user may see it."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
+    pagination_class = LimitOffsetPagination  # lists: {count, next, previous, results}, as every list of the API
 
     def challenge(self, slug):
         return get_object_or_404(challenge_list_visible(user=self.request.user), slug=slug)
@@ -57,16 +64,22 @@ class ChallengeScopedView(APIView):
         incoming.is_valid(raise_exception=True)
         return incoming.validated_data
 
+    def paginated(self, rows, shown) -> Response:
+        """One page (``?limit=&offset=``) of ``rows``, each as ``shown(row)``."""
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(rows, self.request, view=self)
+        return paginator.get_paginated_response([shown(row) for row in page])
+
 
 class VarianceStudyListView(ChallengeScopedView):
     """A challenge's variance studies; its hosts start new ones."""
 
-    @extend_schema(responses={200: inline_serializer("VarianceStudies", fields={"results": serializers.ListField()})})
+    @extend_schema(responses=VarianceStudySerializer(many=True))
     def get(self, request, slug: str):
         studies = self.challenge(slug).variance_studies.select_related("challenge", "submission")
-        return Response({"results": [study_data(s, request.user) for s in studies]})
+        return self.paginated(studies, lambda study: study_data(study, request.user))
 
-    @extend_schema(request=VarianceStudyCreateSerializer, responses={201: OpenApiTypes.OBJECT},
+    @extend_schema(request=VarianceStudyCreateSerializer, responses={201: VarianceStudySerializer},
                    description="Rerun a recipe entry varying each source of randomness alone, then all jointly "
                                "(k runs each); hosts only.")
     def post(self, request, slug: str):
@@ -83,7 +96,7 @@ class VarianceStudyDetailView(APIView):
 
     permission_classes = [IsAuthenticatedOrReadOnly]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses=VarianceStudySerializer)
     def get(self, request, pk: int):
         visible = challenge_list_visible(user=request.user)
         study = get_object_or_404(VarianceStudy.objects.select_related("challenge", "submission"), pk=pk,
@@ -115,11 +128,11 @@ class ResultsImportView(ChallengeScopedView):
 
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses=ResultsImportOutSerializer(many=True))
     def get(self, request, slug: str):
-        return Response({"results": [import_data(b) for b in self.challenge(slug).results_imports.all()]})
+        return self.paginated(self.challenge(slug).results_imports.all(), import_data)
 
-    @extend_schema(request={"multipart/form-data": ResultsImportSerializer}, responses={201: OpenApiTypes.OBJECT},
+    @extend_schema(request={"multipart/form-data": ResultsImportSerializer}, responses={201: ResultsImportOutSerializer},
                    description="Import a generic CSV (model, instance_id, score or correct), lm-evaluation-harness "
                                "per-sample JSONL files or lists of solved instance ids; each model becomes an entry "
                                "with its provenance, compared instance by instance.")
@@ -152,14 +165,14 @@ class SuiteCreateSerializer(serializers.Serializer):
 class SuiteListView(ChallengeScopedView):
     """Benchmark suites; a signed-in user groups challenges they can see into a new one."""
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="suites_list")
+    @extend_schema(responses=SuiteSummarySerializer(many=True), operation_id="suites_list")
     def get(self, request):
         """Benchmark suites whose challenges you can all see."""
         suites = suite_list_visible(user=request.user).prefetch_related("challenges")
-        return Response({"results": [{"slug": s.slug, "title": s.title,
-                                      "tasks": [c.slug for c in s.challenges.all()]} for s in suites]})
+        return self.paginated(suites, lambda s: {"slug": s.slug, "title": s.title,
+                                                 "tasks": [c.slug for c in s.challenges.all()]})
 
-    @extend_schema(request=SuiteCreateSerializer, responses={201: OpenApiTypes.OBJECT}, operation_id="suites_create")
+    @extend_schema(request=SuiteCreateSerializer, responses={201: SuiteSummarySerializer}, operation_id="suites_create")
     def post(self, request):
         """Group challenges you can see into a new suite (signed-in users)."""
         data = self.validated(SuiteCreateSerializer)
@@ -176,7 +189,7 @@ class SuiteDetailView(APIView):
 
     permission_classes = [IsAuthenticatedOrReadOnly]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT}, operation_id="suites_board")
+    @extend_schema(responses=SuiteBoardSerializer, operation_id="suites_board")
     def get(self, request, slug: str):
         suite = get_object_or_404(suite_list_visible(user=request.user), slug=slug)
         return Response(suite_board(suite=suite))

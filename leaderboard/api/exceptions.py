@@ -20,9 +20,30 @@ def exception_handler(exc, context):
         return Response({"detail": "; ".join(exc.messages)}, status=400)
     response = drf_exception_handler(exc, context)
     if isinstance(exc, ValidationError) and response is not None and isinstance(response.data, (dict, list)):
-        # Keep DRF's per-field errors, and add one sentence that names the field and the problem.
-        response.data = {"detail": "; ".join(_sentences(response.data)), "errors": response.data}
+        # Keep DRF's per-field errors (nested fields flattened to dotted names: the schema's Error shape),
+        # and add one sentence that names the field and the problem.
+        response.data = {"detail": "; ".join(_sentences(response.data)), "errors": _by_field(response.data)}
     return response
+
+
+def _by_field(errors, prefix: str = "") -> dict[str, list[str]]:
+    """``{field: [messages]}``: nested fields as ``parent.child`` (``files.0``), the input as a whole as
+    ``non_field_errors``."""
+    if isinstance(errors, dict):
+        out: dict[str, list[str]] = {}
+        for key, value in errors.items():
+            name = prefix or str(key) if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
+            for field, messages in _by_field(value, name).items():
+                out.setdefault(field, []).extend(messages)
+        return out
+    if isinstance(errors, list) and any(isinstance(item, (dict, list)) for item in errors):
+        out = {}
+        for index, item in enumerate(errors):
+            for field, messages in _by_field(item, f"{prefix}.{index}" if prefix else str(index)).items():
+                out.setdefault(field, []).extend(messages)
+        return out
+    messages = [str(item) for item in errors] if isinstance(errors, list) else [str(errors)]
+    return {prefix or "non_field_errors": messages} if messages else {}
 
 
 def _sentences(errors, prefix: str = "") -> list[str]:

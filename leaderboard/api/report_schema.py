@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
-from ..choices import RankingStatistic, SubmissionKind
-from ..models import Challenge
+from ..choices import Board, Feedback, RankingStatistic, RunStatus, SubmissionKind, SubmissionStatus
+from ..models import Challenge, EntryProvenance
 from ..services.reports import OVERRIDABLE
 
 
@@ -73,11 +73,14 @@ class EntrySerializer(serializers.Serializer):
     tied = serializers.BooleanField()
     ranking_value = serializers.FloatField(allow_null=True)
     mean = _interval("ReportMean", se=serializers.FloatField(allow_null=True),
-                     source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files"]),
-                     method=serializers.CharField(allow_null=True, help_text="How the interval was made."))
-    boo_n = _interval("ReportBooN", n=serializers.IntegerField(), estimator=serializers.CharField(),
-                      method=serializers.CharField(allow_null=True),
-                      warning=serializers.CharField(allow_null=True, help_text="Set when k < 3n runs."))
+                     source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
+                     method=serializers.CharField(allow_null=True, required=False,
+                                                  help_text="How the interval was made (not under the Ladder)."))
+    boo_n = _interval("ReportBooN", n=serializers.IntegerField(allow_null=True),
+                      estimator=serializers.CharField(required=False),
+                      method=serializers.CharField(allow_null=True, required=False),
+                      warning=serializers.CharField(allow_null=True, required=False,
+                                                    help_text="Set when k < 3n runs."))
     boo_n_unbiased = _interval("ReportBooNUnbiased", n=serializers.IntegerField(), estimator=serializers.CharField(),
                                method=serializers.CharField(allow_null=True))
     median = serializers.FloatField(allow_null=True)
@@ -101,6 +104,35 @@ class EntrySerializer(serializers.Serializer):
     run_scores = serializers.ListField(child=serializers.FloatField(allow_null=True), required=False,
                                        help_text="Every run's test score (compare endpoint; on the leaderboard "
                                                  "see /runs/).")
+    provenance = inline_serializer("ReportProvenance", allow_null=True, fields={
+        "source": serializers.ChoiceField(choices=EntryProvenance.Source.choices),
+        "link": serializers.CharField(allow_blank=True)},
+        help_text="Where an imported entry's results come from; null for entries scored here.")
+    version = serializers.IntegerField(help_text="Which of its team's submissions of this method the entry is "
+                                                 "(1 for the first).")
+    versions = serializers.IntegerField(help_text="How many submissions of this method its team has made.")
+    public_rank = serializers.IntegerField(allow_null=True, required=False,
+                                           help_text="Private board: the entry's rank on the public board.")
+    rank_change = serializers.IntegerField(allow_null=True, required=False,
+                                           help_text="Private board: public rank minus private rank (up is positive).")
+
+
+class RunsNeededSerializer(serializers.Serializer):
+    entries = serializers.IntegerField(help_text="Entries on the board.")
+    comparisons = serializers.IntegerField(help_text="Pairs compared among them.")
+    any_verdict = serializers.IntegerField(help_text="Runs per entry before any verdict is possible.")
+    for_power = serializers.IntegerField(help_text="Runs per entry for the test's power (1 - beta).")
+
+
+class CoverageNoteSerializer(serializers.Serializer):
+    interval = serializers.CharField(help_text="Which interval (`recipe.mean`, `predictions.accuracy`, ...).")
+    label = serializers.CharField()
+    k = serializers.IntegerField(help_text="The run count the coverage was measured at.")
+    coverage = serializers.FloatField(allow_null=True, help_text="Measured coverage of a 95% interval.")
+    width_ratio = serializers.FloatField(allow_null=True)
+    shown = serializers.BooleanField()
+    reason = serializers.CharField(allow_null=True)
+    ok = serializers.BooleanField()
 
 
 class SotaSerializer(serializers.Serializer):
@@ -160,18 +192,64 @@ class SectionSerializer(serializers.Serializer):
     paired_runs = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
     n_examples = serializers.IntegerField(allow_null=True)
     sota = SotaSerializer()
-    inversions = serializers.ListField(child=serializers.DictField(), required=False)
-    runs_needed = serializers.DictField(allow_null=True, required=False)
+    inversions = serializers.ListField(child=inline_serializer("ReportInversion", fields={
+        "above": serializers.IntegerField(help_text="Submission id shown above."),
+        "below": serializers.IntegerField(help_text="Submission id shown below."),
+        "kind": serializers.ChoiceField(choices=["statistic", "verdict"]),
+        "reason": serializers.CharField()}), required=False)
+    runs_needed = RunsNeededSerializer(allow_null=True, required=False,
+                                       help_text="Runs a decision needs at this section's size (recipes).")
+
+
+class ReportSettingsSerializer(serializers.Serializer):
+    """The statistical settings the report was computed with (the challenge's, or the query's overrides)."""
+
+    statistic = serializers.ChoiceField(choices=RankingStatistic.choices)
+    boo_n = serializers.IntegerField()
+    gamma = serializers.FloatField()
+    alpha = serializers.FloatField()
+    confidence = serializers.FloatField(help_text="1 - alpha.")
+    correction = serializers.CharField(help_text="The multiplicity correction of the p-values.")
+    n_resamples = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    k_runs = serializers.IntegerField()
+    beta = serializers.FloatField()
+    noether_n = serializers.IntegerField(allow_null=True, help_text="Runs per entry a decision needs (Noether).")
+    higher_is_better = serializers.BooleanField()
+    runs_needed = RunsNeededSerializer(many=True)
+    boo_n_warning = serializers.CharField(allow_null=True)
+    coverage = CoverageNoteSerializer(many=True)
+    computed_on = serializers.CharField(help_text='Where the resampling ran ("numpy on the CPU", ...).')
+    m_total = serializers.DictField(child=serializers.IntegerField(), required=False,
+                                    help_text="Per section kind: every test-set evaluation ever made (the SOTA's m).")
+    m_note = serializers.CharField(required=False, help_text="What m counts.")
+
+
+class FeedbackSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=Feedback.choices, help_text="How public scores are published.")
+    digits = serializers.IntegerField(help_text="Rounded feedback: the digits kept.")
+    margin = serializers.FloatField(help_text="Ladder feedback: the margin a new score must beat the best by.")
+
+
+class OverridesSerializer(serializers.Serializer):
+    """The query's overrides that differ from the challenge's settings (empty when none)."""
+
+    n = serializers.IntegerField(required=False)
+    gamma = serializers.FloatField(required=False)
+    alpha = serializers.FloatField(required=False)
+    statistic = serializers.ChoiceField(choices=RankingStatistic.choices, required=False)
 
 
 class LeaderboardSerializer(serializers.Serializer):
     challenge = serializers.CharField()
+    board = serializers.ChoiceField(choices=Board.choices)
+    feedback = FeedbackSerializer(allow_null=True)
     metric = serializers.CharField()
     higher_is_better = serializers.BooleanField()
     computed_at = serializers.DateTimeField(allow_null=True)
     recompute_pending = serializers.BooleanField()
-    overrides = serializers.DictField()
-    settings = serializers.DictField()
+    overrides = OverridesSerializer()
+    settings = ReportSettingsSerializer()
     sections = SectionSerializer(many=True)
     paging = inline_serializer("Paging", fields={
         "total": serializers.IntegerField(), "matched": serializers.IntegerField(),
@@ -189,10 +267,25 @@ OVERRIDE_PARAMETERS = [
     OpenApiParameter("alpha", float, description="Significance level, from 1e-06 to 0.5."),
     OpenApiParameter("statistic", str, enum=list(RankingStatistic.values), description="Ranking statistic."),
 ]
-FORMAT_PARAMETER = OpenApiParameter("format", str, enum=["json", "csv"])
+FORMAT_PARAMETER = OpenApiParameter("format", str, enum=["json", "csv"],
+                                    description="`csv`: the same rows as CSV (text/csv), every one of them.")
+BOARD_PARAMETER = OpenApiParameter("board", str, enum=[Board.PUBLIC, Board.PRIVATE],
+                                   description="Which board's scores: public (default), or private (hosts until "
+                                               "the reveal; 403 otherwise).")
 PAGING_PARAMETERS = [
     OpenApiParameter("limit", int, description="Entries per page (default 50, at most 500)."),
     OpenApiParameter("offset", int, description="First entry of the page, in display order (default 0)."),
     OpenApiParameter("q", str, description="Only entries whose team or method name contains this."),
     OpenApiParameter("around", int, description="The page centred on this submission (`offset` ignored)."),
+]
+# The filters (api/filters.py) the challenge's runs and submissions actions apply themselves.
+RUN_FILTERS = [
+    OpenApiParameter("submission", int, description="Only this submission's runs."),
+    OpenApiParameter("status", str, enum=list(RunStatus.values)),
+    OpenApiParameter("index", int, description="Only the runs with this index (seed)."),
+]
+SUBMISSION_FILTERS = [
+    OpenApiParameter("status", str, enum=list(SubmissionStatus.values)),
+    OpenApiParameter("kind", str, enum=list(SubmissionKind.values)),
+    OpenApiParameter("team", str, description="Only this team's (its name)."),
 ]

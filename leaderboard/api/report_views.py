@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseNotModified, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
@@ -38,6 +38,7 @@ from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
 from .renderers import CSVRenderer
 from .report_schema import (
+    BOARD_PARAMETER,
     FORMAT_PARAMETER,
     OVERRIDE_PARAMETERS,
     PAGING_PARAMETERS,
@@ -46,6 +47,7 @@ from .report_schema import (
     EntrySerializer,
     LeaderboardSerializer,
     ReportQuerySerializer,
+    ReportSettingsSerializer,
     SotaSerializer,
 )
 
@@ -108,8 +110,9 @@ def _ordered(row: dict) -> dict:
 
 
 @extend_schema(
-    parameters=[*OVERRIDE_PARAMETERS, *PAGING_PARAMETERS, FORMAT_PARAMETER],
-    responses={200: LeaderboardSerializer, (200, "text/csv"): OpenApiTypes.STR},
+    parameters=[*OVERRIDE_PARAMETERS, *PAGING_PARAMETERS, FORMAT_PARAMETER, BOARD_PARAMETER],
+    responses={(200, "application/json"): LeaderboardSerializer, (200, "text/csv"): OpenApiTypes.STR,
+               304: OpenApiResponse(description="Not modified: the `ETag` sent in `If-None-Match` still holds.")},
     description="The statistical leaderboard: per entry the runs, mean and Boo_n with intervals, median, std, "
                 "significance groups, rank interval and the runs a decision still needs, section by section "
                 "(recipes on seed-paired runs, predictions through the paired bootstrap over test examples). "
@@ -220,10 +223,10 @@ class LeaderboardView(ReportViewMixin, APIView):
 @extend_schema(
     parameters=[OpenApiParameter("a", int, required=True, description="Submission id of entry A."),
                 OpenApiParameter("b", int, required=True, description="Submission id of entry B."),
-                *OVERRIDE_PARAMETERS],
+                *OVERRIDE_PARAMETERS, BOARD_PARAMETER],
     responses={200: inline_serializer("CompareResponse", fields={
         "challenge": serializers.CharField(), "section": serializers.CharField(),
-        "design": serializers.CharField(), "settings": serializers.DictField(),
+        "design": serializers.CharField(), "settings": ReportSettingsSerializer(),
         "a": EntrySerializer(), "b": EntrySerializer(),
         "comparison": ComparisonSerializer(allow_null=True),
         "reason": serializers.CharField(allow_null=True)})},
@@ -257,10 +260,12 @@ class CompareView(ReportViewMixin, APIView):
 
 
 @extend_schema(
-    parameters=OVERRIDE_PARAMETERS,
+    parameters=[*OVERRIDE_PARAMETERS, BOARD_PARAMETER],
     responses={200: inline_serializer("SotaResponse", fields={
-        "challenge": serializers.CharField(), "metric": serializers.CharField(),
+        "challenge": serializers.CharField(), "board": serializers.ChoiceField(choices=Board.choices),
+        "metric": serializers.CharField(),
         "higher_is_better": serializers.BooleanField(), "computed_at": serializers.DateTimeField(allow_null=True),
+        "m_note": serializers.CharField(allow_null=True, help_text="What m counts."),
         "sota": SotaSerializer(many=True)})},
     description="The multiplicity-adjusted state of the art (Møllersen & Holsbø), per section: the raw best "
                 "mean, the adjusted estimate and conservative bound, m (every entry ever scored on that test "

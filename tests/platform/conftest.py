@@ -60,6 +60,27 @@ def consumers(monkeypatch):
     return state
 
 
+@pytest.fixture(autouse=True)
+def api_contract(monkeypatch):
+    """Every response from ``/api/`` keeps to the OpenAPI schema (tests/api_contract.py), or the test fails."""
+    from django.test import Client
+
+    from tests.api_contract import check_test_response
+
+    problems: list[str] = []
+    request = Client.request
+
+    def checked(self, **kwargs):
+        response = request(self, **kwargs)
+        problems.extend(check_test_response(response))
+        return response
+
+    monkeypatch.setattr(Client, "request", checked)
+    yield problems
+    if problems:
+        pytest.fail("responses that break the OpenAPI schema:\n" + "\n".join(dict.fromkeys(problems)))
+
+
 @pytest.fixture
 def host():
     return make_user("hostess")
