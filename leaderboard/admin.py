@@ -14,6 +14,7 @@ Writes go through the same services as the web pages and the API:
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -22,10 +23,12 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from .choices import Moderation
 from .models import AuditEntry, Challenge, Dataset, Membership, Phase, Report, Run, Submission, Team
 from .selectors import user_is_host
 from .services.challenges import challenge_create, challenge_update
 from .services.errors import ServiceError
+from .services.moderation import REASON_MAX, submissions_moderate
 from .services.phases import phase_create, phase_update
 from .web.forms import ChallengeCreateForm, ChallengeSettingsForm, PhaseForm, add_service_error
 
@@ -243,17 +246,60 @@ class HostedChallengeFilter(admin.RelatedFieldListFilter):
         return [(challenge.pk, str(challenge)) for challenge in qs]
 
 
+class ModerationReasonForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=REASON_MAX,
+                             required=False, help_text="The teams read it on their submission pages.")
+
+
+def _moderate_selected(modeladmin, request, queryset, state: str | None, verb: str):
+    """Ask for the reason (a page of its own), then moderate (``state``) or restore (None) every selected
+    submission through ``services.moderation``; a refusal changes none and is shown as a message."""
+    form = ModerationReasonForm(request.POST if "apply" in request.POST else None)
+    form.fields["reason"].required = state is not None  # a restore's reason is optional
+    if form.is_valid():
+        try:
+            changed = submissions_moderate(submissions=queryset.select_related("challenge", "team"),
+                                           user=request.user, state=state, reason=form.cleaned_data["reason"])
+        except ServiceError as exc:
+            modeladmin.message_user(request, exc.message, messages.ERROR)
+        else:
+            modeladmin.message_user(request, f"{changed} submission(s) {verb}; the boards are being updated.",
+                                    messages.SUCCESS)
+        return None
+    return TemplateResponse(request, "admin/leaderboard/submission/moderate.html", {
+        **modeladmin.admin_site.each_context(request), "title": f"{verb.capitalize()}: the selected submissions",
+        "opts": modeladmin.opts, "form": form, "queryset": queryset, "action": request.POST.get("action", ""),
+        "verb": verb})
+
+
+@admin.action(description="Disqualify the selected submissions (with a reason)")
+def disqualify_selected(modeladmin, request, queryset):
+    return _moderate_selected(modeladmin, request, queryset, Moderation.DISQUALIFIED, "disqualified")
+
+
+@admin.action(description="Hide the selected submissions (with a reason)")
+def hide_selected(modeladmin, request, queryset):
+    return _moderate_selected(modeladmin, request, queryset, Moderation.HIDDEN, "hidden")
+
+
+@admin.action(description="Restore the selected submissions (undo their disqualification or hiding)")
+def restore_selected(modeladmin, request, queryset):
+    return _moderate_selected(modeladmin, request, queryset, None, "restored")
+
+
 @admin.register(Submission)
 class SubmissionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "method_name", "challenge", "team", "kind", "status", "runs_expected",
+    list_display = ["id", "method_name", "challenge", "team", "kind", "status", "moderation", "runs_expected",
                     "counts_toward_quota", "created"]
-    list_filter = ["status", "kind", ("challenge", HostedChallengeFilter)]
+    list_filter = ["status", "kind", "moderation", ("challenge", HostedChallengeFilter)]
+    actions = [disqualify_selected, hide_selected, restore_selected]
     search_fields = ["method_name", "team__name", "submitted_by__username", "error_message"]
     list_select_related = ["challenge", "team"]
     date_hierarchy = "created"
     exclude = ["hyperparameters", "recipe_file"]
     readonly_fields = ["challenge", "team", "submitted_by", "kind", "method_name", "description", "status",
                        "runs_expected", "error_message", "counts_toward_quota", "recipe", "hyperparameters_json",
+                       "moderation", "moderation_reason", "moderated_by", "moderated_at",
                        "created", "started_at", "finished_at", "page"]
     inlines = [RunInline]
 

@@ -111,3 +111,10 @@ class RegistrationStatus(models.TextChoices):
     PENDING = "pending", "Waiting for the hosts"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
+
+
+class Moderation(models.TextChoices):
+    """A host's moderation of an entry or of a whole team on a challenge (blank: none)."""
+
+    DISQUALIFIED = "disqualified", "Disqualified"
+    HIDDEN = "hidden", "Hidden"

@@ -7,10 +7,11 @@ outcomes), so the report is a cache, never a source of truth.
 from __future__ import annotations
 
 import numpy as np
+import orjson
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import connections, models
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -29,6 +30,7 @@ from .choices import (
     Feedback,
     HpoMethod,
     HpoMode,
+    Moderation,
     RankingStatistic,
     RegistrationStatus,
     RunQueue,
@@ -40,6 +42,7 @@ from .choices import (
     Visibility,
 )
 from .jsoncodec import FastJSONDecoder, FastJSONEncoder
+from .report_rows import ROW_TABLE, report_join, row_ids
 from .storage import hidden_labels_storage
 
 METRIC_CHOICES = [(name, metric.label) for name, metric in METRICS.items()]
@@ -301,6 +304,12 @@ class Submission(models.Model):
     content_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     # Chosen by its team for the private board (at most Challenge.final_entries per team).
     selected_for_final = models.BooleanField(default=False)
+    # A host's moderation (services.moderation): off both boards, the reason shown to its team.
+    moderation = models.CharField(max_length=12, choices=Moderation.choices, blank=True, default="")
+    moderation_reason = models.TextField(blank=True)
+    moderated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
+    moderated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]
@@ -423,8 +432,40 @@ class ReportBase(models.Model):
     # How many times the report was rebuilt (exported as a Prometheus counter).
     recompute_count = models.PositiveBigIntegerField(default=0)
 
+    #: The board whose report this is (its own rows are ``ReportRow``s of this board).
+    BOARD: str = Board.PUBLIC
+
     class Meta:
         abstract = True
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        """The stored report, whole: a report stored in pieces (``leaderboard.report_rows``) gets its entries'
+        own rows put back, and ``row_ids`` says which rows are stored (None: stored whole)."""
+        report = super().from_db(db, field_names, values)
+        report.row_ids = None
+        data = report.__dict__.get("data")
+        if isinstance(data, dict) and ROW_TABLE in data:
+            report.row_ids = row_ids(data)
+            report.data = report_join(data, report_own_rows(cls, db, report, data))
+        return report
+
+
+def report_own_rows(model, db: str, report: ReportBase, skeleton: dict) -> dict[int, dict]:
+    """The own rows of the entries ``skeleton`` lists: read again, with the skeleton, when a new report was
+    written between the two reads (three tries; then the error names the board)."""
+    rows = ReportRow.objects.using(db).filter(challenge_id=report.challenge_id, board=model.BOARD)
+    sql, params = rows.values_list("submission_id", "data").query.sql_with_params()
+    for _ in range(3):
+        with connections[db].cursor() as cursor:  # as stored, decoded by orjson at once: no per-row converter
+            cursor.execute(sql, params)
+            own = {sid: orjson.loads(value) if isinstance(value, (str, bytes)) else value
+                   for sid, value in cursor.fetchall()}
+        if all(sid in own for sid in skeleton[ROW_TABLE]["ids"]):
+            return own
+        skeleton = model._base_manager.using(db).filter(pk=report.pk).values_list("data", flat=True).get()
+        report.data, report.row_ids = skeleton, row_ids(skeleton)
+    raise RuntimeError(f"The {model.BOARD} report of challenge {report.challenge_id} lists rows it does not store.")
 
 
 class Report(ReportBase):
@@ -436,7 +477,23 @@ class Report(ReportBase):
 class PrivateReport(ReportBase):
     """Cached report of the private board (hosts until the reveal; recomputed with the public one)."""
 
+    BOARD = Board.PRIVATE
     challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, related_name="private_report")
+
+
+class ReportRow(models.Model):
+    """One entry's own row of a board's stored report (``leaderboard.report_rows``): its runs, mean, Boo_n and
+    their intervals, without the parts another entry's arrival moves (ranks, letters, rank interval), which
+    the report's ``row_table`` holds. An update rewrites the rows that changed only."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="report_rows")
+    board = models.CharField(max_length=10, choices=Board.choices)
+    submission_id = models.BigIntegerField()
+    data = models.JSONField(encoder=FastJSONEncoder, decoder=FastJSONDecoder)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["challenge", "board", "submission_id"],
+                                               name="report_row_unique")]
 
 
 class ReportVersion(models.Model):
@@ -470,6 +527,24 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.challenge_id} by {self.actor_id}"
+
+
+class TeamModeration(models.Model):
+    """A host's moderation of a whole team on one challenge: every submission of the team leaves its boards."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="team_moderations")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="moderations")
+    state = models.CharField(max_length=12, choices=Moderation.choices)
+    reason = models.TextField()
+    moderated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
+    moderated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["challenge", "team"], name="team_moderation_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.team} {self.state} on {self.challenge_id}"
 
 
 class Registration(models.Model):
@@ -742,3 +817,25 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} to {self.webhook} ({self.status})"
+
+
+class BoardHistory(models.Model):
+    """An entry's rank and ranking value on one board from ``at`` until its next row (issue 26).
+
+    Written when a recomputed report first shows the entry or moves it (``services.history``); the
+    private board's rows are read only once that board is (hosts, or everyone after the reveal).
+    """
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="board_history")
+    board = models.CharField(max_length=10, choices=Board.choices)
+    submission_id = models.BigIntegerField()
+    at = models.DateTimeField()
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    value = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["challenge", "board", "submission_id", "at"], name="history_entry_at")]
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id} on the {self.board} board at {self.at:%Y-%m-%d %H:%M}: {self.rank}"

@@ -12,7 +12,8 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.db import connections
-from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
 from .choices import Board, RunStatus, SubmissionStatus, Visibility
@@ -27,7 +28,9 @@ from .models import (
     Suite,
     Team,
     TeamInvitation,
+    TeamModeration,
 )
+from .report_rows import ROW_TABLE
 
 
 def challenge_list_visible(*, user) -> QuerySet[Challenge]:
@@ -90,6 +93,14 @@ def submission_can_see_details(*, user, submission: Submission) -> bool:
     if user_is_host(user=user, challenge=submission.challenge):
         return True
     return submission.team.membership_set.filter(user=user).exists()
+
+
+def submission_readable(*, user, submission: Submission) -> bool:
+    """Whether ``user`` may open the submission at all: its team and the hosts always, others once it is
+    scored, unless a host moderated it (:func:`submission_moderation`)."""
+    if submission_can_see_details(user=user, submission=submission):
+        return True
+    return submission.status == SubmissionStatus.SCORED and submission_moderation(submission=submission) is None
 
 
 def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet[Submission]:
@@ -197,7 +208,7 @@ SNAPSHOT_RUN_COLUMNS = ("submission_id", "index", "status", "test_score", "valid
                         "private_score")
 SNAPSHOT_SUBMISSION_COLUMNS = ("id", "team_id", "kind", "status", "method_name", "team__name", "runs_expected",
                                "created", "selected_for_final", "phase__test_rows", "provenance__source",
-                               "provenance__link")
+                               "provenance__link", "moderated")
 
 
 @dataclass(frozen=True)
@@ -235,11 +246,35 @@ def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = No
                           .values_list(*SNAPSHOT_RUN_COLUMNS))
     only = {} if submission_ids is None else {"id__in": submission_ids}
     subs = rows_as_stored(Submission.objects.filter(challenge=challenge, **only).order_by("created", "id")
-                          .values_list(*SNAPSHOT_SUBMISSION_COLUMNS))
+                          .annotate(moderated=moderation_in_force()).values_list(*SNAPSHOT_SUBMISSION_COLUMNS))
     created, selected = SNAPSHOT_SUBMISSION_COLUMNS.index("created"), SNAPSHOT_SUBMISSION_COLUMNS.index(
         "selected_for_final")
     return ChallengeRuns(runs, [(*row[:created], stored_datetime_iso(row[created]), bool(row[selected]),
                                  *row[selected + 1:]) for row in subs])
+
+
+def moderation_in_force():
+    """For ``annotate``: a submission's own moderation, else its team's on its challenge (None: none)."""
+    team = TeamModeration.objects.filter(challenge_id=OuterRef("challenge_id"), team_id=OuterRef("team_id"))
+    return Coalesce(NullIf(F("moderation"), Value("")), Subquery(team.values("state")[:1]))
+
+
+def submissions_moderated(*, challenge: Challenge) -> QuerySet[Submission]:
+    """The challenge's submissions a host moderated, themselves or as their team's: on no board."""
+    teams = TeamModeration.objects.filter(challenge=challenge).values("team_id")
+    return Submission.objects.filter(Q(challenge=challenge) & (~Q(moderation="") | Q(team_id__in=teams)))
+
+
+def submission_moderation(*, submission: Submission) -> dict | None:
+    """The moderation in force on ``submission`` (its own, else its team's): ``state``, ``reason``, ``scope``
+    (``entry`` or ``team``) and ``moderated_at``; None when it has none."""
+    if submission.moderation:
+        return {"state": submission.moderation, "reason": submission.moderation_reason, "scope": "entry",
+                "moderated_at": submission.moderated_at}
+    team = TeamModeration.objects.filter(challenge_id=submission.challenge_id, team_id=submission.team_id).first()
+    if team is None:
+        return None
+    return {"state": team.state, "reason": team.reason, "scope": "team", "moderated_at": team.moderated_at}
 
 
 def stored_datetime_iso(value) -> str:
@@ -253,9 +288,11 @@ def stored_datetime_iso(value) -> str:
 
 
 def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:
-    """Every run of the challenge's submissions (public columns), for exports (reports read :func:`challenge_runs`)."""
+    """Every run of the challenge's submissions (public columns), for exports (reports read :func:`challenge_runs`);
+    moderated entries, on no board, are left out."""
     return (Run.objects.filter(submission__challenge=challenge)
             .exclude(submission__status=SubmissionStatus.CANCELLED)
+            .exclude(submission__in=submissions_moderated(challenge=challenge))
             .select_related("submission", "submission__team")
             .order_by("submission_id", "index"))
 
@@ -288,6 +325,12 @@ def report_stored_ranks(*, challenge: Challenge, board: str = Board.PUBLIC) -> d
     one its board shows; submissions not on the board (older versions, unscored) are absent.
     """
     data = REPORT_MODELS[Board(board)].objects.filter(challenge=challenge).values_list("data", flat=True).first()
+    table = (data or {}).get(ROW_TABLE)
+    if table is not None:  # stored in pieces: the ranks are columns of the skeleton, no row is read
+        columns = table["columns"]
+        displays = columns.get("rank_display") or [None] * len(table["ids"])
+        return {sid: display or str(rank) for sid, rank, display in zip(table["ids"], columns["rank"], displays)
+                if rank is not None}
     return {row["submission_id"]: row.get("rank_display") or str(row["rank"])
             for row in (data or {}).get("entries", ()) if row.get("rank") is not None}
 

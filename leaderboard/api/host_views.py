@@ -6,21 +6,28 @@ input serializer, one service call and an output serializer; the services check 
 
 from __future__ import annotations
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 
+from ..choices import Visibility
 from ..models import Phase, Registration
 from ..selectors import user_is_host
+from ..services.bundles import MAX_BUNDLE_BYTES, bundle_export, bundle_import
 from ..services.challenges import challenge_reveal
 from ..services.phases import phase_create, phase_update
 from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
-from ..uploads import read_dataset_upload
+from ..services.results_import import challenge_create_results_only
+from ..uploads import read_dataset_upload, read_upload
+from .schema import error_responses
 from .serializers import (
     AuditEntrySerializer,
     ChallengeSerializer,
@@ -57,7 +64,7 @@ class ChallengeHostActions:
     @extend_schema(methods=["POST"], request=PhaseSerializer, responses={201: PhaseSerializer},
                    description="Add a phase (hosts).")
     @action(detail=True, methods=["get", "post"], permission_classes=[IsAuthenticatedOrReadOnly],
-            parser_classes=[JSONParser, FormParser, MultiPartParser])
+            parser_classes=[JSONParser, FormParser, MultiPartParser], pagination_class=None, filter_backends=[])
     def phases(self, request, slug=None):
         challenge = self.get_object()
         if request.method == "GET":
@@ -88,7 +95,8 @@ class ChallengeHostActions:
         return Response(RegistrationSerializer(registration).data)
 
     @extend_schema(responses=RegistrationSerializer(many=True), description="Registrations (hosts).")
-    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated], pagination_class=None,
+            filter_backends=[])
     def registrations(self, request, slug=None):
         challenge = self._hosted(request)
         rows = challenge.registrations.select_related("user", "decided_by")
@@ -108,7 +116,7 @@ class ChallengeHostActions:
 
     @extend_schema(responses=AuditEntrySerializer(many=True),
                    description="The audit log of host actions: who changed which setting or file, when (hosts).")
-    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated], filter_backends=[])
     def audit(self, request, slug=None):
         challenge = self._hosted(request)
         page = self.paginate_queryset(challenge.audit_entries.select_related("actor"))
@@ -118,13 +126,18 @@ class ChallengeHostActions:
                    description="Reports kept from before each rescore (hosts). `data` is the report as it was stored: "
                                "a section's comparisons are `comparisons` (rows) in reports stored before the table "
                                "layout, `comparison_table` (one list per column) since (docs/scale.md).")
-    @action(detail=True, methods=["get"], url_path="report-versions", permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["get"], url_path="report-versions", permission_classes=[IsAuthenticated],
+            filter_backends=[])
     def report_versions(self, request, slug=None):
         challenge = self._hosted(request)
         page = self.paginate_queryset(challenge.report_versions.all())
         return self.get_paginated_response(ReportVersionSerializer(page, many=True).data)
 
     @extend_schema(request={"multipart/form-data": RescoreSerializer},
+                   responses={202: inline_serializer("RescoreResult", fields={
+                       "queued": serializers.IntegerField(help_text="Prediction submissions queued for rescoring."),
+                       "recipes_left": serializers.IntegerField(help_text="Recipe submissions, not rescored.")}),
+                       **error_responses(409)},
                    description="Correct the hidden labels and/or the metric, then rescore every prediction "
                                "submission (hosts); earlier reports are kept.")
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated],
@@ -142,3 +155,62 @@ class ChallengeHostActions:
         result = challenge_rescore(challenge=challenge, user=request.user, phase=phase, hidden_labels=labels,
                                    metric=data["metric"] or None)
         return Response(result, status=202)
+
+
+class ResultsOnlySerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(required=False, max_length=60, help_text="Default: made from the title.")
+    description = serializers.CharField(required=False, default="")
+    metric = serializers.CharField(default="accuracy", help_text="What the imported per-instance scores measure.")
+    higher_is_better = serializers.BooleanField(default=True)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
+
+
+class BundleImportSerializer(serializers.Serializer):
+    bundle = serializers.FileField(help_text="A zip exported by GET /api/challenges/{slug}/bundle/.")
+    slug = serializers.SlugField(required=False, max_length=60, help_text="Default: the bundle's own slug.")
+    title = serializers.CharField(required=False, max_length=200, help_text="Default: the bundle's own title.")
+
+
+class ChallengeMovingActions:
+    """``results-only`` and ``bundle`` (create), ``{slug}/bundle`` (export): challenges without a dataset, and
+    challenges moved between servers as one zip (``services.bundles``)."""
+
+    @extend_schema(request=ResultsOnlySerializer, responses={201: ChallengeSerializer}, operation_id="challenges_results_only",
+                   description="Host a results-only challenge (no dataset, no submissions): its entries are imported "
+                               "with POST /api/challenges/{slug}/imports/.")
+    @action(detail=False, methods=["post"], url_path="results-only", permission_classes=[IsAuthenticated],
+            parser_classes=[JSONParser, FormParser, MultiPartParser])
+    def results_only(self, request):
+        incoming = ResultsOnlySerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        challenge = challenge_create_results_only(created_by=request.user, title=data["title"], slug=data.get("slug"),
+                                                  description=data["description"], metric=data["metric"],
+                                                  higher_is_better=data["higher_is_better"],
+                                                  visibility=data["visibility"])
+        return Response(ChallengeSerializer(challenge, context={"request": request}).data, status=201)
+
+    @extend_schema(request={"multipart/form-data": BundleImportSerializer}, responses={201: ChallengeSerializer},
+                   operation_id="challenges_bundle_import",
+                   description="Create a challenge, hosted by you, from a bundle (all or nothing).")
+    @action(detail=False, methods=["post"], url_path="bundle", permission_classes=[IsAuthenticated],
+            parser_classes=[MultiPartParser, FormParser])
+    def bundle_import(self, request):
+        incoming = BundleImportSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        upload = read_upload(data["bundle"], limit_mb=MAX_BUNDLE_BYTES // 2**20, field="bundle")
+        challenge = bundle_import(data=upload.data, user=request.user, slug=data.get("slug"), title=data.get("title"))
+        return Response(ChallengeSerializer(challenge, context={"request": request}).data, status=201)
+
+    @extend_schema(request=None, responses={(200, "application/zip"): OpenApiTypes.BINARY},
+                   operation_id="challenges_bundle_export",
+                   description="The challenge as a bundle (hosts; audit-logged): manifest.json and data/.")
+    @action(detail=True, methods=["get"], url_path="bundle", permission_classes=[IsAuthenticated])
+    def bundle_export(self, request, slug=None):
+        challenge = self.get_object()
+        data = bundle_export(challenge=challenge, user=request.user)
+        response = HttpResponse(data, content_type="application/zip")
+        response["Content-Disposition"] = f'attachment; filename="{challenge.slug}-bundle.zip"'
+        return response

@@ -14,7 +14,8 @@ from ..selectors import phase_in_force, submission_can_see_details, user_is_host
 from ..services.boards import BoardScope, board_private_revealed, board_scope
 from ..services.challenges import CHALLENGE_FIELDS, challenge_warnings
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
-from ..services.queues import challenge_queue_waits
+from ..services.queues import challenge_queue_waits, submission_queue_wait
+from .schema import JSONObjectField, LabelField
 
 
 def scope_for(context: dict, challenge: Challenge) -> BoardScope:
@@ -61,9 +62,14 @@ class FirstPhaseFields(serializers.Serializer):
 
 
 class DatasetSerializer(serializers.ModelSerializer):
+    feature_columns = serializers.ListField(child=serializers.CharField(), read_only=True)
+    classes = serializers.ListField(child=LabelField(), read_only=True,
+                                    help_text="The label's classes (classification), as the dataset spells them.")
+
     class Meta:
         model = Dataset
         fields = ["id_column", "label_column", "feature_columns", "task", "classes", "n_train", "n_test", "version"]
+        optional_fields = ["version"]  # hosts only (to_representation); the schema marks it not required
 
     def to_representation(self, dataset):
         data = super().to_representation(dataset)
@@ -76,6 +82,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 
 class ChallengeSerializer(serializers.ModelSerializer):
     hosts = serializers.SlugRelatedField(many=True, read_only=True, slug_field="username")
+    randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), read_only=True)
     dataset = serializers.SerializerMethodField()
     downloads = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
@@ -174,6 +181,12 @@ class ChallengeUpdateSerializer(FirstPhaseFields, serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     submission = serializers.IntegerField(source="submission_id", read_only=True)
+    seeds = serializers.DictField(child=serializers.IntegerField(), read_only=True,
+                                  help_text="The seed of each source of randomness (`contestant_file`: the file's "
+                                            "index; `imported`: the import's id).")
+    hyperparameters = JSONObjectField(read_only=True)
+    isolation = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                      help_text='The confinement the run executed under (e.g. "seccomp").')
     method_name = serializers.CharField(source="submission.method_name", read_only=True)
     team = serializers.CharField(source="submission.team.name", read_only=True)
     kind = serializers.CharField(source="submission.kind", read_only=True)
@@ -213,10 +226,16 @@ class RunSerializer(serializers.ModelSerializer):
 class RunDetailSerializer(RunSerializer):
     """With the log and error: for the submitting team and the hosts."""
 
+    hpo_trials = serializers.ListField(child=JSONObjectField(), read_only=True,
+                                       help_text="The hyperparameter search's trials (recipes that search).")
+    fingerprint = JSONObjectField(read_only=True, help_text="What the run executed with (library versions, ...).")
+
     class Meta(RunSerializer.Meta):
         fields = [*RunSerializer.Meta.fields, "error_message", "log", "hpo_trials", "fingerprint", "attempts",
                   "started_at", "finished_at"]
         read_only_fields = fields
+        # A submission's runs: RunSerializer's fields for other teams, these too for its team and the hosts.
+        optional_fields = fields[len(RunSerializer.Meta.fields):]
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
@@ -228,13 +247,19 @@ class SubmissionSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     phase = serializers.CharField(source="phase.name", read_only=True, allow_null=True, default=None)
     score = serializers.SerializerMethodField(help_text="The submission's score as your board shows it.")
+    queue_wait = serializers.SerializerMethodField(
+        help_text="While queued: why it does not start (no worker takes its queue now); else null.")
 
     class Meta:
         model = Submission
         fields = ["id", "url", "challenge", "team", "submitted_by", "kind", "method_name", "description", "status",
                   "progress", "runs_expected", "error_message", "created", "started_at", "finished_at", "phase",
-                  "selected_for_final", "score", "runs"]
+                  "selected_for_final", "score", "queue_wait", "runs"]
         read_only_fields = fields
+        optional_fields = ["error_message", "description", "submitted_by"]  # its team and the hosts only
+
+    def get_queue_wait(self, submission: Submission) -> str | None:
+        return submission_queue_wait(submission=submission)
 
     def get_score(self, submission: Submission) -> float | None:
         scope = scope_for(self.context, submission.challenge)
@@ -284,7 +309,8 @@ class SubmissionCreateSerializer(serializers.Serializer):
     files = serializers.ListField(child=serializers.FileField(), required=False, default=list,
                                   help_text="Prediction CSV files, one per seed run (each file is a run).")
     recipe = serializers.FileField(required=False, help_text="A recipe .py file (kind=recipe).")
-    hyperparameters = serializers.JSONField(required=False, default=dict)
+    hyperparameters = JSONObjectField(required=False, default=dict,
+                                      help_text='Fixed hyperparameters of the recipe (kind=recipe), e.g. {"C": 0.5}.')
 
     def validate(self, attrs):
         if attrs["kind"] == SubmissionKind.PREDICTIONS and not attrs.get("files"):
@@ -295,7 +321,9 @@ class SubmissionCreateSerializer(serializers.Serializer):
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor.username", read_only=True, default=None)
+    details = JSONObjectField(read_only=True, help_text="The action's particulars (e.g. each setting's old and "
+                                                        "new value).")
+    actor = serializers.CharField(source="actor.username", read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = AuditEntry
@@ -305,7 +333,7 @@ class AuditEntrySerializer(serializers.ModelSerializer):
 
 class RegistrationSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.username", read_only=True)
-    decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None)
+    decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = Registration
@@ -314,6 +342,8 @@ class RegistrationSerializer(serializers.ModelSerializer):
 
 
 class ReportVersionSerializer(serializers.ModelSerializer):
+    data = JSONObjectField(read_only=True, help_text="The report as it was stored.")
+
     class Meta:
         model = ReportVersion
         fields = ["id", "board", "computed_at", "archived_at", "reason", "data"]

@@ -24,6 +24,7 @@ from .beyond_views import (
 )
 from .docs_views import ApiRootView, RedocView, SwaggerView, redoc_bundle
 from .report_views import CompareView, LeaderboardView, SotaView
+from .review_views import SubmissionDownloadView, SubmissionModerationView, TeamModerationView
 from .views import ChallengeDownloadView, ChallengeViewSet, SubmissionViewSet
 
 router = SimpleRouter()
@@ -60,6 +61,10 @@ urlpatterns = [
     path("challenges/<slug:slug>/variance-studies/", VarianceStudyListView.as_view(), name="api-variance-studies"),
     path("variance-studies/<int:pk>/", VarianceStudyDetailView.as_view(), name="api-variance-study"),
     path("challenges/<slug:slug>/imports/", ResultsImportView.as_view(), name="api-results-imports"),
+    path("submissions/<int:pk>/download/", SubmissionDownloadView.as_view(), name="api-submission-download"),
+    path("submissions/<int:pk>/moderation/", SubmissionModerationView.as_view(), name="api-submission-moderation"),
+    path("challenges/<slug:slug>/teams/<int:team_id>/moderation/", TeamModerationView.as_view(),
+         name="api-team-moderation"),
     path("suites/", SuiteListView.as_view(), name="api-suites"),
     path("suites/<slug:slug>/", SuiteDetailView.as_view(), name="api-suite"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -18,7 +18,13 @@ from rest_framework.views import APIView
 from ..choices import SubmissionKind
 from ..downloads import dataset_download
 from ..models import Run, Submission
-from ..selectors import challenge_list_visible, runs_for_challenge, submission_can_see_details, submission_list_for
+from ..selectors import (
+    challenge_list_visible,
+    runs_for_challenge,
+    submission_can_see_details,
+    submission_list_for,
+    submission_readable,
+)
 from ..services.boards import board_scope
 from ..services.challenges import DatasetUpload, challenge_create, challenge_update
 from ..services.submissions import (
@@ -29,9 +35,11 @@ from ..services.submissions import (
 )
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
 from .filters import ChallengeFilter, RunFilter, SubmissionFilter
-from .host_views import ChallengeHostActions
+from .host_views import ChallengeHostActions, ChallengeMovingActions
 from .permissions import IsHostOrReadOnly
 from .renderers import CSVRenderer
+from .report_schema import BOARD_PARAMETER, FORMAT_PARAMETER, RUN_FILTERS, SUBMISSION_FILTERS
+from .schema import error_responses
 from .serializers import (
     ChallengeCreateSerializer,
     ChallengeSerializer,
@@ -43,15 +51,11 @@ from .serializers import (
     SubmissionSerializer,
 )
 
-BOARD_PARAMETER = OpenApiParameter("board", str, enum=["public", "private"],
-                                   description="Which board's scores: public (default), or private (hosts until "
-                                               "the reveal).")
-
 
 @extend_schema_view(
     list=extend_schema(description="Challenges you can see: every public one, and the private ones you host."),
     retrieve=extend_schema(description="One challenge: its settings, dataset, phases and hosts."))
-class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+class ChallengeViewSet(ChallengeHostActions, ChallengeMovingActions, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                        viewsets.GenericViewSet):
     """Challenges: anyone reads public ones; signed-in users host new ones; hosts change theirs."""
 
@@ -66,7 +70,7 @@ class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.Retri
         return (challenge_list_visible(user=self.request.user)
                 .select_related("dataset").prefetch_related("hosts", "phases").order_by("-created"))
 
-    @extend_schema(request=ChallengeCreateSerializer, responses={201: ChallengeSerializer})
+    @extend_schema(request={"multipart/form-data": ChallengeCreateSerializer}, responses={201: ChallengeSerializer})
     def create(self, request):
         """Host a new challenge (signed-in users): its settings and dataset, validated before anything is stored."""
         incoming = ChallengeCreateSerializer(data=request.data)
@@ -96,14 +100,14 @@ class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.Retri
         challenge = challenge_update(challenge=challenge, user=request.user, **incoming.validated_data)
         return Response(ChallengeSerializer(challenge, context={"request": request}).data)
 
-    @extend_schema(methods=["GET"], responses=SubmissionSerializer(many=True),
+    @extend_schema(methods=["GET"], responses=SubmissionSerializer(many=True), parameters=SUBMISSION_FILTERS,
                    description="Your teams' submissions to this challenge (hosts: all of them).")
     @extend_schema(methods=["POST"], request={"multipart/form-data": SubmissionCreateSerializer},
-                   responses={202: SubmissionSerializer},
+                   responses={202: SubmissionSerializer, **error_responses(409, 429)},
                    description="Submit predictions (one file, or k files from k seeds: each file is a run) or "
                                "a training recipe. Everything is validated before anything is stored.")
     @action(detail=True, methods=["get", "post"], permission_classes=[IsAuthenticatedOrReadOnly],
-            parser_classes=[MultiPartParser, FormParser])
+            parser_classes=[MultiPartParser, FormParser], filter_backends=[])
     def submissions(self, request, slug=None):
         challenge = self.get_object()
         if request.method == "GET":
@@ -124,12 +128,13 @@ class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.Retri
         return Response(SubmissionSerializer(submission, context={"request": request}).data,
                         status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses=RunSerializer(many=True),
-                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"]), BOARD_PARAMETER],
+    @extend_schema(responses={(200, "application/json"): RunSerializer(many=True), (200, "text/csv"): OpenApiTypes.STR},
+                   parameters=[FORMAT_PARAMETER, BOARD_PARAMETER, *RUN_FILTERS],
                    description="Every run of every entry, with its seeds, split id and scores on the board you "
                                "read: enough to recompute that board. Logs are on the submission endpoint "
                                "(own team, hosts).")
-    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, BrowsableAPIRenderer, CSVRenderer])
+    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, BrowsableAPIRenderer, CSVRenderer],
+            filter_backends=[])
     def runs(self, request, slug=None):
         challenge = self.get_object()
         context = {"request": request,
@@ -141,7 +146,7 @@ class ChallengeViewSet(ChallengeHostActions, mixins.ListModelMixin, mixins.Retri
         return self.get_paginated_response(RunSerializer(page, many=True, context=context).data)
 
 
-@extend_schema(responses={(200, "text/csv"): OpenApiTypes.BINARY})
+@extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
 class ChallengeDownloadView(APIView):
     """Public parts of the dataset (train, test inputs, sample submission); hidden labels for hosts only."""
 
@@ -168,7 +173,7 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
 
     def retrieve(self, request, pk=None):
         submission = self.get_object()
-        if not submission_can_see_details(user=request.user, submission=submission) and submission.status != "scored":
+        if not submission_readable(user=request.user, submission=submission):  # unscored, or moderated
             raise Http404
         return Response(self.get_serializer(submission).data)
 
@@ -178,7 +183,7 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
         submission = submission_cancel(submission=self.get_object(), user=request.user)
         return Response(self.get_serializer(submission).data)
 
-    @extend_schema(request=SelectSerializer, responses=SubmissionSerializer,
+    @extend_schema(request=SelectSerializer, responses={200: SubmissionSerializer, **error_responses(409)},
                    description="Choose this submission for the private board (`selected=false` un-chooses it); "
                                "a team chooses at most the challenge's `final_entries`.")
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])

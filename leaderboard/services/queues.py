@@ -49,6 +49,18 @@ def challenge_queue_waits(*, challenge: Challenge) -> list[dict]:
             for queue, what in challenge_queues(challenge=challenge) if not consumers.get(queue)]
 
 
+def submission_queue_wait(*, submission) -> str | None:
+    """Why a queued submission does not start: the queue it waits on has no worker now (else None, also
+    when the workers cannot be asked)."""
+    if submission.status != "queued":
+        return None
+    queue = submission.runs.values_list("queue", flat=True).first() or RunQueue.SCORING.value
+    consumers = dispatch.queue_consumers()
+    if consumers is None or consumers.get(queue):
+        return None
+    return queue_wait_message(queue, "this submission's runs")
+
+
 def queues_unattended_record(*, runs: list[Run], now=None) -> int:
     """Tell the hosts (audit log) of each challenge whose queued ``runs`` wait on a queue no worker takes.
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -37,7 +38,8 @@ from evaluation.report import (
 )
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, PrivateReport, Report, Run
+from ..models import Challenge, PrivateReport, Report, ReportRow, Run
+from ..report_rows import ROW_TABLE, report_split, row_ids
 from ..selectors import (
     REPORT_MODELS,
     SNAPSHOT_RUN_COLUMNS,
@@ -50,6 +52,7 @@ from .boards import board_fields, board_has_private, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids
 from .errors import ServiceError
+from .history import record_moves
 
 #: Query parameters that may override a challenge's report settings, and the Challenge field each
 #: overrides (its model validators are the override's validators).
@@ -132,15 +135,47 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
 
 
 def _save(report, version: str, build) -> None:
+    """Store the report ``build()`` returns in pieces (``leaderboard.report_rows``): the rows that changed, the
+    skeleton, and the count with it in one UPDATE (SQLite rewrites a whole row at each)."""
     started = time.perf_counter()
-    report.data = build()
+    data = build()
     report.inputs_version = version
     report.computed_at = timezone.now()
     report.duration_s = time.perf_counter() - started
-    # One UPDATE, the count with it: SQLite rewrites the whole row, the report's megabytes, at each.
-    type(report).objects.filter(pk=report.pk).update(
-        data=report.data, inputs_version=version, computed_at=report.computed_at, duration_s=report.duration_s,
-        recompute_count=F("recompute_count") + 1)
+    with transaction.atomic():
+        skeleton = _write_rows(report, data)
+        record_moves(challenge_id=report.challenge_id, board=type(report).BOARD, before=report.data, after=data,
+                     at=report.computed_at)
+        type(report).objects.filter(pk=report.pk).update(
+            data=skeleton, inputs_version=version, computed_at=report.computed_at, duration_s=report.duration_s,
+            recompute_count=F("recompute_count") + 1)
+    report.data, report.row_ids = data, row_ids(skeleton)
+
+
+def _write_rows(report, data: dict) -> dict:
+    """Write the own rows of ``data`` that differ from those stored with ``report`` (its ``data`` still the
+    previous report), delete those of entries no longer shown; returns the skeleton to store
+    (``report.written_rows``: how many rows were written)."""
+    skeleton, own = report_split(data)
+    stored = ReportRow.objects.filter(challenge_id=report.challenge_id, board=type(report).BOARD)
+    before_ids = getattr(report, "row_ids", None)
+    if before_ids is None:  # stored whole until now, or never: every row is written
+        stored.delete()
+        changed = list(own)
+    else:
+        gone = [sid for sid in before_ids if sid not in own]
+        for start in range(0, len(gone), 500):
+            stored.filter(submission_id__in=gone[start:start + 500]).delete()
+        moving = set(skeleton[ROW_TABLE]["columns"])
+        before = {row["submission_id"]: row for row in (report.data or {}).get("entries", ())}
+        changed = [sid for sid, row in own.items() if sid not in before
+                   or row != {key: value for key, value in before[sid].items() if key not in moving}]
+    ReportRow.objects.bulk_create(
+        [ReportRow(challenge_id=report.challenge_id, board=type(report).BOARD, submission_id=sid, data=own[sid])
+         for sid in changed], update_conflicts=True, unique_fields=["challenge", "board", "submission_id"],
+        update_fields=["data"], batch_size=500)
+    report.written_rows = len(changed)
+    return skeleton
 
 
 #: Largest public board recomputed in the reader's request after a settings change; a larger one is
@@ -193,9 +228,9 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
 
     Shown on the public board: one version per entry (``services.entries.public_board_ids``), on
     the private board: each team's final selection; every run with its score on that board's
-    rows. Counted (``m`` of the multiplicity-adjusted state of the art): every scored prediction
-    file and every recipe submission with a scored run, of every version, failed and cancelled
-    ones included (see :data:`MULTIPLICITY_NOTE`). ``submission_ids``: only these entries' runs
+    rows; entries a host moderated are on neither board. Counted (``m`` of the multiplicity-adjusted
+    state of the art): every scored prediction file and every recipe submission with a scored run,
+    of every version, failed, cancelled and moderated ones included (see :data:`MULTIPLICITY_NOTE`). ``submission_ids``: only these entries' runs
     are read (the counts then cover them only). ``snapshot``: the challenge's runs and
     submissions already read (a report update reads them once).
     """
@@ -209,6 +244,7 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
     about = {row[0]: row for row in snapshot.submissions
              if submission_ids is None or row[0] in submission_ids}
     kind, state = SNAPSHOT_SUBMISSION_COLUMNS.index("kind"), SNAPSHOT_SUBMISSION_COLUMNS.index("status")
+    moderated = SNAPSHOT_SUBMISSION_COLUMNS.index("moderated")  # by a host (services.moderation): on no board
     runs: dict[int, list[tuple]] = {}
     files = 0
     recipes: set[int] = set()
@@ -220,7 +256,7 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
             files += len(group)
         else:
             recipes.add(sid)
-        if submission[state] != SubmissionStatus.CANCELLED and sid in shown:
+        if submission[state] != SubmissionStatus.CANCELLED and not submission[moderated] and sid in shown:
             runs[sid] = group
     outcomes = _prediction_outcomes(challenge, outcomes_field, [sid for sid in runs
                                                                 if about[sid][kind] == SubmissionKind.PREDICTIONS])
@@ -257,7 +293,7 @@ def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
     incomplete = np.logical_and.reduceat(np.isnan(valid), bounds[:-1]).tolist()
     out = []
     for k, (sid, group) in enumerate(runs.items()):
-        sid, _, kind, status, name, team, runs_expected, created, _, _, source, link = about[sid]
+        sid, _, kind, status, name, team, runs_expected, created, _, _, source, link, *_ = about[sid]
         part = slice(bounds[k], bounds[k + 1])
         out.append(EntryRuns(
             id=sid, name=name, team=team, kind=kind, runs_expected=runs_expected, run_index=index[part],

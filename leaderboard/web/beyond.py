@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 
@@ -223,3 +224,46 @@ def results_import(request, slug: str):
             return redirect(challenge.get_absolute_url())
     return render(request, "challenges/import.html", {"challenge": challenge, "form": form,
                                                       "imports": challenge.results_imports.all()})
+
+
+# --------------------------------------------------------------------------- the board over time
+def board_history(request, slug: str):
+    """The board over time: the current best entries' ranks since they arrived, an entry's own history
+    (``?entry=``), and once the private board is readable, the public-to-private shake-up."""
+    from ..services.boards import board_scope
+    from ..services.errors import NotAllowed
+    from ..services.history import BOARD_CHART_ENTRIES, history_board, history_entry, shakeup
+    from ..services.reports import report_current
+
+    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+    try:
+        scope = board_scope(challenge=challenge, user=request.user, board=request.GET.get("board"))
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from None
+    except ServiceError as exc:
+        raise Http404(exc.message) from None
+    data = report_current(challenge=challenge, board=scope.board).data
+    rows = {row["submission_id"]: row for row in data["entries"]}
+    best = [row["submission_id"] for row in data["entries"] if row.get("rank") is not None][:BOARD_CHART_ENTRIES]
+    labels = {sid: f"{row['method_name']} ({row['team']})" for sid, row in rows.items()}
+    series = history_board(challenge=challenge, board=scope.board, scope=scope, entries=best)
+    context = {"challenge": challenge, "scope": scope, "entry": None, "entry_rows": None, "shakeup": None,
+               "board_chart": mark_safe(charts.rank_history(
+                   {labels[sid]: [(r["at"], r["rank"]) for r in rows_] for sid, rows_ in series.items()},
+                   title=f"Rank over time of the {len(series)} best entries", id_prefix="history-board"))}
+    entry = request.GET.get("entry")
+    if entry:
+        if not entry.isdigit() or int(entry) not in rows:
+            raise Http404("No such entry on this board.")
+        own = history_entry(challenge=challenge, submission_id=int(entry), scope=scope)
+        context.update(entry=rows[int(entry)], entry_rows=own.get(scope.board, []), entry_chart=mark_safe(
+            charts.rank_history({labels[int(entry)]: [(r["at"], r["rank"]) for r in own.get(scope.board, [])]},
+                                title="This entry's rank over time", id_prefix="history-entry")))
+    if scope.sees_private:
+        public = report_current(challenge=challenge).data
+        private = report_current(challenge=challenge, board="private").data
+        points = shakeup(public=public, private=private)
+        if points:
+            context["shakeup"] = mark_safe(charts.shakeup(points))
+            context["shakeup_points"] = points
+    return render(request, "challenges/history.html", context)

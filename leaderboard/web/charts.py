@@ -13,6 +13,7 @@ are given as the report's rows (``evaluation.report``), so a page can pass
 * :func:`strip_plot`: every run's score per entry, with the mean.
 * :func:`performance_profile`: a suite's fraction of runs above τ per entry, with its band.
 * :func:`critical_difference`: a suite's average ranks with the Nemenyi critical difference.
+* :func:`rank_history`: entries' ranks over time; :func:`shakeup`: public against private rank.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 __all__ = ["boo_n_curve", "critical_difference", "forest_plot", "heatmap", "pairwise_matrix", "performance_profile",
-           "strip_plot"]
+           "rank_history", "shakeup", "strip_plot"]
 
 #: The size of every chart's text in CSS pixels (the charts are never scaled: ``_svg``); 11 px is the least
 #: readable on a phone (issue 25), 12 the size the label widths below are reckoned in.
@@ -541,3 +542,104 @@ def critical_difference(ranked: Sequence[tuple[float, str]], cd: float, cliques:
             + f". Critical difference {_num(cd)}; entries joined by a thick line cannot be told apart.")
     height = label_y0 + 16 * rows + 10
     return _svg(x0 + width + 14 + _label_width([n for _, n in ranked]) + 40, height, title, desc, body, id_prefix)
+
+
+def rank_history(series: Mapping[str, Sequence[tuple]], *, title: str = "Rank over time",
+                 id_prefix: str = "history") -> str:
+    """Each entry's rank (1 at the top) against time, a step line per entry from one recomputation to the next.
+
+    Parameters
+    ----------
+    series : mapping label -> [(datetime, rank or None), ...] in time order (None: not ranked then)
+    """
+    points = [(at, rank) for rows in series.values() for at, rank in rows if rank is not None]
+    x0, width, height = PAD + 30, PLOT_W, 240
+    legend_w = _label_width(list(series))
+    if not points:
+        return _svg(x0 + width, 60, title, "No ranked entry yet.", [f'<text x="{x0}" y="30">No history yet.</text>'],
+                    id_prefix)
+    t0 = min(at for at, _ in points).timestamp()
+    t1 = max(max(at for at, _ in points).timestamp(), t0 + 1.0)
+    worst = max(max(rank for _, rank in points), 2)
+
+    def sx(at):
+        return x0 + (at.timestamp() - t0) / (t1 - t0) * width
+
+    def sy(rank):
+        return PAD + (rank - 1) / (worst - 1) * (height - 2 * PAD)
+
+    body = []
+    ends = _spread([sy(next((r for _, r in reversed(rows) if r is not None), worst)) for rows in series.values()],
+                   13, PAD, height - PAD)
+    for c, ((label, rows), end_y) in enumerate(zip(series.items(), ends)):
+        colour = PALETTE[c % len(PALETTE)]
+        ranked = [(at, rank) for at, rank in rows if rank is not None]
+        if not ranked:
+            continue
+        steps = []
+        for i, (at, rank) in enumerate(ranked):
+            steps.append(f"{sx(at):.1f},{sy(rank):.1f}")
+            following = ranked[i + 1][0] if i + 1 < len(ranked) else None
+            steps.append(f"{(sx(following) if following else x0 + width):.1f},{sy(rank):.1f}")
+        body.append(f'<g class="history" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+                    f'<polyline points="{" ".join(steps)}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for at, rank in ranked:
+            body.append(f'<circle class="point" cx="{sx(at):.1f}" cy="{sy(rank):.1f}" r="3" fill="{colour}">'
+                        f'<title>{escape(f"{label}: rank {rank} from {at:%Y-%m-%d %H:%M} UTC")}</title></circle>')
+        body.append(f'<text class="legend" x="{x0 + width + 8}" y="{end_y + 4:.1f}" fill="{text_colour(colour)}">'
+                    f'{escape(_fit(label))}</text></g>')
+    body.append(f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{height - PAD}" x2="{x0 + width}" '
+                f'y2="{height - PAD}" stroke="#333"/>'
+                f'<text x="{x0}" y="{height - PAD + 16}">{_first_last(t0)}</text>'
+                f'<text x="{x0 + width}" y="{height - PAD + 16}" text-anchor="end">{_first_last(t1)}</text>'
+                f'<text x="{x0 + width / 2}" y="{height - PAD + 32}" text-anchor="middle">time (UTC)</text></g>')
+    body.append(f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{PAD}" x2="{x0}" y2="{height - PAD}" '
+                f'stroke="#333"/><text x="{x0 - 6}" y="{sy(1) + 4:.1f}" text-anchor="end">1</text>'
+                f'<text x="{x0 - 6}" y="{sy(worst) + 4:.1f}" text-anchor="end">{worst}</text>'
+                f'<text x="12" y="{height / 2:.1f}" transform="rotate(-90 12 {height / 2:.1f})" '
+                'text-anchor="middle">rank</text></g>')
+    desc = (f"{len(series)} entries: {', '.join(series)}; each line is the entry's rank (1 = best, at the top) "
+            "from each recomputation of the board to the next.")
+    return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
+
+
+def _first_last(timestamp: float) -> str:
+    from datetime import UTC, datetime
+
+    return escape(f"{datetime.fromtimestamp(timestamp, UTC):%Y-%m-%d %H:%M}")
+
+
+def shakeup(points: Sequence[Mapping], *, title: str = "Shake-up: public rank against private rank",
+            id_prefix: str = "shakeup") -> str:
+    """Each entry's public rank (x) against its private rank (y), 1 at the top left; on the diagonal an entry
+    kept its place, above it the private board ranked it better."""
+    size = 320
+    x0 = y0 = PAD + 20
+    worst = max([2] + [max(p["public_rank"], p["private_rank"]) for p in points])
+
+    def s(rank):
+        return (rank - 1) / (worst - 1) * size
+
+    body = [f'<line x1="{x0}" y1="{y0}" x2="{x0 + size}" y2="{y0 + size}" stroke="#999" stroke-dasharray="4 3" '
+            'aria-hidden="true"/>',
+            f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y0 + size}" x2="{x0 + size}" y2="{y0 + size}" '
+            f'stroke="#333"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 + size}" stroke="#333"/>'
+            f'<text x="{x0}" y="{y0 + size + 16}">1</text>'
+            f'<text x="{x0 + size}" y="{y0 + size + 16}" text-anchor="end">{worst}</text>'
+            f'<text x="{x0 + size / 2}" y="{y0 + size + 32}" text-anchor="middle">public rank</text>'
+            f'<text x="{x0 - 6}" y="{y0 + 4}" text-anchor="end">1</text>'
+            f'<text x="{x0 - 6}" y="{y0 + size + 4}" text-anchor="end">{worst}</text>'
+            f'<text x="14" y="{y0 + size / 2}" transform="rotate(-90 14 {y0 + size / 2})" text-anchor="middle">'
+            'private rank</text></g>']
+    for point in points:
+        pub, priv = point["public_rank"], point["private_rank"]
+        move = pub - priv
+        colour = "#2ca02c" if move > 0 else "#d62728" if move < 0 else "#1f77b4"
+        words = f"up {move}" if move > 0 else f"down {-move}" if move < 0 else "unchanged"
+        tip = f"{point.get('method_name') or point['submission_id']}: public rank {pub}, private rank {priv} ({words})"
+        body.append(f'<circle class="shake" cx="{x0 + s(pub):.1f}" cy="{y0 + s(priv):.1f}" r="4" fill="{colour}" '
+                    f'fill-opacity="0.8"><title>{escape(tip)}</title></circle>')
+    desc = (f"{len(points)} entries ranked on both boards; "
+            f"{sum(p['public_rank'] > p['private_rank'] for p in points)} moved up on the private board, "
+            f"{sum(p['public_rank'] < p['private_rank'] for p in points)} down.")
+    return _svg(x0 + size + 20, y0 + size + 44, title, desc, body, id_prefix)

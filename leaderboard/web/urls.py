@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import account_views, beyond, host_views, integrity_views, views
+from . import account_views, beyond, host_views, integrity_views, review, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -21,6 +21,7 @@ urlpatterns = [
     path("challenges/new/results-only/", beyond.challenge_new_results_only, name="challenge-create-results-only"),
     path("challenges/new/bundle/", host_views.challenge_bundle_import, name="challenge-bundle-import"),
     path("c/<slug:slug>/bundle/", host_views.challenge_bundle_export, name="challenge-bundle-export"),
+    path("c/<slug:slug>/history/", beyond.board_history, name="challenge-history"),
     path("challenges/plan/", host_views.challenge_planner, name="challenge-planner"),
     path("c/<slug:slug>/", views.challenge_detail, name="challenge-detail"),
     path("c/<slug:slug>/preview/", host_views.challenge_preview, name="challenge-preview"),
@@ -35,6 +36,8 @@ urlpatterns = [
     path("submissions/<int:pk>/", views.submission_detail, name="submission-detail"),
     path("submissions/<int:pk>/cancel/", views.submission_cancel_view, name="submission-cancel"),
     path("submissions/<int:pk>/select/", integrity_views.submission_select_view, name="submission-select"),
+    path("submissions/<int:pk>/download/", review.submission_download_view, name="submission-download"),
+    path("submissions/<int:pk>/moderate/", review.submission_moderate_view, name="submission-moderate"),
     path("teams/", account_views.teams, name="teams"),
     path("c/<slug:slug>/webhooks/", account_views.challenge_webhooks, name="challenge-webhooks"),
     path("c/<slug:slug>/variance-studies/", beyond.variance_studies, name="variance-studies"),

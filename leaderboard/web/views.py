@@ -35,6 +35,7 @@ from ..selectors import (
     report_stored_ranks,
     submission_can_see_details,
     submission_list_for,
+    submission_readable,
     user_is_host,
     user_team_in_challenge,
     user_teams,
@@ -45,7 +46,7 @@ from ..services.challenges import challenge_create, challenge_update, challenge_
 from ..services.entries import entry_history
 from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import PAGE_SIZE, page_limit
-from ..services.queues import challenge_queue_waits
+from ..services.queues import challenge_queue_waits, submission_queue_wait
 from ..services.reports import report_current, section_family_size, section_pair
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..services.teams import team_personal_for
@@ -64,6 +65,7 @@ from .forms import (
 )
 from .pagecache import anonymous_page_microcache
 from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display
+from .review import review_context
 from .upload_stash import stash_drop, stash_get, stash_put
 
 LOG_TAIL_LINES = 40
@@ -385,7 +387,7 @@ def submission_detail(request, pk: int):
     submission = get_object_or_404(
         Submission.objects.filter(challenge__in=visible).select_related("challenge", "team", "submitted_by"), pk=pk)
     can_see = submission_can_see_details(user=request.user, submission=submission)
-    if not can_see and submission.status != SubmissionStatus.SCORED:
+    if not submission_readable(user=request.user, submission=submission):  # unscored, or moderated by a host
         raise Http404("No submission here.")
     scope = _scope(request, submission.challenge)
     runs = list(submission.runs.all())
@@ -395,6 +397,7 @@ def submission_detail(request, pk: int):
     finished = sum(run.status in RUN_ENDED for run in runs)
     expected = submission.runs_expected or len(runs) or 1
     return render(request, "submissions/detail.html", {
+        "queue_wait": submission_queue_wait(submission=submission),
         "submission": submission,
         "challenge": submission.challenge,
         "runs": runs,
@@ -409,6 +412,7 @@ def submission_detail(request, pk: int):
         "history": entry_history(submission=submission),
         "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
         "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
+        **review_context(request, submission, can_see),
     })
 
 

@@ -119,3 +119,22 @@ def test_bundles_on_the_web(client, host):
     assert Challenge.objects.get(slug="web-copy").phases.count() == 2
     refused = client.post("/challenges/new/bundle/", {"bundle": SimpleUploadedFile("b.zip", b"not a zip")})
     assert refused.status_code == 200 and "not a zip file" in refused.content.decode()
+
+
+def test_bundles_through_the_api(host, alice):
+    from rest_framework.test import APIClient
+
+    original = _phased(host)
+    api = APIClient()
+    api.force_authenticate(alice)
+    assert api.get(f"/api/challenges/{original.slug}/bundle/").status_code == 403  # not a host
+    api.force_authenticate(host)
+    exported = api.get(f"/api/challenges/{original.slug}/bundle/")
+    assert exported.status_code == 200 and exported["Content-Type"] == "application/zip"
+    api.force_authenticate(alice)
+    created = api.post("/api/challenges/bundle/", {"bundle": SimpleUploadedFile("b.zip", exported.content),
+                                                   "slug": "api-copy"}, format="multipart")
+    assert created.status_code == 201, created.json()
+    assert created.json()["slug"] == "api-copy" and len(created.json()["phases"]) == 2
+    refused = api.post("/api/challenges/bundle/", {"bundle": SimpleUploadedFile("b.zip", b"nope")}, format="multipart")
+    assert refused.status_code == 400 and "not a zip file" in refused.json()["detail"]

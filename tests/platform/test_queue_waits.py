@@ -62,3 +62,20 @@ def test_the_janitor_tells_the_hosts_once_an_hour_while_runs_wait_on_an_unattend
     consumers["now"] = {"scoring": 1}
     janitor_run()
     assert AuditEntry.objects.filter(challenge=challenge, action="queue_unattended").count() == 2
+
+
+def test_a_queued_submission_says_why_it_does_not_start(client, host, alice, consumers, monkeypatch):
+    monkeypatch.setattr("leaderboard.services.dispatch.send", lambda *args, **kwargs: None)  # stays queued
+    challenge, _ = digits_challenge(host, device="gpu")
+    submission = submission_create_recipe(challenge=challenge, user=alice, method_name="gpu recipe", recipe=RECIPE)
+    consumers["now"] = {"scoring": 1, "cpu": 2}
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = api.get(f"/api/submissions/{submission.pk}/").json()
+    assert body["status"] == "queued" and body["queue_wait"] == (
+        "No worker is taking the gpu queue now: this submission's runs wait, queued, until one starts.")
+    client.force_login(alice)
+    assert "data-queue-wait" in client.get(submission.get_absolute_url()).content.decode()
+    consumers["now"] = {"scoring": 1, "cpu": 2, "gpu": 1}
+    assert api.get(f"/api/submissions/{submission.pk}/").json()["queue_wait"] is None
+    assert "data-queue-wait" not in client.get(submission.get_absolute_url()).content.decode()

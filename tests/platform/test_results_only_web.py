@@ -51,3 +51,18 @@ def hasattr_dataset(challenge: Challenge) -> bool:
         return challenge.dataset is not None
     except Challenge.dataset.RelatedObjectDoesNotExist:
         return False
+
+
+def test_a_results_only_challenge_is_created_through_the_api(host):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    assert api.post("/api/challenges/results-only/", {"title": "x"}, format="json").status_code in (401, 403)
+    api.force_authenticate(host)
+    created = api.post("/api/challenges/results-only/", {"title": "Harness runs", "slug": "harness",
+                                                         "metric": "accuracy"}, format="json")
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["slug"] == "harness" and body["allow_recipes"] is False and body["dataset"] is None
+    taken = api.post("/api/challenges/results-only/", {"title": "Again", "slug": "harness"}, format="json")
+    assert taken.status_code == 400 and taken.json()["field"] == "slug"

@@ -1,0 +1,65 @@
+"""A stored report in pieces: each entry's own row apart from the parts that move (issue 27).
+
+A board of 20,000 entries is ~80 MB of JSON, and an update after one new submission changes
+few entries' own figures (their runs did not change) but many ranks. The report is stored as
+
+* its *skeleton* (``Report.data``): settings, sections, comparisons, and the ``row_table``: the
+  entries' ids in display order and one column per :data:`MOVING_KEYS` key (rank, letters, rank
+  interval, ...: what another entry's arrival moves);
+* each entry's *own row* (``ReportRow``): the row without those keys (its runs, mean, Boo_n and
+  their intervals, its curve), rewritten only when it differs from the stored one.
+
+:func:`report_split` and :func:`report_join` are inverse (``report_join(*report_split(data)) ==
+data``, keys aside from their order); plain dicts, no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: Row keys that another entry's arrival may change (sections and publication fill them in); they live
+#: in the skeleton's ``row_table``, one column each, so that such a change rewrites no row.
+MOVING_KEYS = ("rank", "rank_display", "tied", "groups", "rank_interval", "too_few_runs", "compared",
+               "excluded_reason", "runs_needed_for_decision", "version", "versions", "public_rank", "rank_change")
+
+#: The skeleton's key holding the entries' order and their moving columns.
+ROW_TABLE = "row_table"
+
+
+def report_split(data: Mapping) -> tuple[dict, dict[int, dict]]:
+    """(skeleton, own rows by submission id) of a whole report ``data`` (with ``entries``).
+
+    A :data:`MOVING_KEYS` key that some row lacks stays in the own rows (nothing is lost).
+    """
+    entries = data["entries"]
+    moving = [key for key in MOVING_KEYS if all(key in row for row in entries)]
+    skeleton = {key: value for key, value in data.items() if key != "entries"}
+    skeleton[ROW_TABLE] = {"ids": [row["submission_id"] for row in entries],
+                           "columns": {key: [row[key] for row in entries] for key in moving}}
+    own = {}
+    for row in entries:
+        own[row["submission_id"]] = {key: value for key, value in row.items() if key not in moving}
+    return skeleton, own
+
+
+def row_ids(skeleton: Mapping) -> list[int] | None:
+    """The entries' ids of a skeleton in display order; None for a report stored whole (older layout)."""
+    table = skeleton.get(ROW_TABLE)
+    return None if table is None else list(table["ids"])
+
+
+def report_join(skeleton: Mapping, own: Mapping[int, dict]) -> dict:
+    """The whole report: the skeleton's ``row_table`` turned back into ``entries`` with the own rows.
+
+    Raises
+    ------
+    KeyError
+        When ``own`` lacks the row of an entry the skeleton lists (read while a new report was written).
+    """
+    table = skeleton[ROW_TABLE]
+    columns = table["columns"]
+    keys = list(columns)
+    data = {key: value for key, value in skeleton.items() if key != ROW_TABLE}
+    data["entries"] = [{**own[sid], **dict(zip(keys, values))}
+                       for sid, *values in zip(table["ids"], *(columns[key] for key in keys))]
+    return data

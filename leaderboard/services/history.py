@@ -1,0 +1,71 @@
+"""The boards over time (issue 26): each entry's rank and ranking value after each recomputation that
+moved it, and the public-to-private shake-up once the private board is revealed.
+
+A recomputed report is compared with the one it replaces (``record_moves``, called when a report is
+saved): every entry it first shows, or whose rank or ranking value changed, gets one ``BoardHistory``
+row. On a board where one new entry moves thousands of others by one place, at most
+:data:`MAX_ROWS_PER_UPDATE` rows are written, best ranks first (the rest keep their last row until they
+move again within it). Values are read through the viewer's :class:`~leaderboard.services.boards.BoardScope`,
+so a rounded or Ladder board's history shows no more than the board does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from ..choices import Board
+from ..models import BoardHistory, Challenge
+from .boards import BoardScope
+
+#: Rows one recomputation writes at most (the best-ranked moves first).
+MAX_ROWS_PER_UPDATE = 2000
+#: Entries drawn on a board's history chart: the current best.
+BOARD_CHART_ENTRIES = 10
+
+
+def _position(row: dict) -> tuple:
+    return row.get("rank"), row.get("ranking_value")
+
+
+def record_moves(*, challenge_id: int, board: str, before: dict | None, after: dict, at: datetime) -> int:
+    """One row per entry that ``after`` shows first or moves against ``before``; returns how many."""
+    previous = {row["submission_id"]: _position(row) for row in (before or {}).get("entries", ())}
+    moved = [row for row in after.get("entries", ()) if previous.get(row["submission_id"]) != _position(row)]
+    moved.sort(key=lambda row: (row.get("rank") is None, row.get("rank") or 0))
+    rows = [BoardHistory(challenge_id=challenge_id, board=board, submission_id=row["submission_id"], at=at,
+                         rank=row.get("rank"), value=row.get("ranking_value")) for row in moved[:MAX_ROWS_PER_UPDATE]]
+    BoardHistory.objects.bulk_create(rows, batch_size=1000)
+    return len(rows)
+
+
+def _shown(scope: BoardScope, board: str, value: float | None) -> float | None:
+    return scope.public(value) if board == Board.PUBLIC else value
+
+
+def history_entry(*, challenge: Challenge, submission_id: int, scope: BoardScope) -> dict[str, list[dict]]:
+    """An entry's history on each board the viewer reads: {board: [{"at", "rank", "value"}, ...]}."""
+    boards = [Board.PUBLIC] + ([Board.PRIVATE] if scope.sees_private else [])
+    out: dict[str, list[dict]] = {}
+    for board in boards:
+        rows = BoardHistory.objects.filter(challenge=challenge, board=board, submission_id=submission_id)
+        out[str(board)] = [{"at": row.at, "rank": row.rank, "value": _shown(scope, board, row.value)}
+                           for row in rows]
+    return out
+
+
+def history_board(*, challenge: Challenge, board: str, scope: BoardScope, entries: list[int]) -> dict[int, list[dict]]:
+    """The history of the given entries on ``board`` (the current best, say): {submission id: rows}."""
+    out: dict[int, list[dict]] = defaultdict(list)
+    for row in BoardHistory.objects.filter(challenge=challenge, board=board, submission_id__in=entries):
+        out[row.submission_id].append({"at": row.at, "rank": row.rank, "value": _shown(scope, board, row.value)})
+    return {sid: out[sid] for sid in entries if sid in out}
+
+
+def shakeup(*, public: dict, private: dict) -> list[dict]:
+    """Each entry ranked on both boards: {"submission_id", "method_name", "public_rank", "private_rank"}."""
+    ranks = {row["submission_id"]: row.get("rank") for row in public.get("entries", ())}
+    return [{"submission_id": row["submission_id"], "method_name": row.get("method_name"),
+             "public_rank": ranks[row["submission_id"]], "private_rank": row.get("rank")}
+            for row in private.get("entries", ())
+            if row.get("rank") is not None and ranks.get(row["submission_id"]) is not None]

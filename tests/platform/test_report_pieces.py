@@ -1,0 +1,118 @@
+"""The report stored in pieces (issue 27): each entry's own row apart, written only when it changes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.test import Client
+
+from leaderboard.models import Challenge, Report, ReportRow, Submission
+from leaderboard.report_rows import MOVING_KEYS, ROW_TABLE, report_join, report_split
+from leaderboard.selectors import report_stored_ranks
+from leaderboard.services.reports import build_report_data, report_recompute
+
+from .factories import digits_challenge, make_user
+from .test_report_api import add_entry
+from .test_report_incremental import _comparable, _same
+
+pytestmark = pytest.mark.django_db
+
+
+def _board(n: int = 6, spread: float = 0.01):
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    rng = np.random.default_rng(3)
+    for i in range(n):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - spread * i + 0.01 * rng.standard_normal(6))
+    return challenge, host
+
+
+def _stored_skeleton(challenge) -> dict:
+    return Report.objects.filter(challenge=challenge).values_list("data", flat=True).get()
+
+
+def _own_rows(challenge) -> dict[int, tuple]:
+    return {row.submission_id: (row.pk, row.data) for row in ReportRow.objects.filter(challenge=challenge)}
+
+
+def test_split_and_join_are_inverse():
+    data = {"format": 4, "sections": [], "entries": [
+        {"submission_id": 1, "method_name": "a", "rank": 1, "groups": "a", "mean": {"estimate": 0.5}},
+        {"submission_id": 2, "method_name": "b", "rank": 2, "groups": "b", "mean": {"estimate": 0.4}}]}
+    skeleton, own = report_split(data)
+    assert "entries" not in skeleton and skeleton[ROW_TABLE]["ids"] == [1, 2]
+    assert set(skeleton[ROW_TABLE]["columns"]) == {"rank", "groups"}  # moving keys every row has
+    assert own[1] == {"submission_id": 1, "method_name": "a", "mean": {"estimate": 0.5}}
+    assert report_join(skeleton, own) == data
+    with pytest.raises(KeyError):
+        report_join(skeleton, {1: own[1]})
+
+
+def test_the_report_is_stored_as_a_skeleton_and_one_row_per_entry():
+    challenge, _ = _board()
+    report = report_recompute(challenge_id=challenge.pk, force=True)
+    skeleton = _stored_skeleton(challenge)
+    assert "entries" not in skeleton
+    assert skeleton[ROW_TABLE]["ids"] == [row["submission_id"] for row in report.data["entries"]]
+    own = _own_rows(challenge)
+    assert set(own) == set(skeleton[ROW_TABLE]["ids"]) and report.written_rows == 6
+    assert not any(key in data for _, data in own.values() for key in ("rank", "groups", "rank_interval"))
+    assert _same(Report.objects.get(challenge=challenge).data, report.data)  # read back whole
+    assert report_stored_ranks(challenge=challenge) == {row["submission_id"]: row["rank_display"]
+                                                        for row in report.data["entries"]}
+
+
+def test_an_update_writes_the_rows_that_changed_only():
+    challenge, host = _board()
+    report_recompute(challenge_id=challenge.pk, force=True)
+    before = _own_rows(challenge)
+    newcomer = add_entry(challenge, host, "newcomer", "recipe", 0.785 + 0.001 * np.arange(6))
+    report = report_recompute(challenge_id=challenge.pk)
+    assert report.data["reused_rows"] == 6 and report.written_rows == 1  # the ranks moved, no own row did
+    after = _own_rows(challenge)
+    assert set(after) == set(before) | {newcomer.pk}
+    assert all(after[sid] == before[sid] for sid in before)  # the same database rows, untouched
+    full = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))
+    assert _same(_comparable(Report.objects.get(challenge=challenge).data), _comparable(full))
+
+
+def test_a_withdrawn_entry_loses_its_row():
+    challenge, _ = _board()
+    report_recompute(challenge_id=challenge.pk, force=True)
+    gone = Submission.objects.get(challenge=challenge, method_name="m2")
+    Submission.objects.filter(pk=gone.pk).update(status="cancelled")
+    report = report_recompute(challenge_id=challenge.pk)
+    assert gone.pk not in _own_rows(challenge) and len(_own_rows(challenge)) == 5
+    assert gone.pk not in {row["submission_id"] for row in Report.objects.get(pk=report.pk).data["entries"]}
+
+
+def test_a_report_stored_whole_is_read_and_stored_in_pieces_at_its_next_update():
+    challenge, host = _board()
+    whole = build_report_data(challenge=challenge)
+    Report.objects.update_or_create(challenge=challenge, defaults={"data": whole, "inputs_version": "old"})
+    ReportRow.objects.create(challenge=challenge, board="public", submission_id=999999, data={"stale": True})
+    stored = Report.objects.get(challenge=challenge)
+    assert stored.row_ids is None and _same(stored.data, whole)  # the older layout, read as it is
+    add_entry(challenge, host, "newcomer", "recipe", 0.785 + 0.001 * np.arange(6))
+    report = report_recompute(challenge_id=challenge.pk)
+    assert report.written_rows == 7 and set(_own_rows(challenge)) == set(report.row_ids)  # the stale row is gone
+    assert ROW_TABLE in _stored_skeleton(challenge)
+
+
+def test_moving_keys_are_not_stored_in_the_rows():
+    challenge, _ = _board()
+    report_recompute(challenge_id=challenge.pk, force=True)
+    skeleton = _stored_skeleton(challenge)
+    assert {"rank", "rank_display", "groups", "rank_interval", "version"} <= set(skeleton[ROW_TABLE]["columns"])
+    assert set(skeleton[ROW_TABLE]["columns"]) <= set(MOVING_KEYS)
+
+
+def test_the_page_names_a_few_of_a_large_leader_group_and_counts_the_others():
+    challenge, _ = _board(n=30, spread=0.0)  # 30 entries that no comparison tells apart
+    report = report_recompute(challenge_id=challenge.pk, force=True)
+    section = report.data["sections"][0]
+    assert len(section["leader_group"]) == 30
+    html = Client().get(f"/c/{challenge.slug}/").content.decode()
+    leaders = html[html.index('class="muted leaders"'):].split("</p>")[0]
+    assert "and 9 more." in leaders  # the leader, 20 names, 9 counted
+    assert leaders.split(": ", 1)[1].count(",") == 19
