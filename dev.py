@@ -122,9 +122,24 @@ class ThrowawayRedis:
 
     def start(self) -> ThrowawayRedis:
         self.process = subprocess.Popen(
-            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--dir", str(self.folder)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.folder),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         wait_until_reachable(("127.0.0.1", self.port), 30)
         return self
 
@@ -169,13 +184,20 @@ class ThrowawayPostgres:
 
     def _run(self, *command: str) -> None:
         as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        subprocess.run([*as_postgres, *command], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, timeout=120)
+        subprocess.run(
+            [*as_postgres, *command],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
 
     def init(self) -> ThrowawayPostgres:
         if not (self.BIN / "initdb").exists():
-            raise RuntimeError("no PostgreSQL server binaries (initdb, pg_ctl) found: install postgresql or set "
-                               "VARBOARD_PG_BIN")
+            raise RuntimeError(
+                "no PostgreSQL server binaries (initdb, pg_ctl) found: install postgresql or set VARBOARD_PG_BIN"
+            )
         self.folder.chmod(0o777)
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres")
@@ -184,8 +206,9 @@ class ThrowawayPostgres:
 
     def start(self) -> ThrowawayPostgres:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options,
-                  "-w", "start")
+        self._run(
+            str(self.BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w", "start"
+        )
         wait_until_reachable(("127.0.0.1", self.port), 30)
         return self
 
@@ -249,8 +272,19 @@ def start_command(name: str) -> list[str] | None:
         versions = sorted(os.listdir("/etc/postgresql"))
         return ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1], "main", "start"] if versions else None
     if name == "Redis" and shutil.which("redis-server"):
-        return ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", "6379",
-                "--save", "", "--appendonly", "no"]
+        return [
+            "redis-server",
+            "--daemonize",
+            "yes",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "6379",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]
     return None
 
 
@@ -287,8 +321,9 @@ def apt_install(*packages: str, why: str) -> bool:
 def ensure_compose_client() -> None:
     """Under CI, install Debian's docker-compose (a client only) when no Compose is found, so that
     the suite checks docker-compose.yml with ``config``; without it that one test is skipped."""
-    has_plugin = shutil.which("docker") and subprocess.run(["docker", "compose", "version"],
-                                                           capture_output=True).returncode == 0
+    has_plugin = (
+        shutil.which("docker") and subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0
+    )
     if in_ci() and not has_plugin and not shutil.which("docker-compose"):
         apt_install("docker-compose", why="to check docker-compose.yml with `docker-compose config`")
 
@@ -308,8 +343,10 @@ def ensure_bubblewrap() -> bool:
     """Install Debian's bubblewrap (the recipe sandbox) when it is missing; False when it stays missing."""
     if shutil.which("bwrap") or apt_install("bubblewrap", why="for the recipe sandbox"):
         return bool(shutil.which("bwrap"))
-    say("warning: bubblewrap (bwrap) is not installed and could not be installed: recipe runs need it "
-        "(apt-get install bubblewrap)")
+    say(
+        "warning: bubblewrap (bwrap) is not installed and could not be installed: recipe runs need it "
+        "(apt-get install bubblewrap)"
+    )
     return False
 
 
@@ -339,8 +376,10 @@ TEST_LANES = (
     ("browser", "browser"),
 )
 #: pytest's closing line, e.g. "==== 212 passed, 3 skipped in 95.1s ====".
-PYTEST_SUMMARY = re.compile(r"^=+ (.*\d+ (passed|failed|error|errors|skipped|deselected|xfailed|xpassed|warnings?)"
-                            r".* in [\d.]+s.*) =+$")
+PYTEST_SUMMARY = re.compile(
+    r"^=+ (.*\d+ (passed|failed|error|errors|skipped|deselected|xfailed|xpassed|warnings?)"
+    r".* in [\d.]+s.*) =+$"
+)
 
 
 def pytest_status(returncode: int, filtered: bool = False) -> int:
@@ -358,8 +397,9 @@ def run_lane(name: str, expression: str, extra: list[str]) -> tuple[int, str, fl
     command = [sys.executable, "-m", "pytest", "-m", expression, *color, *extra]
     say(f"lane {name}: {shlex.join(command[1:])}")
     started, summary = time.monotonic(), ""
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               preexec_fn=die_with_parent)  # a killed dev.py ends its pytest too
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
+    )  # a killed dev.py ends its pytest too
     for raw in process.stdout:
         sys.stdout.buffer.write(raw)
         sys.stdout.flush()
@@ -374,8 +414,12 @@ def run_lane(name: str, expression: str, extra: list[str]) -> tuple[int, str, fl
     return status, summary, elapsed
 
 
-#: The lint step, run before the test lanes: ruff and mypy, both configured in pyproject.toml.
-LINT_COMMANDS = (("ruff", ("-m", "ruff", "check", ".")), ("mypy", ("-m", "mypy")))
+#: The lint step, run before the test lanes: ruff (lint and format) and mypy, configured in pyproject.toml.
+LINT_COMMANDS = (
+    ("ruff", ("-m", "ruff", "check", ".")),
+    ("ruff format", ("-m", "ruff", "format", "--check", ".")),
+    ("mypy", ("-m", "mypy")),
+)
 
 
 def run_lint() -> tuple[int, str, float]:
@@ -450,12 +494,30 @@ def die_with_parent() -> None:
 def start_worker(var: Path) -> subprocess.Popen:
     """Start a Celery worker (with the embedded beat scheduler) in the background, logging to var/log."""
     log_path = var / "log" / "worker.log"
-    command = celery("worker", "-Q", DEMO_QUEUES, "-c", "2", "--loglevel=INFO", "-n", "demo@%h",
-                     "-B", "-s", str(var / "celerybeat-schedule"))
+    command = celery(
+        "worker",
+        "-Q",
+        DEMO_QUEUES,
+        "-c",
+        "2",
+        "--loglevel=INFO",
+        "-n",
+        "demo@%h",
+        "-B",
+        "-s",
+        str(var / "celerybeat-schedule"),
+    )
     say(f"starting a Celery worker for queues {DEMO_QUEUES} (log: {log_path})")
     with open(log_path, "ab") as log:
-        return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
 
 
 def stop(process: subprocess.Popen, grace: float = 15.0) -> None:
@@ -477,8 +539,9 @@ def log_tail(path: Path, lines: int = 40) -> str:
 def run_demo_command(worker: subprocess.Popen, var: Path, port: int, recipes: bool = True) -> None:
     """Run ``manage.py demo --wait``; stop it with a clear message if the worker dies meanwhile."""
     extra = [] if recipes else ["--no-recipes"]
-    demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--wait", "--base-url", f"http://127.0.0.1:{port}",
-                             *extra], cwd=ROOT)
+    demo = subprocess.Popen(
+        [sys.executable, "manage.py", "demo", "--wait", "--base-url", f"http://127.0.0.1:{port}", *extra], cwd=ROOT
+    )
     while True:
         try:
             returncode = demo.wait(timeout=1)
@@ -504,8 +567,11 @@ def serve(port: int) -> None:
     """Run Django's server in the foreground until Ctrl-C."""
     say(f"serving on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     try:
-        subprocess.run([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT,
-                       preexec_fn=die_with_parent)
+        subprocess.run(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            cwd=ROOT,
+            preexec_fn=die_with_parent,
+        )
     except KeyboardInterrupt:
         pass
 
@@ -580,8 +646,9 @@ def cmd_bench(args: argparse.Namespace, extra: list[str]) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python3 dev.py", description=__doc__,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = argparse.ArgumentParser(
+        prog="python3 dev.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler, help_text: str) -> argparse.ArgumentParser:
@@ -593,11 +660,18 @@ def parser() -> argparse.ArgumentParser:
     demo = add("demo", cmd_demo, "run the demo challenge end to end with a worker, then serve the site")
     demo.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     demo.add_argument("--no-serve", action="store_true", help="stop once the demo is scored")
-    demo.add_argument("--no-recipes", action="store_true",
-                      help="skip the recipe entries and the variance study (the prediction entries only)")
-    add("test", cmd_test, "lint (ruff, mypy), then run the whole test suite, lane by lane (unit, integration, "
-                          "slow, browser), each step timed; extra arguments go to every lane's pytest "
-                          "(e.g. -k stats), and a lane they leave empty is then no error")
+    demo.add_argument(
+        "--no-recipes",
+        action="store_true",
+        help="skip the recipe entries and the variance study (the prediction entries only)",
+    )
+    add(
+        "test",
+        cmd_test,
+        "lint (ruff, mypy), then run the whole test suite, lane by lane (unit, integration, "
+        "slow, browser), each step timed; extra arguments go to every lane's pytest "
+        "(e.g. -k stats), and a lane they leave empty is then no error",
+    )
     worker = add("worker", cmd_worker, "run a Celery worker in the foreground")
     worker.add_argument("--queues", default=DEMO_QUEUES, help="comma-separated: scoring,cpu,gpu")
     worker.add_argument("--concurrency", type=int, default=2, help="worker processes (default 2)")

@@ -90,9 +90,17 @@ def covers(low, high, truth):
 def _cell(name, k, low, high, truth, ref_name, ref_low, ref_high, shown=None):
     """One line of the board table: coverage and median width of the board's interval and the reference's."""
     width, ref_width = float(np.median(np.asarray(high) - low)), float(np.median(np.asarray(ref_high) - ref_low))
-    return {"interval": name, "k": k, "coverage": covers(low, high, truth), "width": width, "reference": ref_name,
-            "ref_coverage": covers(ref_low, ref_high, truth), "ref_width": ref_width,
-            "ratio": width / ref_width if ref_width > 0 else float("inf"), "shown": shown}
+    return {
+        "interval": name,
+        "k": k,
+        "coverage": covers(low, high, truth),
+        "width": width,
+        "reference": ref_name,
+        "ref_coverage": covers(ref_low, ref_high, truth),
+        "ref_width": ref_width,
+        "ratio": width / ref_width if ref_width > 0 else float("inf"),
+        "shown": shown,
+    }
 
 
 def student_t(test):
@@ -112,15 +120,15 @@ def board_runs(rng, reps):
             mean = es.bootstrap_interval(test, "mean", n_resamples=B, rng=1)
             cells.append(_cell(f"mean ({tag} runs)", k, mean.low, mean.high, MU, "Student t", *student_t(test)))
             if k < RANGE_BOUND_K:
-                cells[-1]["info"] = f"held below 1 - 2/2^{k} = {1 - 2 / 2 ** k:.2%} by the runs' range; the board says so"
+                cells[-1]["info"] = f"held below 1 - 2/2^{k} = {1 - 2 / 2**k:.2%} by the runs' range; the board says so"
             need = min_runs_for_interval(N)
             for estimator in ("paper", "unbiased"):
                 if estimator == "unbiased" and k < N:
                     continue
-                boo = es.bootstrap_interval(test, "boo_n", n=N, valid=valid, n_resamples=B, rng=1,
-                                            estimator=estimator)
-                ref = es.bootstrap_interval(test, "boo_n", n=N, valid=valid, n_resamples=B, rng=2,
-                                            estimator=estimator, method="bca")  # its own resamples
+                boo = es.bootstrap_interval(test, "boo_n", n=N, valid=valid, n_resamples=B, rng=1, estimator=estimator)
+                ref = es.bootstrap_interval(
+                    test, "boo_n", n=N, valid=valid, n_resamples=B, rng=2, estimator=estimator, method="bca"
+                )  # its own resamples
                 name = f"Boo_5{' unbiased' if estimator == 'unbiased' else ''} ({tag} runs)"
                 shown = None if k >= need else f"k < 3n = {need}"
                 cells.append(_cell(name, k, boo.low, boo.high, truth, "BCa", ref.low, ref.high, shown))
@@ -170,29 +178,53 @@ def board_predictions(rng, reps, n_examples=500):
             res = es.paired_test_bootstrap(files=[files[:1], files], n_resamples=2, rng=r)
             one[r], files_ci[r] = (res.low[0], res.high[0]), (res.low[1], res.high[1])
             var = files.mean(axis=0).var(ddof=1) / n_examples + files.mean(axis=1).var(ddof=1) / k
-            df = var ** 2 / ((files.mean(axis=0).var(ddof=1) / n_examples) ** 2 / (n_examples - 1)
-                             + (files.mean(axis=1).var(ddof=1) / k) ** 2 / (k - 1))
+            df = var**2 / (
+                (files.mean(axis=0).var(ddof=1) / n_examples) ** 2 / (n_examples - 1)
+                + (files.mean(axis=1).var(ddof=1) / k) ** 2 / (k - 1)
+            )
             half = stats.t.ppf(0.975, df) * np.sqrt(var)
             ref[r] = files.mean() - half, files.mean() + half
         cells.append(_cell("accuracy, 1 file", k, one[:, 0], one[:, 1], model, "Wilson", one[:, 0], one[:, 1]))
-        cells.append(_cell("accuracy, k files (clustered)", k, files_ci[:, 0], files_ci[:, 1], theta, "Welch t",
-                           ref[:, 0], ref[:, 1]))
+        cells.append(
+            _cell(
+                "accuracy, k files (clustered)",
+                k,
+                files_ci[:, 0],
+                files_ci[:, 1],
+                theta,
+                "Welch t",
+                ref[:, 0],
+                ref[:, 1],
+            )
+        )
     return cells
 
 
 def print_board(cells: list[dict]) -> None:
     lo, hi = COVERAGE_TARGET
-    print(f"The board's intervals (nominal 95 %); targets: coverage {100 * lo:.0f}-{100 * hi:.0f} % and median "
-          f"width <= {WIDTH_TARGET}x the reference's")
-    print(f"{'interval':<34} {'k':>3} {'cover':>6} {'width':>9} {'reference':>10} {'cover':>6} {'width':>9} "
-          f"{'ratio':>6}  verdict")
+    print(
+        f"The board's intervals (nominal 95 %); targets: coverage {100 * lo:.0f}-{100 * hi:.0f} % and median "
+        f"width <= {WIDTH_TARGET}x the reference's"
+    )
+    print(
+        f"{'interval':<34} {'k':>3} {'cover':>6} {'width':>9} {'reference':>10} {'cover':>6} {'width':>9} "
+        f"{'ratio':>6}  verdict"
+    )
     for c in cells:
         ok = lo <= c["coverage"] <= hi and c["ratio"] <= WIDTH_TARGET
-        verdict = (f"not shown on the board ({c['shown']})" if c["shown"] else "inside the targets" if ok else
-                   c["info"] if c.get("info") else
-                   "OUTSIDE the targets (flagged by settings.coverage)")
-        print(f"{c['interval']:<34} {c['k']:>3} {100 * c['coverage']:5.1f}% {c['width']:9.5f} {c['reference']:>10} "
-              f"{100 * c['ref_coverage']:5.1f}% {c['ref_width']:9.5f} {c['ratio']:6.2f}  {verdict}")
+        verdict = (
+            f"not shown on the board ({c['shown']})"
+            if c["shown"]
+            else "inside the targets"
+            if ok
+            else c["info"]
+            if c.get("info")
+            else "OUTSIDE the targets (flagged by settings.coverage)"
+        )
+        print(
+            f"{c['interval']:<34} {c['k']:>3} {100 * c['coverage']:5.1f}% {c['width']:9.5f} {c['reference']:>10} "
+            f"{100 * c['ref_coverage']:5.1f}% {c['ref_width']:9.5f} {c['ratio']:6.2f}  {verdict}"
+        )
     print()
 
 
@@ -222,8 +254,7 @@ def rank_rows(rng, reps):
 def sota_rows(rng, reps, n_examples=1500):
     """The adjusted state of the art's lower bound (one-sided, nominal 97.5 %)."""
     out = {}
-    for name, thetas in (("leader ahead", np.r_[0.86, np.linspace(0.80, 0.84, 29)]),
-                         ("all alike", np.full(30, 0.84))):
+    for name, thetas in (("leader ahead", np.r_[0.86, np.linspace(0.80, 0.84, 29)]), ("all alike", np.full(30, 0.84))):
         hit_old = hit_new = 0
         n_rep = max(20, reps // 4)
         for _ in range(n_rep):
@@ -289,8 +320,10 @@ def print_table(rows: dict, nominal: dict, elapsed: float) -> None:
             cells.append(f"{'—' if old is None else f'{100 * old:5.1f}'} / {100 * new:5.1f}".rjust(18))
         print(f"{name:<44} {100 * nominal.get(name, 0.95):6.1f}% " + " ".join(cells))
     print(f"\n(percent; 'before' = the method the board used until now; {elapsed:.0f} s)")
-    print(f"{RANK_MARK.strip()} not shown on the board below k = 3n = {min_runs_for_interval(N)} (the reason is on "
-          f"the board: evaluation.report.coverage.rank_withheld_reason); measured all the same.")
+    print(
+        f"{RANK_MARK.strip()} not shown on the board below k = 3n = {min_runs_for_interval(N)} (the reason is on "
+        f"the board: evaluation.report.coverage.rank_withheld_reason); measured all the same."
+    )
 
 
 def main(argv=None) -> None:

@@ -86,9 +86,9 @@ def floor_unpaired(torch, x, i, j, b, dev):
     step = max(1, (1 << 29) // (b * k))  # the plain product, in as few pieces as memory allows
     out = []
     for s in range(0, len(i), step):
-        a, c = xt[ti[s:s + step]], xt[tj[s:s + step]]
+        a, c = xt[ti[s : s + step]], xt[tj[s : s + step]]
         m = 2 * (a[:, :, None] > c[:, None, :]).float() + (a[:, :, None] == c[:, None, :]).float()
-        out.append((torch.bmm(counts[ti[s:s + step]], m) * counts[tj[s:s + step]]).sum(dim=2))
+        out.append((torch.bmm(counts[ti[s : s + step]], m) * counts[tj[s : s + step]]).sum(dim=2))
     return torch.cat(out)
 
 
@@ -110,7 +110,8 @@ def floor_ranks(torch, x, b, dev):
     k = xt.shape[1]
     idx = torch.randint(0, k, (b, k), device=dev)
     counts = torch.zeros((b, k), dtype=torch.float64, device=dev).scatter_add_(
-        1, idx, torch.ones((b, k), dtype=torch.float64, device=dev))
+        1, idx, torch.ones((b, k), dtype=torch.float64, device=dev)
+    )
     means = counts @ xt.T
     ordered = torch.sort(means, dim=1).values
     return torch.searchsorted(ordered, means, right=True)
@@ -121,8 +122,9 @@ def numpy_pairs(x, paired: bool, b: int):
     """The numpy engine's percentile ends and standard errors of every pair (the same arithmetic)."""
     rows = [r for r in x]
     boot = outperform._Bootstrap(len(rows) * (len(rows) - 1) // 2, b, keep_distribution=False)
-    _, _, _, low, high, boot = outperform._engine(rows, paired, b, 0.05, np.random.default_rng(1),
-                                                  keep_distribution=False, backend="numpy")
+    _, _, _, low, high, boot = outperform._engine(
+        rows, paired, b, 0.05, np.random.default_rng(1), keep_distribution=False, backend="numpy"
+    )
     return np.stack([low, high]), boot.standard_error
 
 
@@ -154,8 +156,10 @@ class Bench:
                 verdict.append(self.check(t_kernel <= limit, f"kernel < {limit} s"))
         else:
             verdict.append(self.check(t_kernel <= 3 * t_numpy, "torch cpu <= 3x numpy"))
-        print(f"{name:<46} kernel {t_kernel:9.4f} s  floor {t_floor:9.4f} s  ({t_kernel / t_floor:4.1f}x)  "
-              f"numpy {t_numpy:8.3f} s  ({t_numpy / t_kernel:6.1f}x faster)  {'; '.join(verdict)}")
+        print(
+            f"{name:<46} kernel {t_kernel:9.4f} s  floor {t_floor:9.4f} s  ({t_kernel / t_floor:4.1f}x)  "
+            f"numpy {t_numpy:8.3f} s  ({t_numpy / t_kernel:6.1f}x faster)  {'; '.join(verdict)}"
+        )
         if agree is not None:
             print(f"{'':<46} {agree(got, ref)}")
 
@@ -175,11 +179,20 @@ def kernel_rows(bench: Bench, args):
             s = tb.pairs_p_bootstrap(list(x), i, j, paired=paired, n_resamples=b, seed=1, q=Q, device=dev)
             return s.percentiles, s.standard_error
 
-        floor = (lambda x=x, i=i, j=j: floor_paired(torch, x, i, j, b, dev)) if paired else (
-            lambda x=x, i=i, j=j: floor_unpaired(torch, x, i, j, b, dev))
+        floor = (
+            (lambda x=x, i=i, j=j: floor_paired(torch, x, i, j, b, dev))
+            if paired
+            else (lambda x=x, i=i, j=j: floor_unpaired(torch, x, i, j, b, dev))
+        )
         limit = 0.1 if (not paired and entries == 100) else None
-        bench.row(name, kernel, floor, lambda x=x, paired=paired: numpy_pairs(x, paired, b),
-                  agree=lambda got, ref: agreement(got[0], got[1], ref[0], ref[1]), limit=limit)
+        bench.row(
+            name,
+            kernel,
+            floor,
+            lambda x=x, paired=paired: numpy_pairs(x, paired, b),
+            agree=lambda got, ref: agreement(got[0], got[1], ref[0], ref[1]),
+            limit=limit,
+        )
         if args.sort_rows:  # the same kernel with the device's other summary
             saved = tb.GPU_SUMMARY
             tb.GPU_SUMMARY = "histogram" if saved == "sort" else "sort"
@@ -187,40 +200,55 @@ def kernel_rows(bench: Bench, args):
                 t_other, _ = timed(kernel, bench.repeats, bench.sync)
             finally:
                 tb.GPU_SUMMARY = saved
-            print(f"{'':<46} the same with {'histograms' if saved == 'sort' else 'a sort'} for the percentiles: "
-                  f"{t_other:.4f} s")
+            print(
+                f"{'':<46} the same with {'histograms' if saved == 'sort' else 'a sort'} for the percentiles: "
+                f"{t_other:.4f} s"
+            )
 
     x = scores(args.rank_entries, 10)
-    t_kept, _ = timed(lambda: tb.rank_intervals_torch(x, n_resamples=b, confidence_level=0.95, seed=1, device=dev),
-                      bench.repeats, bench.sync)
+    t_kept, _ = timed(
+        lambda: tb.rank_intervals_torch(x, n_resamples=b, confidence_level=0.95, seed=1, device=dev),
+        bench.repeats,
+        bench.sync,
+    )
     print(f"rank intervals with the ranks of every resample copied to the host: {t_kept:.4f} s")
-    bench.row(f"rank intervals, paired, {args.rank_entries} x 10, B={b}",
-              lambda: tb.rank_intervals_torch(x, n_resamples=b, confidence_level=0.95, seed=1, device=dev,
-                                              keep_distribution=False),
-              lambda: floor_ranks(torch, x, b, dev),
-              lambda: stats.rank_intervals(x, n_resamples=b, rng=1),
-              agree=lambda got, ref: f"max |d rank end| {int(max(np.abs(got.low - ref.low).max(), np.abs(got.high - ref.high).max()))}")
+    bench.row(
+        f"rank intervals, paired, {args.rank_entries} x 10, B={b}",
+        lambda: tb.rank_intervals_torch(
+            x, n_resamples=b, confidence_level=0.95, seed=1, device=dev, keep_distribution=False
+        ),
+        lambda: floor_ranks(torch, x, b, dev),
+        lambda: stats.rank_intervals(x, n_resamples=b, rng=1),
+        agree=lambda got, ref: (
+            f"max |d rank end| {int(max(np.abs(got.low - ref.low).max(), np.abs(got.high - ref.high).max()))}"
+        ),
+    )
 
     rng = np.random.default_rng(3)
     table = (rng.random((100, args.examples)) < np.linspace(0.8, 0.7, 100)[:, None]).astype(np.float64)
     entries_files = [t[None, :] for t in table]
     design = __import__("evaluation.stats.testset", fromlist=["_Design"])._Design(entries_files, 1.0)
-    bench.row(f"test bootstrap means, 100 x {args.examples}, B={b}",
-              lambda: tb.testset_means_bootstrap(entries_files, n_resamples=b, seed=1, device=dev),
-              lambda: floor_testset(torch, table, b, dev),
-              lambda: design.resampled_means(b, np.random.default_rng(1)),
-              agree=lambda got, ref: "max SE rel diff "
-              f"{float(np.max(np.abs(got.std(0) - ref.std(0)) / ref.std(0))):.3f}")
+    bench.row(
+        f"test bootstrap means, 100 x {args.examples}, B={b}",
+        lambda: tb.testset_means_bootstrap(entries_files, n_resamples=b, seed=1, device=dev),
+        lambda: floor_testset(torch, table, b, dev),
+        lambda: design.resampled_means(b, np.random.default_rng(1)),
+        agree=lambda got, ref: f"max SE rel diff {float(np.max(np.abs(got.std(0) - ref.std(0)) / ref.std(0))):.3f}",
+    )
 
 
 def function_rows(bench: Bench, args):
     """The project's public functions, numpy against torch on the device, and the report."""
     b, dev = args.resamples, str(bench.dev)
     x = scores(args.entries, args.runs)
-    for paired in (() if args.report_only else (True, False)):
-        print_pair("pairwise_comparisons " + ("paired" if paired else "unpaired") + f" {args.entries} x {args.runs}",
-                   lambda be, paired=paired: stats.pairwise_comparisons(
-                       x, paired=paired, n_resamples=b, keep_distribution=False, backend=be, device=dev), bench)
+    for paired in () if args.report_only else (True, False):
+        print_pair(
+            "pairwise_comparisons " + ("paired" if paired else "unpaired") + f" {args.entries} x {args.runs}",
+            lambda be, paired=paired: stats.pairwise_comparisons(
+                x, paired=paired, n_resamples=b, keep_distribution=False, backend=be, device=dev
+            ),
+            bench,
+        )
     from evaluation.report import ReportSettings, build_report
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -228,10 +256,15 @@ def function_rows(bench: Bench, args):
 
     for n in args.report_sizes:
         entries = synthetic_entries(n, 10)
-        print_pair(f"build_report {n} entries x 10 runs, B=2000",
-                   lambda be, entries=entries: build_report(entries, ReportSettings(
-                       n_resamples=2000, k_runs=10, boo_n=5, master_seed=1, backend=be, device=dev)),
-                   bench, repeats=1, limit={5000: 3.0, 20000: 15.0}.get(n))
+        print_pair(
+            f"build_report {n} entries x 10 runs, B=2000",
+            lambda be, entries=entries: build_report(
+                entries, ReportSettings(n_resamples=2000, k_runs=10, boo_n=5, master_seed=1, backend=be, device=dev)
+            ),
+            bench,
+            repeats=1,
+            limit={5000: 3.0, 20000: 15.0}.get(n),
+        )
 
 
 def print_pair(name, fn, bench: Bench, repeats=None, limit=None):
@@ -250,8 +283,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-functions", action="store_true", help="only the kernels")
-    parser.add_argument("--sort-rows", action="store_true",
-                        help="also time P(A>B) with the other summary (histograms on a GPU)")
+    parser.add_argument(
+        "--sort-rows", action="store_true", help="also time P(A>B) with the other summary (histograms on a GPU)"
+    )
     parser.add_argument("--report-only", action="store_true", help="of the public functions, only build_report")
     parser.add_argument("--no-kernels", action="store_true", help="only the public functions")
     args = parser.parse_args(argv)
@@ -265,8 +299,10 @@ def main(argv=None) -> int:
     args.examples = 5_000 if args.quick else (100_000 if gpu else 20_000)
     args.report_sizes = [200] if args.quick else ([5000, 20000] if gpu else [5000])
     where = torch.cuda.get_device_name(dev) if gpu else f"CPU, {torch.get_num_threads()} torch threads"
-    print(f"device: {dev} ({where}); torch {torch.__version__}, numpy {np.__version__}; "
-          f"B = {args.resamples}, median of {args.repeats}")
+    print(
+        f"device: {dev} ({where}); torch {torch.__version__}, numpy {np.__version__}; "
+        f"B = {args.resamples}, median of {args.repeats}"
+    )
     bench = Bench(torch, dev, args.repeats)
     if not args.no_kernels:
         kernel_rows(bench, args)

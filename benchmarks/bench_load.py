@@ -121,8 +121,10 @@ def summary(answers: list[Answer], seconds: float) -> str:
     latencies = np.array([a.seconds for a in answers]) * 1e3
     errors = sum(a.status != 200 for a in answers)
     p50, p90, p99 = np.percentile(latencies, [50, 90, 99])
-    return (f"{len(answers)} requests, {len(answers) / seconds:.0f}/s, p50 {p50:.1f} ms, p90 {p90:.1f} ms, "
-            f"p99 {p99:.1f} ms, errors {errors} ({100 * errors / max(len(answers), 1):.2f} %)")
+    return (
+        f"{len(answers)} requests, {len(answers) / seconds:.0f}/s, p50 {p50:.1f} ms, p90 {p90:.1f} ms, "
+        f"p99 {p99:.1f} ms, errors {errors} ({100 * errors / max(len(answers), 1):.2f} %)"
+    )
 
 
 def report(label: str, answers: list[Answer], seconds: float, names: dict[str, str]) -> None:
@@ -137,21 +139,27 @@ def outage_figures(answers: list[Answer], crashed: float, back: float) -> str:
     last_failure = max((a.started + a.seconds for a in failed), default=crashed)
     first_failure = min((a.started + a.seconds for a in failed), default=crashed)
     server_errors = sum(v for k, v in statuses.items() if isinstance(k, int) and k >= 500 and k != 503)
-    return (f"answers by status {dict(sorted(statuses.items(), key=str))}; {len(failed)} failed "
-            f"({100 * len(failed) / len(answers):.2f} %), of which 5xx other than 503: {server_errors}; "
-            f"first failed answer {first_failure - crashed:+.2f} s after the crash, last one "
-            f"{last_failure - crashed:.2f} s after it; successes unbroken from {max(last_failure - back, 0):.2f} s "
-            f"after PostgreSQL was back (it was down {back - crashed:.2f} s)")
+    return (
+        f"answers by status {dict(sorted(statuses.items(), key=str))}; {len(failed)} failed "
+        f"({100 * len(failed) / len(answers):.2f} %), of which 5xx other than 503: {server_errors}; "
+        f"first failed answer {first_failure - crashed:+.2f} s after the crash, last one "
+        f"{last_failure - crashed:.2f} s after it; successes unbroken from {max(last_failure - back, 0):.2f} s "
+        f"after PostgreSQL was back (it was down {back - crashed:.2f} s)"
+    )
 
 
 # ----------------------------------------------------------------------------- the server
 #: gunicorn shapes compared with --compare-workers (all with the cache): (label, environment for gunicorn_web.conf.py).
 WORKER_SHAPES = [
     ("sync, 2 workers (the earlier default)", {"GUNICORN_WORKER_CLASS": "sync", "WEB_CONCURRENCY": "2"}),
-    ("gthread, 2 workers x 8 threads", {"GUNICORN_WORKER_CLASS": "gthread", "WEB_CONCURRENCY": "2",
-                                        "GUNICORN_THREADS": "8"}),
-    ("gthread, 4 workers x 4 threads", {"GUNICORN_WORKER_CLASS": "gthread", "WEB_CONCURRENCY": "4",
-                                        "GUNICORN_THREADS": "4"}),
+    (
+        "gthread, 2 workers x 8 threads",
+        {"GUNICORN_WORKER_CLASS": "gthread", "WEB_CONCURRENCY": "2", "GUNICORN_THREADS": "8"},
+    ),
+    (
+        "gthread, 4 workers x 4 threads",
+        {"GUNICORN_WORKER_CLASS": "gthread", "WEB_CONCURRENCY": "4", "GUNICORN_THREADS": "4"},
+    ),
 ]
 WITH_CACHE = {"BENCH_MICROCACHE_S": "1"}  # CACHE_URL (Redis) is set in main()
 WITHOUT_CACHE = {"CACHE_URL": "dummycache://", "BENCH_MICROCACHE_S": "0"}
@@ -160,10 +168,26 @@ TARGET_P99_MS = 300
 
 def start_gunicorn(env: dict, port: int) -> subprocess.Popen:
     """gunicorn with the production settings of ``gunicorn_web.conf.py`` (``env`` may override them)."""
-    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn_web.conf.py"), "--bind",
-               f"127.0.0.1:{port}", "--log-level", "warning", "leaderboard.wsgi:application"]
-    server = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "-c",
+        str(ROOT / "gunicorn_web.conf.py"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+        "leaderboard.wsgi:application",
+    ]
+    server = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -204,9 +228,11 @@ def endpoint_line(name: str, answers: list[Answer], seconds: float, alone_ms: fl
     if target:
         met = p99 <= TARGET_P99_MS and errors == 0
         verdict = f"; target p99 <= {TARGET_P99_MS} ms, no error: {'met' if met else 'MISSED'}"
-    return (f"  {name:<16} alone p50 {alone_ms:6.1f} ms | {len(answers) / seconds:5.0f} req/s, p50 {p50:6.1f} ms, "
-            f"p90 {p90:6.1f} ms, p99 {p99:6.1f} ms, max {latencies.max():6.0f} ms, errors {errors} ({100 * errors / max(len(answers), 1):.2f} %)"
-            f"{verdict}")
+    return (
+        f"  {name:<16} alone p50 {alone_ms:6.1f} ms | {len(answers) / seconds:5.0f} req/s, p50 {p50:6.1f} ms, "
+        f"p90 {p90:6.1f} ms, p99 {p99:6.1f} ms, max {latencies.max():6.0f} ms, errors {errors} ({100 * errors / max(len(answers), 1):.2f} %)"
+        f"{verdict}"
+    )
 
 
 def bench_configuration(label: str, env: dict, paths: dict, names: dict, args) -> dict:
@@ -220,11 +246,22 @@ def bench_configuration(label: str, env: dict, paths: dict, names: dict, args) -
         for path, name in names.items():
             alone = load(port, {path: paths[path]}, 1, 2)
             answers = load(port, {path: paths[path]}, args.clients, args.duration)
-            print(endpoint_line(name, answers, args.duration, float(np.median([a.seconds for a in alone]) * 1e3),
-                                target=name != "submission list"), flush=True)
+            print(
+                endpoint_line(
+                    name,
+                    answers,
+                    args.duration,
+                    float(np.median([a.seconds for a in alone]) * 1e3),
+                    target=name != "submission list",
+                ),
+                flush=True,
+            )
             latencies = np.array([a.seconds for a in answers]) * 1e3
-            figures[name] = (float(np.percentile(latencies, 50)), float(np.percentile(latencies, 99)),
-                             sum(a.status != 200 for a in answers))
+            figures[name] = (
+                float(np.percentile(latencies, 50)),
+                float(np.percentile(latencies, 99)),
+                sum(a.status != 200 for a in answers),
+            )
     finally:
         stop_gunicorn(server)
     return figures
@@ -249,8 +286,13 @@ def bench_outage(cluster, env: dict, paths: dict, names: dict, args) -> None:
         answers = load(port, paths, args.clients, args.outage_duration, during=outage)
     finally:
         stop_gunicorn(server)
-    report(f"with a {args.down:g} s PostgreSQL crash {args.outage_at:g} s in, {args.outage_duration:g} s "
-           f"[{shape_of(env)}, with the cache]", answers, args.outage_duration, names)
+    report(
+        f"with a {args.down:g} s PostgreSQL crash {args.outage_at:g} s in, {args.outage_duration:g} s "
+        f"[{shape_of(env)}, with the cache]",
+        answers,
+        args.outage_duration,
+        names,
+    )
     print(f"  outage: {outage_figures(answers, moments['crashed'], moments['back'])}")
 
 
@@ -284,8 +326,11 @@ def bench_paths(challenge_id: int) -> tuple[dict, dict]:
     challenge = Challenge.objects.get(pk=challenge_id)
     token = token_create(user=challenge.created_by)[1]
     connections.close_all()
-    names = {f"/api/challenges/{challenge.slug}/leaderboard/": "board JSON", f"/c/{challenge.slug}/": "page",
-             "/api/submissions/": "submission list"}
+    names = {
+        f"/api/challenges/{challenge.slug}/leaderboard/": "board JSON",
+        f"/c/{challenge.slug}/": "page",
+        "/api/submissions/": "submission list",
+    }
     paths = {path: {} for path in names}
     paths["/api/submissions/"] = {"Authorization": f"Token {token}"}
     return paths, names
@@ -293,8 +338,10 @@ def bench_paths(challenge_id: int) -> tuple[dict, dict]:
 
 def main() -> None:
     args = parse_args()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, "
-          f"Python {sys.version.split()[0]}; {args.clients} clients per endpoint, {args.duration:g} s each")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, "
+        f"Python {sys.version.split()[0]}; {args.clients} clients per endpoint, {args.duration:g} s each"
+    )
     var_dir = Path(tempfile.mkdtemp(prefix="varboard-bench-load-"))
     cluster, redis = ThrowawayPostgres(), ThrowawayRedis()
     try:
@@ -309,18 +356,32 @@ def main() -> None:
         cached = {**env, **WITH_CACHE, "CACHE_URL": redis.url.rsplit("/", 1)[0] + "/1"}
         paths, names = bench_paths(populate(args))
         print(f"PostgreSQL {cluster.port} (own cluster), Redis {redis.url}; {args.entries} entries x {args.runs} runs")
-        results = {"with the cache": bench_configuration("production settings, WITH the cache (Redis + 1 s "
-                                                         "micro-cache)", cached, paths, names, args),
-                   "without": bench_configuration("production settings, WITHOUT the cache (dummycache, micro-cache "
-                                                  "off)", {**env, **WITHOUT_CACHE}, paths, names, args)}
+        results = {
+            "with the cache": bench_configuration(
+                "production settings, WITH the cache (Redis + 1 s micro-cache)", cached, paths, names, args
+            ),
+            "without": bench_configuration(
+                "production settings, WITHOUT the cache (dummycache, micro-cache off)",
+                {**env, **WITHOUT_CACHE},
+                paths,
+                names,
+                args,
+            ),
+        }
         if args.compare_workers:
             for label, shape in WORKER_SHAPES:
-                results[label] = bench_configuration(f"{label}, with the cache", {**cached, **shape}, paths, names,
-                                                     args)
+                results[label] = bench_configuration(
+                    f"{label}, with the cache", {**cached, **shape}, paths, names, args
+                )
         print("comparison, p99 ms (p50 ms) per endpoint:")
         for label, figures in results.items():
-            print(f"  {label:<40} " + ", ".join(f"{name} {p99:.0f} ({p50:.0f}){' ERRORS ' + str(e) if e else ''}"
-                                                for name, (p50, p99, e) in figures.items()))
+            print(
+                f"  {label:<40} "
+                + ", ".join(
+                    f"{name} {p99:.0f} ({p50:.0f}){' ERRORS ' + str(e) if e else ''}"
+                    for name, (p50, p99, e) in figures.items()
+                )
+            )
         if args.outage:
             bench_outage(cluster, cached, paths, names, args)
         print(f"load average now {os.getloadavg()[0]:.2f}")

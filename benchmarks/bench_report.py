@@ -70,13 +70,17 @@ def bench_pure(args) -> None:
     from evaluation.report import EntryRuns, ReportSettings, build_report
 
     test, valid = synthetic_scores(args.entries, args.runs)
-    entries = [EntryRuns(i + 1, f"method-{i}", f"team-{i}", "recipe", args.runs, np.arange(args.runs), test[i],
-                         valid=valid[i]) for i in range(args.entries)]
+    entries = [
+        EntryRuns(i + 1, f"method-{i}", f"team-{i}", "recipe", args.runs, np.arange(args.runs), test[i], valid=valid[i])
+        for i in range(args.entries)
+    ]
     settings = ReportSettings(n_resamples=args.resamples, k_runs=args.runs, boo_n=5, master_seed=1)
     seconds, report = timed(lambda: build_report(entries, settings), repeat=2)
     pairs = args.entries * (args.entries - 1) // 2
-    print(f"build_report ({args.entries} entries x {args.runs} runs, B={args.resamples}): {seconds:.3f} s "
-          f"(target <= 3 s); {len(json.dumps(report)) / 1e6:.2f} MB of JSON, {pairs} comparisons")
+    print(
+        f"build_report ({args.entries} entries x {args.runs} runs, B={args.resamples}): {seconds:.3f} s "
+        f"(target <= 3 s); {len(json.dumps(report)) / 1e6:.2f} MB of JSON, {pairs} comparisons"
+    )
     vector, _ = timed(lambda: stats.pairwise_comparisons(test, paired=True, n_resamples=args.resamples, rng=1))
     sample = min(pairs, args.naive_pairs)
     iu, ju = np.triu_indices(args.entries, 1)
@@ -86,9 +90,11 @@ def bench_pure(args) -> None:
             stats.compare(test[i], test[j], paired=True, n_resamples=args.resamples, rng=1)
 
     loop, _ = timed(naive)
-    print(f"  all pairs, vectorised pairwise_comparisons: {vector:.3f} s; reference, naive loop of compare(): "
-          f"{loop:.3f} s for {sample} pairs -> {loop * pairs / sample:.1f} s for {pairs} "
-          f"({loop * pairs / sample / vector:.0f}x slower)")
+    print(
+        f"  all pairs, vectorised pairwise_comparisons: {vector:.3f} s; reference, naive loop of compare(): "
+        f"{loop:.3f} s for {sample} pairs -> {loop * pairs / sample:.1f} s for {pairs} "
+        f"({loop * pairs / sample / vector:.0f}x slower)"
+    )
 
 
 # --------------------------------------------------------------------------- Django part
@@ -117,9 +123,14 @@ def django_setup(var_dir: Path, database_url: str | None) -> dict:
     """Settings for this process and the server: a temporary var/, the given database."""
     (var_dir / "bench_settings.py").write_text(BENCH_SETTINGS)
     sys.path.insert(0, str(var_dir))
-    env = {"DJANGO_SETTINGS_MODULE": "bench_settings", "PYTHONPATH": f"{var_dir}{os.pathsep}{ROOT}",
-           "VARBOARD_VAR_DIR": str(var_dir), "VARBOARD_MEDIA_ROOT": str(var_dir / "media"),
-           "DJANGO_DEBUG": "false", "DJANGO_LOG_LEVEL": "WARNING"}
+    env = {
+        "DJANGO_SETTINGS_MODULE": "bench_settings",
+        "PYTHONPATH": f"{var_dir}{os.pathsep}{ROOT}",
+        "VARBOARD_VAR_DIR": str(var_dir),
+        "VARBOARD_MEDIA_ROOT": str(var_dir / "media"),
+        "DJANGO_DEBUG": "false",
+        "DJANGO_LOG_LEVEL": "WARNING",
+    }
     if database_url:
         env["DATABASE_URL"] = database_url
     os.environ.update(env)
@@ -139,17 +150,41 @@ def populate(args) -> int:
 
     host = User.objects.create_user("bench-host", password="a-long-benchmark-password")
     challenge = Challenge.objects.create(
-        slug=f"bench-{os.getpid()}", title="Report benchmark", created_by=host, metric="accuracy",
-        higher_is_better=True, allow_recipes=True, k_runs=args.runs, boo_n=5,
-        bootstrap_resamples=args.resamples, master_seed=1)
+        slug=f"bench-{os.getpid()}",
+        title="Report benchmark",
+        created_by=host,
+        metric="accuracy",
+        higher_is_better=True,
+        allow_recipes=True,
+        k_runs=args.runs,
+        boo_n=5,
+        bootstrap_resamples=args.resamples,
+        master_seed=1,
+    )
     test, valid = synthetic_scores(args.entries, args.runs)
     teams = Team.objects.bulk_create([Team(name=f"bench-team-{os.getpid()}-{i}") for i in range(args.entries)])
-    submissions = Submission.objects.bulk_create([
-        Submission(challenge=challenge, team=team, submitted_by=host, kind="recipe", method_name=f"method-{i}",
-                   status="scored", runs_expected=args.runs) for i, team in enumerate(teams)])
-    Run.objects.bulk_create([
-        Run(submission=s, index=r, status="succeeded", test_score=float(test[i, r]), valid_score=float(valid[i, r]))
-        for i, s in enumerate(submissions) for r in range(args.runs)], batch_size=1000)
+    submissions = Submission.objects.bulk_create(
+        [
+            Submission(
+                challenge=challenge,
+                team=team,
+                submitted_by=host,
+                kind="recipe",
+                method_name=f"method-{i}",
+                status="scored",
+                runs_expected=args.runs,
+            )
+            for i, team in enumerate(teams)
+        ]
+    )
+    Run.objects.bulk_create(
+        [
+            Run(submission=s, index=r, status="succeeded", test_score=float(test[i, r]), valid_score=float(valid[i, r]))
+            for i, s in enumerate(submissions)
+            for r in range(args.runs)
+        ],
+        batch_size=1000,
+    )
     return challenge.pk
 
 
@@ -163,8 +198,10 @@ def bench_recompute(challenge_id: int) -> None:
     gather, (entries, ever) = timed(lambda: report_entries(challenge=challenge))
     settings = report_settings(challenge=challenge, m_total_recipes=ever["recipe"])
     build, _ = timed(lambda: build_report(entries, settings))
-    print(f"report_recompute (query + report + save): {seconds:.3f} s (target <= 3 s); parts: one query "
-          f"{gather:.3f} s, build_report {build:.3f} s, rest (hash, JSON, save) {seconds - gather - build:.3f} s")
+    print(
+        f"report_recompute (query + report + save): {seconds:.3f} s (target <= 3 s); parts: one query "
+        f"{gather:.3f} s, build_report {build:.3f} s, rest (hash, JSON, save) {seconds - gather - build:.3f} s"
+    )
     cached, _ = timed(lambda: report_recompute(challenge_id=challenge_id), repeat=3)
     print(f"  reference: report_recompute with unchanged inputs (version hash only): {cached:.3f} s")
 
@@ -177,11 +214,31 @@ def free_port() -> int:
 
 
 def start_server(env: dict, port: int, workers: int) -> subprocess.Popen:
-    command = [sys.executable, "-m", "gunicorn", "leaderboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
-               "--workers", str(workers), "--worker-class", "sync", "--preload", "--backlog", "512",
-               "--log-level", "warning"]
-    server = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "leaderboard.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "sync",
+        "--preload",
+        "--backlog",
+        "512",
+        "--log-level",
+        "warning",
+    ]
+    server = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -207,8 +264,12 @@ def get(port: int, path: str) -> tuple[int, float, int]:
 
 
 def wrk_load(url: str, clients: int, duration: int) -> dict:
-    out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{duration}s", "--latency", url],
-                         capture_output=True, text=True, timeout=duration + 60).stdout
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{clients}", f"-d{duration}s", "--latency", url],
+        capture_output=True,
+        text=True,
+        timeout=duration + 60,
+    ).stdout
 
     def ms(label: str) -> float:
         value, unit = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\s*$", out, re.M).groups()
@@ -216,10 +277,15 @@ def wrk_load(url: str, clients: int, duration: int) -> dict:
 
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"tool": "wrk", "p50": ms("50%"), "p90": ms("90%"), "p99": ms("99%"),
-            "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "requests": int(re.search(r"(\d+) requests in", out).group(1)),
-            "errors": errors + (int(non2xx.group(1)) if non2xx else 0)}
+    return {
+        "tool": "wrk",
+        "p50": ms("50%"),
+        "p90": ms("90%"),
+        "p99": ms("99%"),
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+        "errors": errors + (int(non2xx.group(1)) if non2xx else 0),
+    }
 
 
 def python_load(port: int, path: str, clients: int, duration: int) -> dict:
@@ -250,9 +316,15 @@ def python_load(port: int, path: str, clients: int, duration: int) -> dict:
         for _ in range(clients):
             pool.submit(client)
     values = np.array(latencies) * 1e3
-    return {"tool": "python threads", "p50": float(np.percentile(values, 50)), "p90": float(np.percentile(values, 90)),
-            "p99": float(np.percentile(values, 99)), "rps": len(values) / duration, "requests": len(values),
-            "errors": errors[0]}
+    return {
+        "tool": "python threads",
+        "p50": float(np.percentile(values, 50)),
+        "p90": float(np.percentile(values, 90)),
+        "p99": float(np.percentile(values, 99)),
+        "rps": len(values) / duration,
+        "requests": len(values),
+        "errors": errors[0],
+    }
 
 
 def bench_endpoint(args, env: dict, challenge_id: int) -> None:
@@ -271,19 +343,23 @@ def bench_endpoint(args, env: dict, challenge_id: int) -> None:
                 get(port, path)
             single = [get(port, path)[1] * 1e3 for _ in range(30)]
             layer = "micro-cache on (1 s, no query)" if micro else "micro-cache off (Django cache + 1 query)"
-            print(f"leaderboard endpoint, {layer}: {size / 1e3:.0f} kB of JSON, gunicorn {args.workers} sync "
-                  f"workers, {database}; first request (cache cold) {cold * 1e3:.0f} ms; one client alone p50 "
-                  f"{statistics.median(single):.1f} ms")
+            print(
+                f"leaderboard endpoint, {layer}: {size / 1e3:.0f} kB of JSON, gunicorn {args.workers} sync "
+                f"workers, {database}; first request (cache cold) {cold * 1e3:.0f} ms; one client alone p50 "
+                f"{statistics.median(single):.1f} ms"
+            )
             if shutil.which("wrk") and not args.python_load:
                 load = wrk_load(f"http://127.0.0.1:{port}{path}", args.clients, args.duration)
             else:
                 load = python_load(port, path, args.clients, args.duration)
             verdict = "met" if load["p50"] <= 50 and load["p99"] <= 250 and load["errors"] == 0 else "MISSED"
-            print(f"  {args.clients} concurrent clients for {args.duration} s ({load['tool']}): p50 "
-                  f"{load['p50']:.1f} ms, p90 {load['p90']:.1f} ms, p99 {load['p99']:.1f} ms, "
-                  f"{load['rps']:.0f} requests/s, {load['requests']} requests, {load['errors']} errors "
-                  f"(target p50 <= 50 ms, p99 <= 250 ms: {verdict}; load average now "
-                  f"{os.getloadavg()[0]:.2f})")
+            print(
+                f"  {args.clients} concurrent clients for {args.duration} s ({load['tool']}): p50 "
+                f"{load['p50']:.1f} ms, p90 {load['p90']:.1f} ms, p99 {load['p99']:.1f} ms, "
+                f"{load['rps']:.0f} requests/s, {load['requests']} requests, {load['errors']} errors "
+                f"(target p50 <= 50 ms, p99 <= 250 ms: {verdict}; load average now "
+                f"{os.getloadavg()[0]:.2f})"
+            )
             if not micro:
                 status, fly, _ = get(port, path + "?n=3")
                 assert status == 200, status
@@ -302,16 +378,21 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds of load")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="gunicorn worker processes")
     parser.add_argument("--naive-pairs", type=int, default=500, help="pairs timed in the naive reference loop")
-    parser.add_argument("--database-url", default="auto",
-                        help="auto (default): a temporary PostgreSQL database when 127.0.0.1:5432 answers, "
-                             "else SQLite; sqlite: a temporary SQLite file; or a URL")
+    parser.add_argument(
+        "--database-url",
+        default="auto",
+        help="auto (default): a temporary PostgreSQL database when 127.0.0.1:5432 answers, "
+        "else SQLite; sqlite: a temporary SQLite file; or a URL",
+    )
     parser.add_argument("--python-load", action="store_true", help="use the Python load generator, not wrk")
     parser.add_argument("--quick", action="store_true", help="20 x 10, B = 200, 3 s of load")
     args = parser.parse_args()
     if args.quick:
         args.entries, args.runs, args.resamples, args.duration, args.naive_pairs = 20, 10, 200, 3, 100
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, "
-          f"Python {sys.version.split()[0]}, numpy {np.__version__}")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, "
+        f"Python {sys.version.split()[0]}, numpy {np.__version__}"
+    )
     bench_pure(args)
     var_dir = Path(tempfile.mkdtemp(prefix="varboard-bench-"))
     url, temporary_postgres = args.database_url, False

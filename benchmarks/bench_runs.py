@@ -141,7 +141,7 @@ def process_cpu_s(pid: int) -> float:
         try:
             with open(f"/proc/{p}/stat") as fh:
                 line = fh.read()
-            fields = line[line.rfind(")") + 2:].split()
+            fields = line[line.rfind(")") + 2 :].split()
             total += sum(int(v) for v in fields[11:15]) / tick  # utime stime cutime cstime
         except (OSError, ValueError, IndexError):
             continue
@@ -183,12 +183,35 @@ class Worker:
         self.log_path = log_path
         celery = Path(sys.executable).with_name("celery")
         prefix = [str(celery)] if celery.exists() else [sys.executable, "-m", "celery"]
-        command = [*prefix, "-A", "leaderboard", "worker", "-Q", "cpu", "-c", "1", "--prefetch-multiplier=1",
-                   "-P", "prefork", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
-                   "--without-heartbeat", "--loglevel=INFO"]
+        command = [
+            *prefix,
+            "-A",
+            "leaderboard",
+            "worker",
+            "-Q",
+            "cpu",
+            "-c",
+            "1",
+            "--prefetch-multiplier=1",
+            "-P",
+            "prefork",
+            "-n",
+            f"{name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel=INFO",
+        ]
         with open(log_path, "wb") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def tail(self, lines: int = 30) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -256,10 +279,10 @@ def make_challenges(k: int):
     from tests.platform.factories import digits_challenge, make_user
 
     host = make_user("bench-runs-host")
-    main, frame = digits_challenge(host, title="Runs benchmark", k_runs=k, daily_quota=0, total_quota=0,
-                                   allow_recipes=True)
-    single, _ = digits_challenge(host, title="Runs latency", k_runs=1, daily_quota=0, total_quota=0,
-                                 allow_recipes=True)
+    main, frame = digits_challenge(
+        host, title="Runs benchmark", k_runs=k, daily_quota=0, total_quota=0, allow_recipes=True
+    )
+    single, _ = digits_challenge(host, title="Runs latency", k_runs=1, daily_quota=0, total_quota=0, allow_recipes=True)
     return host, main, single, len(frame)
 
 
@@ -274,8 +297,9 @@ def submit(challenge, user, name: str, enqueue: bool = True, recipe: Path = RECI
         start = time.perf_counter()
         # another file set each time: a team's identical resubmission is refused
         hyperparameters = {**(hyperparameters or {}), "bench_submission": name}
-        submission = submission_create_recipe(challenge=challenge, user=user, method_name=name, recipe=upload,
-                                              hyperparameters=hyperparameters)
+        submission = submission_create_recipe(
+            challenge=challenge, user=user, method_name=name, recipe=upload, hyperparameters=hyperparameters
+        )
         return submission, time.perf_counter() - start
 
 
@@ -291,16 +315,21 @@ def wait_runs(submission_id: int, expected: int, timeout: float, workers, poll: 
             if worker.process.poll() is not None:
                 raise RuntimeError(f"worker {worker.name} died:\n{worker.tail()}")
         if time.monotonic() > deadline:
-            raise BenchTimeout(f"{done} of {expected} runs of submission {submission_id} ended within "
-                               f"{max(0.0, timeout):.0f} s; last worker log:\n{workers[0].tail()}")
+            raise BenchTimeout(
+                f"{done} of {expected} runs of submission {submission_id} ended within "
+                f"{max(0.0, timeout):.0f} s; last worker log:\n{workers[0].tail()}"
+            )
         time.sleep(poll)
 
 
 def run_rows(submission_id: int) -> list[dict]:
     from leaderboard.models import Run
 
-    rows = list(Run.objects.filter(submission_id=submission_id).values(
-        "index", "status", "error_message", "started_at", "finished_at", "duration_s", "attempts"))
+    rows = list(
+        Run.objects.filter(submission_id=submission_id).values(
+            "index", "status", "error_message", "started_at", "finished_at", "duration_s", "attempts"
+        )
+    )
     failed = [r for r in rows if r["status"] != "succeeded"]
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(rows)} runs did not succeed; first: {failed[0]['error_message']}")
@@ -319,15 +348,29 @@ def run_inputs(challenge, run, recipe: Path = RECIPE, hyperparameters=None):
 
     data, split = run_split(challenge=challenge, seeds=run.seeds)
     metric = get_metric(challenge.metric)
-    return data, split, metric, dict(
-        recipe_source=recipe.read_text(), data=data, split=split, seeds=run.seeds, hyperparameters=hyperparameters,
-        hpo={"mode": "fixed"}, metric=_metric(challenge, data.classes),
-        prediction_kind=metric.prediction_kind, limits=run_limits(challenge), device="cpu",
-        higher_is_better=challenge.higher_is_better)
+    return (
+        data,
+        split,
+        metric,
+        dict(
+            recipe_source=recipe.read_text(),
+            data=data,
+            split=split,
+            seeds=run.seeds,
+            hyperparameters=hyperparameters,
+            hpo={"mode": "fixed"},
+            metric=_metric(challenge, data.classes),
+            prediction_kind=metric.prediction_kind,
+            limits=run_limits(challenge),
+            device="cpu",
+            higher_is_better=challenge.higher_is_better,
+        ),
+    )
 
 
-def recipe_compute_s(data, split, prediction_kind: str, repeat: int = 200, recipe: Path = RECIPE,
-                     hyperparameters=None, seeds=None) -> float:
+def recipe_compute_s(
+    data, split, prediction_kind: str, repeat: int = 200, recipe: Path = RECIPE, hyperparameters=None, seeds=None
+) -> float:
     """A recipe's fit_predict, in this process, on the rows the harness would give it (one thread, as in
     the sandbox), median of `repeat` after one untimed call."""
     sys.path.insert(0, str(ROOT / "execution" / "harness"))
@@ -342,9 +385,15 @@ def recipe_compute_s(data, split, prediction_kind: str, repeat: int = 200, recip
     hp = {**getattr(module, "HYPERPARAMETERS", {}), **(hyperparameters or {})}
 
     def inputs(rows, labelled):
-        return Inputs(X=data.X[rows], y=data.y[rows] if labelled else None, ids=data.ids[rows],
-                      feature_names=list(data.feature_names), classes=classes, task=data.task,
-                      prediction_kind=prediction_kind)
+        return Inputs(
+            X=data.X[rows],
+            y=data.y[rows] if labelled else None,
+            ids=data.ids[rows],
+            feature_names=list(data.feature_names),
+            classes=classes,
+            task=data.task,
+            prediction_kind=prediction_kind,
+        )
 
     train, valid = inputs(split.train, True), inputs(split.valid, True)
     test = inputs(np.concatenate([split.valid, split.test]), False)
@@ -368,8 +417,13 @@ def reference_direct(challenge, submission, repeat: int) -> dict:
             raise RuntimeError(f"the trivial recipe failed in-process: {outcome.error}\n{outcome.log}")
         sandbox.append(outcome.duration_s)
     compute = recipe_compute_s(data, split, metric.prediction_kind)
-    return {"wall": walls, "sandbox": sandbox, "compute": compute, "rows": len(data.y),
-            "split": (len(split.train), len(split.valid), len(split.test))}
+    return {
+        "wall": walls,
+        "sandbox": sandbox,
+        "compute": compute,
+        "rows": len(data.y),
+        "split": (len(split.train), len(split.valid), len(split.test)),
+    }
 
 
 def reference_sandbox_parts(repeat: int) -> dict:
@@ -384,14 +438,28 @@ def reference_sandbox_parts(repeat: int) -> dict:
     view = python_view()
     host_prefix = [view.on_host(part) for part in prefix]  # the same interpreter, run outside
     host_env = {name: view.on_host_env(value) for name, value in env.items()}
-    site = ("import os, site\n"
-            "for d in filter(None, os.environ.pop('VARBOARD_SITE_PACKAGES', '').split(os.pathsep)):"
-            " site.addsitedir(d)\n")
+    site = (
+        "import os, site\n"
+        "for d in filter(None, os.environ.pop('VARBOARD_SITE_PACKAGES', '').split(os.pathsep)):"
+        " site.addsitedir(d)\n"
+    )
     numpy_code = site + "import numpy, json, platform, importlib.util, traceback, dataclasses, random"
     plain_env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", **host_env}
     bare_env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", **env}
-    bare_bwrap = [bwrap_path(), "--unshare-all", "--unshare-user", "--die-with-parent", *readonly_view(),
-                  "--proc", "/proc", "--dev", "/dev", *prefix, "-c", "pass"]
+    bare_bwrap = [
+        bwrap_path(),
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        *readonly_view(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        *prefix,
+        "-c",
+        "pass",
+    ]
     root = tempfile.mkdtemp(prefix="varboard-bench-sbx-")
     os.chmod(root, 0o711)  # the run's uid must be able to reach work/
     work = os.path.join(root, "work")
@@ -401,13 +469,17 @@ def reference_sandbox_parts(repeat: int) -> dict:
         parts = {
             "python start": timed_median(lambda: subprocess.run([*host_prefix, "-c", "pass"], env=plain_env), repeat),
             "python + numpy & harness imports": timed_median(
-                lambda: subprocess.run([*host_prefix, "-c", numpy_code], env=plain_env), repeat),
+                lambda: subprocess.run([*host_prefix, "-c", numpy_code], env=plain_env), repeat
+            ),
             "run_sandboxed(python -c pass)": timed_median(
-                lambda: run_sandboxed([*prefix, "-c", "pass"], workdir=work, env=env, limits=limits), repeat),
+                lambda: run_sandboxed([*prefix, "-c", "pass"], workdir=work, env=env, limits=limits), repeat
+            ),
             "run_sandboxed(python + imports)": timed_median(
-                lambda: run_sandboxed([*prefix, "-c", numpy_code], workdir=work, env=env, limits=limits), repeat),
+                lambda: run_sandboxed([*prefix, "-c", numpy_code], workdir=work, env=env, limits=limits), repeat
+            ),
             "bare bwrap --unshare-all + python -c pass": timed_median(
-                lambda: subprocess.run(bare_bwrap, env=bare_env), repeat),
+                lambda: subprocess.run(bare_bwrap, env=bare_env), repeat
+            ),
             "fresh uid (/proc scan)": timed_median(allocate_uid, repeat),
             "probe (once per worker process)": timed_median(lambda: Bubblewrap(bwrap_path()).probe(), 3),
         }
@@ -434,6 +506,7 @@ def reference_run_execute(challenge, user, repeat: int) -> dict:
                 return fn(*args, **kwargs)
             finally:
                 current[name] += time.perf_counter() - start
+
         return wrapper
 
     queries: list[float] = []
@@ -470,8 +543,21 @@ def reference_run_execute(challenge, user, repeat: int) -> dict:
 
 
 # ----------------------------------------------------------------------------- phases
-def phase(label: str, workers_n: int, env: dict, tmp: Path, challenge, user, k: int, deadline: float,
-          latency_runs: int = 0, single=None, recipe: Path = RECIPE, hyperparameters=None, settle=None) -> dict:
+def phase(
+    label: str,
+    workers_n: int,
+    env: dict,
+    tmp: Path,
+    challenge,
+    user,
+    k: int,
+    deadline: float,
+    latency_runs: int = 0,
+    single=None,
+    recipe: Path = RECIPE,
+    hyperparameters=None,
+    settle=None,
+) -> dict:
     """Start `workers_n` workers, wait for their ping, submit k runs, wait, read the Run rows.
 
     Before each single run sent to the idle worker, ``settle(workers)`` (default: 0.3 s, the time
@@ -488,18 +574,27 @@ def phase(label: str, workers_n: int, env: dict, tmp: Path, challenge, user, k: 
         window0 = time.monotonic()
         cpu0 = cpu_jiffies()
         wcpu0 = sum(process_cpu_s(w.process.pid) for w in workers)
-        submission, submit_s = submit(challenge, user, f"{recipe.stem}-{label}", recipe=recipe,
-                                      hyperparameters=hyperparameters)
+        submission, submit_s = submit(
+            challenge, user, f"{recipe.stem}-{label}", recipe=recipe, hyperparameters=hyperparameters
+        )
         enqueue_start, enqueue_end = ENQUEUED[submission.pk]
         wait_runs(submission.pk, k, timeout=deadline - time.monotonic(), workers=workers)
         rows = run_rows(submission.pk)
         cpu1 = cpu_jiffies()
         wcpu1 = sum(process_cpu_s(w.process.pid) for w in workers)
         window = time.monotonic() - window0
-        result = {"ready": ready, "load_before": load_before, "load_after": load(), "submit": submit_s,
-                  "enqueue": (enqueue_start, enqueue_end), "rows": rows,
-                  "machine_busy": (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1]) * (os.cpu_count() or 1),
-                  "worker_cpu": wcpu1 - wcpu0, "window": window, "worker_rss": [rss_mb(w.process.pid) for w in workers]}
+        result = {
+            "ready": ready,
+            "load_before": load_before,
+            "load_after": load(),
+            "submit": submit_s,
+            "enqueue": (enqueue_start, enqueue_end),
+            "rows": rows,
+            "machine_busy": (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1]) * (os.cpu_count() or 1),
+            "worker_cpu": wcpu1 - wcpu0,
+            "window": window,
+            "worker_rss": [rss_mb(w.process.pid) for w in workers],
+        }
         pool_children = []
         for w in workers:
             try:
@@ -513,13 +608,15 @@ def phase(label: str, workers_n: int, env: dict, tmp: Path, challenge, user, k: 
             latencies = []
             for i in range(latency_runs):
                 (settle or (lambda _: time.sleep(0.3)))(workers)  # the worker is idle
-                one, _ = submit(single, user, f"{recipe.stem}-latency-{label}-{i}", recipe=recipe,
-                                hyperparameters=hyperparameters)
+                one, _ = submit(
+                    single, user, f"{recipe.stem}-latency-{label}-{i}", recipe=recipe, hyperparameters=hyperparameters
+                )
                 wait_runs(one.pk, 1, timeout=min(60.0, deadline - time.monotonic()), workers=workers, poll=0.02)
                 row = run_rows(one.pk)[0]
                 t0 = ENQUEUED[one.pk][0]
-                latencies.append((row["started"] - t0, row["finished"] - row["started"], row["finished"] - t0,
-                                  row["duration_s"]))
+                latencies.append(
+                    (row["started"] - t0, row["finished"] - row["started"], row["finished"] - t0, row["duration_s"])
+                )
             result["latency"] = latencies
         result["task_seconds"] = [w.task_seconds() for w in workers]
         return result
@@ -562,7 +659,7 @@ def _children() -> dict[int, list[int]]:
             try:
                 with open(f"/proc/{entry}/stat") as fh:
                     line = fh.read()
-                children[int(line[line.rfind(")") + 2:].split()[1])].append(int(entry))
+                children[int(line[line.rfind(")") + 2 :].split()[1])].append(int(entry))
             except (OSError, ValueError, IndexError):
                 continue
     return children
@@ -603,6 +700,7 @@ def waiting_sandbox(root_pid: int) -> list[int]:
 def settle_until_warm(sizes: list, timeout: float = 60.0):
     """A `phase` settle: wait until each worker's waiting sandbox has its imports done; record its
     RSS (MB, the bwrap processes and the harness) in `sizes`."""
+
     def settle(workers) -> None:
         time.sleep(0.3)
         deadline = time.monotonic() + timeout
@@ -613,6 +711,7 @@ def settle_until_warm(sizes: list, timeout: float = 60.0):
                     sizes.append(sum(rss_mb(p) for p in pids))
                     break
                 time.sleep(0.1)
+
     return settle
 
 
@@ -623,8 +722,9 @@ def torch_reference(challenge, user, repeat: int) -> dict:
     from execution.warm import WARM_ENV
     from leaderboard.models import Run
 
-    submission, _ = submit(challenge, user, "torch-reference", enqueue=False, recipe=TORCH_RECIPE,
-                           hyperparameters=TORCH_HP)
+    submission, _ = submit(
+        challenge, user, "torch-reference", enqueue=False, recipe=TORCH_RECIPE, hyperparameters=TORCH_HP
+    )
     run = Run.objects.filter(submission=submission).order_by("index").first()
     data, split, metric, kwargs = run_inputs(challenge, run, TORCH_RECIPE, TORCH_HP)
     runner, walls, sandbox, scores = LocalRunner(), defaultdict(list), defaultdict(list), defaultdict(set)
@@ -644,8 +744,9 @@ def torch_reference(challenge, user, repeat: int) -> dict:
                 scores[mode].add(outcome.test_score)
     finally:
         os.environ.pop(WARM_ENV, None) if previous is None else os.environ.__setitem__(WARM_ENV, previous)
-    compute = recipe_compute_s(data, split, metric.prediction_kind, 20, recipe=TORCH_RECIPE,
-                               hyperparameters=TORCH_HP, seeds=run.seeds)
+    compute = recipe_compute_s(
+        data, split, metric.prediction_kind, 20, recipe=TORCH_RECIPE, hyperparameters=TORCH_HP, seeds=run.seeds
+    )
     return {"wall": walls, "sandbox": sandbox, "compute": compute, "same_scores": scores["cold"] == scores["warm"]}
 
 
@@ -656,46 +757,82 @@ def torch_benchmark(args, user, worker_env: dict, var_dir: Path, deadline: float
 
     k = args.torch_runs
     main_c, _ = digits_challenge(user, title="Torch runs", k_runs=k, daily_quota=0, total_quota=0, allow_recipes=True)
-    single, _ = digits_challenge(user, title="Torch latency", k_runs=1, daily_quota=0, total_quota=0,
-                                 allow_recipes=True)
+    single, _ = digits_challenge(
+        user, title="Torch latency", k_runs=1, daily_quota=0, total_quota=0, allow_recipes=True
+    )
     ref = torch_reference(main_c, user, max(3, args.reference_runs // 4))
     compute = ref["compute"]
-    print(f"\ntorch recipe {TORCH_RECIPE.relative_to(ROOT)} with {TORCH_HP}: its fit_predict takes "
-          f"{compute * 1e3:.0f} ms in this process (one thread, after a first call); load {load()}")
+    print(
+        f"\ntorch recipe {TORCH_RECIPE.relative_to(ROOT)} with {TORCH_HP}: its fit_predict takes "
+        f"{compute * 1e3:.0f} ms in this process (one thread, after a first call); load {load()}"
+    )
     print(f"  {'seconds per run':<52} {'median':>8} {'p90':>8}")
     for mode in ("cold", "warm"):
-        print(row(f"in-process execute_recipe_run, {mode} ({len(ref['wall'][mode])} runs)", ref["wall"][mode],
-                  f"overhead {med(ref['wall'][mode]) - compute:.3f} s; sandboxed process "
-                  f"{med(ref['sandbox'][mode]):.3f} s"))
+        print(
+            row(
+                f"in-process execute_recipe_run, {mode} ({len(ref['wall'][mode])} runs)",
+                ref["wall"][mode],
+                f"overhead {med(ref['wall'][mode]) - compute:.3f} s; sandboxed process "
+                f"{med(ref['sandbox'][mode]):.3f} s",
+            )
+        )
     print(f"  the same seeds gave the same scores warm and cold: {ref['same_scores']}")
     phases, sizes = {}, []
     for mode in ("cold", "warm"):
         env = {**worker_env, WARM_ENV: "1" if mode == "warm" else "0"}
-        phases[mode] = phase(f"T{mode}", 1, env, var_dir, main_c, user, k, deadline, latency_runs=args.latency_runs,
-                             single=single, recipe=TORCH_RECIPE, hyperparameters=TORCH_HP,
-                             settle=settle_until_warm(sizes) if mode == "warm" else None)
+        phases[mode] = phase(
+            f"T{mode}",
+            1,
+            env,
+            var_dir,
+            main_c,
+            user,
+            k,
+            deadline,
+            latency_runs=args.latency_runs,
+            single=single,
+            recipe=TORCH_RECIPE,
+            hyperparameters=TORCH_HP,
+            settle=settle_until_warm(sizes) if mode == "warm" else None,
+        )
     overhead = {}
     for mode, raw in phases.items():
         s = summarise(raw, k)
         lat = np.array(raw["latency"])
         overhead[mode] = med(lat[:, 2]) - compute
-        print(row(f"1 worker, {k} runs back to back, {mode}: wall per run", s["per_run"],
-                  f"overhead {med(s['per_run']) - compute:.3f} s; in the task {med(s['in_task']):.3f} s, "
-                  f"sandboxed process {med(s['sandbox']):.3f} s"))
-        print(row(f"idle worker, {len(lat)} single runs, {mode}: enqueue -> stored", lat[:, 2],
-                  f"overhead {overhead[mode]:.3f} s; sandboxed process {med(lat[:, 3]):.3f} s"))
+        print(
+            row(
+                f"1 worker, {k} runs back to back, {mode}: wall per run",
+                s["per_run"],
+                f"overhead {med(s['per_run']) - compute:.3f} s; in the task {med(s['in_task']):.3f} s, "
+                f"sandboxed process {med(s['sandbox']):.3f} s",
+            )
+        )
+        print(
+            row(
+                f"idle worker, {len(lat)} single runs, {mode}: enqueue -> stored",
+                lat[:, 2],
+                f"overhead {overhead[mode]:.3f} s; sandboxed process {med(lat[:, 3]):.3f} s",
+            )
+        )
     if sizes:
-        print(f"  a waiting sandbox (numpy, torch, torch._dynamo imported; bwrap processes and harness) holds "
-              f"{med(sizes):.0f} MB resident (max {max(sizes):.0f} MB) besides the worker")
+        print(
+            f"  a waiting sandbox (numpy, torch, torch._dynamo imported; bwrap processes and harness) holds "
+            f"{med(sizes):.0f} MB resident (max {max(sizes):.0f} MB) besides the worker"
+        )
     verdict = "PASS" if overhead["warm"] <= OVERHEAD_TARGET_S else "FAIL"
-    print(f"{verdict}: torch recipe, warm start: platform overhead per run (enqueue -> stored on an idle worker minus "
-          f"the recipe's compute), median of {args.latency_runs}: {overhead['warm']:.3f} s (target <= "
-          f"{OVERHEAD_TARGET_S} s); cold start measured in the same run: {overhead['cold']:.3f} s")
+    print(
+        f"{verdict}: torch recipe, warm start: platform overhead per run (enqueue -> stored on an idle worker minus "
+        f"the recipe's compute), median of {args.latency_runs}: {overhead['warm']:.3f} s (target <= "
+        f"{OVERHEAD_TARGET_S} s); cold start measured in the same run: {overhead['cold']:.3f} s"
+    )
     b2b = {mode: np.diff([r["finished"] for r in phases[mode]["rows"]]) - compute for mode in phases}
-    print(f"  back to back ({k} runs, the first in a fresh pool process, so cold): overhead per run median "
-          f"{med(b2b['warm']):.3f} s, p90 {p90(b2b['warm']):.3f} s warm; {med(b2b['cold']):.3f} s cold. The next "
-          f"run's sandbox imports torch while the current run executes: a run that comes before that import is done "
-          f"waits for the rest of it. GPU figures: unmeasured (no GPU on this machine).")
+    print(
+        f"  back to back ({k} runs, the first in a fresh pool process, so cold): overhead per run median "
+        f"{med(b2b['warm']):.3f} s, p90 {p90(b2b['warm']):.3f} s warm; {med(b2b['cold']):.3f} s cold. The next "
+        f"run's sandbox imports torch while the current run executes: a run that comes before that import is done "
+        f"waits for the rest of it. GPU figures: unmeasured (no GPU on this machine)."
+    )
 
 
 # ----------------------------------------------------------------------------- output
@@ -709,111 +846,145 @@ def print_sandbox_parts(ref: dict) -> None:
     for name, value in p.items():
         print(f"    {name:<50} {value * 1e3:8.1f} ms")
     setup = p["run_sandboxed(python -c pass)"] - p["python start"]
-    print(f"    -> sandbox set-up and tear-down (run_sandboxed minus a plain start): {setup * 1e3:.0f} ms; "
-          f"imports in the sandbox: {(p['python + numpy & harness imports'] - p['python start']) * 1e3:.0f} ms")
+    print(
+        f"    -> sandbox set-up and tear-down (run_sandboxed minus a plain start): {setup * 1e3:.0f} ms; "
+        f"imports in the sandbox: {(p['python + numpy & harness imports'] - p['python start']) * 1e3:.0f} ms"
+    )
 
 
-def trivial_benchmark(args, challenge, user, single, worker_env: dict, var_dir: Path, k: int,
-                      deadline: float) -> None:
+def trivial_benchmark(args, challenge, user, single, worker_env: dict, var_dir: Path, k: int, deadline: float) -> None:
     """The trivial recipe: in-process references, phase A (1 worker) and B (2 workers), verdicts."""
     # ---- references in this process
     ref_submission, _ = submit(challenge, user, "reference-direct", enqueue=False)
     direct = reference_direct(challenge, ref_submission, args.reference_runs)
     compute = direct["compute"]
-    print(f"\nreference R1: execute_recipe_run in-process (no Celery, no DB), {args.reference_runs} runs, "
-          f"load {load()}: median {med(direct['wall']):.3f} s, p90 {p90(direct['wall']):.3f} s; sandboxed "
-          f"process (duration_s) median {med(direct['sandbox']):.3f} s; the recipe's fit_predict "
-          f"{compute * 1e6:.0f} us (split {direct['split'][0]}/{direct['split'][1]}/{direct['split'][2]} "
-          f"train/valid/test rows); this process's RSS {rss_mb():.0f} MB")
+    print(
+        f"\nreference R1: execute_recipe_run in-process (no Celery, no DB), {args.reference_runs} runs, "
+        f"load {load()}: median {med(direct['wall']):.3f} s, p90 {p90(direct['wall']):.3f} s; sandboxed "
+        f"process (duration_s) median {med(direct['sandbox']):.3f} s; the recipe's fit_predict "
+        f"{compute * 1e6:.0f} us (split {direct['split'][0]}/{direct['split'][1]}/{direct['split'][2]} "
+        f"train/valid/test rows); this process's RSS {rss_mb():.0f} MB"
+    )
     parts = reference_sandbox_parts(max(5, args.reference_runs // 2))
     print_sandbox_parts(parts)
     r2 = reference_run_execute(challenge, user, args.reference_runs)
-    print(f"reference R2: run_execute in-process (DB, no Celery), {len(r2['wall'])} runs, load {load()}: "
-          f"median {med(r2['wall']):.3f} s, p90 {p90(r2['wall']):.3f} s; {med(r2['queries']):.0f} SQL "
-          f"queries per run taking {med(r2['db']) * 1e3:.1f} ms in all; parts (median):")
+    print(
+        f"reference R2: run_execute in-process (DB, no Celery), {len(r2['wall'])} runs, load {load()}: "
+        f"median {med(r2['wall']):.3f} s, p90 {p90(r2['wall']):.3f} s; {med(r2['queries']):.0f} SQL "
+        f"queries per run taking {med(r2['db']) * 1e3:.1f} ms in all; parts (median):"
+    )
     for name, values in r2["parts"].items():
         print(f"    {name:<50} {med(values) * 1e3:8.1f} ms")
 
     # ---- phase A
-    a_raw = phase("A", 1, worker_env, var_dir, challenge, user, k, deadline,
-                  latency_runs=args.latency_runs, single=single)
+    a_raw = phase(
+        "A", 1, worker_env, var_dir, challenge, user, k, deadline, latency_runs=args.latency_runs, single=single
+    )
     a = summarise(a_raw, k)
-    print(f"\nphase A: 1 worker process (prefork pool of 1), {k} runs back to back; worker ready (ping) in "
-          f"{a_raw['ready']:.1f} s, not counted; load {a_raw['load_before']} -> {a_raw['load_after']}; "
-          f"submission_create_recipe took {a_raw['submit']:.3f} s (plan + store + publish {k} tasks in "
-          f"{a_raw['enqueue'][1] - a_raw['enqueue'][0]:.3f} s)")
+    print(
+        f"\nphase A: 1 worker process (prefork pool of 1), {k} runs back to back; worker ready (ping) in "
+        f"{a_raw['ready']:.1f} s, not counted; load {a_raw['load_before']} -> {a_raw['load_after']}; "
+        f"submission_create_recipe took {a_raw['submit']:.3f} s (plan + store + publish {k} tasks in "
+        f"{a_raw['enqueue'][1] - a_raw['enqueue'][0]:.3f} s)"
+    )
     print(f"  {'seconds per run':<52} {'median':>8} {'p90':>8}")
     print(row("wall, back to back (diff of consecutive finished_at)", a["per_run"], "= the sum of the next two"))
     print(row("  in the task: claimed -> stored (started..finished)", a["in_task"]))
-    print(row("    sandboxed process (Run.duration_s)", a["sandbox"],
-              "interpreter + imports + harness + fit_predict"))
+    print(row("    sandboxed process (Run.duration_s)", a["sandbox"], "interpreter + imports + harness + fit_predict"))
     print(row("    in the task outside the sandbox", a["outside"], "dataset load, inputs, scoring, queries"))
-    print(row("  between tasks: stored(i-1) -> claimed(i)", a["between"],
-              "status refresh, report request, ack, next message, claim"))
+    print(
+        row(
+            "  between tasks: stored(i-1) -> claimed(i)",
+            a["between"],
+            "status refresh, report request, ack, next message, claim",
+        )
+    )
     print(row("recipe compute (fit_predict, in-process)", [compute]))
     print(row("platform overhead = wall back to back - compute", a["per_run"] - compute))
-    print(f"  first run (fresh pool child): enqueue -> claimed {a['first_pickup']:.3f} s, claimed -> stored "
-          f"{a['first_in_task']:.3f} s; Celery's own task time median {med(a_raw['task_seconds'][0]):.3f} s")
-    print(f"  throughput: {a['throughput']:.2f} runs/s ({k} runs, enqueue -> last stored {a['makespan']:.1f} s); "
-          f"steady state {a['steady']:.2f} runs/s; worker CPU {a['cpu_per_run']:.3f} s per run; machine busy "
-          f"{a_raw['machine_busy']:.2f} of {os.cpu_count()} CPUs during the phase; RSS worker main "
-          f"{a_raw['worker_rss'][0]:.0f} MB, pool child {', '.join(f'{v:.0f}' for v in a_raw['pool_rss'])} MB "
-          f"(torch {'loaded' if a_raw['pool_torch'] else 'not loaded'} in it)")
+    print(
+        f"  first run (fresh pool child): enqueue -> claimed {a['first_pickup']:.3f} s, claimed -> stored "
+        f"{a['first_in_task']:.3f} s; Celery's own task time median {med(a_raw['task_seconds'][0]):.3f} s"
+    )
+    print(
+        f"  throughput: {a['throughput']:.2f} runs/s ({k} runs, enqueue -> last stored {a['makespan']:.1f} s); "
+        f"steady state {a['steady']:.2f} runs/s; worker CPU {a['cpu_per_run']:.3f} s per run; machine busy "
+        f"{a_raw['machine_busy']:.2f} of {os.cpu_count()} CPUs during the phase; RSS worker main "
+        f"{a_raw['worker_rss'][0]:.0f} MB, pool child {', '.join(f'{v:.0f}' for v in a_raw['pool_rss'])} MB "
+        f"(torch {'loaded' if a_raw['pool_torch'] else 'not loaded'} in it)"
+    )
     if a_raw.get("latency"):
         lat = np.array(a_raw["latency"])
-        print(f"  single runs sent to the idle worker ({len(lat)}; k = 1 submissions): enqueue -> claimed "
-              f"median {med(lat[:, 0]):.3f} s, claimed -> stored {med(lat[:, 1]):.3f} s (sandbox "
-              f"{med(lat[:, 3]):.3f} s), enqueue -> stored {med(lat[:, 2]):.3f} s (max {lat[:, 2].max():.3f} s)")
+        print(
+            f"  single runs sent to the idle worker ({len(lat)}; k = 1 submissions): enqueue -> claimed "
+            f"median {med(lat[:, 0]):.3f} s, claimed -> stored {med(lat[:, 1]):.3f} s (sandbox "
+            f"{med(lat[:, 3]):.3f} s), enqueue -> stored {med(lat[:, 2]):.3f} s (max {lat[:, 2].max():.3f} s)"
+        )
 
     # ---- phase B
     b_raw = phase("B", 2, worker_env, var_dir, challenge, user, k, deadline)
     b = summarise(b_raw, k)
     scaling = b["throughput"] / a["throughput"]
-    print(f"\nphase B: 2 worker processes (two separate `celery worker -c 1`), {k} runs of a fresh "
-          f"submission; ready in {b_raw['ready']:.1f} s, not counted; load {b_raw['load_before']} -> "
-          f"{b_raw['load_after']}")
+    print(
+        f"\nphase B: 2 worker processes (two separate `celery worker -c 1`), {k} runs of a fresh "
+        f"submission; ready in {b_raw['ready']:.1f} s, not counted; load {b_raw['load_before']} -> "
+        f"{b_raw['load_after']}"
+    )
     print(row("  in the task: claimed -> stored", b["in_task"], f"(phase A: {med(a['in_task']):.3f})"))
     print(row("    sandboxed process (Run.duration_s)", b["sandbox"], f"(phase A: {med(a['sandbox']):.3f})"))
     per_worker = [len(t) for t in b_raw["task_seconds"]]
-    print(f"  throughput: {b['throughput']:.2f} runs/s ({k} runs in {b['makespan']:.1f} s; steady state "
-          f"{b['steady']:.2f}); scaling vs phase A {scaling:.2f}x (ideal 2.0; steady state "
-          f"{b['steady'] / a['steady']:.2f}x); tasks per worker {per_worker}; worker CPU "
-          f"{b['cpu_per_run']:.3f} s per run; machine busy {b_raw['machine_busy']:.2f} of {os.cpu_count()} "
-          f"CPUs (phase A: {a_raw['machine_busy']:.2f})")
+    print(
+        f"  throughput: {b['throughput']:.2f} runs/s ({k} runs in {b['makespan']:.1f} s; steady state "
+        f"{b['steady']:.2f}); scaling vs phase A {scaling:.2f}x (ideal 2.0; steady state "
+        f"{b['steady'] / a['steady']:.2f}x); tasks per worker {per_worker}; worker CPU "
+        f"{b['cpu_per_run']:.3f} s per run; machine busy {b_raw['machine_busy']:.2f} of {os.cpu_count()} "
+        f"CPUs (phase A: {a_raw['machine_busy']:.2f})"
+    )
     ncpu = os.cpu_count() or 1
     ceiling = min(2.0, max(0.0, ncpu - b["rest_busy"]) / a["workers_busy"])
-    print(f"  CPU: one worker used {a['workers_busy']:.2f} CPUs in phase A (its runs are CPU-bound: "
-          f"{a['cpu_per_run']:.3f} CPU-s per {med(a['per_run']):.3f} s run), two used {b['workers_busy']:.2f} in "
-          f"phase B ({b['cpu_per_run']:.3f} CPU-s per run, {b['cpu_per_run'] / a['cpu_per_run'] - 1:+.0%}); "
-          f"the rest of the machine (other jobs, PostgreSQL, Redis, this script) used {a['rest_busy']:.2f} "
-          f"/ {b['rest_busy']:.2f} CPUs -> with {ncpu} CPUs and the other load of phase B, 2 workers could "
-          f"reach at most {ceiling:.2f}x")
+    print(
+        f"  CPU: one worker used {a['workers_busy']:.2f} CPUs in phase A (its runs are CPU-bound: "
+        f"{a['cpu_per_run']:.3f} CPU-s per {med(a['per_run']):.3f} s run), two used {b['workers_busy']:.2f} in "
+        f"phase B ({b['cpu_per_run']:.3f} CPU-s per run, {b['cpu_per_run'] / a['cpu_per_run'] - 1:+.0%}); "
+        f"the rest of the machine (other jobs, PostgreSQL, Redis, this script) used {a['rest_busy']:.2f} "
+        f"/ {b['rest_busy']:.2f} CPUs -> with {ncpu} CPUs and the other load of phase B, 2 workers could "
+        f"reach at most {ceiling:.2f}x"
+    )
     queue_db = med(a["per_run"]) - med(direct["wall"])
-    print(f"\nwhere the time goes (medians): back-to-back run {med(a['per_run']):.3f} s = sandboxed run "
-          f"in-process R1 {med(direct['wall']):.3f} s (of which the sandboxed process "
-          f"{med(direct['sandbox']):.3f} s) "
-          f"+ queue and DB {queue_db:.3f} s (R2 - R1, the DB and dataset work of run_execute: "
-          f"{med(r2['wall']) - med(direct['wall']):.3f} s; Celery: {med(a['per_run']) - med(r2['wall']):.3f} s)")
+    print(
+        f"\nwhere the time goes (medians): back-to-back run {med(a['per_run']):.3f} s = sandboxed run "
+        f"in-process R1 {med(direct['wall']):.3f} s (of which the sandboxed process "
+        f"{med(direct['sandbox']):.3f} s) "
+        f"+ queue and DB {queue_db:.3f} s (R2 - R1, the DB and dataset work of run_execute: "
+        f"{med(r2['wall']) - med(direct['wall']):.3f} s; Celery: {med(a['per_run']) - med(r2['wall']):.3f} s)"
+    )
 
     # ---- verdicts
     overhead = med(a["per_run"] - compute)
     verdict = "PASS" if overhead <= OVERHEAD_TARGET_S else "MISS"
-    print(f"{verdict}: platform overhead per run, 1 worker back to back, median of {k - 1}: {overhead:.3f} s "
-          f"(target <= {OVERHEAD_TARGET_S} s; p90 {p90(a['per_run'] - compute):.3f} s)")
+    print(
+        f"{verdict}: platform overhead per run, 1 worker back to back, median of {k - 1}: {overhead:.3f} s "
+        f"(target <= {OVERHEAD_TARGET_S} s; p90 {p90(a['per_run'] - compute):.3f} s)"
+    )
     if a_raw.get("latency"):
         idle = med(np.array(a_raw["latency"])[:, 2]) - compute
         verdict = "PASS" if idle <= OVERHEAD_TARGET_S else "MISS"
-        print(f"{verdict}: enqueue -> sandbox -> stored on an idle worker, median of {len(a_raw['latency'])}: "
-              f"{idle:.3f} s (target <= {OVERHEAD_TARGET_S} s)")
+        print(
+            f"{verdict}: enqueue -> sandbox -> stored on an idle worker, median of {len(a_raw['latency'])}: "
+            f"{idle:.3f} s (target <= {OVERHEAD_TARGET_S} s)"
+        )
     verdict = "PASS" if scaling >= SCALING_TARGET else "MISS"
-    print(f"{verdict}: throughput 1 -> 2 workers {a['throughput']:.2f} -> {b['throughput']:.2f} runs/s, "
-          f"{scaling:.2f}x (target >= {SCALING_TARGET}x, ideal 2.0; {os.cpu_count()} CPUs, load average "
-          f"{b_raw['load_before']} before phase B, machine busy {b_raw['machine_busy']:.2f} CPUs during it; "
-          f"ceiling from CPU left free by other load {ceiling:.2f}x)")
+    print(
+        f"{verdict}: throughput 1 -> 2 workers {a['throughput']:.2f} -> {b['throughput']:.2f} runs/s, "
+        f"{scaling:.2f}x (target >= {SCALING_TARGET}x, ideal 2.0; {os.cpu_count()} CPUs, load average "
+        f"{b_raw['load_before']} before phase B, machine busy {b_raw['machine_busy']:.2f} CPUs during it; "
+        f"ceiling from CPU left free by other load {ceiling:.2f}x)"
+    )
     if scaling < SCALING_TARGET and ceiling < SCALING_TARGET:
-        print(f"  note: the CPU the other load left free allowed at most {ceiling:.2f}x, and the per-run CPU cost "
-              f"did not grow with 2 workers ({a['cpu_per_run']:.3f} -> {b['cpu_per_run']:.3f} CPU-s): "
-              f"re-run on an idle machine to judge the scaling target")
+        print(
+            f"  note: the CPU the other load left free allowed at most {ceiling:.2f}x, and the per-run CPU cost "
+            f"did not grow with 2 workers ({a['cpu_per_run']:.3f} -> {b['cpu_per_run']:.3f} CPU-s): "
+            f"re-run on an idle machine to judge the scaling target"
+        )
 
 
 def main() -> None:
@@ -868,16 +1039,26 @@ def main() -> None:
         from leaderboard.celery import app
 
         assert app.conf.broker_url == broker_url, app.conf.broker_url
-        worker_env = {**os.environ, **env, "CELERY_BROKER_URL": broker_url, "OPENBLAS_NUM_THREADS": "1",
-                      "DJANGO_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"}
-        print(f"machine: {os.cpu_count()} CPUs, load average {load()} at start (1-min; shared machine), "
-              f"Python {sys.version.split()[0]}, Django {django.__version__}, Celery {celery.__version__}; "
-              f"PostgreSQL temporary database, Redis db {slot} as broker")
+        worker_env = {
+            **os.environ,
+            **env,
+            "CELERY_BROKER_URL": broker_url,
+            "OPENBLAS_NUM_THREADS": "1",
+            "DJANGO_LOG_LEVEL": "INFO",
+            "PYTHONUNBUFFERED": "1",
+        }
+        print(
+            f"machine: {os.cpu_count()} CPUs, load average {load()} at start (1-min; shared machine), "
+            f"Python {sys.version.split()[0]}, Django {django.__version__}, Celery {celery.__version__}; "
+            f"PostgreSQL temporary database, Redis db {slot} as broker"
+        )
         install_enqueue_clock()
         user, challenge, single, n_rows = make_challenges(k)
-        print(f"setup: digits challenge, {n_rows} rows, k = {k} runs per submission, recipe "
-              f"{RECIPE.relative_to(ROOT)} (majority class); workers: celery -A leaderboard worker -Q cpu "
-              f"-c 1 --prefetch-multiplier=1 -P prefork --without-gossip --without-mingle --without-heartbeat")
+        print(
+            f"setup: digits challenge, {n_rows} rows, k = {k} runs per submission, recipe "
+            f"{RECIPE.relative_to(ROOT)} (majority class); workers: celery -A leaderboard worker -Q cpu "
+            f"-c 1 --prefetch-multiplier=1 -P prefork --without-gossip --without-mingle --without-heartbeat"
+        )
 
         if not args.torch_only:
             trivial_benchmark(args, challenge, user, single, worker_env, var_dir, k, deadline)

@@ -62,8 +62,19 @@ def synthetic_entries(n: int, runs: int, seed: int = 0, first_id: int = 1):
     rng = np.random.default_rng(seed)
     test = 0.70 + 0.15 * np.arange(n)[:, None] / max(n, 1) + 0.01 * rng.standard_normal((n, runs))
     valid = test + 0.005 * rng.standard_normal((n, runs))
-    return [EntryRuns(first_id + i, f"method-{first_id + i}", f"team-{first_id + i}", "recipe", runs,
-                      np.arange(runs), test[i], valid=valid[i]) for i in range(n)]
+    return [
+        EntryRuns(
+            first_id + i,
+            f"method-{first_id + i}",
+            f"team-{first_id + i}",
+            "recipe",
+            runs,
+            np.arange(runs),
+            test[i],
+            valid=valid[i],
+        )
+        for i in range(n)
+    ]
 
 
 # ------------------------------------------------------------------ one size, in a subprocess
@@ -75,8 +86,11 @@ def one(n: int, runs: int, resamples: int, incremental: bool) -> dict:
     settings = ReportSettings(n_resamples=resamples, k_runs=runs, boo_n=5, **{seed: 1})  # the reference: seed
     start = time.perf_counter()
     report = build_report(entries, settings)
-    out = {"seconds": time.perf_counter() - start, "json_mb": len(json.dumps(report)) / 1e6,
-           "comparisons": sum(len(s["comparisons"]) for s in report["sections"])}
+    out = {
+        "seconds": time.perf_counter() - start,
+        "json_mb": len(json.dumps(report)) / 1e6,
+        "comparisons": sum(len(s["comparisons"]) for s in report["sections"]),
+    }
     if incremental:
         from evaluation.report import entry_fingerprint
 
@@ -93,11 +107,18 @@ def one(n: int, runs: int, resamples: int, incremental: bool) -> dict:
 
 def run_one(n: int, args, tree: Path | None = None, incremental: bool = False) -> dict | None:
     """``one(n)`` in a fresh interpreter (of ``tree``'s code when given); None if it failed."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--one", str(n), "--runs", str(args.runs),
-               "--resamples", str(args.resamples)] + (["--incremental"] if incremental else [])
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--one",
+        str(n),
+        "--runs",
+        str(args.runs),
+        "--resamples",
+        str(args.resamples),
+    ] + (["--incremental"] if incremental else [])
     env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
-    done = subprocess.run(command, cwd=tree or ROOT, env=env, capture_output=True, text=True,
-                          timeout=args.timeout)
+    done = subprocess.run(command, cwd=tree or ROOT, env=env, capture_output=True, text=True, timeout=args.timeout)
     if done.returncode != 0:
         print(f"  ({'reference ' if tree else ''}{n} entries failed: {done.stderr.strip()[-300:]})")
         return None
@@ -108,8 +129,9 @@ def reference_tree() -> Path | None:
     """The all-pairs code (:data:`REFERENCE_COMMIT`), extracted into a temporary folder."""
     folder = Path(tempfile.mkdtemp(prefix="varboard-allpairs-"))
     try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", REFERENCE_COMMIT, "evaluation"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", REFERENCE_COMMIT, "evaluation"], capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     except (OSError, subprocess.CalledProcessError):
         shutil.rmtree(folder, ignore_errors=True)
@@ -120,8 +142,9 @@ def reference_tree() -> Path | None:
 
 def growth(sizes: list[int], seconds: list[float]) -> list[float]:
     """Growth per doubling between consecutive sizes."""
-    return [(t2 / t1) ** (math.log(2) / math.log(n2 / n1))
-            for n1, n2, t1, t2 in zip(sizes, sizes[1:], seconds, seconds[1:])]
+    return [
+        (t2 / t1) ** (math.log(2) / math.log(n2 / n1)) for n1, n2, t1, t2 in zip(sizes, sizes[1:], seconds, seconds[1:])
+    ]
 
 
 def fitted_growth(sizes: list[int], seconds: list[float], smallest: int = 400) -> float:
@@ -144,17 +167,25 @@ def table(args) -> dict:
         print("(no git checkout: today's all-pairs reference is not measured)")
     rows, now = [], {}
     try:
-        print(f"{'entries':>8} {'now s':>8} {'peak MB':>8} {'pairs':>8} {'JSON MB':>8} {'all-pairs s':>12} "
-              f"{'peak MB':>8} {'pairs':>9}")
+        print(
+            f"{'entries':>8} {'now s':>8} {'peak MB':>8} {'pairs':>8} {'JSON MB':>8} {'all-pairs s':>12} "
+            f"{'peak MB':>8} {'pairs':>9}"
+        )
         for n in sizes:
             new = run_one(n, args, incremental=(n == sizes[-1]))
             old = run_one(n, args, tree) if tree is not None and n <= args.reference_max else None
             now[n] = new
             rows.append((n, new, old))
-            print(f"{n:>8} {new['seconds']:>8.2f} {new['peak_mb']:>8.0f} {new['comparisons']:>8} "
-                  f"{new['json_mb']:>8.1f} "
-                  + (f"{old['seconds']:>12.2f} {old['peak_mb']:>8.0f} {old['comparisons']:>9}" if old else
-                     f"{'-':>12} {'-':>8} {'-':>9}"), flush=True)
+            print(
+                f"{n:>8} {new['seconds']:>8.2f} {new['peak_mb']:>8.0f} {new['comparisons']:>8} "
+                f"{new['json_mb']:>8.1f} "
+                + (
+                    f"{old['seconds']:>12.2f} {old['peak_mb']:>8.0f} {old['comparisons']:>9}"
+                    if old
+                    else f"{'-':>12} {'-':>8} {'-':>9}"
+                ),
+                flush=True,
+            )
     finally:
         if tree is not None:
             shutil.rmtree(tree, ignore_errors=True)
@@ -164,26 +195,35 @@ def table(args) -> dict:
     ref = [(n, old["seconds"]) for n, _, old in rows if old]
     if len(ref) >= 2:
         ref_steps = growth([n for n, _ in ref], [t for _, t in ref])
-        print("growth per doubling (all pairs): " + ", ".join(
-            f"{a}->{b}: x{g:.2f}" for (a, _), (b, _), g in zip(ref, ref[1:], ref_steps)))
+        print(
+            "growth per doubling (all pairs): "
+            + ", ".join(f"{a}->{b}: x{g:.2f}" for (a, _), (b, _), g in zip(ref, ref[1:], ref_steps))
+        )
     largest = sizes[-1]
     goal = targets(largest)
     fitted = fitted_growth(sizes, seconds)
-    print(f"target {largest} entries <= {goal['full_s']:g} s ({goal['issue']}): {now[largest]['seconds']:.2f} s "
-          f"{verdict(now[largest]['seconds'] <= goal['full_s'])}"
-          + ("" if largest == goal["entries"] else f" (not the {goal['entries']:,} of the target)"))
+    print(
+        f"target {largest} entries <= {goal['full_s']:g} s ({goal['issue']}): {now[largest]['seconds']:.2f} s "
+        f"{verdict(now[largest]['seconds'] <= goal['full_s'])}"
+        + ("" if largest == goal["entries"] else f" (not the {goal['entries']:,} of the target)")
+    )
     peak = now[largest]["peak_mb"]
-    print(f"target peak memory <= {goal['peak_mb'] / 1024:g} GB ({largest} entries): {peak:.0f} MB "
-          f"{verdict(peak <= goal['peak_mb'])}")
+    print(
+        f"target peak memory <= {goal['peak_mb'] / 1024:g} GB ({largest} entries): {peak:.0f} MB "
+        f"{verdict(peak <= goal['peak_mb'])}"
+    )
     if math.isnan(fitted):
         print("target growth <= x2.5 per doubling: not measured (fewer than two sizes from 400)")
     else:
-        print(f"target growth <= x2.5 per doubling (fitted over 400..{largest}): x{fitted:.2f} "
-              f"{verdict(fitted <= 2.5)}")
+        print(
+            f"target growth <= x2.5 per doubling (fitted over 400..{largest}): x{fitted:.2f} {verdict(fitted <= 2.5)}"
+        )
     inc = now[largest].get("incremental_seconds")
-    print(f"incremental update after one new entry on {largest} entries (build_report, rows of the {largest} "
-          f"unchanged entries reused): {inc:.2f} s {verdict(inc <= goal['update_s'])} against the service level's "
-          f"{goal['update_s']:g} s; reference, the full recomputation: {now[largest]['seconds']:.2f} s")
+    print(
+        f"incremental update after one new entry on {largest} entries (build_report, rows of the {largest} "
+        f"unchanged entries reused): {inc:.2f} s {verdict(inc <= goal['update_s'])} against the service level's "
+        f"{goal['update_s']:g} s; reference, the full recomputation: {now[largest]['seconds']:.2f} s"
+    )
     return now
 
 
@@ -202,9 +242,16 @@ UPDATES = 5
 def page(args, n: int, report_level: float | None = None) -> None:
     """SQLite in a temporary VARBOARD_VAR_DIR: incremental report_recompute, page and JSON sizes and times."""
     var_dir = Path(tempfile.mkdtemp(prefix="varboard-scale-"))
-    os.environ.update({"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "VARBOARD_VAR_DIR": str(var_dir),
-                       "VARBOARD_MEDIA_ROOT": str(var_dir / "media"), "DJANGO_DEBUG": "false",
-                       "DJANGO_LOG_LEVEL": "WARNING", "DATABASE_URL": f"sqlite:///{var_dir / 'bench.sqlite3'}"})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+            "VARBOARD_VAR_DIR": str(var_dir),
+            "VARBOARD_MEDIA_ROOT": str(var_dir / "media"),
+            "DJANGO_DEBUG": "false",
+            "DJANGO_LOG_LEVEL": "WARNING",
+            "DATABASE_URL": f"sqlite:///{var_dir / 'bench.sqlite3'}",
+        }
+    )
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -231,18 +278,24 @@ def page(args, n: int, report_level: float | None = None) -> None:
             cpus.append(time.process_time() - cpu)
         inc, goal = float(np.median(walls)), targets(n)
         limit = goal["update_s"]
-        print(f"service: report_recompute of {n} + 1 entries after one new submission, {UPDATES} times in a row "
-              f"({', '.join(f'{w:.2f}' for w in walls)} s; process CPU {', '.join(f'{c:.2f}' for c in cpus)} s; "
-              f"{report.data.get('reused_rows')} rows reused and {getattr(report, 'written_rows', 'all')} "
-              f"written the last time; {stored_mb(Report, challenge_id):.1f} MB of report besides the rows): "
-              f"median {inc:.2f} s {verdict(inc <= limit)} (target <= {limit:g} s); the full recomputation of {n}: "
-              f"{full:.2f} s {verdict(full <= goal['full_s'])} (target <= {goal['full_s']:g} s, {goal['issue']})")
-        print(f"target incremental update after one new entry on {n} entries <= {limit:g} s: service level "
-              f"(report_recompute, SQLite, median of {UPDATES}) {inc:.2f} s {verdict(inc <= limit)}; report level "
-              "(build_report) " + (f"{report_level:.2f} s" if report_level is not None else "not measured (--service)"))
+        print(
+            f"service: report_recompute of {n} + 1 entries after one new submission, {UPDATES} times in a row "
+            f"({', '.join(f'{w:.2f}' for w in walls)} s; process CPU {', '.join(f'{c:.2f}' for c in cpus)} s; "
+            f"{report.data.get('reused_rows')} rows reused and {getattr(report, 'written_rows', 'all')} "
+            f"written the last time; {stored_mb(Report, challenge_id):.1f} MB of report besides the rows): "
+            f"median {inc:.2f} s {verdict(inc <= limit)} (target <= {limit:g} s); the full recomputation of {n}: "
+            f"{full:.2f} s {verdict(full <= goal['full_s'])} (target <= {goal['full_s']:g} s, {goal['issue']})"
+        )
+        print(
+            f"target incremental update after one new entry on {n} entries <= {limit:g} s: service level "
+            f"(report_recompute, SQLite, median of {UPDATES}) {inc:.2f} s {verdict(inc <= limit)}; report level "
+            "(build_report) " + (f"{report_level:.2f} s" if report_level is not None else "not measured (--service)")
+        )
         client = Client()
-        for label, path, limit in (("leaderboard page", f"/c/{slug}/", 300e3),
-                                   ("leaderboard JSON", f"/api/challenges/{slug}/leaderboard/", None)):
+        for label, path, limit in (
+            ("leaderboard page", f"/c/{slug}/", 300e3),
+            ("leaderboard JSON", f"/api/challenges/{slug}/leaderboard/", None),
+        ):
             client.get(path)  # warm the caches, as a reader after the recomputation would
             times, size = [], 0
             for _ in range(5):
@@ -274,18 +327,48 @@ def populate(n: int, runs: int, resamples: int):
 
     host = User.objects.create_user("bench-host", password="a-long-benchmark-password")
     challenge = Challenge.objects.create(
-        slug="bench-scale", title="Scale benchmark", created_by=host, metric="accuracy", higher_is_better=True,
-        allow_recipes=True, k_runs=runs, boo_n=5, bootstrap_resamples=resamples, master_seed=1)
+        slug="bench-scale",
+        title="Scale benchmark",
+        created_by=host,
+        metric="accuracy",
+        higher_is_better=True,
+        allow_recipes=True,
+        k_runs=runs,
+        boo_n=5,
+        bootstrap_resamples=resamples,
+        master_seed=1,
+    )
 
     def add(entries):
         teams = Team.objects.bulk_create([Team(name=e.team) for e in entries])
-        subs = Submission.objects.bulk_create([
-            Submission(challenge=challenge, team=t, submitted_by=host, kind="recipe", method_name=e.name,
-                       status="scored", runs_expected=runs) for e, t in zip(entries, teams)])
-        Run.objects.bulk_create([
-            Run(submission=s, index=r, status="succeeded", test_score=float(e.test[r]),
-                valid_score=float(e.valid[r])) for e, s in zip(entries, subs) for r in range(runs)],
-            batch_size=2000)
+        subs = Submission.objects.bulk_create(
+            [
+                Submission(
+                    challenge=challenge,
+                    team=t,
+                    submitted_by=host,
+                    kind="recipe",
+                    method_name=e.name,
+                    status="scored",
+                    runs_expected=runs,
+                )
+                for e, t in zip(entries, teams)
+            ]
+        )
+        Run.objects.bulk_create(
+            [
+                Run(
+                    submission=s,
+                    index=r,
+                    status="succeeded",
+                    test_score=float(e.test[r]),
+                    valid_score=float(e.valid[r]),
+                )
+                for e, s in zip(entries, subs)
+                for r in range(runs)
+            ],
+            batch_size=2000,
+        )
 
     add(synthetic_entries(n, runs))
     return challenge.pk, challenge.slug, lambda i: add(synthetic_entries(1, runs, seed=99 + i, first_id=n + 1 + i))
@@ -306,15 +389,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--max-entries", type=int, default=5000,
-                        help="largest board (the table's sizes up to it; the service's board)")
-    parser.add_argument("--sizes", type=_sizes, help="the table's boards, e.g. 5000,20000 (instead of 50 ... "
-                        "--max-entries); the largest is the service's board")
+    parser.add_argument(
+        "--max-entries", type=int, default=5000, help="largest board (the table's sizes up to it; the service's board)"
+    )
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        help="the table's boards, e.g. 5000,20000 (instead of 50 ... "
+        "--max-entries); the largest is the service's board",
+    )
     parser.add_argument("--reference-max", type=int, default=800, help="largest board for the all-pairs reference")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per size")
     parser.add_argument("--page", action="store_true", help="also the service and the page (SQLite)")
-    parser.add_argument("--service", action="store_true",
-                        help="only the service and the page (SQLite), without the table")
+    parser.add_argument(
+        "--service", action="store_true", help="only the service and the page (SQLite), without the table"
+    )
     parser.add_argument("--quick", action="store_true", help="50 ... 400 entries, reference up to 200")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--incremental", action="store_true", help=argparse.SUPPRESS)
@@ -327,9 +416,11 @@ def main() -> None:
         args.max_entries, args.reference_max = 400, 200
     if args.sizes:
         args.max_entries = max(args.sizes)
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, Python "
-          f"{sys.version.split()[0]}, numpy {np.__version__}; recipe entries x {args.runs} runs, B = {args.resamples}; "
-          f"GPU: unmeasured")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start, Python "
+        f"{sys.version.split()[0]}, numpy {np.__version__}; recipe entries x {args.runs} runs, B = {args.resamples}; "
+        f"GPU: unmeasured"
+    )
     if args.service:
         page(args, args.max_entries)
         return

@@ -80,16 +80,21 @@ def alt_pairs(scores, pairs, paired):
     for i, j in pairs:
         a, b = scores[i], scores[j]
         if paired:
-            ci = stats.bootstrap((a, b), p_outperform_stat, paired=True, method="percentile",
-                                 n_resamples=B, confidence_level=0.95, rng=0).confidence_interval
+            ci = stats.bootstrap(
+                (a, b), p_outperform_stat, paired=True, method="percentile", n_resamples=B, confidence_level=0.95, rng=0
+            ).confidence_interval
             wins, losses = int(np.sum(a > b)), int(np.sum(a < b))
             pvalues.append(stats.binomtest(wins, wins + losses).pvalue if wins + losses else 1.0)
         else:
+
             def u_stat(x, y, axis=-1):
-                return np.mean((x[..., :, None] > y[..., None, :])
-                               + 0.5 * (x[..., :, None] == y[..., None, :]), axis=(-2, -1))
-            ci = stats.bootstrap((a, b), u_stat, method="percentile", n_resamples=B,
-                                 confidence_level=0.95, rng=0, batch=500).confidence_interval
+                return np.mean(
+                    (x[..., :, None] > y[..., None, :]) + 0.5 * (x[..., :, None] == y[..., None, :]), axis=(-2, -1)
+                )
+
+            ci = stats.bootstrap(
+                (a, b), u_stat, method="percentile", n_resamples=B, confidence_level=0.95, rng=0, batch=500
+            ).confidence_interval
             pvalues.append(stats.mannwhitneyu(a, b).pvalue)
         _ = (ci.low > 0.5) and (ci.high > 0.75)
     return pvalues
@@ -121,8 +126,11 @@ def alt_letters(differ, order):
                     new += [col - {i}, col - {j}]
                 else:
                     new.append(col)
-            columns = [c for n, c in enumerate(new)
-                       if not any(c <= d and (c != d or m < n) for m, d in enumerate(new) if m != n)]
+            columns = [
+                c
+                for n, c in enumerate(new)
+                if not any(c <= d and (c != d or m < n) for m, d in enumerate(new) if m != n)
+            ]
     return columns
 
 
@@ -131,9 +139,15 @@ def alt_entry_intervals(scores, valid, entries, statistic):
         if statistic == "mean":
             stats.bootstrap((scores[e],), np.mean, method="percentile", n_resamples=B, rng=0)
         else:
-            stats.bootstrap((scores[e], valid[e]), lambda t, v: es.boo_n(t, 5, valid=v),
-                            paired=True, vectorized=False, method="percentile",
-                            n_resamples=B, rng=0)
+            stats.bootstrap(
+                (scores[e], valid[e]),
+                lambda t, v: es.boo_n(t, 5, valid=v),
+                paired=True,
+                vectorized=False,
+                method="percentile",
+                n_resamples=B,
+                rng=0,
+            )
 
 
 def alt_test_bootstrap(outcomes, n_resamples, rng):
@@ -155,8 +169,10 @@ def main() -> None:
         from threadpoolctl import threadpool_limits
 
         limiter = threadpool_limits(args.blas_threads)
-    print(f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"{os.cpu_count()} CPUs, BLAS threads: {args.blas_threads or 'default'}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"{os.cpu_count()} CPUs, BLAS threads: {args.blas_threads or 'default'}"
+    )
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"baseline peak RSS: {peak_rss_mb():.0f} MB\n")
     rng = np.random.default_rng(0)
@@ -168,30 +184,41 @@ def main() -> None:
     for paired in (True, False):
         tag = "paired" if paired else "unpaired"
         # As the report calls it: without the 198 MB of resampled P(i>j) per call.
-        t, res = timed(lambda paired=paired: es.pairwise_comparisons(scores, paired=paired, n_resamples=B, rng=0,
-                                                                     keep_distribution=False),
-                       args.repeat, f"{tag}: all pairs")
+        t, res = timed(
+            lambda paired=paired: es.pairwise_comparisons(
+                scores, paired=paired, n_resamples=B, rng=0, keep_distribution=False
+            ),
+            args.repeat,
+            f"{tag}: all pairs",
+        )
         results[tag, "pairs"] = (t, res)
         t_groups, groups = timed(lambda res=res: es.significance_groups(res), args.repeat, f"{tag}: groups")
-        t_ranks, _ = timed(lambda paired=paired: es.rank_intervals(scores, paired=paired, n_resamples=B),
-                           args.repeat, f"{tag}: ranks")
+        t_ranks, _ = timed(
+            lambda paired=paired: es.rank_intervals(scores, paired=paired, n_resamples=B), args.repeat, f"{tag}: ranks"
+        )
         results[tag, "groups"], results[tag, "ranks"] = t_groups, t_ranks
         # Entry intervals do not depend on pairing (each entry is resampled alone).
-        t_mean, _ = timed(lambda: es.bootstrap_interval(scores, "mean", n_resamples=B),
-                          args.repeat, f"{tag}: mean CIs")
-        t_boo, _ = timed(lambda: es.bootstrap_interval(scores, "boo_n", n=5, valid=valid,
-                                                       n_resamples=B), args.repeat, f"{tag}: Boo_5 CIs")
+        t_mean, _ = timed(lambda: es.bootstrap_interval(scores, "mean", n_resamples=B), args.repeat, f"{tag}: mean CIs")
+        t_boo, _ = timed(
+            lambda: es.bootstrap_interval(scores, "boo_n", n=5, valid=valid, n_resamples=B),
+            args.repeat,
+            f"{tag}: Boo_5 CIs",
+        )
         results[tag, "mean"], results[tag, "boo"] = t_mean, t_boo
-        print(f"  {tag:8s} all {pairs_total:,} pairs {t:6.2f} s ({int(res.better.sum())} 'beats'), "
-              f"groups {t_groups:.2f} s ({len(set(''.join(groups)))} letters), ranks {t_ranks:.2f} s, "
-              f"mean CIs {t_mean:.2f} s, Boo_5 CIs {t_boo:.2f} s; peak RSS {peak_rss_mb():.0f} MB")
+        print(
+            f"  {tag:8s} all {pairs_total:,} pairs {t:6.2f} s ({int(res.better.sum())} 'beats'), "
+            f"groups {t_groups:.2f} s ({len(set(''.join(groups)))} letters), ranks {t_ranks:.2f} s, "
+            f"mean CIs {t_mean:.2f} s, Boo_5 CIs {t_boo:.2f} s; peak RSS {peak_rss_mb():.0f} MB"
+        )
 
-    outcomes = (rng.random((EXAMPLES, ENTRIES), dtype=np.float32)
-                < np.linspace(0.70, 0.72, ENTRIES, dtype=np.float32)).astype(np.int8)
-    t_test, res_test = timed(lambda: es.paired_test_bootstrap(outcomes, n_resamples=B), args.repeat,
-                             "test bootstrap")
-    print(f"  test bootstrap {ENTRIES} entries x {EXAMPLES:,} examples {t_test:6.2f} s "
-          f"({int(res_test.comparisons.better.sum())} 'beats'); peak RSS {peak_rss_mb():.0f} MB")
+    outcomes = (
+        rng.random((EXAMPLES, ENTRIES), dtype=np.float32) < np.linspace(0.70, 0.72, ENTRIES, dtype=np.float32)
+    ).astype(np.int8)
+    t_test, res_test = timed(lambda: es.paired_test_bootstrap(outcomes, n_resamples=B), args.repeat, "test bootstrap")
+    print(
+        f"  test bootstrap {ENTRIES} entries x {EXAMPLES:,} examples {t_test:6.2f} s "
+        f"({int(res_test.comparisons.better.sum())} 'beats'); peak RSS {peak_rss_mb():.0f} MB"
+    )
     ours_peak = peak_rss_mb()
     print("\nCPU seconds of our calls (all threads; ~ wall time on an idle core):")
     print("  " + ", ".join(f"{k} {v:.2f}" for k, v in CPU.items()))
@@ -200,7 +227,9 @@ def main() -> None:
         return
 
     print("\nalternatives (timed on a sample, scaled):")
-    sample = [(int(i), int(j)) for i, j in zip(*np.triu_indices(ENTRIES, 1))][:: pairs_total // args.sample_pairs][: args.sample_pairs]
+    sample = [(int(i), int(j)) for i, j in zip(*np.triu_indices(ENTRIES, 1))][:: pairs_total // args.sample_pairs][
+        : args.sample_pairs
+    ]
     rows = []
     for paired in (True, False):
         tag = "paired" if paired else "unpaired"
@@ -211,8 +240,12 @@ def main() -> None:
         t_alt_mean = scaled(lambda: alt_entry_intervals(scores, valid, range(10), "mean"), 10, ENTRIES)
         t_alt_boo = scaled(lambda: alt_entry_intervals(scores, valid, range(1), "boo"), 1, ENTRIES)
         rows += [
-            (f"{tag}: all pairs (CI, adj. p, decision)", results[tag, "pairs"][0], t_alt,
-             "<= 1.5 s and >= 50x" if paired else "<= 10 s"),
+            (
+                f"{tag}: all pairs (CI, adj. p, decision)",
+                results[tag, "pairs"][0],
+                t_alt,
+                "<= 1.5 s and >= 50x" if paired else "<= 10 s",
+            ),
             (f"{tag}: significance groups", results[tag, "groups"], t_alt_groups, ""),
             (f"{tag}: rank intervals", results[tag, "ranks"], t_alt_ranks, ""),
             (f"{tag}: every entry's mean CI", results[tag, "mean"], t_alt_mean, ""),
@@ -225,8 +258,10 @@ def main() -> None:
     print(f"\n{'what':52s} {'ours':>9s} {'alternative':>12s} {'speed-up':>9s}  target")
     for label, ours, alt, target in rows:
         print(f"{label:52s} {ours:8.2f}s {alt:11.1f}s {alt / ours:8.0f}x  {target}")
-    print(f"\npeak RSS after our calls: {ours_peak:.0f} MB (target <= 1536 MB); "
-          f"after the alternatives: {peak_rss_mb():.0f} MB")
+    print(
+        f"\npeak RSS after our calls: {ours_peak:.0f} MB (target <= 1536 MB); "
+        f"after the alternatives: {peak_rss_mb():.0f} MB"
+    )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if limiter is not None:
         limiter.restore_original_limits()

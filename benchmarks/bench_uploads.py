@@ -88,8 +88,13 @@ def dataset_file(case: str) -> tuple[str, bytes]:
 
     if case == "wide_csv":
         columns = 1_500_000
-        return "dataset.csv", (b"id,label,is_test," + b",".join(b"c%d" % i for i in range(columns - 3))
-                               + b"\n" + b",".join([b"1"] * columns) + b"\n")
+        return "dataset.csv", (
+            b"id,label,is_test,"
+            + b",".join(b"c%d" % i for i in range(columns - 3))
+            + b"\n"
+            + b",".join([b"1"] * columns)
+            + b"\n"
+        )
     if case == "ok_csv":
         row = b"%d,%d,%d,0.123456,0.234567,0.345678,0.456789,0.567891,0.678912,0.789123\n"
         body = b"".join(row % (i, i % 3, i % 4 == 0) for i in range(200_000))
@@ -111,8 +116,10 @@ def write_multipart(path: Path, fields: dict, files: list[tuple[str, str, bytes]
         for name, value in fields.items():
             out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
         for field, filename, data in files:
-            out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; filename="{filename}"\r\n'
-                      f"Content-Type: application/octet-stream\r\n\r\n".encode())
+            out.write(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; filename="{filename}"\r\n'
+                f"Content-Type: application/octet-stream\r\n\r\n".encode()
+            )
             out.write(data)
             out.write(b"\r\n")
         out.write(f"--{boundary}--\r\n".encode())
@@ -125,8 +132,11 @@ def request_for(case: str, slug: str, body: Path, big: str | None = None) -> tup
         return "GET", "/api/challenges/", None
     if case == "ok_predictions":
         data = b"id,prediction\n" + b"".join(b"r%d,%d\n" % (i, i % 2) for i in range(1000, BIG_TEST_ROWS + 1000))
-        return "POST", f"/api/challenges/{big}/submissions/", write_multipart(body, {"method_name": "m"},
-                                                                              [("files", "p.csv", data)])
+        return (
+            "POST",
+            f"/api/challenges/{big}/submissions/",
+            write_multipart(body, {"method_name": "m"}, [("files", "p.csv", data)]),
+        )
     if case in ("rows_2m", "files_40"):
         if case == "rows_2m":  # 2 M rows, 19 MB, as in the issue
             data = b"id,prediction\n" + b"".join(b"%07d,1\n" % i for i in range(2_000_000))
@@ -135,8 +145,7 @@ def request_for(case: str, slug: str, body: Path, big: str | None = None) -> tup
         files = [("files", f"p{i}.csv", data) for i in range(1 if case == "rows_2m" else 40)]
         return "POST", f"/api/challenges/{slug}/submissions/", write_multipart(body, {"method_name": "m"}, files)
     name, data = dataset_file(case)
-    fields = {"title": case, "metric": "accuracy", "id_column": "id", "label_column": "label",
-              "test_column": "is_test"}
+    fields = {"title": case, "metric": "accuracy", "id_column": "id", "label_column": "label", "test_column": "is_test"}
     return "POST", "/api/challenges/", write_multipart(body, fields, [("dataset", name, data)])
 
 
@@ -192,9 +201,22 @@ def vm_hwm_mb(pid: int) -> float:
 
 
 def start_gunicorn(env: dict, port: int) -> tuple[subprocess.Popen, int]:
-    server = subprocess.Popen([str(Path(sys.executable).parent / "gunicorn"), "leaderboard.wsgi", "-w", "1",
-                               "-b", f"127.0.0.1:{port}", "--timeout", "600"], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "leaderboard.wsgi",
+            "-w",
+            "1",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--timeout",
+            "600",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
@@ -224,17 +246,25 @@ def measure(case: str, env: dict, setup: dict, folder: Path) -> dict:
         if boundary is None:
             conn.request(method, path, headers=headers)
         else:
-            headers |= {"Content-Type": f"multipart/form-data; boundary={boundary}",
-                        "Content-Length": str(body.stat().st_size)}
+            headers |= {
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+                "Content-Length": str(body.stat().st_size),
+            }
             conn.close()
             status, text = post_until_answered(port, method, path, headers, body)
         if boundary is None:
             response = conn.getresponse()
             status, text = response.status, response.read().decode(errors="replace")
         elapsed = time.perf_counter() - start
-        return {"case": case, "mb": body.stat().st_size / 2**20 if boundary else 0.0, "status": status,
-                "seconds": elapsed, "before": before, "after": vm_hwm_mb(worker),
-                "message": text[:100]}
+        return {
+            "case": case,
+            "mb": body.stat().st_size / 2**20 if boundary else 0.0,
+            "status": status,
+            "seconds": elapsed,
+            "before": before,
+            "after": vm_hwm_mb(worker),
+            "message": text[:100],
+        }
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -247,26 +277,37 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "VARBOARD_VAR_DIR": name,
-               "DATABASE_URL": f"sqlite:///{name}/db.sqlite3", "CACHE_URL": "locmemcache://",
-               "CELERY_BROKER_URL": f"filesystem://{name}", "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+            "VARBOARD_VAR_DIR": name,
+            "DATABASE_URL": f"sqlite:///{name}/db.sqlite3",
+            "CACHE_URL": "locmemcache://",
+            "CELERY_BROKER_URL": f"filesystem://{name}",
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        }
         env.pop("VARBOARD_MEDIA_ROOT", None)
         cases = [args.case] if args.case else CASES
         big = ["--big"] if "ok_predictions" in cases else []
-        out = subprocess.run([sys.executable, "-c", SETUP, *big], cwd=ROOT, env=env, capture_output=True, text=True,
-                             check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", SETUP, *big], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+        )
         if out.returncode:
             sys.exit(f"set-up failed:\n{out.stderr[-3000:]}")
         setup = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"targets: a refusal in under {TARGET_S:g} s; the web worker's peak RSS under {TARGET_MB} MB")
-        print(f"{'case':<14} {'body MB':>8} {'status':>6} {'seconds':>8} {'worker VmHWM before':>20} {'after':>8}"
-              f" {'targets':>8}  answer")
+        print(
+            f"{'case':<14} {'body MB':>8} {'status':>6} {'seconds':>8} {'worker VmHWM before':>20} {'after':>8}"
+            f" {'targets':>8}  answer"
+        )
         for case in cases:
             r = measure(case, env, setup, folder)
             fast = case in ACCEPTED or r["seconds"] < TARGET_S
             verdict = "met" if fast and r["after"] < TARGET_MB else "MISSED"
-            print(f"{r['case']:<14} {r['mb']:>8.1f} {r['status']:>6} {r['seconds']:>8.3f} {r['before']:>17.0f} MB"
-                  f" {r['after']:>5.0f} MB {verdict:>8}  {r['message']}")
+            print(
+                f"{r['case']:<14} {r['mb']:>8.1f} {r['status']:>6} {r['seconds']:>8.3f} {r['before']:>17.0f} MB"
+                f" {r['after']:>5.0f} MB {verdict:>8}  {r['message']}"
+            )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,10 @@ def multipart(fields: dict[str, str], files: list[tuple[str, Path]]) -> tuple[by
         parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
     for name, path in files:
         kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{path.name}"\r\n'
-                f"Content-Type: {kind}\r\n\r\n").encode()
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{path.name}"\r\n'
+            f"Content-Type: {kind}\r\n\r\n"
+        ).encode()
         parts.append(head + path.read_bytes() + b"\r\n")
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
@@ -72,8 +74,15 @@ class Client:
         server, parts = urllib.parse.urlsplit(self.url), urllib.parse.urlsplit(link)
         return urllib.parse.urlunsplit((server.scheme, server.netloc, parts.path, parts.query, ""))
 
-    def _open(self, method: str, path: str, *, data: bytes | None = None, content_type: str | None = None,
-              accept: str = "application/json"):
+    def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        data: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = "application/json",
+    ):
         headers = {"Accept": accept}
         if self.token:
             headers["Authorization"] = f"Token {self.token}"
@@ -88,8 +97,17 @@ class Client:
         except urllib.error.URLError as exc:
             raise ApiError(f"cannot reach {self.url}: {exc.reason}") from None
 
-    def request(self, method: str, path: str, *, data: bytes | None = None, content_type: str | None = None,
-                accept: str = "application/json", raw: bool = False, json_body=None):
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        data: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = "application/json",
+        raw: bool = False,
+        json_body=None,
+    ):
         if json_body is not None:
             data, content_type = json.dumps(json_body).encode(), "application/json"
         with self._open(method, path, data=data, content_type=content_type, accept=accept) as response:
@@ -142,16 +160,27 @@ def cmd_login(client: Client, args) -> None:
     TOKEN_FILE.parent.mkdir(parents=True, exist_ok=True)
     TOKEN_FILE.write_text(answer["token"])
     TOKEN_FILE.chmod(0o600)
-    emit(args, {"username": args.username, "token_file": str(TOKEN_FILE), "token_key": answer["token_key"],
-                "expiry": answer["expiry"]}, f"logged in as {args.username}; token saved in {TOKEN_FILE}")
+    emit(
+        args,
+        {
+            "username": args.username,
+            "token_file": str(TOKEN_FILE),
+            "token_key": answer["token_key"],
+            "expiry": answer["expiry"],
+        },
+        f"logged in as {args.username}; token saved in {TOKEN_FILE}",
+    )
 
 
 def cmd_challenges(client: Client, args) -> None:
     challenges = client.request("GET", "/api/challenges/?limit=200")["results"]
     lines = []
     for challenge in challenges:
-        kinds = "+".join(k for k, on in (("predictions", challenge["allow_predictions"]),
-                                         ("recipes", challenge["allow_recipes"])) if on)
+        kinds = "+".join(
+            k
+            for k, on in (("predictions", challenge["allow_predictions"]), ("recipes", challenge["allow_recipes"]))
+            if on
+        )
         lines.append(f"{challenge['slug']:<28} {challenge['metric']:<18} {kinds:<20} {challenge['title']}")
     emit(args, challenges, "\n".join(lines) if lines else "no challenges")
 
@@ -167,8 +196,10 @@ def cmd_download(client: Client, args) -> None:
     wanted = args.part or [part for part in served if part != "hidden_labels"]
     unknown = [part for part in wanted if part not in served]
     if unknown:
-        raise ApiError(f"challenge {args.challenge} has no {', '.join(unknown)} file to download; it serves: "
-                       f"{', '.join(served) or 'nothing'}")
+        raise ApiError(
+            f"challenge {args.challenge} has no {', '.join(unknown)} file to download; it serves: "
+            f"{', '.join(served) or 'nothing'}"
+        )
     if not wanted:
         raise ApiError(f"challenge {args.challenge} has no data files to download")
     folder = Path(args.dir or args.challenge)
@@ -188,15 +219,23 @@ def cmd_join(client: Client, args) -> None:
     """Take part in a challenge: accept its rules (``--accept-rules``) and register."""
     challenge = client.request("GET", f"/api/challenges/{args.challenge}/")
     if challenge.get("rules") and not args.accept_rules:
-        raise ApiError(f"{args.challenge} has rules: read them at {challenge['url']}#rules, then run "
-                       f"`varboard join {args.challenge} --accept-rules`")
-    registration = client.request("POST", f"/api/challenges/{args.challenge}/register/",
-                                  json_body={"accept_rules": bool(args.accept_rules)})
-    said = {"approved": f"joined {args.challenge}: you can submit",
-            "pending": f"registered for {args.challenge}; the hosts will review it",
-            "rejected": f"the hosts of {args.challenge} rejected your registration"}
-    emit(args, {"challenge": args.challenge, **registration},
-         said.get(registration["status"], f"registration {registration['status']}"))
+        raise ApiError(
+            f"{args.challenge} has rules: read them at {challenge['url']}#rules, then run "
+            f"`varboard join {args.challenge} --accept-rules`"
+        )
+    registration = client.request(
+        "POST", f"/api/challenges/{args.challenge}/register/", json_body={"accept_rules": bool(args.accept_rules)}
+    )
+    said = {
+        "approved": f"joined {args.challenge}: you can submit",
+        "pending": f"registered for {args.challenge}; the hosts will review it",
+        "rejected": f"the hosts of {args.challenge} rejected your registration",
+    }
+    emit(
+        args,
+        {"challenge": args.challenge, **registration},
+        said.get(registration["status"], f"registration {registration['status']}"),
+    )
 
 
 def pick_team(teams: list[dict], ref: str, what: str = "team") -> dict:
@@ -234,8 +273,10 @@ def cmd_teams(client: Client, args) -> None:
         teams = my_teams(client)
         waiting = invitations_to_me(client, teams)
         lines = [f"{'id':>6}  {'team':<30} members"]
-        lines += [f"{t['id']:>6}  {t['name'][:30]:<30} {', '.join(t['members'])}"
-                  f"{'  (personal)' if t['is_personal'] else ''}" for t in teams]
+        lines += [
+            f"{t['id']:>6}  {t['name'][:30]:<30} {', '.join(t['members'])}{'  (personal)' if t['is_personal'] else ''}"
+            for t in teams
+        ]
         if waiting:
             lines.append("\ninvitations waiting for your answer (varboard teams accept|decline TEAM):")
             lines += [f"  {i['team']} (from {i['invited_by']})" for i in waiting]
@@ -245,14 +286,22 @@ def cmd_teams(client: Client, args) -> None:
         emit(args, team, f"created team {team['name']} (id {team['id']})")
     elif action == "invite":
         team = pick_team(my_teams(client), args.team)
-        invitation = client.request("POST", f"/api/teams/{team['id']}/invitations/",
-                                    json_body={"username": args.username})
-        emit(args, invitation, f"invited {invitation['invitee']} to {invitation['team']}; they accept with "
-                               f"`varboard teams accept \"{invitation['team']}\"`")
+        invitation = client.request(
+            "POST", f"/api/teams/{team['id']}/invitations/", json_body={"username": args.username}
+        )
+        emit(
+            args,
+            invitation,
+            f"invited {invitation['invitee']} to {invitation['team']}; they accept with "
+            f'`varboard teams accept "{invitation["team"]}"`',
+        )
     elif action in ("accept", "decline"):
         waiting = invitations_to_me(client, my_teams(client))
-        chosen = pick_team([{"id": i["team_id"], "name": i["team"], "invitation": i} for i in waiting], args.team,
-                           what="invitation from a team")["invitation"]
+        chosen = pick_team(
+            [{"id": i["team_id"], "name": i["team"], "invitation": i} for i in waiting],
+            args.team,
+            what="invitation from a team",
+        )["invitation"]
         invitation = client.request("POST", f"/api/invitations/{chosen['id']}/{action}/")
         emit(args, invitation, f"{invitation['status']} the invitation to {invitation['team']}")
     elif action == "leave":
@@ -267,17 +316,28 @@ def cmd_finals(client: Client, args) -> None:
         client.request("POST", f"/api/submissions/{submission_id}/select/", json_body={"selected": selected})
     challenge = client.request("GET", f"/api/challenges/{args.challenge}/")
     mine = {t["name"] for t in my_teams(client)}
-    rows = [s for s in client.pages(f"/api/challenges/{args.challenge}/submissions/?limit=200")
-            if s["team"] in mine]
+    rows = [s for s in client.pages(f"/api/challenges/{args.challenge}/submissions/?limit=200") if s["team"] in mine]
     chosen = [s["id"] for s in rows if s["selected_for_final"]]
-    lines = [f"{args.challenge}: {len(chosen)} of {challenge['final_entries']} final entries chosen"
-             f"{' (' + ', '.join(map(str, chosen)) + ')' if chosen else ''}",
-             f"{'final':<6}{'id':>7}  {'team':<20} {'entry':<32} {'status':<10} score"]
+    lines = [
+        f"{args.challenge}: {len(chosen)} of {challenge['final_entries']} final entries chosen"
+        f"{' (' + ', '.join(map(str, chosen)) + ')' if chosen else ''}",
+        f"{'final':<6}{'id':>7}  {'team':<20} {'entry':<32} {'status':<10} score",
+    ]
     for s in rows:
-        lines.append(f"{'  *' if s['selected_for_final'] else '':<6}{s['id']:>7}  {s['team'][:20]:<20} "
-                     f"{s['method_name'][:32]:<32} {s['status']:<10} {_number(s.get('score'))}")
-    emit(args, {"challenge": args.challenge, "final_entries": challenge["final_entries"], "chosen": chosen,
-                "submissions": rows}, "\n".join(lines))
+        lines.append(
+            f"{'  *' if s['selected_for_final'] else '':<6}{s['id']:>7}  {s['team'][:20]:<20} "
+            f"{s['method_name'][:32]:<32} {s['status']:<10} {_number(s.get('score'))}"
+        )
+    emit(
+        args,
+        {
+            "challenge": args.challenge,
+            "final_entries": challenge["final_entries"],
+            "chosen": chosen,
+            "submissions": rows,
+        },
+        "\n".join(lines),
+    )
 
 
 def cmd_cancel(client: Client, args) -> None:
@@ -302,8 +362,9 @@ def cmd_submit(client: Client, args) -> None:
         if not path.is_file():
             raise ApiError(f"{path}: no such file")
     data, content_type = multipart(fields, files)
-    submission = client.request("POST", f"/api/challenges/{args.challenge}/submissions/", data=data,
-                                content_type=content_type)
+    submission = client.request(
+        "POST", f"/api/challenges/{args.challenge}/submissions/", data=data, content_type=content_type
+    )
     if not args.wait:
         emit(args, submission, f"submission {submission['id']} {submission['status']}: {submission['url']}")
         return
@@ -314,8 +375,10 @@ def cmd_submit(client: Client, args) -> None:
 
 def submission_text(submission: dict) -> str:
     progress = submission["progress"]
-    lines = [f"submission {submission['id']} ({submission['method_name']}): {submission['status']}, "
-             f"{progress['finished']}/{progress['expected']} runs finished, {progress['failed']} failed"]
+    lines = [
+        f"submission {submission['id']} ({submission['method_name']}): {submission['status']}, "
+        f"{progress['finished']}/{progress['expected']} runs finished, {progress['failed']} failed"
+    ]
     for run in submission["runs"]:
         score = "" if run["test_score"] is None else f"{run['test_score']:.6g}"
         lines.append(f"  run {run['index']:>3}  {run['status']:<10} {score}  {run.get('error_message') or ''}".rstrip())
@@ -349,12 +412,17 @@ def _number(value) -> str:
 
 def _entry_line(e: dict) -> str:
     mean, boo = e["mean"], e.get("boo_n") or {}
-    interval = f"{_number(mean['estimate'])} [{_number(mean['low'])}, {_number(mean['high'])}]" \
-        if mean.get("low") is not None else _number(mean.get("estimate"))
+    interval = (
+        f"{_number(mean['estimate'])} [{_number(mean['low'])}, {_number(mean['high'])}]"
+        if mean.get("low") is not None
+        else _number(mean.get("estimate"))
+    )
     runs = f"{e['runs_succeeded']}/{e['runs_expected']}"
-    return (f"{e['rank_display'] or '-':>5} {e['groups'] or '-':<6} {(e.get('team') or '-')[:20]:<20} "
-            f"{e['method_name'][:36]:<36} {runs:>7} "
-            f"{interval:<30} {_number(boo.get('estimate'))}")
+    return (
+        f"{e['rank_display'] or '-':>5} {e['groups'] or '-':<6} {(e.get('team') or '-')[:20]:<20} "
+        f"{e['method_name'][:36]:<36} {runs:>7} "
+        f"{interval:<30} {_number(boo.get('estimate'))}"
+    )
 
 
 def leaderboard_text(board: dict) -> str:
@@ -370,8 +438,9 @@ def leaderboard_text(board: dict) -> str:
         label = "Imported runs (published elsewhere)" if imported else section["label"]
         title = f"{label} ({len(entries)} {'entry' if len(entries) == 1 else 'entries'})"
         design = "" if imported else section.get("design") or ""
-        blocks.append("\n".join([f"== {title} ==", design, header,
-                                 *(_entry_line(e) for e in entries)]).replace("\n\n", "\n"))
+        blocks.append(
+            "\n".join([f"== {title} ==", design, header, *(_entry_line(e) for e in entries)]).replace("\n\n", "\n")
+        )
     rest = [e for e in board["entries"] if e["submission_id"] not in shown]
     if rest:
         blocks.append("\n".join(["== Not ranked ==", header, *(_entry_line(e) for e in rest)]))
@@ -383,8 +452,10 @@ def leaderboard_text(board: dict) -> str:
 
 def cmd_leaderboard(client: Client, args) -> None:
     if args.csv:
-        print(client.request("GET", f"/api/challenges/{args.challenge}/leaderboard/?format=csv", accept="text/csv"),
-              end="")
+        print(
+            client.request("GET", f"/api/challenges/{args.challenge}/leaderboard/?format=csv", accept="text/csv"),
+            end="",
+        )
         return
     board = client.request("GET", f"/api/challenges/{args.challenge}/leaderboard/")
     emit(args, board, leaderboard_text(board))
@@ -398,21 +469,31 @@ def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)  # --json after the command works too
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     sub = p.add_subparsers(dest="command", required=True)
-    login = sub.add_parser("login", parents=[common], help="get an API token (password from VARBOARD_PASSWORD "
-                                                            "or a prompt)")
+    login = sub.add_parser(
+        "login", parents=[common], help="get an API token (password from VARBOARD_PASSWORD or a prompt)"
+    )
     login.add_argument("username")
     sub.add_parser("challenges", parents=[common], help="list the challenges you can see")
-    download = sub.add_parser("download", parents=[common], help="save a challenge's data files (every part it "
-                                                                  "serves: train, test inputs, sample submission)")
+    download = sub.add_parser(
+        "download",
+        parents=[common],
+        help="save a challenge's data files (every part it serves: train, test inputs, sample submission)",
+    )
     download.add_argument("challenge")
     download.add_argument("--dir", help="folder to save them in (default: ./<challenge>/)")
-    download.add_argument("--part", action="append", help="only this part, e.g. train, test_inputs, "
-                                                          "sample_submission, hidden_labels (hosts); repeatable")
+    download.add_argument(
+        "--part",
+        action="append",
+        help="only this part, e.g. train, test_inputs, sample_submission, hidden_labels (hosts); repeatable",
+    )
     join = sub.add_parser("join", parents=[common], help="take part in a challenge (register, accepting its rules)")
     join.add_argument("challenge")
     join.add_argument("--accept-rules", action="store_true", help="accept the challenge's rules (read them first)")
-    teams = sub.add_parser("teams", parents=[common], help="your teams and invitations; create, invite, accept, "
-                                                            "decline, leave (teams by name or id)")
+    teams = sub.add_parser(
+        "teams",
+        parents=[common],
+        help="your teams and invitations; create, invite, accept, decline, leave (teams by name or id)",
+    )
     team_actions = teams.add_subparsers(dest="action")
     team_actions.add_parser("list", parents=[common], help="your teams and the invitations waiting for you")
     team_actions.add_parser("create", parents=[common], help="create a team").add_argument("name")
@@ -422,8 +503,11 @@ def parser() -> argparse.ArgumentParser:
     for verb in ("accept", "decline"):
         team_actions.add_parser(verb, parents=[common], help=f"{verb} a team's invitation").add_argument("team")
     team_actions.add_parser("leave", parents=[common], help="leave a team (before it submits)").add_argument("team")
-    finals = sub.add_parser("finals", parents=[common], help="your submissions with the final entries (private "
-                                                              "board) marked; --choose/--drop change them")
+    finals = sub.add_parser(
+        "finals",
+        parents=[common],
+        help="your submissions with the final entries (private board) marked; --choose/--drop change them",
+    )
     finals.add_argument("challenge")
     finals.add_argument("--choose", type=int, action="append", metavar="ID", help="choose a submission (repeatable)")
     finals.add_argument("--drop", type=int, action="append", metavar="ID", help="un-choose a submission (repeatable)")
@@ -447,9 +531,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"login": cmd_login, "challenges": cmd_challenges, "download": cmd_download, "join": cmd_join,
-            "teams": cmd_teams, "submit": cmd_submit, "status": cmd_status, "finals": cmd_finals,
-            "cancel": cmd_cancel, "leaderboard": cmd_leaderboard}
+COMMANDS = {
+    "login": cmd_login,
+    "challenges": cmd_challenges,
+    "download": cmd_download,
+    "join": cmd_join,
+    "teams": cmd_teams,
+    "submit": cmd_submit,
+    "status": cmd_status,
+    "finals": cmd_finals,
+    "cancel": cmd_cancel,
+    "leaderboard": cmd_leaderboard,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

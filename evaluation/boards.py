@@ -25,8 +25,17 @@ from evaluation.report.comparisons import table_pairs
 from evaluation.splits import Split, out_of_bootstrap_split
 from evaluation.stats.groups import split_letters
 
-__all__ = ["ladder", "pack_mask", "public_part", "publish_rounded", "round_floats", "rounded_tie_reason",
-           "shown_submission_score", "split_with_parts", "unpack_mask"]
+__all__ = [
+    "ladder",
+    "pack_mask",
+    "public_part",
+    "publish_rounded",
+    "round_floats",
+    "rounded_tie_reason",
+    "shown_submission_score",
+    "split_with_parts",
+    "unpack_mask",
+]
 
 #: Mixed into the master seed so the partition's stream differs from every run's seeds.
 _PARTITION_KEY = 0x0B0A2D
@@ -230,8 +239,10 @@ def shown_submission_score(run_scores: Sequence[float | None], feedback: str, di
 
 def rounded_tie_reason(digits: int) -> str:
     """Why a comparison between two entries with the same rounded score is not published."""
-    return (f"feedback is rounded to {digits} digit{'s' if digits != 1 else ''}: these entries show the "
-            "same score, so no comparison between them is published")
+    return (
+        f"feedback is rounded to {digits} digit{'s' if digits != 1 else ''}: these entries show the "
+        "same score, so no comparison between them is published"
+    )
 
 
 def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -> dict:
@@ -250,8 +261,11 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     rows = {row["submission_id"]: row for row in data["entries"]}
     sign = -1.0 if higher_is_better else 1.0
     for section in data["sections"]:
-        ranked = [sid for sid in section["entries"] if rows[sid].get("rank") is not None
-                  and rows[sid].get("ranking_value") is not None]
+        ranked = [
+            sid
+            for sid in section["entries"]
+            if rows[sid].get("rank") is not None and rows[sid].get("ranking_value") is not None
+        ]
         rest = [sid for sid in section["entries"] if sid not in set(ranked)]
         ranked.sort(key=lambda sid: (sign * rows[sid]["ranking_value"], str(rows[sid].get("created") or ""), sid))
         blocks: list[list[int]] = []
@@ -272,12 +286,21 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
 
 
 def _tie_block(block: list[dict], rank: int) -> None:
-    letters = sorted({letter for row in block for letter in split_letters(row.get("groups") or "")},
-                     key=lambda letter: (len(letter), letter))
+    letters = sorted(
+        {letter for row in block for letter in split_letters(row.get("groups") or "")},
+        key=lambda letter: (len(letter), letter),
+    )
     intervals = [row["rank_interval"] for row in block if isinstance(row.get("rank_interval"), dict)]
-    hull = None if not intervals else {
-        "rank": rank, "low": min([rank, *(i["low"] for i in intervals)]),
-        "high": max([rank + len(block) - 1, *(i["high"] for i in intervals)]), "widened": False}
+    hull = (
+        None
+        if not intervals
+        else {
+            "rank": rank,
+            "low": min([rank, *(i["low"] for i in intervals)]),
+            "high": max([rank + len(block) - 1, *(i["high"] for i in intervals)]),
+            "widened": False,
+        }
+    )
     tied = len(block) > 1
     for row in block:
         row.update(rank=rank, tied=tied, rank_display=f"={rank}" if tied else str(rank))
@@ -295,6 +318,9 @@ def _drop_tied_pairs(section: dict, rows: dict) -> None:
         names = {sid: rows[sid]["method_name"] for sid in section["entries"]}
         section["comparisons"] = table_pairs(section.pop("comparison_table"), names)
     if "comparisons" in section:
-        section["comparisons"] = [pair for pair in section["comparisons"]
-                                  if rows.get(pair["a"], {}).get("ranking_value") is None
-                                  or rows[pair["a"]]["ranking_value"] != rows.get(pair["b"], {}).get("ranking_value")]
+        section["comparisons"] = [
+            pair
+            for pair in section["comparisons"]
+            if rows.get(pair["a"], {}).get("ranking_value") is None
+            or rows[pair["a"]]["ranking_value"] != rows.get(pair["b"], {}).get("ranking_value")
+        ]

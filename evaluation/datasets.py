@@ -83,11 +83,7 @@ def as_text(series: pd.Series) -> pd.Series:
     def one(value: Any) -> str:
         if value is None or (not isinstance(value, str) and pd.isna(value)):
             return ""
-        if (
-            isinstance(value, float | np.floating)
-            and math.isfinite(value)
-            and float(value).is_integer()
-        ):
+        if isinstance(value, float | np.floating) and math.isfinite(value) and float(value).is_integer():
             return str(int(value))
         return str(value).strip()
 
@@ -106,38 +102,29 @@ def as_flags(series: pd.Series, column: str) -> pd.Series:
         i = int(np.argmax(bad.to_numpy()))
         shown = "an empty cell" if text.iloc[i] == "" else show_value(series.iloc[i])
         raise TableError(
-            f"the test column {show_value(column)} must hold true/false or 1/0; "
-            f"{name_row(series.index[i])} has {shown}"
+            f"the test column {show_value(column)} must hold true/false or 1/0; {name_row(series.index[i])} has {shown}"
         )
     return text.isin(_TRUE)
 
 
-def require_columns(
-    columns: Sequence[str], wanted: dict[str, str] | list[tuple[str, str]]
-) -> None:
+def require_columns(columns: Sequence[str], wanted: dict[str, str] | list[tuple[str, str]]) -> None:
     """Each ``(role, column)`` must be among `columns`; the message names the first missing."""
     pairs = wanted.items() if isinstance(wanted, dict) else wanted
     for role, column in pairs:
         if column not in columns:
             raise TableError(
-                f"there is no {role} column {show_value(column)}; the columns are: "
-                f"{show_values(columns, limit=20)}"
+                f"there is no {role} column {show_value(column)}; the columns are: {show_values(columns, limit=20)}"
             )
 
 
 def check_ids(ids: pd.Series, column: str) -> None:
     empty = ids == ""
     if empty.any():
-        raise TableError(
-            f"the id column {show_value(column)} is empty at {name_rows(ids.index[empty.to_numpy()])}"
-        )
+        raise TableError(f"the id column {show_value(column)} is empty at {name_rows(ids.index[empty.to_numpy()])}")
     repeated = ids[ids.duplicated(keep=False)]
     if len(repeated):
         groups = repeated.groupby(repeated, sort=False).groups
-        parts = [
-            f"{show_value(i)} at {name_rows(list(rows), limit=3)}"
-            for i, rows in list(groups.items())[:3]
-        ]
+        parts = [f"{show_value(i)} at {name_rows(list(rows), limit=3)}" for i, rows in list(groups.items())[:3]]
         more = len(groups) - 3
         raise TableError(
             f"ids must be unique, but the id column {show_value(column)} repeats "
@@ -258,9 +245,7 @@ def _feature_columns(
         )
     clash = [c for c in features if c in roles.values()]
     if clash:
-        raise TableError(
-            f"the id, label or test column cannot also be a feature: {show_values(clash)}"
-        )
+        raise TableError(f"the id, label or test column cannot also be a feature: {show_values(clash)}")
     if len(set(features)) != len(features):
         dup = sorted({c for c in features if features.count(c) > 1})
         raise TableError(f"feature columns are listed twice: {show_values(dup)}")

@@ -57,9 +57,7 @@ def validate_search_space(space) -> None:
             raise ValueError(f"{where} must be a dict with a 'type', got {spec!r}")
         kind = spec.get("type")
         if kind not in SPEC_TYPES:
-            raise ValueError(
-                f"{where} has unknown type {kind!r}; expected one of {', '.join(SPEC_TYPES)}"
-            )
+            raise ValueError(f"{where} has unknown type {kind!r}; expected one of {', '.join(SPEC_TYPES)}")
         missing = sorted(_KEYS[kind] - set(spec))
         extra = sorted(set(spec) - _KEYS[kind])
         if missing:
@@ -72,15 +70,10 @@ def validate_search_space(space) -> None:
                 raise ValueError(f"{where} (choice) needs a non-empty list 'values'")
             bad = [v for v in values if not (v is None or isinstance(v, (str, bool, int, float)))]
             if bad:
-                raise ValueError(
-                    f"{where} (choice) values must be strings, numbers, booleans or null, "
-                    f"got {bad[0]!r}"
-                )
+                raise ValueError(f"{where} (choice) values must be strings, numbers, booleans or null, got {bad[0]!r}")
             continue
         low, high = spec["low"], spec["high"]
-        if not (_is_number(low) and _is_number(high)) or not (
-            math.isfinite(low) and math.isfinite(high)
-        ):
+        if not (_is_number(low) and _is_number(high)) or not (math.isfinite(low) and math.isfinite(high)):
             raise ValueError(f"{where} needs finite numbers for low and high, got {low!r}, {high!r}")
         if kind == "int":
             if float(low) != int(low) or float(high) != int(high):

@@ -362,15 +362,11 @@ def _score_predictions_iv(
         p = _as_reals(y_pred, "y_pred")
         _check_lengths(t, p)
         if len(classes) != 2:
-            raise ValueError(
-                f"{metric.name} needs exactly two classes; got {len(classes)}: {_preview(classes)}"
-            )
+            raise ValueError(f"{metric.name} needs exactly two classes; got {len(classes)}: {_preview(classes)}")
         positive = classes[1]
         is_positive = t == positive
         if is_positive.all() or not is_positive.any():
-            raise ValueError(
-                f"{metric.name} needs both classes in y_true; only {str(t[0])!r} is present"
-            )
+            raise ValueError(f"{metric.name} needs both classes in y_true; only {str(t[0])!r} is present")
         return is_positive, p
 
     # kind == "proba"
@@ -391,8 +387,7 @@ def _score_predictions_iv(
     if off.size:
         i = off[0]
         raise ValueError(
-            f"row {i} of y_pred sums to {float(p[i].sum())!r}; each row must sum to 1 "
-            f"(within {PROBA_TOLERANCE:g})"
+            f"row {i} of y_pred sums to {float(p[i].sum())!r}; each row must sum to 1 (within {PROBA_TOLERANCE:g})"
         )
     class_arr = np.asarray(classes, dtype=str)
     order = np.argsort(class_arr)

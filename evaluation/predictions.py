@@ -209,10 +209,7 @@ def _data_rows(
     if wrong.size:
         k = wrong[0]
         hint = " (a value containing a comma must be quoted)" if lengths[k] > width else ""
-        raise fail(
-            f"row {row_numbers[k]} has {lengths[k]} fields; "
-            f"the header has {width} columns{hint}"
-        )
+        raise fail(f"row {row_numbers[k]} has {lengths[k]} fields; the header has {width} columns{hint}")
     return rows, row_numbers
 
 
@@ -232,8 +229,12 @@ def _cells(
 
 
 def _predictions(
-    values: np.ndarray, row_numbers: np.ndarray, columns: list[str], kind: str,
-    classes: tuple[str, ...] | None, fail: _Fail,
+    values: np.ndarray,
+    row_numbers: np.ndarray,
+    columns: list[str],
+    kind: str,
+    classes: tuple[str, ...] | None,
+    fail: _Fail,
 ) -> np.ndarray:
     """The prediction cells (rows x columns, stripped, non-empty) parsed for `kind`."""
     if kind == "label":
@@ -266,9 +267,7 @@ def _read_records(text: str, filename: str) -> tuple[int, list[str], list[list[s
     return first + 1, records[first], records[first + 1 :]
 
 
-def _check_columns(
-    header: list[str], wanted: list[str], id_column: str, ids: list[str], fail: _Fail
-) -> None:
+def _check_columns(header: list[str], wanted: list[str], id_column: str, ids: list[str], fail: _Fail) -> None:
     found = show_values(header, limit=12)
     expected = ", ".join(wanted) if len(wanted) <= 12 else f"{', '.join(wanted[:12])}, …"
     if id_column not in header:
@@ -283,8 +282,7 @@ def _check_columns(
                 f"{show_value(header[0])}; save it as CSV with the columns {expected}"
             )
         raise fail(
-            f"there is no id column {id_column!r}; the columns found are: {found}"
-            f"{_case_hint([id_column], header)}"
+            f"there is no id column {id_column!r}; the columns found are: {found}{_case_hint([id_column], header)}"
         )
     missing = [c for c in wanted if c not in header]
     if missing:
@@ -297,8 +295,7 @@ def _check_columns(
     if extra:
         noun = "column" if len(extra) == 1 else "columns"
         raise fail(
-            f"unexpected {noun} {show_values(extra, limit=8)}; the file must have exactly the "
-            f"columns {expected}"
+            f"unexpected {noun} {show_values(extra, limit=8)}; the file must have exactly the columns {expected}"
         )
 
 
@@ -326,15 +323,8 @@ def _align(file_ids: list[str], row_numbers: np.ndarray, ids: list[str], fail: _
         k = unknown[0]
         value = file_ids[k]
         loose_ids = {_loose(i): i for i in ids}
-        more = (
-            f" ({unknown.size - 1} more rows have ids that are not test ids)"
-            if unknown.size > 1
-            else ""
-        )
-        raise fail(
-            f"row {row_numbers[k]}: id {show_value(value)} is not a test id"
-            f"{_id_hint(value, loose_ids)}{more}"
-        )
+        more = f" ({unknown.size - 1} more rows have ids that are not test ids)" if unknown.size > 1 else ""
+        raise fail(f"row {row_numbers[k]}: id {show_value(value)} is not a test id{_id_hint(value, loose_ids)}{more}")
     if len(file_ids) != len(ids):
         seen = set(file_ids)
         missing = [i for i in ids if i not in seen]
@@ -360,9 +350,7 @@ def _labels(
     return np.array(labels, dtype=str)
 
 
-def _numbers(
-    values: np.ndarray, row_numbers: np.ndarray, columns: list[str], fail: _Fail
-) -> np.ndarray:
+def _numbers(values: np.ndarray, row_numbers: np.ndarray, columns: list[str], fail: _Fail) -> np.ndarray:
     """Cells as float64, shape (rows, columns); non-numbers and non-finite numbers are errors.
 
     Numbers are read as Python's ``float`` reads them, except that ``1_000`` (which no
@@ -381,23 +369,19 @@ def _numbers(
                 float(cell)
             except ValueError:
                 raise fail(
-                    f"row {row_numbers[i]}, column {show_value(columns[j])}: "
-                    f"{show_value(cell)} is not a number"
+                    f"row {row_numbers[i]}, column {show_value(columns[j])}: {show_value(cell)} is not a number"
                 ) from None
     assert out is not None  # astype fails only on a cell that float() refuses too, reported above
     bad = np.argwhere(~np.isfinite(out))
     if bad.size:
         i, j = bad[0]
         raise fail(
-            f"row {row_numbers[i]}, column {show_value(columns[j])}: {show_value(values[i, j])} is not a "
-            "finite number"
+            f"row {row_numbers[i]}, column {show_value(columns[j])}: {show_value(values[i, j])} is not a finite number"
         )
     return out
 
 
-def _check_probabilities(
-    proba: np.ndarray, row_numbers: np.ndarray, columns: list[str], fail: _Fail
-) -> None:
+def _check_probabilities(proba: np.ndarray, row_numbers: np.ndarray, columns: list[str], fail: _Fail) -> None:
     outside = np.argwhere((proba < 0) | (proba > 1))
     if outside.size:
         i, j = outside[0]

@@ -48,9 +48,17 @@ def column_kind(values: pd.Series) -> str:
     return "integer" if (numbers == numbers.round()).all() else "number"
 
 
-def table_preview(train: pd.DataFrame, *, id_column: str, label_column: str, feature_columns: Sequence[str],
-                  test_labels: pd.DataFrame | None = None, classes: Sequence[str] = (), rows: int = 5,
-                  max_columns: int = 12) -> TablePreview:
+def table_preview(
+    train: pd.DataFrame,
+    *,
+    id_column: str,
+    label_column: str,
+    feature_columns: Sequence[str],
+    test_labels: pd.DataFrame | None = None,
+    classes: Sequence[str] = (),
+    rows: int = 5,
+    max_columns: int = 12,
+) -> TablePreview:
     """The preview of a stored dataset.
 
     Parameters
@@ -71,20 +79,35 @@ def table_preview(train: pd.DataFrame, *, id_column: str, label_column: str, fea
     features = set(feature_columns)
 
     def role(name):
-        return "id" if name == id_column else "label" if name == label_column else \
-            "feature" if name in features else "ignored"
+        return (
+            "id"
+            if name == id_column
+            else "label"
+            if name == label_column
+            else "feature"
+            if name in features
+            else "ignored"
+        )
 
-    columns = tuple(ColumnInfo(str(name), role(name), column_kind(train[name]),
-                               int((train[name].astype(str).str.strip() == "").sum()), int(train[name].nunique()))
-                    for name in train.columns)
+    columns = tuple(
+        ColumnInfo(
+            str(name),
+            role(name),
+            column_kind(train[name]),
+            int((train[name].astype(str).str.strip() == "").sum()),
+            int(train[name].nunique()),
+        )
+        for name in train.columns
+    )
     shown = [c for c in (id_column, label_column) if c in train.columns]
-    shown += [c for c in train.columns if c not in shown][:max(0, max_columns - len(shown))]
+    shown += [c for c in train.columns if c not in shown][: max(0, max_columns - len(shown))]
     head = tuple(tuple(str(v) for v in row) for row in train[shown].head(rows).itertuples(index=False))
     n_test = 0 if test_labels is None else len(test_labels)
     balance: tuple[tuple[str, int, int], ...] = ()
     if classes:
         train_counts = train[label_column].astype(str).value_counts()
-        test_counts = (test_labels[label_column].astype(str).value_counts() if test_labels is not None
-                       else pd.Series(dtype=int))
+        test_counts = (
+            test_labels[label_column].astype(str).value_counts() if test_labels is not None else pd.Series(dtype=int)
+        )
         balance = tuple((str(c), int(train_counts.get(str(c), 0)), int(test_counts.get(str(c), 0))) for c in classes)
     return TablePreview(columns, tuple(str(c) for c in shown), head, balance, len(train), n_test)

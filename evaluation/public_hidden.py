@@ -27,9 +27,7 @@ from evaluation.io.text import name_row, name_rows, show_value, show_values
 __all__ = ["join_public_hidden", "split_public_hidden"]
 
 
-def split_public_hidden(
-    df: pd.DataFrame, spec: DatasetSpec
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def split_public_hidden(df: pd.DataFrame, spec: DatasetSpec) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Cut a validated dataset into public and hidden parts.
 
     Parameters
@@ -149,9 +147,7 @@ def join_public_hidden(
     features = [c for c in test_inputs_df.columns if c != id_column]
     frames = [train_df, test_inputs_df, hidden_labels_df]
     if any(test_column in f.columns for f in frames if f is not None):
-        raise TableError(
-            f"the column name {show_value(test_column)} is already taken; choose another test_column"
-        )
+        raise TableError(f"the column name {show_value(test_column)} is already taken; choose another test_column")
     if train_df is not None:
         _check_train_columns(train_df, features, id_column, label_column)
 
@@ -170,13 +166,9 @@ def join_public_hidden(
     return pd.concat(parts)
 
 
-def _check_train_columns(
-    train_df: pd.DataFrame, features: list[str], id_column: str, label_column: str
-) -> None:
+def _check_train_columns(train_df: pd.DataFrame, features: list[str], id_column: str, label_column: str) -> None:
     """The training data has the id, the label and the test inputs' features, no more."""
-    require_columns(
-        list(train_df.columns), {"id (train)": id_column, "label (train)": label_column}
-    )
+    require_columns(list(train_df.columns), {"id (train)": id_column, "label (train)": label_column})
     train_features = [c for c in train_df.columns if c not in (id_column, label_column)]
     missing = [c for c in features if c not in train_features]
     surplus = [c for c in train_features if c not in features]
@@ -187,8 +179,7 @@ def _check_train_columns(
         if surplus:
             parts.append(f"the test inputs lack {show_values(surplus)}")
         raise TableError(
-            "the training data and the test inputs must have the same feature columns: "
-            + "; ".join(parts)
+            "the training data and the test inputs must have the same feature columns: " + "; ".join(parts)
         )
 
 

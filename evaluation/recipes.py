@@ -52,8 +52,7 @@ def inspect_recipe(source: str) -> RecipeInfo:
         tree = ast.parse(source, filename="recipe.py")
     except SyntaxError as exc:
         raise RecipeError(f"recipe.py has a syntax error on line {exc.lineno}: {exc.msg}") from None
-    fit = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-           and n.name == "fit_predict"]
+    fit = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "fit_predict"]
     if not fit:
         raise RecipeError(
             "recipe.py must define a top-level function "
@@ -96,4 +95,3 @@ def inspect_recipe(source: str) -> RecipeInfo:
     if not isinstance(needs_gpu, bool):
         raise RecipeError("NEEDS_GPU must be True or False")
     return RecipeInfo(hyperparameters=hyperparameters, search_space=space, needs_gpu=needs_gpu)
-

@@ -31,15 +31,12 @@ def validate_sources(randomize: Iterable[str]) -> frozenset[str]:
     """
     if isinstance(randomize, (str, bytes)):
         raise ValueError(
-            "`randomize` must be an iterable of source names such as ('split', 'init'), "
-            f"not the string {randomize!r}"
+            f"`randomize` must be an iterable of source names such as ('split', 'init'), not the string {randomize!r}"
         )
     try:
         names = list(randomize)
     except TypeError:
-        raise ValueError(
-            f"`randomize` must be an iterable of source names, got {type(randomize).__name__}"
-        ) from None
+        raise ValueError(f"`randomize` must be an iterable of source names, got {type(randomize).__name__}") from None
     not_str = [n for n in names if not isinstance(n, str)]
     if not_str:
         raise ValueError(f"`randomize` must hold source names (strings), got {not_str[0]!r}")
@@ -62,10 +59,7 @@ def _non_negative_int_iv(value, name: str) -> int:
 
 def _source_seeds(master_seed: int, run_index: int) -> tuple[int, ...]:
     run_seq = np.random.SeedSequence(master_seed, spawn_key=(run_index,))
-    return tuple(
-        int(child.generate_state(1, dtype=np.uint32)[0]) & _SEED_MASK
-        for child in run_seq.spawn(len(SOURCES))
-    )
+    return tuple(int(child.generate_state(1, dtype=np.uint32)[0]) & _SEED_MASK for child in run_seq.spawn(len(SOURCES)))
 
 
 def seed_record(master_seed: int, run_index: int, randomize: Iterable[str]) -> dict[str, int]:
@@ -111,6 +105,4 @@ def seed_record(master_seed: int, run_index: int, randomize: Iterable[str]) -> d
     varying = validate_sources(randomize)
     current = _source_seeds(master_seed, run_index)
     fixed = current if run_index == 0 else _source_seeds(master_seed, 0)
-    return {
-        name: (current[j] if name in varying else fixed[j]) for j, name in enumerate(SOURCES)
-    }
+    return {name: (current[j] if name in varying else fixed[j]) for j, name in enumerate(SOURCES)}

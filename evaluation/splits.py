@@ -69,9 +69,7 @@ def _seed_iv(seed):
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(
-            f"`seed` must be a non-negative integer (the run's split seed), got {seed!r}"
-        )
+        raise ValueError(f"`seed` must be a non-negative integer (the run's split seed), got {seed!r}")
     if seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer, got {seed}")
     return np.random.default_rng(int(seed))
@@ -94,8 +92,10 @@ def _labels_iv(stratify, n_pool: int):
         return None
     labels = np.asarray(stratify)
     if labels.ndim != 1 or len(labels) < n_pool:
-        raise ValueError(f"`stratify` must be a 1-d array with a label for every pool row (at least {n_pool}), "
-                         f"got shape {labels.shape}")
+        raise ValueError(
+            f"`stratify` must be a 1-d array with a label for every pool row (at least {n_pool}), "
+            f"got shape {labels.shape}"
+        )
     return labels
 
 
@@ -162,8 +162,10 @@ def out_of_bootstrap_split(public_idx, hidden_idx, seed, *, stratify=None) -> Sp
     train = _bootstrap(public_idx, rng, labels)
     valid = np.setdiff1d(public_idx, train)
     if len(valid) == 0:
-        raise ValueError(f"the out-of-bag set is empty: every one of the {len(public_idx)} public rows was drawn "
-                         "into the training set; more public rows are needed")
+        raise ValueError(
+            f"the out-of-bag set is empty: every one of the {len(public_idx)} public rows was drawn "
+            "into the training set; more public rows are needed"
+        )
     test = np.sort(_bootstrap(hidden_idx, rng, labels))
     return _make_split(train, valid, test, "out_of_bootstrap")
 
@@ -223,12 +225,8 @@ def fixed_split(train_idx, test_idx, *, valid_fraction: float = 0.2, seed) -> Sp
         raise ValueError(f"`train_idx` must hold at least 2 rows, got {len(train_idx)}")
     overlap = np.intersect1d(train_idx, test_idx)
     if len(overlap):
-        raise ValueError(
-            f"`train_idx` and `test_idx` overlap in {len(overlap)} row(s), e.g. row {overlap[0]}"
-        )
+        raise ValueError(f"`train_idx` and `test_idx` overlap in {len(overlap)} row(s), e.g. row {overlap[0]}")
     n_valid = min(max(int(valid_fraction * len(train_idx) + 0.5), 1), len(train_idx) - 1)
     chosen = np.zeros(len(train_idx), dtype=bool)
     chosen[rng.permutation(len(train_idx))[:n_valid]] = True
-    return _make_split(
-        train_idx[~chosen], np.sort(train_idx[chosen]), np.sort(test_idx), "fixed"
-    )
+    return _make_split(train_idx[~chosen], np.sort(train_idx[chosen]), np.sort(test_idx), "fixed")

@@ -33,8 +33,9 @@ def error_message(result: SandboxResult, error: dict | None, limits: Limits) -> 
     if result.status == "memory":
         return f"the run {result.message}" + (f" ({raised}{at})" if raised else "")
     if result.status == "file_size":
-        return (f"the recipe tried to write a file larger than the {limits.max_file_mb} MB limit"
-                + (f" ({raised}{at})" if raised else ""))
+        return f"the recipe tried to write a file larger than the {limits.max_file_mb} MB limit" + (
+            f" ({raised}{at})" if raised else ""
+        )
     if error:
         if errno_ == errno.EFBIG:
             return f"the recipe tried to write a file larger than the {limits.max_file_mb} MB limit ({raised}{at})"
@@ -47,8 +48,11 @@ def error_message(result: SandboxResult, error: dict | None, limits: Limits) -> 
             return f"the recipe failed while being imported: {raised}" + (f" ({where})" if where else "")
         if phase == "save":
             return f"the recipe's predictions could not be saved: {raised}"
-        note = " (recipes have no network access)" if errno_ in (
-            errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED) or "gaierror" in raised else ""
+        note = (
+            " (recipes have no network access)"
+            if errno_ in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED) or "gaierror" in raised
+            else ""
+        )
         return f"the recipe raised {raised}" + (f" ({where})" if where else "") + note
     if result.status == "killed":
         return f"the recipe's process {result.message}"

@@ -30,7 +30,8 @@ def check_predictions(arr: np.ndarray, n_rows: int, kind: str, classes: np.ndarr
     """Return the predictions as the metric expects them, or raise RecipeFault."""
     if arr.ndim == 0:
         raise RecipeFault(
-            f"the recipe returned a single value, not one prediction per row of test_inputs ({n_rows} rows)")
+            f"the recipe returned a single value, not one prediction per row of test_inputs ({n_rows} rows)"
+        )
     if len(arr) != n_rows:
         raise RecipeFault(f"the recipe returned {len(arr)} predictions for {n_rows} rows of test_inputs")
     if kind == "proba":
@@ -39,19 +40,22 @@ def check_predictions(arr: np.ndarray, n_rows: int, kind: str, classes: np.ndarr
             raise RecipeFault(
                 f"the recipe returned predictions of shape {arr.shape}; this challenge needs "
                 f"probabilities of shape ({n_rows}, {n_classes}), one column per class in the order "
-                "of `classes`")
+                "of `classes`"
+            )
     elif arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     elif arr.ndim != 1:
         raise RecipeFault(
             f"the recipe returned predictions of shape {arr.shape}; this challenge needs one "
-            f"{'class label' if kind == 'label' else 'value'} per row, shape ({n_rows},)")
+            f"{'class label' if kind == 'label' else 'value'} per row, shape ({n_rows},)"
+        )
 
     if kind == "label" and classes.dtype.kind == "U":
         if arr.dtype.kind != "U":
             raise RecipeFault(
                 f"the recipe returned {arr.dtype} predictions, but the classes are strings "
-                f"({', '.join(map(repr, classes[:3].tolist()))}, ...); return the class labels themselves")
+                f"({', '.join(map(repr, classes[:3].tolist()))}, ...); return the class labels themselves"
+            )
     else:
         if arr.dtype.kind not in "biuf":
             raise RecipeFault(f"the recipe returned predictions of dtype {arr.dtype}; they must be numbers")
@@ -74,7 +78,8 @@ def check_predictions(arr: np.ndarray, n_rows: int, kind: str, classes: np.ndarr
             raise RecipeFault(
                 f"the recipe returned {_count(int(bad.sum()), 'label')} that "
                 f"{'is' if bad.sum() == 1 else 'are'} not among the classes (e.g. {arr[bad][0].item()!r}; "
-                f"the classes are {', '.join(map(repr, classes[:10].tolist()))})")
+                f"the classes are {', '.join(map(repr, classes[:10].tolist()))})"
+            )
     elif kind == "proba":
         if arr.min() < -1e-6 or arr.max() > 1 + 1e-6:
             row = int(np.flatnonzero(((arr < -1e-6) | (arr > 1 + 1e-6)).any(axis=1))[0])
@@ -84,7 +89,8 @@ def check_predictions(arr: np.ndarray, n_rows: int, kind: str, classes: np.ndarr
         if len(off):
             raise RecipeFault(
                 f"the recipe returned probabilities that do not sum to 1 in {_count(len(off), 'row')} "
-                f"(row {off[0]} of test_inputs sums to {sums[off[0]]:.4g})")
+                f"(row {off[0]} of test_inputs sums to {sums[off[0]]:.4g})"
+            )
         arr = np.clip(arr, 0.0, 1.0)
     return arr
 
@@ -123,19 +129,20 @@ class Outputs:
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise RecipeFault(f"outputs/{name} is a symbolic link; the recipe must not replace "
-                                   "the harness's output files") from None
+                raise RecipeFault(
+                    f"outputs/{name} is a symbolic link; the recipe must not replace the harness's output files"
+                ) from None
             return None
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise RecipeFault(f"outputs/{name} is not a regular file")
             if st.st_nlink != 1:  # a hard link to a file elsewhere (protected_hardlinks off)
-                raise RecipeFault(f"outputs/{name} is a hard link; the recipe must not replace "
-                                   "the harness's output files")
+                raise RecipeFault(
+                    f"outputs/{name} is a hard link; the recipe must not replace the harness's output files"
+                )
             if st.st_size > max_bytes:
-                raise RecipeFault(f"outputs/{name} is {st.st_size:,} bytes, more than the "
-                                   f"{max_bytes:,} expected")
+                raise RecipeFault(f"outputs/{name} is {st.st_size:,} bytes, more than the {max_bytes:,} expected")
             chunks, remaining = [], max_bytes + 1
             while remaining > 0:
                 chunk = os.read(fd, min(remaining, 1 << 20))

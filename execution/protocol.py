@@ -68,8 +68,11 @@ def decode_request(data: bytes, max_bytes: int) -> tuple[dict, dict, Limits, str
         device, expected = str(manifest["device"]), {str(k): int(v) for k, v in manifest["expected_outputs"].items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ProtocolError(f"manifest.json is incomplete or invalid ({exc})") from None
-    files = {info.filename[len("files/"):]: archive.read(info) for info in archive.infolist()
-             if info.filename.startswith("files/") and not info.is_dir()}
+    files = {
+        info.filename[len("files/") :]: archive.read(info)
+        for info in archive.infolist()
+        if info.filename.startswith("files/") and not info.is_dir()
+    }
     return files, expected, limits, device
 
 
@@ -84,11 +87,15 @@ def decode_response(data: bytes, max_bytes: int) -> tuple[SandboxResult, dict, d
     payload = _json(archive, "result.json")
     try:
         fields = payload["sandbox"]
-        result = SandboxResult(**{**fields, "isolation": tuple(fields.get("isolation", ())),
-                                  "warnings": tuple(fields.get("warnings", ()))})
+        result = SandboxResult(
+            **{**fields, "isolation": tuple(fields.get("isolation", ())), "warnings": tuple(fields.get("warnings", ()))}
+        )
         faults = {str(k): str(v) for k, v in payload.get("faults", {}).items()}
     except (KeyError, TypeError, AttributeError) as exc:
         raise ProtocolError(f"result.json is incomplete or invalid ({exc})") from None
-    outputs = {info.filename[len("outputs/"):]: archive.read(info) for info in archive.infolist()
-               if info.filename.startswith("outputs/") and not info.is_dir()}
+    outputs = {
+        info.filename[len("outputs/") :]: archive.read(info)
+        for info in archive.infolist()
+        if info.filename.startswith("outputs/") and not info.is_dir()
+    }
     return result, outputs, faults

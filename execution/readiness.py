@@ -17,7 +17,6 @@ from .sandbox.isolation import unsandboxed_allowed
 __all__ = ["may_run_recipes", "readiness", "remote_probe", "runs_get_cuda"]
 
 
-
 def remote_probe(url: str, token: str = "", timeout_s: float = 10.0) -> Probe:
     """The readiness of the runner service at ``url`` (its ``GET /health``), as a Probe."""
     import requests
@@ -30,10 +29,12 @@ def remote_probe(url: str, token: str = "", timeout_s: float = 10.0) -> Probe:
     except (requests.RequestException, ValueError) as exc:
         return Probe(ok=False, backend="runner service", missing=f"{where} does not answer: {exc}")
     if response.status_code != 200 or not body.get("ok"):
-        return Probe(ok=False, backend="runner service",
-                     missing=f"{where} cannot isolate runs: {body.get('missing') or response.status_code}")
-    return Probe(ok=True, backend="runner service",
-                 isolation=(f"runner service at {url}", *body.get("isolation", ())))
+        return Probe(
+            ok=False,
+            backend="runner service",
+            missing=f"{where} cannot isolate runs: {body.get('missing') or response.status_code}",
+        )
+    return Probe(ok=True, backend="runner service", isolation=(f"runner service at {url}", *body.get("isolation", ())))
 
 
 def runs_get_cuda() -> bool:

@@ -140,13 +140,21 @@ def _run_iv(data, metric, prediction_kind: str, seeds: dict, split: Split) -> di
     return {name: int(seeds[name]) for name in SOURCES}
 
 
-def _failed(error: str, *, device: str, limits: Limits, hyperparameters=None, ran: RunnerResult | None = None,
-            reported=None) -> RunOutcome:
+def _failed(
+    error: str, *, device: str, limits: Limits, hyperparameters=None, ran: RunnerResult | None = None, reported=None
+) -> RunOutcome:
     result = ran.sandbox if ran else None
     return RunOutcome(
-        status="failed", test_score=None, valid_score=None, outcomes=None,
-        hyperparameters=hyperparameters or {}, trials=[], error=error, log=log_text(result) if result else "",
-        duration_s=result.duration_s if result else 0.0, device=device,
+        status="failed",
+        test_score=None,
+        valid_score=None,
+        outcomes=None,
+        hyperparameters=hyperparameters or {},
+        trials=[],
+        error=error,
+        log=log_text(result) if result else "",
+        duration_s=result.duration_s if result else 0.0,
+        device=device,
         fingerprint=fingerprint(reported, device, limits, bool(result and result.warm_start)),
         sandbox_status=result.status if result else "not_run",
         max_rss_mb=result.max_rss_mb if result else 0.0,
@@ -171,8 +179,10 @@ def _trials(recipe_source: str, hyperparameters: dict | None, hpo: dict, seeds: 
     elif info.search_space is None:
         raise _TrialsUnavailable("this challenge searches hyperparameters, but recipe.py declares no SEARCH_SPACE")
     else:
-        trials = [{**base, **t} for t in sample_trials(
-            info.search_space, hpo["budget"], method=hpo["method"], seed=seeds["hpo"])]
+        trials = [
+            {**base, **t}
+            for t in sample_trials(info.search_space, hpo["budget"], method=hpo["method"], seed=seeds["hpo"])
+        ]
     try:
         json.dumps(trials)
     except (TypeError, ValueError) as exc:
@@ -212,6 +222,7 @@ def _reported(ran: RunnerResult, name: str) -> dict | None:
 
 def _best_trial(valid_scores: list, higher_is_better: bool) -> int:
     """Index of the best validation score; ties: the first; non-finite scores lose."""
+
     def key(j):
         v = valid_scores[j]
         return (v if higher_is_better else -v) if math.isfinite(v) else -math.inf
@@ -300,27 +311,50 @@ class _Scoring:
     test_parts: dict
 
 
-def _run_trials(recipe_source: str, hyperparameters: dict | None, hpo: dict, seeds: dict, scoring: _Scoring,
-                limits: Limits, device: str, runner) -> RunOutcome:
+def _run_trials(
+    recipe_source: str,
+    hyperparameters: dict | None,
+    hpo: dict,
+    seeds: dict,
+    scoring: _Scoring,
+    limits: Limits,
+    device: str,
+    runner,
+) -> RunOutcome:
     """Draw the trials, build their workspace, run it on ``runner`` (default: a LocalRunner), score it here."""
     try:
         base, trials = _trials(recipe_source, hyperparameters, hpo, seeds)
     except _TrialsUnavailable as exc:
         return _failed(str(exc), device=device, limits=limits, hyperparameters={**(hyperparameters or {})})
-    inputs = build_inputs(recipe_source=recipe_source, data=scoring.data, split=scoring.split, trials=trials,
-                          seeds=seeds, device=device, prediction_kind=scoring.prediction_kind)
+    inputs = build_inputs(
+        recipe_source=recipe_source,
+        data=scoring.data,
+        split=scoring.split,
+        trials=trials,
+        seeds=seeds,
+        device=device,
+        prediction_kind=scoring.prediction_kind,
+    )
     ran = (runner or LocalRunner()).run(inputs.files, inputs.expected_outputs, limits, device)
     return _score(ran, inputs, trials, base, scoring, limits=limits, device=device, search=hpo["mode"] == "search")
 
 
-def _score(ran: RunnerResult, inputs: RunInputs, trials: list, base: dict, scoring: _Scoring, *, limits: Limits,
-           device: str, search: bool) -> RunOutcome:
+def _score(
+    ran: RunnerResult,
+    inputs: RunInputs,
+    trials: list,
+    base: dict,
+    scoring: _Scoring,
+    *,
+    limits: Limits,
+    device: str,
+    search: bool,
+) -> RunOutcome:
     """Check every trial's predictions, choose by validation score, score the choice on test."""
     reported = _reported(ran, "done.json")
     common: dict[str, Any] = dict(device=device, limits=limits, ran=ran, reported=reported)
     if ran.sandbox.status != "ok" or reported is None:
-        return _failed(error_message(ran.sandbox, _reported(ran, "error.json"), limits),
-                       hyperparameters=base, **common)
+        return _failed(error_message(ran.sandbox, _reported(ran, "error.json"), limits), hyperparameters=base, **common)
     data, split, metric = scoring.data, scoring.split, scoring.metric
     classes = np.asarray(data.classes) if data.classes else np.zeros(0)
     valid_scores, test_predictions = [], []
@@ -330,19 +364,31 @@ def _score(ran: RunnerResult, inputs: RunInputs, trials: list, base: dict, scori
         except RecipeFault as fault:
             prefix = f"trial {t + 1} of {len(trials)}: " if len(trials) > 1 else ""
             return _failed(prefix + str(fault), hyperparameters=hp, **common)
-        valid_scores.append(float(metric(data.y[split.valid], ordered[:inputs.n_valid])[0]))
-        test_predictions.append(ordered[inputs.n_valid:])
+        valid_scores.append(float(metric(data.y[split.valid], ordered[: inputs.n_valid])[0]))
+        test_predictions.append(ordered[inputs.n_valid :])
     best = _best_trial(valid_scores, scoring.higher_is_better)
     test_score, outcomes = metric(data.y[split.test], test_predictions[best])
-    part_scores = {name: float(metric(data.y[split.test][mask], test_predictions[best][mask])[0])
-                   for name, mask in scoring.test_parts.items() if np.any(mask)}
+    part_scores = {
+        name: float(metric(data.y[split.test][mask], test_predictions[best][mask])[0])
+        for name, mask in scoring.test_parts.items()
+        if np.any(mask)
+    }
     result = ran.sandbox
     return RunOutcome(
-        status="succeeded", test_score=float(test_score), valid_score=valid_scores[best],
-        outcomes=None if outcomes is None else np.asarray(outcomes), hyperparameters=trials[best],
+        status="succeeded",
+        test_score=float(test_score),
+        valid_score=valid_scores[best],
+        outcomes=None if outcomes is None else np.asarray(outcomes),
+        hyperparameters=trials[best],
         trials=[{"hyperparameters": hp, "valid_score": s} for hp, s in zip(trials, valid_scores)] if search else [],
-        error="", log=log_text(result), duration_s=result.duration_s, device=device,
-        fingerprint=fingerprint(reported, device, limits, result.warm_start), sandbox_status=result.status,
-        max_rss_mb=result.max_rss_mb, warnings=result.warnings, isolation=result.isolation,
+        error="",
+        log=log_text(result),
+        duration_s=result.duration_s,
+        device=device,
+        fingerprint=fingerprint(reported, device, limits, result.warm_start),
+        sandbox_status=result.status,
+        max_rss_mb=result.max_rss_mb,
+        warnings=result.warnings,
+        isolation=result.isolation,
         part_scores=part_scores,
     )

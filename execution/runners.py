@@ -184,13 +184,18 @@ class RemoteRunner:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
-            response = requests.post(f"{self.url}/v1/runs", data=body, headers=headers,
-                                     timeout=(10, limits.wall_time_s + self.timeout_margin_s))
+            response = requests.post(
+                f"{self.url}/v1/runs",
+                data=body,
+                headers=headers,
+                timeout=(10, limits.wall_time_s + self.timeout_margin_s),
+            )
         except requests.RequestException as exc:
             raise SandboxUnavailable(f"the runner service at {self.url} is unreachable: {exc}") from exc
         if response.status_code != 200:
-            raise SandboxUnavailable(f"the runner service at {self.url} answered {response.status_code}: "
-                                     f"{response.text[:300]}")
+            raise SandboxUnavailable(
+                f"the runner service at {self.url} answered {response.status_code}: {response.text[:300]}"
+            )
         cap = sum(expected_outputs.values()) + limits.max_output_bytes * 2 + 1024 * 1024
         try:
             result, outputs, faults = decode_response(response.content, cap)
@@ -198,7 +203,9 @@ class RemoteRunner:
             raise SandboxUnavailable(f"the runner service at {self.url} sent a malformed answer: {exc}") from exc
         unexpected = sorted(set(outputs) - set(expected_outputs))
         if unexpected:
-            raise SandboxUnavailable(f"the runner service at {self.url} returned outputs nobody asked for: {unexpected}")
+            raise SandboxUnavailable(
+                f"the runner service at {self.url} returned outputs nobody asked for: {unexpected}"
+            )
         return RunnerResult(sandbox=result, outputs=outputs, faults=faults)
 
 

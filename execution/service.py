@@ -80,7 +80,8 @@ def _run(environ, start_response):
     try:
         files, expected, limits, device = decode_request(_read_body(environ, limit), limit)
         ran = LocalRunner(workdir_root=os.environ.get("VARBOARD_RUNNER_WORKDIR") or None).run(
-            files, expected, limits, device)
+            files, expected, limits, device
+        )
     except ProtocolError as exc:
         return _error(start_response, "400 Bad Request", str(exc))
     except SandboxUnavailable as exc:

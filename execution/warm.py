@@ -36,8 +36,17 @@ from dataclasses import dataclass
 from .sandbox import Limits, SandboxUnavailable
 from .sandbox.warm import Waiting, start_waiting
 
-__all__ = ["COMPANIONS", "WARM_ENV", "WARMABLE", "WarmKey", "WarmPool", "discard_waiting", "recipe_imports", "warm_pool",
-           "warming_enabled"]
+__all__ = [
+    "COMPANIONS",
+    "WARM_ENV",
+    "WARMABLE",
+    "WarmKey",
+    "WarmPool",
+    "discard_waiting",
+    "recipe_imports",
+    "warm_pool",
+    "warming_enabled",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -151,8 +160,9 @@ class WarmPool:
         warm.discard()
         return None
 
-    def prepare(self, key: WarmKey, imports: tuple[str, ...], harness: dict,
-                make_workspace: Callable[[], tuple[str, str]]) -> None:
+    def prepare(
+        self, key: WarmKey, imports: tuple[str, ...], harness: dict, make_workspace: Callable[[], tuple[str, str]]
+    ) -> None:
         """Start the next run's sandbox unless one fitting `key` and `imports` waits already.
 
         Failures only log: the next run then starts cold.
@@ -162,8 +172,7 @@ class WarmPool:
                 return
             self.discard()
         if _available_mb() < key.limits.memory_mb:
-            logger.info("warm start skipped: less memory available than the run's limit of %s MB",
-                        key.limits.memory_mb)
+            logger.info("warm start skipped: less memory available than the run's limit of %s MB", key.limits.memory_mb)
             return
         run_root = None
         try:
@@ -172,8 +181,14 @@ class WarmPool:
                 with open(os.path.join(work, name), "wb") as handle:
                     handle.write(content)
             os.makedirs(os.path.join(work, "outputs"))
-            waiting = start_waiting(key.argv, workdir=work, env=dict(key.env), limits=key.limits,
-                                    device=key.device, imports=("numpy", *imports))
+            waiting = start_waiting(
+                key.argv,
+                workdir=work,
+                env=dict(key.env),
+                limits=key.limits,
+                device=key.device,
+                imports=("numpy", *imports),
+            )
         except (SandboxUnavailable, OSError, ValueError) as exc:
             if run_root is not None:
                 shutil.rmtree(run_root, ignore_errors=True)

@@ -92,8 +92,9 @@ def _prediction_bytes(data: RecipeData, n_rows: int) -> int:
     return n_rows * width * 8 + n_rows * 4 * max(label_len, 1) + 65536
 
 
-def build_inputs(*, recipe_source: str, data: RecipeData, split: Split, trials: list, seeds: dict,
-                 device: str, prediction_kind: str) -> RunInputs:
+def build_inputs(
+    *, recipe_source: str, data: RecipeData, split: Split, trials: list, seeds: dict, device: str, prediction_kind: str
+) -> RunInputs:
     """The workspace of one run: what the harness reads and where it writes.
 
     The validation and test rows are shuffled together with a permutation drawn from the
@@ -102,8 +103,7 @@ def build_inputs(*, recipe_source: str, data: RecipeData, split: Split, trials: 
     stacked = np.concatenate([split.valid, split.test])
     order_seed = int(hashlib.sha256(split.split_id.encode()).hexdigest()[:16], 16)
     order = np.random.default_rng(order_seed).permutation(len(stacked))
-    spec = {"trials": trials, "seeds": seeds, "device": device, "task": data.task,
-            "prediction_kind": prediction_kind}
+    spec = {"trials": trials, "seeds": seeds, "device": device, "task": data.task, "prediction_kind": prediction_kind}
     files = {
         **harness_files(),
         "recipe.py": recipe_source.encode("utf-8"),

@@ -52,8 +52,19 @@ class DatasetInline(ReadOnlyAdminMixin, admin.StackedInline):
     model = Dataset
     can_delete = False
     extra = 0
-    fields = ["original_name", "id_column", "label_column", "task", "classes", "n_features", "n_train", "n_test",
-              "files", "version", "created"]
+    fields = [
+        "original_name",
+        "id_column",
+        "label_column",
+        "task",
+        "classes",
+        "n_features",
+        "n_train",
+        "n_test",
+        "files",
+        "version",
+        "created",
+    ]
     readonly_fields = fields
 
     @admin.display(description="features")
@@ -62,10 +73,20 @@ class DatasetInline(ReadOnlyAdminMixin, admin.StackedInline):
 
     @admin.display(description="files (download)")
     def files(self, dataset: Dataset):
-        parts = [("train", dataset.train_file), ("test_inputs", dataset.test_inputs_file),
-                 ("hidden_labels", dataset.hidden_labels_file)]
-        links = [format_html('<a href="{}">{}</a>', reverse("challenge-download", kwargs={
-            "slug": dataset.challenge.slug, "part": part}), part) for part, field in parts if field]
+        parts = [
+            ("train", dataset.train_file),
+            ("test_inputs", dataset.test_inputs_file),
+            ("hidden_labels", dataset.hidden_labels_file),
+        ]
+        links = [
+            format_html(
+                '<a href="{}">{}</a>',
+                reverse("challenge-download", kwargs={"slug": dataset.challenge.slug, "part": part}),
+                part,
+            )
+            for part, field in parts
+            if field
+        ]
         return format_html(" · ".join(["{}"] * len(links)), *links) if links else "—"
 
 
@@ -140,8 +161,17 @@ class ChallengeAdminForm(ChallengeSettingsForm):
 @admin.register(Challenge)
 class ChallengeAdmin(admin.ModelAdmin):
     form = ChallengeAdminForm
-    list_display = ["title", "slug", "metric", "visibility", "allow_predictions", "allow_recipes", "k_runs",
-                    "n_submissions", "created"]
+    list_display = [
+        "title",
+        "slug",
+        "metric",
+        "visibility",
+        "allow_predictions",
+        "allow_recipes",
+        "k_runs",
+        "n_submissions",
+        "created",
+    ]
     list_filter = ["visibility", "metric", "allow_predictions", "allow_recipes"]
     search_fields = ["title", "slug", "description"]
     filter_horizontal = ["hosts"]
@@ -150,8 +180,9 @@ class ChallengeAdmin(admin.ModelAdmin):
     add_form_template = "admin/leaderboard/challenge/add_form.html"
 
     def get_fieldsets(self, request, obj=None):
-        groups = [(legend, {"fields": [name for name in names]})
-                  for legend, names in ChallengeSettingsForm.settings_groups]
+        groups = [
+            (legend, {"fields": [name for name in names]}) for legend, names in ChallengeSettingsForm.settings_groups
+        ]
         groups[0][1]["fields"] = ["slug", *groups[0][1]["fields"], "hosts", "created_by", "created"]
         return groups
 
@@ -207,8 +238,9 @@ class ChallengeAdmin(admin.ModelAdmin):
                 add_service_error(form, exc)
             else:
                 self.log_addition(request, challenge, [{"added": {}}])
-                self.message_user(request, f"The challenge “{challenge}” was created with its dataset.",
-                                  messages.SUCCESS)
+                self.message_user(
+                    request, f"The challenge “{challenge}” was created with its dataset.", messages.SUCCESS
+                )
                 return redirect("admin:leaderboard_challenge_change", challenge.pk)
         context = {
             **self.admin_site.each_context(request),
@@ -230,8 +262,17 @@ class RunInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = Run
     can_delete = False
     extra = 0
-    fields = ["index", "status", "split_id", "test_score", "valid_score", "duration_s", "device", "attempts",
-              "error_message"]
+    fields = [
+        "index",
+        "status",
+        "split_id",
+        "test_score",
+        "valid_score",
+        "duration_s",
+        "device",
+        "attempts",
+        "error_message",
+    ]
     readonly_fields = fields
     show_change_link = True
 
@@ -247,8 +288,12 @@ class HostedChallengeFilter(admin.RelatedFieldListFilter):
 
 
 class ModerationReasonForm(forms.Form):
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=REASON_MAX,
-                             required=False, help_text="The teams read it on their submission pages.")
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        max_length=REASON_MAX,
+        required=False,
+        help_text="The teams read it on their submission pages.",
+    )
 
 
 def _moderate_selected(modeladmin, request, queryset, state: str | None, verb: str):
@@ -258,18 +303,32 @@ def _moderate_selected(modeladmin, request, queryset, state: str | None, verb: s
     form.fields["reason"].required = state is not None  # a restore's reason is optional
     if form.is_valid():
         try:
-            changed = submissions_moderate(submissions=queryset.select_related("challenge", "team"),
-                                           user=request.user, state=state, reason=form.cleaned_data["reason"])
+            changed = submissions_moderate(
+                submissions=queryset.select_related("challenge", "team"),
+                user=request.user,
+                state=state,
+                reason=form.cleaned_data["reason"],
+            )
         except ServiceError as exc:
             modeladmin.message_user(request, exc.message, messages.ERROR)
         else:
-            modeladmin.message_user(request, f"{changed} submission(s) {verb}; the boards are being updated.",
-                                    messages.SUCCESS)
+            modeladmin.message_user(
+                request, f"{changed} submission(s) {verb}; the boards are being updated.", messages.SUCCESS
+            )
         return None
-    return TemplateResponse(request, "admin/leaderboard/submission/moderate.html", {
-        **modeladmin.admin_site.each_context(request), "title": f"{verb.capitalize()}: the selected submissions",
-        "opts": modeladmin.opts, "form": form, "queryset": queryset, "action": request.POST.get("action", ""),
-        "verb": verb})
+    return TemplateResponse(
+        request,
+        "admin/leaderboard/submission/moderate.html",
+        {
+            **modeladmin.admin_site.each_context(request),
+            "title": f"{verb.capitalize()}: the selected submissions",
+            "opts": modeladmin.opts,
+            "form": form,
+            "queryset": queryset,
+            "action": request.POST.get("action", ""),
+            "verb": verb,
+        },
+    )
 
 
 @admin.action(description="Disqualify the selected submissions (with a reason)")
@@ -289,18 +348,46 @@ def restore_selected(modeladmin, request, queryset):
 
 @admin.register(Submission)
 class SubmissionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "method_name", "challenge", "team", "kind", "status", "moderation", "runs_expected",
-                    "counts_toward_quota", "created"]
+    list_display = [
+        "id",
+        "method_name",
+        "challenge",
+        "team",
+        "kind",
+        "status",
+        "moderation",
+        "runs_expected",
+        "counts_toward_quota",
+        "created",
+    ]
     list_filter = ["status", "kind", "moderation", ("challenge", HostedChallengeFilter)]
     actions = [disqualify_selected, hide_selected, restore_selected]
     search_fields = ["method_name", "team__name", "submitted_by__username", "error_message"]
     list_select_related = ["challenge", "team"]
     date_hierarchy = "created"
     exclude = ["hyperparameters", "recipe_file"]
-    readonly_fields = ["challenge", "team", "submitted_by", "kind", "method_name", "description", "status",
-                       "runs_expected", "error_message", "counts_toward_quota", "recipe", "hyperparameters_json",
-                       "moderation", "moderation_reason", "moderated_by", "moderated_at",
-                       "created", "started_at", "finished_at", "page"]
+    readonly_fields = [
+        "challenge",
+        "team",
+        "submitted_by",
+        "kind",
+        "method_name",
+        "description",
+        "status",
+        "runs_expected",
+        "error_message",
+        "counts_toward_quota",
+        "recipe",
+        "hyperparameters_json",
+        "moderation",
+        "moderation_reason",
+        "moderated_by",
+        "moderated_at",
+        "created",
+        "started_at",
+        "finished_at",
+        "page",
+    ]
     inlines = [RunInline]
 
     def get_queryset(self, request):
@@ -322,15 +409,43 @@ class SubmissionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["__str__", "submission", "index", "status", "queue", "test_score", "valid_score", "duration_s",
-                    "device", "attempts"]
+    list_display = [
+        "__str__",
+        "submission",
+        "index",
+        "status",
+        "queue",
+        "test_score",
+        "valid_score",
+        "duration_s",
+        "device",
+        "attempts",
+    ]
     list_filter = ["status", "queue", "device", ("submission__challenge", HostedChallengeFilter)]
     search_fields = ["submission__method_name", "submission__team__name", "split_id", "device", "error_message"]
     list_select_related = ["submission", "submission__team"]
     exclude = ["outcomes"]
-    readonly_fields = ["submission", "index", "queue", "seeds", "split_id", "status", "test_score", "valid_score",
-                       "n_outcomes", "hyperparameters", "hpo_trials", "duration_s", "device", "fingerprint", "log",
-                       "error_message", "attempts", "started_at", "finished_at"]
+    readonly_fields = [
+        "submission",
+        "index",
+        "queue",
+        "seeds",
+        "split_id",
+        "status",
+        "test_score",
+        "valid_score",
+        "n_outcomes",
+        "hyperparameters",
+        "hpo_trials",
+        "duration_s",
+        "device",
+        "fingerprint",
+        "log",
+        "error_message",
+        "attempts",
+        "started_at",
+        "finished_at",
+    ]
 
     def has_delete_permission(self, request, obj=None):
         return False  # a run is written once; delete its submission instead
@@ -387,8 +502,15 @@ class TeamAdmin(admin.ModelAdmin):
 @admin.register(Report)
 class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["challenge", "computed_at", "duration_s", "recompute_pending", "requested_at"]
-    readonly_fields = ["challenge", "inputs_version", "data", "computed_at", "duration_s", "recompute_pending",
-                       "requested_at"]
+    readonly_fields = [
+        "challenge",
+        "inputs_version",
+        "data",
+        "computed_at",
+        "duration_s",
+        "recompute_pending",
+        "requested_at",
+    ]
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)

@@ -25,14 +25,14 @@ from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
 
-CACHE_ERRORS = Counter("varboard_cache_errors", "Cache operations that failed and fell back to no cache",
-                       ["operation"])
+CACHE_ERRORS = Counter("varboard_cache_errors", "Cache operations that failed and fell back to no cache", ["operation"])
 LOG_EVERY_S = 10.0  # one warning per this many seconds while the outage lasts, not one per request
 _last_logged = [0.0]
 
 
 def _degraded(operation: str, fallback):
     """Wrap a cache method so that a Redis error returns ``fallback(*args, **kwargs)`` and is counted."""
+
     def decorate(method):
         @functools.wraps(method)
         def wrapper(self, *args, **kwargs):
@@ -43,10 +43,11 @@ def _degraded(operation: str, fallback):
                 now = time.monotonic()
                 if now - _last_logged[0] >= LOG_EVERY_S:
                     _last_logged[0] = now
-                    log.warning("cache %s failed, answering without the cache: %s", operation,
-                                type(error).__name__)
+                    log.warning("cache %s failed, answering without the cache: %s", operation, type(error).__name__)
                 return fallback(*args, **kwargs)
+
         return wrapper
+
     return decorate
 
 
@@ -96,4 +97,3 @@ class ResilientRedisCache(RedisCache):
     @_degraded("clear", lambda: False)
     def clear(self):
         return super().clear()
-

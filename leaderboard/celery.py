@@ -17,5 +17,11 @@ app.conf.task_routes = {
     "tasks.notifications.*": {"queue": "scoring"},
     # tasks.runs.execute_run is routed per challenge (cpu or gpu) when it is enqueued.
 }
-app.conf.include = ["tasks.scoring", "tasks.runs", "tasks.reports", "tasks.maintenance", "tasks.variance_studies",
-                    "tasks.notifications"]
+app.conf.include = [
+    "tasks.scoring",
+    "tasks.runs",
+    "tasks.reports",
+    "tasks.maintenance",
+    "tasks.variance_studies",
+    "tasks.notifications",
+]

@@ -57,8 +57,10 @@ class StrictEnv(environ.Env):
         url = self._raw(var) or default
         config = self.db_url_config(url)
         if not config.get("ENGINE"):
-            raise ImproperlyConfigured(f"{var} must be a database URL such as postgres://user:password@host:5432/name "
-                                       f"or sqlite:///path/db.sqlite3, not {url!r}")
+            raise ImproperlyConfigured(
+                f"{var} must be a database URL such as postgres://user:password@host:5432/name "
+                f"or sqlite:///path/db.sqlite3, not {url!r}"
+            )
         if config["ENGINE"] == "django.db.backends.sqlite3":
             # Concurrent web + worker processes on the embedded default: wait instead of failing.
             # IMMEDIATE transactions take the write lock when they begin, so SQLite waits for it
@@ -82,31 +84,51 @@ class StrictEnv(environ.Env):
         except (ImproperlyConfigured, KeyError, ValueError):
             config = {}
         if not config.get("EMAIL_BACKEND"):
-            raise ImproperlyConfigured(f"{var} must be an e-mail URL such as smtp://user:password@host:587, "
-                                       f"smtp+tls://…, consolemail:// or filemail:///path, not {url!r}")
+            raise ImproperlyConfigured(
+                f"{var} must be an e-mail URL such as smtp://user:password@host:587, "
+                f"smtp+tls://…, consolemail:// or filemail:///path, not {url!r}"
+            )
         if config.get("EMAIL_FILE_PATH"):
             # django-environ drops the path's leading slash: filemail:///var/mail would write to ./var/mail.
             config["EMAIL_FILE_PATH"] = urlsplit(url).path or config["EMAIL_FILE_PATH"]
         return config
 
 
-def s3_storages(*, bucket: str, private_bucket: str = "", endpoint_url: str | None = None,
-                region: str | None = None, access_key: str | None = None, secret_key: str | None = None,
-                addressing_style: str = "path") -> dict:
+def s3_storages(
+    *,
+    bucket: str,
+    private_bucket: str = "",
+    endpoint_url: str | None = None,
+    region: str | None = None,
+    access_key: str | None = None,
+    secret_key: str | None = None,
+    addressing_style: str = "path",
+) -> dict:
     """``STORAGES`` entries ``default`` and ``hidden`` on an S3-compatible store (django-storages).
 
     Public data and submissions go under ``public/`` in ``bucket``; hidden labels under
     ``private/`` in ``private_bucket`` (default: the same bucket). Objects are private (no ACL,
     signed URLs) and never overwritten. Empty credentials leave boto3's own chain in charge.
     """
-    common = {"endpoint_url": endpoint_url or None, "region_name": region or None,
-              "access_key": access_key or None, "secret_key": secret_key or None, "default_acl": None,
-              "querystring_auth": True, "file_overwrite": False, "addressing_style": addressing_style,
-              "client_config": s3_client_config(addressing_style=addressing_style)}
+    common = {
+        "endpoint_url": endpoint_url or None,
+        "region_name": region or None,
+        "access_key": access_key or None,
+        "secret_key": secret_key or None,
+        "default_acl": None,
+        "querystring_auth": True,
+        "file_overwrite": False,
+        "addressing_style": addressing_style,
+        "client_config": s3_client_config(addressing_style=addressing_style),
+    }
     backend = "storages.backends.s3.S3Storage"
-    return {"default": {"BACKEND": backend, "OPTIONS": {**common, "bucket_name": bucket, "location": "public"}},
-            "hidden": {"BACKEND": backend, "OPTIONS": {**common, "bucket_name": private_bucket or bucket,
-                                                       "location": "private"}}}
+    return {
+        "default": {"BACKEND": backend, "OPTIONS": {**common, "bucket_name": bucket, "location": "public"}},
+        "hidden": {
+            "BACKEND": backend,
+            "OPTIONS": {**common, "bucket_name": private_bucket or bucket, "location": "private"},
+        },
+    }
 
 
 def s3_client_config(*, addressing_style: str = "path"):
@@ -128,7 +150,9 @@ def s3_client_config(*, addressing_style: str = "path"):
             raise ImproperlyConfigured(f"{name} must be positive, not {raw!r}")
         return value
 
-    return Config(s3={"addressing_style": addressing_style},
-                  connect_timeout=number("VARBOARD_S3_CONNECT_TIMEOUT_S", 3),
-                  read_timeout=number("VARBOARD_S3_READ_TIMEOUT_S", 10),
-                  retries={"total_max_attempts": int(number("VARBOARD_S3_MAX_ATTEMPTS", 2)), "mode": "standard"})
+    return Config(
+        s3={"addressing_style": addressing_style},
+        connect_timeout=number("VARBOARD_S3_CONNECT_TIMEOUT_S", 3),
+        read_timeout=number("VARBOARD_S3_READ_TIMEOUT_S", 10),
+        retries={"total_max_attempts": int(number("VARBOARD_S3_MAX_ATTEMPTS", 2)), "mode": "standard"},
+    )

@@ -39,8 +39,12 @@ def dataset_download(*, challenge: Challenge, part: str, user) -> HttpResponse:
     elif part == "sample_submission":
         if not dataset.test_inputs_file:
             raise Http404("This challenge has no fixed test set (recipes are scored on out-of-bootstrap splits).")
-        text = sample_submission(dataset_test_ids(dataset=dataset), challenge.metric_info, dataset.classes or None,
-                                 id_column=dataset.id_column)
+        text = sample_submission(
+            dataset_test_ids(dataset=dataset),
+            challenge.metric_info,
+            dataset.classes or None,
+            id_column=dataset.id_column,
+        )
         return _csv_response(text.encode("utf-8"), f"{challenge.slug}-sample_submission.csv")
     else:
         raise Http404(f"Unknown download {part!r}; choose from {', '.join(PUBLIC_PARTS)}.")
@@ -77,16 +81,23 @@ def submission_download(*, submission: Submission, user, file: str | None = None
     else:
         response = _stream(_zipped(files), f"submission-{submission.pk}-files.zip", "zip")
         names = [f.original_name for f in files]
-    audit_record(challenge=submission.challenge, actor=user, action="submission_downloaded",
-                 submission=submission.pk, team=submission.team.name, files=names)
+    audit_record(
+        challenge=submission.challenge,
+        actor=user,
+        action="submission_downloaded",
+        submission=submission.pk,
+        team=submission.team.name,
+        files=names,
+    )
     return response
 
 
 def _chosen(files: list[PredictionFile], file: str) -> PredictionFile:
     """The prediction file whose index ``file`` names."""
     if not str(file).isdigit():
-        raise ServiceError(f"file must be a prediction file's index (0 to {len(files) - 1}); got {file!r}.",
-                           field="file")
+        raise ServiceError(
+            f"file must be a prediction file's index (0 to {len(files) - 1}); got {file!r}.", field="file"
+        )
     by_index = {f.index: f for f in files}
     if int(file) not in by_index:
         raise Http404(f"This submission has no file {file}; its files are 0 to {len(files) - 1}.")

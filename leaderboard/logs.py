@@ -45,8 +45,9 @@ class ContextFilter(logging.Filter):
             if getattr(record, key, None) is None:
                 setattr(record, key, bound.get(key))
         if self.readable:
-            shown = [f"{key.removesuffix('_id')}={getattr(record, key)}" for key in IDS
-                     if getattr(record, key) is not None]
+            shown = [
+                f"{key.removesuffix('_id')}={getattr(record, key)}" for key in IDS if getattr(record, key) is not None
+            ]
             record.ids = f" [{' '.join(shown)}]" if shown else ""
         return True
 
@@ -55,9 +56,11 @@ def logging_config(*, fmt: str, level: str) -> dict:
     """The ``LOGGING`` setting: ``fmt`` is ``plain`` or ``json``."""
     formatters = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s%(ids)s: %(message)s"},
-        "json": {"()": "pythonjsonlogger.json.JsonFormatter",
-                 "format": "%(asctime)s %(levelname)s %(name)s %(message)s %(submission_id)s %(run_id)s",
-                 "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"}},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s %(submission_id)s %(run_id)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
     }
     return {
         "version": 1,

@@ -106,9 +106,24 @@ class Membership(models.Model):
 class Challenge(models.Model):
     #: Settings the leaderboard report depends on: the report's cache key, the version of its
     #: inputs and the API's one-query read of a cached report all derive from this one list.
-    REPORT_SETTINGS = ("metric", "higher_is_better", "boo_n", "gamma", "alpha", "bootstrap_resamples",
-                       "ranking_statistic", "correction", "k_runs", "master_seed", "public_fraction",
-                       "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin")
+    REPORT_SETTINGS = (
+        "metric",
+        "higher_is_better",
+        "boo_n",
+        "gamma",
+        "alpha",
+        "bootstrap_resamples",
+        "ranking_statistic",
+        "correction",
+        "k_runs",
+        "master_seed",
+        "public_fraction",
+        "final_entries",
+        "board_version",
+        "feedback",
+        "feedback_digits",
+        "ladder_margin",
+    )
 
     slug = models.SlugField(max_length=60, unique=True)
     title = models.CharField(max_length=200)
@@ -124,10 +139,16 @@ class Challenge(models.Model):
 
     # Statistics (docs/DESIGN.md §6)
     k_runs = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
-    boo_n = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(1000)],
-                                        help_text="n of Boo_n; its interval needs k >= 3n runs per entry.")
-    gamma = models.FloatField(default=0.75, validators=[validate_gamma],
-                              help_text="γ of the P(A>B) decision rule, strictly between 0.5 and 1.")
+    boo_n = models.PositiveIntegerField(
+        default=3,
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="n of Boo_n; its interval needs k >= 3n runs per entry.",
+    )
+    gamma = models.FloatField(
+        default=0.75,
+        validators=[validate_gamma],
+        help_text="γ of the P(A>B) decision rule, strictly between 0.5 and 1.",
+    )
     alpha = models.FloatField(default=0.05, validators=[MinValueValidator(1e-6), MaxValueValidator(0.5)])
     bootstrap_resamples = models.PositiveIntegerField(
         default=2000, validators=[MinValueValidator(100), MaxValueValidator(100_000)]
@@ -153,34 +174,53 @@ class Challenge(models.Model):
 
     # Competition integrity: public and private boards, final selection, feedback, accounts
     public_fraction = models.FloatField(
-        default=1.0, validators=[validate_public_fraction],
+        default=1.0,
+        validators=[validate_public_fraction],
         help_text="Fraction of the hidden test rows on the public board (drawn from the master seed, stratified); "
-                  "1: no private board.")
-    private_revealed_at = models.DateTimeField(null=True, blank=True,
-                                               help_text="When the hosts revealed the private board.")
+        "1: no private board.",
+    )
+    private_revealed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the hosts revealed the private board."
+    )
     final_entries = models.PositiveIntegerField(
-        default=2, validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text="Entries a team may select for the private board (N).")
-    board_version = models.CharField(max_length=10, choices=BoardVersion.choices, default=BoardVersion.SELECTED,
-                                     help_text="Which version of an entry the public board shows.")
-    feedback = models.CharField(max_length=10, choices=Feedback.choices, default=Feedback.EXACT,
-                                help_text="How the public board reports scores.")
+        default=2,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Entries a team may select for the private board (N).",
+    )
+    board_version = models.CharField(
+        max_length=10,
+        choices=BoardVersion.choices,
+        default=BoardVersion.SELECTED,
+        help_text="Which version of an entry the public board shows.",
+    )
+    feedback = models.CharField(
+        max_length=10,
+        choices=Feedback.choices,
+        default=Feedback.EXACT,
+        help_text="How the public board reports scores.",
+    )
     feedback_digits = models.PositiveSmallIntegerField(
-        default=3, validators=[MinValueValidator(0), MaxValueValidator(12)],
-        help_text="Digits shown with rounded feedback.")
+        default=3,
+        validators=[MinValueValidator(0), MaxValueValidator(12)],
+        help_text="Digits shown with rounded feedback.",
+    )
     ladder_margin = models.FloatField(
-        default=0.01, validators=[MinValueValidator(1e-9)],
+        default=0.01,
+        validators=[MinValueValidator(1e-9)],
         help_text="η of the Ladder, in the metric's units: a team's shown score moves only when a new "
-                  "submission beats it by more than η.")
+        "submission beats it by more than η.",
+    )
     rules = models.TextField(blank=True, help_text="Rules every contestant accepts before the first submission.")
     registration_required = models.BooleanField(
-        default=False, help_text="Contestants register and wait for a host's approval before submitting.")
+        default=False, help_text="Contestants register and wait for a host's approval before submitting."
+    )
 
     class Meta:
         ordering = ["-created"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(allow_predictions=True) | Q(allow_recipes=True), name="challenge_allows_some_kind",
+                condition=Q(allow_predictions=True) | Q(allow_recipes=True),
+                name="challenge_allows_some_kind",
                 violation_error_message="Allow predictions, recipes, or both.",
             ),
         ]
@@ -258,8 +298,7 @@ class Phase(models.Model):
     allow_predictions = models.BooleanField(default=True)
     allow_recipes = models.BooleanField(default=True)
     test_rows = models.CharField(max_length=10, choices=TestRows.choices, default=TestRows.ALL)
-    auto_reveal = models.BooleanField(default=False,
-                                      help_text="Reveal the private board when this phase closes.")
+    auto_reveal = models.BooleanField(default=False, help_text="Reveal the private board when this phase closes.")
 
     class Meta:
         ordering = ["challenge_id", "order", "opens_at", "id"]
@@ -307,8 +346,9 @@ class Submission(models.Model):
     # A host's moderation (services.moderation): off both boards, the reason shown to its team.
     moderation = models.CharField(max_length=12, choices=Moderation.choices, blank=True, default="")
     moderation_reason = models.TextField(blank=True)
-    moderated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                     related_name="+")
+    moderated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     moderated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -350,9 +390,13 @@ class Run(models.Model):
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     test_score = models.FloatField(null=True, blank=True)
     valid_score = models.FloatField(null=True, blank=True)
-    queue = models.CharField(max_length=8, choices=RunQueue.choices, default=RunQueue.CPU,
-                             help_text="Where the run is dispatched, fixed at creation: scoring for prediction "
-                                       "files, cpu or gpu for recipes (the challenge's device, NEEDS_GPU).")
+    queue = models.CharField(
+        max_length=8,
+        choices=RunQueue.choices,
+        default=RunQueue.CPU,
+        help_text="Where the run is dispatched, fixed at creation: scoring for prediction "
+        "files, cpu or gpu for recipes (the challenge's device, NEEDS_GPU).",
+    )
     # Scores on the public and the private part of the test rows (services.boards decides who sees which).
     public_score = models.FloatField(null=True, blank=True)
     private_score = models.FloatField(null=True, blank=True)
@@ -389,9 +433,11 @@ class Run(models.Model):
     class Meta:
         ordering = ["submission_id", "index"]
         constraints = [models.UniqueConstraint(fields=["submission", "index"], name="run_unique_index")]
-        indexes = [models.Index(fields=["status", "started_at"]),
-                   models.Index(fields=["status", "enqueued_at"], name="run_status_enqueued"),
-                   models.Index(fields=["status", "lease_expires_at"], name="run_status_lease")]
+        indexes = [
+            models.Index(fields=["status", "started_at"]),
+            models.Index(fields=["status", "enqueued_at"], name="run_status_enqueued"),
+            models.Index(fields=["status", "lease_expires_at"], name="run_status_lease"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.index} of submission {self.submission_id}"
@@ -459,8 +505,10 @@ def report_own_rows(model, db: str, report: ReportBase, skeleton: dict) -> dict[
     for _ in range(3):
         with connections[db].cursor() as cursor:  # as stored, decoded by orjson at once: no per-row converter
             cursor.execute(sql, params)
-            own = {sid: orjson.loads(value) if isinstance(value, (str, bytes)) else value
-                   for sid, value in cursor.fetchall()}
+            own = {
+                sid: orjson.loads(value) if isinstance(value, (str, bytes)) else value
+                for sid, value in cursor.fetchall()
+            }
         if all(sid in own for sid in skeleton[ROW_TABLE]["ids"]):
             return own
         skeleton = model._base_manager.using(db).filter(pk=report.pk).values_list("data", flat=True).get()
@@ -492,8 +540,9 @@ class ReportRow(models.Model):
     data = models.JSONField(encoder=FastJSONEncoder, decoder=FastJSONDecoder)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["challenge", "board", "submission_id"],
-                                               name="report_row_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["challenge", "board", "submission_id"], name="report_row_unique")
+        ]
 
 
 class ReportVersion(models.Model):
@@ -514,8 +563,9 @@ class AuditEntry(models.Model):
     """One host action on a challenge: who changed which setting or file, when, from what to what."""
 
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="audit_entries")
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                              related_name="audit_entries")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="audit_entries"
+    )
     action = models.CharField(max_length=40)
     # e.g. {"changes": {"gamma": [0.75, 0.8]}} or {"file": "hidden_labels", "old_version": ..., "new_version": ...}
     details = models.JSONField(default=dict, blank=True)
@@ -536,8 +586,9 @@ class TeamModeration(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="moderations")
     state = models.CharField(max_length=12, choices=Moderation.choices)
     reason = models.TextField()
-    moderated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                     related_name="+")
+    moderated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     moderated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -555,8 +606,9 @@ class Registration(models.Model):
     status = models.CharField(max_length=10, choices=RegistrationStatus.choices, default=RegistrationStatus.PENDING)
     rules_accepted_at = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                   related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -603,8 +655,9 @@ class EntryProvenance(models.Model):
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.SELF_REPORTED)
     link = models.URLField(blank=True, max_length=500)
     note = models.CharField(max_length=300, blank=True)
-    results_import = models.ForeignKey(ResultsImport, null=True, blank=True, on_delete=models.SET_NULL,
-                                       related_name="entries")
+    results_import = models.ForeignKey(
+        ResultsImport, null=True, blank=True, on_delete=models.SET_NULL, related_name="entries"
+    )
 
     def __str__(self) -> str:
         return f"{self.get_source_display()}: {self.submission}"
@@ -654,12 +707,19 @@ class StudyRun(models.Model):
     seeds = models.JSONField(default=dict)
     search_hyperparameters = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    queue = models.CharField(max_length=8, choices=RunQueue.choices, default=RunQueue.CPU,
-                             help_text="cpu or gpu: the queue of the entry's runs, fixed at creation.")
+    queue = models.CharField(
+        max_length=8,
+        choices=RunQueue.choices,
+        default=RunQueue.CPU,
+        help_text="cpu or gpu: the queue of the entry's runs, fixed at creation.",
+    )
     test_score = models.FloatField(null=True, blank=True)
-    public_score = models.FloatField(null=True, blank=True,
-                                     help_text="Score on the public part of the hidden rows (what non-hosts "
-                                               "read before the reveal); test_score is on all of them.")
+    public_score = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Score on the public part of the hidden rows (what non-hosts "
+        "read before the reveal); test_score is on all of them.",
+    )
     valid_score = models.FloatField(null=True, blank=True)
     error_message = models.TextField(blank=True)
     log = models.TextField(blank=True)
@@ -691,8 +751,11 @@ class Suite(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
     normalization = models.CharField(max_length=10, choices=Normalization.choices, default=Normalization.MINMAX)
-    rope = models.FloatField(default=0.01, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
-                             help_text="Region of practical equivalence of the Bayesian test, on the normalised scale.")
+    rope = models.FloatField(
+        default=0.01,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Region of practical equivalence of the Bayesian test, on the normalised scale.",
+    )
     master_seed = models.PositiveBigIntegerField(default=0)
 
     class Meta:
@@ -713,7 +776,8 @@ class Profile(models.Model):
     notify_scored = models.BooleanField(default=True, help_text="Mail me when a submission of my team is scored.")
     notify_failed = models.BooleanField(default=True, help_text="Mail me when a submission of my team fails.")
     notify_revealed = models.BooleanField(
-        default=True, help_text="Mail me when a challenge I took part in reveals its private board.")
+        default=True, help_text="Mail me when a challenge I took part in reveals its private board."
+    )
     notify_invited = models.BooleanField(default=True, help_text="Mail me when someone invites me to a team.")
 
     def __str__(self) -> str:
@@ -738,8 +802,11 @@ class TeamInvitation(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        constraints = [models.UniqueConstraint(fields=["team", "invitee"], condition=Q(status="pending"),
-                                               name="invitation_one_pending")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "invitee"], condition=Q(status="pending"), name="invitation_one_pending"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.invitee} to {self.team} ({self.status})"
@@ -762,8 +829,7 @@ class Event(models.Model):
     # None for a team's events (an invitation): they are mailed, never sent to a challenge's webhooks.
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, null=True, blank=True, related_name="events")
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
-    invitation = models.ForeignKey("TeamInvitation", on_delete=models.CASCADE, null=True, blank=True,
-                                   related_name="+")
+    invitation = models.ForeignKey("TeamInvitation", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     created = models.DateTimeField(default=timezone.now)
     processed_at = models.DateTimeField(null=True, blank=True, help_text="When its mails and deliveries were made.")
 

@@ -19,8 +19,21 @@ from collections.abc import Mapping
 
 #: Row keys that another entry's arrival may change (sections and publication fill them in); they live
 #: in the skeleton's ``row_table``, one column each, so that such a change rewrites no row.
-MOVING_KEYS = ("rank", "rank_display", "tied", "groups", "rank_interval", "too_few_runs", "compared",
-               "excluded_reason", "runs_needed_for_decision", "version", "versions", "public_rank", "rank_change")
+MOVING_KEYS = (
+    "rank",
+    "rank_display",
+    "tied",
+    "groups",
+    "rank_interval",
+    "too_few_runs",
+    "compared",
+    "excluded_reason",
+    "runs_needed_for_decision",
+    "version",
+    "versions",
+    "public_rank",
+    "rank_change",
+)
 
 #: The skeleton's key holding the entries' order and their moving columns.
 ROW_TABLE = "row_table"
@@ -34,8 +47,10 @@ def report_split(data: Mapping) -> tuple[dict, dict[int, dict]]:
     entries = data["entries"]
     moving = [key for key in MOVING_KEYS if all(key in row for row in entries)]
     skeleton = {key: value for key, value in data.items() if key != "entries"}
-    skeleton[ROW_TABLE] = {"ids": [row["submission_id"] for row in entries],
-                           "columns": {key: [row[key] for row in entries] for key in moving}}
+    skeleton[ROW_TABLE] = {
+        "ids": [row["submission_id"] for row in entries],
+        "columns": {key: [row[key] for row in entries] for key in moving},
+    }
     own = {}
     for row in entries:
         own[row["submission_id"]] = {key: value for key, value in row.items() if key not in moving}
@@ -60,6 +75,7 @@ def report_join(skeleton: Mapping, own: Mapping[int, dict]) -> dict:
     columns = table["columns"]
     keys = list(columns)
     data = {key: value for key, value in skeleton.items() if key != ROW_TABLE}
-    data["entries"] = [{**own[sid], **dict(zip(keys, values))}
-                       for sid, *values in zip(table["ids"], *(columns[key] for key in keys))]
+    data["entries"] = [
+        {**own[sid], **dict(zip(keys, values))} for sid, *values in zip(table["ids"], *(columns[key] for key in keys))
+    ]
     return data

@@ -49,13 +49,17 @@ def challenges_with_phase_span(challenges: QuerySet[Challenge]) -> QuerySet[Chal
     phases = Phase.objects.filter(challenge=OuterRef("pk"))
     return challenges.annotate(
         opens_at=Subquery(phases.order_by(F("opens_at").asc(nulls_first=True)).values("opens_at")[:1]),
-        closes_at=Subquery(phases.order_by(F("closes_at").desc(nulls_first=True)).values("closes_at")[:1]))
+        closes_at=Subquery(phases.order_by(F("closes_at").desc(nulls_first=True)).values("closes_at")[:1]),
+    )
 
 
 def challenge_provenance(*, challenge: Challenge) -> list[EntryProvenance]:
     """Where the challenge's imported entries come from (entries varboard did not produce), by entry name."""
-    return list(EntryProvenance.objects.filter(submission__challenge=challenge)
-                .select_related("submission", "submission__team").order_by("submission__method_name"))
+    return list(
+        EntryProvenance.objects.filter(submission__challenge=challenge)
+        .select_related("submission", "submission__team")
+        .order_by("submission__method_name")
+    )
 
 
 def user_is_host(*, user, challenge: Challenge) -> bool:
@@ -72,14 +76,20 @@ def user_teams(*, user) -> QuerySet[Team]:
 
 def invitations_pending_for(*, user) -> QuerySet[TeamInvitation]:
     """Invitations the user has not answered yet, newest first."""
-    return (TeamInvitation.objects.filter(invitee=user, status=TeamInvitation.Status.PENDING)
-            .select_related("team", "invited_by").order_by("-created"))
+    return (
+        TeamInvitation.objects.filter(invitee=user, status=TeamInvitation.Status.PENDING)
+        .select_related("team", "invited_by")
+        .order_by("-created")
+    )
 
 
 def team_invitations_visible(*, user) -> QuerySet[TeamInvitation]:
     """Invitations the user may read: those sent to them and those of their teams."""
-    return (TeamInvitation.objects.filter(Q(invitee=user) | Q(team__membership__user=user)).distinct()
-            .select_related("team", "invitee", "invited_by"))
+    return (
+        TeamInvitation.objects.filter(Q(invitee=user) | Q(team__membership__user=user))
+        .distinct()
+        .select_related("team", "invitee", "invited_by")
+    )
 
 
 def challenges_hosted_by(*, user) -> QuerySet[Challenge]:
@@ -133,14 +143,17 @@ class PhaseInForce:
     def as_dict(self) -> dict:
         """The API's ``in_force`` object: open, the phase's name, dates and quotas, and the reason."""
         phase = self.phase
-        return {"open": self.open, "reason": self.reason, "upcoming": self.upcoming,
-                "phase": phase.name if phase else None,
-                **{name: getattr(phase, name) if phase else None for name in PHASE_IN_FORCE_FIELDS}}
+        return {
+            "open": self.open,
+            "reason": self.reason,
+            "upcoming": self.upcoming,
+            "phase": phase.name if phase else None,
+            **{name: getattr(phase, name) if phase else None for name in PHASE_IN_FORCE_FIELDS},
+        }
 
 
 #: The settings of the phase in force that the page and the API show.
-PHASE_IN_FORCE_FIELDS = ("opens_at", "closes_at", "daily_quota", "total_quota", "daily_file_quota",
-                         "total_file_quota")
+PHASE_IN_FORCE_FIELDS = ("opens_at", "closes_at", "daily_quota", "total_quota", "daily_file_quota", "total_file_quota")
 
 
 def phase_in_force(*, challenge: Challenge, now=None) -> PhaseInForce:
@@ -187,9 +200,13 @@ def phase_quota_usage(*, phase: Phase, team: Team | None = None, user=None) -> Q
     counted = counted.filter(team=team) if team is not None else counted.filter(submitted_by=user)
     since = timezone.now() - timezone.timedelta(days=1)
     today = Q(created__gte=since)
-    agg = counted.aggregate(total=Count("id"), today=Count("id", filter=today),
-                            files=Sum("n_files"), files_today=Sum("n_files", filter=today),
-                            oldest=Min("created", filter=today))
+    agg = counted.aggregate(
+        total=Count("id"),
+        today=Count("id", filter=today),
+        files=Sum("n_files"),
+        files_today=Sum("n_files", filter=today),
+        oldest=Min("created", filter=today),
+    )
     return QuotaUsage(agg["today"], agg["total"], agg["files_today"] or 0, agg["files"] or 0, agg["oldest"])
 
 
@@ -204,11 +221,30 @@ def rows_as_stored(rows: QuerySet) -> list[tuple]:
 
 
 #: The columns of :class:`ChallengeRuns`: every run, and every submission (cancelled ones too).
-SNAPSHOT_RUN_COLUMNS = ("submission_id", "index", "status", "test_score", "valid_score", "public_score",
-                        "private_score")
-SNAPSHOT_SUBMISSION_COLUMNS = ("id", "team_id", "kind", "status", "method_name", "team__name", "runs_expected",
-                               "created", "selected_for_final", "phase__test_rows", "provenance__source",
-                               "provenance__link", "moderated")
+SNAPSHOT_RUN_COLUMNS = (
+    "submission_id",
+    "index",
+    "status",
+    "test_score",
+    "valid_score",
+    "public_score",
+    "private_score",
+)
+SNAPSHOT_SUBMISSION_COLUMNS = (
+    "id",
+    "team_id",
+    "kind",
+    "status",
+    "method_name",
+    "team__name",
+    "runs_expected",
+    "created",
+    "selected_for_final",
+    "phase__test_rows",
+    "provenance__source",
+    "provenance__link",
+    "moderated",
+)
 
 
 @dataclass(frozen=True)
@@ -242,15 +278,29 @@ def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = No
     """One read of the runs and one of the submissions for :class:`ChallengeRuns` (no per-row converters);
     ``submission_ids``: only these submissions."""
     only = {} if submission_ids is None else {"submission_id__in": submission_ids}
-    runs = rows_as_stored(Run.objects.filter(submission__challenge=challenge, **only).order_by("submission_id", "index")
-                          .values_list(*SNAPSHOT_RUN_COLUMNS))
+    runs = rows_as_stored(
+        Run.objects.filter(submission__challenge=challenge, **only)
+        .order_by("submission_id", "index")
+        .values_list(*SNAPSHOT_RUN_COLUMNS)
+    )
     only = {} if submission_ids is None else {"id__in": submission_ids}
-    subs = rows_as_stored(Submission.objects.filter(challenge=challenge, **only).order_by("created", "id")
-                          .annotate(moderated=moderation_in_force()).values_list(*SNAPSHOT_SUBMISSION_COLUMNS))
-    created, selected = SNAPSHOT_SUBMISSION_COLUMNS.index("created"), SNAPSHOT_SUBMISSION_COLUMNS.index(
-        "selected_for_final")
-    return ChallengeRuns(runs, [(*row[:created], stored_datetime_iso(row[created]), bool(row[selected]),
-                                 *row[selected + 1:]) for row in subs])
+    subs = rows_as_stored(
+        Submission.objects.filter(challenge=challenge, **only)
+        .order_by("created", "id")
+        .annotate(moderated=moderation_in_force())
+        .values_list(*SNAPSHOT_SUBMISSION_COLUMNS)
+    )
+    created, selected = (
+        SNAPSHOT_SUBMISSION_COLUMNS.index("created"),
+        SNAPSHOT_SUBMISSION_COLUMNS.index("selected_for_final"),
+    )
+    return ChallengeRuns(
+        runs,
+        [
+            (*row[:created], stored_datetime_iso(row[created]), bool(row[selected]), *row[selected + 1 :])
+            for row in subs
+        ],
+    )
 
 
 def moderation_in_force():
@@ -269,8 +319,12 @@ def submission_moderation(*, submission: Submission) -> dict | None:
     """The moderation in force on ``submission`` (its own, else its team's): ``state``, ``reason``, ``scope``
     (``entry`` or ``team``) and ``moderated_at``; None when it has none."""
     if submission.moderation:
-        return {"state": submission.moderation, "reason": submission.moderation_reason, "scope": "entry",
-                "moderated_at": submission.moderated_at}
+        return {
+            "state": submission.moderation,
+            "reason": submission.moderation_reason,
+            "scope": "entry",
+            "moderated_at": submission.moderated_at,
+        }
     team = TeamModeration.objects.filter(challenge_id=submission.challenge_id, team_id=submission.team_id).first()
     if team is None:
         return None
@@ -290,11 +344,13 @@ def stored_datetime_iso(value) -> str:
 def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:
     """Every run of the challenge's submissions (public columns), for exports (reports read :func:`challenge_runs`);
     moderated entries, on no board, are left out."""
-    return (Run.objects.filter(submission__challenge=challenge)
-            .exclude(submission__status=SubmissionStatus.CANCELLED)
-            .exclude(submission__in=submissions_moderated(challenge=challenge))
-            .select_related("submission", "submission__team")
-            .order_by("submission_id", "index"))
+    return (
+        Run.objects.filter(submission__challenge=challenge)
+        .exclude(submission__status=SubmissionStatus.CANCELLED)
+        .exclude(submission__in=submissions_moderated(challenge=challenge))
+        .select_related("submission", "submission__team")
+        .order_by("submission_id", "index")
+    )
 
 
 def suite_list_visible(*, user) -> QuerySet[Suite]:
@@ -329,15 +385,26 @@ def report_stored_ranks(*, challenge: Challenge, board: str = Board.PUBLIC) -> d
     if table is not None:  # stored in pieces: the ranks are columns of the skeleton, no row is read
         columns = table["columns"]
         displays = columns.get("rank_display") or [None] * len(table["ids"])
-        return {sid: display or str(rank) for sid, rank, display in zip(table["ids"], columns["rank"], displays)
-                if rank is not None}
-    return {row["submission_id"]: row.get("rank_display") or str(row["rank"])
-            for row in (data or {}).get("entries", ()) if row.get("rank") is not None}
+        return {
+            sid: display or str(rank)
+            for sid, rank, display in zip(table["ids"], columns["rank"], displays)
+            if rank is not None
+        }
+    return {
+        row["submission_id"]: row.get("rank_display") or str(row["rank"])
+        for row in (data or {}).get("entries", ())
+        if row.get("rank") is not None
+    }
 
 
 def user_team_in_challenge(*, user, challenge: Challenge) -> Team | None:
     """The team ``user`` takes part in ``challenge`` with (one per person, as on Kaggle): that of their latest
     submission there that is not cancelled; None before their first."""
-    latest = (Submission.objects.filter(challenge=challenge, team__in=user_teams(user=user))
-              .exclude(status=SubmissionStatus.CANCELLED).select_related("team").order_by("-created", "-pk").first())
+    latest = (
+        Submission.objects.filter(challenge=challenge, team__in=user_teams(user=user))
+        .exclude(status=SubmissionStatus.CANCELLED)
+        .select_related("team")
+        .order_by("-created", "-pk")
+        .first()
+    )
     return latest.team if latest is not None else None

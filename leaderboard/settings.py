@@ -29,8 +29,9 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
     SECRET_KEY = "dev-only-insecure-key-" + "x" * 40
 
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS",
-                         default=[] if PRODUCTION else ["127.0.0.1", "localhost", "testserver", "[::1]"])
+ALLOWED_HOSTS = env.list(
+    "DJANGO_ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "testserver", "[::1]"]
+)
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 VAR_DIR = Path(env.str("VARBOARD_VAR_DIR", default="") or BASE_DIR / "var")
@@ -126,19 +127,24 @@ STORAGE_KIND = env.str("VARBOARD_STORAGE", default="local")
 if STORAGE_KIND == "local":
     _private_root = env.str("VARBOARD_PRIVATE_MEDIA_ROOT", default="")
     _media_storage = {"BACKEND": "leaderboard.storage.MediaStorage"}  # no half-written file on a full disk
-    _hidden_storage = {"BACKEND": "leaderboard.storage.MediaStorage",
-                       "OPTIONS": {"location": _private_root} if _private_root else {}}
+    _hidden_storage = {
+        "BACKEND": "leaderboard.storage.MediaStorage",
+        "OPTIONS": {"location": _private_root} if _private_root else {},
+    }
 elif STORAGE_KIND == "s3":
     _bucket = env.str("VARBOARD_S3_BUCKET", default="")
     if not _bucket:
         raise ImproperlyConfigured("VARBOARD_S3_BUCKET must name the bucket when VARBOARD_STORAGE=s3")
-    _s3 = s3_storages(bucket=_bucket, private_bucket=env.str("VARBOARD_S3_PRIVATE_BUCKET", default=""),
-                      endpoint_url=env.str("VARBOARD_S3_ENDPOINT_URL", default=""),
-                      region=env.str("VARBOARD_S3_REGION", default=""),
-                      # Empty: boto3's own chain (its AWS_* environment variables, an instance role).
-                      access_key=env.str("AWS_ACCESS_KEY_ID", default=""),
-                      secret_key=env.str("AWS_SECRET_ACCESS_KEY", default=""),
-                      addressing_style=env.str("VARBOARD_S3_ADDRESSING_STYLE", default="path"))
+    _s3 = s3_storages(
+        bucket=_bucket,
+        private_bucket=env.str("VARBOARD_S3_PRIVATE_BUCKET", default=""),
+        endpoint_url=env.str("VARBOARD_S3_ENDPOINT_URL", default=""),
+        region=env.str("VARBOARD_S3_REGION", default=""),
+        # Empty: boto3's own chain (its AWS_* environment variables, an instance role).
+        access_key=env.str("AWS_ACCESS_KEY_ID", default=""),
+        secret_key=env.str("AWS_SECRET_ACCESS_KEY", default=""),
+        addressing_style=env.str("VARBOARD_S3_ADDRESSING_STYLE", default="path"),
+    )
     _media_storage, _hidden_storage = _s3["default"], _s3["hidden"]
 else:
     raise ImproperlyConfigured(f"VARBOARD_STORAGE must be local or s3, not {STORAGE_KIND!r}")
@@ -200,8 +206,9 @@ VARBOARD = {
     # Seconds an anonymous leaderboard response is reused by a process without any query
     # (micro-caching). Production defaults to 1 s: a new report reaches anonymous readers
     # at most that much later; development and tests default to 0 (off).
-    "LEADERBOARD_MICROCACHE_S": env.float("VARBOARD_LEADERBOARD_MICROCACHE_S", default=1.0 if PRODUCTION else 0.0,
-                                          minimum=0),
+    "LEADERBOARD_MICROCACHE_S": env.float(
+        "VARBOARD_LEADERBOARD_MICROCACHE_S", default=1.0 if PRODUCTION else 0.0, minimum=0
+    ),
     # Where the report's resampling runs (docs/scale.md): "auto" (torch on CUDA when the worker has a GPU
     # and a kernel is large enough to pay for the transfer, numpy otherwise), "numpy", or "torch" on
     # VARBOARD_STATS_DEVICE ("auto": CUDA when the worker has a GPU, else the CPU). Equal within Monte Carlo error.
@@ -212,13 +219,15 @@ VARBOARD = {
     "TRUSTED_PROXIES": env.list("VARBOARD_TRUSTED_PROXIES", default=[]),
 }
 try:
-    VARBOARD["TRUSTED_PROXIES"] = [ipaddress.ip_network(item.strip(), strict=False)
-                                   for item in VARBOARD["TRUSTED_PROXIES"] if item.strip()]
+    VARBOARD["TRUSTED_PROXIES"] = [
+        ipaddress.ip_network(item.strip(), strict=False) for item in VARBOARD["TRUSTED_PROXIES"] if item.strip()
+    ]
 except ValueError as error:
     raise ImproperlyConfigured(f"VARBOARD_TRUSTED_PROXIES must list addresses or networks: {error}") from None
 if VARBOARD["STATS_BACKEND"] not in ("numpy", "torch", "auto"):
     raise ImproperlyConfigured(
-        f"VARBOARD_STATS_BACKEND must be auto, numpy or torch (got {VARBOARD['STATS_BACKEND']!r}).")
+        f"VARBOARD_STATS_BACKEND must be auto, numpy or torch (got {VARBOARD['STATS_BACKEND']!r})."
+    )
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # larger uploads spool to a temporary file (issue 22)
 # Count files and bytes while the body streams, and stop at the first over a limit (issue 22).
@@ -287,8 +296,11 @@ WEBHOOKS = {
     "PROXY": env.str("VARBOARD_WEBHOOK_PROXY", default=""),
 }
 _proxy_host, _, _proxy_port = WEBHOOKS["PROXY"].removeprefix("http://").rstrip("/").rpartition(":")
-if WEBHOOKS["PROXY"] and not (WEBHOOKS["PROXY"].startswith("http://") and _proxy_port.isdigit()
-                              and _proxy_host.replace(".", "").replace("-", "").isalnum()):
+if WEBHOOKS["PROXY"] and not (
+    WEBHOOKS["PROXY"].startswith("http://")
+    and _proxy_port.isdigit()
+    and _proxy_host.replace(".", "").replace("-", "").isalnum()
+):
     raise ImproperlyConfigured(f"VARBOARD_WEBHOOK_PROXY must be http://host:port, not {WEBHOOKS['PROXY']!r}")
 SPECTACULAR_SETTINGS = {
     "TITLE": "varboard API",
@@ -309,8 +321,10 @@ SPECTACULAR_SETTINGS = {
         "FeedbackEnum": "leaderboard.choices.Feedback",
         "RankingStatisticEnum": "leaderboard.choices.RankingStatistic",
         "SubmissionKindEnum": "leaderboard.choices.SubmissionKind",
-        "ProvenanceSourceEnum": [("self_reported", "Self-reported by its authors"),
-                                 ("published", "Taken from a publication or public leaderboard")],
+        "ProvenanceSourceEnum": [
+            ("self_reported", "Self-reported by its authors"),
+            ("published", "Taken from a publication or public leaderboard"),
+        ],
         "MeanSourceEnum": ["runs", "test examples", "test examples and files", "ladder"],
         "InversionKindEnum": ["statistic", "verdict"],
     },
@@ -354,8 +368,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     # Each pass expires when the next is due: a backlog never piles up janitor passes.
-    "janitor": {"task": "tasks.maintenance.janitor", "schedule": VARBOARD["JANITOR_INTERVAL_S"],
-                "options": {"expires": VARBOARD["JANITOR_INTERVAL_S"]}},
+    "janitor": {
+        "task": "tasks.maintenance.janitor",
+        "schedule": VARBOARD["JANITOR_INTERVAL_S"],
+        "options": {"expires": VARBOARD["JANITOR_INTERVAL_S"]},
+    },
 }
 
 # A Redis cache is optional at read time (leaderboard/cache.py): while Redis is down, reads miss
@@ -363,9 +380,15 @@ CELERY_BEAT_SCHEDULE = {
 CACHE_TIMEOUT_S = env.float("CACHE_TIMEOUT_S", default=0.5)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
-    CACHES["default"] = {**CACHES["default"], "BACKEND": "leaderboard.cache.ResilientRedisCache",
-                         "OPTIONS": {"socket_connect_timeout": CACHE_TIMEOUT_S, "socket_timeout": CACHE_TIMEOUT_S,
-                                     **CACHES["default"].get("OPTIONS", {})}}
+    CACHES["default"] = {
+        **CACHES["default"],
+        "BACKEND": "leaderboard.cache.ResilientRedisCache",
+        "OPTIONS": {
+            "socket_connect_timeout": CACHE_TIMEOUT_S,
+            "socket_timeout": CACHE_TIMEOUT_S,
+            **CACHES["default"].get("OPTIONS", {}),
+        },
+    }
 
 # Structured logs with the submission and run ids (leaderboard/logs.py): "json" (one object per
 # line, the production default) or "plain" (readable, the development default).

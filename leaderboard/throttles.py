@@ -130,7 +130,10 @@ class PasswordResetThrottle(_CountingThrottle):
 def too_many(wait: float, what: str) -> HttpResponse:
     """A plain 429 page for the web forms, with ``Retry-After``."""
     seconds = max(1, math.ceil(wait))
-    response = HttpResponse(f"Too many {what} from this address or for this account; try again in {seconds} s.",
-                            status=429, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(
+        f"Too many {what} from this address or for this account; try again in {seconds} s.",
+        status=429,
+        content_type="text/plain; charset=utf-8",
+    )
     response["Retry-After"] = str(seconds)
     return response

@@ -65,8 +65,11 @@ class BoundedUploadHandler(FileUploadHandler):
         per_file = settings.VARBOARD["MAX_PREDICTION_MB"]
         most = self._max_files * per_file + 1
         if content_length > most * MB:
-            self._refuse(f"the request is {content_length / MB:.1f} MB; a submission here takes at most "
-                         f"{self._max_files} files of {per_file} MB ({most} MB with its fields).", "files")
+            self._refuse(
+                f"the request is {content_length / MB:.1f} MB; a submission here takes at most "
+                f"{self._max_files} files of {per_file} MB ({most} MB with its fields).",
+                "files",
+            )
 
     @staticmethod
     def _file_limit(k: int | None) -> tuple[int, str]:
@@ -101,8 +104,7 @@ class BoundedUploadHandler(FileUploadHandler):
             return limits["MAX_PREDICTION_MB"] * MB, f"{limits['MAX_PREDICTION_MB']} MB"
         return None
 
-    def new_file(self, field_name, file_name, content_type, content_length, charset=None,
-                 content_type_extra=None):
+    def new_file(self, field_name, file_name, content_type, content_length, charset=None, content_type_extra=None):
         super().new_file(field_name, file_name, content_type, content_length, charset, content_type_extra)
         self._size, self._field = 0, field_name
         if self._pending is not None:

@@ -65,8 +65,9 @@ def read_prediction_uploads(uploads) -> list[UploadedFile]:
     most = settings.VARBOARD["MAX_PREDICTION_FILES"]
     uploads = list(uploads)
     if len(uploads) > most:
-        raise ServiceError(f"{len(uploads)} files were uploaded; the limit is {most} files per submission.",
-                           field="files")
+        raise ServiceError(
+            f"{len(uploads)} files were uploaded; the limit is {most} files per submission.", field="files"
+        )
     for upload in uploads:  # refuse by the declared sizes before reading any file
         size = getattr(upload, "size", None)
         if size is not None and size > limit * 1024 * 1024:

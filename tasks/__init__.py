@@ -97,11 +97,19 @@ def platform_task(*, name: str, give_up: Callable | None = None, counted_by_clai
     options.setdefault("max_retries", None if counted_by_claim else PLATFORM_RETRIES)
 
     def decorate(function):
-        return shared_task(name=name, base=PlatformTask, acks_late=True, bind=counted_by_claim,
-                           counted_by_claim=counted_by_claim,
-                           give_up=staticmethod(give_up) if give_up else None,
-                           autoretry_for=TRANSIENT_ERRORS, retry_backoff=BACKOFF_FACTOR_S,
-                           retry_backoff_max=BACKOFF_MAX_S, retry_jitter=True, **options)(function)
+        return shared_task(
+            name=name,
+            base=PlatformTask,
+            acks_late=True,
+            bind=counted_by_claim,
+            counted_by_claim=counted_by_claim,
+            give_up=staticmethod(give_up) if give_up else None,
+            autoretry_for=TRANSIENT_ERRORS,
+            retry_backoff=BACKOFF_FACTOR_S,
+            retry_backoff_max=BACKOFF_MAX_S,
+            retry_jitter=True,
+            **options,
+        )(function)
 
     return decorate
 
@@ -142,9 +150,14 @@ def _refuse_recipe_queues_without_isolation(sender, instance, **_kwargs) -> None
     if found.ok:
         logger.info("recipe runs are isolated: %s", "; ".join(found.isolation))
     elif may_run_recipes(found):
-        logger.warning("recipe runs are NOT isolated (%s): VARBOARD_ALLOW_UNSANDBOXED=1 lets them run, "
-                       "marked unsandboxed", found.missing)
+        logger.warning(
+            "recipe runs are NOT isolated (%s): VARBOARD_ALLOW_UNSANDBOXED=1 lets them run, marked unsandboxed",
+            found.missing,
+        )
     else:
         queues.deselect(recipe_queues)
-        logger.error("refusing to consume the recipe queues %s: recipe runs cannot be isolated here: %s",
-                     ", ".join(recipe_queues), found.missing)
+        logger.error(
+            "refusing to consume the recipe queues %s: recipe runs cannot be isolated here: %s",
+            ", ".join(recipe_queues),
+            found.missing,
+        )

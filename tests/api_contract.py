@@ -77,8 +77,10 @@ def _components() -> dict:
 def schema_problems(schema: dict, body: Any) -> list[str]:
     """Where ``body`` breaks ``schema`` (an OpenAPI schema of this API's document), one line each."""
     validator = Draft202012Validator({**strict(schema), "components": _components()})
-    return [f"{'/'.join('*' if isinstance(p, int) else str(p) for p in error.absolute_path) or '(body)'}: {error.message[:300]}"
-            for error in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))]
+    return [
+        f"{'/'.join('*' if isinstance(p, int) else str(p) for p in error.absolute_path) or '(body)'}: {error.message[:300]}"
+        for error in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+    ]
 
 
 def response_problems(method: str, path: str, status: int, content_type: str, body: bytes) -> list[str]:
@@ -120,5 +122,6 @@ def check_test_response(response) -> list[str]:
         body = response.content
     if response.get("Content-Encoding") == "gzip":
         body = gzip.decompress(body)
-    return response_problems(request["REQUEST_METHOD"], request["PATH_INFO"], response.status_code,
-                             response.get("Content-Type", ""), body)
+    return response_problems(
+        request["REQUEST_METHOD"], request["PATH_INFO"], response.status_code, response.get("Content-Type", ""), body
+    )

@@ -59,8 +59,12 @@ def services_required() -> bool:
     return os.environ.get("VARBOARD_REQUIRE_SERVICES", "").lower() in {"1", "true", "yes"}
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2,
-             message: str | Callable[[], str] = "condition") -> Any:
+def wait_for(
+    predicate: Callable[[], Any],
+    timeout: float = 30.0,
+    interval: float = 0.2,
+    message: str | Callable[[], str] = "condition",
+) -> Any:
     """Call ``predicate`` every ``interval`` seconds until it returns something truthy; return that.
 
     Raises ``AssertionError`` after ``timeout`` seconds, with ``message`` (a string, or a callable
@@ -356,8 +360,16 @@ def redis_broker_url() -> str:
     return f"redis://127.0.0.1:6379/{run_slot()}"
 
 
-def start_worker(*, broker_url: str, database: str, node: str, queues: str = "scoring,cpu,gpu",
-                 concurrency: int = 2, beat: bool = False, env: dict[str, str] | None = None) -> WorkerProcess:
+def start_worker(
+    *,
+    broker_url: str,
+    database: str,
+    node: str,
+    queues: str = "scoring,cpu,gpu",
+    concurrency: int = 2,
+    beat: bool = False,
+    env: dict[str, str] | None = None,
+) -> WorkerProcess:
     """Start a real Celery worker subprocess on ``database`` (a URL) and ``broker_url``; wait for its ping.
 
     ``beat`` runs the beat scheduler (and so the janitor) inside it; ``env`` adds variables (e.g.
@@ -365,22 +377,57 @@ def start_worker(*, broker_url: str, database: str, node: str, queues: str = "sc
     """
     from django.conf import settings
 
-    environment = {**os.environ, "DATABASE_URL": database, "DATABASE_CONN_MAX_AGE": "0",
-                   "CELERY_BROKER_URL": broker_url, "VARBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
-                   "VARBOARD_VAR_DIR": str(settings.VAR_DIR), "PYTHONUNBUFFERED": "1", **(env or {})}
-    command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "-Q", queues,
-               "-c", str(concurrency), "-P", "prefork", "--loglevel=INFO", "-n", f"{node}@%h",
-               "--without-gossip", "--without-mingle"]
+    environment = {
+        **os.environ,
+        "DATABASE_URL": database,
+        "DATABASE_CONN_MAX_AGE": "0",
+        "CELERY_BROKER_URL": broker_url,
+        "VARBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "VARBOARD_VAR_DIR": str(settings.VAR_DIR),
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "leaderboard",
+        "worker",
+        "-Q",
+        queues,
+        "-c",
+        str(concurrency),
+        "-P",
+        "prefork",
+        "--loglevel=INFO",
+        "-n",
+        f"{node}@%h",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     log_path = STATE["tmp"] / f"worker-{node}.log"
     if beat:
         command += ["-B", "-s", str(STATE["tmp"] / f"beat-{node}")]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
     worker = WorkerProcess(process, f"{node}@{socket.gethostname()}", broker_url, log_path)
     try:
-        wait_for(worker.ping, timeout=60, interval=0.5,
-                 message=lambda: f"worker {worker.name} to answer ping; its log:\n{worker.tail()}")
+        wait_for(
+            worker.ping,
+            timeout=60,
+            interval=0.5,
+            message=lambda: f"worker {worker.name} to answer ping; its log:\n{worker.tail()}",
+        )
     except BaseException:
         worker.stop()
         raise
@@ -430,17 +477,28 @@ class S3Server:
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
-                            aws_access_key_id="testing", aws_secret_access_key="testing")
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
 
     def keys(self, bucket: str) -> list[str]:
         return sorted(item["Key"] for item in self.client().list_objects_v2(Bucket=bucket).get("Contents", []))
 
     def env(self) -> dict[str, str]:
         """The environment that selects this server as storage (for worker subprocesses)."""
-        return {"VARBOARD_STORAGE": "s3", "VARBOARD_S3_BUCKET": self.bucket,
-                "VARBOARD_S3_PRIVATE_BUCKET": self.private_bucket, "VARBOARD_S3_ENDPOINT_URL": self.endpoint,
-                "VARBOARD_S3_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+        return {
+            "VARBOARD_STORAGE": "s3",
+            "VARBOARD_S3_BUCKET": self.bucket,
+            "VARBOARD_S3_PRIVATE_BUCKET": self.private_bucket,
+            "VARBOARD_S3_ENDPOINT_URL": self.endpoint,
+            "VARBOARD_S3_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }
 
 
 @pytest.fixture(scope="session")
@@ -469,9 +527,17 @@ def s3_storage(moto_endpoint: str, settings: Any) -> S3Server:
         server.client().create_bucket(Bucket=bucket)
     from leaderboard.config import s3_storages
 
-    settings.STORAGES = {**settings.STORAGES, **s3_storages(
-        bucket=server.bucket, private_bucket=server.private_bucket, endpoint_url=moto_endpoint, region="us-east-1",
-        access_key="testing", secret_key="testing")}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        **s3_storages(
+            bucket=server.bucket,
+            private_bucket=server.private_bucket,
+            endpoint_url=moto_endpoint,
+            region="us-east-1",
+            access_key="testing",
+            secret_key="testing",
+        ),
+    }
     return server
 
 
@@ -493,15 +559,26 @@ def chromium_session(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--window-size=1280,900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+    ):
         options.add_argument(flag)
     launcher = tmp_path_factory.mktemp("chromedriver") / "chromedriver"
-    launcher.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} '
-                        f'{shlex.quote(str(ROOT / "tests" / "browser" / "reaper.py"))} '
-                        f'{shlex.quote(shutil.which("chromedriver"))} "$@"\n')
+    launcher.write_text(
+        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} "
+        f"{shlex.quote(str(ROOT / 'tests' / 'browser' / 'reaper.py'))} "
+        f'{shlex.quote(shutil.which("chromedriver"))} "$@"\n'
+    )
     launcher.chmod(0o755)
     service = Service(str(launcher), popen_kw={"preexec_fn": die_with_parent})
     driver = webdriver.Chrome(service=service, options=options)

@@ -16,10 +16,16 @@ from collections.abc import Callable
 import requests
 
 
-def wait_until_served(url: str, *, deadline_s: float = 60.0, request_timeout_s: float = 5.0,
-                      interval_s: float = 0.2, ready: Callable[[requests.Response], bool] = lambda response: True,
-                      process: subprocess.Popen | None = None, output: Callable[[], str] = lambda: ""
-                      ) -> requests.Response:
+def wait_until_served(
+    url: str,
+    *,
+    deadline_s: float = 60.0,
+    request_timeout_s: float = 5.0,
+    interval_s: float = 0.2,
+    ready: Callable[[requests.Response], bool] = lambda response: True,
+    process: subprocess.Popen | None = None,
+    output: Callable[[], str] = lambda: "",
+) -> requests.Response:
     """GET ``url`` until an answer is ``ready`` (by default: any HTTP answer); return that answer.
 
     Each request waits at most ``request_timeout_s`` (connect and read); a timeout, a refused
@@ -31,14 +37,16 @@ def wait_until_served(url: str, *, deadline_s: float = 60.0, request_timeout_s: 
     (the server's log) when the deadline passes, or at once when ``process`` has exited.
     """
     if deadline_s <= 0 or request_timeout_s <= 0:
-        raise ValueError(f"`deadline_s` and `request_timeout_s` must be positive (got {deadline_s}, "
-                         f"{request_timeout_s})")
+        raise ValueError(
+            f"`deadline_s` and `request_timeout_s` must be positive (got {deadline_s}, {request_timeout_s})"
+        )
     deadline = time.monotonic() + deadline_s
     last = "no request made"
     while True:
         if process is not None and process.poll() is not None:
-            raise AssertionError(f"the server of {url} exited with {process.returncode} before it answered "
-                                 f"(last: {last}):\n{output()}")
+            raise AssertionError(
+                f"the server of {url} exited with {process.returncode} before it answered (last: {last}):\n{output()}"
+            )
         timeout = max(0.05, min(request_timeout_s, deadline - time.monotonic()))
         try:
             response = requests.get(url, timeout=timeout)
@@ -49,6 +57,8 @@ def wait_until_served(url: str, *, deadline_s: float = 60.0, request_timeout_s: 
                 return response
             last = f"HTTP {response.status_code}: {response.text[:300]}"
         if time.monotonic() + interval_s >= deadline:
-            raise AssertionError(f"{url} did not answer within {deadline_s:g} s (requests of at most "
-                                 f"{request_timeout_s:g} s; last: {last}):\n{output()}")
+            raise AssertionError(
+                f"{url} did not answer within {deadline_s:g} s (requests of at most "
+                f"{request_timeout_s:g} s; last: {last}):\n{output()}"
+            )
         time.sleep(interval_s)

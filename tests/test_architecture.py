@@ -15,8 +15,12 @@ import pytest
 
 from tests.conftest import ROOT
 
-LINT_IMPORTS = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
-                                      "sys.exit(lint_imports_command())", "--config"]
+LINT_IMPORTS = [
+    sys.executable,
+    "-c",
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())",
+    "--config",
+]
 
 
 WEB_NO_WORKER = "The web side imports no worker or execution code"
@@ -31,9 +35,14 @@ def _copy_of_the_tree(tmp_path: Path) -> Path:
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess:
     """lint-imports with the project's contracts over the packages under ``root`` (wide lines: no wrapped names)."""
-    return subprocess.run([*LINT_IMPORTS, str(ROOT / ".importlinter"), "--no-cache"], cwd=root, capture_output=True,
-                          text=True, timeout=300,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+    return subprocess.run(
+        [*LINT_IMPORTS, str(ROOT / ".importlinter"), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+    )
 
 
 def test_import_contracts_are_kept():
@@ -48,14 +57,17 @@ def _broken(contract: str, stdout: str) -> bool:
     return re.search(rf"^{re.escape(contract)}.* BROKEN$", stdout, flags=re.MULTILINE) is not None
 
 
-@pytest.mark.parametrize("module, line, contract", [
-    ("leaderboard/services/scoring.py", "import tasks.reports", "Services enqueue by task name"),
-    ("evaluation/metrics.py", "import django.db", "evaluation is numpy/scipy/pandas only"),
-    ("leaderboard/web/views.py", "import execution.run", WEB_NO_WORKER),
-    ("leaderboard/selectors.py", "import execution.run", EXECUTION_ONLY_FROM_WORKER),
-    ("leaderboard/services/submissions.py", "import leaderboard.worker.run_data", WEB_NO_WORKER),
-    ("evaluation/stats/_validation.py", "import evaluation.stats.boon", "No import circles"),
-])
+@pytest.mark.parametrize(
+    "module, line, contract",
+    [
+        ("leaderboard/services/scoring.py", "import tasks.reports", "Services enqueue by task name"),
+        ("evaluation/metrics.py", "import django.db", "evaluation is numpy/scipy/pandas only"),
+        ("leaderboard/web/views.py", "import execution.run", WEB_NO_WORKER),
+        ("leaderboard/selectors.py", "import execution.run", EXECUTION_ONLY_FROM_WORKER),
+        ("leaderboard/services/submissions.py", "import leaderboard.worker.run_data", WEB_NO_WORKER),
+        ("evaluation/stats/_validation.py", "import evaluation.stats.boon", "No import circles"),
+    ],
+)
 def test_the_contracts_catch_a_violation(tmp_path, module, line, contract):
     """Each contract fails when its rule is broken (checked on a copy of the tree with one import added)."""
     target = _copy_of_the_tree(tmp_path) / module
@@ -64,20 +76,25 @@ def test_the_contracts_catch_a_violation(tmp_path, module, line, contract):
     assert out.returncode != 0 and _broken(contract, out.stdout), out.stdout
 
 
-@pytest.mark.parametrize("package, imported, contract", [
-    ("web", "leaderboard.worker.run_execution", WEB_NO_WORKER),
-    ("web", "leaderboard.worker", WEB_NO_WORKER),
-    ("services", "leaderboard.worker.study_execution", WEB_NO_WORKER),
-    ("api", "execution.run", EXECUTION_ONLY_FROM_WORKER),
-])
+@pytest.mark.parametrize(
+    "package, imported, contract",
+    [
+        ("web", "leaderboard.worker.run_execution", WEB_NO_WORKER),
+        ("web", "leaderboard.worker", WEB_NO_WORKER),
+        ("services", "leaderboard.worker.study_execution", WEB_NO_WORKER),
+        ("api", "execution.run", EXECUTION_ONLY_FROM_WORKER),
+    ],
+)
 def test_a_planted_module_reaching_the_worker_breaks_a_contract(tmp_path, package, imported, contract):
     """A new module in ``package`` importing worker code inside a function (where only lint-imports sees it) fails.
 
     The module is planted in a copy of the tree, never in the tree itself, and removed again.
     """
     planted = _copy_of_the_tree(tmp_path) / "leaderboard" / package / "_planted_probe.py"
-    planted.write_text(f'"""Planted by tests/test_architecture.py."""\n\n\ndef probe():\n    import {imported}\n\n'
-                       f'    return {imported}\n')
+    planted.write_text(
+        f'"""Planted by tests/test_architecture.py."""\n\n\ndef probe():\n    import {imported}\n\n'
+        f"    return {imported}\n"
+    )
     try:
         out = _lint_imports(tmp_path)
     finally:
@@ -100,8 +117,14 @@ def test_the_web_process_loads_no_execution_or_task_code():
         "walk(get_resolver().url_patterns)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('execution', 'tasks'))))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
@@ -117,8 +140,11 @@ def _dispatched_task_names() -> dict[str, str]:
 
     from leaderboard.services import dispatch
 
-    names = {value: f"services.dispatch.{key}" for key, value in vars(dispatch).items()
-             if key.isupper() and isinstance(value, str) and value.startswith("tasks.")}
+    names = {
+        value: f"services.dispatch.{key}"
+        for key, value in vars(dispatch).items()
+        if key.isupper() and isinstance(value, str) and value.startswith("tasks.")
+    }
     for path in sorted((ROOT / "leaderboard").rglob("*.py")):
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -142,7 +168,8 @@ def test_every_dispatched_task_name_is_a_registered_celery_task():
 
     app.loader.import_default_modules()  # the task modules a worker loads (``app.conf.include``)
     names = _dispatched_task_names()
-    assert {"tasks.runs.execute_run", "tasks.variance_studies.execute_study_run",
-            "tasks.maintenance.janitor"} <= set(names)  # the scan sees the worker's tasks and the beat schedule
+    assert {"tasks.runs.execute_run", "tasks.variance_studies.execute_study_run", "tasks.maintenance.janitor"} <= set(
+        names
+    )  # the scan sees the worker's tasks and the beat schedule
     unregistered = {name: where for name, where in names.items() if name not in app.tasks}
     assert not unregistered, f"dispatched but no Celery task has the name: {unregistered}"

@@ -15,8 +15,16 @@ from tests.conftest import ROOT
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
-SECRET_NAMES = ("DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "AWS_SECRET_ACCESS_KEY",
-                "AWS_ACCESS_KEY_ID", "POSTGRES_PASSWORD", "MINIO_ROOT_PASSWORD")
+SECRET_NAMES = (
+    "DJANGO_SECRET_KEY",
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "CACHE_URL",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "POSTGRES_PASSWORD",
+    "MINIO_ROOT_PASSWORD",
+)
 
 
 def test_recipes_run_only_on_runner_services_that_hold_no_secret():
@@ -34,8 +42,12 @@ def test_recipes_run_only_on_runner_services_that_hold_no_secret():
 
 def test_runners_get_the_container_options_bubblewrap_needs_and_no_privilege():
     runner = SERVICES["runner-cpu"]
-    assert set(runner["security_opt"]) == {"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined",
-                                           "no-new-privileges:true"}
+    assert set(runner["security_opt"]) == {
+        "seccomp=unconfined",
+        "apparmor=unconfined",
+        "systempaths=unconfined",
+        "no-new-privileges:true",
+    }
     assert runner["cap_drop"] == ["ALL"] and not runner.get("cap_add") and not runner.get("privileged")
     assert runner["init"] is True
     assert "/health" in " ".join(runner["healthcheck"]["test"])

@@ -74,10 +74,14 @@ def test_dev_py_help_works_with_the_plain_interpreter():
 
 def test_dev_py_imports_only_the_standard_library():
     tree = ast.parse((ROOT / "dev.py").read_text())
-    names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-             for alias in node.names}
-    names |= {node.module.split(".")[0] for node in ast.walk(tree)
-              if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    names = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    names |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    }
     assert names - set(sys.stdlib_module_names) - {"__future__"} == set()
 
 
@@ -108,10 +112,16 @@ sys.exit(pytest.main(["--collect-only", "-q", "-m", "", "-p", "no:cacheprovider"
 
 def test_each_test_is_in_exactly_one_lane_of_dev_py_test():
     """Folders give integration, browser and slow (tests/conftest.py); explicit marks add to them."""
-    files = ["tests/integration/test_queues.py", "tests/recipes/test_seeds.py", "tests/browser/test_pages_browser.py",
-             "tests/browser/test_leaderboard_browser.py", "tests/test_infrastructure.py"]
-    out = subprocess.run([sys.executable, "-c", LANE_PROBE, *files], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    files = [
+        "tests/integration/test_queues.py",
+        "tests/recipes/test_seeds.py",
+        "tests/browser/test_pages_browser.py",
+        "tests/browser/test_leaderboard_browser.py",
+        "tests/test_infrastructure.py",
+    ]
+    out = subprocess.run(
+        [sys.executable, "-c", LANE_PROBE, *files], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     lanes = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("LANES "))[6:])
     assert all(len(found) == 1 for found in lanes.values()), {k: v for k, v in lanes.items() if len(v) != 1}
     by_file = {}
@@ -119,8 +129,11 @@ def test_each_test_is_in_exactly_one_lane_of_dev_py_test():
         by_file.setdefault(nodeid.split("::")[0], set()).add(lane)
     assert by_file["tests/integration/test_queues.py"] == {"integration"}
     assert by_file["tests/recipes/test_seeds.py"] == {"slow"}
-    assert by_file["tests/browser/test_pages_browser.py"] == by_file["tests/browser/test_leaderboard_browser.py"] \
-        == {"browser"}  # the latter's tests are marked integration too
+    assert (
+        by_file["tests/browser/test_pages_browser.py"]
+        == by_file["tests/browser/test_leaderboard_browser.py"]
+        == {"browser"}
+    )  # the latter's tests are marked integration too
     assert by_file["tests/test_infrastructure.py"] == {"unit", "integration", "slow"}
     assert lanes["tests/test_infrastructure.py::test_each_test_is_in_exactly_one_lane_of_dev_py_test"] == ["unit"]
     assert [name for name, _ in load_dev().TEST_LANES] == ["unit", "integration", "slow", "browser"]
@@ -137,10 +150,17 @@ def test_plain_pytest_runs_the_unit_lane():
 def test_dev_py_stops_on_sigint_even_when_started_in_the_background():
     """A shell's ``&`` leaves SIGINT ignored; dev.py takes it back, so Ctrl-C and the demo test's SIGINT stop it."""
     child = subprocess.Popen(
-        [sys.executable, "-c", "import time, dev; dev.install_signal_handlers(); print('ready', flush=True); "
-                               "time.sleep(60)"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        [
+            sys.executable,
+            "-c",
+            "import time, dev; dev.install_signal_handlers(); print('ready', flush=True); time.sleep(60)",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         assert child.stdout.readline().strip() == "ready"
         child.send_signal(signal.SIGINT)
@@ -154,10 +174,17 @@ def test_dev_py_stops_on_sigint_even_when_started_in_the_background():
 def test_dev_py_children_end_when_dev_py_is_killed():
     """The demo's worker and server get SIGTERM when dev.py dies, even by SIGKILL (PR_SET_PDEATHSIG)."""
     parent = subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys, time, dev; "
-                               "p = subprocess.Popen(['sleep', '120'], preexec_fn=dev.die_with_parent); "
-                               "print(p.pid, flush=True); time.sleep(120)"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time, dev; "
+            "p = subprocess.Popen(['sleep', '120'], preexec_fn=dev.die_with_parent); "
+            "print(p.pid, flush=True); time.sleep(120)",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     grandchild = int(parent.stdout.readline())
     try:
         parent.kill()
@@ -198,18 +225,28 @@ def test_the_browser_reaper_ends_everything_below_it_when_the_test_process_is_ki
     token = f"4242.{os.getpid()}"  # sleep accepts a fraction; it marks this test's processes
     program = f"sleep {token} & setsid sleep {token} & (sleep {token} &) ; exec sleep {token}"
     test_process = subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys, time; from tests.conftest import die_with_parent; "
-                               "subprocess.Popen([sys.executable, 'tests/browser/reaper.py', 'sh', '-c', "
-                               f"{program!r}], preexec_fn=die_with_parent); print('started', flush=True); "
-                               "time.sleep(120)"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; from tests.conftest import die_with_parent; "
+            "subprocess.Popen([sys.executable, 'tests/browser/reaper.py', 'sh', '-c', "
+            f"{program!r}], preexec_fn=die_with_parent); print('started', flush=True); "
+            "time.sleep(120)",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert test_process.stdout.readline().strip() == "started"
         wait_for(lambda: len(_sleeps(token)) == 4, timeout=20, message="the four sleeps to start")
         test_process.kill()
         test_process.wait(10)
-        wait_for(lambda: _sleeps(token) == [], timeout=20,
-                 message=lambda: f"every process below the reaper to end: {_sleeps(token)} left")
+        wait_for(
+            lambda: _sleeps(token) == [],
+            timeout=20,
+            message=lambda: f"every process below the reaper to end: {_sleeps(token)} left",
+        )
     finally:
         for pid in _sleeps(token):
             os.kill(pid, signal.SIGKILL)
@@ -220,12 +257,13 @@ def test_the_browser_reaper_ends_everything_below_it_when_the_test_process_is_ki
 
 def test_ruff_and_mypy_pass_with_the_configuration_in_pyproject_toml():
     """The lint step of `python3 dev.py test`, here too so that a plain `pytest` (the unit lane) catches a
-    lint or type error: about 30 s with a cold `.mypy_cache`, a few seconds with a warm one."""
+    lint, format or type error: about 30 s with a cold `.mypy_cache`, a few seconds with a warm one."""
     venv_bin = Path(sys.prefix) / "bin"  # the binaries pinned in requirements-dev.txt
     failures = []
-    for command in (["ruff", "check", "."], ["mypy"]):
-        result = subprocess.run([str(venv_bin / command[0]), *command[1:]], cwd=ROOT, capture_output=True,
-                                text=True, timeout=300)
+    for command in (["ruff", "check", "."], ["ruff", "format", "--check", "."], ["mypy"]):
+        result = subprocess.run(
+            [str(venv_bin / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
         if result.returncode != 0:
             failures.append(f"`{' '.join(command)}` exited with {result.returncode}:\n{result.stdout}{result.stderr}")
     assert not failures, "\n".join(failures)
@@ -270,8 +308,19 @@ def test_env_example_documents_every_variable_settings_reads():
 
 
 # ---------------------------------------------------------------- docker compose
-COMPOSE_SERVICES = {"postgres", "redis", "minio", "minio-init", "web", "worker-scoring", "worker-cpu", "worker-gpu",
-                    "runner-cpu", "runner-gpu", "beat"}
+COMPOSE_SERVICES = {
+    "postgres",
+    "redis",
+    "minio",
+    "minio-init",
+    "web",
+    "worker-scoring",
+    "worker-cpu",
+    "worker-gpu",
+    "runner-cpu",
+    "runner-gpu",
+    "beat",
+}
 #: The services that run the app (Django settings): the runners run the execution engine only.
 APP_SERVICES = {"web", "worker-scoring", "worker-cpu", "worker-gpu", "beat"}
 
@@ -333,15 +382,19 @@ def test_docker_compose_config_is_valid_without_a_dot_env(tmp_path):
     command = compose_command()
     if command is None:
         pytest.skip("no docker compose (v2 plugin, or docker-compose 1.28+) on this machine")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "VARBOARD_", "POSTGRES_", "CACHE_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "VARBOARD_", "POSTGRES_", "CACHE_"))
+    }
     empty = tmp_path / "empty.env"  # an empty file, not os.devnull: Compose 1.x wants a regular file
     empty.write_text("")
     base = [*command, "-f", "docker-compose.yml", "--env-file", str(empty)]
     checked = subprocess.run([*base, "config", "-q"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
-    services = subprocess.run([*base, "--profile", "gpu", "config", "--services"], cwd=ROOT, env=env,
-                              capture_output=True, text=True)
+    services = subprocess.run(
+        [*base, "--profile", "gpu", "config", "--services"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     assert set(services.stdout.split()) == COMPOSE_SERVICES
 
 
@@ -349,9 +402,18 @@ def test_docker_compose_config_is_valid_without_a_dot_env(tmp_path):
 #: database, MinIO, the published port), the runner services' settings (docs/sandbox.md), what the
 #: file sets on the services that need it (the recipe workers' runner), and the developer's override
 #: VARBOARD_ALLOW_UNSANDBOXED, which the deployment never passes (recipes run isolated or not at all).
-COMPOSE_ONLY_VARIABLES = {"POSTGRES_PASSWORD", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "VARBOARD_HTTP_PORT",
-                          "VARBOARD_RUNNER_MAX_REQUEST_MB", "VARBOARD_RUNNER_WORKDIR", "PROMETHEUS_MULTIPROC_DIR",
-                          "VARBOARD_RUNNER_URL", "VARBOARD_RUNNER_TOKEN", "VARBOARD_ALLOW_UNSANDBOXED"}
+COMPOSE_ONLY_VARIABLES = {
+    "POSTGRES_PASSWORD",
+    "MINIO_ROOT_USER",
+    "MINIO_ROOT_PASSWORD",
+    "VARBOARD_HTTP_PORT",
+    "VARBOARD_RUNNER_MAX_REQUEST_MB",
+    "VARBOARD_RUNNER_WORKDIR",
+    "PROMETHEUS_MULTIPROC_DIR",
+    "VARBOARD_RUNNER_URL",
+    "VARBOARD_RUNNER_TOKEN",
+    "VARBOARD_ALLOW_UNSANDBOXED",
+}
 
 
 def test_docker_compose_passes_every_setting_of_env_example_without_an_env_file():
@@ -433,21 +495,30 @@ def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
     """
     if not (ROOT / "leaderboard" / "management" / "commands" / "demo.py").exists():
         skip_or_fail("the demo management command is not written yet")
-    env = {key: value for key, value in os.environ.items()
-           if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "VARBOARD_MEDIA_ROOT", "CACHE_URL"}}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "VARBOARD_MEDIA_ROOT", "CACHE_URL"}
+    }
     env["VARBOARD_VAR_DIR"] = str(tmp_path / "var")
     port = free_port()
     log_path = tmp_path / "demo.log"
     with open(log_path, "wb") as log:
-        demo = subprocess.Popen([sys.executable, "dev.py", "demo", "--no-recipes", "--port", str(port)], cwd=ROOT,
-                                env=env,
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        demo = subprocess.Popen(
+            [sys.executable, "dev.py", "demo", "--no-recipes", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def output() -> str:
         return log_path.read_text(errors="replace")[-6000:]
 
     try:
+
         def served() -> bool:
             if demo.poll() is not None:
                 raise AssertionError(f"dev.py demo exited with {demo.returncode}:\n{output()}")

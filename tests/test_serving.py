@@ -68,8 +68,9 @@ def test_a_server_that_never_answers_fails_at_the_deadline_naming_the_last_error
     with SlowServer(slow=10**6, hold_s=30.0) as server:
         started = time.monotonic()
         with pytest.raises(AssertionError, match=r"did not answer within 1\.5 s .*last: ReadTimeout") as caught:
-            wait_until_served(server.url, deadline_s=1.5, request_timeout_s=0.4, interval_s=0.05,
-                              output=lambda: "the server's log")
+            wait_until_served(
+                server.url, deadline_s=1.5, request_timeout_s=0.4, interval_s=0.05, output=lambda: "the server's log"
+            )
         assert time.monotonic() - started < 3 and caught.value.args[0].endswith("the server's log")
         assert server.requests >= 2  # it retried
 

@@ -11,8 +11,16 @@ import numpy as np
 
 from evaluation.io.text import check_size, decode_text, name_file, show_values
 
-__all__ = ["FORMATS", "ImportedResults", "ResultsImportError", "combine", "read_csv_results",
-           "read_lm_eval_samples", "read_results", "read_solved_ids"]
+__all__ = [
+    "FORMATS",
+    "ImportedResults",
+    "ResultsImportError",
+    "combine",
+    "read_csv_results",
+    "read_lm_eval_samples",
+    "read_results",
+    "read_solved_ids",
+]
 
 FORMATS = ("csv", "lm-eval-jsonl", "solved-ids")
 #: Metrics looked for, in order, in an lm-evaluation-harness sample when none is named.
@@ -65,8 +73,14 @@ def _outcome(cell: str, binary: bool, where: str) -> float:
     return value
 
 
-def read_csv_results(data: bytes, *, filename: str = "results.csv", max_bytes: int = 50 << 20,
-                     model_column: str = "model", instance_column: str = "instance_id") -> ImportedResults:
+def read_csv_results(
+    data: bytes,
+    *,
+    filename: str = "results.csv",
+    max_bytes: int = 50 << 20,
+    model_column: str = "model",
+    instance_column: str = "instance_id",
+) -> ImportedResults:
     """A generic CSV: one row per (model, instance), with ``score`` or ``correct``.
 
     Rows are named as a spreadsheet counts them (the header is row 1). A model with two
@@ -92,8 +106,9 @@ def read_csv_results(data: bytes, *, filename: str = "results.csv", max_bytes: i
             raise ResultsImportError(f"{name}, row {number}: empty `{model_column}` or `{instance_column}`")
         if (model, instance) in cells:
             raise ResultsImportError(f"{name}, row {number}: a second result of {model!r} on {instance!r}")
-        cells[(model, instance)] = _outcome(record[cols[value_column]], value_column == "correct",
-                                            f"{name}, row {number}")
+        cells[(model, instance)] = _outcome(
+            record[cols[value_column]], value_column == "correct", f"{name}, row {number}"
+        )
     if not cells:
         raise ResultsImportError(f"{name}: no result rows")
     return _table(cells, value_column == "correct", value_column)
@@ -110,8 +125,9 @@ def _table(cells: dict[tuple[str, str], float], binary: bool, metric: str) -> Im
     return ImportedResults(models, instances, outcomes, binary, metric)
 
 
-def read_lm_eval_samples(data: bytes, *, model: str, filename: str = "samples.jsonl", metric: str | None = None,
-                         max_bytes: int = 200 << 20) -> ImportedResults:
+def read_lm_eval_samples(
+    data: bytes, *, model: str, filename: str = "samples.jsonl", metric: str | None = None, max_bytes: int = 200 << 20
+) -> ImportedResults:
     """lm-evaluation-harness per-sample log (``--log_samples``): one JSON object per line.
 
     Each line needs ``doc_id`` and the metric (``metric``, or the first of
@@ -131,8 +147,9 @@ def read_lm_eval_samples(data: bytes, *, model: str, filename: str = "samples.js
         if metric is None:
             metric = next((m for m in LM_EVAL_METRICS if m in sample), None)
             if metric is None:
-                raise ResultsImportError(f"{name}, line {number}: no metric among {', '.join(LM_EVAL_METRICS)}; "
-                                         "name the metric to import")
+                raise ResultsImportError(
+                    f"{name}, line {number}: no metric among {', '.join(LM_EVAL_METRICS)}; name the metric to import"
+                )
         if metric not in sample:
             raise ResultsImportError(f"{name}, line {number}: no `{metric}` in this sample")
         value = sample[metric]
@@ -148,8 +165,9 @@ def read_lm_eval_samples(data: bytes, *, model: str, filename: str = "samples.js
     return _table(cells, False, metric)
 
 
-def read_solved_ids(data: bytes, *, model: str, instances, filename: str = "solved.json",
-                    max_bytes: int = 20 << 20) -> ImportedResults:
+def read_solved_ids(
+    data: bytes, *, model: str, instances, filename: str = "solved.json", max_bytes: int = 20 << 20
+) -> ImportedResults:
     """The ids one model solved, against every instance: 1 for solved, 0 for the others.
 
     ``data`` is a JSON list, a JSON object with a ``resolved`` list (SWE-bench's report),
@@ -175,8 +193,9 @@ def read_solved_ids(data: bytes, *, model: str, instances, filename: str = "solv
     return _table(cells, True, "solved")
 
 
-def read_results(data: bytes, *, format: str, filename: str, model: str | None = None, metric: str | None = None,
-                 instances=None) -> ImportedResults:
+def read_results(
+    data: bytes, *, format: str, filename: str, model: str | None = None, metric: str | None = None, instances=None
+) -> ImportedResults:
     """Read one file in ``format`` (one of :data:`FORMATS`); the per-format readers say what each needs."""
     if format not in FORMATS:
         raise ResultsImportError(f"`format` must be one of {', '.join(FORMATS)} (got {format!r})")
@@ -216,7 +235,7 @@ def combine(parts, *, instances=None, on_missing: str = "error") -> ImportedResu
         if extra:
             raise ResultsImportError(f"{len(extra)} instance(s) are not in this challenge: {show_values(extra)}")
         cols = np.array([position[i] for i in part.instances], dtype=np.int64)
-        outcomes[row:row + len(part.models), cols] = part.outcomes
+        outcomes[row : row + len(part.models), cols] = part.outcomes
         row += len(part.models)
     missing = np.isnan(outcomes)
     if on_missing == "intersect":
@@ -225,8 +244,10 @@ def combine(parts, *, instances=None, on_missing: str = "error") -> ImportedResu
     elif missing.any():
         m = int(np.argmax(missing.any(axis=1)))
         lacks = [order[k] for k in np.flatnonzero(missing[m])]
-        raise ResultsImportError(f"model {models[m]!r} has no result on {len(lacks)} instance(s): "
-                                 f"{show_values(lacks)} (every model needs every instance)")
+        raise ResultsImportError(
+            f"model {models[m]!r} has no result on {len(lacks)} instance(s): "
+            f"{show_values(lacks)} (every model needs every instance)"
+        )
     if not order:
         raise ResultsImportError("no instance has a result from every model")
     binary = all(p.binary for p in parts)

@@ -130,7 +130,7 @@ def run_guarded(func: Callable[..., T], /, *args: Any, memory_limit: int, timeou
 
 
 def memory_message(what: str, limit: int) -> str:
-    """"the file needs more than 8 MB to parse; the limit is 8 MB." (`what`: "to parse", ...)."""
+    """ "the file needs more than 8 MB to parse; the limit is 8 MB." (`what`: "to parse", ...)."""
     return f"the file needs more than {limit / MB:,.0f} MB {what}; the limit is {limit / MB:,.0f} MB."
 
 

@@ -161,15 +161,13 @@ def check_lines(data: bytes, *, filename: str, max_rows: int) -> None:
     lines = data.count(b"\n") + (0 if data[-1:] == b"\n" else 1)
     if lines - 1 > max_rows:
         raise TableError(
-            f"{name_file(filename)}: the file has {lines - 1:,} rows after its header; "
-            f"the limit is {max_rows:,} rows"
+            f"{name_file(filename)}: the file has {lines - 1:,} rows after its header; the limit is {max_rows:,} rows"
         )
 
 
 def _too_many_columns(name: str, columns: int, max_columns: int, *, more: bool = False) -> TableError:
     return TableError(
-        f"{name}: the file has {'more than ' if more else ''}{columns:,} columns; "
-        f"the limit is {max_columns:,} columns"
+        f"{name}: the file has {'more than ' if more else ''}{columns:,} columns; the limit is {max_columns:,} columns"
     )
 
 
@@ -232,13 +230,10 @@ def _too_large_decoded(name: str, nbytes: int, limit: int, *, more: bool = False
 
 #: Bytes one value of a Parquet physical type takes once decoded (at least): a
 #: variable-length value counts as the pointer pandas keeps for it.
-_DECODED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12,
-                  "BYTE_ARRAY": 8}
+_DECODED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12, "BYTE_ARRAY": 8}
 
 
-def _check_parquet_metadata(
-    meta: pq.FileMetaData, name: str, max_rows: int, limit: int, max_columns: int
-) -> None:
+def _check_parquet_metadata(meta: pq.FileMetaData, name: str, max_rows: int, limit: int, max_columns: int) -> None:
     """Refuse a Parquet file by its footer alone: its columns, rows and decoded size.
 
     The decoded size is the larger of the row groups' uncompressed sizes
@@ -275,9 +270,7 @@ def _read_parquet_guarded(parquet: pq.ParquetFile, name: str, limit: int) -> pa.
     return pa.Table.from_batches(batches, schema=parquet.schema_arrow)
 
 
-def _read_parquet(
-    data: bytes, filename: str, max_rows: int, limit: int, max_columns: int
-) -> pd.DataFrame:
+def _read_parquet(data: bytes, filename: str, max_rows: int, limit: int, max_columns: int) -> pd.DataFrame:
     name = name_file(filename)
     try:
         parquet = pq.ParquetFile(io.BytesIO(data))
@@ -313,13 +306,8 @@ def _read_csv(data: bytes, filename: str, text_columns: set[str], max_rows: int)
     rows: list[int] = []
     for row, record in records:
         if len(record) != len(header):
-            hint = (
-                " (a value containing a comma must be quoted)" if len(record) > len(header) else ""
-            )
-            raise TableError(
-                f"{name}: row {row} has {len(record)} fields; "
-                f"the header has {len(header)} columns{hint}"
-            )
+            hint = " (a value containing a comma must be quoted)" if len(record) > len(header) else ""
+            raise TableError(f"{name}: row {row} has {len(record)} fields; the header has {len(header)} columns{hint}")
         rows.append(row)
     if len(rows) > max_rows:
         raise _too_many_rows(name, len(rows), max_rows)

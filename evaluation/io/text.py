@@ -110,9 +110,7 @@ def decode_text(data: bytes, filename: str, error: type[ValueError]) -> str:
     data = bytes(data)
     for magic, what in _SIGNATURES:
         if data.startswith(magic):
-            raise error(
-                f"{name}: the file is not CSV text; it looks like {what}. Save it as CSV (UTF-8)"
-            )
+            raise error(f"{name}: the file is not CSV text; it looks like {what}. Save it as CSV (UTF-8)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -124,8 +122,7 @@ def decode_text(data: bytes, filename: str, error: type[ValueError]) -> str:
     if nul >= 0:
         offset = len(text[:nul].encode("utf-8"))
         raise error(
-            f"{name}: the file is not UTF-8 text (byte 0x00 at offset {offset}); "
-            "is it UTF-16? Save it as CSV UTF-8"
+            f"{name}: the file is not UTF-8 text (byte 0x00 at offset {offset}); is it UTF-16? Save it as CSV UTF-8"
         )
     text = text.removeprefix("\ufeff")
     if not text.strip():
@@ -138,9 +135,7 @@ def is_blank(record: list[str]) -> bool:
     return not record or (len(record) == 1 and not record[0].strip())
 
 
-def csv_records(
-    text: str, filename: str, error: type[ValueError]
-) -> Iterator[tuple[int, list[str]]]:
+def csv_records(text: str, filename: str, error: type[ValueError]) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(row number, cells)`` for each non-blank record of a CSV text.
 
     Row numbers count records as a spreadsheet does: the first record is row 1, blank
@@ -160,9 +155,7 @@ def csv_records(
             return
         except csv.Error as exc:
             hint = " (is a quote left open?)" if "end of data" in str(exc) else ""
-            raise error(
-                f"{name_file(filename)}: row {row + 1} could not be parsed as CSV: {exc}{hint}"
-            ) from None
+            raise error(f"{name_file(filename)}: row {row + 1} could not be parsed as CSV: {exc}{hint}") from None
         row += 1
         if not is_blank(record):
             yield row, record
@@ -173,19 +166,12 @@ def check_header(header: list[str], filename: str, error: type[ValueError]) -> N
     name = name_file(filename)
     for i, cell in enumerate(header, start=1):
         if not cell:
-            hint = (
-                " (a file saved by pandas with its index has this; save with index=False)"
-                if i == 1
-                else ""
-            )
+            hint = " (a file saved by pandas with its index has this; save with index=False)" if i == 1 else ""
             raise error(f"{name}: column {i} of the header row has no name{hint}")
     seen: dict[str, int] = {}
     for i, cell in enumerate(header, start=1):
         if cell in seen:
-            raise error(
-                f"{name}: the header names column {show_value(cell)} twice "
-                f"(columns {seen[cell]} and {i})"
-            )
+            raise error(f"{name}: the header names column {show_value(cell)} twice (columns {seen[cell]} and {i})")
         seen[cell] = i
 
 

@@ -113,8 +113,19 @@ from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
 from evaluation.stats.torch_backend import describe_device
 
-__all__ = ["REPORT_FORMAT", "SECTION_PAIRS", "EntryRuns", "ReportSettings", "build_report", "compare", "derive_seed",
-           "collector_paused", "entry_fingerprint", "flip_comparison", "section_pairs"]
+__all__ = [
+    "REPORT_FORMAT",
+    "SECTION_PAIRS",
+    "EntryRuns",
+    "ReportSettings",
+    "build_report",
+    "compare",
+    "derive_seed",
+    "collector_paused",
+    "entry_fingerprint",
+    "flip_comparison",
+    "section_pairs",
+]
 
 #: Version of the report's JSON layout (2: one decision rule, studentized and score intervals,
 #: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size;
@@ -149,13 +160,19 @@ def _prior_ranks(previous: Mapping | None, kind: str, reuse: Mapping[int, dict])
     if not sections or any(i not in reuse for i in sections[0]["compared"]):
         return None
     intervals = {i: reuse[i].get("rank_interval") for i in sections[0]["compared"]}
-    return {"paired_runs": sections[0]["paired_runs"], "compared": set(sections[0]["compared"]),
-            "intervals": {i: None if not v or v.get("widened") else (v["low"], v["high"])
-                          for i, v in intervals.items()}}
+    return {
+        "paired_runs": sections[0]["paired_runs"],
+        "compared": set(sections[0]["compared"]),
+        "intervals": {i: None if not v or v.get("widened") else (v["low"], v["high"]) for i, v in intervals.items()},
+    }
 
 
-def build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse: Mapping[int, dict] | None = None,
-                 previous: Mapping | None = None) -> dict:
+def build_report(
+    entries: Sequence[EntryRuns],
+    settings: ReportSettings,
+    reuse: Mapping[int, dict] | None = None,
+    previous: Mapping | None = None,
+) -> dict:
     """Build the leaderboard report of a challenge.
 
     Parameters
@@ -208,8 +225,9 @@ def build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse: 
         return _build_report(entries, settings, reuse or {}, previous)
 
 
-def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse: Mapping[int, dict],
-                  previous: Mapping | None) -> dict:
+def _build_report(
+    entries: Sequence[EntryRuns], settings: ReportSettings, reuse: Mapping[int, dict], previous: Mapping | None
+) -> dict:
     s = check_settings(settings)
     entries = check_entries(list(entries))
     try:
@@ -229,15 +247,32 @@ def _build_report(entries: Sequence[EntryRuns], settings: ReportSettings, reuse:
     ordered = [row for section in sections for row in section.pop("_rows")]
     return {
         "format": REPORT_FORMAT,
-        "settings": {"statistic": s.statistic, "boo_n": int(s.boo_n), "gamma": s.gamma, "alpha": s.alpha,
-                     "confidence": 1 - s.alpha, "correction": s.correction, "n_resamples": int(s.n_resamples),
-                     "seed": int(s.master_seed), "k_runs": int(s.k_runs), "beta": s.beta, "noether_n": noether_n,
-                     "higher_is_better": bool(s.higher_is_better),
-                     "runs_needed": [{"entries": r.n_entries, "comparisons": r.comparisons,
-                                      "any_verdict": r.any_verdict, "for_power": r.for_power} for r in needed],
-                     "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
-                     "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n), statistic=s.statistic),
-                     "computed_on": describe_device(s.backend, s.device)},
+        "settings": {
+            "statistic": s.statistic,
+            "boo_n": int(s.boo_n),
+            "gamma": s.gamma,
+            "alpha": s.alpha,
+            "confidence": 1 - s.alpha,
+            "correction": s.correction,
+            "n_resamples": int(s.n_resamples),
+            "seed": int(s.master_seed),
+            "k_runs": int(s.k_runs),
+            "beta": s.beta,
+            "noether_n": noether_n,
+            "higher_is_better": bool(s.higher_is_better),
+            "runs_needed": [
+                {
+                    "entries": r.n_entries,
+                    "comparisons": r.comparisons,
+                    "any_verdict": r.any_verdict,
+                    "for_power": r.for_power,
+                }
+                for r in needed
+            ],
+            "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
+            "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n), statistic=s.statistic),
+            "computed_on": describe_device(s.backend, s.device),
+        },
         "entries": ordered,
         "sections": sections,
     }

@@ -19,8 +19,18 @@ from evaluation.report.settings import ReportSettings, check_settings
 from evaluation.report.values import finite
 from evaluation.stats.sparse import pair_decision
 
-__all__ = ["SECTION_PAIRS", "TABLE_COLUMNS", "compare", "comparison_rows", "comparison_table", "flip_comparison", "pair_row",
-           "pair_verdict", "section_pairs", "table_pairs"]
+__all__ = [
+    "SECTION_PAIRS",
+    "TABLE_COLUMNS",
+    "compare",
+    "comparison_rows",
+    "comparison_table",
+    "flip_comparison",
+    "pair_row",
+    "pair_verdict",
+    "section_pairs",
+    "table_pairs",
+]
 
 
 def pair_verdict(better: tuple, significant: tuple, pvalue_raw: float, alpha: float) -> tuple[str, int | None]:
@@ -50,18 +60,28 @@ def pair_row(sc, t: int, a: dict, b: dict, flip: bool, kind: str, method: str, i
         p, low, high = 1.0 - p, 1.0 - high, 1.0 - low
     sig = (bool(sc.significant[d, t]), bool(sc.significant[1 - d, t]))
     mean = (bool(sc.meaningful[d, t]), bool(sc.meaningful[1 - d, t]))
-    verdict, winner = pair_verdict((bool(sc.better[d, t]), bool(sc.better[1 - d, t])), sig,
-                                   float(sc.pvalue_raw[t]), sc.alpha)
+    verdict, winner = pair_verdict(
+        (bool(sc.better[d, t]), bool(sc.better[1 - d, t])), sig, float(sc.pvalue_raw[t]), sc.alpha
+    )
     return {
-        "section": kind, "a": a["submission_id"], "b": b["submission_id"],
-        "a_name": a["method_name"], "b_name": b["method_name"],
-        "p": finite(p), "low": finite(low), "high": finite(high),
-        "pvalue": finite(sc.pvalue[t]), "pvalue_raw": finite(sc.pvalue_raw[t]),
-        "significant": sig[0], "meaningful": mean[0],
+        "section": kind,
+        "a": a["submission_id"],
+        "b": b["submission_id"],
+        "a_name": a["method_name"],
+        "b_name": b["method_name"],
+        "p": finite(p),
+        "low": finite(low),
+        "high": finite(high),
+        "pvalue": finite(sc.pvalue[t]),
+        "pvalue_raw": finite(sc.pvalue_raw[t]),
+        "significant": sig[0],
+        "meaningful": mean[0],
         "reverse": {"significant": sig[1], "meaningful": mean[1]},
-        "verdict": verdict, "better": None if winner is None else (a, b)[winner]["submission_id"],
+        "verdict": verdict,
+        "better": None if winner is None else (a, b)[winner]["submission_id"],
         "level": finite(sc.level[t]) if sc.level is not None else None,
-        "method": method, "inversion": inversion,
+        "method": method,
+        "inversion": inversion,
     }
 
 
@@ -78,8 +98,24 @@ SECTION_PAIRS = ("comparisons", "comparison_table")
 
 #: The columns of a comparison table (:func:`comparison_table`): a row's keys, ``reverse`` flattened,
 #: without ``section`` (the table's) and the names (the report's rows have them).
-TABLE_COLUMNS = ("a", "b", "p", "low", "high", "pvalue", "pvalue_raw", "significant", "meaningful",
-                 "reverse_significant", "reverse_meaningful", "verdict", "better", "level", "method", "inversion")
+TABLE_COLUMNS = (
+    "a",
+    "b",
+    "p",
+    "low",
+    "high",
+    "pvalue",
+    "pvalue_raw",
+    "significant",
+    "meaningful",
+    "reverse_significant",
+    "reverse_meaningful",
+    "verdict",
+    "better",
+    "level",
+    "method",
+    "inversion",
+)
 
 
 def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(), methods=None) -> dict:
@@ -109,21 +145,35 @@ def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inv
     p, low, high = np.where(f, 1.0 - p, p), np.where(f, 1.0 - high, low), np.where(f, 1.0 - low, high)
     sig_a, sig_b = sc.significant[d, t], sc.significant[1 - d, t]
     better_a, better_b = sc.better[d, t], sc.better[1 - d, t]
-    verdict = np.select([better_a, better_b, sig_a | sig_b, sc.pvalue_raw[t] < sc.alpha],
-                        ["a_better", "b_better", "not_meaningful", "not_significant_after_correction"],
-                        "not_significant")
+    verdict = np.select(
+        [better_a, better_b, sig_a | sig_b, sc.pvalue_raw[t] < sc.alpha],
+        ["a_better", "b_better", "not_meaningful", "not_significant_after_correction"],
+        "not_significant",
+    )
     a, b = ids[a_idx].tolist(), ids[b_idx].tolist()
     better = np.where(better_a, ids[a_idx], np.where(better_b, ids[b_idx], -1)).tolist()
     return {
-        "section": kind, "size": int(t.size), "a": a, "b": b,
-        "p": _finite_list(p), "low": _finite_list(low), "high": _finite_list(high),
-        "pvalue": _finite_list(sc.pvalue[t]), "pvalue_raw": _finite_list(sc.pvalue_raw[t]),
-        "significant": sig_a.tolist(), "meaningful": sc.meaningful[d, t].tolist(),
-        "reverse_significant": sig_b.tolist(), "reverse_meaningful": sc.meaningful[1 - d, t].tolist(),
-        "verdict": verdict.tolist(), "better": [None if x < 0 else x for x in better],
+        "section": kind,
+        "size": int(t.size),
+        "a": a,
+        "b": b,
+        "p": _finite_list(p),
+        "low": _finite_list(low),
+        "high": _finite_list(high),
+        "pvalue": _finite_list(sc.pvalue[t]),
+        "pvalue_raw": _finite_list(sc.pvalue_raw[t]),
+        "significant": sig_a.tolist(),
+        "meaningful": sc.meaningful[d, t].tolist(),
+        "reverse_significant": sig_b.tolist(),
+        "reverse_meaningful": sc.meaningful[1 - d, t].tolist(),
+        "verdict": verdict.tolist(),
+        "better": [None if x < 0 else x for x in better],
         "level": _finite_list(sc.level[t]) if sc.level is not None else [None] * t.size,
-        "method": ([str(methods[i, j]) for i, j in zip(a_idx.tolist(), b_idx.tolist())] if methods is not None
-                   else [sc.interval_method] * t.size),
+        "method": (
+            [str(methods[i, j]) for i, j in zip(a_idx.tolist(), b_idx.tolist())]
+            if methods is not None
+            else [sc.interval_method] * t.size
+        ),
         "inversion": [frozenset(pair) in flagged for pair in zip(a, b)] if flagged else [False] * t.size,
     }
 
@@ -137,11 +187,29 @@ def table_pairs(table: Mapping, names: Mapping[int, str], among: Collection[int]
         a, b = table["a"], table["b"]
         keep = [t for t in range(table["size"]) if a[t] in among and b[t] in among]
         columns = [[column[t] for t in keep] for column in columns]
-    return [{"section": kind, "a": a, "b": b, "a_name": names[a], "b_name": names[b], "p": p, "low": lo, "high": hi,
-             "pvalue": pv, "pvalue_raw": raw, "significant": sa, "meaningful": ma,
-             "reverse": {"significant": sb, "meaningful": mb}, "verdict": v, "better": better, "level": level,
-             "method": method, "inversion": inversion}
-            for a, b, p, lo, hi, pv, raw, sa, ma, sb, mb, v, better, level, method, inversion in zip(*columns)]
+    return [
+        {
+            "section": kind,
+            "a": a,
+            "b": b,
+            "a_name": names[a],
+            "b_name": names[b],
+            "p": p,
+            "low": lo,
+            "high": hi,
+            "pvalue": pv,
+            "pvalue_raw": raw,
+            "significant": sa,
+            "meaningful": ma,
+            "reverse": {"significant": sb, "meaningful": mb},
+            "verdict": v,
+            "better": better,
+            "level": level,
+            "method": method,
+            "inversion": inversion,
+        }
+        for a, b, p, lo, hi, pv, raw, sa, ma, sb, mb, v, better, level, method, inversion in zip(*columns)
+    ]
 
 
 def section_pairs(section: Mapping, names: Mapping[int, str], among: Collection[int] | None = None) -> list[dict]:
@@ -153,24 +221,32 @@ def section_pairs(section: Mapping, names: Mapping[int, str], among: Collection[
     return pairs if among is None else [p for p in pairs if p["a"] in among and p["b"] in among]
 
 
-def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(),
-                    methods=None) -> list[dict]:
+def comparison_rows(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(), methods=None) -> list[dict]:
     """One row per compared pair, A the entry shown higher, in display order (:func:`pair_row`, vectorised):
     :func:`comparison_table`, expanded."""
-    return table_pairs(comparison_table(rows, sc, index, kind, inversions, methods),
-                       {r["submission_id"]: r["method_name"] for r in rows})
+    return table_pairs(
+        comparison_table(rows, sc, index, kind, inversions, methods),
+        {r["submission_id"]: r["method_name"] for r in rows},
+    )
 
 
 def flip_comparison(pair: dict) -> dict:
     """The same comparison seen from B: P(B>A) = 1 - P(A>B), interval mirrored."""
     verdicts = {"a_better": "b_better", "b_better": "a_better"}
-    return {**pair, "a": pair["b"], "b": pair["a"], "a_name": pair["b_name"], "b_name": pair["a_name"],
-            "p": None if pair["p"] is None else 1 - pair["p"],
-            "low": None if pair["high"] is None else 1 - pair["high"],
-            "high": None if pair["low"] is None else 1 - pair["low"],
-            "significant": pair["reverse"]["significant"], "meaningful": pair["reverse"]["meaningful"],
-            "reverse": {"significant": pair["significant"], "meaningful": pair["meaningful"]},
-            "verdict": verdicts.get(pair["verdict"], pair["verdict"])}
+    return {
+        **pair,
+        "a": pair["b"],
+        "b": pair["a"],
+        "a_name": pair["b_name"],
+        "b_name": pair["a_name"],
+        "p": None if pair["p"] is None else 1 - pair["p"],
+        "low": None if pair["high"] is None else 1 - pair["high"],
+        "high": None if pair["low"] is None else 1 - pair["low"],
+        "significant": pair["reverse"]["significant"],
+        "meaningful": pair["reverse"]["meaningful"],
+        "reverse": {"significant": pair["significant"], "meaningful": pair["meaningful"]},
+        "verdict": verdicts.get(pair["verdict"], pair["verdict"]),
+    }
 
 
 def compare(a: EntryRuns, b: EntryRuns, settings: ReportSettings, *, family_size: int) -> dict:
@@ -193,11 +269,20 @@ def compare(a: EntryRuns, b: EntryRuns, settings: ReportSettings, *, family_size
             raise ValueError(f"`{name}` is a {e.kind} entry: only recipe entries are compared on demand.")
     shared = np.intersect1d(a.run_index, b.run_index)
     if shared.size < 2:
-        raise ValueError(f"`a` (submission {a.id}) and `b` (submission {b.id}) share {shared.size} run"
-                         f"{'' if shared.size == 1 else 's'}: at least 2 seed-paired runs are needed.")
+        raise ValueError(
+            f"`a` (submission {a.id}) and `b` (submission {b.id}) share {shared.size} run"
+            f"{'' if shared.size == 1 else 's'}: at least 2 seed-paired runs are needed."
+        )
     # check_entries sorts each entry's runs by run index: the shared runs line up
     tables = [(1.0 if s.higher_is_better else -1.0) * e.test[np.isin(e.run_index, shared)] for e in (a, b)]
-    sc = pair_decision(tables[0], tables[1], paired=True, gamma=s.gamma, alpha=s.alpha, correction=s.correction,
-                       family_size=family_size)
+    sc = pair_decision(
+        tables[0],
+        tables[1],
+        paired=True,
+        gamma=s.gamma,
+        alpha=s.alpha,
+        correction=s.correction,
+        family_size=family_size,
+    )
     rows = [{"submission_id": int(e.id), "method_name": e.name} for e in (a, b)]
     return pair_row(sc, 0, rows[0], rows[1], False, "recipe", sc.interval_method, False)

@@ -60,29 +60,39 @@ RANGE_BOUND_K = 6
 #: Why a rank interval may cover more than its level: it is a set of whole ranks, and where entries are
 #: close the resampled ranks spread wider than the ranks vary from one board to the next (the 85 %
 #: percentile interval already covers about 94 % of true ranks on the measured Boo_5 board at k = 30).
-RANK_OVER_COVERAGE = ("conservative: a rank interval is a set of whole ranks, and resampled ranks of close "
-                      "entries spread wider than the true ranks vary")
+RANK_OVER_COVERAGE = (
+    "conservative: a rank interval is a set of whole ranks, and resampled ranks of close "
+    "entries spread wider than the true ranks vary"
+)
 
 
 def rank_withheld_reason(k: int, n: int) -> str:
     """Why a board ranked by Boo_n shows no rank interval at k paired runs (k < 3n)."""
     need = min_runs_for_interval(n)
-    return (f"k = {k} < 3n = {need}: no rank interval on a board ranked by Boo_{n} (resampled Boo_{n} with "
-            f"so few runs is biased and its rank intervals cover far less than their level)")
+    return (
+        f"k = {k} < 3n = {need}: no rank interval on a board ranked by Boo_{n} (resampled Boo_{n} with "
+        f"so few runs is biased and its rank intervals cover far less than their level)"
+    )
 
 
 #: What each key of :data:`COVERAGE` is, in words.
 LABELS: dict[str, str] = {
-    "recipe.mean": "mean", "recipe.boo_n": "Boo_n", "recipe.boo_n_unbiased": "unbiased Boo_n",
-    "recipe.pab": "P(A>B)", "recipe.rank": "rank", "predictions.accuracy": "accuracy (one file)",
+    "recipe.mean": "mean",
+    "recipe.boo_n": "Boo_n",
+    "recipe.boo_n_unbiased": "unbiased Boo_n",
+    "recipe.pab": "P(A>B)",
+    "recipe.rank": "rank",
+    "predictions.accuracy": "accuracy (one file)",
     "predictions.accuracy_files": "accuracy (k files, k = runs)",
-    "study.sd": "standard deviation of a source", "suite.iqm": "IQM (3 tasks)",
+    "study.sd": "standard deviation of a source",
+    "suite.iqm": "IQM (3 tasks)",
     "suite.poi": "probability of improvement",
 }
 
 
-def coverage_notes(k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions."), n: int = 5,
-                   statistic: str = "mean") -> list[dict]:
+def coverage_notes(
+    k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions."), n: int = 5, statistic: str = "mean"
+) -> list[dict]:
     """The measured coverage and width ratio of each interval (keys starting with ``prefixes``) at the
     tabulated k nearest below ``k``; ``ok`` when both meet :data:`COVERAGE_TARGET` and :data:`WIDTH_TARGET`.
 
@@ -98,11 +108,22 @@ def coverage_notes(k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions.
             continue
         usable = [kk for kk in sorted(by_k) if kk <= k] or [min(by_k)]
         at = usable[-1]
-        note: dict[str, Any] = {"interval": key, "label": LABELS.get(key, key), "k": at, "coverage": by_k[at],
-                "width_ratio": WIDTH_RATIO.get(key, {}).get(at), "shown": True, "reason": None}
+        note: dict[str, Any] = {
+            "interval": key,
+            "label": LABELS.get(key, key),
+            "k": at,
+            "coverage": by_k[at],
+            "width_ratio": WIDTH_RATIO.get(key, {}).get(at),
+            "shown": True,
+            "reason": None,
+        }
         if key.startswith("recipe.boo_n") and k < need:
-            note.update(coverage=None, width_ratio=None, shown=False,
-                        reason=f"k = {k} < 3n = {need}: no Boo_{n} interval is shown")
+            note.update(
+                coverage=None,
+                width_ratio=None,
+                shown=False,
+                reason=f"k = {k} < 3n = {need}: no Boo_{n} interval is shown",
+            )
         elif key == "recipe.rank" and statistic == "boo_n" and k < need:
             note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n))
         elif key == "recipe.rank" and note["coverage"] is not None and note["coverage"] > hi:
@@ -110,10 +131,11 @@ def coverage_notes(k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions.
         elif note["coverage"] is None:  # not measured where the board shows it: say so, never "fine"
             note.update(reason="coverage not measured at this k")
         elif key == "recipe.mean" and k < RANGE_BOUND_K:
-            note.update(reason=f"an interval inside the runs' range covers at most 1 - 2/2^{k} = "
-                               f"{1 - 2 / 2 ** k:.1%} of true means (k = {k})")
+            note.update(
+                reason=f"an interval inside the runs' range covers at most 1 - 2/2^{k} = "
+                f"{1 - 2 / 2**k:.1%} of true means (k = {k})"
+            )
         cov, ratio = note["coverage"], note["width_ratio"]
-        note["ok"] = (note["shown"] and cov is not None and lo <= cov <= hi
-                      and (ratio is None or ratio <= WIDTH_TARGET))
+        note["ok"] = note["shown"] and cov is not None and lo <= cov <= hi and (ratio is None or ratio <= WIDTH_TARGET)
         out.append(note)
     return out

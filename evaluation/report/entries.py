@@ -87,13 +87,20 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             raise ValueError(f"entry {e.id}: `run_index` must hold one distinct index per test score.")
         valid = None if e.valid is None else np.asarray(e.valid, dtype=np.float64)
         if valid is not None and valid.shape != test.shape:
-            raise ValueError(f"entry {e.id}: `valid` must hold one validation score per test score "
-                             f"(got {valid.size} for {test.size}).")
+            raise ValueError(
+                f"entry {e.id}: `valid` must hold one validation score per test score "
+                f"(got {valid.size} for {test.size})."
+            )
         outcomes = None if e.outcomes is None else np.asarray(e.outcomes, dtype=np.float64)
-        if outcomes is not None and (outcomes.ndim != 2 or outcomes.shape[0] != test.size
-                                     or outcomes.shape[1] == 0 or not np.all(np.isfinite(outcomes))):
-            raise ValueError(f"entry {e.id}: `outcomes` must be finite, of shape (runs, examples) "
-                             f"with runs = {test.size}.")
+        if outcomes is not None and (
+            outcomes.ndim != 2
+            or outcomes.shape[0] != test.size
+            or outcomes.shape[1] == 0
+            or not np.all(np.isfinite(outcomes))
+        ):
+            raise ValueError(
+                f"entry {e.id}: `outcomes` must be finite, of shape (runs, examples) with runs = {test.size}."
+            )
         keep, left_out = complete_pairs(index, valid)
         if valid is not None and not keep.any():
             valid = None  # no validation score at all: Boo_n chooses by test score
@@ -101,15 +108,22 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             assert valid is not None  # complete_pairs leaves runs out only by their validation score
             test, index, valid = test[keep], index[keep], valid[keep]
             outcomes = None if outcomes is None else outcomes[keep]
-        if ascending and all(a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid),
-                                                   (outcomes, e.outcomes))):
+        if ascending and all(
+            a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid), (outcomes, e.outcomes))
+        ):
             checked.append(e)  # already float64/int64 and sorted: nothing to copy
             continue
         order = slice(None) if ascending else np.argsort(index, kind="stable")
-        checked.append(replace(e, run_index=index[order], test=test[order],
-                               valid=None if valid is None else valid[order],
-                               outcomes=None if outcomes is None else outcomes[order],
-                               left_out=tuple(sorted((*e.left_out, *left_out)))))
+        checked.append(
+            replace(
+                e,
+                run_index=index[order],
+                test=test[order],
+                valid=None if valid is None else valid[order],
+                outcomes=None if outcomes is None else outcomes[order],
+                left_out=tuple(sorted((*e.left_out, *left_out))),
+            )
+        )
     return checked
 
 
@@ -138,8 +152,9 @@ def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.
     keep = np.isfinite(valid)
     if keep.all() or not keep.any():
         return keep, ()
-    return keep, tuple((int(i), f"validation score is {'NaN' if np.isnan(v) else v}")
-                       for i, v in zip(run_index[~keep], valid[~keep]))
+    return keep, tuple(
+        (int(i), f"validation score is {'NaN' if np.isnan(v) else v}") for i, v in zip(run_index[~keep], valid[~keep])
+    )
 
 
 def _well_formed(entries: list[EntryRuns]) -> bool:
@@ -150,14 +165,23 @@ def _well_formed(entries: list[EntryRuns]) -> bool:
         return False
     arrays = [(e.test, e.run_index, e.valid) for e in entries]
     for test, index, valid in arrays:
-        if not (type(test) is np.ndarray and test.dtype == np.float64 and test.ndim == 1 and test.size
-                and type(index) is np.ndarray and index.dtype == np.int64 and index.shape == test.shape
-                and (valid is None or (type(valid) is np.ndarray and valid.dtype == np.float64
-                                       and valid.shape == test.shape))):
+        if not (
+            type(test) is np.ndarray
+            and test.dtype == np.float64
+            and test.ndim == 1
+            and test.size
+            and type(index) is np.ndarray
+            and index.dtype == np.int64
+            and index.shape == test.shape
+            and (
+                valid is None or (type(valid) is np.ndarray and valid.dtype == np.float64 and valid.shape == test.shape)
+            )
+        ):
             return False
     valids = [v for _, _, v in arrays if v is not None]
     if not np.isfinite(np.concatenate([t for t, _, _ in arrays])).all() or (
-            valids and not np.isfinite(np.concatenate(valids)).all()):
+        valids and not np.isfinite(np.concatenate(valids)).all()
+    ):
         return False
     index = np.concatenate([i for _, i, _ in arrays])
     step = np.diff(index) > 0

@@ -24,14 +24,12 @@ __all__ = ["assign_ranks", "inversion_rows", "priority_order", "rank_and_group",
 
 def sort_key(row: dict, sign: float):
     value = row["ranking_value"]
-    return (-sign * value if value is not None else math.inf, row["method_name"], row["team"],
-            row["submission_id"])
+    return (-sign * value if value is not None else math.inf, row["method_name"], row["team"], row["submission_id"])
 
 
 def priority_order(rows: list[dict], index: dict[int, int], sign: float) -> np.ndarray:
     """Matrix indices of the compared rows, best first by :func:`sort_key`."""
-    return np.array([index[r["submission_id"]] for r in sorted(rows, key=lambda r: sort_key(r, sign))],
-                    dtype=np.int64)
+    return np.array([index[r["submission_id"]] for r in sorted(rows, key=lambda r: sort_key(r, sign))], dtype=np.int64)
 
 
 def assign_ranks(rows: list[dict]) -> None:
@@ -44,9 +42,13 @@ def assign_ranks(rows: list[dict]) -> None:
     for position, row in enumerate(rows):
         head = block[0] if block else None
         letters = set(stats.split_letters(row["groups"]))
-        tie = (head is not None and row["ranking_value"] is not None and head["ranking_value"] is not None
-               and math.isclose(row["ranking_value"], head["ranking_value"], rel_tol=1e-12, abs_tol=1e-12)
-               and all(letters & set(stats.split_letters(other["groups"])) for other in block))
+        tie = (
+            head is not None
+            and row["ranking_value"] is not None
+            and head["ranking_value"] is not None
+            and math.isclose(row["ranking_value"], head["ranking_value"], rel_tol=1e-12, abs_tol=1e-12)
+            and all(letters & set(stats.split_letters(other["groups"])) for other in block)
+        )
         if tie and head is not None:  # a tie needs a head
             row["rank"] = head["rank"]
             for member in (*block, row):
@@ -82,8 +84,11 @@ def rank_and_group(rows: list[dict], res, ranks, index: dict[int, int], s: Repor
         row["group_letters"] = stats.split_letters(row["groups"])
     assign_ranks(rows)
     n = len(index)
-    low, high = (np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)) if ranks is None else (
-        np.asarray(ranks.low, dtype=np.int64), np.asarray(ranks.high, dtype=np.int64))
+    low, high = (
+        (np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64))
+        if ranks is None
+        else (np.asarray(ranks.low, dtype=np.int64), np.asarray(ranks.high, dtype=np.int64))
+    )
     narrowed = np.zeros(n, dtype=bool)
     if res is not None and ranks is not None:
         low, high, narrowed = verdict_consistent_ranks(res, low, high)
@@ -137,9 +142,12 @@ def inversion_rows(res, index: dict[int, int], rows: dict[int, dict]) -> list[di
     out = []
     for above, below, kind in sparse_inversions(res):
         a, b = rows[ids[above]], rows[ids[below]]
-        reason = (f"{a['method_name']} is shown above {b['method_name']} despite a worse ranking statistic: "
-                  f"it beats it on P(A>B)" if kind == "statistic" else
-                  f"{b['method_name']} beats {a['method_name']} but is shown below it: the verdicts form a cycle, "
-                  f"so no order can respect them all")
+        reason = (
+            f"{a['method_name']} is shown above {b['method_name']} despite a worse ranking statistic: "
+            f"it beats it on P(A>B)"
+            if kind == "statistic"
+            else f"{b['method_name']} beats {a['method_name']} but is shown below it: the verdicts form a cycle, "
+            f"so no order can respect them all"
+        )
         out.append({"above": ids[above], "below": ids[below], "kind": kind, "reason": reason})
     return out

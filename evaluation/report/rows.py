@@ -28,14 +28,50 @@ from evaluation.report.settings import (
 from evaluation.report.values import finite, interval
 from evaluation.stats.boon import _boo_weights, min_runs_for_interval
 
-__all__ = ["ROW_KEYS", "boo_n_curve", "boo_n_warning", "entry_fingerprint", "entry_row", "entry_rows", "exclude",
-           "own_statistics", "reused_row", "row_intervals"]
+__all__ = [
+    "ROW_KEYS",
+    "boo_n_curve",
+    "boo_n_warning",
+    "entry_fingerprint",
+    "entry_row",
+    "entry_rows",
+    "exclude",
+    "own_statistics",
+    "reused_row",
+    "row_intervals",
+]
 
 #: The keys :func:`entry_row` fills; sections and publication add others.
-ROW_KEYS = ("submission_id", "method_name", "team", "kind", "created", "in_progress", "runs_succeeded",
-            "runs_expected", "k_runs", "rank", "rank_display", "tied", "ranking_value", "mean", "boo_n",
-            "boo_n_unbiased", "median", "std", "groups", "rank_interval", "runs_needed_for_decision",
-            "too_few_runs", "compared", "excluded_reason", "boo_n_curve", "run_scores", "provenance", "runs_left_out")
+ROW_KEYS = (
+    "submission_id",
+    "method_name",
+    "team",
+    "kind",
+    "created",
+    "in_progress",
+    "runs_succeeded",
+    "runs_expected",
+    "k_runs",
+    "rank",
+    "rank_display",
+    "tied",
+    "ranking_value",
+    "mean",
+    "boo_n",
+    "boo_n_unbiased",
+    "median",
+    "std",
+    "groups",
+    "rank_interval",
+    "runs_needed_for_decision",
+    "too_few_runs",
+    "compared",
+    "excluded_reason",
+    "boo_n_curve",
+    "run_scores",
+    "provenance",
+    "runs_left_out",
+)
 
 
 def boo_n_warning(k: int, n: int) -> str | None:
@@ -44,9 +80,11 @@ def boo_n_warning(k: int, n: int) -> str | None:
     need = min_runs_for_interval(n)
     if k >= need:
         return None
-    return (f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {need} (3n) are needed for a stable "
-            f"estimate (with fewer, the paper's estimator is biased low and a bootstrap interval covers far less "
-            f"than its level)")
+    return (
+        f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {need} (3n) are needed for a stable "
+        f"estimate (with fewer, the paper's estimator is biased low and a bootstrap interval covers far less "
+        f"than its level)"
+    )
 
 
 def entry_rows(entries: list[EntryRuns], s: ReportSettings, noether_n: int | None) -> dict[int, dict]:
@@ -97,8 +135,9 @@ def _curve_weights(m: int, n_max: int) -> np.ndarray:
     return upper[None, :] ** n - lower[None, :] ** n
 
 
-def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True,
-              own: tuple | None = None) -> dict:
+def entry_row(
+    e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True, own: tuple | None = None
+) -> dict:
     """What an entry's own runs say: location, spread, Boo_n (both estimators) and its curve.
 
     ``intervals=False`` leaves the bootstrap intervals to :func:`row_intervals` (many rows at once);
@@ -107,24 +146,39 @@ def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals:
     k = e.test.size
     if own is None:
         boo = stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better)
-        unbiased = (stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better,
-                                estimator="unbiased") if s.boo_n <= k else None)
+        unbiased = (
+            stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better, estimator="unbiased")
+            if s.boo_n <= k
+            else None
+        )
         curve = boo_n_curve(e, min(s.curve_max_n, k), s.higher_is_better)
     else:
         boo, unbiased, curve = own
     row: dict[str, Any] = {
-        "submission_id": int(e.id), "method_name": e.name, "team": e.team, "kind": e.kind,
-        "created": e.created, "in_progress": bool(e.in_progress),
-        "runs_succeeded": int(k), "runs_expected": int(e.runs_expected), "k_runs": int(s.k_runs),
-        "rank": None, "rank_display": None, "tied": False, "ranking_value": None,
+        "submission_id": int(e.id),
+        "method_name": e.name,
+        "team": e.team,
+        "kind": e.kind,
+        "created": e.created,
+        "in_progress": bool(e.in_progress),
+        "runs_succeeded": int(k),
+        "runs_expected": int(e.runs_expected),
+        "k_runs": int(s.k_runs),
+        "rank": None,
+        "rank_display": None,
+        "tied": False,
+        "ranking_value": None,
         "mean": interval(e.test.mean(), se=None, source="runs", method=None),
         "boo_n": interval(boo, n=int(s.boo_n), estimator="paper", method=None, warning=boo_n_warning(k, s.boo_n)),
         "boo_n_unbiased": interval(unbiased, n=int(s.boo_n), estimator="unbiased", method=None),
-        "median": finite(np.median(e.test)), "std": finite(e.test.std(ddof=1)) if k >= 2 else None,
-        "groups": "", "rank_interval": None,
-        "runs_needed_for_decision": (max(0, noether_n - k) if noether_n is not None and e.kind == "recipe"
-                                     else None),
-        "too_few_runs": False, "compared": False, "excluded_reason": None,
+        "median": finite(np.median(e.test)),
+        "std": finite(e.test.std(ddof=1)) if k >= 2 else None,
+        "groups": "",
+        "rank_interval": None,
+        "runs_needed_for_decision": (max(0, noether_n - k) if noether_n is not None and e.kind == "recipe" else None),
+        "too_few_runs": False,
+        "compared": False,
+        "excluded_reason": None,
         "boo_n_curve": [finite(v) for v in curve],
         "run_scores": [finite(x) for x in e.test],
         "provenance": None if e.provenance is None else dict(e.provenance),
@@ -140,8 +194,11 @@ def entry_row(e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals:
 
 
 #: The bootstrap intervals of a row: (row key, statistic, Boo_n estimator, seed purpose).
-_INTERVALS = (("mean", "mean", "paper", "mean"), ("boo_n", "boo_n", "paper", "boo_n"),
-              ("boo_n_unbiased", "boo_n", "unbiased", "boo_n_unbiased"))
+_INTERVALS = (
+    ("mean", "mean", "paper", "mean"),
+    ("boo_n", "boo_n", "paper", "boo_n"),
+    ("boo_n_unbiased", "boo_n", "unbiased", "boo_n_unbiased"),
+)
 
 
 def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings) -> None:
@@ -161,17 +218,28 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
     for (kind, k, no_valid), members in groups.items():
         section = SECTION_CODE[kind]
         for key, statistic, estimator, purpose in _INTERVALS:
-            todo = [e for e in members if rows[e.id][key]["estimate"] is not None
-                    and (kind == "recipe" if statistic == "mean" else k >= min_runs_for_interval(s.boo_n))]
+            todo = [
+                e
+                for e in members
+                if rows[e.id][key]["estimate"] is not None
+                and (kind == "recipe" if statistic == "mean" else k >= min_runs_for_interval(s.boo_n))
+            ]
             if not todo:
                 continue
             seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
             low, high = stats.seeded_intervals(
-                np.stack([e.test for e in todo]), seeds, statistic, n=s.boo_n,
-                valid=None if no_valid or statistic != "boo_n" else np.stack(
-                    [e.valid for e in todo if e.valid is not None]),  # all of them: not no_valid
-                n_resamples=s.n_resamples, confidence_level=conf, higher_is_better=s.higher_is_better,
-                estimator=estimator)
+                np.stack([e.test for e in todo]),
+                seeds,
+                statistic,
+                n=s.boo_n,
+                valid=None
+                if no_valid or statistic != "boo_n"
+                else np.stack([e.valid for e in todo if e.valid is not None]),  # all of them: not no_valid
+                n_resamples=s.n_resamples,
+                confidence_level=conf,
+                higher_is_better=s.higher_is_better,
+                estimator=estimator,
+            )
             method = "studentized bootstrap"
             low, high = clip_to_range(low, high, s.score_range)
             for e, lo, hi in zip(todo, low, high):
@@ -198,8 +266,11 @@ def clip_to_range(low: np.ndarray, high: np.ndarray, score_range) -> tuple[np.nd
 
 def entry_fingerprint(e: EntryRuns) -> str:
     """A digest of everything :func:`entry_row` reads from an entry (its runs, names, state)."""
-    digest = hashlib.sha256(repr((int(e.id), e.name, e.team, e.kind, int(e.runs_expected), e.created,
-                                  bool(e.in_progress), e.provenance)).encode())
+    digest = hashlib.sha256(
+        repr(
+            (int(e.id), e.name, e.team, e.kind, int(e.runs_expected), e.created, bool(e.in_progress), e.provenance)
+        ).encode()
+    )
     for array in (e.run_index, e.test, e.valid):
         digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:24]
@@ -216,10 +287,19 @@ def reused_row(previous: dict, e: EntryRuns, s: ReportSettings, noether_n: int |
     row = {key: previous[key] for key in ROW_KEYS}
     for key in ("mean", "boo_n", "boo_n_unbiased"):  # the nested intervals sections may update
         row[key] = dict(row[key])
-    row.update(rank=None, rank_display=None, tied=False, groups="", rank_interval=None, too_few_runs=False,
-               compared=False, excluded_reason=None,
-               runs_needed_for_decision=(max(0, noether_n - e.test.size) if noether_n is not None
-                                         and e.kind == "recipe" else None))
+    row.update(
+        rank=None,
+        rank_display=None,
+        tied=False,
+        groups="",
+        rank_interval=None,
+        too_few_runs=False,
+        compared=False,
+        excluded_reason=None,
+        runs_needed_for_decision=(
+            max(0, noether_n - e.test.size) if noether_n is not None and e.kind == "recipe" else None
+        ),
+    )
     return row
 
 

@@ -56,11 +56,21 @@ def shared_runs(entries: list[EntryRuns]) -> tuple[list[EntryRuns], np.ndarray]:
         observations = len(chosen) * (len(chosen) - 1) // 2 * len(common)
         if observations >= best[0]:
             best = (observations, len(chosen), set(common))
-    return chosen[:best[1]], np.array(sorted(best[2]), dtype=np.int64)
+    return chosen[: best[1]], np.array(sorted(best[2]), dtype=np.int64)
 
 
-def assemble_section(kind: str, rows: list[dict], compared: list[dict], res, ranks, index, s: ReportSettings,
-                     sota: dict | None, methods=None, **design) -> dict:
+def assemble_section(
+    kind: str,
+    rows: list[dict],
+    compared: list[dict],
+    res,
+    ranks,
+    index,
+    s: ReportSettings,
+    sota: dict | None,
+    methods=None,
+    **design,
+) -> dict:
     """Rows in display order, the leader group, the comparisons and the inversions of a section.
 
     The leader group is every compared entry that no entry beats (the leader first,
@@ -78,9 +88,13 @@ def assemble_section(kind: str, rows: list[dict], compared: list[dict], res, ran
         leader = [by_index[int(i)] for i in res.leader]
     inversions = inversion_rows(res, index, {r["submission_id"]: r for r in compared})
     return {
-        "kind": kind, "label": SECTION_LABELS[kind], **design,
+        "kind": kind,
+        "label": SECTION_LABELS[kind],
+        **design,
         "entries": [r["submission_id"] for r in (*compared, *rest)],
-        "compared": [r["submission_id"] for r in compared], "leader_group": leader, "inversions": inversions,
+        "compared": [r["submission_id"] for r in compared],
+        "leader_group": leader,
+        "inversions": inversions,
         "sota": sota,
         **_comparisons(compared, res, index, kind, inversions, methods, s.comparison_table),
         "_rows": [*compared, *rest],
@@ -104,12 +118,17 @@ def runs_needed_rows(rows: list[dict], n_compared: int, s: ReportSettings) -> di
         return None
     for row in rows:
         row["runs_needed_for_decision"] = max(0, need.for_power - row["runs_succeeded"])
-    return {"entries": need.n_entries, "comparisons": need.comparisons, "any_verdict": need.any_verdict,
-            "for_power": need.for_power}
+    return {
+        "entries": need.n_entries,
+        "comparisons": need.comparisons,
+        "any_verdict": need.any_verdict,
+        "for_power": need.for_power,
+    }
 
 
-def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
-                   ) -> dict:
+def recipe_section(
+    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
+) -> dict:
     eligible = [e for e in entries if e.test.size >= 2]
     for e in entries:
         if e.test.size < 2:
@@ -119,8 +138,11 @@ def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSet
     for e in eligible:
         if e.id not in chosen_ids:
             missing = sorted(set(shared.tolist()) - set(e.run_index.tolist()))
-            exclude(rows[e.id], f"lacks runs {', '.join(map(str, missing))} of the {len(shared)} seed-paired runs "
-                                 f"shared by the {len(chosen)} compared entries")
+            exclude(
+                rows[e.id],
+                f"lacks runs {', '.join(map(str, missing))} of the {len(shared)} seed-paired runs "
+                f"shared by the {len(chosen)} compared entries",
+            )
     chosen = sorted(chosen, key=lambda e: e.id)
     index = {e.id: i for i, e in enumerate(chosen)}
     sign = 1.0 if s.higher_is_better else -1.0
@@ -131,18 +153,39 @@ def recipe_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSet
         table = np.stack([sign * e.test[k] for e, k in zip(chosen, keep)])
         # Each entry's Boo_n chooses by its own key, as its row's (Bajgar et al. 2018, eq. 5/7): its validation
         # scores, its test scores where it has none; so the rank interval is of the statistic displayed.
-        valid = (np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(chosen, keep)])
-                 if any(e.valid is not None for e in chosen) else None)
+        valid = (
+            np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(chosen, keep)])
+            if any(e.valid is not None for e in chosen)
+            else None
+        )
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
-        res = sparse_comparisons(_pair_table(chosen, sign), paired=True, gamma=s.gamma, alpha=s.alpha,
-                                 correction=s.correction, priority=priority, neighbours=s.neighbours)
+        res = sparse_comparisons(
+            _pair_table(chosen, sign),
+            paired=True,
+            gamma=s.gamma,
+            alpha=s.alpha,
+            correction=s.correction,
+            priority=priority,
+            neighbours=s.neighbours,
+        )
         ranks = None if ranks_withheld(s, shared.size) else _recipe_ranks(table, valid, chosen, shared, s, prior)
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, len(chosen), s)
     sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_recipes, s, binomial_n=None)
-    section = assemble_section("recipe", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
-                               design="seed-paired runs", paired_runs=shared.tolist(), n_examples=None,
-                               runs_needed=needed)
+    section = assemble_section(
+        "recipe",
+        all_rows,
+        [rows[e.id] for e in chosen],
+        res,
+        ranks,
+        index,
+        s,
+        sota,
+        design="seed-paired runs",
+        paired_runs=shared.tolist(),
+        n_examples=None,
+        runs_needed=needed,
+    )
     decided_rows([rows[e.id] for e in chosen])
     if len(chosen) >= 2 and ranks_withheld(s, shared.size):
         for e in chosen:
@@ -190,15 +233,25 @@ def _pair_table(chosen: list[EntryRuns], sign: float) -> np.ndarray:
 def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):
     """Rank intervals of the compared recipe entries: one joint bootstrap, or its exact update when the
     previous report had the same paired runs and a subset of these entries (docs/scale.md)."""
-    kw = dict(n_resamples=s.n_resamples, confidence_level=1 - s.alpha, statistic=s.statistic, n=s.boo_n,
-              rng=derive_seed(s.master_seed, SECTION_CODE["recipe"], PURPOSE["ranks"]),
-              valid=valid if s.statistic == "boo_n" else None)
+    kw = dict(
+        n_resamples=s.n_resamples,
+        confidence_level=1 - s.alpha,
+        statistic=s.statistic,
+        n=s.boo_n,
+        rng=derive_seed(s.master_seed, SECTION_CODE["recipe"], PURPOSE["ranks"]),
+        valid=valid if s.statistic == "boo_n" else None,
+    )
     numpy_ranks = rank_intervals_backend(s.backend, s.device, table, True, s.statistic, s.n_resamples)[0] == "numpy"
-    usable = (prior is not None and prior["paired_runs"] == shared.tolist() and numpy_ranks
-              and prior["compared"] <= {e.id for e in chosen})
+    usable = (
+        prior is not None
+        and prior["paired_runs"] == shared.tolist()
+        and numpy_ranks
+        and prior["compared"] <= {e.id for e in chosen}
+    )
     if not usable:
-        return stats.rank_intervals(table, paired=True, backend=s.backend, device=s.device, keep_distribution=False,
-                                    **kw)
+        return stats.rank_intervals(
+            table, paired=True, backend=s.backend, device=s.device, keep_distribution=False, **kw
+        )
     assert prior is not None  # `usable` needs one
     new = np.array([e.id not in prior["compared"] for e in chosen])
     old = [prior["intervals"].get(e.id) for e in chosen]
@@ -208,8 +261,9 @@ def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: 
     return stats.rank_intervals_update(table, new, known, low, high, **kw)
 
 
-def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
-                       ) -> dict:
+def prediction_section(
+    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
+) -> dict:
     lengths = [e.outcomes.shape[1] for e in entries if e.outcomes is not None]
     n_examples = max(set(lengths), key=lambda n: (lengths.count(n), n)) if lengths else None
     chosen = []
@@ -217,8 +271,11 @@ def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: Repor
         if e.outcomes is None:
             exclude(rows[e.id], "no per-example outcomes stored: cannot join the paired test bootstrap", False)
         elif e.outcomes.shape[1] != n_examples:
-            exclude(rows[e.id], f"scored on {e.outcomes.shape[1]} test examples, not the {n_examples} of the "
-                                 f"other entries", False)
+            exclude(
+                rows[e.id],
+                f"scored on {e.outcomes.shape[1]} test examples, not the {n_examples} of the other entries",
+                False,
+            )
         else:
             chosen.append(e)
     chosen = sorted(chosen, key=lambda e: e.id)
@@ -228,35 +285,66 @@ def prediction_section(entries: list[EntryRuns], rows: dict[int, dict], s: Repor
     if chosen:
         code = SECTION_CODE["predictions"]
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
-        tb = stats.paired_test_bootstrap(files=[e.outcomes for e in chosen], n_resamples=s.n_resamples,
-                                         confidence_level=1 - s.alpha, gamma=s.gamma, alpha=s.alpha,
-                                         correction=s.correction, higher_is_better=s.higher_is_better,
-                                         priority=priority, rng=derive_seed(s.master_seed, code, PURPOSE["pairs"]),
-                                         backend=s.backend, device=s.device)
+        tb = stats.paired_test_bootstrap(
+            files=[e.outcomes for e in chosen],
+            n_resamples=s.n_resamples,
+            confidence_level=1 - s.alpha,
+            gamma=s.gamma,
+            alpha=s.alpha,
+            correction=s.correction,
+            higher_is_better=s.higher_is_better,
+            priority=priority,
+            rng=derive_seed(s.master_seed, code, PURPOSE["pairs"]),
+            backend=s.backend,
+            device=s.device,
+        )
         for e in chosen:
             _prediction_mean(rows[e.id], tb, index[e.id], s)
         if len(chosen) >= 2:
             res = sparse_from_pairwise(tb.comparisons)
             assert tb.bootstrap_distribution is not None  # paired_test_bootstrap always keeps it
-            ranks = stats.rank_intervals_from_distribution(sign * tb.estimate, sign * tb.bootstrap_distribution,
-                                                           1 - s.alpha)
+            ranks = stats.rank_intervals_from_distribution(
+                sign * tb.estimate, sign * tb.bootstrap_distribution, 1 - s.alpha
+            )
     all_rows = [rows[e.id] for e in entries]
     binomial_n = (s.n_test or n_examples) if s.accuracy_like else None
-    sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_predictions, s, binomial_n=binomial_n,
-                        outcomes=[e.outcomes for e in chosen if e.outcomes is not None])  # all of them
-    return assemble_section("predictions", all_rows, [rows[e.id] for e in chosen], res, ranks, index, s, sota,
-                            methods=None if tb is None else tb.pair_method,
-                            design="paired comparisons over test examples", paired_runs=None, n_examples=n_examples,
-                            runs_needed=None)
+    sota = section_sota(
+        all_rows,
+        [rows[e.id] for e in chosen],
+        s.m_total_predictions,
+        s,
+        binomial_n=binomial_n,
+        outcomes=[e.outcomes for e in chosen if e.outcomes is not None],
+    )  # all of them
+    return assemble_section(
+        "predictions",
+        all_rows,
+        [rows[e.id] for e in chosen],
+        res,
+        ranks,
+        index,
+        s,
+        sota,
+        methods=None if tb is None else tb.pair_method,
+        design="paired comparisons over test examples",
+        paired_runs=None,
+        n_examples=n_examples,
+        runs_needed=None,
+    )
 
 
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
     """An entry's mean interval from the test set (and its files), in the metric's units."""
-    names = {"wilson": "Wilson score interval", "t": "Student t over test examples",
-             "welch-t": "Welch t over test examples and files",
-             "wilson-deff": "Wilson score interval at the design-effect sample size (test examples and files)"}
-    row["mean"].update(low=finite(apply_map(s.metric_from_mean, tb.low[i])),
-                       high=finite(apply_map(s.metric_from_mean, tb.high[i])),
-                       se=finite(se_through(s.metric_from_mean, float(tb.estimate[i]), float(tb.standard_error[i]))),
-                       source="test examples" if tb.files[i] == 1 else "test examples and files",
-                       method=names[str(tb.entry_method[i])])
+    names = {
+        "wilson": "Wilson score interval",
+        "t": "Student t over test examples",
+        "welch-t": "Welch t over test examples and files",
+        "wilson-deff": "Wilson score interval at the design-effect sample size (test examples and files)",
+    }
+    row["mean"].update(
+        low=finite(apply_map(s.metric_from_mean, tb.low[i])),
+        high=finite(apply_map(s.metric_from_mean, tb.high[i])),
+        se=finite(se_through(s.metric_from_mean, float(tb.estimate[i]), float(tb.standard_error[i]))),
+        source="test examples" if tb.files[i] == 1 else "test examples and files",
+        method=names[str(tb.entry_method[i])],
+    )

@@ -16,14 +16,25 @@ import numpy as np
 
 from ..stats._validation import check_gamma
 
-__all__ = ["CORRECTIONS", "KINDS", "PURPOSE", "SECTION_CODE", "SECTION_LABELS", "STATISTICS", "ReportSettings",
-           "check_settings", "derive_seed"]
+__all__ = [
+    "CORRECTIONS",
+    "KINDS",
+    "PURPOSE",
+    "SECTION_CODE",
+    "SECTION_LABELS",
+    "STATISTICS",
+    "ReportSettings",
+    "check_settings",
+    "derive_seed",
+]
 
 KINDS = ("recipe", "predictions")
 STATISTICS = ("mean", "boo_n")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-SECTION_LABELS = {"recipe": "Training recipes (seed-paired runs on out-of-bootstrap splits)",
-                  "predictions": "Predictions (paired bootstrap over the hidden test set)"}
+SECTION_LABELS = {
+    "recipe": "Training recipes (seed-paired runs on out-of-bootstrap splits)",
+    "predictions": "Predictions (paired bootstrap over the hidden test set)",
+}
 SECTION_CODE = {"recipe": 1, "predictions": 2}
 PURPOSE = {"mean": 1, "boo_n": 2, "pairs": 3, "ranks": 4, "boo_n_unbiased": 5}
 

@@ -24,8 +24,15 @@ from evaluation.stats.sota import distinct_rows
 __all__ = ["section_sota"]
 
 
-def section_sota(rows: list[dict], compared: list[dict], m_total: int | None, s: ReportSettings, *,
-                 binomial_n: int | None, outcomes: list[np.ndarray] | None = None) -> dict:
+def section_sota(
+    rows: list[dict],
+    compared: list[dict],
+    m_total: int | None,
+    s: ReportSettings,
+    *,
+    binomial_n: int | None,
+    outcomes: list[np.ndarray] | None = None,
+) -> dict:
     """Multiplicity-adjusted state of the art of a section (Møllersen & Holsbø).
 
     The best is taken among the compared entries (those the section ranks), or among
@@ -34,8 +41,11 @@ def section_sota(rows: list[dict], compared: list[dict], m_total: int | None, s:
     files x examples) repeat another's. Those outcomes also give ``rho`` (eq. 10).
     """
     sign = 1.0 if s.higher_is_better else -1.0
-    candidates = [r for r in (compared or rows) if r["mean"]["estimate"] is not None
-                  and (binomial_n is not None or r["mean"]["se"] is not None)]
+    candidates = [
+        r
+        for r in (compared or rows)
+        if r["mean"]["estimate"] is not None and (binomial_n is not None or r["mean"]["se"] is not None)
+    ]
     m, rho, duplicates, repeated = _multiplicity(rows, compared, m_total, outcomes)
     blank = _blank_sota(m=m, alpha=s.alpha, rho=finite(rho), duplicates=duplicates)
     if not candidates:
@@ -44,22 +54,40 @@ def section_sota(rows: list[dict], compared: list[dict], m_total: int | None, s:
     raw = top["mean"]["estimate"]
     side = "lower" if s.higher_is_better else "upper"
     if binomial_n is None and not top["mean"]["se"] > 0:  # no spread at all: nothing to adjust by
-        return {**blank, "raw": finite(raw), "estimate": finite(raw), "bound": finite(raw), "bound_side": side,
-                "method": "normal", "se": 0.0, "submission_id": top["submission_id"],
-                "note": "the best entry's runs are all equal (standard error 0)"}
+        return {
+            **blank,
+            "raw": finite(raw),
+            "estimate": finite(raw),
+            "bound": finite(raw),
+            "bound_side": side,
+            "method": "normal",
+            "se": 0.0,
+            "submission_id": top["submission_id"],
+            "note": "the best entry's runs are all equal (standard error 0)",
+        }
     scored = [r for r in rows if r["mean"]["estimate"] is not None and id(r) not in repeated]
     if binomial_n is not None:
         adj, estimate, bound = _adjust_binomial(raw, scored, m, s, n=binomial_n, rho=rho)
     else:
         adj, estimate, bound = _adjust_normal(raw, top["mean"]["se"], scored, m, s, rho=rho)
-    return {**blank, "raw": finite(raw), "estimate": finite(estimate), "bound": finite(bound),
-            "bound_side": side, "method": adj.method, "n": binomial_n,
-            "se": None if binomial_n is not None else finite(top["mean"]["se"]),
-            "submission_id": top["submission_id"], "model": adj.model, "shrinkage": finite(adj.shrinkage)}
+    return {
+        **blank,
+        "raw": finite(raw),
+        "estimate": finite(estimate),
+        "bound": finite(bound),
+        "bound_side": side,
+        "method": adj.method,
+        "n": binomial_n,
+        "se": None if binomial_n is not None else finite(top["mean"]["se"]),
+        "submission_id": top["submission_id"],
+        "model": adj.model,
+        "shrinkage": finite(adj.shrinkage),
+    }
 
 
-def _multiplicity(rows: list[dict], compared: list[dict], m_total: int | None,
-                  outcomes: list[np.ndarray] | None) -> tuple[int, float | None, int, set[int]]:
+def _multiplicity(
+    rows: list[dict], compared: list[dict], m_total: int | None, outcomes: list[np.ndarray] | None
+) -> tuple[int, float | None, int, set[int]]:
     """``(m, rho, duplicates, repeated)``: the number of entries less the repeated outcome vectors.
 
     ``repeated`` holds the ``id()`` of the compared rows whose outcomes repeat an earlier row's.
@@ -75,33 +103,56 @@ def _multiplicity(rows: list[dict], compared: list[dict], m_total: int | None,
     return max(distinct, m - duplicates), rho, duplicates, repeated
 
 
-def _adjust_binomial(raw: float, scored: list[dict], m: int, s: ReportSettings, *, n: int,
-                     rho: float | None) -> tuple[stats.AdjustedSota, float, float]:
+def _adjust_binomial(
+    raw: float, scored: list[dict], m: int, s: ReportSettings, *, n: int, rho: float | None
+) -> tuple[stats.AdjustedSota, float, float]:
     """The exact binomial form on an accuracy-like metric; an error rate ``x`` is adjusted as ``1 - x``."""
     flip = not s.higher_is_better
 
     def acc(x):
         return np.clip(1.0 - np.asarray(x) if flip else np.asarray(x), 0.0, 1.0)
 
-    adj = stats.adjusted_sota(float(acc(raw)), m, n=n, alpha=s.alpha, rho=rho,
-                              estimates=acc([r["mean"]["estimate"] for r in scored]))
+    adj = stats.adjusted_sota(
+        float(acc(raw)), m, n=n, alpha=s.alpha, rho=rho, estimates=acc([r["mean"]["estimate"] for r in scored])
+    )
     estimate, bound = (1.0 - adj.estimate, 1.0 - adj.lower) if flip else (adj.estimate, adj.lower)
     return adj, estimate, bound
 
 
-def _adjust_normal(raw: float, se: float, scored: list[dict], m: int, s: ReportSettings, *,
-                   rho: float | None) -> tuple[stats.AdjustedSota, float, float]:
+def _adjust_normal(
+    raw: float, se: float, scored: list[dict], m: int, s: ReportSettings, *, rho: float | None
+) -> tuple[stats.AdjustedSota, float, float]:
     """The normal approximation with the entries' standard errors, on the sign-flipped scale."""
     sign = 1.0 if s.higher_is_better else -1.0
     with_se = [r for r in scored if r["mean"]["se"] and r["mean"]["se"] > 0]
-    adj = stats.adjusted_sota(sign * raw, m, standard_error=se, alpha=s.alpha,
-                              estimates=[sign * r["mean"]["estimate"] for r in with_se] or None,
-                              standard_errors=[r["mean"]["se"] for r in with_se] or None, rho=rho)
+    adj = stats.adjusted_sota(
+        sign * raw,
+        m,
+        standard_error=se,
+        alpha=s.alpha,
+        estimates=[sign * r["mean"]["estimate"] for r in with_se] or None,
+        standard_errors=[r["mean"]["se"] for r in with_se] or None,
+        rho=rho,
+    )
     return adj, sign * adj.estimate, sign * adj.lower
 
 
 def _blank_sota(*, m: int, alpha: float, rho: float | None, duplicates: int) -> dict:
     """A section's ``sota`` dict with every key present, ``None`` where nothing is known yet."""
-    return {"raw": None, "estimate": None, "bound": None, "bound_side": None, "m": m, "method": None,
-            "alpha": alpha, "n": None, "se": None, "submission_id": None, "note": None, "model": None,
-            "shrinkage": None, "rho": rho, "duplicates": duplicates}
+    return {
+        "raw": None,
+        "estimate": None,
+        "bound": None,
+        "bound_side": None,
+        "m": m,
+        "method": None,
+        "alpha": alpha,
+        "n": None,
+        "se": None,
+        "submission_id": None,
+        "note": None,
+        "model": None,
+        "shrinkage": None,
+        "rho": rho,
+        "duplicates": duplicates,
+    }

@@ -67,16 +67,12 @@ def fill_counts(rng: np.random.Generator, k: int, out: np.ndarray) -> np.ndarray
     return out
 
 
-def draw_counts(
-    rng: np.random.Generator, k: int, rows: int, dtype=np.int64
-) -> np.ndarray:
+def draw_counts(rng: np.random.Generator, k: int, rows: int, dtype=np.int64) -> np.ndarray:
     """Count matrix ``(rows, k)`` of ``rows`` bootstrap resamples of ``k`` items."""
     return fill_counts(rng, k, np.empty((rows, k), dtype=dtype))
 
 
-def draw_counts_ragged(
-    rng: np.random.Generator, lengths: np.ndarray, rows: int, dtype=np.int64
-) -> np.ndarray:
+def draw_counts_ragged(rng: np.random.Generator, lengths: np.ndarray, rows: int, dtype=np.int64) -> np.ndarray:
     """Independent resamples of several samples laid side by side.
 
     Sample ``e`` has ``lengths[e]`` items and occupies columns

@@ -87,11 +87,7 @@ def as_generator(rng, name: str = "rng") -> np.random.Generator:
         return rng
     if isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
-    if (
-        isinstance(rng, numbers.Integral)
-        and not isinstance(rng, (bool, np.bool_))
-        and int(rng) >= 0
-    ):
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and int(rng) >= 0:
         return np.random.default_rng(int(rng))
     raise ValueError(
         f"`{name}` must be a non-negative integer, a numpy.random.SeedSequence or a "
@@ -118,10 +114,7 @@ def as_sample(x, name: str, min_size: int = 1) -> np.ndarray:
     if bad.size:
         raise ValueError(f"`{name}` contains NaN or inf (at index {bad[0]}).")
     if arr.size < min_size:
-        raise ValueError(
-            f"`{name}` needs at least {min_size} values to estimate a spread "
-            f"(got {arr.size})."
-        )
+        raise ValueError(f"`{name}` needs at least {min_size} values to estimate a spread (got {arr.size}).")
     return arr
 
 
@@ -129,25 +122,18 @@ def as_samples(x, name: str, min_size: int = 1) -> np.ndarray:
     """Return ``x`` as a finite float64 array of shape ``(runs,)`` or ``(entries, runs)``."""
     arr = _to_float_array(x, name)
     if arr.ndim not in (1, 2):
-        raise ValueError(
-            f"`{name}` must be 1-D (runs) or 2-D (entries x runs) (got shape {arr.shape})."
-        )
+        raise ValueError(f"`{name}` must be 1-D (runs) or 2-D (entries x runs) (got shape {arr.shape}).")
     if arr.size == 0:
         raise ValueError(f"`{name}` must not be empty.")
     bad = np.argwhere(~np.isfinite(arr))
     if bad.size:
         raise ValueError(f"`{name}` contains NaN or inf (at index {tuple(bad[0])}).")
     if arr.shape[-1] < min_size:
-        raise ValueError(
-            f"`{name}` needs at least {min_size} runs to estimate a spread "
-            f"(got {arr.shape[-1]})."
-        )
+        raise ValueError(f"`{name}` needs at least {min_size} runs to estimate a spread (got {arr.shape[-1]}).")
     return arr
 
 
-def as_table(
-    scores, name: str, *, paired: bool, min_runs: int = 2, min_entries: int = 1
-) -> list[np.ndarray]:
+def as_table(scores, name: str, *, paired: bool, min_runs: int = 2, min_entries: int = 1) -> list[np.ndarray]:
     """Return a table of scores (entries x runs) as a list of 1-D float64 rows.
 
     Paired tables must be rectangular and complete. Unpaired tables may be ragged
@@ -156,20 +142,20 @@ def as_table(
     if isinstance(scores, np.ndarray) or not isinstance(scores, Sequence):
         arr = _to_float_array(scores, name)
         if arr.ndim != 2:
-            raise ValueError(
-                f"`{name}` must be 2-D (entries x runs) (got shape {arr.shape})."
-            )
-        if (isinstance(scores, np.ndarray) and arr.shape[0] >= min_entries and arr.shape[1] >= min_runs
-                and np.isfinite(arr).all()):
+            raise ValueError(f"`{name}` must be 2-D (entries x runs) (got shape {arr.shape}).")
+        if (
+            isinstance(scores, np.ndarray)
+            and arr.shape[0] >= min_entries
+            and arr.shape[1] >= min_runs
+            and np.isfinite(arr).all()
+        ):
             return list(np.array(arr, dtype=np.float64, order="C"))  # complete and rectangular: one copy
         raw = list(arr)
     else:
         raw = [_to_float_array(row, f"{name}[{i}]") for i, row in enumerate(scores)]
         for i, row in enumerate(raw):
             if row.ndim != 1:
-                raise ValueError(
-                    f"`{name}` must be 2-D (entries x runs); entry {i} has shape {row.shape}."
-                )
+                raise ValueError(f"`{name}` must be 2-D (entries x runs); entry {i} has shape {row.shape}.")
     if len(raw) < min_entries:
         noun = "entry" if min_entries == 1 else "entries"
         raise ValueError(f"`{name}` needs at least {min_entries} {noun} (got {len(raw)}).")
@@ -188,8 +174,7 @@ def as_table(
         row = row[~np.isnan(row)]
         if row.size < min_runs:
             raise ValueError(
-                f"`{name}`: entry {i} has {row.size} run{'' if row.size == 1 else 's'}; "
-                f"at least {min_runs} are needed."
+                f"`{name}`: entry {i} has {row.size} run{'' if row.size == 1 else 's'}; at least {min_runs} are needed."
             )
         rows.append(np.ascontiguousarray(row))
     if paired:

@@ -114,8 +114,9 @@ def _power_table(m: int, n: int, estimator: str = "paper") -> np.ndarray:
     if estimator == "paper":
         return (j / m) ** n
     with np.errstate(invalid="ignore"):
-        log_w = (special.gammaln(j + 1) - special.gammaln(j - n + 1)
-                 - special.gammaln(m + 1) + special.gammaln(m - n + 1))
+        log_w = (
+            special.gammaln(j + 1) - special.gammaln(j - n + 1) - special.gammaln(m + 1) + special.gammaln(m - n + 1)
+        )
     return np.where(j >= n, np.exp(log_w), 0.0)
 
 
@@ -205,17 +206,11 @@ def _boo_n_iv(test, n, valid, higher_is_better, min_size=1, estimator="paper"):
     n = check_int(n, "n", minimum=1)
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
     if estimator == "unbiased" and n > test.size:
-        raise ValueError(
-            f"`n` must be at most the number of runs ({test.size}) for estimator='unbiased' "
-            f"(got {n})."
-        )
+        raise ValueError(f"`n` must be at most the number of runs ({test.size}) for estimator='unbiased' (got {n}).")
     if valid is not None:
         valid = as_sample(valid, "valid")
         if valid.size != test.size:
-            raise ValueError(
-                "`valid` and `test` must have the same length "
-                f"(got {valid.size} and {test.size})."
-            )
+            raise ValueError(f"`valid` and `test` must have the same length (got {valid.size} and {test.size}).")
     higher_is_better = check_bool(higher_is_better, "higher_is_better")
     return test, n, valid, higher_is_better, estimator
 
@@ -277,8 +272,7 @@ def boo_n(test, n, *, valid=None, higher_is_better=True, estimator="paper") -> f
     >>> round(boo_n([1, 2, 3, 4], 2, estimator="unbiased"), 4)  # mean of the 6 pairs' maxima
     3.3333
     """
-    test, n, valid, higher_is_better, estimator = _boo_n_iv(
-        test, n, valid, higher_is_better, estimator=estimator)
+    test, n, valid, higher_is_better, estimator = _boo_n_iv(test, n, valid, higher_is_better, estimator=estimator)
     key = test if valid is None else valid
     if not higher_is_better:
         key = -key

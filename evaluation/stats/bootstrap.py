@@ -79,7 +79,7 @@ def l_weights(statistic: str, k: int, n: int, estimator: str) -> np.ndarray:
     if statistic == "iqm":
         g = int(0.25 * k)
         w = np.zeros(k)
-        w[g:k - g] = 1.0 / (k - 2 * g)
+        w[g : k - g] = 1.0 / (k - 2 * g)
         return w
     if statistic == "median":
         w = np.zeros(k)
@@ -138,8 +138,7 @@ def _bootstrap_interval_iv(
         method = default_method(statistic)
     method = check_choice(method, "method", METHODS)
     if method == "studentized" and statistic == "median":
-        raise ValueError("`method` must be 'percentile' for the median (its jackknife standard "
-                         "error is inconsistent).")
+        raise ValueError("`method` must be 'percentile' for the median (its jackknife standard error is inconsistent).")
     rng = as_generator(rng)
     if valid is not None and statistic != "boo_n":
         raise ValueError("`valid` is only used with statistic='boo_n'.")
@@ -151,18 +150,26 @@ def _bootstrap_interval_iv(
         if bad.size:
             raise ValueError(f"`values` contains NaN or inf (at index {bad[0]}).")
         if sample.size < 2:
-            raise ValueError(
-                "`values` needs at least 2 runs to estimate a spread "
-                f"(got {sample.size})."
-            )
+            raise ValueError(f"`values` needs at least 2 runs to estimate a spread (got {sample.size}).")
         rows = [sample]
     if statistic == "boo_n" and estimator == "unbiased" and min(r.size for r in rows) < n:
-        raise ValueError(f"`n` must be at most the number of runs of every entry for "
-                         f"estimator='unbiased' (got n={n}, {min(r.size for r in rows)} runs).")
+        raise ValueError(
+            f"`n` must be at most the number of runs of every entry for "
+            f"estimator='unbiased' (got n={n}, {min(r.size for r in rows)} runs)."
+        )
     vrows = None if valid is None else _valid_rows(valid, values, sample, rows)
     return (
-        rows, sample is not None, statistic, n, vrows, n_resamples, confidence_level, rng,
-        higher_is_better, method, estimator,
+        rows,
+        sample is not None,
+        statistic,
+        n,
+        vrows,
+        n_resamples,
+        confidence_level,
+        rng,
+        higher_is_better,
+        method,
+        estimator,
     )
 
 
@@ -181,10 +188,7 @@ def _valid_rows(valid, values, sample, rows):
             raise ValueError("`valid` must have the same shape as `values`.")
         vrows = [vsample]
     if len(vrows) != len(rows):
-        raise ValueError(
-            f"`valid` must have one row per entry of `values` "
-            f"(got {len(vrows)} and {len(rows)})."
-        )
+        raise ValueError(f"`valid` must have one row per entry of `values` (got {len(vrows)} and {len(rows)}).")
     for i, (v, t) in enumerate(zip(vrows, rows)):
         if v.size != t.size or not np.all(np.isfinite(v)):
             raise ValueError(
@@ -277,9 +281,10 @@ def bootstrap_interval(
     >>> round(ci.estimate, 3), ci.low <= ci.estimate <= ci.high
     (0.632, True)
     """
-    (rows, is_sample, statistic, n, vrows, n_resamples, confidence_level, rng,
-     higher_is_better, method, estimator) = _bootstrap_interval_iv(
-        values, statistic, n, valid, n_resamples, confidence_level, rng, higher_is_better, method, estimator
+    (rows, is_sample, statistic, n, vrows, n_resamples, confidence_level, rng, higher_is_better, method, estimator) = (
+        _bootstrap_interval_iv(
+            values, statistic, n, valid, n_resamples, confidence_level, rng, higher_is_better, method, estimator
+        )
     )
     sign = 1.0 if higher_is_better else -1.0
     # On the oriented runs sign·x, mapped back at the end: a loss's interval is the exact mirror of the
@@ -299,8 +304,9 @@ def bootstrap_interval(
     if sign < 0:
         estimate, low, high, boot_all = -estimate, -high, -low, -boot_all
     if is_sample:
-        return Interval(float(estimate[0]), float(low[0]), float(high[0]), confidence_level, statistic,
-                        float(se[0]), boot_all[0])
+        return Interval(
+            float(estimate[0]), float(low[0]), float(high[0]), confidence_level, statistic, float(se[0]), boot_all[0]
+        )
     return Interval(estimate, low, high, confidence_level, statistic, se, boot_all)
 
 
@@ -391,15 +397,16 @@ def _bca_limits(boot, estimate, loo, confidence_level, tol=0.0):
         d = loo.mean(axis=1, keepdims=True) - loo
         s2 = np.einsum("ek,ek->e", d, d)
         with np.errstate(invalid="ignore", divide="ignore"):
-            accel = np.where(s2 > 0, (d ** 3).sum(axis=1) / (6 * np.where(s2 > 0, s2, 1.0) ** 1.5), 0.0)
+            accel = np.where(s2 > 0, (d**3).sum(axis=1) / (6 * np.where(s2 > 0, s2, 1.0) ** 1.5), 0.0)
     ordered = np.sort(boot, axis=1)
     out = []
     for z in stats.norm.ppf([(1 - confidence_level) / 2, (1 + confidence_level) / 2]):
         w = z0 + z
         denom = 1 - accel * w
         with np.errstate(invalid="ignore", divide="ignore"):
-            level = np.where(denom > 0, stats.norm.cdf(z0 + w / np.where(denom > 0, denom, 1.0)),
-                             (w > 0).astype(np.float64))  # a·w >= 1: the limit went past the extreme
+            level = np.where(
+                denom > 0, stats.norm.cdf(z0 + w / np.where(denom > 0, denom, 1.0)), (w > 0).astype(np.float64)
+            )  # a·w >= 1: the limit went past the extreme
         pos = level * (b - 1)
         lo = np.clip(np.floor(pos).astype(np.int64), 0, b - 1)
         hi = np.minimum(lo + 1, b - 1)
@@ -543,8 +550,7 @@ def _rank_intervals_iv(scores, paired, n_resamples, confidence_level, rng, stati
         if [v.size for v in vrows] != [r.size for r in rows]:
             raise ValueError("`valid` must have the same shape and missing runs as `scores`.")
     if statistic == "boo_n" and estimator == "unbiased" and min(r.size for r in rows) < n:
-        raise ValueError(f"`n` must be at most the number of runs of every entry for "
-                         f"estimator='unbiased' (got n={n}).")
+        raise ValueError(f"`n` must be at most the number of runs of every entry for estimator='unbiased' (got n={n}).")
     return rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator
 
 
@@ -634,8 +640,9 @@ def resampled_boo_n(rows, vrows, paired: bool, n: int, estimator: str, n_resampl
         stop = min(n_resamples, start + step)
         counts = rs.draw_counts_ragged(rng, lengths, stop - start)
         for e, (r, v) in enumerate(zip(rows, keys)):  # entries, not resamples
-            out[e, start:stop] = _boo_n_resampled(r[None], v[None], counts[:, starts[e]:starts[e + 1]], n,
-                                                  estimator)[0]
+            out[e, start:stop] = _boo_n_resampled(r[None], v[None], counts[:, starts[e] : starts[e + 1]], n, estimator)[
+                0
+            ]
     return estimate, out
 
 
@@ -675,8 +682,19 @@ def resampled_means(rows, paired: bool, n_resamples: int, rng) -> np.ndarray:
 
 # long because its docstring states every parameter (the body is five lines)
 def rank_intervals(
-    scores, *, paired=True, n_resamples=10_000, confidence_level=0.95, rng=0, statistic="mean", n=5,
-    valid=None, estimator="paper", backend="numpy", device="auto", keep_distribution=True,
+    scores,
+    *,
+    paired=True,
+    n_resamples=10_000,
+    confidence_level=0.95,
+    rng=0,
+    statistic="mean",
+    n=5,
+    valid=None,
+    estimator="paper",
+    backend="numpy",
+    device="auto",
+    keep_distribution=True,
 ) -> RankIntervals:
     """Bootstrap interval of each entry's rank by the board's ranking statistic (1 = best).
 
@@ -742,18 +760,49 @@ def rank_intervals(
     ([1, 2], [1, 2], [1, 2])
     """
     rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator = _rank_intervals_iv(
-        scores, paired, n_resamples, confidence_level, rng, statistic, n, valid, estimator)
-    return _rank_intervals(rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator,
-                           check_choice(backend, "backend", BACKENDS), device, keep_distribution)
+        scores, paired, n_resamples, confidence_level, rng, statistic, n, valid, estimator
+    )
+    return _rank_intervals(
+        rows,
+        paired,
+        n_resamples,
+        confidence_level,
+        rng,
+        statistic,
+        n,
+        vrows,
+        estimator,
+        check_choice(backend, "backend", BACKENDS),
+        device,
+        keep_distribution,
+    )
 
 
-def _rank_intervals(rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator, requested,
-                    device, keep_distribution) -> RankIntervals:
+def _rank_intervals(
+    rows,
+    paired,
+    n_resamples,
+    confidence_level,
+    rng,
+    statistic,
+    n,
+    vrows,
+    estimator,
+    requested,
+    device,
+    keep_distribution,
+) -> RankIntervals:
     """:func:`rank_intervals` of validated inputs: the joint bootstrap (numpy, or torch on the device), ranked."""
     backend, device = rank_intervals_backend(requested, device, rows, paired, statistic, n_resamples)
     if backend == "torch":
-        return rank_intervals_torch(np.stack(rows), n_resamples=n_resamples, confidence_level=confidence_level,
-                                    seed=int(rng.integers(2**63)), device=device, keep_distribution=keep_distribution)
+        return rank_intervals_torch(
+            np.stack(rows),
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            seed=int(rng.integers(2**63)),
+            device=device,
+            keep_distribution=keep_distribution,
+        )
     if statistic == "boo_n":
         estimate, boot = resampled_boo_n(rows, vrows, paired, n, estimator, n_resamples, rng)
     else:
@@ -766,14 +815,16 @@ def _ranked(estimate, boot, confidence_level, backend, device, keep_distribution
     (competition ranks are exact, so the intervals are numpy's either way)."""
     ranking, where = resolve_backend(backend, device, boot.size)
     if ranking == "torch":
-        return rank_intervals_from_distribution_torch(estimate, boot, confidence_level=confidence_level,
-                                                      device=where, keep_distribution=keep_distribution)
+        return rank_intervals_from_distribution_torch(
+            estimate, boot, confidence_level=confidence_level, device=where, keep_distribution=keep_distribution
+        )
     result = rank_intervals_from_distribution(estimate, boot, confidence_level)
     return result if keep_distribution else replace(result, bootstrap_distribution=None)
 
 
-def rank_intervals_backend(backend: str, device: str, rows, paired: bool, statistic: str, n_resamples: int
-                           ) -> tuple[str, str]:
+def rank_intervals_backend(
+    backend: str, device: str, rows, paired: bool, statistic: str, n_resamples: int
+) -> tuple[str, str]:
     """The (backend, device) :func:`rank_intervals` runs on: torch only for paired entries ranked by the mean.
 
     "auto" is torch on CUDA when a device is present and the joint bootstrap is large
@@ -791,8 +842,16 @@ SEEDED_BLOCK_ELEMENTS = 1 << 17
 
 
 def seeded_intervals(
-    values, seeds, statistic="mean", *, n=5, valid=None, n_resamples=10_000, confidence_level=0.95,
-    higher_is_better=True, estimator="paper",
+    values,
+    seeds,
+    statistic="mean",
+    *,
+    n=5,
+    valid=None,
+    n_resamples=10_000,
+    confidence_level=0.95,
+    higher_is_better=True,
+    estimator="paper",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Default-method :func:`bootstrap_interval` of every row, each row with its own seed.
 
@@ -824,8 +883,9 @@ def seeded_intervals(
     if valid is not None and (statistic != "boo_n" or np.shape(valid) != x.shape):
         raise ValueError("`valid` must have the shape of `values` (statistic='boo_n' only).")
     sign = 1.0 if higher_is_better else -1.0
-    spec = _Spec(statistic, n, check_choice(estimator, "estimator", ESTIMATORS), default_method(statistic),
-                 confidence_level)
+    spec = _Spec(
+        statistic, n, check_choice(estimator, "estimator", ESTIMATORS), default_method(statistic), confidence_level
+    )
     k = x.shape[1]
     x = sign * x  # oriented runs, the limits mapped back at the end: a loss mirrors exactly (issue 23, row 10)
     key = x if valid is None else sign * np.asarray(valid, dtype=np.float64)
@@ -836,8 +896,9 @@ def seeded_intervals(
     low, high = np.empty(len(x)), np.empty(len(x))
     _tied_intervals(np.flatnonzero(tied), oriented, valid is not None, seeds, spec, n_resamples, low, high)
     plain = np.flatnonzero(~tied)
-    weights = (_boo_weights(np.arange(k, dtype=np.float64), n, spec.estimator) if statistic == "boo_n"
-               else np.full(k, 1.0 / k))
+    weights = (
+        _boo_weights(np.arange(k, dtype=np.float64), n, spec.estimator) if statistic == "boo_n" else np.full(k, 1.0 / k)
+    )
     step = max(1, SEEDED_BLOCK_ELEMENTS // (n_resamples * k))
 
     def block(rows):  # independent of the other blocks: each entry draws from its own seed
@@ -846,7 +907,7 @@ def seeded_intervals(
         boot, tstar = _seeded_block(x[rows], counts, estimate, spec)
         low[rows], high[rows] = _limits(x[rows], estimate, boot, tstar, spec)
 
-    blocks = [plain[start:start + step] for start in range(0, plain.size, step)]
+    blocks = [plain[start : start + step] for start in range(0, plain.size, step)]
     with _block_pool(len(blocks)) as pool:
         list(pool.map(block, blocks))
     return (low, high) if sign > 0 else (-high, -low)
@@ -856,9 +917,17 @@ def _tied_intervals(rows, oriented, has_valid: bool, seeds, spec: _Spec, n_resam
     """:func:`seeded_intervals` of the rows whose Boo_n key has ties (tie-sharing weights): one
     :func:`bootstrap_interval` each, written into ``low`` and ``high``."""
     for e in rows:
-        ci = bootstrap_interval(oriented[0][e], spec.statistic, n=spec.n, rng=int(seeds[e]),
-                                valid=oriented[1][e] if has_valid else None, n_resamples=n_resamples,
-                                confidence_level=spec.confidence_level, higher_is_better=True, estimator=spec.estimator)
+        ci = bootstrap_interval(
+            oriented[0][e],
+            spec.statistic,
+            n=spec.n,
+            rng=int(seeds[e]),
+            valid=oriented[1][e] if has_valid else None,
+            n_resamples=n_resamples,
+            confidence_level=spec.confidence_level,
+            higher_is_better=True,
+            estimator=spec.estimator,
+        )
         low[e], high[e] = ci.low, ci.high
 
 
@@ -879,8 +948,11 @@ def _seeded_counts(seeds, k: int, n_resamples: int, studentized: bool) -> np.nda
     idx = np.empty((len(seeds), n_resamples, k), dtype=np.intp)
     outer = rs.batch_size(k * (k if studentized else 1), n_resamples)
     inner = max(1, rs._BINCOUNT_BINS // k)  # fill_counts' step
-    calls = [(b, min(b + inner, n_resamples, a + outer)) for a in range(0, n_resamples, outer)
-             for b in range(a, min(a + outer, n_resamples), inner)]
+    calls = [
+        (b, min(b + inner, n_resamples, a + outer))
+        for a in range(0, n_resamples, outer)
+        for b in range(a, min(a + outer, n_resamples), inner)
+    ]
     for row, seed in enumerate(seeds):
         rng = np.random.default_rng(int(seed))
         for start, stop in calls:
@@ -953,8 +1025,19 @@ def _cumsum_runs(a: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- ranks, incrementally
 def rank_intervals_update(
-    scores, new, known, low, high, *, n_resamples=10_000, confidence_level=0.95, rng=0, statistic="mean", n=5,
-    valid=None, estimator="paper",
+    scores,
+    new,
+    known,
+    low,
+    high,
+    *,
+    n_resamples=10_000,
+    confidence_level=0.95,
+    rng=0,
+    statistic="mean",
+    n=5,
+    valid=None,
+    estimator="paper",
 ) -> RankIntervals:
     """Paired :func:`rank_intervals` of a board when some entries are new, reusing the others' intervals.
 
@@ -971,7 +1054,8 @@ def rank_intervals_update(
     (``tests/evaluation/test_seeded_intervals.py``); the standard errors are not returned.
     """
     rows, paired, n_resamples, confidence_level, rng, statistic, n, vrows, estimator = _rank_intervals_iv(
-        scores, True, n_resamples, confidence_level, rng, statistic, n, valid, estimator)
+        scores, True, n_resamples, confidence_level, rng, statistic, n, valid, estimator
+    )
     new, known = np.asarray(new, bool), np.asarray(known, bool) & ~np.asarray(new, bool)
     table = np.stack(rows)
     keys = (table,) if vrows is None else (table, np.stack(vrows))

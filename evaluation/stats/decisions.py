@@ -63,8 +63,9 @@ class PairDecisions:
     extra: tuple = ()
 
 
-def adjusted_levels(pvalue_raw: np.ndarray, correction: str, alpha: float, family_size: int | None = None
-                    ) -> np.ndarray:
+def adjusted_levels(
+    pvalue_raw: np.ndarray, correction: str, alpha: float, family_size: int | None = None
+) -> np.ndarray:
     """Per-pair significance level ``alpha · p / p̃`` (``alpha / M`` where p = 0), in (0, alpha].
 
     ``p̃`` is the adjusted p-value before its cap at 1 (computed on p-values scaled
@@ -80,8 +81,16 @@ def adjusted_levels(pvalue_raw: np.ndarray, correction: str, alpha: float, famil
     return np.clip(level, np.finfo(float).tiny, alpha)
 
 
-def decide_pairs(effect: np.ndarray, pvalue_raw: np.ndarray, interval: Callable, *, alpha: float,
-                 gamma: float, correction: str, family_size: int | None = None) -> PairDecisions:
+def decide_pairs(
+    effect: np.ndarray,
+    pvalue_raw: np.ndarray,
+    interval: Callable,
+    *,
+    alpha: float,
+    gamma: float,
+    correction: str,
+    family_size: int | None = None,
+) -> PairDecisions:
     """Adjust the family, draw each dual interval at its adjusted level, and decide.
 
     ``effect`` (pairs,) is positive when i is ahead of j; ``interval(level)`` returns
@@ -122,8 +131,13 @@ class RunsNeeded:
 
 def _runs_needed_iv(n_entries, gamma, alpha, beta, max_runs):
     n_entries = check_int(n_entries, "n_entries", minimum=2)
-    return (n_entries, check_gamma(gamma), check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta"),
-            check_int(max_runs, "max_runs", minimum=2))
+    return (
+        n_entries,
+        check_gamma(gamma),
+        check_open_unit(alpha, "alpha"),
+        check_open_unit(beta, "beta"),
+        check_int(max_runs, "max_runs", minimum=2),
+    )
 
 
 def runs_needed(n_entries=2, *, gamma=0.75, alpha=0.05, beta=0.05, max_runs=5000) -> RunsNeeded:

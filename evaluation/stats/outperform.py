@@ -51,9 +51,7 @@ def _prob_outperform_iv(a, b, paired):
     a = as_sample(a, "a")
     b = as_sample(b, "b")
     if paired and a.size != b.size:
-        raise ValueError(
-            f"`a` and `b` must have the same length when paired (got {a.size} and {b.size})."
-        )
+        raise ValueError(f"`a` and `b` must have the same length when paired (got {a.size} and {b.size}).")
     return a, b, paired
 
 
@@ -159,9 +157,7 @@ def _paired_engine(x: np.ndarray, n_resamples: int, alpha: float, rng, boot: _Bo
         gt, eq = a > b, a == b
         w2 = (2 * gt + eq).astype(dtype)
         p[start:stop] = w2.sum(axis=1, dtype=np.float64) / (2 * k)
-        low[start:stop], high[start:stop] = boot.percentiles(
-            slice(start, stop), w2 @ counts_t, 2 * k, q, 2 * k
-        )
+        low[start:stop], high[start:stop] = boot.percentiles(slice(start, stop), w2 @ counts_t, 2 * k, q, 2 * k)
     return iu, ju, p, low, high, boot
 
 
@@ -197,10 +193,10 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
     pair = 0
     for i in range(n_entries - 1):
         ka = int(lengths[i])
-        tail = flat[starts[i + 1]:]
-        kb = lengths[i + 1:]
+        tail = flat[starts[i + 1] :]
+        kb = lengths[i + 1 :]
         nj = kb.size
-        seg = starts[i + 1:-1] - starts[i + 1]
+        seg = starts[i + 1 : -1] - starts[i + 1]
         perm = np.argsort(rows[i], kind="stable")
         a_sorted = rows[i][perm]
         below = np.searchsorted(a_sorted, tail, side="left")  # #(a < t)
@@ -208,9 +204,7 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
         ties = bool(np.any(below != at_or_below))
         denom = 2.0 * ka * kb
         # 2U = Σ_t [2 #(a > t) + #(a = t)] = 2 ka kb - Σ_t [#(a <= t) + #(a < t)]
-        p[pair:pair + nj] = (
-            denom - np.add.reduceat((below + at_or_below).astype(np.float64), seg)
-        ) / denom
+        p[pair : pair + nj] = (denom - np.add.reduceat((below + at_or_below).astype(np.float64), seg)) / denom
         u2 = np.empty((nj, n_resamples), dtype=wdtype)
         equal = bool(np.all(kb == kb[0]))
         cols = starts[i] + perm
@@ -225,17 +219,18 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
                 g += np.take(cum, below, axis=1)
             else:
                 g *= 2
-            ct = counts[b0:b1, starts[i + 1]:].astype(wdtype, copy=False)
+            ct = counts[b0:b1, starts[i + 1] :].astype(wdtype, copy=False)
             if equal:
                 s = np.einsum(
-                    "bjs,bjs->jb", g.reshape(b1 - b0, nj, -1),
+                    "bjs,bjs->jb",
+                    g.reshape(b1 - b0, nj, -1),
                     ct.reshape(b1 - b0, nj, -1),  # type: ignore[arg-type]  # numpy stubs: astype(float32 | float64)
                 )
             else:
                 g *= ct
                 s = np.add.reduceat(g, seg, axis=1).T
             u2[:, b0:b1] = (2 * ka) * kb[:, None] - s
-        low[pair:pair + nj], high[pair:pair + nj] = boot.percentiles(
+        low[pair : pair + nj], high[pair : pair + nj] = boot.percentiles(
             slice(pair, pair + nj), u2, int(2 * ka * kb.max()), q, denom[:, None]
         )
         pair += nj
@@ -251,9 +246,17 @@ def _torch_engine(rows, paired, n_resamples, alpha, rng, boot: _Bootstrap, devic
         p = ((2.0 * (x[iu] > x[ju]) + (x[iu] == x[ju])).sum(axis=1)) / (2.0 * x.shape[1])
     else:
         p = np.array([_mann_whitney_u(rows[a], rows[b]) / (rows[a].size * rows[b].size) for a, b in zip(iu, ju)])
-    summary = tb.pairs_p_bootstrap(rows, iu, ju, paired=paired, n_resamples=n_resamples, seed=seed,
-                                   q=[100 * alpha / 2, 100 * (1 - alpha / 2)], device=device,
-                                   keep_distribution=boot.distribution is not None)
+    summary = tb.pairs_p_bootstrap(
+        rows,
+        iu,
+        ju,
+        paired=paired,
+        n_resamples=n_resamples,
+        seed=seed,
+        q=[100 * alpha / 2, 100 * (1 - alpha / 2)],
+        device=device,
+        keep_distribution=boot.distribution is not None,
+    )
     low, high = summary.percentiles
     boot.standard_error[:] = summary.standard_error
     if boot.distribution is not None:
@@ -285,8 +288,7 @@ def score_tests(rows, paired: bool, iu: np.ndarray, ju: np.ndarray, p: np.ndarra
     z-test and bounded by Newcombe's score interval.
     """
     if paired:
-        k = (np.full(p.size, rows[0].size, dtype=np.float64) if shared is None
-             else np.asarray(shared, dtype=np.float64))
+        k = np.full(p.size, rows[0].size, dtype=np.float64) if shared is None else np.asarray(shared, dtype=np.float64)
         x = p * k
         return pr.score_pvalue(x, k), lambda level: pr.wilson(x, k, level)
     sizes = np.array([r.size for r in rows], dtype=np.float64)
@@ -298,9 +300,7 @@ def _compare_iv(a, b, paired, gamma, alpha, n_resamples, rng):
     a, b, paired = _prob_outperform_iv(a, b, paired)
     for name, x in (("a", a), ("b", b)):
         if x.size < 2:
-            raise ValueError(
-                f"`{name}` needs at least 2 runs to estimate a spread (got {x.size})."
-            )
+            raise ValueError(f"`{name}` needs at least 2 runs to estimate a spread (got {x.size}).")
     gamma = check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
@@ -308,9 +308,7 @@ def _compare_iv(a, b, paired, gamma, alpha, n_resamples, rng):
     return a, b, paired, gamma, alpha, n_resamples, rng
 
 
-def compare(
-    a, b, *, paired, gamma=0.75, alpha=0.05, n_resamples=10_000, rng=0
-) -> Comparison:
+def compare(a, b, *, paired, gamma=0.75, alpha=0.05, n_resamples=10_000, rng=0) -> Comparison:
     """Compare two entries with P(A>B), its score interval and the γ rule.
 
     Parameters
@@ -381,10 +379,20 @@ def _compare(a, b, paired, gamma, alpha, n_resamples, rng) -> Comparison:
     """:func:`compare` of validated inputs: :func:`pairwise_comparisons` of the two entries."""
     res = _pairwise([a, b], paired, gamma, alpha, "none", n_resamples, rng, True, None)
     return Comparison(
-        float(res.p[0, 1]), float(res.low[0, 1]), float(res.high[0, 1]), bool(res.significant[0, 1]),
-        bool(res.meaningful[0, 1]), bool(res.better[0, 1]), float(res.pvalue[0, 1]), paired, gamma,
-        alpha, float(res.standard_error[0, 1]), res.distribution(0, 1),
-        float(res.bootstrap_low[0, 1]), float(res.bootstrap_high[0, 1]),
+        float(res.p[0, 1]),
+        float(res.low[0, 1]),
+        float(res.high[0, 1]),
+        bool(res.significant[0, 1]),
+        bool(res.meaningful[0, 1]),
+        bool(res.better[0, 1]),
+        float(res.pvalue[0, 1]),
+        paired,
+        gamma,
+        alpha,
+        float(res.standard_error[0, 1]),
+        res.distribution(0, 1),
+        float(res.bootstrap_low[0, 1]),
+        float(res.bootstrap_high[0, 1]),
     )
 
 
@@ -437,8 +445,7 @@ def noether_sample_size(gamma=0.75, alpha=0.05, beta=0.05) -> int:
 
 
 # --------------------------------------------------------------------------- all pairs
-def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resamples, rng,
-                             keep_distribution, priority):
+def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority):
     check_bool(keep_distribution, "keep_distribution")
     paired = check_bool(paired, "paired")
     rows = as_table(scores, "scores", paired=paired, min_runs=2)
@@ -460,8 +467,24 @@ def _order(means: np.ndarray) -> np.ndarray:
 
 
 def assemble_pairwise(
-    n_entries, iu, ju, p, pvalue_raw, interval, means, *, paired, gamma, alpha,
-    correction, n_resamples, effect=None, boot=None, boot_interval=None, priority=None, method="wilson",
+    n_entries,
+    iu,
+    ju,
+    p,
+    pvalue_raw,
+    interval,
+    means,
+    *,
+    paired,
+    gamma,
+    alpha,
+    correction,
+    n_resamples,
+    effect=None,
+    boot=None,
+    boot_interval=None,
+    priority=None,
+    method="wilson",
     decisions=None,
 ) -> PairwiseResult:
     """Decide every pair and fill the k x k matrices (shared with the test bootstrap).
@@ -474,9 +497,13 @@ def assemble_pairwise(
     ``decisions`` (from :func:`~evaluation.stats.decisions.decide_pairs`) may be
     given instead of being computed from ``effect``, ``pvalue_raw`` and ``interval``.
     """
-    d = decisions if decisions is not None else decide_pairs(
-        p - 0.5 if effect is None else effect, pvalue_raw, interval, alpha=alpha, gamma=gamma,
-        correction=correction)
+    d = (
+        decisions
+        if decisions is not None
+        else decide_pairs(
+            p - 0.5 if effect is None else effect, pvalue_raw, interval, alpha=alpha, gamma=gamma, correction=correction
+        )
+    )
     shape = (n_entries, n_entries)
 
     def mirror(upper, lower, fill=np.nan, dtype=np.float64):
@@ -493,23 +520,64 @@ def assemble_pairwise(
         blo, bhi = mirror(boot_interval[0], 1.0 - boot_interval[1]), mirror(boot_interval[1], 1.0 - boot_interval[0])
     priority = _order(np.asarray(means, dtype=np.float64)) if priority is None else np.asarray(priority)
     return PairwiseResult(
-        mirror(p, 1.0 - p), mirror(d.low, 1.0 - d.high), mirror(d.high, 1.0 - d.low), mirror(d.pvalue, d.pvalue),
-        better, verdict_order(better, priority), np.asarray(means, dtype=np.float64), sig, meaningful,
-        mirror(pvalue_raw, pvalue_raw), paired, gamma, alpha, correction, n_resamples, se,
-        None if boot is None else boot.distribution, mirror(1.0 - d.level, 1.0 - d.level), priority, method,
-        blo, bhi,
+        mirror(p, 1.0 - p),
+        mirror(d.low, 1.0 - d.high),
+        mirror(d.high, 1.0 - d.low),
+        mirror(d.pvalue, d.pvalue),
+        better,
+        verdict_order(better, priority),
+        np.asarray(means, dtype=np.float64),
+        sig,
+        meaningful,
+        mirror(pvalue_raw, pvalue_raw),
+        paired,
+        gamma,
+        alpha,
+        correction,
+        n_resamples,
+        se,
+        None if boot is None else boot.distribution,
+        mirror(1.0 - d.level, 1.0 - d.level),
+        priority,
+        method,
+        blo,
+        bhi,
     )
 
 
-def _pairwise(rows, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority,
-              backend="numpy", device="auto"):
+def _pairwise(
+    rows,
+    paired,
+    gamma,
+    alpha,
+    correction,
+    n_resamples,
+    rng,
+    keep_distribution,
+    priority,
+    backend="numpy",
+    device="auto",
+):
     iu, ju, p, low, high, boot = _engine(rows, paired, n_resamples, alpha, rng, keep_distribution, backend, device)
     pvalue, interval = score_tests(rows, paired, iu, ju, p)
     means = np.array([r.mean() for r in rows])
     return assemble_pairwise(
-        len(rows), iu, ju, p, pvalue, interval, means, paired=paired, gamma=gamma, alpha=alpha,
-        correction=correction, n_resamples=n_resamples, boot=boot, boot_interval=(low, high),
-        priority=priority, method="wilson" if paired else "newcombe",
+        len(rows),
+        iu,
+        ju,
+        p,
+        pvalue,
+        interval,
+        means,
+        paired=paired,
+        gamma=gamma,
+        alpha=alpha,
+        correction=correction,
+        n_resamples=n_resamples,
+        boot=boot,
+        boot_interval=(low, high),
+        priority=priority,
+        method="wilson" if paired else "newcombe",
     )
 
 
@@ -598,5 +666,6 @@ def pairwise_comparisons(
         scores, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority
     )
     backend = check_choice(backend, "backend", tb.BACKENDS)
-    return _pairwise(rows, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority,
-                     backend, device)
+    return _pairwise(
+        rows, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority, backend, device
+    )

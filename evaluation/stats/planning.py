@@ -62,8 +62,16 @@ def _plan_runs_iv(n_entries, gamma, alpha, beta, run_minutes):
     return n_entries, check_gamma(gamma), check_open_unit(alpha, "alpha"), check_open_unit(beta, "beta"), run_minutes
 
 
-def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta: float = 0.05,
-              run_minutes: float = 1.0, max_runs: int = 5000, boo_n: int | None = None) -> RunPlan:
+def plan_runs(
+    n_entries: int,
+    *,
+    gamma: float = 0.75,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    run_minutes: float = 1.0,
+    max_runs: int = 5000,
+    boo_n: int | None = None,
+) -> RunPlan:
     """How many runs per entry a board of ``n_entries`` needs, and the worker hours.
 
     Parameters
@@ -112,5 +120,18 @@ def plan_runs(n_entries: int, *, gamma: float = 0.75, alpha: float = 0.05, beta:
     k_decision = runs_needed(n_entries, gamma=gamma, alpha=alpha, beta=beta, max_runs=max_runs).for_power
     hours = n_entries * run_minutes / 60.0
     k_boo_n = None if boo_n is None else min_runs_for_interval(boo_n)
-    return RunPlan(n_entries, comparisons, gamma, alpha, beta, pair_alpha, k_noether, k_decision, run_minutes,
-                   k_noether * hours, k_decision * hours, None if boo_n is None else int(boo_n), k_boo_n)
+    return RunPlan(
+        n_entries,
+        comparisons,
+        gamma,
+        alpha,
+        beta,
+        pair_alpha,
+        k_noether,
+        k_decision,
+        run_minutes,
+        k_noether * hours,
+        k_decision * hours,
+        None if boo_n is None else int(boo_n),
+        k_boo_n,
+    )

@@ -109,8 +109,12 @@ def binomial_pvalue(x, k) -> np.ndarray:
 def _mw_variance(theta, m, n) -> np.ndarray:
     """Hanley–McNeil variance of the Mann–Whitney P with N* = (m + n)/2 (Newcombe 2006)."""
     nstar = (m + n) / 2.0
-    return theta * (1 - theta) / (m * n) * (
-        1 + (nstar - 1) * (1 - theta) / (2 - theta) + (nstar - 1) * theta / (1 + theta))
+    return (
+        theta
+        * (1 - theta)
+        / (m * n)
+        * (1 + (nstar - 1) * (1 - theta) / (2 - theta) + (nstar - 1) * theta / (1 + theta))
+    )
 
 
 def mann_whitney_interval(theta, m, n, level, iterations=60) -> tuple[np.ndarray, np.ndarray]:
@@ -126,8 +130,10 @@ def mann_whitney_interval(theta, m, n, level, iterations=60) -> tuple[np.ndarray
         return (theta - t) ** 2 > z2 * _mw_variance(t, m, n)
 
     bounds = []
-    for lo, hi, inside_is_hi in ((np.zeros_like(theta), theta.copy(), True),
-                                 (theta.copy(), np.ones_like(theta), False)):
+    for lo, hi, inside_is_hi in (
+        (np.zeros_like(theta), theta.copy(), True),
+        (theta.copy(), np.ones_like(theta), False),
+    ):
         for _ in range(iterations):
             mid = (lo + hi) / 2
             out = outside(mid)

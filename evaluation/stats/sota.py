@@ -33,9 +33,7 @@ def _check_theta(theta, name="theta") -> float:
     try:
         return check_open_unit(theta, name)
     except ValueError:
-        raise ValueError(
-            f"`{name}` must be an accuracy strictly between 0 and 1 (got {theta!r})."
-        ) from None
+        raise ValueError(f"`{name}` must be an accuracy strictly between 0 and 1 (got {theta!r}).") from None
 
 
 def _check_thetas(thetas, name="thetas") -> np.ndarray:
@@ -47,10 +45,7 @@ def _check_thetas(thetas, name="thetas") -> np.ndarray:
         raise ValueError(f"`{name}` must be a non-empty 1-D array (got shape {arr.shape}).")
     if not np.all((arr > 0) & (arr < 1)):
         bad = np.flatnonzero(~((arr > 0) & (arr < 1)))[0]
-        raise ValueError(
-            f"`{name}` must hold accuracies strictly between 0 and 1 "
-            f"(index {bad} is {arr[bad]!r})."
-        )
+        raise ValueError(f"`{name}` must hold accuracies strictly between 0 and 1 (index {bad} is {arr[bad]!r}).")
     return arr
 
 
@@ -234,15 +229,16 @@ def sota_distribution_nonidentical(n, thetas, *, confidence_level=0.95) -> SotaD
     log_sf = np.zeros(n + 1)
     step = max(1, (1 << 22) // (n + 1))
     for start in range(0, values.size, step):
-        v = values[start:start + step, None]
-        mult = multiplicity[start:start + step, None]
+        v = values[start : start + step, None]
+        mult = multiplicity[start : start + step, None]
         log_sf += (mult * _log_sf(z[None, :], n, 1.0 - v)).sum(axis=0)
     return _from_cdf_of_min(-np.expm1(log_sf), thetas.size, n, confidence_level, "exact")
 
 
 # --------------------------------------------------------------------------- dependent
-def _sota_distribution_dependent_iv(n, thetas_or_theta, m, rho, theta_leader, fixed_leader, n_sim, rng,
-                                    confidence_level):
+def _sota_distribution_dependent_iv(
+    n, thetas_or_theta, m, rho, theta_leader, fixed_leader, n_sim, rng, confidence_level
+):
     n = check_int(n, "n", minimum=1)
     if np.ndim(thetas_or_theta) == 0:
         theta = _check_theta(thetas_or_theta, "thetas_or_theta")
@@ -268,9 +264,16 @@ def _sota_distribution_dependent_iv(n, thetas_or_theta, m, rho, theta_leader, fi
             f"accuracies down to {thetas.min()}: the agreement probabilities would leave [0, 1] "
             "(lower `rho`, or raise the smallest accuracy)."
         )
-    return (n, np.sort(thetas), rho, leader, check_bool(fixed_leader, "fixed_leader"),
-            check_int(n_sim, "n_sim", minimum=1), as_generator(rng),
-            check_open_unit(confidence_level, "confidence_level"))
+    return (
+        n,
+        np.sort(thetas),
+        rho,
+        leader,
+        check_bool(fixed_leader, "fixed_leader"),
+        check_int(n_sim, "n_sim", minimum=1),
+        as_generator(rng),
+        check_open_unit(confidence_level, "confidence_level"),
+    )
 
 
 def _flips(theta0: float, thetas: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
@@ -331,7 +334,15 @@ def _dependent_simulated(n, thetas, theta0, rho, fixed, n_sim, rng) -> np.ndarra
 
 # long because the docstring states the model, both scenarios and the paper's values
 def sota_distribution_dependent(
-    n, thetas_or_theta, m=None, rho=0.0, *, theta_leader=None, fixed_leader=False, n_sim=10_000, rng=0,
+    n,
+    thetas_or_theta,
+    m=None,
+    rho=0.0,
+    *,
+    theta_leader=None,
+    fixed_leader=False,
+    n_sim=10_000,
+    rng=0,
     confidence_level=0.95,
 ) -> SotaDistribution:
     """Distribution of the best accuracy among entries that depend on a leading classifier.
@@ -434,9 +445,7 @@ def _adjusted_sota_iv(best, m, n, standard_error, alpha, estimates, standard_err
     if n is not None:
         n = check_int(n, "n", minimum=1)
         if not 0.0 <= best <= 1.0:
-            raise ValueError(
-                f"`best` must be an accuracy in [0, 1] when `n` is given (got {best!r})."
-            )
+            raise ValueError(f"`best` must be an accuracy in [0, 1] when `n` is given (got {best!r}).")
     else:
         standard_error = check_real(standard_error, "standard_error")
         if standard_error <= 0:
@@ -444,8 +453,10 @@ def _adjusted_sota_iv(best, m, n, standard_error, alpha, estimates, standard_err
     if estimates is not None:
         estimates = as_sample(estimates, "estimates")
         if estimates.size > m:
-            raise ValueError(f"`estimates` holds {estimates.size} scores for m = {m} entries; m counts "
-                             "every entry ever scored, so it cannot be smaller.")
+            raise ValueError(
+                f"`estimates` holds {estimates.size} scores for m = {m} entries; m counts "
+                "every entry ever scored, so it cannot be smaller."
+            )
         if n is not None and np.any((estimates < 0) | (estimates > 1)):
             raise ValueError("`estimates` must be accuracies in [0, 1] when `n` is given.")
     if standard_errors is not None:
@@ -472,8 +483,9 @@ def _expected_max_accuracy(theta: float, m: int, n: int) -> float:
 
 
 # long because its docstring states the identical and the non-identical forms
-def adjusted_sota(best, m, *, n=None, standard_error=None, alpha=0.05, estimates=None,
-                  standard_errors=None, rho=None) -> AdjustedSota:
+def adjusted_sota(
+    best, m, *, n=None, standard_error=None, alpha=0.05, estimates=None, standard_errors=None, rho=None
+) -> AdjustedSota:
     """Debiased estimate and lower bound of the state of the art among m entries.
 
     Parameters
@@ -569,12 +581,12 @@ def adjusted_sota(best, m, *, n=None, standard_error=None, alpha=0.05, estimates
     (0.9, 0.895)
     """
     best, m, n, se, alpha, estimates, ses, rho = _adjusted_sota_iv(
-        best, m, n, standard_error, alpha, estimates, standard_errors, rho)
+        best, m, n, standard_error, alpha, estimates, standard_errors, rho
+    )
     identical = _adjusted_identical(best, m, n, se, alpha)
     if m == 1:
         return identical
-    independent = identical if estimates is None else _nonidentical(best, m, n, se, alpha, estimates, ses,
-                                                                     identical)
+    independent = identical if estimates is None else _nonidentical(best, m, n, se, alpha, estimates, ses, identical)
     if not rho:
         return independent
     dependent = _adjusted_dependent(best, m, n, se, alpha, rho)
@@ -616,8 +628,13 @@ def _shrunk(estimates: np.ndarray, m: int, ses: np.ndarray | None = None):
         values, counts = np.unique(full, return_counts=True)
         return centre, values, counts, None
     pad = np.full(m - estimates.size, np.median(ses))
-    pairs, counts = np.unique(np.column_stack([np.concatenate([estimates, np.full(pad.size, np.median(estimates))]),
-                                               np.concatenate([ses, pad])]), axis=0, return_counts=True)
+    pairs, counts = np.unique(
+        np.column_stack(
+            [np.concatenate([estimates, np.full(pad.size, np.median(estimates))]), np.concatenate([ses, pad])]
+        ),
+        axis=0,
+        return_counts=True,
+    )
     return centre, pairs[:, 0].copy(), counts, pairs[:, 1].copy()
 
 
@@ -657,7 +674,7 @@ def _log_cdf_max(grid, values, ses, counts, cut):
     keep = keep[np.argsort(-cut[keep], kind="stable")] if keep.size > _MAX_CHUNK else keep
     log_cdf = np.zeros(grid.size)
     for start in range(0, keep.size, _MAX_CHUNK):
-        idx = keep[start:start + _MAX_CHUNK]
+        idx = keep[start : start + _MAX_CHUNK]
         top = int(cut[idx].max())
         z = (grid[None, :top] - values[idx, None]) / ses[idx, None]
         terms = counts[idx, None] * special.log_ndtr(z)
@@ -679,13 +696,16 @@ def _normal_max(values, ses, counts, expected: bool = True):
     """
     spread = float(ses.max())
     points = 4001
-    cut = np.searchsorted(np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points),
-                          values + 12 * ses, side="right")
+    cut = np.searchsorted(
+        np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points), values + 12 * ses, side="right"
+    )
     coarse = int(np.count_nonzero(cut)) * points > _MAX_WORK
     if coarse:
+
         def exceed(x):
             at = np.array([x])
             return float(-np.expm1(_log_cdf_max(at, values, ses, counts, (values + 12 * ses >= x).astype(int))[0]))
+
         if not expected:
             return float("nan"), exceed
         points = max(201, 2 * (_MAX_WORK // (2 * int(np.count_nonzero(cut)))) + 1)
@@ -728,8 +748,18 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
 
     w_est, estimate = solve(lambda w: law(w)[0] - best, identical.estimate)
     _, lower = solve(lambda w: law(w, expected=False)[1](best) - alpha / 2, identical.lower)
-    return AdjustedSota(best, estimate, min(lower, estimate), identical.method, m, alpha, n,
-                        identical.standard_error, "nonidentical", w_est)
+    return AdjustedSota(
+        best,
+        estimate,
+        min(lower, estimate),
+        identical.method,
+        m,
+        alpha,
+        n,
+        identical.standard_error,
+        "nonidentical",
+        w_est,
+    )
 
 
 # --------------------------------------------------------------------------- dependent entries
@@ -758,8 +788,7 @@ def _binom_pmf(x: np.ndarray, trials: np.ndarray, p: float, log_factorial: np.nd
     x, trials = np.broadcast_arrays(x, trials)
     inside = (x >= 0) & (x <= trials)
     xs, ts = np.where(inside, x, 0), np.where(inside, trials, 0)
-    log = (log_factorial[ts] - log_factorial[xs] - log_factorial[ts - xs]
-           + xs * np.log(p) + (ts - xs) * np.log1p(-p))
+    log = log_factorial[ts] - log_factorial[xs] - log_factorial[ts - xs] + xs * np.log(p) + (ts - xs) * np.log1p(-p)
     return np.where(inside, np.exp(log), 0.0)
 
 
@@ -815,8 +844,9 @@ def _adjusted_dependent(best, m, n, se, alpha, rho) -> AdjustedSota:
         law = _dependent_law(0.0, m, rho, se=1.0)
         estimate = best - law[0] * se
         q = optimize.brentq(lambda t: law[1](t) - alpha / 2, -40.0, 40.0, xtol=1e-12)
-        return AdjustedSota(best, float(estimate), float(best - q * se), "normal", m, alpha, None, se,
-                            "dependent", None, rho)
+        return AdjustedSota(
+            best, float(estimate), float(best - q * se), "normal", m, alpha, None, se, "dependent", None, rho
+        )
     eps = 1e-12
     # both roots lie below best, within a few standard deviations of the maximum of m: bracket them there
     near = max(eps, best - 12.0 * np.sqrt(max(best * (1 - best), 1.0 / n) / n) - 2.0 / n)

@@ -120,8 +120,13 @@ class _Tester:
                 return wins / (2.0 * self.x.shape[1])
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(shared > 0, wins / (2.0 * shared), 0.5)
-        return np.array([self._u(self.rows[a], self.rows[b]) / (self.rows[a].size * self.rows[b].size)
-                         for a, b in zip(i.tolist(), j.tolist())], dtype=np.float64)
+        return np.array(
+            [
+                self._u(self.rows[a], self.rows[b]) / (self.rows[a].size * self.rows[b].size)
+                for a, b in zip(i.tolist(), j.tolist())
+            ],
+            dtype=np.float64,
+        )
 
     def decide(self, i, j, *, alpha, gamma, correction, family_size):
         shared = self.shared(i, j) if self.paired else None
@@ -135,8 +140,14 @@ class _Tester:
             def interval(level):  # a pair sharing < 2 seeds: no information
                 low, high = inner(level)
                 return np.where(few, 0.0, low), np.where(few, 1.0, high)
-        return p, pvalue_raw, decide_pairs(p - 0.5, pvalue_raw, interval, alpha=alpha, gamma=gamma,
-                                           correction=correction, family_size=family_size)
+
+        return (
+            p,
+            pvalue_raw,
+            decide_pairs(
+                p - 0.5, pvalue_raw, interval, alpha=alpha, gamma=gamma, correction=correction, family_size=family_size
+            ),
+        )
 
 
 def _candidate_pairs(n: int, neighbours: int) -> np.ndarray:
@@ -149,8 +160,15 @@ def _candidate_pairs(n: int, neighbours: int) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _frontier_pairs(tester: _Tester, priority: np.ndarray, alpha: float, gamma: float, family_size: int,
-                    start_after: int, correction: str) -> set:
+def _frontier_pairs(
+    tester: _Tester,
+    priority: np.ndarray,
+    alpha: float,
+    gamma: float,
+    family_size: int,
+    start_after: int,
+    correction: str,
+) -> set:
     """Position pairs of the forward walk: for each a, up to the first b > a that a beats.
 
     Pair by pair at alpha (``correction="none"``) or else at Bonferroni's alpha / M,
@@ -165,8 +183,14 @@ def _frontier_pairs(tester: _Tester, priority: np.ndarray, alpha: float, gamma: 
         b0 = max(b0, a + start_after + 1)
         while b0 < n:
             bs = np.arange(b0, min(n, b0 + step))
-            _, _, d = tester.decide(np.full(bs.size, priority[a]), priority[bs], alpha=alpha, gamma=gamma,
-                                    correction=walk, family_size=family_size)
+            _, _, d = tester.decide(
+                np.full(bs.size, priority[a]),
+                priority[bs],
+                alpha=alpha,
+                gamma=gamma,
+                correction=walk,
+                family_size=family_size,
+            )
             beats = np.flatnonzero(d.significant[0] & d.meaningful[0])
             if beats.size:
                 b0 = int(bs[beats[0]])
@@ -177,8 +201,18 @@ def _frontier_pairs(tester: _Tester, priority: np.ndarray, alpha: float, gamma: 
     return pairs
 
 
-def _unchecked_pairs(tester: _Tester, codes: np.ndarray, order: np.ndarray, priority: np.ndarray, neighbours: int,
-                     *, alpha: float, gamma: float, correction: str, family_size: int) -> np.ndarray:
+def _unchecked_pairs(
+    tester: _Tester,
+    codes: np.ndarray,
+    order: np.ndarray,
+    priority: np.ndarray,
+    neighbours: int,
+    *,
+    alpha: float,
+    gamma: float,
+    correction: str,
+    family_size: int,
+) -> np.ndarray:
     """Entry pairs (codes ``i * n + j``, i < j, not in ``codes``) the display ``order`` needs compared.
 
     An entry a verdict moved is compared with every entry it passed (the pairs the order
@@ -196,7 +230,7 @@ def _unchecked_pairs(tester: _Tester, codes: np.ndarray, order: np.ndarray, prio
     parts = [np.minimum(order[0], order[1:]) * n + np.maximum(order[0], order[1:])]
     moved = np.flatnonzero(shown != rank)
     for start in range(0, moved.size, 256):
-        e = moved[start:start + 256, None]
+        e = moved[start : start + 256, None]
         others = np.arange(n)[None, :]
         passed = (rank[e] < rank[others]) != (shown[e] < shown[others])
         near = (np.abs(shown[e] - shown[others]) <= neighbours) & (e != others)
@@ -287,7 +321,7 @@ def _implied_differences(n: int, i, j, better, order: np.ndarray, frontier: np.n
     """The n x n "differ" matrix the compared pairs imply (small boards: Piepho's letters on it)."""
     differ = np.zeros((n, n), dtype=bool)
     for a in range(n):
-        differ[order[a], order[int(frontier[a]):]] = True
+        differ[order[a], order[int(frontier[a]) :]] = True
     differ |= differ.T
     beats = better[0] | better[1]  # a compared pair is decided by its own test, not inferred
     differ[i, j] = differ[j, i] = beats
@@ -327,8 +361,9 @@ def _sparse_iv(scores, paired, priority, neighbours):
     return rows, paired, priority, neighbours
 
 
-def sparse_comparisons(scores, *, paired=True, priority=None, gamma=0.75, alpha=0.05, correction="holm",
-                       neighbours=NEIGHBOURS) -> SparseComparisons:
+def sparse_comparisons(
+    scores, *, paired=True, priority=None, gamma=0.75, alpha=0.05, correction="holm", neighbours=NEIGHBOURS
+) -> SparseComparisons:
     """Decide the pairs that carry information and infer the groups of a large board.
 
     Parameters
@@ -379,18 +414,39 @@ def sparse_comparisons(scores, *, paired=True, priority=None, gamma=0.75, alpha=
     else:
         groups = window_letters(frontier, order)
     return SparseComparisons(
-        i, j, p, d.low, d.high, d.pvalue, pvalue_raw, 1.0 - d.level, d.significant, d.meaningful, better, order,
-        priority, frontier, groups, _unbeaten(n, i, j, better, order), family, alpha,
-        "wilson" if paired else "newcombe")
+        i,
+        j,
+        p,
+        d.low,
+        d.high,
+        d.pvalue,
+        pvalue_raw,
+        1.0 - d.level,
+        d.significant,
+        d.meaningful,
+        better,
+        order,
+        priority,
+        frontier,
+        groups,
+        _unbeaten(n, i, j, better, order),
+        family,
+        alpha,
+        "wilson" if paired else "newcombe",
+    )
 
 
 def _first_pairs(tester: _Tester, priority: np.ndarray, neighbours: int, rule: dict) -> np.ndarray:
     """Entry pairs (codes ``i * n + j``, i < j, sorted) of the neighbours, the leader and the frontier walk."""
     n = priority.size
-    walked = _frontier_pairs(tester, priority, rule["alpha"], rule["gamma"], rule["family_size"], neighbours,
-                             rule["correction"])
-    codes = np.unique(np.concatenate([_candidate_pairs(n, neighbours),
-                                      np.fromiter((a * n + b for a, b in walked), np.int64, len(walked))]))
+    walked = _frontier_pairs(
+        tester, priority, rule["alpha"], rule["gamma"], rule["family_size"], neighbours, rule["correction"]
+    )
+    codes = np.unique(
+        np.concatenate(
+            [_candidate_pairs(n, neighbours), np.fromiter((a * n + b for a, b in walked), np.int64, len(walked))]
+        )
+    )
     a, b = priority[codes // n], priority[codes % n]
     return np.unique(np.minimum(a, b) * n + np.maximum(a, b))  # entry pairs i < j, sorted by (i, j)
 
@@ -429,10 +485,26 @@ def sparse_from_pairwise(res) -> SparseComparisons:
     i, j = np.triu_indices(n, 1)
     both = lambda m: np.stack([m[i, j], m[j, i]])  # noqa: E731
     return SparseComparisons(
-        i, j, res.p[i, j], res.low[i, j], res.high[i, j], res.pvalue[i, j], res.pvalue_raw[i, j],
-        None if res.level is None else res.level[i, j], both(res.significant), both(res.meaningful),
-        both(res.better), np.asarray(res.order), np.asarray(res.priority), np.full(n, n), significance_groups(res),
-        np.asarray(leader_group(res)), i.size, res.alpha, res.interval_method)
+        i,
+        j,
+        res.p[i, j],
+        res.low[i, j],
+        res.high[i, j],
+        res.pvalue[i, j],
+        res.pvalue_raw[i, j],
+        None if res.level is None else res.level[i, j],
+        both(res.significant),
+        both(res.meaningful),
+        both(res.better),
+        np.asarray(res.order),
+        np.asarray(res.priority),
+        np.full(n, n),
+        significance_groups(res),
+        np.asarray(leader_group(res)),
+        i.size,
+        res.alpha,
+        res.interval_method,
+    )
 
 
 def sparse_inversions(sc: SparseComparisons) -> list[tuple[int, int, str]]:
@@ -453,21 +525,45 @@ def sparse_inversions(sc: SparseComparisons) -> list[tuple[int, int, str]]:
     return out
 
 
-def pair_decision(a, b, *, paired=True, gamma=0.75, alpha=0.05, correction="holm", family_size=1
-                  ) -> SparseComparisons:
+def pair_decision(a, b, *, paired=True, gamma=0.75, alpha=0.05, correction="holm", family_size=1) -> SparseComparisons:
     """One pair decided as a member of a family of ``family_size`` pairs (a board's pair on demand).
 
     The same closed-form rule as :func:`sparse_comparisons` (Bouthillier et al. 2021,
     eq. 9, App. C.6), the family padded with p-values of 1: Bonferroni's level alpha / M,
     and Holm's or Benjamini–Hochberg's first step, for a pair outside the compared set.
     """
-    rows, paired, _, _ = _sparse_iv([np.asarray(a, float), np.asarray(b, float)] if not paired
-                                    else np.stack([np.asarray(a, float), np.asarray(b, float)]), paired, None, 1)
+    rows, paired, _, _ = _sparse_iv(
+        [np.asarray(a, float), np.asarray(b, float)]
+        if not paired
+        else np.stack([np.asarray(a, float), np.asarray(b, float)]),
+        paired,
+        None,
+        1,
+    )
     i, j = np.array([0]), np.array([1])
-    p, pvalue_raw, d = _Tester(rows, paired).decide(i, j, alpha=alpha, gamma=gamma, correction=correction,
-                                                    family_size=max(1, int(family_size)))
+    p, pvalue_raw, d = _Tester(rows, paired).decide(
+        i, j, alpha=alpha, gamma=gamma, correction=correction, family_size=max(1, int(family_size))
+    )
     better = d.significant & d.meaningful
     order = np.array([0, 1]) if p[0] >= 0.5 else np.array([1, 0])
-    return SparseComparisons(i, j, p, d.low, d.high, d.pvalue, pvalue_raw, 1.0 - d.level, d.significant,
-                             d.meaningful, better, order, order, np.array([2, 2]), ["", ""], order[:1],
-                             max(1, int(family_size)), alpha, "wilson" if paired else "newcombe")
+    return SparseComparisons(
+        i,
+        j,
+        p,
+        d.low,
+        d.high,
+        d.pvalue,
+        pvalue_raw,
+        1.0 - d.level,
+        d.significant,
+        d.meaningful,
+        better,
+        order,
+        order,
+        np.array([2, 2]),
+        ["", ""],
+        order[:1],
+        max(1, int(family_size)),
+        alpha,
+        "wilson" if paired else "newcombe",
+    )

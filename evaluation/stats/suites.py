@@ -204,8 +204,7 @@ def _keys_iv(keys, count: int, name: str) -> np.ndarray:
     except (TypeError, ValueError):
         k = np.asarray([None])
     if k.shape != (count,) or not np.issubdtype(k.dtype, np.integer) or np.any(k < 0):
-        raise ValueError(f"`{name}` must give one non-negative integer per {name.split('_')[0].rstrip('s')} "
-                         f"({count}).")
+        raise ValueError(f"`{name}` must give one non-negative integer per {name.split('_')[0].rstrip('s')} ({count}).")
     if np.unique(k).size != count:
         raise ValueError(f"`{name}` must be distinct.")
     return k.astype(np.int64)
@@ -222,16 +221,20 @@ def _canonical(runs, rng, keys, task_keys):
     root = int(rng.integers(0, 2**63 - 1))
     entry_order, task_order = np.argsort(keys, kind="stable"), np.argsort(task_keys, kind="stable")
     runs = [[np.sort(runs[e][t]) for t in task_order] for e in entry_order]
-    streams = [[np.random.default_rng(np.random.SeedSequence([root, int(keys[e]), int(task_keys[t])]))
-                for t in task_order] for e in entry_order]
+    streams = [
+        [np.random.default_rng(np.random.SeedSequence([root, int(keys[e]), int(task_keys[t])])) for t in task_order]
+        for e in entry_order
+    ]
     return runs, streams, entry_order
 
 
 def _stratified_counts(streams: list[np.random.Generator], entry: list[np.ndarray], rows: int) -> np.ndarray:
     """Counts (rows, N) of a stratified resample: task t's runs resampled from ``streams[t]``."""
     starts = np.cumsum([0] + [task.size for task in entry[:-1]])
-    idx = np.concatenate([rs.draw_indices(g, task.size, rows).astype(np.intp) + start
-                          for g, task, start in zip(streams, entry, starts)], axis=1)
+    idx = np.concatenate(
+        [rs.draw_indices(g, task.size, rows).astype(np.intp) + start for g, task, start in zip(streams, entry, starts)],
+        axis=1,
+    )
     return rs.counts_from_indices(idx, idx.shape[1], out=np.empty(idx.shape, dtype=np.float64))
 
 
@@ -260,8 +263,7 @@ def _aggregate_weights(counts: np.ndarray, lengths: np.ndarray, statistic: str, 
     return counts / lengths[task] / lengths.size  # the mean of the task means
 
 
-def _aggregate_iv(runs, statistic, n_resamples, confidence_level, rng, keys=None, task_keys=None,
-                  method="expanded"):
+def _aggregate_iv(runs, statistic, n_resamples, confidence_level, rng, keys=None, task_keys=None, method="expanded"):
     runs = _as_suite(runs)
     statistic = check_choice(statistic, "statistic", AGGREGATES)
     check_choice(method, "method", INTERVAL_METHODS)
@@ -271,8 +273,17 @@ def _aggregate_iv(runs, statistic, n_resamples, confidence_level, rng, keys=None
     return runs, statistic, n_resamples, confidence_level, streams, entry_order
 
 
-def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_level=0.95, rng=0, keys=None,
-                       task_keys=None, method="expanded") -> Interval:
+def aggregate_interval(
+    runs,
+    statistic="iqm",
+    *,
+    n_resamples=10_000,
+    confidence_level=0.95,
+    rng=0,
+    keys=None,
+    task_keys=None,
+    method="expanded",
+) -> Interval:
     """Each entry's aggregate over the suite's tasks, with a stratified-bootstrap interval.
 
     Parameters
@@ -324,10 +335,17 @@ def aggregate_interval(runs, statistic="iqm", *, n_resamples=10_000, confidence_
     ((2,), True)
     """
     runs, statistic, n_resamples, confidence_level, streams, entry_order = _aggregate_iv(
-        runs, statistic, n_resamples, confidence_level, rng, keys, task_keys, method)
+        runs, statistic, n_resamples, confidence_level, rng, keys, task_keys, method
+    )
     estimate, boot = np.empty(len(runs)), np.empty((len(runs), n_resamples))
-    levels = np.array([confidence_level if method == "percentile" else
-                       expanded_level(confidence_level, sum(t.size for t in entry), len(entry)) for entry in runs])
+    levels = np.array(
+        [
+            confidence_level
+            if method == "percentile"
+            else expanded_level(confidence_level, sum(t.size for t in entry), len(entry))
+            for entry in runs
+        ]
+    )
     for e, entry in enumerate(runs):  # entries, not resamples
         estimate[e] = _aggregate_entry(entry, statistic, streams[e], boot[e])
     estimate, boot, levels = _restore(estimate, entry_order), _restore(boot, entry_order), _restore(levels, entry_order)
@@ -377,8 +395,9 @@ def expanded_level(confidence_level: float, runs: int, tasks: int) -> float:
     return float(1 - 2 * stats.norm.sf(z))
 
 
-def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95, rng=0, keys=None,
-                        task_keys=None) -> PerformanceProfile:
+def performance_profile(
+    runs, taus, *, n_resamples=2_000, confidence_level=0.95, rng=0, keys=None, task_keys=None
+) -> PerformanceProfile:
     """Fraction of runs scoring above each τ (a score distribution), with stratified intervals.
 
     Parameters
@@ -417,7 +436,8 @@ def performance_profile(runs, taus, *, n_resamples=2_000, confidence_level=0.95,
     (1, 3)
     """
     runs, _, n_resamples, confidence_level, streams, entry_order = _aggregate_iv(
-        runs, "mean", n_resamples, confidence_level, rng, keys, task_keys)
+        runs, "mean", n_resamples, confidence_level, rng, keys, task_keys
+    )
     taus = np.asarray(taus, dtype=np.float64)
     if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus)):
         raise ValueError("`taus` must be a non-empty 1-D array of finite thresholds.")
@@ -449,16 +469,16 @@ def _add_task_improvement(runs, streams, t, iu, ju, p_upper, boot, n_tasks) -> N
     padded = np.full((k, kmax), np.nan)  # runs padded with NaN (never > or == anything)
     c = np.zeros((k, n_resamples, kmax))  # counts padded with 0
     for e in range(k):  # entries: lay each one's runs and counts out once
-        padded[e, :sizes[e]] = runs[e][t]
-        c[e, :, :sizes[e]] = counts[:, starts[e]:starts[e + 1]]
+        padded[e, : sizes[e]] = runs[e][t]
+        c[e, :, : sizes[e]] = counts[:, starts[e] : starts[e + 1]]
     scale = (sizes[iu] * sizes[ju]).astype(np.float64)
     step = rs.batch_size(n_resamples * kmax + kmax * kmax, iu.size)
     for a in range(0, iu.size, step):  # batches of pairs
-        i, j = iu[a:a + step], ju[a:a + step]
+        i, j = iu[a : a + step], ju[a : a + step]
         x, y = padded[i][:, :, None], padded[j][:, None, :]
         w = (x > y) + 0.5 * (x == y)  # (pairs, kmax, kmax); NaN padding compares False
-        p_upper[a:a + step] += w.sum(axis=(1, 2)) / scale[a:a + step] / n_tasks
-        boot[a:a + step] += np.einsum("pbi,pij,pbj->pb", c[i], w, c[j]) / scale[a:a + step, None] / n_tasks
+        p_upper[a : a + step] += w.sum(axis=(1, 2)) / scale[a : a + step] / n_tasks
+        boot[a : a + step] += np.einsum("pbi,pij,pbj->pb", c[i], w, c[j]) / scale[a : a + step, None] / n_tasks
 
 
 def _pair_resamples_in_caller_order(boot, back, iu, ju):
@@ -474,8 +494,9 @@ def _pair_resamples_in_caller_order(boot, back, iu, ju):
     return np.where((a < b)[:, None], boot[pair[a, b]], 1.0 - boot[pair[a, b]])
 
 
-def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95, rng=0, keys=None,
-                               task_keys=None) -> ProbabilityOfImprovement:
+def probability_of_improvement(
+    runs, *, n_resamples=2_000, confidence_level=0.95, rng=0, keys=None, task_keys=None
+) -> ProbabilityOfImprovement:
     """P(X > Y) averaged over tasks for every pair of entries, with stratified intervals.
 
     Parameters
@@ -516,7 +537,8 @@ def probability_of_improvement(runs, *, n_resamples=2_000, confidence_level=0.95
     True
     """
     runs, _, n_resamples, confidence_level, streams, entry_order = _aggregate_iv(
-        runs, "mean", n_resamples, confidence_level, rng, keys, task_keys)
+        runs, "mean", n_resamples, confidence_level, rng, keys, task_keys
+    )
     k, n_tasks = len(runs), len(runs[0])
     iu, ju = np.triu_indices(k, 1)
     p_upper = np.zeros(iu.size)
@@ -543,8 +565,10 @@ def _critical_difference_iv(scores, alpha):
     except (TypeError, ValueError):
         raise ValueError("`scores` must be an array of real numbers (entries x tasks).") from None
     if x.ndim != 2 or x.shape[0] < 3 or x.shape[1] < 2:
-        raise ValueError(f"`scores` must be 2-D with at least 3 entries (for 2, use the signed-rank test) and 2 "
-                         f"tasks (got shape {x.shape}).")
+        raise ValueError(
+            f"`scores` must be 2-D with at least 3 entries (for 2, use the signed-rank test) and 2 "
+            f"tasks (got shape {x.shape})."
+        )
     if not np.all(np.isfinite(x)):
         raise ValueError("`scores` contains NaN or inf.")
     return x, check_open_unit(alpha, "alpha")
@@ -603,10 +627,9 @@ def critical_difference(scores, *, alpha=0.05) -> CriticalDifference:
         while end + 1 < k and average[order[end + 1]] - average[order[a]] < cd:
             end += 1
         if end > a and end > last_end:
-            cliques.append(order[a:end + 1].tolist())
+            cliques.append(order[a : end + 1].tolist())
             last_end = end
-    return CriticalDifference(average, float(friedman.statistic), float(friedman.pvalue), cd, pvalue, cliques,
-                              alpha, n)
+    return CriticalDifference(average, float(friedman.statistic), float(friedman.pvalue), cd, pvalue, cliques, alpha, n)
 
 
 def _bayesian_signed_rank_iv(x, y, rope, prior, n_samples, rng):

@@ -91,8 +91,7 @@ def _as_files(outcomes, files) -> list[np.ndarray]:
             raise ValueError("`files` must not be empty.")
         for e, arr in enumerate(entries):
             if arr.ndim != 2 or arr.size == 0:
-                raise ValueError(f"`files[{e}]` must be (files, examples) or (examples,) "
-                                 f"(got shape {arr.shape}).")
+                raise ValueError(f"`files[{e}]` must be (files, examples) or (examples,) (got shape {arr.shape}).")
         if len({arr.shape[1] for arr in entries}) > 1:
             raise ValueError("`files` must give every entry the same number of test examples.")
         return entries
@@ -117,8 +116,11 @@ def _paired_test_bootstrap_iv(
     for e, arr in enumerate(entries):
         bad = np.argwhere(~np.isfinite(arr))
         if bad.size:
-            where = f"example {bad[0][1]}, entry {e}" if arr.shape[0] == 1 else \
-                f"entry {e}, file {bad[0][0]}, example {bad[0][1]}"
+            where = (
+                f"example {bad[0][1]}, entry {e}"
+                if arr.shape[0] == 1
+                else f"entry {e}, file {bad[0][0]}, example {bad[0][1]}"
+            )
             raise ValueError(f"`{name}` contains NaN or inf ({where}).")
     if entries[0].shape[1] < 2:
         raise ValueError(f"`{name}` needs at least 2 test examples (got {entries[0].shape[1]}).")
@@ -201,16 +203,18 @@ def _satterthwaite(parts: list[np.ndarray], dfs: list[np.ndarray]) -> np.ndarray
 def _entry_intervals(d: _Design, confidence_level: float):
     """Each entry's interval of its mean (oriented units are not used: original outcomes)."""
     level = 1.0 - confidence_level
-    trials = np.where(d.binary_files, pr.kish_effective_n(d.estimate, d.var_examples + d.var_files,
-                                                          d.files * d.n, d.n), d.n)
+    trials = np.where(
+        d.binary_files, pr.kish_effective_n(d.estimate, d.var_examples + d.var_files, d.files * d.n, d.n), d.n
+    )
     w_low, w_high = pr.wilson(d.estimate * trials, trials, level)
     df = _satterthwaite([d.var_examples, d.var_files], [np.full(d.files.size, d.n - 1), d.files - 1])
     half = stats.t.ppf(1 - level / 2, df) * np.sqrt(d.var_examples + d.var_files)
     score = d.binary | d.binary_files
     low = np.where(score, w_low, np.maximum(d.estimate - half, d.range[:, 0]))
     high = np.where(score, w_high, np.minimum(d.estimate + half, d.range[:, 1]))
-    method = np.where(d.binary, "wilson", np.where(d.binary_files, "wilson-deff",
-                                                   np.where(d.files > 1, "welch-t", "t")))
+    method = np.where(
+        d.binary, "wilson", np.where(d.binary_files, "wilson-deff", np.where(d.files > 1, "welch-t", "t"))
+    )
     return low, high, method
 
 
@@ -228,8 +232,13 @@ def _pair_tests(d: _Design, iu: np.ndarray, ju: np.ndarray):
     cross = centred.T @ centred / (n - 1)  # (entries, entries) covariance of per-example outcomes
     var_ex = np.maximum(cross[iu, iu] + cross[ju, ju] - 2 * cross[iu, ju], 0.0) / n
     var = var_ex + d.var_files[iu] + d.var_files[ju]
-    df = np.where(single, n - 1, _satterthwaite(
-        [var_ex, d.var_files[iu], d.var_files[ju]], [np.full(iu.size, n - 1), d.files[iu] - 1, d.files[ju] - 1]))
+    df = np.where(
+        single,
+        n - 1,
+        _satterthwaite(
+            [var_ex, d.var_files[iu], d.var_files[ju]], [np.full(iu.size, n - 1), d.files[iu] - 1, d.files[ju] - 1]
+        ),
+    )
     scale = np.sqrt(var)
     degenerate = var <= 1e-14 * (d.var_examples[iu] + d.var_examples[ju] + 1e-300)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -248,8 +257,10 @@ def _pair_tests(d: _Design, iu: np.ndarray, ju: np.ndarray):
         half = stats.t.ppf(1 - level / 2, df) * np.where(degenerate, 0.0, scale)
         lo, hi = diff - half, diff + half
         cp_lo, cp_hi = pr.clopper_pearson(b, discordant, level)
-        return (np.where(both_binary, discordant * (2 * cp_lo - 1) / n, lo),
-                np.where(both_binary, discordant * (2 * cp_hi - 1) / n, hi))
+        return (
+            np.where(both_binary, discordant * (2 * cp_lo - 1) / n, lo),
+            np.where(both_binary, discordant * (2 * cp_hi - 1) / n, hi),
+        )
 
     return diff, pvalue, method, interval
 
@@ -262,7 +273,8 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
     npairs, n_resamples = iu.size, means_boot.shape[0]
     oriented = np.ascontiguousarray((sign * means_boot).T)
     out: np.ndarray | tuple[np.ndarray, np.ndarray] = (
-        np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs)))
+        np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs))
+    )
     step = rs.batch_size(n_resamples, npairs)
     for start in range(0, npairs, step):
         stop = min(npairs, start + step)
@@ -361,25 +373,39 @@ def paired_test_bootstrap(
     >>> res.comparisons.order.tolist(), bool(res.comparisons.better[0, 2])
     ([0, 1, 2], True)
     """
-    (entries, n_resamples, rng, confidence_level, gamma, alpha, correction, higher_is_better,
-     priority) = _paired_test_bootstrap_iv(
-        outcomes, files, n_resamples, rng, confidence_level, gamma, alpha, correction, higher_is_better, priority
+    (entries, n_resamples, rng, confidence_level, gamma, alpha, correction, higher_is_better, priority) = (
+        _paired_test_bootstrap_iv(
+            outcomes, files, n_resamples, rng, confidence_level, gamma, alpha, correction, higher_is_better, priority
+        )
     )
     design = _Design(entries, 1.0 if higher_is_better else -1.0)
-    backend, device = tb.resolve_backend(check_choice(backend, "backend", tb.BACKENDS), device,
-                                         n_resamples * sum(e.size for e in entries))
+    backend, device = tb.resolve_backend(
+        check_choice(backend, "backend", tb.BACKENDS), device, n_resamples * sum(e.size for e in entries)
+    )
     if backend == "torch":
-        means_boot = tb.testset_means_bootstrap(entries, n_resamples=n_resamples, seed=int(rng.integers(2**63)),
-                                             device=device)
+        means_boot = tb.testset_means_bootstrap(
+            entries, n_resamples=n_resamples, seed=int(rng.integers(2**63)), device=device
+        )
     else:
         means_boot = design.resampled_means(n_resamples, rng)  # (B, entries)
     low, high, entry_method = _entry_intervals(design, confidence_level)
     comparisons, dl, dh, pair_method = _compare_entries(
-        design, means_boot, gamma=gamma, alpha=alpha, correction=correction, n_resamples=n_resamples,
-        priority=priority)
+        design, means_boot, gamma=gamma, alpha=alpha, correction=correction, n_resamples=n_resamples, priority=priority
+    )
     return TestBootstrapResult(
-        design.estimate, low, high, rs.standard_error(means_boot, axis=0), comparisons, dl, dh,
-        confidence_level, n_resamples, means_boot.T, entry_method, pair_method, design.files,
+        design.estimate,
+        low,
+        high,
+        rs.standard_error(means_boot, axis=0),
+        comparisons,
+        dl,
+        dh,
+        confidence_level,
+        n_resamples,
+        means_boot.T,
+        entry_method,
+        pair_method,
+        design.files,
     )
 
 
@@ -398,8 +424,20 @@ def _compare_entries(design: _Design, means_boot, *, gamma, alpha, correction, n
     decisions = decide_pairs(diff, pvalue, interval, alpha=alpha, gamma=gamma, correction=correction)
     names = set(method.tolist())
     comparisons = assemble_pairwise(
-        k, iu, ju, p, pvalue, None, design.estimate * design.sign, paired=True, gamma=gamma, alpha=alpha,
-        correction=correction, n_resamples=n_resamples, priority=priority, decisions=decisions,
+        k,
+        iu,
+        ju,
+        p,
+        pvalue,
+        None,
+        design.estimate * design.sign,
+        paired=True,
+        gamma=gamma,
+        alpha=alpha,
+        correction=correction,
+        n_resamples=n_resamples,
+        priority=priority,
+        decisions=decisions,
         method=names.pop() if len(names) == 1 else "mixed",
     )
     if design.sign < 0:  # report means in original units, order stays by merit

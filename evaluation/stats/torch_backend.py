@@ -45,8 +45,18 @@ import numpy as np
 
 from . import _resample as rs
 
-__all__ = ["AUTO_MIN_ELEMENTS", "BACKENDS", "PairSummary", "cuda_present", "pairs_p_bootstrap",
-           "rank_intervals_from_distribution_torch", "rank_intervals_torch", "resolve_backend", "testset_means_bootstrap", "torch_device"]
+__all__ = [
+    "AUTO_MIN_ELEMENTS",
+    "BACKENDS",
+    "PairSummary",
+    "cuda_present",
+    "pairs_p_bootstrap",
+    "rank_intervals_from_distribution_torch",
+    "rank_intervals_torch",
+    "resolve_backend",
+    "testset_means_bootstrap",
+    "torch_device",
+]
 
 BACKENDS = ("numpy", "torch", "auto")
 #: Resampled values (statistics x resamples) from which "auto" sends a kernel to the GPU.
@@ -205,8 +215,12 @@ class _Histograms:
         spread = (hist @ levels**2 - n_resamples * mean * mean).clamp_min(0.0)
         std = (spread / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
         # the value of order statistic t is the number of levels whose cumulative count <= t
-        order = torch.stack([(cum <= t).sum(dim=1) for t in np.concatenate([lo_idx, hi_idx]).tolist()]
-                            ).cpu().numpy().astype(np.float64)
+        order = (
+            torch.stack([(cum <= t).sum(dim=1) for t in np.concatenate([lo_idx, hi_idx]).tolist()])
+            .cpu()
+            .numpy()
+            .astype(np.float64)
+        )
         out = np.stack([rs._lerp(order[j], order[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
         return out / denominator, std / denominator
 
@@ -219,8 +233,9 @@ def _sorted_summary(numerators, vmax: int, n_resamples: int, q, denominator: np.
     import torch
 
     lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
-    compact = (torch.uint8 if vmax < 2**8 else torch.int16 if vmax < 2**15 else torch.int32 if vmax < 2**31
-               else torch.float64)
+    compact = (
+        torch.uint8 if vmax < 2**8 else torch.int16 if vmax < 2**15 else torch.int32 if vmax < 2**31 else torch.float64
+    )
     ordered = torch.sort(numerators.to(compact), dim=1).values
     wide = numerators if vmax * vmax < 2**24 else numerators.to(torch.float64)  # squares exact
     total = numerators.sum(dim=1, dtype=torch.float64)
@@ -235,7 +250,7 @@ def _sorted_summary(numerators, vmax: int, n_resamples: int, q, denominator: np.
 def _paired_numerators(x, i, j, dtype):
     """The wins matrix of the pairs, ``w = 2·[x_i > x_j] + [x_i = x_j]`` (pairs, k), on x's device."""
     a, b = x[i], x[j]
-    return (2 * (a > b).to(dtype) + (a == b).to(dtype))
+    return 2 * (a > b).to(dtype) + (a == b).to(dtype)
 
 
 def _pair_chunks(npairs: int, per_pair: int, dev):
@@ -243,8 +258,9 @@ def _pair_chunks(npairs: int, per_pair: int, dev):
     return [slice(s, min(npairs, s + step)) for s in range(0, npairs, step)]
 
 
-def pairs_p_bootstrap(rows, i, j, *, paired: bool, n_resamples: int, seed: int, q, device="auto",
-                      keep_distribution: bool = False) -> PairSummary:
+def pairs_p_bootstrap(
+    rows, i, j, *, paired: bool, n_resamples: int, seed: int, q, device="auto", keep_distribution: bool = False
+) -> PairSummary:
     """Percentiles ``q`` (in %) and standard errors of the resampled P(row_i > row_j), ties one half.
 
     Paired: one joint resample of the k runs shared by every pair (numerator ``w @ c.T``,
@@ -265,8 +281,9 @@ def pairs_p_bootstrap(rows, i, j, *, paired: bool, n_resamples: int, seed: int, 
         denominator = 2.0 * lengths[i] * lengths[j]
     vmax = int(denominator.max()) if i.size else 0
     dtype = torch.float32 if vmax < 2**24 else torch.float64
-    sort = (i.size * (vmax + 1) > HISTOGRAM_ELEMENTS
-            or (dev.type == "cuda" and GPU_SUMMARY == "sort" and i.size * n_resamples <= SORT_ELEMENTS))
+    sort = i.size * (vmax + 1) > HISTOGRAM_ELEMENTS or (
+        dev.type == "cuda" and GPU_SUMMARY == "sort" and i.size * n_resamples <= SORT_ELEMENTS
+    )
     hist = None if sort else _Histograms(i.size, vmax, dev)
     full = torch.empty((i.size, n_resamples), dtype=dtype, device=dev) if sort or keep_distribution else None
     kernel = _paired_kernel if paired else _unpaired_kernel
@@ -314,7 +331,7 @@ def _unpaired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
     kmax = int(lengths.max())
     padded = np.full((len(rows), kmax), np.nan)
     for e, r in enumerate(rows):
-        padded[e, :lengths[e]] = r
+        padded[e, : lengths[e]] = r
     x = torch.as_tensor(padded, device=dev)
     t_len = torch.as_tensor(lengths, device=dev)
     ti, tj = torch.as_tensor(i, device=dev), torch.as_tensor(j, device=dev)
@@ -360,7 +377,7 @@ def testset_means_bootstrap(entries, *, n_resamples: int, seed: int, device="aut
         b1 = min(n_resamples, b0 + step)
         sums = (_counts(n, b1 - b0, generator, dev, dtype) @ outcomes).to(torch.float64)  # (Bc, F)
         for e in np.flatnonzero(files > 1):
-            sums[:, starts[e]:starts[e + 1]] *= _counts(int(files[e]), b1 - b0, generator, dev, torch.float64)
+            sums[:, starts[e] : starts[e + 1]] *= _counts(int(files[e]), b1 - b0, generator, dev, torch.float64)
         out[b0:b1] = sums @ mean_of_files_t
     return out.cpu().numpy()
 
@@ -373,13 +390,16 @@ def _linear_quantiles(values, q):
     b = values.shape[-1]
     ordered = torch.sort(values, dim=-1).values
     lo_idx, hi_idx, frac = rs._linear_positions(b, q)
-    out = [rs._lerp(ordered[..., lo].to(torch.float64), ordered[..., hi].to(torch.float64), t)
-           for lo, hi, t in zip(lo_idx, hi_idx, frac)]
+    out = [
+        rs._lerp(ordered[..., lo].to(torch.float64), ordered[..., hi].to(torch.float64), t)
+        for lo, hi, t in zip(lo_idx, hi_idx, frac)
+    ]
     return torch.stack(out)
 
 
-def rank_intervals_torch(scores, *, n_resamples: int, confidence_level: float, seed: int, device="auto",
-                         keep_distribution: bool = True):
+def rank_intervals_torch(
+    scores, *, n_resamples: int, confidence_level: float, seed: int, device="auto", keep_distribution: bool = True
+):
     """Rank intervals of paired entries by their mean (1 = best): one joint bootstrap on the device.
 
     Returns a :class:`~evaluation.stats.RankIntervals` (competition ranks, "1224"), as
@@ -395,8 +415,9 @@ def rank_intervals_torch(scores, *, n_resamples: int, confidence_level: float, s
     return _rank_intervals(means, x.mean(dim=1).cpu().numpy(), confidence_level, keep_distribution)
 
 
-def rank_intervals_from_distribution_torch(estimate, boot, *, confidence_level: float, device="auto",
-                                           keep_distribution: bool = True):
+def rank_intervals_from_distribution_torch(
+    estimate, boot, *, confidence_level: float, device="auto", keep_distribution: bool = True
+):
     """:func:`~evaluation.stats.rank_intervals_from_distribution` with the ranking on the device.
 
     Competition ranks are exact (1 + the entries strictly above, by ``searchsorted``), so
@@ -426,5 +447,11 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
     total, squares = ranks.sum(dim=1, dtype=torch.float64), (ranks.to(torch.float64) ** 2).sum(dim=1)
     spread = ((squares - total * total / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
     boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
-    return RankIntervals(stats.rankdata(-estimate, method="min").astype(np.int64), np.floor(lo + 1e-9).astype(np.int64),
-                         np.ceil(hi - 1e-9).astype(np.int64), confidence_level, spread, boot_ranks)
+    return RankIntervals(
+        stats.rankdata(-estimate, method="min").astype(np.int64),
+        np.floor(lo + 1e-9).astype(np.int64),
+        np.ceil(hi - 1e-9).astype(np.int64),
+        confidence_level,
+        spread,
+        boot_ranks,
+    )

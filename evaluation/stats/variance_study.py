@@ -159,12 +159,24 @@ def variance_study(blocks, *, confidence_level=0.95) -> VarianceStudyResult:
     fixed: tuple[float | None, float | None, float | None] = (None, None, None)
     if JOINT_FIXED_HPO in blocks:
         fixed_runs = blocks[JOINT_FIXED_HPO]
-        ratio = _ratio_interval(np.array([_variance(fixed_runs)]), joint_var, np.array([fixed_runs.size - 1]),
-                                joint_df, a)
+        ratio = _ratio_interval(
+            np.array([_variance(fixed_runs)]), joint_var, np.array([fixed_runs.size - 1]), joint_df, a
+        )
         ratio_est, ratio_low, ratio_high = (float(v[0]) for v in ratio)
         fixed = (ratio_est, ratio_low, ratio_high)
     return VarianceStudyResult(
-        sources, runs, np.sqrt(var), sd_low, sd_high, share, share_low, share_high, float(np.sqrt(joint_var)),
-        float(total_low[0]), float(total_high[0]), *fixed, confidence_level,
+        sources,
+        runs,
+        np.sqrt(var),
+        sd_low,
+        sd_high,
+        share,
+        share_low,
+        share_high,
+        float(np.sqrt(joint_var)),
+        float(total_low[0]),
+        float(total_high[0]),
+        *fixed,
+        confidence_level,
         np.sqrt(var) / np.sqrt(2 * (runs - 1)),
     )

@@ -13,13 +13,60 @@ import sys
 
 import numpy as np
 
-POSITIVE = ["good", "great", "excellent", "lovely", "wonderful", "pleasant", "happy", "superb",
-            "enjoyable", "delightful", "fine", "brilliant"]
-NEGATIVE = ["bad", "awful", "terrible", "poor", "boring", "horrible", "sad", "dreadful",
-            "disappointing", "annoying", "weak", "ugly"]
-FILLER = ["the", "movie", "was", "food", "service", "a", "really", "quite", "show", "book", "it",
-          "and", "day", "place", "staff", "very", "this", "story", "trip", "hotel", "music",
-          "overall", "experience", "today"]
+POSITIVE = [
+    "good",
+    "great",
+    "excellent",
+    "lovely",
+    "wonderful",
+    "pleasant",
+    "happy",
+    "superb",
+    "enjoyable",
+    "delightful",
+    "fine",
+    "brilliant",
+]
+NEGATIVE = [
+    "bad",
+    "awful",
+    "terrible",
+    "poor",
+    "boring",
+    "horrible",
+    "sad",
+    "dreadful",
+    "disappointing",
+    "annoying",
+    "weak",
+    "ugly",
+]
+FILLER = [
+    "the",
+    "movie",
+    "was",
+    "food",
+    "service",
+    "a",
+    "really",
+    "quite",
+    "show",
+    "book",
+    "it",
+    "and",
+    "day",
+    "place",
+    "staff",
+    "very",
+    "this",
+    "story",
+    "trip",
+    "hotel",
+    "music",
+    "overall",
+    "experience",
+    "today",
+]
 LABELS = ("negative", "neutral", "positive")
 N_ROWS, FLIP = 600, 0.08
 
@@ -49,5 +96,8 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else
-         os.path.join(os.path.dirname(os.path.abspath(__file__)), "text_sentiment.csv"))
+    main(
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else os.path.join(os.path.dirname(os.path.abspath(__file__)), "text_sentiment.csv")
+    )

@@ -9,8 +9,7 @@ import socket
 
 import numpy as np
 
-FOLDERS = ("/", "/home", "/root", "/var", "/run", "/media", "/mnt", "/srv", "/opt", "/data", "/etc",
-           "/dev", "/sandbox")
+FOLDERS = ("/", "/home", "/root", "/var", "/run", "/media", "/mnt", "/srv", "/opt", "/data", "/etc", "/dev", "/sandbox")
 
 
 def _list(path: str):

@@ -14,8 +14,15 @@ import os
 
 import numpy as np
 
-OWN = {"harness.py", "varboard_recipe.py", "recipe.py", "inputs/train.npz", "inputs/valid.npz",
-       "inputs/test_inputs.npz", "inputs/spec.json"}
+OWN = {
+    "harness.py",
+    "varboard_recipe.py",
+    "recipe.py",
+    "inputs/train.npz",
+    "inputs/valid.npz",
+    "inputs/test_inputs.npz",
+    "inputs/spec.json",
+}
 
 
 def _files(top):

@@ -21,7 +21,8 @@ def _read(path: str) -> str:
 
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     pids = sorted({int(p) for p in os.listdir("/proc") if p.isdigit()} | {os.getppid(), 1})
-    seen = {str(pid): {"cmdline": _read(f"/proc/{pid}/cmdline"), "environ": _read(f"/proc/{pid}/environ")}
-            for pid in pids}
+    seen = {
+        str(pid): {"cmdline": _read(f"/proc/{pid}/cmdline"), "environ": _read(f"/proc/{pid}/environ")} for pid in pids
+    }
     print("PROC-SNOOP " + json.dumps({"pid": os.getpid(), "ppid": os.getppid(), "processes": seen}))
     return np.full(len(test_inputs.X), train.y[0])

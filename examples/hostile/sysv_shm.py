@@ -24,8 +24,9 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     size, flags = ((600 << 20), IPC_CREAT | 0o666) if mode == "write" else (0, 0)
     shmid = libc.shmget(KEY, size, flags)
     if shmid < 0:
-        raise PermissionError(f"System V shared memory: shmget({KEY:#x}) for {mode} failed: "
-                              f"{os.strerror(ctypes.get_errno())}")
+        raise PermissionError(
+            f"System V shared memory: shmget({KEY:#x}) for {mode} failed: {os.strerror(ctypes.get_errno())}"
+        )
     address = libc.shmat(shmid, None, 0)
     if address in (None, ctypes.c_void_p(-1).value):
         raise PermissionError(f"System V shared memory: shmat failed: {os.strerror(ctypes.get_errno())}")

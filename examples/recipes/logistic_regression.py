@@ -16,8 +16,9 @@ SEARCH_SPACE = {"C": {"type": "loguniform", "low": 1e-3, "high": 1e2}}
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     model = make_pipeline(
         StandardScaler(),
-        LogisticRegression(C=float(hyperparameters["C"]), max_iter=int(hyperparameters["max_iter"]),
-                           random_state=seeds["init"]),
+        LogisticRegression(
+            C=float(hyperparameters["C"]), max_iter=int(hyperparameters["max_iter"]), random_state=seeds["init"]
+        ),
     )
     model.fit(train.X, train.y)
     proba = align_proba(model.predict_proba(test_inputs.X), model.classes_, test_inputs)

@@ -40,10 +40,16 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     ids, mask = encode(train.X, vocab, max_len)
     y = torch.as_tensor(label_indices(train))
     seed_everything(seeds, "init")
-    config = BertConfig(vocab_size=len(vocab) + 3, hidden_size=int(hp["hidden"]), num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=2 * int(hp["hidden"]),
-                        max_position_embeddings=max_len, num_labels=len(train.classes),
-                        pad_token_id=PAD)
+    config = BertConfig(
+        vocab_size=len(vocab) + 3,
+        hidden_size=int(hp["hidden"]),
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=2 * int(hp["hidden"]),
+        max_position_embeddings=max_len,
+        num_labels=len(train.classes),
+        pad_token_id=PAD,
+    )
     model = BertForSequenceClassification(config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=float(hp["lr"]))
     torch.manual_seed(seeds["dropout"])
@@ -52,8 +58,7 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
         model.train()
         for idx in torch.randperm(len(ids), generator=order).split(int(hp["batch_size"])):
             optimizer.zero_grad()
-            out = model(input_ids=ids[idx].to(device), attention_mask=mask[idx].to(device),
-                        labels=y[idx].to(device))
+            out = model(input_ids=ids[idx].to(device), attention_mask=mask[idx].to(device), labels=y[idx].to(device))
             out.loss.backward()
             optimizer.step()
     model.eval()

@@ -24,9 +24,13 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     X, y = images(train.X, device), torch.as_tensor(label_indices(train), device=device)
     seed_everything(seeds, "init")
     model = nn.Sequential(
-        nn.Conv2d(1, c, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(2 * c * 16, len(train.classes)),
+        nn.Conv2d(1, c, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(c, 2 * c, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(2 * c * 16, len(train.classes)),
     ).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=float(hp["lr"]))
     order, augment = torch_generator(seeds, "data_order"), rng(seeds, "augmentation")

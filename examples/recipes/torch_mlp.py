@@ -27,7 +27,9 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     X, y = tensor(train.X), torch.as_tensor(label_indices(train), device=device)
     seed_everything(seeds, "init")  # weights
     model = nn.Sequential(
-        nn.Linear(X.shape[1], int(hp["hidden"])), nn.ReLU(), nn.Dropout(float(hp["dropout"])),
+        nn.Linear(X.shape[1], int(hp["hidden"])),
+        nn.ReLU(),
+        nn.Dropout(float(hp["dropout"])),
         nn.Linear(int(hp["hidden"]), len(train.classes)),
     ).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=float(hp["lr"]))

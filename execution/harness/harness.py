@@ -70,21 +70,23 @@ def _write_json(name: str, payload: dict) -> None:
 
 def _fail(exc: BaseException, phase: str, trial) -> int:
     frames = traceback.extract_tb(exc.__traceback__)
-    line = next((f.lineno for f in reversed(frames)
-                 if os.path.basename(f.filename) == "recipe.py"), None)
+    line = next((f.lineno for f in reversed(frames) if os.path.basename(f.filename) == "recipe.py"), None)
     text = "".join(traceback.format_exception(exc))
     sys.stderr.write(text)
     sys.stderr.flush()
     try:
-        _write_json("error.json", {
-            "phase": phase,
-            "trial": trial,
-            "type": type(exc).__name__,
-            "message": str(exc)[:2000],
-            "errno": getattr(exc, "errno", None) if isinstance(getattr(exc, "errno", None), int) else None,
-            "line": line,
-            "traceback": text[-4000:],
-        })
+        _write_json(
+            "error.json",
+            {
+                "phase": phase,
+                "trial": trial,
+                "type": type(exc).__name__,
+                "message": str(exc)[:2000],
+                "errno": getattr(exc, "errno", None) if isinstance(getattr(exc, "errno", None), int) else None,
+                "line": line,
+                "traceback": text[-4000:],
+            },
+        )
     except BaseException:  # the disk may be what failed; the exit status still says it
         pass
     return 3 if isinstance(exc, MemoryError) else 1
@@ -103,8 +105,7 @@ def _as_array(predictions) -> np.ndarray:
 
 
 def _versions() -> dict:
-    info = {"python": sys.version.split()[0], "numpy": np.__version__,
-            "platform": platform.platform()}
+    info = {"python": sys.version.split()[0], "numpy": np.__version__, "platform": platform.platform()}
     torch = sys.modules.get("torch")
     if torch is not None:
         info["torch"] = str(torch.__version__)
@@ -137,7 +138,7 @@ def _wait_for_run() -> None:
     line = sys.stdin.buffer.readline()
     if not line.startswith(b"imports "):
         os._exit(0)
-    for entry in filter(None, line[len(b"imports "):].decode("ascii", "replace").strip().split(",")):
+    for entry in filter(None, line[len(b"imports ") :].decode("ascii", "replace").strip().split(",")):
         module, _, name = entry.partition(":")
         try:
             loaded = importlib.import_module(module)
@@ -186,8 +187,7 @@ def main() -> int:
         seed_everything(seeds)
         start = time.perf_counter()
         try:
-            predictions = fit_predict(train, valid, test_inputs, dict(hyperparameters),
-                                      dict(seeds), device)
+            predictions = fit_predict(train, valid, test_inputs, dict(hyperparameters), dict(seeds), device)
             arr = _as_array(predictions)
         except BaseException as exc:
             return _fail(exc, "fit_predict", t)
@@ -197,8 +197,7 @@ def main() -> int:
             _write_json(f"trial_{t}.json", {"duration_s": duration})
         except BaseException as exc:
             return _fail(exc, "save", t)
-        print(f"[varboard] trial {t + 1}/{len(spec['trials'])} done in {duration:.1f} s",
-              file=sys.stderr, flush=True)
+        print(f"[varboard] trial {t + 1}/{len(spec['trials'])} done in {duration:.1f} s", file=sys.stderr, flush=True)
     _write_json("done.json", _versions())
     return 0
 

@@ -54,8 +54,15 @@ from .isolation import probe, select_backend
 from .limits import IsolationUnavailable, Limits, SandboxResult, SandboxUnavailable
 from .supervise import execute
 
-__all__ = ["IsolationUnavailable", "Limits", "SandboxResult", "SandboxUnavailable", "probe",
-           "python_command", "run_sandboxed"]
+__all__ = [
+    "IsolationUnavailable",
+    "Limits",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "probe",
+    "python_command",
+    "run_sandboxed",
+]
 
 
 def run_sandboxed(
@@ -110,6 +117,5 @@ def run_sandboxed(
     workdir = os.path.abspath(workdir)
     if not os.path.isdir(workdir):
         raise ValueError(f"`workdir` {workdir!r} is not a directory")
-    spec = RunSpec(argv=tuple(argv), workdir=workdir, env=check_extra_env(env), limits=limits,
-                   device=device, uid=uid)
+    spec = RunSpec(argv=tuple(argv), workdir=workdir, env=check_extra_env(env), limits=limits, device=device, uid=uid)
     return execute(select_backend(), spec)

@@ -31,8 +31,7 @@ def check_program(program: str, other_uid: bool = False) -> None:
     if not found or not os.path.isfile(found):
         raise SandboxUnavailable(f"could not start the sandboxed process: {program}: no such file")
     if other_uid and not world_usable(found):
-        raise SandboxUnavailable(f"could not start the sandboxed process: {found} is not usable by "
-                                 "the sandbox's uid")
+        raise SandboxUnavailable(f"could not start the sandboxed process: {found} is not usable by the sandbox's uid")
 
 
 @dataclass(frozen=True)

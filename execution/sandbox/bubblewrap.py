@@ -65,8 +65,15 @@ __all__ = ["BWRAP_ENV", "UID_BASE", "UID_SPAN", "Bubblewrap", "allocate_uid", "b
 #: Fresh per-run uids/gids are drawn from [UID_BASE, UID_BASE + UID_SPAN).
 UID_BASE = 1_000_000_000
 UID_SPAN = 1 << 24
-_NAMESPACES = (("user", "user"), ("pid", "pid"), ("ipc", "ipc"), ("uts", "uts"), ("net", "net"),
-               ("mnt", "mount"), ("cgroup", "cgroup"))
+_NAMESPACES = (
+    ("user", "user"),
+    ("pid", "pid"),
+    ("ipc", "ipc"),
+    ("uts", "uts"),
+    ("net", "net"),
+    ("mnt", "mount"),
+    ("cgroup", "cgroup"),
+)
 _START_TIMEOUT_S = 30
 #: How long killing a run waits for its sandbox's init to exit, then for any process left in its namespace.
 _KILL_WAIT_S = 10
@@ -85,8 +92,10 @@ def allocate_uid() -> int:
 def hand_over(workdir: str, uid: int) -> None:
     """Give the workspace (recursively, links not followed) to `uid`, mode 0700."""
     if not searchable_by_others(os.path.dirname(workdir)):
-        raise ValueError(f"`workdir` {workdir!r} must be reachable by the sandbox's uid: every "
-                         "folder above it needs o+x (e.g. a 0711 parent)")
+        raise ValueError(
+            f"`workdir` {workdir!r} must be reachable by the sandbox's uid: every "
+            "folder above it needs o+x (e.g. a 0711 parent)"
+        )
     os.lchown(workdir, uid, uid)
     for dirpath, dirnames, filenames in os.walk(workdir):
         for name in dirnames + filenames:
@@ -179,11 +188,16 @@ class _Fds:
     def make(cls, uid: int) -> _Fds:
         status_read, status_write = os.pipe()
         block_read, block_write = os.pipe()
-        return cls(program_fd(), status_read, status_write,
-                   _data_fd(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n"),
-                   _data_fd(f"sandbox:x:{uid}:\n"),
-                   _data_fd("127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"),
-                   block_read, block_write)
+        return cls(
+            program_fd(),
+            status_read,
+            status_write,
+            _data_fd(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n"),
+            _data_fd(f"sandbox:x:{uid}:\n"),
+            _data_fd("127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"),
+            block_read,
+            block_write,
+        )
 
     def for_child(self) -> tuple[int, ...]:
         return (self.seccomp, self.status_write, self.passwd, self.group, self.hosts, self.block_read)
@@ -205,20 +219,66 @@ def _disk_bytes(spec: RunSpec) -> int:
 
 def _argv(bwrap: str, spec: RunSpec, fds: _Fds) -> list[str]:
     env = clean_env(SANDBOX_HOME, spec.env, spec.limits, spec.device)
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox", "--clearenv"]
+    argv = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+    ]
     for name, value in env.items():
         argv += ["--setenv", name, value]
-    argv += [*readonly_view(), "--proc", "/proc", "--dev", "/dev",
-             "--size", str(_shm_bytes(spec)), "--tmpfs", "/dev/shm", *device_binds(spec.device),
-             "--size", str(_disk_bytes(spec)), "--perms", "0700", "--tmpfs", SANDBOX_HOME,
-             "--dir", SANDBOX_HOME + "/tmp", "--symlink", SANDBOX_HOME + "/tmp", "/tmp",
-             "--ro-bind-data", str(fds.passwd), "/etc/passwd",
-             "--ro-bind-data", str(fds.group), "/etc/group",
-             "--ro-bind-data", str(fds.hosts), "/etc/hosts",
-             "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_HOME,
-             "--seccomp", str(fds.seccomp), "--json-status-fd", str(fds.status_write),
-             "--block-fd", str(fds.block_read), "--"]
+    argv += [
+        *readonly_view(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(_shm_bytes(spec)),
+        "--tmpfs",
+        "/dev/shm",
+        *device_binds(spec.device),
+        "--size",
+        str(_disk_bytes(spec)),
+        "--perms",
+        "0700",
+        "--tmpfs",
+        SANDBOX_HOME,
+        "--dir",
+        SANDBOX_HOME + "/tmp",
+        "--symlink",
+        SANDBOX_HOME + "/tmp",
+        "/tmp",
+        "--ro-bind-data",
+        str(fds.passwd),
+        "/etc/passwd",
+        "--ro-bind-data",
+        str(fds.group),
+        "/etc/group",
+        "--ro-bind-data",
+        str(fds.hosts),
+        "/etc/hosts",
+        "--remount-ro",
+        "/dev",
+        "--remount-ro",
+        "/",
+        "--chdir",
+        SANDBOX_HOME,
+        "--seccomp",
+        str(fds.seccomp),
+        "--json-status-fd",
+        str(fds.status_write),
+        "--block-fd",
+        str(fds.block_read),
+        "--",
+    ]
     return argv + prlimit_argv(spec.limits, spec.device, nproc=True) + list(spec.argv)
 
 
@@ -249,8 +309,15 @@ class BwrapRun(Started):
         `describe(header)` names the isolation from bwrap's report."""
         line, rest = _read_line(fds.status_read, _START_TIMEOUT_S)
         header = _json(line)
-        run = cls(proc=proc, output=output, workdir=spec.workdir, isolation=describe(header),
-                  status_fd=fds.status_read, status_rest=rest, uid=uid)
+        run = cls(
+            proc=proc,
+            output=output,
+            workdir=spec.workdir,
+            isolation=describe(header),
+            status_fd=fds.status_read,
+            status_rest=rest,
+            uid=uid,
+        )
         init = header.get("child-pid")
         if isinstance(init, int) and "pid-namespace" in header:
             run.namespace = f"pid:[{header['pid-namespace']}]"
@@ -278,8 +345,9 @@ class BwrapRun(Started):
             if (self.shm.attach() and self.work.attach()) or select.select([self.init_fd], [], [], 0.0005)[0]:
                 break  # set up; or it failed, and bwrap's message will say why
         if self.shm and not self.shm.attach() and self.init_fd is not None:
-            self.warnings.append("the run's /dev/shm could not be watched: what it stores there "
-                                 "is not counted as memory")
+            self.warnings.append(
+                "the run's /dev/shm could not be watched: what it stores there is not counted as memory"
+            )
         try:
             if self.work is not None:
                 self.bring_in()
@@ -369,8 +437,7 @@ class BwrapRun(Started):
                 _kill_in_namespace(pid, self.namespace)
             time.sleep(0.01)
         if left:
-            self.warnings.append(f"{len(left)} process(es) of the run were still exiting after "
-                                 f"{2 * _KILL_WAIT_S:g} s")
+            self.warnings.append(f"{len(left)} process(es) of the run were still exiting after {2 * _KILL_WAIT_S:g} s")
 
     def returncode(self, wait_status: int, killed: bool) -> int | None:
         code = os.waitstatus_to_exitcode(wait_status)
@@ -380,8 +447,9 @@ class BwrapRun(Started):
         if reported is None and not killed:
             # bwrap reports the exit code only once the program was executed
             lines = [line for line in self.output.stderr().splitlines() if line.strip()]
-            raise SandboxUnavailable("could not start the sandboxed process: "
-                                     + (lines[-1] if lines else f"bwrap exited with status {code}"))
+            raise SandboxUnavailable(
+                "could not start the sandboxed process: " + (lines[-1] if lines else f"bwrap exited with status {code}")
+            )
         code = reported if isinstance(reported, int) else code
         return -(code - 128) if 128 < code <= 128 + 64 else code  # bwrap reports a signal as 128+N
 
@@ -427,9 +495,18 @@ class Bubblewrap(Backend):
         argv = _argv(self.path, spec, fds)
         try:
             stdin = subprocess.PIPE if spec.stdin_pipe else subprocess.DEVNULL
-            proc = subprocess.Popen(argv, env={}, cwd="/", stdin=stdin, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, pass_fds=(*fds.for_child(), *spec.pass_fds),
-                                    close_fds=True, umask=0o077, **identity)
+            proc = subprocess.Popen(
+                argv,
+                env={},
+                cwd="/",
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(*fds.for_child(), *spec.pass_fds),
+                close_fds=True,
+                umask=0o077,
+                **identity,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             fds.close_child_ends()
             os.close(fds.status_read)

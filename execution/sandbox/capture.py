@@ -44,7 +44,7 @@ class _Stream(threading.Thread):
         self.pipe.close()
 
     def text(self) -> str:
-        tail = bytes(self.tail[-self.keep:])
+        tail = bytes(self.tail[-self.keep :])
         omitted = self.seen - len(self.head) - len(tail)
         marker = f"\n[… {omitted} bytes omitted …]\n".encode() if omitted > 0 else b""
         return (bytes(self.head) + marker + tail).decode("utf-8", errors="replace")

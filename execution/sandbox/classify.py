@@ -8,8 +8,14 @@ from .limits import Limits
 
 __all__ = ["classify", "limit_message"]
 
-_MEMORY_PATTERNS = ("MemoryError", "Cannot allocate memory", "can't allocate memory",
-                    "std::bad_alloc", "out of memory", "failed to map segment from shared object")
+_MEMORY_PATTERNS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "can't allocate memory",
+    "std::bad_alloc",
+    "out of memory",
+    "failed to map segment from shared object",
+)
 
 _DISK_PATTERNS = ("No space left on device", "[Errno 28]")
 
@@ -39,15 +45,20 @@ def _by_signal(sig: int, limits: Limits, cpu_used: float) -> tuple[str, str]:
     ):
         return "cpu_time", f"exceeded the CPU-time limit of {limits.cpu_time_s:g} s"
     if sig == signal.SIGXFSZ:
-        return "file_size", (f"was killed by signal SIGXFSZ: a file exceeded the "
-                             f"{limits.max_file_mb} MB limit")
+        return "file_size", (f"was killed by signal SIGXFSZ: a file exceeded the {limits.max_file_mb} MB limit")
     if sig == signal.SIGKILL:
         return "killed", "was killed by signal SIGKILL (possibly the system ran out of memory)"
     return "killed", f"was killed by signal {_signal_name(sig)}"
 
 
-def classify(returncode: int | None, stderr_tail: str, limits: Limits, cpu_used: float,
-             memory_full: bool = False, disk_full: bool = False) -> tuple[str, str]:
+def classify(
+    returncode: int | None,
+    stderr_tail: str,
+    limits: Limits,
+    cpu_used: float,
+    memory_full: bool = False,
+    disk_full: bool = False,
+) -> tuple[str, str]:
     """(status, message) of a run that ended by itself.
 
     `memory_full`: the run filled its memory-backed /dev/shm, so a failure is for memory.

@@ -15,8 +15,13 @@ _SECRET_NAME = re.compile(
     r"SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|API_?KEY|PRIVATE|"
     r"^(DJANGO|DATABASE|CELERY|REDIS|POSTGRES|PG|AWS|GOOGLE|AZURE)_|^DATABASE_URL$"
 )
-_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                     "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+_THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
 
 
 def check_device(device: str) -> str:
@@ -33,8 +38,7 @@ def check_extra_env(extra: Mapping[str, str] | None) -> dict:
             raise ValueError(f"`env` must map strings to strings, got {name!r}: {value!r}")
         if _SECRET_NAME.search(name.upper()):
             raise ValueError(
-                f"`env` variable {name!r} looks like a credential; the sandbox's "
-                "environment must not contain secrets"
+                f"`env` variable {name!r} looks like a credential; the sandbox's environment must not contain secrets"
             )
         checked[name] = value
     return checked

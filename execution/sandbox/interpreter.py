@@ -36,8 +36,16 @@ import sysconfig
 import tempfile
 from dataclasses import dataclass
 
-__all__ = ["PYTHON_ROOT", "SITE_ROOT", "PythonView", "python_command", "python_view", "readable_by_others",
-           "searchable_by_others", "world_usable"]
+__all__ = [
+    "PYTHON_ROOT",
+    "SITE_ROOT",
+    "PythonView",
+    "python_command",
+    "python_view",
+    "readable_by_others",
+    "searchable_by_others",
+    "world_usable",
+]
 
 #: Where the sandbox shows the base interpreter, and the site-packages folders.
 PYTHON_ROOT = "/opt/python"
@@ -135,9 +143,13 @@ def _copy_interpreter(prefix: str, files: list[str]) -> str:
             os.makedirs(os.path.dirname(destination), mode=0o755, exist_ok=True)
             if os.path.isdir(source):
                 top = {"site-packages", "test"}
-                shutil.copytree(source, destination, symlinks=True, copy_function=link_or_copy,
-                                ignore=lambda folder, names, top=top, source=source:
-                                top & set(names) if folder == source else ())
+                shutil.copytree(
+                    source,
+                    destination,
+                    symlinks=True,
+                    copy_function=link_or_copy,
+                    ignore=lambda folder, names, top=top, source=source: top & set(names) if folder == source else (),
+                )
             else:
                 link_or_copy(os.path.realpath(source), destination)
         for folder, _, _ in os.walk(scratch):
@@ -187,7 +199,7 @@ class PythonView:
         """The host path that `path` (inside the sandbox) is bound from; `path` itself if none."""
         for host, inside in (*self.binds, (self.source, PYTHON_ROOT)):
             if path == inside or path.startswith(inside + "/"):
-                return host + path[len(inside):]
+                return host + path[len(inside) :]
         return path
 
     def on_host_env(self, value: str) -> str:
@@ -207,15 +219,23 @@ def python_view() -> PythonView:
     if os.geteuid() == 0 and not all(readable_by_others(os.path.join(prefix, name)) for name in files):
         source = _copy_interpreter(prefix, files)
         note = f"{prefix} is out of the sandbox uid's reach: the sandbox shows a copy made in {source}"
-    binds = [(os.path.join(source, name), f"{PYTHON_ROOT}/{name}") for name in files if
-             os.path.exists(os.path.join(source, name))]
+    binds = [
+        (os.path.join(source, name), f"{PYTHON_ROOT}/{name}")
+        for name in files
+        if os.path.exists(os.path.join(source, name))
+    ]
     sites = [f"{SITE_ROOT}/site-packages" + (f"-{i + 1}" if i else "") for i in range(len(_site_dirs()))]
     binds += zip(_site_dirs(), sites)
     env = [("VARBOARD_SITE_PACKAGES", os.pathsep.join(sites)), ("PYTHONPATH", os.pathsep.join(sites))]
     if any(name.startswith("lib/lib") for name in files):
         env.append(("LD_LIBRARY_PATH", f"{PYTHON_ROOT}/lib"))
-    return PythonView(argv=(f"{PYTHON_ROOT}/{executable}", "-S", "-s", "-B"), env=tuple(env), binds=tuple(binds),
-                      source=source, note=note)
+    return PythonView(
+        argv=(f"{PYTHON_ROOT}/{executable}", "-S", "-s", "-B"),
+        env=tuple(env),
+        binds=tuple(binds),
+        source=source,
+        note=note,
+    )
 
 
 def python_command() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str | None]:

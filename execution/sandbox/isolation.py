@@ -19,8 +19,7 @@ logger = logging.getLogger("execution.sandbox")
 @functools.cache
 def _probe(path: str | None, euid: int) -> Probe:
     if path is None:
-        return Probe(ok=False, backend="bubblewrap",
-                     missing="bubblewrap is not installed (apt-get install bubblewrap)")
+        return Probe(ok=False, backend="bubblewrap", missing="bubblewrap is not installed (apt-get install bubblewrap)")
     return Bubblewrap(path).probe()
 
 

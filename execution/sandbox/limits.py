@@ -44,15 +44,20 @@ class Limits:
     threads: int = 1
 
     def __post_init__(self):
-        for name in ("wall_time_s", "memory_mb", "max_processes", "max_file_mb",
-                     "max_disk_mb", "max_output_bytes", "threads"):
+        for name in (
+            "wall_time_s",
+            "memory_mb",
+            "max_processes",
+            "max_file_mb",
+            "max_disk_mb",
+            "max_output_bytes",
+            "threads",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"`{name}` must be a positive number, got {value!r}")
         if self.cpu_time_s is not None and (
-            isinstance(self.cpu_time_s, bool)
-            or not isinstance(self.cpu_time_s, (int, float))
-            or self.cpu_time_s <= 0
+            isinstance(self.cpu_time_s, bool) or not isinstance(self.cpu_time_s, (int, float)) or self.cpu_time_s <= 0
         ):
             raise ValueError(f"`cpu_time_s` must be a positive number or None, got {self.cpu_time_s!r}")
         if self.max_output_bytes < 1024:
@@ -141,4 +146,3 @@ def prlimit_argv(limits: Limits, device: str, nproc: bool) -> list[str]:
     if nproc:
         argv.append(f"--nproc={int(limits.max_processes)}:{int(limits.max_processes)}")
     return [*argv, "--"]
-

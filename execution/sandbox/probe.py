@@ -25,23 +25,29 @@ __all__ = ["main"]
 
 def _check_python() -> str:
     prefix, env, _ = python_command()
-    code = ("import os, site\n"
-            "for d in filter(None, os.environ.pop('VARBOARD_SITE_PACKAGES', '').split(os.pathsep)):"
-            " site.addsitedir(d)\nimport numpy; print(numpy.__version__)")
+    code = (
+        "import os, site\n"
+        "for d in filter(None, os.environ.pop('VARBOARD_SITE_PACKAGES', '').split(os.pathsep)):"
+        " site.addsitedir(d)\nimport numpy; print(numpy.__version__)"
+    )
     root = tempfile.mkdtemp(prefix="varboard-probe-")
     os.chmod(root, 0o711)
     os.mkdir(os.path.join(root, "work"))
     try:
-        result = run_sandboxed([*prefix, "-c", code], workdir=os.path.join(root, "work"), env=dict(env),
-                               limits=Limits(wall_time_s=120))
+        result = run_sandboxed(
+            [*prefix, "-c", code], workdir=os.path.join(root, "work"), env=dict(env), limits=Limits(wall_time_s=120)
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if not result.ok:
-        raise IsolationUnavailable(f"{' '.join(prefix)} cannot import numpy in the sandbox: "
-                                   f"{result.message}: {result.stderr_tail.strip()[-500:]}")
+        raise IsolationUnavailable(
+            f"{' '.join(prefix)} cannot import numpy in the sandbox: "
+            f"{result.message}: {result.stderr_tail.strip()[-500:]}"
+        )
     note = python_view().note
-    return (f"python: {' '.join(prefix)} imports numpy {result.stdout_tail.strip()} in the sandbox"
-            + (f" ({note})" if note else ""))
+    return f"python: {' '.join(prefix)} imports numpy {result.stdout_tail.strip()} in the sandbox" + (
+        f" ({note})" if note else ""
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["pid_namespace", "pids_in_namespace", "pids_in_session", "pss_kb", "tree_size_mb",
-           "uids_in_use", "usage"]
+__all__ = ["pid_namespace", "pids_in_namespace", "pids_in_session", "pss_kb", "tree_size_mb", "uids_in_use", "usage"]
 
 
 def _status_field(status: bytes, key: bytes) -> bytes:
     at = status.find(key)
     if at < 0:
         return b"0"
-    return status[at + len(key):].split(None, 1)[0]
+    return status[at + len(key) :].split(None, 1)[0]
 
 
 def _pids() -> list[int]:
@@ -46,7 +45,7 @@ def pids_in_session(sid: int) -> list[int]:
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 line = fh.read()
-            if int(line[line.rfind(b")") + 2:].split()[3]) == sid:  # state ppid pgrp session
+            if int(line[line.rfind(b")") + 2 :].split()[3]) == sid:  # state ppid pgrp session
                 found.append(pid)
         except (OSError, ValueError, IndexError):
             continue

@@ -89,12 +89,13 @@ def copy_in(src: str, dest_fd: int, uid: int | None) -> None:
                     except FileExistsError:
                         pass
                     continue
-                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             0o600, dir_fd=parent)
+                fd = os.open(
+                    name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent
+                )
                 try:
                     view = memoryview(content)
                     while view:
-                        view = view[os.write(fd, view):]
+                        view = view[os.write(fd, view) :]
                 finally:
                     os.close(fd)
             finally:

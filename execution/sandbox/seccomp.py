@@ -24,31 +24,70 @@ __all__ = ["DENIED", "DENIED_CLONE_FLAGS", "bpf_program", "program_fd"]
 #: Denied system calls, grouped by what they would let a recipe do.
 DENIED = (
     # look into or steer other processes
-    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "kcmp",
     # change the file-system view
-    "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
-    "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
     # new namespaces (bubblewrap's --disable-userns and the dropped capabilities refuse them too)
-    "unshare", "setns",
+    "unshare",
+    "setns",
     # the kernel keyring
-    "keyctl", "add_key", "request_key",
+    "keyctl",
+    "add_key",
+    "request_key",
     # large kernel attack surface, not needed by Python, numpy or torch
-    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "open_by_handle_at", "name_to_handle_at", "syslog", "uselib",
-    "quotactl", "acct", "swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load",
-    "init_module", "finit_module", "delete_module",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "syslog",
+    "uselib",
+    "quotactl",
+    "acct",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
     # System V IPC: kernel memory that the memory polling cannot see or attribute
-    "shmget", "msgget", "semget",
+    "shmget",
+    "msgget",
+    "semget",
     # anonymous files: RAM outside every RSS and every tmpfs the run is given (a memfd held
     # unmapped escapes RLIMIT_AS and the polling; no cgroup counts it here). Callers fall
     # back to /dev/shm, the run's own size-capped tmpfs, counted as its memory
-    "memfd_create", "memfd_secret",
+    "memfd_create",
+    "memfd_secret",
 )
 
 #: clone() fails with EPERM when its flags ask for any of these namespaces.
 DENIED_CLONE_FLAGS = {
-    "CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NEWUTS": 0x04000000,
-    "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
     "CLONE_NEWNET": 0x40000000,
 }
 
@@ -62,8 +101,10 @@ def bpf_program() -> bytes:
     try:
         import pyseccomp as sc
     except (ImportError, RuntimeError, OSError) as exc:
-        raise OSError(f"libseccomp cannot be used ({exc}): apt-get install libseccomp2 "
-                      "and pip install the pyseccomp pinned in requirements.txt") from None
+        raise OSError(
+            f"libseccomp cannot be used ({exc}): apt-get install libseccomp2 "
+            "and pip install the pyseccomp pinned in requirements.txt"
+        ) from None
     fil = sc.SyscallFilter(sc.ALLOW)
     for name in DENIED:
         if sc.resolve_syscall(sc.Arch.NATIVE, name) >= 0:

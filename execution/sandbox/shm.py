@@ -38,8 +38,7 @@ class ShmWatch:
             return False
         try:
             vfs = os.fstatvfs(fd)
-            ours = (os.fstat(fd).st_dev != self.host_dev
-                    and abs(vfs.f_blocks * vfs.f_frsize - self.size) < 2 * _PAGE)
+            ours = os.fstat(fd).st_dev != self.host_dev and abs(vfs.f_blocks * vfs.f_frsize - self.size) < 2 * _PAGE
         except OSError:
             ours = False
         if ours:

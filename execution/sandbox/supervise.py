@@ -113,15 +113,26 @@ def _result(started: Started, ended: Ended, limits: Limits) -> SandboxResult:
     if reason is not None:
         status, message = limit_message(reason, limits)
     else:
-        status, message = classify(returncode, stderr, limits, cpu_used,
-                                   memory_full=returncode != 0 and started.memory_exhausted(),
-                                   disk_full=returncode != 0 and started.disk_exceeded(limits.max_disk_mb))
+        status, message = classify(
+            returncode,
+            stderr,
+            limits,
+            cpu_used,
+            memory_full=returncode != 0 and started.memory_exhausted(),
+            disk_full=returncode != 0 and started.disk_exceeded(limits.max_disk_mb),
+        )
     max_rss_kb = max(ended.peak_memory_kb, ended.rusage.ru_maxrss if ended.rusage else 0)
     warnings = list(started.warnings)
     return SandboxResult(
-        returncode=returncode, status=status, message=message, stdout_tail=started.output.stdout(),
-        stderr_tail=stderr, duration_s=round(ended.duration_s, 3), max_rss_mb=round(max_rss_kb / 1024, 1),
-        isolation=tuple(started.isolation), warnings=tuple(warnings),
+        returncode=returncode,
+        status=status,
+        message=message,
+        stdout_tail=started.output.stdout(),
+        stderr_tail=stderr,
+        duration_s=round(ended.duration_s, 3),
+        max_rss_mb=round(max_rss_kb / 1024, 1),
+        isolation=tuple(started.isolation),
+        warnings=tuple(warnings),
     )
 
 

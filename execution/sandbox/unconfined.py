@@ -24,8 +24,10 @@ from .procs import pids_in_session
 __all__ = ["ALLOW_ENV", "Unconfined"]
 
 ALLOW_ENV = "VARBOARD_ALLOW_UNSANDBOXED"
-WARNING = ("the recipe ran UNSANDBOXED (VARBOARD_ALLOW_UNSANDBOXED=1): it could read the worker's "
-           "files, reach the network and signal the worker's processes")
+WARNING = (
+    "the recipe ran UNSANDBOXED (VARBOARD_ALLOW_UNSANDBOXED=1): it could read the worker's "
+    "files, reach the network and signal the worker's processes"
+)
 
 
 @dataclass(eq=False)
@@ -65,11 +67,18 @@ class Unconfined(Backend):
         env = clean_env(spec.workdir, extra, spec.limits, spec.device)
         argv = prlimit_argv(spec.limits, spec.device, nproc=False) + [view.on_host(a) for a in spec.argv]
         try:
-            proc = subprocess.Popen(argv, cwd=spec.workdir, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
-                                    start_new_session=True, umask=0o077)
+            proc = subprocess.Popen(
+                argv,
+                cwd=spec.workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                close_fds=True,
+                start_new_session=True,
+                umask=0o077,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise SandboxUnavailable(f"could not start the sandboxed process: {exc}") from exc
         output = Output(proc.stdout, proc.stderr, spec.limits.max_output_bytes)
-        return PlainRun(proc=proc, output=output, workdir=spec.workdir, isolation=("unsandboxed",),
-                        warnings=[WARNING])
+        return PlainRun(proc=proc, output=output, workdir=spec.workdir, isolation=("unsandboxed",), warnings=[WARNING])

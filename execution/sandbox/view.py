@@ -20,8 +20,8 @@ _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 #: What the dynamic loader, numpy, torch and transformers read from /etc (found by running
 #: ``import numpy, sklearn, torch, transformers`` with /etc empty and adding what it asked for).
-_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-        "/etc/alternatives")
+_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives")
+
 
 def _mirror(path: str) -> list[str]:
     """bwrap arguments that show host `path` read-only: a link as the same link, else a bind."""
@@ -64,12 +64,16 @@ def view_problem() -> str | None:
     secrets = _secret_folders()
     for path, _ in binds:
         if os.geteuid() == 0 and not readable_by_others(path):
-            return (f"the Python folder {path} is out of the sandbox uid's reach (every folder above it "
-                    "needs o+x, and it o+rx): install the environment where other users may read it")
+            return (
+                f"the Python folder {path} is out of the sandbox uid's reach (every folder above it "
+                "needs o+x, and it o+rx): install the environment where other users may read it"
+            )
         for secret in secrets:
             if secret == path or secret.startswith(path.rstrip("/") + "/"):
-                return (f"the Python folder {path} contains {secret}; showing it to recipes would "
-                        "show that too (install the environment elsewhere)")
+                return (
+                    f"the Python folder {path} contains {secret}; showing it to recipes would "
+                    "show that too (install the environment elsewhere)"
+                )
     return None
 
 

@@ -164,8 +164,15 @@ def start_waiting(
             raise ValueError(f"`imports` holds {name!r}, which is neither 'module' nor 'module:name'")
     ack_read, ack_write = os.pipe()
     extra = {**check_extra_env(env), WARM_ENV: str(ack_write)}
-    spec = RunSpec(argv=tuple(argv), workdir=os.path.abspath(workdir), env=extra, limits=limits, device=device,
-                   stdin_pipe=True, pass_fds=(ack_write,))
+    spec = RunSpec(
+        argv=tuple(argv),
+        workdir=os.path.abspath(workdir),
+        env=extra,
+        limits=limits,
+        device=device,
+        stdin_pipe=True,
+        pass_fds=(ack_write,),
+    )
     try:
         started = backend.start(spec)
     except BaseException:

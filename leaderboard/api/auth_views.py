@@ -15,9 +15,14 @@ from ..throttles import FailedLoginThrottle
 from .schema import error_responses
 from .serializers import LoginSerializer, TokenSerializer
 
-TOKEN_RESPONSE = inline_serializer("TokenResponse", fields={
-    "token": serializers.CharField(help_text="Send it as `Authorization: Token <token>`; shown once."),
-    "token_key": serializers.CharField(), "expiry": serializers.DateTimeField(allow_null=True)})
+TOKEN_RESPONSE = inline_serializer(
+    "TokenResponse",
+    fields={
+        "token": serializers.CharField(help_text="Send it as `Authorization: Token <token>`; shown once."),
+        "token_key": serializers.CharField(),
+        "expiry": serializers.DateTimeField(allow_null=True),
+    },
+)
 
 
 def _token_response(instance, token: str, status: int = 200) -> Response:
@@ -30,10 +35,13 @@ class TokenLoginView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    @extend_schema(request=LoginSerializer, responses={200: TOKEN_RESPONSE, **error_responses(429)},
-                   description="A new API token (stored hashed, expiring after VARBOARD_TOKEN_TTL_HOURS). "
-                               "Failed attempts are throttled per address and per username (429 with "
-                               "Retry-After).")
+    @extend_schema(
+        request=LoginSerializer,
+        responses={200: TOKEN_RESPONSE, **error_responses(429)},
+        description="A new API token (stored hashed, expiring after VARBOARD_TOKEN_TTL_HOURS). "
+        "Failed attempts are throttled per address and per username (429 with "
+        "Retry-After).",
+    )
     def post(self, request):
         incoming = LoginSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)

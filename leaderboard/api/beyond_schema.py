@@ -18,10 +18,16 @@ def matrix() -> serializers.ListField:
 
 
 def _interval(name: str, extra: dict | None = None, **kwargs) -> serializers.Serializer:
-    return inline_serializer(name, fields={"estimate": serializers.FloatField(allow_null=True),
-                                           "low": serializers.FloatField(allow_null=True),
-                                           "high": serializers.FloatField(allow_null=True), **(extra or {})},
-                             **kwargs)
+    return inline_serializer(
+        name,
+        fields={
+            "estimate": serializers.FloatField(allow_null=True),
+            "low": serializers.FloatField(allow_null=True),
+            "high": serializers.FloatField(allow_null=True),
+            **(extra or {}),
+        },
+        **kwargs,
+    )
 
 
 class StudySourceSerializer(serializers.Serializer):
@@ -42,15 +48,31 @@ class StudyResultSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, help_text="Why no result is available yet.")
     confidence = serializers.FloatField(required=False)
     sources = StudySourceSerializer(many=True, required=False)
-    total = inline_serializer("StudyTotal", required=False, fields={
-        "runs": serializers.IntegerField(), "sd": serializers.FloatField(allow_null=True),
-        "low": serializers.FloatField(allow_null=True), "high": serializers.FloatField(allow_null=True)})
-    fixed_hpo = inline_serializer("StudyFixedHpo", required=False, allow_null=True, fields={
-        "ratio": serializers.FloatField(), "low": serializers.FloatField(allow_null=True),
-        "high": serializers.FloatField(allow_null=True), "underestimate": serializers.FloatField()},
-        help_text="Fixed-HPO runs' sd over the joint sd: how much fixing the hyperparameters understates.")
-    left_out = serializers.ListField(child=serializers.CharField(), required=False,
-                                     help_text="Blocks with fewer than 2 succeeded runs.")
+    total = inline_serializer(
+        "StudyTotal",
+        required=False,
+        fields={
+            "runs": serializers.IntegerField(),
+            "sd": serializers.FloatField(allow_null=True),
+            "low": serializers.FloatField(allow_null=True),
+            "high": serializers.FloatField(allow_null=True),
+        },
+    )
+    fixed_hpo = inline_serializer(
+        "StudyFixedHpo",
+        required=False,
+        allow_null=True,
+        fields={
+            "ratio": serializers.FloatField(),
+            "low": serializers.FloatField(allow_null=True),
+            "high": serializers.FloatField(allow_null=True),
+            "underestimate": serializers.FloatField(),
+        },
+        help_text="Fixed-HPO runs' sd over the joint sd: how much fixing the hyperparameters understates.",
+    )
+    left_out = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Blocks with fewer than 2 succeeded runs."
+    )
 
 
 class StudyRunsSerializer(serializers.Serializer):
@@ -120,19 +142,43 @@ class SuiteBoardSerializer(serializers.Serializer):
     rope = serializers.FloatField()
     tasks = SuiteTaskSerializer(many=True)
     entries = SuiteEntrySerializer(many=True)
-    profile = inline_serializer("SuiteProfile", allow_null=True, fields={
-        "taus": serializers.ListField(child=serializers.FloatField()),
-        "estimate": matrix(), "low": matrix(), "high": matrix()},
-        help_text="Performance profiles: per entry (rows), the fraction of runs above each tau (columns).")
-    probability_of_improvement = inline_serializer("SuiteImprovement", allow_null=True, fields={
-        "p": matrix(), "low": matrix(), "high": matrix()})
-    critical_difference = inline_serializer("SuiteCriticalDifference", allow_null=True, fields={
-        "average_rank": serializers.ListField(child=serializers.FloatField()), "cd": serializers.FloatField(),
-        "statistic": serializers.FloatField(), "pvalue": serializers.FloatField(), "pairwise_pvalue": matrix(),
-        "cliques": serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
-        "alpha": serializers.FloatField()})
-    bayesian = serializers.ListField(child=inline_serializer("SuiteBayesian", fields={
-        "a": serializers.IntegerField(), "b": serializers.IntegerField(),
-        "p_a_better": serializers.FloatField(), "p_rope": serializers.FloatField(),
-        "p_b_better": serializers.FloatField()}))
+    profile = inline_serializer(
+        "SuiteProfile",
+        allow_null=True,
+        fields={
+            "taus": serializers.ListField(child=serializers.FloatField()),
+            "estimate": matrix(),
+            "low": matrix(),
+            "high": matrix(),
+        },
+        help_text="Performance profiles: per entry (rows), the fraction of runs above each tau (columns).",
+    )
+    probability_of_improvement = inline_serializer(
+        "SuiteImprovement", allow_null=True, fields={"p": matrix(), "low": matrix(), "high": matrix()}
+    )
+    critical_difference = inline_serializer(
+        "SuiteCriticalDifference",
+        allow_null=True,
+        fields={
+            "average_rank": serializers.ListField(child=serializers.FloatField()),
+            "cd": serializers.FloatField(),
+            "statistic": serializers.FloatField(),
+            "pvalue": serializers.FloatField(),
+            "pairwise_pvalue": matrix(),
+            "cliques": serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
+            "alpha": serializers.FloatField(),
+        },
+    )
+    bayesian = serializers.ListField(
+        child=inline_serializer(
+            "SuiteBayesian",
+            fields={
+                "a": serializers.IntegerField(),
+                "b": serializers.IntegerField(),
+                "p_a_better": serializers.FloatField(),
+                "p_rope": serializers.FloatField(),
+                "p_b_better": serializers.FloatField(),
+            },
+        )
+    )
     note = serializers.CharField(allow_null=True)

@@ -35,19 +35,30 @@ from .beyond_schema import (
 def study_data(study: VarianceStudy, user) -> dict:
     """The study as ``user`` may read it: its result follows the challenge's boards (``variance_study_shown``)."""
     runs = list(study.runs.values_list("status", flat=True))
-    return {"id": study.pk, "challenge": study.challenge.slug, "submission": study.submission_id,
-            "method_name": study.submission.method_name, "k_runs": study.k_runs, "sources": study.sources,
-            "searches_hyperparameters": study.searches_hyperparameters, "status": study.status,
-            "runs": {"total": len(runs), **{s: runs.count(s) for s in ("queued", "running", "succeeded", "failed")}},
-            "created": study.created, "finished_at": study.finished_at,
-            **variance_study_shown(study=study, user=user)}
+    return {
+        "id": study.pk,
+        "challenge": study.challenge.slug,
+        "submission": study.submission_id,
+        "method_name": study.submission.method_name,
+        "k_runs": study.k_runs,
+        "sources": study.sources,
+        "searches_hyperparameters": study.searches_hyperparameters,
+        "status": study.status,
+        "runs": {"total": len(runs), **{s: runs.count(s) for s in ("queued", "running", "succeeded", "failed")}},
+        "created": study.created,
+        "finished_at": study.finished_at,
+        **variance_study_shown(study=study, user=user),
+    }
 
 
 class VarianceStudyCreateSerializer(serializers.Serializer):
     submission = serializers.IntegerField(help_text="The recipe entry to study.")
     k_runs = serializers.IntegerField(default=5, min_value=2, max_value=100)
-    sources = serializers.ListField(child=serializers.CharField(), required=False,
-                                    help_text="Sources to vary one at a time (default: all that apply).")
+    sources = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Sources to vary one at a time (default: all that apply).",
+    )
 
 
 class ChallengeScopedView(APIView):
@@ -79,15 +90,19 @@ class VarianceStudyListView(ChallengeScopedView):
         studies = self.challenge(slug).variance_studies.select_related("challenge", "submission")
         return self.paginated(studies, lambda study: study_data(study, request.user))
 
-    @extend_schema(request=VarianceStudyCreateSerializer, responses={201: VarianceStudySerializer},
-                   description="Rerun a recipe entry varying each source of randomness alone, then all jointly "
-                               "(k runs each); hosts only.")
+    @extend_schema(
+        request=VarianceStudyCreateSerializer,
+        responses={201: VarianceStudySerializer},
+        description="Rerun a recipe entry varying each source of randomness alone, then all jointly "
+        "(k runs each); hosts only.",
+    )
     def post(self, request, slug: str):
         challenge = self.challenge(slug)
         data = self.validated(VarianceStudyCreateSerializer)
         submission = get_object_or_404(Submission, pk=data["submission"], challenge=challenge)
-        study = variance_study_create(submission=submission, user=request.user, k_runs=data["k_runs"],
-                                      sources=data.get("sources"))
+        study = variance_study_create(
+            submission=submission, user=request.user, k_runs=data["k_runs"], sources=data.get("sources")
+        )
         return Response(study_data(study, request.user), status=status.HTTP_201_CREATED)
 
 
@@ -99,28 +114,40 @@ class VarianceStudyDetailView(APIView):
     @extend_schema(responses=VarianceStudySerializer)
     def get(self, request, pk: int):
         visible = challenge_list_visible(user=request.user)
-        study = get_object_or_404(VarianceStudy.objects.select_related("challenge", "submission"), pk=pk,
-                                  challenge__in=visible)
+        study = get_object_or_404(
+            VarianceStudy.objects.select_related("challenge", "submission"), pk=pk, challenge__in=visible
+        )
         return Response(study_data(study, request.user))
 
 
 class ResultsImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
-    models = serializers.ListField(child=serializers.CharField(), required=False,
-                                   help_text="One model name per file (lm-eval-jsonl, solved-ids).")
+    models = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="One model name per file (lm-eval-jsonl, solved-ids)."
+    )
     metric = serializers.CharField(required=False, help_text="lm-evaluation-harness metric (default: acc, ...).")
     instances = serializers.FileField(required=False, help_text="Every instance id, one per line (solved-ids).")
     team = serializers.CharField(required=False, default="Imported results")
-    source = serializers.ChoiceField(choices=EntryProvenance.Source.choices, default=EntryProvenance.Source.SELF_REPORTED)
+    source = serializers.ChoiceField(
+        choices=EntryProvenance.Source.choices, default=EntryProvenance.Source.SELF_REPORTED
+    )
     link = serializers.URLField(required=False, default="")
     note = serializers.CharField(required=False, default="")
 
 
 def import_data(batch: ResultsImport) -> dict:
-    return {"id": batch.pk, "challenge": batch.challenge.slug, "format": batch.format, "files": batch.original_names,
-            "metric": batch.metric, "binary": batch.binary, "models": batch.model_names,
-            "instances": len(batch.instance_ids), "created": batch.created}
+    return {
+        "id": batch.pk,
+        "challenge": batch.challenge.slug,
+        "format": batch.format,
+        "files": batch.original_names,
+        "metric": batch.metric,
+        "binary": batch.binary,
+        "models": batch.model_names,
+        "instances": len(batch.instance_ids),
+        "created": batch.created,
+    }
 
 
 class ResultsImportView(ChallengeScopedView):
@@ -132,10 +159,13 @@ class ResultsImportView(ChallengeScopedView):
     def get(self, request, slug: str):
         return self.paginated(self.challenge(slug).results_imports.all(), import_data)
 
-    @extend_schema(request={"multipart/form-data": ResultsImportSerializer}, responses={201: ResultsImportOutSerializer},
-                   description="Import a generic CSV (model, instance_id, score or correct), lm-evaluation-harness "
-                               "per-sample JSONL files or lists of solved instance ids; each model becomes an entry "
-                               "with its provenance, compared instance by instance.")
+    @extend_schema(
+        request={"multipart/form-data": ResultsImportSerializer},
+        responses={201: ResultsImportOutSerializer},
+        description="Import a generic CSV (model, instance_id, score or correct), lm-evaluation-harness "
+        "per-sample JSONL files or lists of solved instance ids; each model becomes an entry "
+        "with its provenance, compared instance by instance.",
+    )
     def post(self, request, slug: str):
         challenge = self.challenge(slug)
         data = self.validated(ResultsImportSerializer)
@@ -147,9 +177,18 @@ class ResultsImportView(ChallengeScopedView):
         if data.get("instances") is not None:
             raw = read_upload(data["instances"], limit_mb=limit, field="instances").data.decode("utf-8", "replace")
             instances = [line.strip() for line in raw.splitlines() if line.strip()]
-        batch = results_import_create(challenge=challenge, user=request.user, files=files, format=data["format"],
-                                      metric=data.get("metric"), instances=instances, team_name=data["team"],
-                                      source=data["source"], link=data["link"], note=data["note"])
+        batch = results_import_create(
+            challenge=challenge,
+            user=request.user,
+            files=files,
+            format=data["format"],
+            metric=data.get("metric"),
+            instances=instances,
+            team_name=data["team"],
+            source=data["source"],
+            link=data["link"],
+            note=data["note"],
+        )
         return Response(import_data(batch), status=status.HTTP_201_CREATED)
 
 
@@ -169,19 +208,28 @@ class SuiteListView(ChallengeScopedView):
     def get(self, request):
         """Benchmark suites whose challenges you can all see."""
         suites = suite_list_visible(user=request.user).prefetch_related("challenges")
-        return self.paginated(suites, lambda s: {"slug": s.slug, "title": s.title,
-                                                 "tasks": [c.slug for c in s.challenges.all()]})
+        return self.paginated(
+            suites, lambda s: {"slug": s.slug, "title": s.title, "tasks": [c.slug for c in s.challenges.all()]}
+        )
 
     @extend_schema(request=SuiteCreateSerializer, responses={201: SuiteSummarySerializer}, operation_id="suites_create")
     def post(self, request):
         """Group challenges you can see into a new suite (signed-in users)."""
         data = self.validated(SuiteCreateSerializer)
         challenges = [self.challenge(slug) for slug in data["challenges"]]
-        suite = suite_create(created_by=request.user, title=data["title"], slug=data.get("slug"),
-                             description=data["description"], challenges=challenges,
-                             normalization=data["normalization"], rope=data["rope"])
-        return Response({"slug": suite.slug, "title": suite.title, "tasks": [c.slug for c in challenges]},
-                         status=status.HTTP_201_CREATED)
+        suite = suite_create(
+            created_by=request.user,
+            title=data["title"],
+            slug=data.get("slug"),
+            description=data["description"],
+            challenges=challenges,
+            normalization=data["normalization"],
+            rope=data["rope"],
+        )
+        return Response(
+            {"slug": suite.slug, "title": suite.title, "tasks": [c.slug for c in challenges]},
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class SuiteDetailView(APIView):

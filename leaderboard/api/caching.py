@@ -24,8 +24,14 @@ from ..services.reports import report_settings_key
 #: Seconds a rendered leaderboard stays in Django's cache (its key changes with every new report).
 CACHE_SECONDS = 300
 #: What the cached leaderboard needs of a challenge and its report: one narrow query.
-HOT_FIELDS = ("slug", "visibility", *Challenge.REPORT_SETTINGS,
-              "report__inputs_version", "report__computed_at", "report__recompute_pending")
+HOT_FIELDS = (
+    "slug",
+    "visibility",
+    *Challenge.REPORT_SETTINGS,
+    "report__inputs_version",
+    "report__computed_at",
+    "report__recompute_pending",
+)
 
 
 def microcache_seconds() -> float:
@@ -58,8 +64,9 @@ class MicroCache:
 MICRO_CACHE = MicroCache()
 
 
-def leaderboard_cache_key(challenge: Challenge, renderer_format: str, version: str, computed_at,
-                          pending: bool, page: str = "") -> str:
+def leaderboard_cache_key(
+    challenge: Challenge, renderer_format: str, version: str, computed_at, pending: bool, page: str = ""
+) -> str:
     """Key of a rendered leaderboard page: the report's version and time, the challenge's settings, the page."""
     raw = f"{challenge.pk}:{version}:{computed_at.isoformat()}:{pending}:{report_settings_key(challenge)}:{page}"
     return f"varboard:leaderboard:{renderer_format}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"

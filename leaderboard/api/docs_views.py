@@ -28,9 +28,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 #: Nothing from another host: scripts, styles, images, fonts and the schema all come from 'self'.
-DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-            "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
-            "frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
+DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
+    "frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+)
 _REGEX_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 _ROUTE_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 #: A quoted absolute URL holding a URI template's ``{name}`` (JSON text of the browsable API root).
@@ -61,8 +63,14 @@ class RedocView(_SameSiteOnly, SpectacularRedocView):
         return reverse("api-redoc-bundle")
 
 
-REDOC_BUNDLE = (Path(drf_spectacular_sidecar.__file__).parent
-                / "static" / "drf_spectacular_sidecar" / "redoc" / "bundles" / "redoc.standalone.js")
+REDOC_BUNDLE = (
+    Path(drf_spectacular_sidecar.__file__).parent
+    / "static"
+    / "drf_spectacular_sidecar"
+    / "redoc"
+    / "bundles"
+    / "redoc.standalone.js"
+)
 REDOCLY_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
 
 
@@ -137,9 +145,11 @@ class ApiRootView(APIView):
                 continue
             seen.add(path)
             endpoints[name.removeprefix("api-")] = base + path.removeprefix(root)
-        return Response({
-            "log_in": request.build_absolute_uri(reverse("rest_framework:login")) + "?next=" + reverse("api-root"),
-            "token": "POST username and password to auth/token/, then send `Authorization: Token <token>`",
-            "documentation": {"swagger": base + "docs/", "redoc": base + "redoc/", "schema": base + "schema/"},
-            "endpoints": endpoints,
-        })
+        return Response(
+            {
+                "log_in": request.build_absolute_uri(reverse("rest_framework:login")) + "?next=" + reverse("api-root"),
+                "token": "POST username and password to auth/token/, then send `Authorization: Token <token>`",
+                "documentation": {"swagger": base + "docs/", "redoc": base + "redoc/", "schema": base + "schema/"},
+                "endpoints": endpoints,
+            }
+        )

@@ -51,20 +51,30 @@ class ChallengeHostActions:
             raise PermissionDenied(HOSTS_ONLY)
         return challenge
 
-    @extend_schema(request=None, responses=ChallengeSerializer,
-                   description="Reveal the private board (hosts): from now on everyone sees both boards. "
-                               "Revealing ends the challenge: every open phase closes now, and later "
-                               "submissions are refused.")
+    @extend_schema(
+        request=None,
+        responses=ChallengeSerializer,
+        description="Reveal the private board (hosts): from now on everyone sees both boards. "
+        "Revealing ends the challenge: every open phase closes now, and later "
+        "submissions are refused.",
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
     def reveal(self, request, slug=None):
         challenge = challenge_reveal(challenge=self.get_object(), user=request.user)
         return Response(ChallengeSerializer(challenge, context={"request": request}).data)
 
     @extend_schema(methods=["GET"], responses=PhaseSerializer(many=True))
-    @extend_schema(methods=["POST"], request=PhaseSerializer, responses={201: PhaseSerializer},
-                   description="Add a phase (hosts).")
-    @action(detail=True, methods=["get", "post"], permission_classes=[IsAuthenticatedOrReadOnly],
-            parser_classes=[JSONParser, FormParser, MultiPartParser], pagination_class=None, filter_backends=[])
+    @extend_schema(
+        methods=["POST"], request=PhaseSerializer, responses={201: PhaseSerializer}, description="Add a phase (hosts)."
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        permission_classes=[IsAuthenticatedOrReadOnly],
+        parser_classes=[JSONParser, FormParser, MultiPartParser],
+        pagination_class=None,
+        filter_backends=[],
+    )
     def phases(self, request, slug=None):
         challenge = self.get_object()
         if request.method == "GET":
@@ -75,73 +85,111 @@ class ChallengeHostActions:
         return Response(PhaseSerializer(phase).data, status=201)
 
     @extend_schema(request=PhaseSerializer, responses=PhaseSerializer, description="Change a phase (hosts).")
-    @action(detail=True, methods=["patch"], url_path=r"phases/(?P<phase_id>\d+)",
-            permission_classes=[IsAuthenticated], parser_classes=[JSONParser, FormParser, MultiPartParser])
+    @action(
+        detail=True,
+        methods=["patch"],
+        url_path=r"phases/(?P<phase_id>\d+)",
+        permission_classes=[IsAuthenticated],
+        parser_classes=[JSONParser, FormParser, MultiPartParser],
+    )
     def phase(self, request, slug=None, phase_id=None):
         phase = get_object_or_404(Phase, challenge=self.get_object(), pk=int(phase_id))
         incoming = PhaseSerializer(phase, data=request.data, partial=True)
         incoming.is_valid(raise_exception=True)
-        return Response(PhaseSerializer(phase_update(phase=phase, user=request.user,
-                                                     **incoming.validated_data)).data)
+        return Response(PhaseSerializer(phase_update(phase=phase, user=request.user, **incoming.validated_data)).data)
 
-    @extend_schema(request=RegisterSerializer, responses=RegistrationSerializer,
-                   description="Take part: accept the challenge's rules (and, where required, ask the hosts).")
+    @extend_schema(
+        request=RegisterSerializer,
+        responses=RegistrationSerializer,
+        description="Take part: accept the challenge's rules (and, where required, ask the hosts).",
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
     def register(self, request, slug=None):
         incoming = RegisterSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        registration = registration_register(challenge=self.get_object(), user=request.user,
-                                             accept_rules=incoming.validated_data["accept_rules"])
+        registration = registration_register(
+            challenge=self.get_object(), user=request.user, accept_rules=incoming.validated_data["accept_rules"]
+        )
         return Response(RegistrationSerializer(registration).data)
 
     @extend_schema(responses=RegistrationSerializer(many=True), description="Registrations (hosts).")
-    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated], pagination_class=None,
-            filter_backends=[])
+    @action(
+        detail=True, methods=["get"], permission_classes=[IsAuthenticated], pagination_class=None, filter_backends=[]
+    )
     def registrations(self, request, slug=None):
         challenge = self._hosted(request)
         rows = challenge.registrations.select_related("user", "decided_by")
         return Response(RegistrationSerializer(rows, many=True).data)
 
-    @extend_schema(request=DecideSerializer, responses=RegistrationSerializer,
-                   description="Approve or reject a registration (hosts).")
-    @action(detail=True, methods=["post"], url_path=r"registrations/(?P<registration_id>\d+)/decide",
-            permission_classes=[IsAuthenticated])
+    @extend_schema(
+        request=DecideSerializer,
+        responses=RegistrationSerializer,
+        description="Approve or reject a registration (hosts).",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path=r"registrations/(?P<registration_id>\d+)/decide",
+        permission_classes=[IsAuthenticated],
+    )
     def decide(self, request, slug=None, registration_id=None):
         registration = get_object_or_404(Registration, challenge=self.get_object(), pk=int(registration_id))
         incoming = DecideSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        registration = registration_decide(registration=registration, user=request.user,
-                                           approve=incoming.validated_data["approve"])
+        registration = registration_decide(
+            registration=registration, user=request.user, approve=incoming.validated_data["approve"]
+        )
         return Response(RegistrationSerializer(registration).data)
 
-    @extend_schema(responses=AuditEntrySerializer(many=True),
-                   description="The audit log of host actions: who changed which setting or file, when (hosts).")
+    @extend_schema(
+        responses=AuditEntrySerializer(many=True),
+        description="The audit log of host actions: who changed which setting or file, when (hosts).",
+    )
     @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated], filter_backends=[])
     def audit(self, request, slug=None):
         challenge = self._hosted(request)
         page = self.paginate_queryset(challenge.audit_entries.select_related("actor"))
         return self.get_paginated_response(AuditEntrySerializer(page, many=True).data)
 
-    @extend_schema(responses=ReportVersionSerializer(many=True),
-                   description="Reports kept from before each rescore (hosts). `data` is the report as it was stored: "
-                               "a section's comparisons are `comparisons` (rows) in reports stored before the table "
-                               "layout, `comparison_table` (one list per column) since (docs/scale.md).")
-    @action(detail=True, methods=["get"], url_path="report-versions", permission_classes=[IsAuthenticated],
-            filter_backends=[])
+    @extend_schema(
+        responses=ReportVersionSerializer(many=True),
+        description="Reports kept from before each rescore (hosts). `data` is the report as it was stored: "
+        "a section's comparisons are `comparisons` (rows) in reports stored before the table "
+        "layout, `comparison_table` (one list per column) since (docs/scale.md).",
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="report-versions",
+        permission_classes=[IsAuthenticated],
+        filter_backends=[],
+    )
     def report_versions(self, request, slug=None):
         challenge = self._hosted(request)
         page = self.paginate_queryset(challenge.report_versions.all())
         return self.get_paginated_response(ReportVersionSerializer(page, many=True).data)
 
-    @extend_schema(request={"multipart/form-data": RescoreSerializer},
-                   responses={202: inline_serializer("RescoreResult", fields={
-                       "queued": serializers.IntegerField(help_text="Prediction submissions queued for rescoring."),
-                       "recipes_left": serializers.IntegerField(help_text="Recipe submissions, not rescored.")}),
-                       **error_responses(409)},
-                   description="Correct the hidden labels and/or the metric, then rescore every prediction "
-                               "submission (hosts); earlier reports are kept.")
-    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated],
-            parser_classes=[MultiPartParser, FormParser, JSONParser])
+    @extend_schema(
+        request={"multipart/form-data": RescoreSerializer},
+        responses={
+            202: inline_serializer(
+                "RescoreResult",
+                fields={
+                    "queued": serializers.IntegerField(help_text="Prediction submissions queued for rescoring."),
+                    "recipes_left": serializers.IntegerField(help_text="Recipe submissions, not rescored."),
+                },
+            ),
+            **error_responses(409),
+        },
+        description="Correct the hidden labels and/or the metric, then rescore every prediction "
+        "submission (hosts); earlier reports are kept.",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        permission_classes=[IsAuthenticated],
+        parser_classes=[MultiPartParser, FormParser, JSONParser],
+    )
     def rescore(self, request, slug=None):
         challenge = self.get_object()
         incoming = RescoreSerializer(data=request.data)
@@ -152,8 +200,9 @@ class ChallengeHostActions:
         if data.get("hidden_labels") is not None:
             upload = read_dataset_upload(data["hidden_labels"], field="hidden_labels")
             labels = (upload.name, upload.data)
-        result = challenge_rescore(challenge=challenge, user=request.user, phase=phase, hidden_labels=labels,
-                                   metric=data["metric"] or None)
+        result = challenge_rescore(
+            challenge=challenge, user=request.user, phase=phase, hidden_labels=labels, metric=data["metric"] or None
+        )
         return Response(result, status=202)
 
 
@@ -176,26 +225,48 @@ class ChallengeMovingActions:
     """``results-only`` and ``bundle`` (create), ``{slug}/bundle`` (export): challenges without a dataset, and
     challenges moved between servers as one zip (``services.bundles``)."""
 
-    @extend_schema(request=ResultsOnlySerializer, responses={201: ChallengeSerializer}, operation_id="challenges_results_only",
-                   description="Host a results-only challenge (no dataset, no submissions): its entries are imported "
-                               "with POST /api/challenges/{slug}/imports/.")
-    @action(detail=False, methods=["post"], url_path="results-only", permission_classes=[IsAuthenticated],
-            parser_classes=[JSONParser, FormParser, MultiPartParser])
+    @extend_schema(
+        request=ResultsOnlySerializer,
+        responses={201: ChallengeSerializer},
+        operation_id="challenges_results_only",
+        description="Host a results-only challenge (no dataset, no submissions): its entries are imported "
+        "with POST /api/challenges/{slug}/imports/.",
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="results-only",
+        permission_classes=[IsAuthenticated],
+        parser_classes=[JSONParser, FormParser, MultiPartParser],
+    )
     def results_only(self, request):
         incoming = ResultsOnlySerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
-        challenge = challenge_create_results_only(created_by=request.user, title=data["title"], slug=data.get("slug"),
-                                                  description=data["description"], metric=data["metric"],
-                                                  higher_is_better=data["higher_is_better"],
-                                                  visibility=data["visibility"])
+        challenge = challenge_create_results_only(
+            created_by=request.user,
+            title=data["title"],
+            slug=data.get("slug"),
+            description=data["description"],
+            metric=data["metric"],
+            higher_is_better=data["higher_is_better"],
+            visibility=data["visibility"],
+        )
         return Response(ChallengeSerializer(challenge, context={"request": request}).data, status=201)
 
-    @extend_schema(request={"multipart/form-data": BundleImportSerializer}, responses={201: ChallengeSerializer},
-                   operation_id="challenges_bundle_import",
-                   description="Create a challenge, hosted by you, from a bundle (all or nothing).")
-    @action(detail=False, methods=["post"], url_path="bundle", permission_classes=[IsAuthenticated],
-            parser_classes=[MultiPartParser, FormParser])
+    @extend_schema(
+        request={"multipart/form-data": BundleImportSerializer},
+        responses={201: ChallengeSerializer},
+        operation_id="challenges_bundle_import",
+        description="Create a challenge, hosted by you, from a bundle (all or nothing).",
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="bundle",
+        permission_classes=[IsAuthenticated],
+        parser_classes=[MultiPartParser, FormParser],
+    )
     def bundle_import(self, request):
         incoming = BundleImportSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -204,9 +275,12 @@ class ChallengeMovingActions:
         challenge = bundle_import(data=upload.data, user=request.user, slug=data.get("slug"), title=data.get("title"))
         return Response(ChallengeSerializer(challenge, context={"request": request}).data, status=201)
 
-    @extend_schema(request=None, responses={(200, "application/zip"): OpenApiTypes.BINARY},
-                   operation_id="challenges_bundle_export",
-                   description="The challenge as a bundle (hosts; audit-logged): manifest.json and data/.")
+    @extend_schema(
+        request=None,
+        responses={(200, "application/zip"): OpenApiTypes.BINARY},
+        operation_id="challenges_bundle_export",
+        description="The challenge as a bundle (hosts; audit-logged): manifest.json and data/.",
+    )
     @action(detail=True, methods=["get"], url_path="bundle", permission_classes=[IsAuthenticated])
     def bundle_export(self, request, slug=None):
         challenge = self.get_object()

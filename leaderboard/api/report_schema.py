@@ -18,12 +18,14 @@ from ..services.reports import OVERRIDABLE
 
 def _model_validators(field_name: str) -> list:
     """The model field's validators, raising DRF's ValidationError with the model's message."""
+
     def wrap(validator):
         def check(value):
             try:
                 validator(value)
             except DjangoValidationError as exc:
                 raise serializers.ValidationError(exc.messages) from None
+
         return check
 
     return [wrap(v) for v in Challenge._meta.get_field(field_name).validators]
@@ -32,14 +34,22 @@ def _model_validators(field_name: str) -> list:
 class ReportQuerySerializer(serializers.Serializer):
     """Optional overrides of the challenge's statistical settings (see ``services.reports.OVERRIDABLE``)."""
 
-    n = serializers.IntegerField(required=False, validators=_model_validators(OVERRIDABLE["n"]),
-                                 help_text="Boo_n pool size.")
-    gamma = serializers.FloatField(required=False, validators=_model_validators(OVERRIDABLE["gamma"]),
-                                   help_text="Threshold of a meaningful P(A>B), in (0.5, 1).")
-    alpha = serializers.FloatField(required=False, validators=_model_validators(OVERRIDABLE["alpha"]),
-                                   help_text="Significance level, in [1e-06, 0.5].")
-    statistic = serializers.ChoiceField(required=False, choices=RankingStatistic.choices,
-                                        help_text="Ranking statistic.")
+    n = serializers.IntegerField(
+        required=False, validators=_model_validators(OVERRIDABLE["n"]), help_text="Boo_n pool size."
+    )
+    gamma = serializers.FloatField(
+        required=False,
+        validators=_model_validators(OVERRIDABLE["gamma"]),
+        help_text="Threshold of a meaningful P(A>B), in (0.5, 1).",
+    )
+    alpha = serializers.FloatField(
+        required=False,
+        validators=_model_validators(OVERRIDABLE["alpha"]),
+        help_text="Significance level, in [1e-06, 0.5].",
+    )
+    statistic = serializers.ChoiceField(
+        required=False, choices=RankingStatistic.choices, help_text="Ranking statistic."
+    )
 
 
 class CompareQuerySerializer(ReportQuerySerializer):
@@ -53,9 +63,15 @@ class CompareQuerySerializer(ReportQuerySerializer):
 
 
 def _interval(name: str, **extra):
-    return inline_serializer(name, fields={"estimate": serializers.FloatField(allow_null=True),
-                                           "low": serializers.FloatField(allow_null=True),
-                                           "high": serializers.FloatField(allow_null=True), **extra})
+    return inline_serializer(
+        name,
+        fields={
+            "estimate": serializers.FloatField(allow_null=True),
+            "low": serializers.FloatField(allow_null=True),
+            "high": serializers.FloatField(allow_null=True),
+            **extra,
+        },
+    )
 
 
 class EntrySerializer(serializers.Serializer):
@@ -72,49 +88,82 @@ class EntrySerializer(serializers.Serializer):
     rank_display = serializers.CharField(allow_null=True, help_text='"=2" marks a tie.')
     tied = serializers.BooleanField()
     ranking_value = serializers.FloatField(allow_null=True)
-    mean = _interval("ReportMean", se=serializers.FloatField(allow_null=True),
-                     source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
-                     method=serializers.CharField(allow_null=True, required=False,
-                                                  help_text="How the interval was made (not under the Ladder)."))
-    boo_n = _interval("ReportBooN", n=serializers.IntegerField(allow_null=True),
-                      estimator=serializers.CharField(required=False),
-                      method=serializers.CharField(allow_null=True, required=False),
-                      warning=serializers.CharField(allow_null=True, required=False,
-                                                    help_text="Set when k < 3n runs."))
-    boo_n_unbiased = _interval("ReportBooNUnbiased", n=serializers.IntegerField(), estimator=serializers.CharField(),
-                               method=serializers.CharField(allow_null=True))
+    mean = _interval(
+        "ReportMean",
+        se=serializers.FloatField(allow_null=True),
+        source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
+        method=serializers.CharField(
+            allow_null=True, required=False, help_text="How the interval was made (not under the Ladder)."
+        ),
+    )
+    boo_n = _interval(
+        "ReportBooN",
+        n=serializers.IntegerField(allow_null=True),
+        estimator=serializers.CharField(required=False),
+        method=serializers.CharField(allow_null=True, required=False),
+        warning=serializers.CharField(allow_null=True, required=False, help_text="Set when k < 3n runs."),
+    )
+    boo_n_unbiased = _interval(
+        "ReportBooNUnbiased",
+        n=serializers.IntegerField(),
+        estimator=serializers.CharField(),
+        method=serializers.CharField(allow_null=True),
+    )
     median = serializers.FloatField(allow_null=True)
     std = serializers.FloatField(allow_null=True)
     groups = serializers.CharField(help_text="Significance-group letters; entries sharing one are tied.")
-    group_letters = serializers.ListField(child=serializers.CharField(), required=False,
-                                          help_text='The letters of `groups` ("a1b1" is ["a1", "b1"]).')
-    rank_interval = inline_serializer("ReportRankInterval", allow_null=True, fields={
-        "rank": serializers.IntegerField(), "low": serializers.IntegerField(), "high": serializers.IntegerField(),
-        "widened": serializers.BooleanField(help_text="Not the bootstrap's own interval: widened to the rank shown, or moved to the ranks the verdicts allow.")})
+    group_letters = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text='The letters of `groups` ("a1b1" is ["a1", "b1"]).'
+    )
+    rank_interval = inline_serializer(
+        "ReportRankInterval",
+        allow_null=True,
+        fields={
+            "rank": serializers.IntegerField(),
+            "low": serializers.IntegerField(),
+            "high": serializers.IntegerField(),
+            "widened": serializers.BooleanField(
+                help_text="Not the bootstrap's own interval: widened to the rank shown, or moved to the ranks the verdicts allow."
+            ),
+        },
+    )
     runs_needed_for_decision = serializers.IntegerField(allow_null=True)
     too_few_runs = serializers.BooleanField()
     compared = serializers.BooleanField()
     excluded_reason = serializers.CharField(allow_null=True)
     boo_n_curve = serializers.ListField(child=serializers.FloatField(allow_null=True))
     runs_left_out = serializers.ListField(
-        child=inline_serializer("ReportRunLeftOut", fields={"run_index": serializers.IntegerField(),
-                                                            "reason": serializers.CharField()}),
-        required=False, help_text="Runs left out of every statistic of the row (a run without a finite "
-                                  "validation score, when the entry's other runs have one), with the reason.")
-    run_scores = serializers.ListField(child=serializers.FloatField(allow_null=True), required=False,
-                                       help_text="Every run's test score (compare endpoint; on the leaderboard "
-                                                 "see /runs/).")
-    provenance = inline_serializer("ReportProvenance", allow_null=True, fields={
-        "source": serializers.ChoiceField(choices=EntryProvenance.Source.choices),
-        "link": serializers.CharField(allow_blank=True)},
-        help_text="Where an imported entry's results come from; null for entries scored here.")
-    version = serializers.IntegerField(help_text="Which of its team's submissions of this method the entry is "
-                                                 "(1 for the first).")
+        child=inline_serializer(
+            "ReportRunLeftOut", fields={"run_index": serializers.IntegerField(), "reason": serializers.CharField()}
+        ),
+        required=False,
+        help_text="Runs left out of every statistic of the row (a run without a finite "
+        "validation score, when the entry's other runs have one), with the reason.",
+    )
+    run_scores = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        required=False,
+        help_text="Every run's test score (compare endpoint; on the leaderboard see /runs/).",
+    )
+    provenance = inline_serializer(
+        "ReportProvenance",
+        allow_null=True,
+        fields={
+            "source": serializers.ChoiceField(choices=EntryProvenance.Source.choices),
+            "link": serializers.CharField(allow_blank=True),
+        },
+        help_text="Where an imported entry's results come from; null for entries scored here.",
+    )
+    version = serializers.IntegerField(
+        help_text="Which of its team's submissions of this method the entry is (1 for the first)."
+    )
     versions = serializers.IntegerField(help_text="How many submissions of this method its team has made.")
-    public_rank = serializers.IntegerField(allow_null=True, required=False,
-                                           help_text="Private board: the entry's rank on the public board.")
-    rank_change = serializers.IntegerField(allow_null=True, required=False,
-                                           help_text="Private board: public rank minus private rank (up is positive).")
+    public_rank = serializers.IntegerField(
+        allow_null=True, required=False, help_text="Private board: the entry's rank on the public board."
+    )
+    rank_change = serializers.IntegerField(
+        allow_null=True, required=False, help_text="Private board: public rank minus private rank (up is positive)."
+    )
 
 
 class RunsNeededSerializer(serializers.Serializer):
@@ -148,13 +197,16 @@ class SotaSerializer(serializers.Serializer):
     se = serializers.FloatField(allow_null=True)
     submission_id = serializers.IntegerField(allow_null=True)
     note = serializers.CharField(allow_null=True)
-    model = serializers.ChoiceField(choices=["identical", "nonidentical", "dependent"], allow_null=True,
-                                    required=False)
+    model = serializers.ChoiceField(choices=["identical", "nonidentical", "dependent"], allow_null=True, required=False)
     shrinkage = serializers.FloatField(allow_null=True, required=False)
-    rho = serializers.FloatField(allow_null=True, required=False,
-                                 help_text="Dependence of the entries' per-example outcomes (eq. 10); null: none known.")
-    duplicates = serializers.IntegerField(required=False,
-                                          help_text="Entries whose outcomes repeat another's, counted once in m.")
+    rho = serializers.FloatField(
+        allow_null=True,
+        required=False,
+        help_text="Dependence of the entries' per-example outcomes (eq. 10); null: none known.",
+    )
+    duplicates = serializers.IntegerField(
+        required=False, help_text="Entries whose outcomes repeat another's, counted once in m."
+    )
 
 
 class ComparisonSerializer(serializers.Serializer):
@@ -170,16 +222,21 @@ class ComparisonSerializer(serializers.Serializer):
     pvalue_raw = serializers.FloatField(allow_null=True)
     significant = serializers.BooleanField()
     meaningful = serializers.BooleanField()
-    reverse = inline_serializer("ReportReverse", fields={"significant": serializers.BooleanField(),
-                                                         "meaningful": serializers.BooleanField()})
-    verdict = serializers.ChoiceField(choices=["a_better", "b_better", "not_significant", "not_meaningful",
-                                               "not_significant_after_correction"])
+    reverse = inline_serializer(
+        "ReportReverse", fields={"significant": serializers.BooleanField(), "meaningful": serializers.BooleanField()}
+    )
+    verdict = serializers.ChoiceField(
+        choices=["a_better", "b_better", "not_significant", "not_meaningful", "not_significant_after_correction"]
+    )
     better = serializers.IntegerField(allow_null=True)
-    level = serializers.FloatField(allow_null=True, required=False,
-                                   help_text="Confidence of the interval: the pair's multiplicity-adjusted level.")
+    level = serializers.FloatField(
+        allow_null=True, required=False, help_text="Confidence of the interval: the pair's multiplicity-adjusted level."
+    )
     method = serializers.CharField(required=False, help_text="The test the interval is dual to.")
-    inversion = serializers.BooleanField(required=False, help_text="The display order goes against this pair's "
-                                                                  "statistic or verdict (see the section's inversions).")
+    inversion = serializers.BooleanField(
+        required=False,
+        help_text="The display order goes against this pair's statistic or verdict (see the section's inversions).",
+    )
 
 
 class SectionSerializer(serializers.Serializer):
@@ -192,13 +249,21 @@ class SectionSerializer(serializers.Serializer):
     paired_runs = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
     n_examples = serializers.IntegerField(allow_null=True)
     sota = SotaSerializer()
-    inversions = serializers.ListField(child=inline_serializer("ReportInversion", fields={
-        "above": serializers.IntegerField(help_text="Submission id shown above."),
-        "below": serializers.IntegerField(help_text="Submission id shown below."),
-        "kind": serializers.ChoiceField(choices=["statistic", "verdict"]),
-        "reason": serializers.CharField()}), required=False)
-    runs_needed = RunsNeededSerializer(allow_null=True, required=False,
-                                       help_text="Runs a decision needs at this section's size (recipes).")
+    inversions = serializers.ListField(
+        child=inline_serializer(
+            "ReportInversion",
+            fields={
+                "above": serializers.IntegerField(help_text="Submission id shown above."),
+                "below": serializers.IntegerField(help_text="Submission id shown below."),
+                "kind": serializers.ChoiceField(choices=["statistic", "verdict"]),
+                "reason": serializers.CharField(),
+            },
+        ),
+        required=False,
+    )
+    runs_needed = RunsNeededSerializer(
+        allow_null=True, required=False, help_text="Runs a decision needs at this section's size (recipes)."
+    )
 
 
 class ReportSettingsSerializer(serializers.Serializer):
@@ -220,8 +285,11 @@ class ReportSettingsSerializer(serializers.Serializer):
     boo_n_warning = serializers.CharField(allow_null=True)
     coverage = CoverageNoteSerializer(many=True)
     computed_on = serializers.CharField(help_text='Where the resampling ran ("numpy on the CPU", ...).')
-    m_total = serializers.DictField(child=serializers.IntegerField(), required=False,
-                                    help_text="Per section kind: every test-set evaluation ever made (the SOTA's m).")
+    m_total = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Per section kind: every test-set evaluation ever made (the SOTA's m).",
+    )
     m_note = serializers.CharField(required=False, help_text="What m counts.")
 
 
@@ -251,13 +319,22 @@ class LeaderboardSerializer(serializers.Serializer):
     overrides = OverridesSerializer()
     settings = ReportSettingsSerializer()
     sections = SectionSerializer(many=True)
-    paging = inline_serializer("Paging", fields={
-        "total": serializers.IntegerField(), "matched": serializers.IntegerField(),
-        "offset": serializers.IntegerField(), "limit": serializers.IntegerField(),
-        "count": serializers.IntegerField(), "q": serializers.CharField(allow_null=True),
-        "around": serializers.IntegerField(allow_null=True), "has_previous": serializers.BooleanField(),
-        "has_next": serializers.BooleanField(), "previous_offset": serializers.IntegerField(),
-        "next_offset": serializers.IntegerField()})
+    paging = inline_serializer(
+        "Paging",
+        fields={
+            "total": serializers.IntegerField(),
+            "matched": serializers.IntegerField(),
+            "offset": serializers.IntegerField(),
+            "limit": serializers.IntegerField(),
+            "count": serializers.IntegerField(),
+            "q": serializers.CharField(allow_null=True),
+            "around": serializers.IntegerField(allow_null=True),
+            "has_previous": serializers.BooleanField(),
+            "has_next": serializers.BooleanField(),
+            "previous_offset": serializers.IntegerField(),
+            "next_offset": serializers.IntegerField(),
+        },
+    )
     entries = EntrySerializer(many=True)
 
 
@@ -267,11 +344,15 @@ OVERRIDE_PARAMETERS = [
     OpenApiParameter("alpha", float, description="Significance level, from 1e-06 to 0.5."),
     OpenApiParameter("statistic", str, enum=list(RankingStatistic.values), description="Ranking statistic."),
 ]
-FORMAT_PARAMETER = OpenApiParameter("format", str, enum=["json", "csv"],
-                                    description="`csv`: the same rows as CSV (text/csv), every one of them.")
-BOARD_PARAMETER = OpenApiParameter("board", str, enum=[Board.PUBLIC, Board.PRIVATE],
-                                   description="Which board's scores: public (default), or private (hosts until "
-                                               "the reveal; 403 otherwise).")
+FORMAT_PARAMETER = OpenApiParameter(
+    "format", str, enum=["json", "csv"], description="`csv`: the same rows as CSV (text/csv), every one of them."
+)
+BOARD_PARAMETER = OpenApiParameter(
+    "board",
+    str,
+    enum=[Board.PUBLIC, Board.PRIVATE],
+    description="Which board's scores: public (default), or private (hosts until the reveal; 403 otherwise).",
+)
 PAGING_PARAMETERS = [
     OpenApiParameter("limit", int, description="Entries per page (default 50, at most 500)."),
     OpenApiParameter("offset", int, description="First entry of the page, in display order (default 0)."),

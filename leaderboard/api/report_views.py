@@ -67,14 +67,18 @@ class ReportViewMixin:
             return {}, {}  # the hot path: no serializer to build
         query = serializer_class(data=self.request.query_params)
         query.is_valid(raise_exception=True)
-        overrides = {key: value for key, value in query.validated_data.items()
-                     if key in OVERRIDABLE and value != getattr(challenge, OVERRIDABLE[key])}
+        overrides = {
+            key: value
+            for key, value in query.validated_data.items()
+            if key in OVERRIDABLE and value != getattr(challenge, OVERRIDABLE[key])
+        }
         return query.validated_data, overrides
 
     def get_board(self, challenge: Challenge) -> str:
         """The board asked for (``?board=``), once ``services.boards`` has said this viewer may read it."""
-        return board_scope(challenge=challenge, user=self.request.user,
-                           board=self.request.query_params.get("board")).board
+        return board_scope(
+            challenge=challenge, user=self.request.user, board=self.request.query_params.get("board")
+        ).board
 
     def get_report(self, challenge: Challenge, overrides: dict, board: str = Board.PUBLIC) -> tuple[dict, dict]:
         """(report data, metadata) of ``board`` from the cache, or computed on the fly for overrides."""
@@ -84,22 +88,58 @@ class ReportViewMixin:
             if data is None:
                 throttle = ClientScopedRateThrottle()
                 if not throttle.allow_request(self.request, self):
-                    raise Throttled(wait=throttle.wait(), detail="Too many recomputations with other "
-                                    "n/gamma/alpha/statistic values; use the challenge's settings or wait.")
+                    raise Throttled(
+                        wait=throttle.wait(),
+                        detail="Too many recomputations with other "
+                        "n/gamma/alpha/statistic values; use the challenge's settings or wait.",
+                    )
                 data = build_report_data(challenge=challenge, overrides=overrides, board=board)
                 cache.set(key, data, timeout=600)
             return data, {"computed_at": None, "recompute_pending": False}
         report = report_current(challenge=challenge, board=board)
-        return report.data, {"computed_at": report.computed_at, "recompute_pending": report.recompute_pending,
-                             "inputs_version": report.inputs_version}
+        return report.data, {
+            "computed_at": report.computed_at,
+            "recompute_pending": report.recompute_pending,
+            "inputs_version": report.inputs_version,
+        }
 
 
 # Column order of an entry in JSON and CSV (PostgreSQL's jsonb does not keep the report's key order).
-ENTRY_KEY_ORDER = ("submission_id", "method_name", "team", "kind", "version", "versions", "rank", "rank_display",
-                   "public_rank", "rank_change", "tied", "groups",
-                   "ranking_value", "runs_succeeded", "runs_expected", "k_runs", "mean", "boo_n", "median", "std",
-                   "rank_interval", "runs_needed_for_decision", "too_few_runs", "compared", "excluded_reason",
-                   "in_progress", "created", "estimate", "low", "high", "se", "n", "source")
+ENTRY_KEY_ORDER = (
+    "submission_id",
+    "method_name",
+    "team",
+    "kind",
+    "version",
+    "versions",
+    "rank",
+    "rank_display",
+    "public_rank",
+    "rank_change",
+    "tied",
+    "groups",
+    "ranking_value",
+    "runs_succeeded",
+    "runs_expected",
+    "k_runs",
+    "mean",
+    "boo_n",
+    "median",
+    "std",
+    "rank_interval",
+    "runs_needed_for_decision",
+    "too_few_runs",
+    "compared",
+    "excluded_reason",
+    "in_progress",
+    "created",
+    "estimate",
+    "low",
+    "high",
+    "se",
+    "n",
+    "source",
+)
 
 
 def _ordered(row: dict) -> dict:
@@ -111,25 +151,30 @@ def _ordered(row: dict) -> dict:
 
 @extend_schema(
     parameters=[*OVERRIDE_PARAMETERS, *PAGING_PARAMETERS, FORMAT_PARAMETER, BOARD_PARAMETER],
-    responses={(200, "application/json"): LeaderboardSerializer, (200, "text/csv"): OpenApiTypes.STR,
-               304: OpenApiResponse(description="Not modified: the `ETag` sent in `If-None-Match` still holds.")},
+    responses={
+        (200, "application/json"): LeaderboardSerializer,
+        (200, "text/csv"): OpenApiTypes.STR,
+        304: OpenApiResponse(description="Not modified: the `ETag` sent in `If-None-Match` still holds."),
+    },
     description="The statistical leaderboard: per entry the runs, mean and Boo_n with intervals, median, std, "
-                "significance groups, rank interval and the runs a decision still needs, section by section "
-                "(recipes on seed-paired runs, predictions through the paired bootstrap over test examples). "
-                "Served from the cached report; recomputed on the fly when `n`, `gamma`, `alpha` or "
-                "`statistic` differ from the challenge's. Paged: `limit` entries (default 50) from `offset`, "
-                "or around a submission (`around`), or matching a team or method name (`q`); `paging` says "
-                "where the page sits. `?format=csv` streams one row per entry, every entry. "
-                "`?board=private`: the private board (hosts until the reveal; 403 otherwise), with each "
-                "entry's rank on the public board and its rank change.")
+    "significance groups, rank interval and the runs a decision still needs, section by section "
+    "(recipes on seed-paired runs, predictions through the paired bootstrap over test examples). "
+    "Served from the cached report; recomputed on the fly when `n`, `gamma`, `alpha` or "
+    "`statistic` differ from the challenge's. Paged: `limit` entries (default 50) from `offset`, "
+    "or around a submission (`around`), or matching a team or method name (`q`); `paging` says "
+    "where the page sits. `?format=csv` streams one row per entry, every entry. "
+    "`?board=private`: the private board (hosts until the reveal; 403 otherwise), with each "
+    "entry's rank on the public board and its rank change.",
+)
 class LeaderboardView(ReportViewMixin, APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
     def dispatch(self, request, *args, **kwargs):
         """Answer anonymous GETs from the micro-cache before DRF (or the database) is involved."""
         ttl = microcache_seconds()
-        anonymous = ("HTTP_AUTHORIZATION" not in request.META
-                     and django_settings.SESSION_COOKIE_NAME not in request.COOKIES)
+        anonymous = (
+            "HTTP_AUTHORIZATION" not in request.META and django_settings.SESSION_COOKIE_NAME not in request.COOKIES
+        )
         key = None
         if ttl > 0 and anonymous and request.method == "GET":
             key = (kwargs.get("slug"), request.META.get("QUERY_STRING", ""), request.META.get("HTTP_ACCEPT", ""))
@@ -158,8 +203,9 @@ class LeaderboardView(ReportViewMixin, APIView):
         renderer = request.accepted_renderer
         if isinstance(renderer, CSVRenderer):  # every entry, streamed
             data, _ = self.get_report(challenge, overrides, board)
-            rows = [_ordered({key: value for key, value in row.items() if key != "run_scores"})
-                    for row in data["entries"]]
+            rows = [
+                _ordered({key: value for key, value in row.items() if key != "run_scores"}) for row in data["entries"]
+            ]
             return StreamingHttpResponse(renderer.stream(rows), content_type="text/csv; charset=utf-8")
         paging = self.get_paging()
         if overrides or board != Board.PUBLIC or isinstance(renderer, BrowsableAPIRenderer):
@@ -184,17 +230,27 @@ class LeaderboardView(ReportViewMixin, APIView):
     @staticmethod
     def payload(challenge: Challenge, overrides: dict, data: dict, meta: dict, paging: dict | None = None) -> dict:
         """The board's settings and sections, and one page of its entries (:func:`services.paging.entries_page`)."""
-        sections = [{key: value for key, value in section.items() if key not in SECTION_PAIRS}
-                    for section in data["sections"]]
+        sections = [
+            {key: value for key, value in section.items() if key not in SECTION_PAIRS} for section in data["sections"]
+        ]
         page = entries_page(data["entries"], **(paging or {}))
         rows = {row["submission_id"]: row for row in data["entries"]}
-        return {"challenge": challenge.slug, "board": data.get("board", Board.PUBLIC),
-                "feedback": data.get("feedback"), "metric": challenge.metric,
-                "higher_is_better": challenge.higher_is_better, "computed_at": meta["computed_at"],
-                "recompute_pending": meta["recompute_pending"], "overrides": overrides,
-                "settings": data["settings"], "sections": sections, "paging": page.as_dict(),
-                "entries": [_ordered({key: value for key, value in rows[sid].items() if key != "run_scores"})
-                            for sid in page.ids]}
+        return {
+            "challenge": challenge.slug,
+            "board": data.get("board", Board.PUBLIC),
+            "feedback": data.get("feedback"),
+            "metric": challenge.metric,
+            "higher_is_better": challenge.higher_is_better,
+            "computed_at": meta["computed_at"],
+            "recompute_pending": meta["recompute_pending"],
+            "overrides": overrides,
+            "settings": data["settings"],
+            "sections": sections,
+            "paging": page.as_dict(),
+            "entries": [
+                _ordered({key: value for key, value in rows[sid].items() if key != "run_scores"}) for sid in page.ids
+            ],
+        }
 
     def cached_response(self, challenge: Challenge, renderer, paging: dict) -> HttpResponse:
         """Rendered bytes of the page asked for, cached under the report's version and the challenge's settings."""
@@ -205,15 +261,30 @@ class LeaderboardView(ReportViewMixin, APIView):
             report = None
         cached = None
         if report is not None and report.computed_at is not None:
-            cached = cache.get(leaderboard_cache_key(challenge, renderer.format, report.inputs_version,
-                                                     report.computed_at, report.recompute_pending, page_key))
+            cached = cache.get(
+                leaderboard_cache_key(
+                    challenge,
+                    renderer.format,
+                    report.inputs_version,
+                    report.computed_at,
+                    report.recompute_pending,
+                    page_key,
+                )
+            )
         if cached is None:
             data, meta = self.get_report(challenge, {})
-            body = renderer.render(self.payload(challenge, {}, data, meta, paging), renderer.media_type,
-                                   {"request": self.request})
+            body = renderer.render(
+                self.payload(challenge, {}, data, meta, paging), renderer.media_type, {"request": self.request}
+            )
             cached = (body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
-            key = leaderboard_cache_key(challenge, renderer.format, meta["inputs_version"], meta["computed_at"],
-                                        meta["recompute_pending"], page_key)
+            key = leaderboard_cache_key(
+                challenge,
+                renderer.format,
+                meta["inputs_version"],
+                meta["computed_at"],
+                meta["recompute_pending"],
+                page_key,
+            )
             cache.set(key, cached, CACHE_SECONDS)
         body, etag = cached
         content_type = f"{renderer.media_type}; charset={renderer.charset}" if renderer.charset else renderer.media_type
@@ -221,20 +292,33 @@ class LeaderboardView(ReportViewMixin, APIView):
 
 
 @extend_schema(
-    parameters=[OpenApiParameter("a", int, required=True, description="Submission id of entry A."),
-                OpenApiParameter("b", int, required=True, description="Submission id of entry B."),
-                *OVERRIDE_PARAMETERS, BOARD_PARAMETER],
-    responses={200: inline_serializer("CompareResponse", fields={
-        "challenge": serializers.CharField(), "section": serializers.CharField(),
-        "design": serializers.CharField(), "settings": ReportSettingsSerializer(),
-        "a": EntrySerializer(), "b": EntrySerializer(),
-        "comparison": ComparisonSerializer(allow_null=True),
-        "reason": serializers.CharField(allow_null=True)})},
+    parameters=[
+        OpenApiParameter("a", int, required=True, description="Submission id of entry A."),
+        OpenApiParameter("b", int, required=True, description="Submission id of entry B."),
+        *OVERRIDE_PARAMETERS,
+        BOARD_PARAMETER,
+    ],
+    responses={
+        200: inline_serializer(
+            "CompareResponse",
+            fields={
+                "challenge": serializers.CharField(),
+                "section": serializers.CharField(),
+                "design": serializers.CharField(),
+                "settings": ReportSettingsSerializer(),
+                "a": EntrySerializer(),
+                "b": EntrySerializer(),
+                "comparison": ComparisonSerializer(allow_null=True),
+                "reason": serializers.CharField(allow_null=True),
+            },
+        )
+    },
     description="One comparison in full: P(A>B), its percentile-bootstrap interval, the multiplicity-adjusted "
-                "p-value, the γ decision and verdict, with both entries. On a large board the report stores "
-                "each entry's comparisons with its neighbours, the leader and its frontier; any other pair of "
-                "compared recipe entries is decided on demand, as one of the section's pairs (docs/scale.md). "
-                "`comparison` is null (with `reason`) when an entry is left out of comparisons.")
+    "p-value, the γ decision and verdict, with both entries. On a large board the report stores "
+    "each entry's comparisons with its neighbours, the leader and its frontier; any other pair of "
+    "compared recipe entries is decided on demand, as one of the section's pairs (docs/scale.md). "
+    "`comparison` is null (with `reason`) when an entry is left out of comparisons.",
+)
 class CompareView(ReportViewMixin, APIView):
     def get(self, request, slug: str):
         challenge = self.get_challenge(slug)
@@ -246,30 +330,59 @@ class CompareView(ReportViewMixin, APIView):
                 raise NotFound(f"Submission {query[name]} ({name}) is not on this leaderboard.")
         a, b = rows[query["a"]], rows[query["b"]]
         if a["kind"] != b["kind"]:
-            raise ValidationError({"b": f"a is a {a['kind']} entry and b a {b['kind']} entry: they are scored on "
-                                        "different test data and are not compared."})
+            raise ValidationError(
+                {
+                    "b": f"a is a {a['kind']} entry and b a {b['kind']} entry: they are scored on "
+                    "different test data and are not compared."
+                }
+            )
         section = next(s for s in data["sections"] if s["kind"] == a["kind"])
-        comparison, reason = section_pair(challenge=challenge, section=section, a=a, b=b, overrides=overrides,
-                                          board=data.get("board", Board.PUBLIC))
+        comparison, reason = section_pair(
+            challenge=challenge, section=section, a=a, b=b, overrides=overrides, board=data.get("board", Board.PUBLIC)
+        )
         if comparison is None and reason is None:
             left_out = [row for row in (a, b) if not row["compared"]]
-            reason = "; ".join(f"{row['method_name']} (submission {row['submission_id']}): "
-                               f"{row['excluded_reason']}" for row in left_out) or "not compared"
-        return Response({"challenge": challenge.slug, "section": section["kind"], "design": section["design"],
-                         "settings": data["settings"], "a": a, "b": b, "comparison": comparison, "reason": reason})
+            reason = (
+                "; ".join(
+                    f"{row['method_name']} (submission {row['submission_id']}): {row['excluded_reason']}"
+                    for row in left_out
+                )
+                or "not compared"
+            )
+        return Response(
+            {
+                "challenge": challenge.slug,
+                "section": section["kind"],
+                "design": section["design"],
+                "settings": data["settings"],
+                "a": a,
+                "b": b,
+                "comparison": comparison,
+                "reason": reason,
+            }
+        )
 
 
 @extend_schema(
     parameters=[*OVERRIDE_PARAMETERS, BOARD_PARAMETER],
-    responses={200: inline_serializer("SotaResponse", fields={
-        "challenge": serializers.CharField(), "board": serializers.ChoiceField(choices=Board.choices),
-        "metric": serializers.CharField(),
-        "higher_is_better": serializers.BooleanField(), "computed_at": serializers.DateTimeField(allow_null=True),
-        "m_note": serializers.CharField(allow_null=True, help_text="What m counts."),
-        "sota": SotaSerializer(many=True)})},
+    responses={
+        200: inline_serializer(
+            "SotaResponse",
+            fields={
+                "challenge": serializers.CharField(),
+                "board": serializers.ChoiceField(choices=Board.choices),
+                "metric": serializers.CharField(),
+                "higher_is_better": serializers.BooleanField(),
+                "computed_at": serializers.DateTimeField(allow_null=True),
+                "m_note": serializers.CharField(allow_null=True, help_text="What m counts."),
+                "sota": SotaSerializer(many=True),
+            },
+        )
+    },
     description="The multiplicity-adjusted state of the art (Møllersen & Holsbø), per section: the raw best "
-                "mean, the adjusted estimate and conservative bound, m (every entry ever scored on that test "
-                "data) and the method (exact binomial for accuracy, normal approximation otherwise).")
+    "mean, the adjusted estimate and conservative bound, m (every entry ever scored on that test "
+    "data) and the method (exact binomial for accuracy, normal approximation otherwise).",
+)
 class SotaView(ReportViewMixin, APIView):
     def get(self, request, slug: str):
         challenge = self.get_challenge(slug)
@@ -277,6 +390,14 @@ class SotaView(ReportViewMixin, APIView):
         board = self.get_board(challenge)
         data, meta = self.get_report(challenge, overrides, board)
         sota = [{"kind": section["kind"], **section["sota"]} for section in data["sections"]]
-        return Response({"challenge": challenge.slug, "board": board, "metric": challenge.metric,
-                         "higher_is_better": challenge.higher_is_better, "computed_at": meta["computed_at"],
-                         "m_note": data["settings"].get("m_note"), "sota": sota})
+        return Response(
+            {
+                "challenge": challenge.slug,
+                "board": board,
+                "metric": challenge.metric,
+                "higher_is_better": challenge.higher_is_better,
+                "computed_at": meta["computed_at"],
+                "m_note": data["settings"].get("m_note"),
+                "sota": sota,
+            }
+        )

@@ -35,11 +35,15 @@ from ..services.moderation import (
 )
 
 FILE_PARAMETER = OpenApiParameter(
-    "file", OpenApiTypes.INT, required=False,
+    "file",
+    OpenApiTypes.INT,
+    required=False,
     description="A prediction file's index (0 to k-1). Without it: the recipe, the one prediction file, or "
-                "all of them as one zip archive.")
-REASON_PARAMETER = OpenApiParameter("reason", OpenApiTypes.STR, required=False,
-                                    description="Why the moderation is undone (kept in the audit log).")
+    "all of them as one zip archive.",
+)
+REASON_PARAMETER = OpenApiParameter(
+    "reason", OpenApiTypes.STR, required=False, description="Why the moderation is undone (kept in the audit log)."
+)
 
 
 class ModerateSerializer(serializers.Serializer):
@@ -52,8 +56,11 @@ class ModerationSerializer(serializers.Serializer):
 
     state = serializers.ChoiceField(choices=Moderation.choices, allow_null=True)
     reason = serializers.CharField(allow_blank=True)
-    scope = serializers.ChoiceField(choices=["entry", "team"], allow_null=True,
-                                    help_text="`entry`: this submission's own; `team`: its team's on the challenge.")
+    scope = serializers.ChoiceField(
+        choices=["entry", "team"],
+        allow_null=True,
+        help_text="`entry`: this submission's own; `team`: its team's on the challenge.",
+    )
     moderated_at = serializers.DateTimeField(allow_null=True)
 
 
@@ -67,16 +74,24 @@ class TeamModerationSerializer(serializers.Serializer):
 
 def _submission(request, pk: int) -> Submission:
     """A submission the user may open (404 otherwise: a hidden one looks like none)."""
-    submission = get_object_or_404(Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user))
-                                   .select_related("challenge", "team"), pk=pk)
+    submission = get_object_or_404(
+        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)).select_related(
+            "challenge", "team"
+        ),
+        pk=pk,
+    )
     if not submission_readable(user=request.user, submission=submission):
         raise Http404("No submission here.")
     return submission
 
 
 def _moderation_of(submission: Submission) -> dict:
-    return submission_moderation(submission=submission) or {"state": None, "reason": "", "scope": None,
-                                                            "moderated_at": None}
+    return submission_moderation(submission=submission) or {
+        "state": None,
+        "reason": "",
+        "scope": None,
+        "moderated_at": None,
+    }
 
 
 class SubmissionDownloadView(APIView):
@@ -85,14 +100,17 @@ class SubmissionDownloadView(APIView):
 
     permission_classes = [IsAuthenticatedOrReadOnly]
 
-    @extend_schema(parameters=[FILE_PARAMETER],
-                   responses={(200, media): OpenApiTypes.BINARY for media in SUBMISSION_CONTENT_TYPES.values()},
-                   description="Download what was submitted: the recipe, a prediction file (`file`), or all the "
-                               "prediction files as a zip archive. Hosts and the submitting team only (404 for "
-                               "anyone else); each download is recorded in the challenge's audit log.")
+    @extend_schema(
+        parameters=[FILE_PARAMETER],
+        responses={(200, media): OpenApiTypes.BINARY for media in SUBMISSION_CONTENT_TYPES.values()},
+        description="Download what was submitted: the recipe, a prediction file (`file`), or all the "
+        "prediction files as a zip archive. Hosts and the submitting team only (404 for "
+        "anyone else); each download is recorded in the challenge's audit log.",
+    )
     def get(self, request, pk: int):
-        return submission_download(submission=_submission(request, pk), user=request.user,
-                                   file=request.query_params.get("file"))
+        return submission_download(
+            submission=_submission(request, pk), user=request.user, file=request.query_params.get("file")
+        )
 
 
 class SubmissionModerationView(APIView):
@@ -103,30 +121,40 @@ class SubmissionModerationView(APIView):
     def get_permissions(self):
         return [IsAuthenticatedOrReadOnly()] if self.request.method == "GET" else super().get_permissions()
 
-    @extend_schema(responses=ModerationSerializer,
-                   description="The moderation in force on this submission (its own, else its team's): the "
-                               "hosts and the submitting team.")
+    @extend_schema(
+        responses=ModerationSerializer,
+        description="The moderation in force on this submission (its own, else its team's): the "
+        "hosts and the submitting team.",
+    )
     def get(self, request, pk: int):
         submission = _submission(request, pk)
         if not submission_can_see_details(user=request.user, submission=submission):
             raise Http404("No submission here.")
         return Response(ModerationSerializer(_moderation_of(submission)).data)
 
-    @extend_schema(request=ModerateSerializer, responses=ModerationSerializer,
-                   description="Disqualify or hide this submission (hosts), with a reason: it leaves the public "
-                               "and the private board, and its team reads the state and the reason.")
+    @extend_schema(
+        request=ModerateSerializer,
+        responses=ModerationSerializer,
+        description="Disqualify or hide this submission (hosts), with a reason: it leaves the public "
+        "and the private board, and its team reads the state and the reason.",
+    )
     def post(self, request, pk: int):
         incoming = ModerateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        submission = submission_moderate(submission=_submission(request, pk), user=request.user,
-                                         **incoming.validated_data)
+        submission = submission_moderate(
+            submission=_submission(request, pk), user=request.user, **incoming.validated_data
+        )
         return Response(ModerationSerializer(_moderation_of(submission)).data)
 
-    @extend_schema(parameters=[REASON_PARAMETER], responses={200: ModerationSerializer},
-                   description="Restore this submission (hosts): undo its own moderation.")
+    @extend_schema(
+        parameters=[REASON_PARAMETER],
+        responses={200: ModerationSerializer},
+        description="Restore this submission (hosts): undo its own moderation.",
+    )
     def delete(self, request, pk: int):
-        submission = submission_restore(submission=_submission(request, pk), user=request.user,
-                                        reason=request.query_params.get("reason", ""))
+        submission = submission_restore(
+            submission=_submission(request, pk), user=request.user, reason=request.query_params.get("reason", "")
+        )
         return Response(ModerationSerializer(_moderation_of(submission)).data)
 
 
@@ -139,9 +167,12 @@ class TeamModerationView(APIView):
         challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
         return challenge, get_object_or_404(Team, pk=team_id)
 
-    @extend_schema(request=ModerateSerializer, responses=TeamModerationSerializer,
-                   description="Disqualify or hide every entry of the team on this challenge, later ones too "
-                               "(hosts), with a reason its members read.")
+    @extend_schema(
+        request=ModerateSerializer,
+        responses=TeamModerationSerializer,
+        description="Disqualify or hide every entry of the team on this challenge, later ones too "
+        "(hosts), with a reason its members read.",
+    )
     def post(self, request, slug: str, team_id: int):
         incoming = ModerateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -149,8 +180,9 @@ class TeamModerationView(APIView):
         moderation = team_moderate(challenge=challenge, team=team, user=request.user, **incoming.validated_data)
         return Response(TeamModerationSerializer(moderation).data)
 
-    @extend_schema(parameters=[REASON_PARAMETER], responses={204: None},
-                   description="Restore the team on this challenge (hosts).")
+    @extend_schema(
+        parameters=[REASON_PARAMETER], responses={204: None}, description="Restore the team on this challenge (hosts)."
+    )
     def delete(self, request, slug: str, team_id: int):
         challenge, team = self._target(request, slug, team_id)
         team_restore(challenge=challenge, team=team, user=request.user, reason=request.query_params.get("reason", ""))

@@ -25,8 +25,10 @@ class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What went wrong, in words (naming the field and the problem).")
     field = serializers.CharField(required=False, help_text="The input field the error concerns, when one does.")
     errors = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()), required=False,
-        help_text="Validation errors only: each field's messages (`non_field_errors`: the input as a whole).")
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Validation errors only: each field's messages (`non_field_errors`: the input as a whole).",
+    )
 
 
 @extend_schema_field({"type": "object", "additionalProperties": {}})
@@ -37,7 +39,8 @@ class JSONObjectField(serializers.JSONField):
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError(
-                f"Give a JSON object such as {{\"C\": 0.5}}, not {type(value).__name__} {value!r}.")
+                f'Give a JSON object such as {{"C": 0.5}}, not {type(value).__name__} {value!r}.'
+            )
         return value
 
 

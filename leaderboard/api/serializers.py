@@ -55,16 +55,21 @@ class FirstPhaseFields(serializers.Serializer):
 
     opens_at = serializers.DateTimeField(required=False, allow_null=True)
     closes_at = serializers.DateTimeField(required=False, allow_null=True)
-    daily_quota = serializers.IntegerField(required=False, min_value=0,
-                                           help_text="Submissions per team per day (0: unlimited).")
-    total_quota = serializers.IntegerField(required=False, min_value=0,
-                                           help_text="Submissions per team in total (0: unlimited).")
+    daily_quota = serializers.IntegerField(
+        required=False, min_value=0, help_text="Submissions per team per day (0: unlimited)."
+    )
+    total_quota = serializers.IntegerField(
+        required=False, min_value=0, help_text="Submissions per team in total (0: unlimited)."
+    )
 
 
 class DatasetSerializer(serializers.ModelSerializer):
     feature_columns = serializers.ListField(child=serializers.CharField(), read_only=True)
-    classes = serializers.ListField(child=LabelField(), read_only=True,
-                                    help_text="The label's classes (classification), as the dataset spells them.")
+    classes = serializers.ListField(
+        child=LabelField(),
+        read_only=True,
+        help_text="The label's classes (classification), as the dataset spells them.",
+    )
 
     class Meta:
         model = Dataset
@@ -89,25 +94,52 @@ class ChallengeSerializer(serializers.ModelSerializer):
     phases = PhaseSerializer(many=True, read_only=True)
     private_board_revealed = serializers.SerializerMethodField()
     in_force = serializers.SerializerMethodField(
-        help_text="Whether the challenge takes submissions now, under which phase's dates and quotas.")
+        help_text="Whether the challenge takes submissions now, under which phase's dates and quotas."
+    )
     warnings = serializers.SerializerMethodField(
-        help_text="What the settings cost the board (e.g. k < 3n: Boo_n shown without an interval).")
+        help_text="What the settings cost the board (e.g. k < 3n: Boo_n shown without an interval)."
+    )
     queue_waits = serializers.SerializerMethodField(
         help_text="The queues this challenge's submissions wait on that no worker takes now "
-                  "(`queue`, `waiting`: what waits there, `message`); empty when workers take them all.")
+        "(`queue`, `waiting`: what waits there, `message`); empty when workers take them all."
+    )
 
     class Meta:
         model = Challenge
-        fields = ["slug", "url", *CHALLENGE_FIELDS, "hosts", "dataset", "downloads", "created", "in_force",
-                  "phases", "private_revealed_at", "private_board_revealed", "warnings", "queue_waits"]
+        fields = [
+            "slug",
+            "url",
+            *CHALLENGE_FIELDS,
+            "hosts",
+            "dataset",
+            "downloads",
+            "created",
+            "in_force",
+            "phases",
+            "private_revealed_at",
+            "private_board_revealed",
+            "warnings",
+            "queue_waits",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(PhaseInForceSerializer)
     def get_in_force(self, challenge: Challenge) -> dict:
         return PhaseInForceSerializer(phase_in_force(challenge=challenge).as_dict()).data
 
-    @extend_schema_field({"type": "array", "items": {"type": "object", "properties": {
-        "queue": {"type": "string"}, "waiting": {"type": "string"}, "message": {"type": "string"}}}})
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "queue": {"type": "string"},
+                    "waiting": {"type": "string"},
+                    "message": {"type": "string"},
+                },
+            },
+        }
+    )
     def get_queue_waits(self, challenge: Challenge) -> list[dict]:
         return challenge_queue_waits(challenge=challenge)
 
@@ -132,8 +164,10 @@ class ChallengeSerializer(serializers.ModelSerializer):
             parts += ["test_inputs", "sample_submission"]
         if request is not None and user_is_host(user=request.user, challenge=challenge):
             parts.append("hidden_labels")
-        return {part: self._absolute(reverse("api-challenge-download", kwargs={"slug": challenge.slug, "part": part}))
-                for part in parts}
+        return {
+            part: self._absolute(reverse("api-challenge-download", kwargs={"slug": challenge.slug, "part": part}))
+            for part in parts
+        }
 
     def get_url(self, challenge: Challenge) -> str:
         return self._absolute(challenge.get_absolute_url())
@@ -154,21 +188,39 @@ class ChallengeCreateSerializer(FirstPhaseFields, serializers.ModelSerializer):
     stratify = serializers.BooleanField(required=False, default=True)
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
     dataset = serializers.FileField(write_only=True, help_text="CSV or Parquet: an id column, features, a label.")
-    test_dataset = serializers.FileField(write_only=True, required=False,
-                                         help_text="Optional hidden test rows (same columns), kept from contestants; "
-                                                   "with `test_labels`, the test inputs only.")
-    test_labels = serializers.FileField(write_only=True, required=False,
-                                        help_text="Hidden labels of `test_dataset` (id and label columns).")
+    test_dataset = serializers.FileField(
+        write_only=True,
+        required=False,
+        help_text="Optional hidden test rows (same columns), kept from contestants; "
+        "with `test_labels`, the test inputs only.",
+    )
+    test_labels = serializers.FileField(
+        write_only=True, required=False, help_text="Hidden labels of `test_dataset` (id and label columns)."
+    )
     id_column = serializers.CharField(write_only=True, default="id")
     label_column = serializers.CharField(write_only=True, default="label")
-    test_column = serializers.CharField(write_only=True, required=False, allow_blank=True,
-                                        help_text="A 0/1 column marking the hidden test rows in `dataset`.")
+    test_column = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        help_text="A 0/1 column marking the hidden test rows in `dataset`.",
+    )
     feature_columns = serializers.ListField(child=serializers.CharField(), required=False, write_only=True)
 
     class Meta:
         model = Challenge
-        fields = ["slug", *CHALLENGE_FIELDS, *FIRST_PHASE_FIELDS, "dataset", "test_dataset", "test_labels", "id_column", "label_column",
-                  "test_column", "feature_columns"]
+        fields = [
+            "slug",
+            *CHALLENGE_FIELDS,
+            *FIRST_PHASE_FIELDS,
+            "dataset",
+            "test_dataset",
+            "test_labels",
+            "id_column",
+            "label_column",
+            "test_column",
+            "feature_columns",
+        ]
 
 
 class ChallengeUpdateSerializer(FirstPhaseFields, serializers.ModelSerializer):
@@ -181,29 +233,53 @@ class ChallengeUpdateSerializer(FirstPhaseFields, serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     submission = serializers.IntegerField(source="submission_id", read_only=True)
-    seeds = serializers.DictField(child=serializers.IntegerField(), read_only=True,
-                                  help_text="The seed of each source of randomness (`contestant_file`: the file's "
-                                            "index; `imported`: the import's id).")
+    seeds = serializers.DictField(
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="The seed of each source of randomness (`contestant_file`: the file's "
+        "index; `imported`: the import's id).",
+    )
     hyperparameters = JSONObjectField(read_only=True)
-    isolation = serializers.ListField(child=serializers.CharField(), read_only=True,
-                                      help_text='The confinement the run executed under (e.g. "seccomp").')
+    isolation = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text='The confinement the run executed under (e.g. "seccomp").',
+    )
     method_name = serializers.CharField(source="submission.method_name", read_only=True)
     team = serializers.CharField(source="submission.team.name", read_only=True)
     kind = serializers.CharField(source="submission.kind", read_only=True)
     sandboxed = serializers.SerializerMethodField(
         help_text="False when the run executed without isolation (an operator's VARBOARD_ALLOW_UNSANDBOXED); "
-                  "null for prediction files and runs that have not executed.")
+        "null for prediction files and runs that have not executed."
+    )
     test_score = serializers.SerializerMethodField(
         help_text="The score on the board you read: the public part of the hidden rows (with the challenge's "
-                  "feedback: exact, rounded, or none under the Ladder), or the private part on the private board.")
+        "feedback: exact, rounded, or none under the Ladder), or the private part on the private board."
+    )
     public_score = serializers.SerializerMethodField()
     private_score = serializers.SerializerMethodField(help_text="Hosts, and everyone after the reveal.")
 
     class Meta:
         model = Run
-        fields = ["submission", "method_name", "team", "kind", "index", "status", "seeds", "split_id",
-                  "test_score", "public_score", "private_score", "valid_score", "hyperparameters", "duration_s",
-                  "device", "sandboxed", "isolation"]
+        fields = [
+            "submission",
+            "method_name",
+            "team",
+            "kind",
+            "index",
+            "status",
+            "seeds",
+            "split_id",
+            "test_score",
+            "public_score",
+            "private_score",
+            "valid_score",
+            "hyperparameters",
+            "duration_s",
+            "device",
+            "sandboxed",
+            "isolation",
+        ]
         read_only_fields = fields
 
     def get_sandboxed(self, run: Run) -> bool | None:
@@ -226,16 +302,25 @@ class RunSerializer(serializers.ModelSerializer):
 class RunDetailSerializer(RunSerializer):
     """With the log and error: for the submitting team and the hosts."""
 
-    hpo_trials = serializers.ListField(child=JSONObjectField(), read_only=True,
-                                       help_text="The hyperparameter search's trials (recipes that search).")
+    hpo_trials = serializers.ListField(
+        child=JSONObjectField(), read_only=True, help_text="The hyperparameter search's trials (recipes that search)."
+    )
     fingerprint = JSONObjectField(read_only=True, help_text="What the run executed with (library versions, ...).")
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "error_message", "log", "hpo_trials", "fingerprint", "attempts",
-                  "started_at", "finished_at"]
+        fields = [
+            *RunSerializer.Meta.fields,
+            "error_message",
+            "log",
+            "hpo_trials",
+            "fingerprint",
+            "attempts",
+            "started_at",
+            "finished_at",
+        ]
         read_only_fields = fields
         # A submission's runs: RunSerializer's fields for other teams, these too for its team and the hosts.
-        optional_fields = fields[len(RunSerializer.Meta.fields):]
+        optional_fields = fields[len(RunSerializer.Meta.fields) :]
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
@@ -248,13 +333,33 @@ class SubmissionSerializer(serializers.ModelSerializer):
     phase = serializers.CharField(source="phase.name", read_only=True, allow_null=True, default=None)
     score = serializers.SerializerMethodField(help_text="The submission's score as your board shows it.")
     queue_wait = serializers.SerializerMethodField(
-        help_text="While queued: why it does not start (no worker takes its queue now); else null.")
+        help_text="While queued: why it does not start (no worker takes its queue now); else null."
+    )
 
     class Meta:
         model = Submission
-        fields = ["id", "url", "challenge", "team", "submitted_by", "kind", "method_name", "description", "status",
-                  "progress", "runs_expected", "error_message", "created", "started_at", "finished_at", "phase",
-                  "selected_for_final", "score", "queue_wait", "runs"]
+        fields = [
+            "id",
+            "url",
+            "challenge",
+            "team",
+            "submitted_by",
+            "kind",
+            "method_name",
+            "description",
+            "status",
+            "progress",
+            "runs_expected",
+            "error_message",
+            "created",
+            "started_at",
+            "finished_at",
+            "phase",
+            "selected_for_final",
+            "score",
+            "queue_wait",
+            "runs",
+        ]
         read_only_fields = fields
         optional_fields = ["error_message", "description", "submitted_by"]  # its team and the hosts only
 
@@ -265,18 +370,30 @@ class SubmissionSerializer(serializers.ModelSerializer):
         scope = scope_for(self.context, submission.challenge)
         return scope.submission_score(submission.pk, list(submission.runs.all()))
 
-    @extend_schema_field({"type": "object", "properties": {"finished": {"type": "integer"},
-                                                            "succeeded": {"type": "integer"},
-                                                            "failed": {"type": "integer"},
-                                                            "expected": {"type": "integer"},
-                                                            "fraction": {"type": "number"}}})
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "finished": {"type": "integer"},
+                "succeeded": {"type": "integer"},
+                "failed": {"type": "integer"},
+                "expected": {"type": "integer"},
+                "fraction": {"type": "number"},
+            },
+        }
+    )
     def get_progress(self, submission: Submission) -> dict:
         runs = list(submission.runs.all())
         succeeded = sum(r.status == "succeeded" for r in runs)
         failed = sum(r.status == "failed" for r in runs)
         expected = submission.runs_expected or len(runs) or 1
-        return {"finished": succeeded + failed, "succeeded": succeeded, "failed": failed, "expected": expected,
-                "fraction": (succeeded + failed) / expected}
+        return {
+            "finished": succeeded + failed,
+            "succeeded": succeeded,
+            "failed": failed,
+            "expected": expected,
+            "fraction": (succeeded + failed) / expected,
+        }
 
     @extend_schema_field(RunDetailSerializer(many=True))
     def get_runs(self, submission: Submission) -> list:
@@ -304,13 +421,19 @@ class SubmissionCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=SubmissionKind.choices, default=SubmissionKind.PREDICTIONS)
     method_name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, default="")
-    team = serializers.IntegerField(required=False, allow_null=True, default=None,
-                                    help_text="Team id; your personal team when omitted.")
-    files = serializers.ListField(child=serializers.FileField(), required=False, default=list,
-                                  help_text="Prediction CSV files, one per seed run (each file is a run).")
+    team = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="Team id; your personal team when omitted."
+    )
+    files = serializers.ListField(
+        child=serializers.FileField(),
+        required=False,
+        default=list,
+        help_text="Prediction CSV files, one per seed run (each file is a run).",
+    )
     recipe = serializers.FileField(required=False, help_text="A recipe .py file (kind=recipe).")
-    hyperparameters = JSONObjectField(required=False, default=dict,
-                                      help_text='Fixed hyperparameters of the recipe (kind=recipe), e.g. {"C": 0.5}.')
+    hyperparameters = JSONObjectField(
+        required=False, default=dict, help_text='Fixed hyperparameters of the recipe (kind=recipe), e.g. {"C": 0.5}.'
+    )
 
     def validate(self, attrs):
         if attrs["kind"] == SubmissionKind.PREDICTIONS and not attrs.get("files"):
@@ -321,8 +444,9 @@ class SubmissionCreateSerializer(serializers.Serializer):
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):
-    details = JSONObjectField(read_only=True, help_text="The action's particulars (e.g. each setting's old and "
-                                                        "new value).")
+    details = JSONObjectField(
+        read_only=True, help_text="The action's particulars (e.g. each setting's old and new value)."
+    )
     actor = serializers.CharField(source="actor.username", read_only=True, default=None, allow_null=True)
 
     class Meta:

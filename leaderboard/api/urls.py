@@ -5,22 +5,22 @@ from rest_framework.routers import SimpleRouter
 
 from ..web.integrity_views import ThrottledLoginView
 from .account_views import (
-                            InvitationActionView,
-                            InvitationListView,
-                            NotificationSettingsView,
-                            TeamInviteView,
-                            TeamLeaveView,
-                            TeamListView,
-                            WebhookDetailView,
-                            WebhookListView,
+    InvitationActionView,
+    InvitationListView,
+    NotificationSettingsView,
+    TeamInviteView,
+    TeamLeaveView,
+    TeamListView,
+    WebhookDetailView,
+    WebhookListView,
 )
 from .auth_views import TokenListView, TokenLoginView, TokenRevokeView
 from .beyond_views import (
-                            ResultsImportView,
-                            SuiteDetailView,
-                            SuiteListView,
-                            VarianceStudyDetailView,
-                            VarianceStudyListView,
+    ResultsImportView,
+    SuiteDetailView,
+    SuiteListView,
+    VarianceStudyDetailView,
+    VarianceStudyListView,
 )
 from .docs_views import ApiRootView, RedocView, SwaggerView, redoc_bundle
 from .report_views import CompareView, LeaderboardView, SotaView
@@ -32,10 +32,13 @@ router.register("challenges", ChallengeViewSet, basename="api-challenge")
 router.register("submissions", SubmissionViewSet, basename="api-submission")
 
 # The browsable API's "Log in" link (DRF looks it up as rest_framework:login): the site's throttled log-in.
-browser_auth = ([
-    path("login/", ThrottledLoginView.as_view(template_name="rest_framework/login.html"), name="login"),
-    path("logout/", LogoutView.as_view(), name="logout"),
-], "rest_framework")
+browser_auth = (
+    [
+        path("login/", ThrottledLoginView.as_view(template_name="rest_framework/login.html"), name="login"),
+        path("logout/", LogoutView.as_view(), name="logout"),
+    ],
+    "rest_framework",
+)
 
 urlpatterns = [
     path("", ApiRootView.as_view(), name="api-root"),
@@ -49,8 +52,9 @@ urlpatterns = [
     path("teams/<int:pk>/leave/", TeamLeaveView.as_view(), name="api-team-leave"),
     path("invitations/", InvitationListView.as_view(), name="api-invitations"),
     path("invitations/<int:pk>/accept/", InvitationActionView.as_view(action="accept"), name="api-invitation-accept"),
-    path("invitations/<int:pk>/decline/", InvitationActionView.as_view(action="decline"),
-         name="api-invitation-decline"),
+    path(
+        "invitations/<int:pk>/decline/", InvitationActionView.as_view(action="decline"), name="api-invitation-decline"
+    ),
     path("invitations/<int:pk>/cancel/", InvitationActionView.as_view(action="cancel"), name="api-invitation-cancel"),
     path("challenges/<slug:slug>/data/<str:part>/", ChallengeDownloadView.as_view(), name="api-challenge-download"),
     path("challenges/<slug:slug>/leaderboard/", LeaderboardView.as_view(), name="api-challenge-leaderboard"),
@@ -63,8 +67,11 @@ urlpatterns = [
     path("challenges/<slug:slug>/imports/", ResultsImportView.as_view(), name="api-results-imports"),
     path("submissions/<int:pk>/download/", SubmissionDownloadView.as_view(), name="api-submission-download"),
     path("submissions/<int:pk>/moderation/", SubmissionModerationView.as_view(), name="api-submission-moderation"),
-    path("challenges/<slug:slug>/teams/<int:team_id>/moderation/", TeamModerationView.as_view(),
-         name="api-team-moderation"),
+    path(
+        "challenges/<slug:slug>/teams/<int:team_id>/moderation/",
+        TeamModerationView.as_view(),
+        name="api-team-moderation",
+    ),
     path("suites/", SuiteListView.as_view(), name="api-suites"),
     path("suites/<slug:slug>/", SuiteDetailView.as_view(), name="api-suite"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

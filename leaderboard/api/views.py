@@ -54,9 +54,15 @@ from .serializers import (
 
 @extend_schema_view(
     list=extend_schema(description="Challenges you can see: every public one, and the private ones you host."),
-    retrieve=extend_schema(description="One challenge: its settings, dataset, phases and hosts."))
-class ChallengeViewSet(ChallengeHostActions, ChallengeMovingActions, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                       viewsets.GenericViewSet):
+    retrieve=extend_schema(description="One challenge: its settings, dataset, phases and hosts."),
+)
+class ChallengeViewSet(
+    ChallengeHostActions,
+    ChallengeMovingActions,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
     """Challenges: anyone reads public ones; signed-in users host new ones; hosts change theirs."""
 
     lookup_field = "slug"
@@ -67,8 +73,12 @@ class ChallengeViewSet(ChallengeHostActions, ChallengeMovingActions, mixins.List
     ordering_fields = ["created", "title"]
 
     def get_queryset(self):
-        return (challenge_list_visible(user=self.request.user)
-                .select_related("dataset").prefetch_related("hosts", "phases").order_by("-created"))
+        return (
+            challenge_list_visible(user=self.request.user)
+            .select_related("dataset")
+            .prefetch_related("hosts", "phases")
+            .order_by("-created")
+        )
 
     @extend_schema(request={"multipart/form-data": ChallengeCreateSerializer}, responses={201: ChallengeSerializer})
     def create(self, request):
@@ -81,15 +91,22 @@ class ChallengeViewSet(ChallengeHostActions, ChallengeMovingActions, mixins.List
         test = read_dataset_upload(test, field="test_dataset") if test is not None else None
         labels = data.pop("test_labels", None)
         labels = read_dataset_upload(labels, field="test_labels") if labels is not None else None
-        upload = DatasetUpload(data=main.data, filename=main.name, id_column=data.pop("id_column"),
-                               label_column=data.pop("label_column"), test_column=data.pop("test_column", None) or None,
-                               test_data=test.data if test else None, test_filename=test.name if test else None,
-                               test_labels_data=labels.data if labels else None,
-                               test_labels_filename=labels.name if labels else None,
-                               feature_columns=tuple(data.pop("feature_columns", ()) or ()) or None)
+        upload = DatasetUpload(
+            data=main.data,
+            filename=main.name,
+            id_column=data.pop("id_column"),
+            label_column=data.pop("label_column"),
+            test_column=data.pop("test_column", None) or None,
+            test_data=test.data if test else None,
+            test_filename=test.name if test else None,
+            test_labels_data=labels.data if labels else None,
+            test_labels_filename=labels.name if labels else None,
+            feature_columns=tuple(data.pop("feature_columns", ()) or ()) or None,
+        )
         challenge = challenge_create(created_by=request.user, dataset=upload, slug=data.pop("slug", None), **data)
-        return Response(ChallengeSerializer(challenge, context={"request": request}).data,
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            ChallengeSerializer(challenge, context={"request": request}).data, status=status.HTTP_201_CREATED
+        )
 
     @extend_schema(request=ChallengeUpdateSerializer, responses=ChallengeSerializer)
     def partial_update(self, request, slug=None):
@@ -100,14 +117,26 @@ class ChallengeViewSet(ChallengeHostActions, ChallengeMovingActions, mixins.List
         challenge = challenge_update(challenge=challenge, user=request.user, **incoming.validated_data)
         return Response(ChallengeSerializer(challenge, context={"request": request}).data)
 
-    @extend_schema(methods=["GET"], responses=SubmissionSerializer(many=True), parameters=SUBMISSION_FILTERS,
-                   description="Your teams' submissions to this challenge (hosts: all of them).")
-    @extend_schema(methods=["POST"], request={"multipart/form-data": SubmissionCreateSerializer},
-                   responses={202: SubmissionSerializer, **error_responses(409, 429)},
-                   description="Submit predictions (one file, or k files from k seeds: each file is a run) or "
-                               "a training recipe. Everything is validated before anything is stored.")
-    @action(detail=True, methods=["get", "post"], permission_classes=[IsAuthenticatedOrReadOnly],
-            parser_classes=[MultiPartParser, FormParser], filter_backends=[])
+    @extend_schema(
+        methods=["GET"],
+        responses=SubmissionSerializer(many=True),
+        parameters=SUBMISSION_FILTERS,
+        description="Your teams' submissions to this challenge (hosts: all of them).",
+    )
+    @extend_schema(
+        methods=["POST"],
+        request={"multipart/form-data": SubmissionCreateSerializer},
+        responses={202: SubmissionSerializer, **error_responses(409, 429)},
+        description="Submit predictions (one file, or k files from k seeds: each file is a run) or "
+        "a training recipe. Everything is validated before anything is stored.",
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        permission_classes=[IsAuthenticatedOrReadOnly],
+        parser_classes=[MultiPartParser, FormParser],
+        filter_backends=[],
+    )
     def submissions(self, request, slug=None):
         challenge = self.get_object()
         if request.method == "GET":
@@ -118,27 +147,42 @@ class ChallengeViewSet(ChallengeHostActions, ChallengeMovingActions, mixins.List
         incoming = SubmissionCreateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
-        common = dict(challenge=challenge, user=request.user, method_name=data["method_name"],
-                      description=data["description"], team_id=data["team"])
+        common = dict(
+            challenge=challenge,
+            user=request.user,
+            method_name=data["method_name"],
+            description=data["description"],
+            team_id=data["team"],
+        )
         if data["kind"] == SubmissionKind.PREDICTIONS:
             submission = submission_create_predictions(files=read_prediction_uploads(data["files"]), **common)
         else:
-            submission = submission_create_recipe(recipe=read_recipe_upload(data["recipe"]),
-                                                  hyperparameters=data["hyperparameters"], **common)
-        return Response(SubmissionSerializer(submission, context={"request": request}).data,
-                        status=status.HTTP_202_ACCEPTED)
+            submission = submission_create_recipe(
+                recipe=read_recipe_upload(data["recipe"]), hyperparameters=data["hyperparameters"], **common
+            )
+        return Response(
+            SubmissionSerializer(submission, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
+        )
 
-    @extend_schema(responses={(200, "application/json"): RunSerializer(many=True), (200, "text/csv"): OpenApiTypes.STR},
-                   parameters=[FORMAT_PARAMETER, BOARD_PARAMETER, *RUN_FILTERS],
-                   description="Every run of every entry, with its seeds, split id and scores on the board you "
-                               "read: enough to recompute that board. Logs are on the submission endpoint "
-                               "(own team, hosts).")
-    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, BrowsableAPIRenderer, CSVRenderer],
-            filter_backends=[])
+    @extend_schema(
+        responses={(200, "application/json"): RunSerializer(many=True), (200, "text/csv"): OpenApiTypes.STR},
+        parameters=[FORMAT_PARAMETER, BOARD_PARAMETER, *RUN_FILTERS],
+        description="Every run of every entry, with its seeds, split id and scores on the board you "
+        "read: enough to recompute that board. Logs are on the submission endpoint "
+        "(own team, hosts).",
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        renderer_classes=[JSONRenderer, BrowsableAPIRenderer, CSVRenderer],
+        filter_backends=[],
+    )
     def runs(self, request, slug=None):
         challenge = self.get_object()
-        context = {"request": request,
-                   "scope": board_scope(challenge=challenge, user=request.user, board=request.GET.get("board"))}
+        context = {
+            "request": request,
+            "scope": board_scope(challenge=challenge, user=request.user, board=request.GET.get("board")),
+        }
         queryset = RunFilter(request.GET, queryset=runs_for_challenge(challenge=challenge)).qs
         if request.accepted_renderer.format == "csv":
             return Response(RunSerializer(queryset, many=True, context=context).data)
@@ -168,8 +212,11 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
         if self.action == "list":
             return submission_list_for(user=self.request.user).prefetch_related("runs").order_by("-created")
         visible = challenge_list_visible(user=self.request.user)
-        return Submission.objects.filter(challenge__in=visible).select_related(
-            "challenge", "team", "submitted_by").prefetch_related("runs")
+        return (
+            Submission.objects.filter(challenge__in=visible)
+            .select_related("challenge", "team", "submitted_by")
+            .prefetch_related("runs")
+        )
 
     def retrieve(self, request, pk=None):
         submission = self.get_object()
@@ -183,15 +230,19 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
         submission = submission_cancel(submission=self.get_object(), user=request.user)
         return Response(self.get_serializer(submission).data)
 
-    @extend_schema(request=SelectSerializer, responses={200: SubmissionSerializer, **error_responses(409)},
-                   description="Choose this submission for the private board (`selected=false` un-chooses it); "
-                               "a team chooses at most the challenge's `final_entries`.")
+    @extend_schema(
+        request=SelectSerializer,
+        responses={200: SubmissionSerializer, **error_responses(409)},
+        description="Choose this submission for the private board (`selected=false` un-chooses it); "
+        "a team chooses at most the challenge's `final_entries`.",
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
     def select(self, request, pk=None):
         incoming = SelectSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        submission = submission_select_final(submission=self.get_object(), user=request.user,
-                                             selected=incoming.validated_data["selected"])
+        submission = submission_select_final(
+            submission=self.get_object(), user=request.user, selected=incoming.validated_data["selected"]
+        )
         return Response(self.get_serializer(submission).data)
 
     @extend_schema(responses=RunDetailSerializer)
@@ -200,6 +251,7 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
         submission = self.get_object()
         if not submission_can_see_details(user=request.user, submission=submission):
             raise PermissionDenied("Run logs are visible to the submitting team and the hosts only.")
-        run = get_object_or_404(Run.objects.select_related("submission__challenge"), submission=submission,
-                                index=int(index))
+        run = get_object_or_404(
+            Run.objects.select_related("submission__challenge"), submission=submission, index=int(index)
+        )
         return Response(RunDetailSerializer(run, context={"request": request}).data)

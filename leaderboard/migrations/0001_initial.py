@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,198 +16,432 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Challenge',
+            name="Challenge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=60, unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('metric', models.CharField(choices=[('accuracy', 'Accuracy'), ('balanced_accuracy', 'Balanced accuracy'), ('macro_f1', 'Macro F1'), ('roc_auc', 'ROC AUC'), ('log_loss', 'Log loss'), ('rmse', 'RMSE'), ('mae', 'MAE')], max_length=40)),
-                ('higher_is_better', models.BooleanField(help_text='Direction of the metric.')),
-                ('allow_predictions', models.BooleanField(default=True)),
-                ('allow_recipes', models.BooleanField(default=False)),
-                ('k_runs', models.PositiveIntegerField(default=10, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000)])),
-                ('boo_n', models.PositiveIntegerField(default=5, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000)])),
-                ('gamma', models.FloatField(default=0.75, help_text='γ of the P(A>B) decision rule, strictly between 0.5 and 1.', validators=[leaderboard.models.validate_gamma])),
-                ('alpha', models.FloatField(default=0.05, validators=[django.core.validators.MinValueValidator(1e-06), django.core.validators.MaxValueValidator(0.5)])),
-                ('bootstrap_resamples', models.PositiveIntegerField(default=2000, validators=[django.core.validators.MinValueValidator(100), django.core.validators.MaxValueValidator(100000)])),
-                ('ranking_statistic', models.CharField(choices=[('mean', 'Mean'), ('boo_n', 'Boo_n')], default='mean', max_length=10)),
-                ('correction', models.CharField(choices=[('holm', 'Holm'), ('bonferroni', 'Bonferroni'), ('bh', 'Benjamini–Hochberg'), ('none', 'None')], default='holm', max_length=12)),
-                ('master_seed', models.PositiveBigIntegerField(default=0)),
-                ('randomize_sources', models.JSONField(blank=True, default=leaderboard.models.default_sources)),
-                ('split_scheme', models.CharField(choices=[('oob', 'Out-of-bootstrap (Bouthillier et al. 2021, App. B)'), ('fixed', 'Fixed train/test; only model-side seeds vary')], default='oob', max_length=10)),
-                ('stratify', models.BooleanField(default=True)),
-                ('test_fraction', models.FloatField(default=0.5, validators=[django.core.validators.MinValueValidator(0.05), django.core.validators.MaxValueValidator(0.95)])),
-                ('hpo_mode', models.CharField(choices=[('fixed', 'Fixed hyperparameters (FixHOptEst)'), ('search', 'Search inside every run (IdealEst)')], default='fixed', max_length=10)),
-                ('hpo_method', models.CharField(choices=[('random', 'Random search'), ('noisy_grid', 'Noisy grid search')], default='random', max_length=12)),
-                ('hpo_budget', models.PositiveIntegerField(default=10, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000)])),
-                ('device', models.CharField(choices=[('cpu', 'CPU'), ('gpu', 'GPU')], default='cpu', max_length=4)),
-                ('run_time_limit_s', models.PositiveIntegerField(default=600, validators=[django.core.validators.MinValueValidator(1)])),
-                ('run_memory_limit_mb', models.PositiveIntegerField(default=4096, validators=[django.core.validators.MinValueValidator(256)])),
-                ('daily_quota', models.PositiveIntegerField(default=5, help_text='Submissions per team per day (0: unlimited).')),
-                ('total_quota', models.PositiveIntegerField(default=100, help_text='Submissions per team in total (0: unlimited).')),
-                ('opens_at', models.DateTimeField(blank=True, null=True)),
-                ('closes_at', models.DateTimeField(blank=True, null=True)),
-                ('visibility', models.CharField(choices=[('public', 'Public'), ('private', 'Private (hosts only)')], default='public', max_length=10)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='created_challenges', to=settings.AUTH_USER_MODEL)),
-                ('hosts', models.ManyToManyField(related_name='hosted_challenges', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=60, unique=True)),
+                ("title", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "metric",
+                    models.CharField(
+                        choices=[
+                            ("accuracy", "Accuracy"),
+                            ("balanced_accuracy", "Balanced accuracy"),
+                            ("macro_f1", "Macro F1"),
+                            ("roc_auc", "ROC AUC"),
+                            ("log_loss", "Log loss"),
+                            ("rmse", "RMSE"),
+                            ("mae", "MAE"),
+                        ],
+                        max_length=40,
+                    ),
+                ),
+                ("higher_is_better", models.BooleanField(help_text="Direction of the metric.")),
+                ("allow_predictions", models.BooleanField(default=True)),
+                ("allow_recipes", models.BooleanField(default=False)),
+                (
+                    "k_runs",
+                    models.PositiveIntegerField(
+                        default=10,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(1000),
+                        ],
+                    ),
+                ),
+                (
+                    "boo_n",
+                    models.PositiveIntegerField(
+                        default=5,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(1000),
+                        ],
+                    ),
+                ),
+                (
+                    "gamma",
+                    models.FloatField(
+                        default=0.75,
+                        help_text="γ of the P(A>B) decision rule, strictly between 0.5 and 1.",
+                        validators=[leaderboard.models.validate_gamma],
+                    ),
+                ),
+                (
+                    "alpha",
+                    models.FloatField(
+                        default=0.05,
+                        validators=[
+                            django.core.validators.MinValueValidator(1e-06),
+                            django.core.validators.MaxValueValidator(0.5),
+                        ],
+                    ),
+                ),
+                (
+                    "bootstrap_resamples",
+                    models.PositiveIntegerField(
+                        default=2000,
+                        validators=[
+                            django.core.validators.MinValueValidator(100),
+                            django.core.validators.MaxValueValidator(100000),
+                        ],
+                    ),
+                ),
+                (
+                    "ranking_statistic",
+                    models.CharField(choices=[("mean", "Mean"), ("boo_n", "Boo_n")], default="mean", max_length=10),
+                ),
+                (
+                    "correction",
+                    models.CharField(
+                        choices=[
+                            ("holm", "Holm"),
+                            ("bonferroni", "Bonferroni"),
+                            ("bh", "Benjamini–Hochberg"),
+                            ("none", "None"),
+                        ],
+                        default="holm",
+                        max_length=12,
+                    ),
+                ),
+                ("master_seed", models.PositiveBigIntegerField(default=0)),
+                ("randomize_sources", models.JSONField(blank=True, default=leaderboard.models.default_sources)),
+                (
+                    "split_scheme",
+                    models.CharField(
+                        choices=[
+                            ("oob", "Out-of-bootstrap (Bouthillier et al. 2021, App. B)"),
+                            ("fixed", "Fixed train/test; only model-side seeds vary"),
+                        ],
+                        default="oob",
+                        max_length=10,
+                    ),
+                ),
+                ("stratify", models.BooleanField(default=True)),
+                (
+                    "test_fraction",
+                    models.FloatField(
+                        default=0.5,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.05),
+                            django.core.validators.MaxValueValidator(0.95),
+                        ],
+                    ),
+                ),
+                (
+                    "hpo_mode",
+                    models.CharField(
+                        choices=[
+                            ("fixed", "Fixed hyperparameters (FixHOptEst)"),
+                            ("search", "Search inside every run (IdealEst)"),
+                        ],
+                        default="fixed",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "hpo_method",
+                    models.CharField(
+                        choices=[("random", "Random search"), ("noisy_grid", "Noisy grid search")],
+                        default="random",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "hpo_budget",
+                    models.PositiveIntegerField(
+                        default=10,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(1000),
+                        ],
+                    ),
+                ),
+                ("device", models.CharField(choices=[("cpu", "CPU"), ("gpu", "GPU")], default="cpu", max_length=4)),
+                (
+                    "run_time_limit_s",
+                    models.PositiveIntegerField(default=600, validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                (
+                    "run_memory_limit_mb",
+                    models.PositiveIntegerField(
+                        default=4096, validators=[django.core.validators.MinValueValidator(256)]
+                    ),
+                ),
+                (
+                    "daily_quota",
+                    models.PositiveIntegerField(default=5, help_text="Submissions per team per day (0: unlimited)."),
+                ),
+                (
+                    "total_quota",
+                    models.PositiveIntegerField(default=100, help_text="Submissions per team in total (0: unlimited)."),
+                ),
+                ("opens_at", models.DateTimeField(blank=True, null=True)),
+                ("closes_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "visibility",
+                    models.CharField(
+                        choices=[("public", "Public"), ("private", "Private (hosts only)")],
+                        default="public",
+                        max_length=10,
+                    ),
+                ),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="created_challenges",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                ("hosts", models.ManyToManyField(related_name="hosted_challenges", to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                'ordering': ['-created'],
+                "ordering": ["-created"],
             },
         ),
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('id_column', models.CharField(max_length=100)),
-                ('label_column', models.CharField(max_length=100)),
-                ('feature_columns', models.JSONField(default=list)),
-                ('task', models.CharField(max_length=20)),
-                ('classes', models.JSONField(blank=True, default=list)),
-                ('original_name', models.CharField(blank=True, max_length=255)),
-                ('train_file', models.FileField(upload_to=leaderboard.models.dataset_path)),
-                ('test_inputs_file', models.FileField(blank=True, upload_to=leaderboard.models.dataset_path)),
-                ('hidden_labels_file', models.FileField(blank=True, upload_to=leaderboard.models.dataset_path)),
-                ('n_train', models.PositiveIntegerField(default=0)),
-                ('n_test', models.PositiveIntegerField(default=0)),
-                ('version', models.CharField(help_text='Hash of the data; runs are scored against one version.', max_length=64)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('challenge', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='dataset', to='leaderboard.challenge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("id_column", models.CharField(max_length=100)),
+                ("label_column", models.CharField(max_length=100)),
+                ("feature_columns", models.JSONField(default=list)),
+                ("task", models.CharField(max_length=20)),
+                ("classes", models.JSONField(blank=True, default=list)),
+                ("original_name", models.CharField(blank=True, max_length=255)),
+                ("train_file", models.FileField(upload_to=leaderboard.models.dataset_path)),
+                ("test_inputs_file", models.FileField(blank=True, upload_to=leaderboard.models.dataset_path)),
+                ("hidden_labels_file", models.FileField(blank=True, upload_to=leaderboard.models.dataset_path)),
+                ("n_train", models.PositiveIntegerField(default=0)),
+                ("n_test", models.PositiveIntegerField(default=0)),
+                (
+                    "version",
+                    models.CharField(help_text="Hash of the data; runs are scored against one version.", max_length=64),
+                ),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "challenge",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="dataset", to="leaderboard.challenge"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('joined', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("joined", models.DateTimeField(auto_now_add=True)),
+                ("user", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
             ],
         ),
         migrations.CreateModel(
-            name='Report',
+            name="Report",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('inputs_version', models.CharField(blank=True, max_length=64)),
-                ('data', models.JSONField(default=dict)),
-                ('computed_at', models.DateTimeField(blank=True, null=True)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('recompute_pending', models.BooleanField(default=False)),
-                ('requested_at', models.DateTimeField(blank=True, null=True)),
-                ('challenge', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='report', to='leaderboard.challenge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("inputs_version", models.CharField(blank=True, max_length=64)),
+                ("data", models.JSONField(default=dict)),
+                ("computed_at", models.DateTimeField(blank=True, null=True)),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                ("recompute_pending", models.BooleanField(default=False)),
+                ("requested_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "challenge",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="report", to="leaderboard.challenge"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('predictions', 'Predictions'), ('recipe', 'Training recipe')], max_length=12)),
-                ('method_name', models.CharField(max_length=120)),
-                ('description', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('scored', 'Scored'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=10)),
-                ('runs_expected', models.PositiveIntegerField(default=1)),
-                ('error_message', models.TextField(blank=True)),
-                ('counts_toward_quota', models.BooleanField(default=True)),
-                ('recipe_file', models.FileField(blank=True, upload_to='submissions/%Y/%m/')),
-                ('hyperparameters', models.JSONField(blank=True, default=dict)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('challenge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='leaderboard.challenge')),
-                ('submitted_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("predictions", "Predictions"), ("recipe", "Training recipe")], max_length=12
+                    ),
+                ),
+                ("method_name", models.CharField(max_length=120)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("scored", "Scored"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("runs_expected", models.PositiveIntegerField(default=1)),
+                ("error_message", models.TextField(blank=True)),
+                ("counts_toward_quota", models.BooleanField(default=True)),
+                ("recipe_file", models.FileField(blank=True, upload_to="submissions/%Y/%m/")),
+                ("hyperparameters", models.JSONField(blank=True, default=dict)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "challenge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="leaderboard.challenge",
+                    ),
+                ),
+                (
+                    "submitted_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="submissions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created'],
+                "ordering": ["-created"],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('seeds', models.JSONField(blank=True, default=dict)),
-                ('split_id', models.CharField(blank=True, max_length=64)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('test_score', models.FloatField(blank=True, null=True)),
-                ('valid_score', models.FloatField(blank=True, null=True)),
-                ('outcomes', models.BinaryField(blank=True, null=True)),
-                ('hyperparameters', models.JSONField(blank=True, default=dict)),
-                ('hpo_trials', models.JSONField(blank=True, default=list)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('device', models.CharField(blank=True, max_length=60)),
-                ('fingerprint', models.JSONField(blank=True, default=dict)),
-                ('log', models.TextField(blank=True)),
-                ('error_message', models.TextField(blank=True)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='leaderboard.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveIntegerField()),
+                ("seeds", models.JSONField(blank=True, default=dict)),
+                ("split_id", models.CharField(blank=True, max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("test_score", models.FloatField(blank=True, null=True)),
+                ("valid_score", models.FloatField(blank=True, null=True)),
+                ("outcomes", models.BinaryField(blank=True, null=True)),
+                ("hyperparameters", models.JSONField(blank=True, default=dict)),
+                ("hpo_trials", models.JSONField(blank=True, default=list)),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                ("device", models.CharField(blank=True, max_length=60)),
+                ("fingerprint", models.JSONField(blank=True, default=dict)),
+                ("log", models.TextField(blank=True)),
+                ("error_message", models.TextField(blank=True)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="leaderboard.submission"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['submission_id', 'index'],
+                "ordering": ["submission_id", "index"],
             },
         ),
         migrations.CreateModel(
-            name='PredictionFile',
+            name="PredictionFile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('file', models.FileField(upload_to='submissions/%Y/%m/')),
-                ('original_name', models.CharField(max_length=255)),
-                ('sha256', models.CharField(max_length=64)),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prediction_files', to='leaderboard.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveIntegerField()),
+                ("file", models.FileField(upload_to="submissions/%Y/%m/")),
+                ("original_name", models.CharField(max_length=255)),
+                ("sha256", models.CharField(max_length=64)),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="prediction_files",
+                        to="leaderboard.submission",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['index'],
+                "ordering": ["index"],
             },
         ),
         migrations.CreateModel(
-            name='Team',
+            name="Team",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('is_personal', models.BooleanField(default=False)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('members', models.ManyToManyField(related_name='teams', through='leaderboard.Membership', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                ("is_personal", models.BooleanField(default=False)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "members",
+                    models.ManyToManyField(
+                        related_name="teams", through="leaderboard.Membership", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='submission',
-            name='team',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='leaderboard.team'),
+            model_name="submission",
+            name="team",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="submissions", to="leaderboard.team"
+            ),
         ),
         migrations.AddField(
-            model_name='membership',
-            name='team',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='leaderboard.team'),
+            model_name="membership",
+            name="team",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to="leaderboard.team"),
         ),
         migrations.AddConstraint(
-            model_name='challenge',
-            constraint=models.CheckConstraint(condition=models.Q(('allow_predictions', True), ('allow_recipes', True), _connector='OR'), name='challenge_allows_some_kind', violation_error_message='Allow predictions, recipes, or both.'),
+            model_name="challenge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("allow_predictions", True), ("allow_recipes", True), _connector="OR"),
+                name="challenge_allows_some_kind",
+                violation_error_message="Allow predictions, recipes, or both.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='challenge',
-            constraint=models.CheckConstraint(condition=models.Q(('opens_at__isnull', True), ('closes_at__isnull', True), ('closes_at__gt', models.F('opens_at')), _connector='OR'), name='challenge_closes_after_opening', violation_error_message='The closing date must come after the opening date.'),
+            model_name="challenge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("opens_at__isnull", True),
+                    ("closes_at__isnull", True),
+                    ("closes_at__gt", models.F("opens_at")),
+                    _connector="OR",
+                ),
+                name="challenge_closes_after_opening",
+                violation_error_message="The closing date must come after the opening date.",
+            ),
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(fields=['status', 'started_at'], name='leaderboard_status_5ff586_idx'),
+            model_name="run",
+            index=models.Index(fields=["status", "started_at"], name="leaderboard_status_5ff586_idx"),
         ),
         migrations.AddConstraint(
-            model_name='run',
-            constraint=models.UniqueConstraint(fields=('submission', 'index'), name='run_unique_index'),
+            model_name="run",
+            constraint=models.UniqueConstraint(fields=("submission", "index"), name="run_unique_index"),
         ),
         migrations.AddConstraint(
-            model_name='predictionfile',
-            constraint=models.UniqueConstraint(fields=('submission', 'index'), name='prediction_file_unique_index'),
+            model_name="predictionfile",
+            constraint=models.UniqueConstraint(fields=("submission", "index"), name="prediction_file_unique_index"),
         ),
         migrations.AddIndex(
-            model_name='submission',
-            index=models.Index(fields=['challenge', 'team', 'created'], name='leaderboard_challen_f41b81_idx'),
+            model_name="submission",
+            index=models.Index(fields=["challenge", "team", "created"], name="leaderboard_challen_f41b81_idx"),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('team', 'user'), name='membership_unique'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(fields=("team", "user"), name="membership_unique"),
         ),
     ]

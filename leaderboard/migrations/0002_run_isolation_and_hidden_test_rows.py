@@ -4,19 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0001_initial'),
+        ("leaderboard", "0001_initial"),
     ]
 
     operations = [
         migrations.RemoveField(
-            model_name='challenge',
-            name='test_fraction',
+            model_name="challenge",
+            name="test_fraction",
         ),
         migrations.AddField(
-            model_name='run',
-            name='isolation',
+            model_name="run",
+            name="isolation",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

@@ -7,104 +7,220 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0002_run_isolation_and_hidden_test_rows'),
+        ("leaderboard", "0002_run_isolation_and_hidden_test_rows"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ResultsImport',
+            name="ResultsImport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('format', models.CharField(max_length=20)),
-                ('original_names', models.JSONField(default=list)),
-                ('metric', models.CharField(max_length=60)),
-                ('binary', models.BooleanField(default=False)),
-                ('model_names', models.JSONField(default=list, help_text='Names of the models this import added.')),
-                ('instance_ids', models.JSONField(default=list)),
-                ('challenge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='results_imports', to='leaderboard.challenge')),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("format", models.CharField(max_length=20)),
+                ("original_names", models.JSONField(default=list)),
+                ("metric", models.CharField(max_length=60)),
+                ("binary", models.BooleanField(default=False)),
+                ("model_names", models.JSONField(default=list, help_text="Names of the models this import added.")),
+                ("instance_ids", models.JSONField(default=list)),
+                (
+                    "challenge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="results_imports",
+                        to="leaderboard.challenge",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created'],
+                "ordering": ["created"],
             },
         ),
         migrations.CreateModel(
-            name='EntryProvenance',
+            name="EntryProvenance",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('self_reported', 'Self-reported by its authors'), ('published', 'Taken from a publication or public leaderboard')], default='self_reported', max_length=20)),
-                ('link', models.URLField(blank=True, max_length=500)),
-                ('note', models.CharField(blank=True, max_length=300)),
-                ('submission', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='provenance', to='leaderboard.submission')),
-                ('results_import', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='entries', to='leaderboard.resultsimport')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("self_reported", "Self-reported by its authors"),
+                            ("published", "Taken from a publication or public leaderboard"),
+                        ],
+                        default="self_reported",
+                        max_length=20,
+                    ),
+                ),
+                ("link", models.URLField(blank=True, max_length=500)),
+                ("note", models.CharField(blank=True, max_length=300)),
+                (
+                    "submission",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="provenance",
+                        to="leaderboard.submission",
+                    ),
+                ),
+                (
+                    "results_import",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="entries",
+                        to="leaderboard.resultsimport",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Suite',
+            name="Suite",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=60, unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('normalization', models.CharField(choices=[('minmax', 'Min-max per task (0 = worst run, 1 = best run)'), ('none', 'None (the tasks share one scale)')], default='minmax', max_length=10)),
-                ('rope', models.FloatField(default=0.01, help_text='Region of practical equivalence of the Bayesian test, on the normalised scale.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(0.5)])),
-                ('master_seed', models.PositiveBigIntegerField(default=0)),
-                ('challenges', models.ManyToManyField(related_name='suites', to='leaderboard.challenge')),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=60, unique=True)),
+                ("title", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "normalization",
+                    models.CharField(
+                        choices=[
+                            ("minmax", "Min-max per task (0 = worst run, 1 = best run)"),
+                            ("none", "None (the tasks share one scale)"),
+                        ],
+                        default="minmax",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "rope",
+                    models.FloatField(
+                        default=0.01,
+                        help_text="Region of practical equivalence of the Bayesian test, on the normalised scale.",
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(0.5),
+                        ],
+                    ),
+                ),
+                ("master_seed", models.PositiveBigIntegerField(default=0)),
+                ("challenges", models.ManyToManyField(related_name="suites", to="leaderboard.challenge")),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created'],
+                "ordering": ["-created"],
             },
         ),
         migrations.CreateModel(
-            name='VarianceStudy',
+            name="VarianceStudy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('k_runs', models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(2), django.core.validators.MaxValueValidator(100)])),
-                ('sources', models.JSONField(default=list)),
-                ('master_seed', models.PositiveBigIntegerField()),
-                ('searches_hyperparameters', models.BooleanField(default=False)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('result', models.JSONField(blank=True, default=dict)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('challenge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='variance_studies', to='leaderboard.challenge')),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='variance_studies', to='leaderboard.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "k_runs",
+                    models.PositiveIntegerField(
+                        validators=[
+                            django.core.validators.MinValueValidator(2),
+                            django.core.validators.MaxValueValidator(100),
+                        ]
+                    ),
+                ),
+                ("sources", models.JSONField(default=list)),
+                ("master_seed", models.PositiveBigIntegerField()),
+                ("searches_hyperparameters", models.BooleanField(default=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "Queued"), ("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("result", models.JSONField(blank=True, default=dict)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "challenge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="variance_studies",
+                        to="leaderboard.challenge",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="variance_studies",
+                        to="leaderboard.submission",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'variance studies',
-                'ordering': ['-created'],
+                "verbose_name_plural": "variance studies",
+                "ordering": ["-created"],
             },
         ),
         migrations.CreateModel(
-            name='StudyRun',
+            name="StudyRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('block', models.CharField(help_text="The source varied alone, 'all' or 'all_fixed_hpo'.", max_length=20)),
-                ('index', models.PositiveIntegerField()),
-                ('seeds', models.JSONField(default=dict)),
-                ('search_hyperparameters', models.BooleanField(default=False)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('test_score', models.FloatField(blank=True, null=True)),
-                ('valid_score', models.FloatField(blank=True, null=True)),
-                ('error_message', models.TextField(blank=True)),
-                ('log', models.TextField(blank=True)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('device', models.CharField(blank=True, max_length=60)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='leaderboard.variancestudy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "block",
+                    models.CharField(help_text="The source varied alone, 'all' or 'all_fixed_hpo'.", max_length=20),
+                ),
+                ("index", models.PositiveIntegerField()),
+                ("seeds", models.JSONField(default=dict)),
+                ("search_hyperparameters", models.BooleanField(default=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("test_score", models.FloatField(blank=True, null=True)),
+                ("valid_score", models.FloatField(blank=True, null=True)),
+                ("error_message", models.TextField(blank=True)),
+                ("log", models.TextField(blank=True)),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                ("device", models.CharField(blank=True, max_length=60)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="leaderboard.variancestudy"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study_id', 'block', 'index'],
-                'constraints': [models.UniqueConstraint(fields=('study', 'block', 'index'), name='study_run_unique')],
+                "ordering": ["study_id", "block", "index"],
+                "constraints": [models.UniqueConstraint(fields=("study", "block", "index"), name="study_run_unique")],
             },
         ),
     ]

@@ -6,15 +6,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0003_run_leases'),
+        ("leaderboard", "0003_run_leases"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='dataset',
-            name='hidden_labels_file',
-            field=models.FileField(blank=True, storage=leaderboard.storage.hidden_labels_storage, upload_to=leaderboard.models.dataset_path),
+            model_name="dataset",
+            name="hidden_labels_file",
+            field=models.FileField(
+                blank=True, storage=leaderboard.storage.hidden_labels_storage, upload_to=leaderboard.models.dataset_path
+            ),
         ),
     ]

@@ -14,9 +14,17 @@ def forwards(apps, schema_editor):
     Run = apps.get_model("leaderboard", "Run")
     for challenge in Challenge.objects.all().iterator():
         phase = Phase.objects.create(
-            challenge=challenge, name="main", order=0, opens_at=challenge.opens_at, closes_at=challenge.closes_at,
-            daily_quota=challenge.daily_quota, total_quota=challenge.total_quota,
-            allow_predictions=challenge.allow_predictions, allow_recipes=challenge.allow_recipes, test_rows="all")
+            challenge=challenge,
+            name="main",
+            order=0,
+            opens_at=challenge.opens_at,
+            closes_at=challenge.closes_at,
+            daily_quota=challenge.daily_quota,
+            total_quota=challenge.total_quota,
+            allow_predictions=challenge.allow_predictions,
+            allow_recipes=challenge.allow_recipes,
+            test_rows="all",
+        )
         Submission.objects.filter(challenge=challenge).update(phase=phase)
     Submission.objects.filter(kind="predictions").update(n_files=F("runs_expected"))
     Run.objects.filter(test_score__isnull=False).update(public_score=F("test_score"), public_outcomes=F("outcomes"))
@@ -29,7 +37,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("leaderboard", "0003_phases_boards_audit_registration"),
     ]

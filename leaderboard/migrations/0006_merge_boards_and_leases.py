@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0004_one_phase_per_challenge_and_public_scores'),
-        ('leaderboard', '0005_report_recompute_count'),
+        ("leaderboard", "0004_one_phase_per_challenge_and_public_scores"),
+        ("leaderboard", "0005_report_recompute_count"),
     ]
 
-    operations = [
-    ]
+    operations = []

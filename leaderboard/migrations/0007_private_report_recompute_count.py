@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0006_merge_boards_and_leases'),
+        ("leaderboard", "0006_merge_boards_and_leases"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='privatereport',
-            name='recompute_count',
+            model_name="privatereport",
+            name="recompute_count",
             field=models.PositiveBigIntegerField(default=0),
         ),
     ]

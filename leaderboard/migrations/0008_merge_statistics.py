@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0003_variance_studies_imports_suites'),
-        ('leaderboard', '0007_private_report_recompute_count'),
+        ("leaderboard", "0003_variance_studies_imports_suites"),
+        ("leaderboard", "0007_private_report_recompute_count"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -6,19 +6,21 @@ from django.db import migrations, models
 
 
 def _data_field():
-    return models.JSONField(decoder=leaderboard.jsoncodec.FastJSONDecoder, default=dict,
-                            encoder=leaderboard.jsoncodec.FastJSONEncoder)
+    return models.JSONField(
+        decoder=leaderboard.jsoncodec.FastJSONDecoder, default=dict, encoder=leaderboard.jsoncodec.FastJSONEncoder
+    )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0009_accounts_notifications_webhooks'),
+        ("leaderboard", "0009_accounts_notifications_webhooks"),
     ]
 
     operations = [
-        migrations.SeparateDatabaseAndState(state_operations=[
-            migrations.AlterField(model_name='privatereport', name='data', field=_data_field()),
-            migrations.AlterField(model_name='report', name='data', field=_data_field()),
-        ]),
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(model_name="privatereport", name="data", field=_data_field()),
+                migrations.AlterField(model_name="report", name="data", field=_data_field()),
+            ]
+        ),
     ]

@@ -5,30 +5,49 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0010_report_json_codec'),
+        ("leaderboard", "0010_report_json_codec"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='event',
-            name='invitation',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='leaderboard.teaminvitation'),
+            model_name="event",
+            name="invitation",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="leaderboard.teaminvitation",
+            ),
         ),
         migrations.AddField(
-            model_name='profile',
-            name='notify_invited',
-            field=models.BooleanField(default=True, help_text='Mail me when someone invites me to a team.'),
+            model_name="profile",
+            name="notify_invited",
+            field=models.BooleanField(default=True, help_text="Mail me when someone invites me to a team."),
         ),
         migrations.AlterField(
-            model_name='event',
-            name='challenge',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='events', to='leaderboard.challenge'),
+            model_name="event",
+            name="challenge",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="events",
+                to="leaderboard.challenge",
+            ),
         ),
         migrations.AlterField(
-            model_name='event',
-            name='kind',
-            field=models.CharField(choices=[('submission.scored', 'Submission scored'), ('submission.failed', 'Submission failed'), ('board.revealed', 'Private board revealed'), ('team.invited', 'Invited to a team')], max_length=30),
+            model_name="event",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("submission.scored", "Submission scored"),
+                    ("submission.failed", "Submission failed"),
+                    ("board.revealed", "Private board revealed"),
+                    ("team.invited", "Invited to a team"),
+                ],
+                max_length=30,
+            ),
         ),
     ]

@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0011_team_invitation_mails'),
+        ("leaderboard", "0011_team_invitation_mails"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='studyrun',
-            name='public_score',
-            field=models.FloatField(blank=True, null=True, help_text="Score on the public part of the hidden rows (what non-hosts read before the reveal); test_score is on all of them."),
+            model_name="studyrun",
+            name="public_score",
+            field=models.FloatField(
+                blank=True,
+                null=True,
+                help_text="Score on the public part of the hidden rows (what non-hosts read before the reveal); test_score is on all of them.",
+            ),
         ),
     ]

@@ -5,15 +5,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0012_studyrun_public_score'),
+        ("leaderboard", "0012_studyrun_public_score"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='challenge',
-            name='boo_n',
-            field=models.PositiveIntegerField(default=3, help_text='n of Boo_n; its interval needs k >= 3n runs per entry.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000)]),
+            model_name="challenge",
+            name="boo_n",
+            field=models.PositiveIntegerField(
+                default=3,
+                help_text="n of Boo_n; its interval needs k >= 3n runs per entry.",
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(1000),
+                ],
+            ),
         ),
     ]

@@ -33,10 +33,16 @@ def forwards(apps, schema_editor):
         phases = list(Phase.objects.filter(challenge=challenge))
         if not phases:
             Phase.objects.create(
-                challenge=challenge, name="main", order=0, opens_at=challenge.opens_at,
-                closes_at=challenge.closes_at, daily_quota=challenge.daily_quota,
-                total_quota=challenge.total_quota, allow_predictions=challenge.allow_predictions,
-                allow_recipes=challenge.allow_recipes)
+                challenge=challenge,
+                name="main",
+                order=0,
+                opens_at=challenge.opens_at,
+                closes_at=challenge.closes_at,
+                daily_quota=challenge.daily_quota,
+                total_quota=challenge.total_quota,
+                allow_predictions=challenge.allow_predictions,
+                allow_recipes=challenge.allow_recipes,
+            )
             continue
         if challenge.opens_at is None and challenge.closes_at is None:
             continue
@@ -64,7 +70,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("leaderboard", "0013_challenge_default_boo_n_3"),
     ]

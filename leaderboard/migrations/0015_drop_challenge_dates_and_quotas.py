@@ -4,30 +4,29 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0014_challenge_dates_and_quotas_to_phases'),
+        ("leaderboard", "0014_challenge_dates_and_quotas_to_phases"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='challenge',
-            name='challenge_closes_after_opening',
+            model_name="challenge",
+            name="challenge_closes_after_opening",
         ),
         migrations.RemoveField(
-            model_name='challenge',
-            name='closes_at',
+            model_name="challenge",
+            name="closes_at",
         ),
         migrations.RemoveField(
-            model_name='challenge',
-            name='daily_quota',
+            model_name="challenge",
+            name="daily_quota",
         ),
         migrations.RemoveField(
-            model_name='challenge',
-            name='opens_at',
+            model_name="challenge",
+            name="opens_at",
         ),
         migrations.RemoveField(
-            model_name='challenge',
-            name='total_quota',
+            model_name="challenge",
+            name="total_quota",
         ),
     ]

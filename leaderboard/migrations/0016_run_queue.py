@@ -32,21 +32,30 @@ def fill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0015_drop_challenge_dates_and_quotas'),
+        ("leaderboard", "0015_drop_challenge_dates_and_quotas"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='queue',
-            field=models.CharField(choices=[('scoring', 'scoring (prediction files)'), ('cpu', 'CPU'), ('gpu', 'GPU')], default='cpu', help_text="Where the run is dispatched, fixed at creation: scoring for prediction files, cpu or gpu for recipes (the challenge's device, NEEDS_GPU).", max_length=8),
+            model_name="run",
+            name="queue",
+            field=models.CharField(
+                choices=[("scoring", "scoring (prediction files)"), ("cpu", "CPU"), ("gpu", "GPU")],
+                default="cpu",
+                help_text="Where the run is dispatched, fixed at creation: scoring for prediction files, cpu or gpu for recipes (the challenge's device, NEEDS_GPU).",
+                max_length=8,
+            ),
         ),
         migrations.AddField(
-            model_name='studyrun',
-            name='queue',
-            field=models.CharField(choices=[('scoring', 'scoring (prediction files)'), ('cpu', 'CPU'), ('gpu', 'GPU')], default='cpu', help_text="cpu or gpu: the queue of the entry's runs, fixed at creation.", max_length=8),
+            model_name="studyrun",
+            name="queue",
+            field=models.CharField(
+                choices=[("scoring", "scoring (prediction files)"), ("cpu", "CPU"), ("gpu", "GPU")],
+                default="cpu",
+                help_text="cpu or gpu: the queue of the entry's runs, fixed at creation.",
+                max_length=8,
+            ),
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),
     ]

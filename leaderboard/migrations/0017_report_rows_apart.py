@@ -10,23 +10,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0016_run_queue'),
+        ("leaderboard", "0016_run_queue"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReportRow',
+            name="ReportRow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('board', models.CharField(choices=[('public', 'Public board'), ('private', 'Private board')], max_length=10)),
-                ('submission_id', models.BigIntegerField()),
-                ('data', models.JSONField(decoder=leaderboard.jsoncodec.FastJSONDecoder, encoder=leaderboard.jsoncodec.FastJSONEncoder)),
-                ('challenge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='report_rows', to='leaderboard.challenge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "board",
+                    models.CharField(choices=[("public", "Public board"), ("private", "Private board")], max_length=10),
+                ),
+                ("submission_id", models.BigIntegerField()),
+                (
+                    "data",
+                    models.JSONField(
+                        decoder=leaderboard.jsoncodec.FastJSONDecoder, encoder=leaderboard.jsoncodec.FastJSONEncoder
+                    ),
+                ),
+                (
+                    "challenge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="report_rows",
+                        to="leaderboard.challenge",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('challenge', 'board', 'submission_id'), name='report_row_unique')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("challenge", "board", "submission_id"), name="report_row_unique")
+                ],
             },
         ),
     ]

@@ -10,46 +10,77 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0017_report_rows_apart'),
+        ("leaderboard", "0017_report_rows_apart"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='submission',
-            name='moderated_at',
+            model_name="submission",
+            name="moderated_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='moderated_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="submission",
+            name="moderated_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='moderation',
-            field=models.CharField(blank=True, choices=[('disqualified', 'Disqualified'), ('hidden', 'Hidden')], default='', max_length=12),
+            model_name="submission",
+            name="moderation",
+            field=models.CharField(
+                blank=True, choices=[("disqualified", "Disqualified"), ("hidden", "Hidden")], default="", max_length=12
+            ),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='moderation_reason',
+            model_name="submission",
+            name="moderation_reason",
             field=models.TextField(blank=True),
         ),
         migrations.CreateModel(
-            name='TeamModeration',
+            name="TeamModeration",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('disqualified', 'Disqualified'), ('hidden', 'Hidden')], max_length=12)),
-                ('reason', models.TextField()),
-                ('moderated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('challenge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='team_moderations', to='leaderboard.challenge')),
-                ('moderated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='moderations', to='leaderboard.team')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(choices=[("disqualified", "Disqualified"), ("hidden", "Hidden")], max_length=12),
+                ),
+                ("reason", models.TextField()),
+                ("moderated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "challenge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="team_moderations",
+                        to="leaderboard.challenge",
+                    ),
+                ),
+                (
+                    "moderated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "team",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="moderations", to="leaderboard.team"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('challenge', 'team'), name='team_moderation_unique')],
+                "constraints": [models.UniqueConstraint(fields=("challenge", "team"), name="team_moderation_unique")],
             },
         ),
     ]

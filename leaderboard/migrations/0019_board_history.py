@@ -5,26 +5,37 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0018_moderation'),
+        ("leaderboard", "0018_moderation"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BoardHistory',
+            name="BoardHistory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('board', models.CharField(choices=[('public', 'Public board'), ('private', 'Private board')], max_length=10)),
-                ('submission_id', models.BigIntegerField()),
-                ('at', models.DateTimeField()),
-                ('rank', models.PositiveIntegerField(blank=True, null=True)),
-                ('value', models.FloatField(blank=True, null=True)),
-                ('challenge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='board_history', to='leaderboard.challenge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "board",
+                    models.CharField(choices=[("public", "Public board"), ("private", "Private board")], max_length=10),
+                ),
+                ("submission_id", models.BigIntegerField()),
+                ("at", models.DateTimeField()),
+                ("rank", models.PositiveIntegerField(blank=True, null=True)),
+                ("value", models.FloatField(blank=True, null=True)),
+                (
+                    "challenge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="board_history",
+                        to="leaderboard.challenge",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['at', 'id'],
-                'indexes': [models.Index(fields=['challenge', 'board', 'submission_id', 'at'], name='history_entry_at')],
+                "ordering": ["at", "id"],
+                "indexes": [
+                    models.Index(fields=["challenge", "board", "submission_id", "at"], name="history_entry_at")
+                ],
             },
         ),
     ]

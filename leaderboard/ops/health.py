@@ -71,13 +71,22 @@ def _quick_client(storage):
         import boto3
         from botocore.config import Config
 
-        config = storage.connection.meta.client.meta.config.merge(Config(
-            connect_timeout=STORE_CHECK_TIMEOUT_S, read_timeout=STORE_CHECK_TIMEOUT_S,
-            retries={"total_max_attempts": 1, "mode": "standard"}))
+        config = storage.connection.meta.client.meta.config.merge(
+            Config(
+                connect_timeout=STORE_CHECK_TIMEOUT_S,
+                read_timeout=STORE_CHECK_TIMEOUT_S,
+                retries={"total_max_attempts": 1, "mode": "standard"},
+            )
+        )
         client = boto3.session.Session().client(
-            "s3", region_name=storage.region_name, endpoint_url=storage.endpoint_url,
-            aws_access_key_id=storage.access_key, aws_secret_access_key=storage.secret_key,
-            aws_session_token=storage.security_token, config=config)
+            "s3",
+            region_name=storage.region_name,
+            endpoint_url=storage.endpoint_url,
+            aws_access_key_id=storage.access_key,
+            aws_secret_access_key=storage.secret_key,
+            aws_session_token=storage.security_token,
+            config=config,
+        )
         storage._varboard_health_client = client
     return client
 
@@ -110,8 +119,12 @@ CHECKS = {
     "hidden_storage": lambda: check_storage(hidden_storage),
 }
 #: Seconds each check may take before it counts as failed: its own client timeouts, plus a margin.
-CHECK_TIMEOUT_S = {"database": DATABASE_CHECK_TIMEOUT_S + 1.0, "broker": 4.0,
-                   "storage": 2 * STORE_CHECK_TIMEOUT_S + 1.0, "hidden_storage": 2 * STORE_CHECK_TIMEOUT_S + 1.0}
+CHECK_TIMEOUT_S = {
+    "database": DATABASE_CHECK_TIMEOUT_S + 1.0,
+    "broker": 4.0,
+    "storage": 2 * STORE_CHECK_TIMEOUT_S + 1.0,
+    "hidden_storage": 2 * STORE_CHECK_TIMEOUT_S + 1.0,
+}
 
 
 def run_checks(checks: dict, timeouts: dict[str, float]) -> dict[str, dict]:
@@ -132,15 +145,20 @@ def run_checks(checks: dict, timeouts: dict[str, float]) -> dict[str, dict]:
             answers[name] = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
     started = time.monotonic()
-    threads = {name: threading.Thread(target=run, args=(name, check), name=f"health-{name}", daemon=True)
-               for name, check in checks.items()}
+    threads = {
+        name: threading.Thread(target=run, args=(name, check), name=f"health-{name}", daemon=True)
+        for name, check in checks.items()
+    }
     for thread in threads.values():
         thread.start()
     results = {}
     for name, thread in threads.items():
         thread.join(max(0.0, started + timeouts[name] - time.monotonic()))
-        results[name] = dict(answers[name]) if not thread.is_alive() else {
-            "ok": False, "error": f"TimeoutError: no answer within {timeouts[name]:g} s"}
+        results[name] = (
+            dict(answers[name])
+            if not thread.is_alive()
+            else {"ok": False, "error": f"TimeoutError: no answer within {timeouts[name]:g} s"}
+        )
     return results
 
 

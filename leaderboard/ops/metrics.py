@@ -42,10 +42,12 @@ DURATION_BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600)
 
 def failure_cause():
     """A SQL expression classifying a failed run: platform, cancelled, recipe or predictions."""
-    return Case(When(error_message__startswith="platform error", then=Value("platform")),
-                When(error_message="cancelled before it ran", then=Value("cancelled")),
-                When(submission__kind=SubmissionKind.RECIPE, then=Value("recipe")),
-                default=Value("predictions"))
+    return Case(
+        When(error_message__startswith="platform error", then=Value("platform")),
+        When(error_message="cancelled before it ran", then=Value("cancelled")),
+        When(submission__kind=SubmissionKind.RECIPE, then=Value("recipe")),
+        default=Value("predictions"),
+    )
 
 
 class PlatformCollector:
@@ -53,8 +55,9 @@ class PlatformCollector:
 
     def collect(self):
         lengths = queue_lengths(list(QUEUES))
-        yield GaugeMetricFamily("varboard_broker_up", "1 when the broker answered this scrape",
-                                value=0 if lengths is None else 1)
+        yield GaugeMetricFamily(
+            "varboard_broker_up", "1 when the broker answered this scrape", value=0 if lengths is None else 1
+        )
         queue = GaugeMetricFamily("varboard_queue_length", "Messages waiting in a broker queue", labels=["queue"])
         for name, length in (lengths or {}).items():
             queue.add_metric([name], length)
@@ -70,31 +73,46 @@ class PlatformCollector:
         yield submissions
 
         failures = CounterMetricFamily("varboard_run_failures", "Failed runs by cause", labels=["cause"])
-        for row in (Run.objects.filter(status=RunStatus.FAILED).annotate(cause=failure_cause())
-                    .values("cause").annotate(n=Count("pk")).order_by()):
+        for row in (
+            Run.objects.filter(status=RunStatus.FAILED)
+            .annotate(cause=failure_cause())
+            .values("cause")
+            .annotate(n=Count("pk"))
+            .order_by()
+        ):
             failures.add_metric([row["cause"]], row["n"])
         yield failures
 
         yield from self._durations()
-        totals = Run.objects.aggregate(attempts=Sum("attempts"), oldest=Min("enqueued_at", filter=Q(
-            status=RunStatus.QUEUED)))
-        yield CounterMetricFamily("varboard_run_attempts", "Run claims: first deliveries, redeliveries and retries",
-                                  value=totals["attempts"] or 0)
+        totals = Run.objects.aggregate(
+            attempts=Sum("attempts"), oldest=Min("enqueued_at", filter=Q(status=RunStatus.QUEUED))
+        )
+        yield CounterMetricFamily(
+            "varboard_run_attempts",
+            "Run claims: first deliveries, redeliveries and retries",
+            value=totals["attempts"] or 0,
+        )
         oldest = (timezone.now() - totals["oldest"]).total_seconds() if totals["oldest"] else 0.0
-        yield GaugeMetricFamily("varboard_oldest_queued_run_seconds", "Age of the oldest queued run (0: none)",
-                                value=oldest)
+        yield GaugeMetricFamily(
+            "varboard_oldest_queued_run_seconds", "Age of the oldest queued run (0: none)", value=oldest
+        )
         age = janitor_last_pass_age()
         if age is not None:
-            yield GaugeMetricFamily("varboard_janitor_last_pass_seconds", "Seconds since the janitor's last pass",
-                                    value=age)
+            yield GaugeMetricFamily(
+                "varboard_janitor_last_pass_seconds", "Seconds since the janitor's last pass", value=age
+            )
         recomputed = Report.objects.aggregate(n=Sum("recompute_count"))["n"] or 0
         yield CounterMetricFamily("varboard_report_recomputations", "Leaderboard reports rebuilt", value=recomputed)
 
     def _durations(self):
         histogram = HistogramMetricFamily("varboard_run_duration_seconds", "Duration of ended runs", labels=["kind"])
         buckets = {f"le_{i}": Count("pk", filter=Q(duration_s__lte=bound)) for i, bound in enumerate(DURATION_BUCKETS)}
-        rows = (Run.objects.filter(duration_s__isnull=False).values("submission__kind")
-                .annotate(n=Count("pk"), total=Sum("duration_s"), **buckets).order_by())
+        rows = (
+            Run.objects.filter(duration_s__isnull=False)
+            .values("submission__kind")
+            .annotate(n=Count("pk"), total=Sum("duration_s"), **buckets)
+            .order_by()
+        )
         for row in rows:
             cumulative = [(str(float(bound)), row[f"le_{i}"]) for i, bound in enumerate(DURATION_BUCKETS)]
             histogram.add_metric([row["submission__kind"]], cumulative + [("+Inf", row["n"])], row["total"] or 0.0)
@@ -121,8 +139,11 @@ def _authorized(request) -> bool:
 @require_GET
 def metrics(request):
     if not _authorized(request):
-        response = HttpResponse("Send the metrics token: Authorization: Bearer <VARBOARD_METRICS_TOKEN>.\n",
-                                status=401, content_type="text/plain")
+        response = HttpResponse(
+            "Send the metrics token: Authorization: Bearer <VARBOARD_METRICS_TOKEN>.\n",
+            status=401,
+            content_type="text/plain",
+        )
         response["WWW-Authenticate"] = "Bearer"
         return response
     platform = CollectorRegistry(auto_describe=False)

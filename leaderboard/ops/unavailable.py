@@ -33,8 +33,10 @@ logger = logging.getLogger(__name__)
 DATABASE_DOWN = (OperationalError, InterfaceError)
 MESSAGE = "The database is unreachable for the moment (a restart or a failover); try again in {seconds} s."
 STORAGE_MESSAGE = "file storage is unavailable, try again in {seconds} s."
-DISK_FULL_MESSAGE = ("file storage cannot take the file: its disk is full or read-only ({error}); nothing was "
-                     "stored, try again in {seconds} s.")
+DISK_FULL_MESSAGE = (
+    "file storage cannot take the file: its disk is full or read-only ({error}); nothing was "
+    "stored, try again in {seconds} s."
+)
 
 
 def unavailable_response(request, message: str = MESSAGE, *, status: int = 503, **details) -> HttpResponse:

@@ -33,8 +33,11 @@ def token_create(*, user: User) -> tuple[AuthToken, str]:
 
 def token_list(*, user: User) -> QuerySet[AuthToken]:
     """The user's tokens that have not expired, newest first."""
-    return (AuthToken.objects.filter(user=user).filter(Q(expiry__isnull=True) | Q(expiry__gt=timezone.now()))
-            .order_by("-created"))
+    return (
+        AuthToken.objects.filter(user=user)
+        .filter(Q(expiry__isnull=True) | Q(expiry__gt=timezone.now()))
+        .order_by("-created")
+    )
 
 
 def token_revoke(*, user: User, token_key: str) -> int:
@@ -56,8 +59,12 @@ def account_signup(*, user: User, verify_url) -> bool:
     user.is_active = False
     user.save(update_fields=["is_active"])
     signed = signing.dumps({"user": user.pk, "email": user.email}, salt=VERIFY_SALT)
-    send_mail("Confirm your varboard account", f"Confirm your account: {verify_url(signed)}\n",
-              settings.DEFAULT_FROM_EMAIL, [user.email])
+    send_mail(
+        "Confirm your varboard account",
+        f"Confirm your account: {verify_url(signed)}\n",
+        settings.DEFAULT_FROM_EMAIL,
+        [user.email],
+    )
     return False
 
 

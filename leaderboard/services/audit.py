@@ -27,18 +27,31 @@ def _plain(value: Any) -> Any:
 
 def audit_record(*, challenge: Challenge, actor: User | None, action: str, **details) -> AuditEntry:
     """Record one host action (``action`` such as ``settings_changed``, ``reveal``, ``rescore``)."""
-    return AuditEntry.objects.create(challenge=challenge, actor=actor if getattr(actor, "pk", None) else None,
-                                     action=action, details={k: _plain(v) for k, v in details.items()})
+    return AuditEntry.objects.create(
+        challenge=challenge,
+        actor=actor if getattr(actor, "pk", None) else None,
+        action=action,
+        details={k: _plain(v) for k, v in details.items()},
+    )
 
 
 def audit_changes(before: dict, after: dict) -> dict:
     """``{name: [old, new]}`` for every value that differs."""
-    return {name: [_plain(before.get(name)), _plain(value)] for name, value in after.items()
-            if before.get(name) != value}
+    return {
+        name: [_plain(before.get(name)), _plain(value)] for name, value in after.items() if before.get(name) != value
+    }
 
 
-def audit_save(instance, fields: dict, *, challenge: Challenge, actor: User | None, action: str,
-               tracked: tuple[str, ...], **details) -> dict:
+def audit_save(
+    instance,
+    fields: dict,
+    *,
+    challenge: Challenge,
+    actor: User | None,
+    action: str,
+    tracked: tuple[str, ...],
+    **details,
+) -> dict:
     """Set ``fields`` on ``instance``, save it, and record the changed ``tracked`` values; the changes."""
     before = {name: getattr(instance, name) for name in tracked}
     for name, value in fields.items():

@@ -86,8 +86,12 @@ def board_assign_parts(*, challenge: Challenge) -> None:
     mask = None
     if board_has_private(challenge):
         labels = dataset_hidden_labels(dataset=dataset) if dataset.task != "regression" else None
-        mask = board_draw_mask(n_test=dataset.n_test, public_fraction=challenge.public_fraction,
-                                 master_seed=challenge.master_seed, labels=labels)
+        mask = board_draw_mask(
+            n_test=dataset.n_test,
+            public_fraction=challenge.public_fraction,
+            master_seed=challenge.master_seed,
+            labels=labels,
+        )
     Dataset.objects.filter(pk=dataset.pk).update(public_mask=mask)
     dataset.public_mask = mask
 
@@ -136,8 +140,11 @@ class BoardScope:
         """``test_score`` (the score on this viewer's board), ``public_score`` and ``private_score``."""
         public = self.public(run.public_score if self.has_private else run.test_score)
         private = run.private_score if self.sees_private else None
-        return {"test_score": private if self.board == Board.PRIVATE else public,
-                "public_score": public, "private_score": private}
+        return {
+            "test_score": private if self.board == Board.PRIVATE else public,
+            "public_score": public,
+            "private_score": private,
+        }
 
     def submission_score(self, submission_id: int, runs: list[Run]) -> float | None:
         """The submission's score as shown: the mean of its runs' exact scores, then rounded as the report rounds
@@ -173,8 +180,15 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
         raise NotAllowed(PRIVATE_HIDDEN)
     feedback = Feedback.EXACT if is_host else challenge.feedback
     releases = board_ladder(challenge=challenge) if feedback == Feedback.LADDER else {}
-    return BoardScope(board=board, is_host=is_host, revealed=revealed, has_private=has_private,
-                      feedback=feedback, digits=challenge.feedback_digits, ladder=releases)
+    return BoardScope(
+        board=board,
+        is_host=is_host,
+        revealed=revealed,
+        has_private=has_private,
+        feedback=feedback,
+        digits=challenge.feedback_digits,
+        ladder=releases,
+    )
 
 
 # ------------------------------------------------------------------ the Ladder
@@ -194,8 +208,9 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     for members in by_person.values():
         members.sort(key=lambda v: v.submission_id)
         scores = [float(np.mean(v.public[0])) for v in members]
-        for version, release in zip(members, ladder(scores, challenge.ladder_margin,
-                                                    higher_is_better=challenge.higher_is_better)):
+        for version, release in zip(
+            members, ladder(scores, challenge.ladder_margin, higher_is_better=challenge.higher_is_better)
+        ):
             out[version.submission_id] = release
     return out
 
@@ -205,17 +220,23 @@ def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:
 
 
 # ------------------------------------------------------------------ publishing a board's report
-LADDER_NOTE = ("Ladder feedback (Blum & Hardt 2015): a submitter's shown score changes only when a new submission "
-               "beats their best release, across all their teams, by more than η = {margin:g}; intervals and "
-               "comparisons are not published.")
+LADDER_NOTE = (
+    "Ladder feedback (Blum & Hardt 2015): a submitter's shown score changes only when a new submission "
+    "beats their best release, across all their teams, by more than η = {margin:g}; intervals and "
+    "comparisons are not published."
+)
 
 
-def board_publish(*, challenge: Challenge, data: dict, board: str, versions: dict[int, Version],
-                  public_data: dict | None = None) -> dict:
+def board_publish(
+    *, challenge: Challenge, data: dict, board: str, versions: dict[int, Version], public_data: dict | None = None
+) -> dict:
     """A board's report as published: versions, feedback (public board), rank changes (private board)."""
     data["board"] = board
-    data["feedback"] = {"mode": challenge.feedback if board == Board.PUBLIC else Feedback.EXACT,
-                        "digits": challenge.feedback_digits, "margin": challenge.ladder_margin}
+    data["feedback"] = {
+        "mode": challenge.feedback if board == Board.PUBLIC else Feedback.EXACT,
+        "digits": challenge.feedback_digits,
+        "margin": challenge.ladder_margin,
+    }
     for row in data["entries"]:
         version = versions.get(row["submission_id"])
         row["version"], row["versions"] = (version.number, version.of) if version else (1, 1)
@@ -238,11 +259,22 @@ def _rank_changes(data: dict, public_data: dict) -> None:
 
 
 def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
-    return {**row, "ranking_value": shown, "median": None, "std": None, "groups": "", "rank_interval": None,
-            "runs_needed_for_decision": None, "too_few_runs": False, "compared": False,
-            "excluded_reason": LADDER_NOTE.format(margin=margin), "boo_n_curve": [], "run_scores": [],
-            "mean": {"estimate": shown, "low": None, "high": None, "se": None, "source": "ladder"},
-            "boo_n": {"estimate": None, "low": None, "high": None, "n": row["boo_n"].get("n")}}
+    return {
+        **row,
+        "ranking_value": shown,
+        "median": None,
+        "std": None,
+        "groups": "",
+        "rank_interval": None,
+        "runs_needed_for_decision": None,
+        "too_few_runs": False,
+        "compared": False,
+        "excluded_reason": LADDER_NOTE.format(margin=margin),
+        "boo_n_curve": [],
+        "run_scores": [],
+        "mean": {"estimate": shown, "low": None, "high": None, "se": None, "source": "ladder"},
+        "boo_n": {"estimate": None, "low": None, "high": None, "n": row["boo_n"].get("n")},
+    }
 
 
 def _grid(value, margin: float):
@@ -253,8 +285,9 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
     """Replace every published number by the Ladder's release (ranks follow it; ties share a rank)."""
     sign = 1.0 if challenge.higher_is_better else -1.0
     margin = challenge.ladder_margin
-    rows = {row["submission_id"]: _ladder_row(row, releases.get(row["submission_id"]), margin)
-            for row in data["entries"]}
+    rows = {
+        row["submission_id"]: _ladder_row(row, releases.get(row["submission_id"]), margin) for row in data["entries"]
+    }
 
     def key(sid):
         value = rows[sid]["ranking_value"]
@@ -273,8 +306,13 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
             row["tied"] = sum(rows[o]["rank"] == row["rank"] for o in order) > 1
             row["rank_display"] = f"={row['rank']}" if row["tied"] else str(row["rank"])
         section.pop("comparison_table", None)  # no comparison is published: rows or table alike
-        section.update(entries=order, compared=[], comparisons=[],
-                       leader_group=[sid for sid in order if rows[sid]["rank"] == 1])
-        section["sota"] = {**section["sota"], "se": None, "note": LADDER_NOTE.format(margin=margin),
-                           **{k: _grid(section["sota"].get(k), margin) for k in ("raw", "estimate", "bound")}}
+        section.update(
+            entries=order, compared=[], comparisons=[], leader_group=[sid for sid in order if rows[sid]["rank"] == 1]
+        )
+        section["sota"] = {
+            **section["sota"],
+            "se": None,
+            "note": LADDER_NOTE.format(margin=margin),
+            **{k: _grid(section["sota"].get(k), margin) for k in ("raw", "estimate", "bound")},
+        }
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]

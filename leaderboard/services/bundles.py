@@ -54,23 +54,33 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
         raise NotAllowed("Only the challenge's hosts can export it: a bundle holds the hidden labels.")
     dataset = getattr(challenge, "dataset", None)
     if dataset is None:
-        raise ServiceError("This challenge has no dataset (its entries are imported results): there is nothing to "
-                           "bundle but its settings.", field="challenge")
+        raise ServiceError(
+            "This challenge has no dataset (its entries are imported results): there is nothing to "
+            "bundle but its settings.",
+            field="challenge",
+        )
     frames = {part: dataset_frame(dataset=dataset, part=part) for part in PARTS}
     test_ids = frames["test_inputs"][dataset.id_column].astype(str).tolist()
     public = board_public_mask(dataset=dataset)
     manifest = {
-        "format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "slug": challenge.slug,
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "slug": challenge.slug,
         "challenge": {name: getattr(challenge, name) for name in CHALLENGE_FIELDS if name not in PAGES},
         "pages": {name: getattr(challenge, name) for name in PAGES},
-        "phases": [{name: _plain(getattr(phase, name)) for name in PHASE_FIELDS}
-                   for phase in challenge.phases.order_by("order", "id")],
-        "dataset": {"id_column": dataset.id_column, "label_column": dataset.label_column,
-                    "feature_columns": list(dataset.feature_columns), "original_name": dataset.original_name,
-                    "version": dataset.version,
-                    "public_ids": None if dataset.public_mask is None else
-                    [i for i, shown in zip(test_ids, public) if shown],
-                    "files": PARTS},
+        "phases": [
+            {name: _plain(getattr(phase, name)) for name in PHASE_FIELDS}
+            for phase in challenge.phases.order_by("order", "id")
+        ],
+        "dataset": {
+            "id_column": dataset.id_column,
+            "label_column": dataset.label_column,
+            "feature_columns": list(dataset.feature_columns),
+            "original_name": dataset.original_name,
+            "version": dataset.version,
+            "public_ids": None if dataset.public_mask is None else [i for i, shown in zip(test_ids, public) if shown],
+            "files": PARTS,
+        },
     }
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -95,19 +105,30 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
     if unknown:
         raise ServiceError(f"manifest.json: unknown challenge settings {unknown}.", field="bundle")
     columns = manifest["dataset"]
-    upload = DatasetUpload(data=parts["train"], filename="train.csv", id_column=columns["id_column"],
-                           label_column=columns["label_column"], test_data=parts["test_inputs"],
-                           test_filename="test_inputs.csv", feature_columns=tuple(columns["feature_columns"]),
-                           test_labels_data=parts["hidden_labels"], test_labels_filename="hidden_labels.csv")
+    upload = DatasetUpload(
+        data=parts["train"],
+        filename="train.csv",
+        id_column=columns["id_column"],
+        label_column=columns["label_column"],
+        test_data=parts["test_inputs"],
+        test_filename="test_inputs.csv",
+        feature_columns=tuple(columns["feature_columns"]),
+        test_labels_data=parts["hidden_labels"],
+        test_labels_filename="hidden_labels.csv",
+    )
     challenge = None
     try:
         with transaction.atomic():
-            challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"),
-                                         **settings)
+            challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"), **settings)
             _restore_public_rows(challenge, columns.get("public_ids"))
             _restore_phases(challenge, manifest.get("phases") or [], user)
-            audit_record(challenge=challenge, actor=user, action="bundle_imported", source=manifest.get("slug"),
-                         version=columns.get("version"))
+            audit_record(
+                challenge=challenge,
+                actor=user,
+                action="bundle_imported",
+                source=manifest.get("slug"),
+                version=columns.get("version"),
+            )
     except BaseException:
         if challenge is not None:  # the rows are rolled back; the stored files go too
             for part in ("train_file", "test_inputs_file", "hidden_labels_file"):
@@ -120,8 +141,9 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
 
 def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
     if len(data) > MAX_BUNDLE_BYTES:
-        raise ServiceError(f"The bundle is {len(data) / 2**20:.0f} MB; the limit is {MAX_BUNDLE_BYTES // 2**20} MB.",
-                           field="bundle")
+        raise ServiceError(
+            f"The bundle is {len(data) / 2**20:.0f} MB; the limit is {MAX_BUNDLE_BYTES // 2**20} MB.", field="bundle"
+        )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -133,8 +155,11 @@ def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
             raise ServiceError(f"The bundle lacks {', '.join(missing)}.", field="bundle")
         for info in archive.infolist():
             if info.file_size > MAX_BUNDLE_BYTES:
-                raise ServiceError(f"{info.filename} unpacks to {info.file_size / 2**20:.0f} MB; the limit is "
-                                   f"{MAX_BUNDLE_BYTES // 2**20} MB.", field="bundle")
+                raise ServiceError(
+                    f"{info.filename} unpacks to {info.file_size / 2**20:.0f} MB; the limit is "
+                    f"{MAX_BUNDLE_BYTES // 2**20} MB.",
+                    field="bundle",
+                )
         try:
             manifest = json.loads(archive.read("manifest.json"))
         except ValueError as exc:
@@ -142,8 +167,11 @@ def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
         if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
             raise ServiceError(f"manifest.json: `format` must be {BUNDLE_FORMAT!r}.", field="bundle")
         if manifest.get("version") != BUNDLE_VERSION:
-            raise ServiceError(f"manifest.json: bundle version {manifest.get('version')!r}; this server reads "
-                               f"version {BUNDLE_VERSION}.", field="bundle")
+            raise ServiceError(
+                f"manifest.json: bundle version {manifest.get('version')!r}; this server reads "
+                f"version {BUNDLE_VERSION}.",
+                field="bundle",
+            )
         for key in ("challenge", "dataset"):
             if not isinstance(manifest.get(key), dict):
                 raise ServiceError(f"manifest.json: `{key}` must be an object.", field="bundle")
@@ -156,14 +184,18 @@ def _restore_public_rows(challenge: Challenge, public_ids) -> None:
         return
     dataset = challenge.dataset
     if dataset.public_mask is None:
-        raise ServiceError("manifest.json lists public test rows, but the settings give the challenge no private "
-                           "board (public_fraction).", field="bundle")
+        raise ServiceError(
+            "manifest.json lists public test rows, but the settings give the challenge no private "
+            "board (public_fraction).",
+            field="bundle",
+        )
     ids = dataset_frame(dataset=dataset, part="test_inputs")[dataset.id_column].astype(str).to_numpy()
     wanted = {str(i) for i in public_ids}
     unknown = wanted - set(ids)
     if unknown:
-        raise ServiceError(f"manifest.json: public test rows {sorted(unknown)[:5]} are not among the test rows.",
-                           field="bundle")
+        raise ServiceError(
+            f"manifest.json: public test rows {sorted(unknown)[:5]} are not among the test rows.", field="bundle"
+        )
     mask = pack_mask(np.isin(ids, list(wanted)))
     type(dataset).objects.filter(pk=dataset.pk).update(public_mask=mask)
     dataset.public_mask = mask
@@ -172,8 +204,9 @@ def _restore_public_rows(challenge: Challenge, public_ids) -> None:
 def _restore_phases(challenge: Challenge, phases: list[dict], user: User) -> None:
     """The first phase replaces the default one; the others are added after it, in order."""
     for i, fields in enumerate(phases):
-        values = {name: _date(fields[name]) if name in _DATES else fields[name] for name in PHASE_FIELDS
-                  if name in fields}
+        values = {
+            name: _date(fields[name]) if name in _DATES else fields[name] for name in PHASE_FIELDS if name in fields
+        }
         if i == 0:
             phase_update(phase=challenge.phases.get(), user=user, **values)
         else:

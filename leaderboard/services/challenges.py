@@ -40,18 +40,52 @@ from .reports import report_request
 # Fields a host sets on a challenge; the serializer and the form validate their types. Dates and quotas
 # belong to phases: create and update also take FIRST_PHASE_FIELDS for the first (the only) phase.
 CHALLENGE_FIELDS = (
-    "title", "description", "metric", "higher_is_better", "allow_predictions", "allow_recipes",
-    "k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic", "correction",
-    "master_seed", "randomize_sources", "split_scheme", "stratify", "hpo_mode",
-    "hpo_method", "hpo_budget", "device", "run_time_limit_s", "run_memory_limit_mb",
+    "title",
+    "description",
+    "metric",
+    "higher_is_better",
+    "allow_predictions",
+    "allow_recipes",
+    "k_runs",
+    "boo_n",
+    "gamma",
+    "alpha",
+    "bootstrap_resamples",
+    "ranking_statistic",
+    "correction",
+    "master_seed",
+    "randomize_sources",
+    "split_scheme",
+    "stratify",
+    "hpo_mode",
+    "hpo_method",
+    "hpo_budget",
+    "device",
+    "run_time_limit_s",
+    "run_memory_limit_mb",
     "visibility",
-    "public_fraction", "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin",
-    "rules", "registration_required",
+    "public_fraction",
+    "final_entries",
+    "board_version",
+    "feedback",
+    "feedback_digits",
+    "ladder_margin",
+    "rules",
+    "registration_required",
 )
 # Changing these after runs exist would silently change what the runs mean.
-FROZEN_AFTER_FIRST_SUBMISSION = ("metric", "higher_is_better", "master_seed", "randomize_sources",
-                                 "split_scheme", "stratify", "hpo_mode", "hpo_method",
-                                 "hpo_budget", "public_fraction")
+FROZEN_AFTER_FIRST_SUBMISSION = (
+    "metric",
+    "higher_is_better",
+    "master_seed",
+    "randomize_sources",
+    "split_scheme",
+    "stratify",
+    "hpo_mode",
+    "hpo_method",
+    "hpo_budget",
+    "public_fraction",
+)
 
 
 @dataclass(frozen=True)
@@ -96,14 +130,17 @@ def _check_settings(fields: dict) -> None:
     if metric is not None and "higher_is_better" in fields and fields["higher_is_better"] is not None:
         if fields["higher_is_better"] != metric.higher_is_better:
             direction = "higher" if metric.higher_is_better else "lower"
-            raise ServiceError(f"{metric.label} is better when {direction}; the direction contradicts the metric.",
-                               field="higher_is_better")
+            raise ServiceError(
+                f"{metric.label} is better when {direction}; the direction contradicts the metric.",
+                field="higher_is_better",
+            )
     if not fields.get("allow_predictions", True) and not fields.get("allow_recipes", False):
         raise ServiceError("Allow predictions, recipes, or both.", field="allow_predictions")
     unknown = sorted(set(fields.get("randomize_sources") or []) - set(SOURCES))
     if unknown:
-        raise ServiceError(f"Unknown sources of variation {unknown}; choose from {list(SOURCES)}.",
-                           field="randomize_sources")
+        raise ServiceError(
+            f"Unknown sources of variation {unknown}; choose from {list(SOURCES)}.", field="randomize_sources"
+        )
     try:
         validate_dates(fields.get("opens_at"), fields.get("closes_at"))
     except ValidationError as exc:
@@ -126,11 +163,15 @@ def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
         kind = "numeric" if dataset.task == "regression" else "class"
         raise ServiceError(f"{metric.label} does not fit this dataset's {kind} labels.", field="metric")
     if metric.task == "binary" and len(dataset.classes or []) != 2:
-        raise ServiceError(f"{metric.label} needs exactly 2 classes; the dataset has {len(dataset.classes or [])}.",
-                           field="metric")
+        raise ServiceError(
+            f"{metric.label} needs exactly 2 classes; the dataset has {len(dataset.classes or [])}.", field="metric"
+        )
     if not dataset.test_inputs_file:
-        raise ServiceError("This challenge's dataset has no hidden test rows, which predictions and recipe runs "
-                           "are scored on; upload the data again with test rows.", field="dataset")
+        raise ServiceError(
+            "This challenge's dataset has no hidden test rows, which predictions and recipe runs "
+            "are scored on; upload the data again with test rows.",
+            field="dataset",
+        )
 
 
 def _source_bytes(data: bytes | Path, limit: int) -> bytes:
@@ -146,18 +187,25 @@ def _table(data: bytes | Path, filename: str, text_columns: tuple[str, ...], fie
     limits = settings.VARBOARD
     max_bytes = limits["MAX_DATASET_MB"] * 1024 * 1024
     try:
-        return read_table(_source_bytes(data, max_bytes), filename=filename, max_bytes=max_bytes,
-                          text_columns=text_columns, max_columns=limits["MAX_DATASET_COLUMNS"],
-                          max_decoded_bytes=limits["MAX_DATASET_DECODED_MB"] * 1024 * 1024)
+        return read_table(
+            _source_bytes(data, max_bytes),
+            filename=filename,
+            max_bytes=max_bytes,
+            text_columns=text_columns,
+            max_columns=limits["MAX_DATASET_COLUMNS"],
+            max_decoded_bytes=limits["MAX_DATASET_DECODED_MB"] * 1024 * 1024,
+        )
     except TableError as exc:
         message = str(exc) if str(exc).startswith(f"{filename}:") else f"{filename}: {exc}"
         raise ServiceError(message, field=field) from None
     except MemoryError:
-        raise ServiceError(f"{filename}: {memory_message('to parse', limits['DATASET_PARSE_MB'] * 1024 * 1024)}",
-                           field=field) from None
+        raise ServiceError(
+            f"{filename}: {memory_message('to parse', limits['DATASET_PARSE_MB'] * 1024 * 1024)}", field=field
+        ) from None
     except (ValueError, OSError, ArithmeticError, LookupError) as exc:  # the parser's own failure
-        raise ServiceError(f"{filename}: the file could not be read ({type(exc).__name__}: {exc})",
-                           field=field) from None
+        raise ServiceError(
+            f"{filename}: the file could not be read ({type(exc).__name__}: {exc})", field=field
+        ) from None
 
 
 def _csv_bytes(df: pd.DataFrame) -> bytes:
@@ -166,8 +214,10 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
-NEEDS_TEST_ROWS = ("A challenge needs hidden test rows, whose labels contestants never see: predictions and "
-                   "recipe runs are scored on them. Mark them with a test-row column or upload a separate test file.")
+NEEDS_TEST_ROWS = (
+    "A challenge needs hidden test rows, whose labels contestants never see: predictions and "
+    "recipe runs are scored on them. Mark them with a test-row column or upload a separate test file."
+)
 
 
 def _prepare_dataset(upload: DatasetUpload, *, task: str):
@@ -184,18 +234,25 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str):
             test_frame = _attach_test_labels(upload, frame, test_frame, text_columns)
         missing = [c for c in frame.columns if c not in test_frame.columns]
         if missing:
-            raise ServiceError(f"The test file lacks the columns {missing} that the training file has.",
-                               field="test_dataset")
+            raise ServiceError(
+                f"The test file lacks the columns {missing} that the training file has.", field="test_dataset"
+            )
         test_frame = test_frame[list(frame.columns)]
         test_column = "__varboard_is_test__"
-        frame = pd.concat([frame.assign(**{test_column: False}), test_frame.assign(**{test_column: True})],
-                          ignore_index=True)
+        frame = pd.concat(
+            [frame.assign(**{test_column: False}), test_frame.assign(**{test_column: True})], ignore_index=True
+        )
     elif upload.test_labels_data is not None:
         raise ServiceError("Hidden labels were uploaded without the test inputs they label.", field="test_labels")
     try:
-        spec = validate_dataset(frame, id_column=upload.id_column, label_column=upload.label_column,
-                                feature_columns=list(upload.feature_columns) if upload.feature_columns else None,
-                                test_column=test_column, task=task)
+        spec = validate_dataset(
+            frame,
+            id_column=upload.id_column,
+            label_column=upload.label_column,
+            feature_columns=list(upload.feature_columns) if upload.feature_columns else None,
+            test_column=test_column,
+            task=task,
+        )
     except TableError as exc:
         raise ServiceError(str(exc), field="dataset") from None
     if test_column is None:
@@ -211,15 +268,22 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str):
     return spec, train_df, test_inputs_df, hidden_df
 
 
-def _attach_test_labels(upload: DatasetUpload, frame: pd.DataFrame, test_inputs: pd.DataFrame,
-                        text_columns: tuple[str, ...]) -> pd.DataFrame:
+def _attach_test_labels(
+    upload: DatasetUpload, frame: pd.DataFrame, test_inputs: pd.DataFrame, text_columns: tuple[str, ...]
+) -> pd.DataFrame:
     """Test inputs and hidden labels uploaded as two files: join them on the id (every id exactly once)."""
     name = upload.test_labels_filename or "labels.csv"
     labels = _table(upload.test_labels_data, name, text_columns, "test_labels")
     id_column, label_column = upload.id_column, upload.label_column
     try:
-        joined = join_public_hidden(frame, test_inputs, labels, id_column=id_column, label_column=label_column,
-                                    test_column="__varboard_joined__")
+        joined = join_public_hidden(
+            frame,
+            test_inputs,
+            labels,
+            id_column=id_column,
+            label_column=label_column,
+            test_column="__varboard_joined__",
+        )
     except TableError as exc:
         raise ServiceError(f"{name}: {exc}", field="test_labels") from None
     joined = joined[joined["__varboard_joined__"].astype(bool)].drop(columns="__varboard_joined__")
@@ -239,8 +303,11 @@ def _test_row_seed(slug: str, hidden_bytes: bytes) -> int:
 
 
 #: The parts the child writes into its folder, in ``Dataset`` field order.
-PART_FILES = {"train_file": "train.csv", "test_inputs_file": "test_inputs.csv",
-              "hidden_labels_file": "hidden_labels.csv"}
+PART_FILES = {
+    "train_file": "train.csv",
+    "test_inputs_file": "test_inputs.csv",
+    "hidden_labels_file": "hidden_labels.csv",
+}
 
 
 @dataclass(frozen=True)
@@ -276,12 +343,17 @@ def _prepare_in_child(upload: DatasetUpload, *, task: str, challenge: Challenge,
                 out.write(data)
             del data
         labels = hidden_df[spec.label_column].to_numpy().astype(str) if spec.task != "regression" else None
-        mask = board_draw_mask(n_test=len(hidden_df), public_fraction=challenge.public_fraction,
-                                 master_seed=challenge.master_seed, labels=labels)
+        mask = board_draw_mask(
+            n_test=len(hidden_df),
+            public_fraction=challenge.public_fraction,
+            master_seed=challenge.master_seed,
+            labels=labels,
+        )
     except MemoryError:
         raise ServiceError(_prepare_memory_message(upload), field="dataset") from None
-    return PreparedDataset(spec=spec, n_train=len(train_df), n_test=len(test_inputs_df), version=version.hexdigest(),
-                           public_mask=mask)
+    return PreparedDataset(
+        spec=spec, n_train=len(train_df), n_test=len(test_inputs_df), version=version.hexdigest(), public_mask=mask
+    )
 
 
 def _prepare_memory_message(upload: DatasetUpload) -> str:
@@ -296,26 +368,44 @@ def _prepare_guarded(upload: DatasetUpload, *, task: str, challenge: Challenge, 
     """
     limits = settings.VARBOARD
     try:
-        return run_guarded(_prepare_in_child, upload, task=task, challenge=challenge, folder=folder,
-                           memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
-                           timeout=limits["UPLOAD_CHECK_S"])
+        return run_guarded(
+            _prepare_in_child,
+            upload,
+            task=task,
+            challenge=challenge,
+            folder=folder,
+            memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
+            timeout=limits["UPLOAD_CHECK_S"],
+        )
     except ChildLimitExceeded as exc:
         if exc.kind == "time":
             seconds = limits["UPLOAD_CHECK_S"]
-            raise ServiceError(f"{upload.filename}: the dataset took more than {seconds:g} s to check and split; "
-                               f"the limit is {seconds:g} s.", field="dataset") from None
+            raise ServiceError(
+                f"{upload.filename}: the dataset took more than {seconds:g} s to check and split; "
+                f"the limit is {seconds:g} s.",
+                field="dataset",
+            ) from None
         raise ServiceError(_prepare_memory_message(upload), field="dataset") from None
 
 
-def _store_dataset(challenge: Challenge, upload: DatasetUpload, prepared: PreparedDataset, folder: str,
-                   saved: list) -> Dataset:
+def _store_dataset(
+    challenge: Challenge, upload: DatasetUpload, prepared: PreparedDataset, folder: str, saved: list
+) -> Dataset:
     """The parts the child wrote, streamed into storage (``saved`` collects each stored file as it lands)."""
     spec = prepared.spec
-    dataset = Dataset(challenge=challenge, id_column=spec.id_column, label_column=spec.label_column,
-                      feature_columns=list(spec.feature_columns), task=spec.task,
-                      classes=list(spec.classes or []), original_name=upload.filename[:255],
-                      n_train=prepared.n_train, n_test=prepared.n_test, version=prepared.version,
-                      public_mask=prepared.public_mask)
+    dataset = Dataset(
+        challenge=challenge,
+        id_column=spec.id_column,
+        label_column=spec.label_column,
+        feature_columns=list(spec.feature_columns),
+        task=spec.task,
+        classes=list(spec.classes or []),
+        original_name=upload.filename[:255],
+        n_train=prepared.n_train,
+        n_test=prepared.n_test,
+        version=prepared.version,
+        public_mask=prepared.public_mask,
+    )
     for field_name, name in PART_FILES.items():
         if field_name != "train_file" and not prepared.n_test:
             continue
@@ -359,8 +449,10 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     with tempfile.TemporaryDirectory(prefix="varboard-dataset-") as folder:
         prepared = _prepare_guarded(dataset, task=task, challenge=challenge, folder=folder)
         if metric.task == "binary" and len(prepared.spec.classes or []) != 2:
-            raise ServiceError(f"{metric.label} needs exactly 2 classes; the label column has "
-                               f"{len(prepared.spec.classes or [])}.", field="metric")
+            raise ServiceError(
+                f"{metric.label} needs exactly 2 classes; the label column has {len(prepared.spec.classes or [])}.",
+                field="metric",
+            )
         try:
             with transaction.atomic():
                 challenge.save(force_insert=True)
@@ -385,9 +477,11 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
     need = min_runs_for_interval(boo_n)
     if k_runs >= need:
         return []
-    return [f"k = {k_runs} runs per entry is fewer than 3n = {need} for Boo_{boo_n}: the leaderboard will show "
-            f"Boo_{boo_n} without an interval and flag every entry \"k < 3n\". Raise k to {need}"
-            + (f" or lower n to {k_runs // 3}." if k_runs >= 3 else ".")]
+    return [
+        f"k = {k_runs} runs per entry is fewer than 3n = {need} for Boo_{boo_n}: the leaderboard will show "
+        f'Boo_{boo_n} without an interval and flag every entry "k < 3n". Raise k to {need}'
+        + (f" or lower n to {k_runs // 3}." if k_runs >= 3 else ".")
+    ]
 
 
 def challenge_warnings(*, challenge: Challenge) -> list[str]:
@@ -403,18 +497,25 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
     if unknown:
         raise ServiceError(f"Unknown challenge fields: {unknown}.")
     if challenge.submissions.exists():
-        frozen = [name for name in FROZEN_AFTER_FIRST_SUBMISSION
-                  if name in fields and fields[name] != getattr(challenge, name)]
+        frozen = [
+            name
+            for name in FROZEN_AFTER_FIRST_SUBMISSION
+            if name in fields and fields[name] != getattr(challenge, name)
+        ]
         if frozen:
-            raise ServiceError(f"{', '.join(frozen)} cannot change once submissions exist: "
-                               "the stored runs were made under the old values.", field=frozen[0])
+            raise ServiceError(
+                f"{', '.join(frozen)} cannot change once submissions exist: "
+                "the stored runs were made under the old values.",
+                field=frozen[0],
+            )
     merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
     _check_settings(merged)
     _check_dataset_fits(merged, getattr(challenge, "dataset", None))
     phase_fields = {name: fields.pop(name) for name in FIRST_PHASE_FIELDS if name in fields}
     with transaction.atomic():
-        changes = audit_save(challenge, fields, challenge=challenge, actor=user, action="settings_changed",
-                             tracked=CHALLENGE_FIELDS)
+        changes = audit_save(
+            challenge, fields, challenge=challenge, actor=user, action="settings_changed", tracked=CHALLENGE_FIELDS
+        )
         if phase_fields or set(changes) & set(SHARED_WITH_PHASE):
             phase_update_single(challenge=challenge, user=user, fields=phase_fields)
         if set(changes) & {"public_fraction", "master_seed"}:
@@ -451,8 +552,9 @@ def _end_open_phases(challenge: Challenge, now) -> list[str]:
     ended = []
     for phase in challenge.phases.all():
         if phase.closes_at is None or phase.closes_at > now:
-            phase.closes_at = now if phase.opens_at is None or phase.opens_at < now \
-                else phase.opens_at + timedelta(microseconds=1)
+            phase.closes_at = (
+                now if phase.opens_at is None or phase.opens_at < now else phase.opens_at + timedelta(microseconds=1)
+            )
             phase.save(update_fields=["closes_at"])
             ended.append(phase.name)
     return ended

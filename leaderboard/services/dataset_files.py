@@ -23,8 +23,11 @@ PARTS = ("train", "test_inputs", "hidden_labels")
 def _field(dataset: Dataset, part: str):
     if part not in PARTS:
         raise ValueError(f"unknown dataset part {part!r}; choose from {', '.join(PARTS)}")
-    return {"train": dataset.train_file, "test_inputs": dataset.test_inputs_file,
-            "hidden_labels": dataset.hidden_labels_file}[part]
+    return {
+        "train": dataset.train_file,
+        "test_inputs": dataset.test_inputs_file,
+        "hidden_labels": dataset.hidden_labels_file,
+    }[part]
 
 
 @functools.lru_cache(maxsize=32)
@@ -61,6 +64,12 @@ def dataset_preview(*, dataset: Dataset, rows: int = 5) -> TablePreview:
     """What the host checks before publishing: first rows, column types, class balance, test rows found.
     Reads the hidden labels: for the challenge's hosts only."""
     hidden = dataset_frame(dataset=dataset, part="hidden_labels") if dataset.hidden_labels_file else None
-    return table_preview(dataset_frame(dataset=dataset, part="train"), id_column=dataset.id_column,
-                         label_column=dataset.label_column, feature_columns=dataset.feature_columns,
-                         test_labels=hidden, classes=dataset.classes or (), rows=rows)
+    return table_preview(
+        dataset_frame(dataset=dataset, part="train"),
+        id_column=dataset.id_column,
+        label_column=dataset.label_column,
+        feature_columns=dataset.feature_columns,
+        test_labels=hidden,
+        classes=dataset.classes or (),
+        rows=rows,
+    )

@@ -44,8 +44,10 @@ def queue_lengths(queues: list[str]) -> dict[str, int] | None:
         with current_app.connection_for_read() as connection:
             connection.ensure_connection(max_retries=1, timeout=5)
             channel = connection.default_channel
-            return {name: channel.queue_declare(queue=name, durable=True, auto_delete=False).message_count
-                    for name in queues}
+            return {
+                name: channel.queue_declare(queue=name, durable=True, auto_delete=False).message_count
+                for name in queues
+            }
     except Exception:  # noqa: BLE001 - kombu and the transports raise many kinds: all mean "unknown"
         logger.warning("could not read the length of queues %s from the broker", queues, exc_info=True)
         return None

@@ -46,8 +46,9 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
     column = "public_score" if challenge.public_fraction < 1 else "test_score"  # see boards.board_fields
     runs = snapshot.scored(column)
     score, valid = RUN.index(column), RUN.index("valid_score")
-    team, method, state, selected, rows = (SUB.index(c) for c in ("team_id", "method_name", "status",
-                                                                 "selected_for_final", "phase__test_rows"))
+    team, method, state, selected, rows = (
+        SUB.index(c) for c in ("team_id", "method_name", "status", "selected_for_final", "phase__test_rows")
+    )
     kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
     totals: dict[tuple, int] = defaultdict(int)
     for sub in kept:
@@ -58,9 +59,15 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
         key = (sub[team], sub[method])
         counts[key] += 1
         if sub[0] in runs:
-            versions[sub[0]] = Version(sub[0], *key, counts[key], totals[key], sub[selected],
-                                       sub[rows] != TestRows.PUBLIC,
-                                       (tuple(r[score] for r in runs[sub[0]]), tuple(r[valid] for r in runs[sub[0]])))
+            versions[sub[0]] = Version(
+                sub[0],
+                *key,
+                counts[key],
+                totals[key],
+                sub[selected],
+                sub[rows] != TestRows.PUBLIC,
+                (tuple(r[score] for r in runs[sub[0]]), tuple(r[valid] for r in runs[sub[0]])),
+            )
     return versions
 
 
@@ -81,8 +88,7 @@ def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | Non
 
 def ranking_value(challenge: Challenge, version: Version) -> float:
     """The version's public ranking statistic, oriented so that higher is better."""
-    public, valid = (np.array([np.nan if x is None else x for x in part], dtype=np.float64)
-                     for part in version.public)
+    public, valid = (np.array([np.nan if x is None else x for x in part], dtype=np.float64) for part in version.public)
     if challenge.ranking_statistic == RankingStatistic.BOO_N:
         keep, _ = complete_pairs(np.arange(valid.size), valid)  # eq. 7 on the complete pairs, as the report
         public, valid = (public, None) if not keep.any() else (public[keep], valid[keep])
@@ -104,15 +110,20 @@ def final_selection_ids(*, challenge: Challenge, versions: dict[int, Version] | 
     for members in by_team.values():
         selected = [v.submission_id for v in members if v.selected]
         if selected:
-            chosen.update(selected[-challenge.final_entries:])
+            chosen.update(selected[-challenge.final_entries :])
             continue
-        candidates = sorted((v for v in members if v.submission_id in shown),
-                            key=lambda v: (-ranking_value(challenge, v), v.submission_id))
-        chosen.update(v.submission_id for v in candidates[:challenge.final_entries])
+        candidates = sorted(
+            (v for v in members if v.submission_id in shown),
+            key=lambda v: (-ranking_value(challenge, v), v.submission_id),
+        )
+        chosen.update(v.submission_id for v in candidates[: challenge.final_entries])
     return chosen
 
 
 def entry_history(*, submission: Submission) -> list[Submission]:
     """Every version of the submission's entry (same team, same method name), oldest first."""
-    return list(Submission.objects.filter(challenge_id=submission.challenge_id, team_id=submission.team_id,
-                                          method_name=submission.method_name).order_by("created", "id"))
+    return list(
+        Submission.objects.filter(
+            challenge_id=submission.challenge_id, team_id=submission.team_id, method_name=submission.method_name
+        ).order_by("created", "id")
+    )

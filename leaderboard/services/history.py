@@ -33,8 +33,17 @@ def record_moves(*, challenge_id: int, board: str, before: dict | None, after: d
     previous = {row["submission_id"]: _position(row) for row in (before or {}).get("entries", ())}
     moved = [row for row in after.get("entries", ()) if previous.get(row["submission_id"]) != _position(row)]
     moved.sort(key=lambda row: (row.get("rank") is None, row.get("rank") or 0))
-    rows = [BoardHistory(challenge_id=challenge_id, board=board, submission_id=row["submission_id"], at=at,
-                         rank=row.get("rank"), value=row.get("ranking_value")) for row in moved[:MAX_ROWS_PER_UPDATE]]
+    rows = [
+        BoardHistory(
+            challenge_id=challenge_id,
+            board=board,
+            submission_id=row["submission_id"],
+            at=at,
+            rank=row.get("rank"),
+            value=row.get("ranking_value"),
+        )
+        for row in moved[:MAX_ROWS_PER_UPDATE]
+    ]
     BoardHistory.objects.bulk_create(rows, batch_size=1000)
     return len(rows)
 
@@ -49,8 +58,7 @@ def history_entry(*, challenge: Challenge, submission_id: int, scope: BoardScope
     out: dict[str, list[dict]] = {}
     for board in boards:
         rows = BoardHistory.objects.filter(challenge=challenge, board=board, submission_id=submission_id)
-        out[str(board)] = [{"at": row.at, "rank": row.rank, "value": _shown(scope, board, row.value)}
-                           for row in rows]
+        out[str(board)] = [{"at": row.at, "rank": row.rank, "value": _shown(scope, board, row.value)} for row in rows]
     return out
 
 
@@ -65,7 +73,13 @@ def history_board(*, challenge: Challenge, board: str, scope: BoardScope, entrie
 def shakeup(*, public: dict, private: dict) -> list[dict]:
     """Each entry ranked on both boards: {"submission_id", "method_name", "public_rank", "private_rank"}."""
     ranks = {row["submission_id"]: row.get("rank") for row in public.get("entries", ())}
-    return [{"submission_id": row["submission_id"], "method_name": row.get("method_name"),
-             "public_rank": ranks[row["submission_id"]], "private_rank": row.get("rank")}
-            for row in private.get("entries", ())
-            if row.get("rank") is not None and ranks.get(row["submission_id"]) is not None]
+    return [
+        {
+            "submission_id": row["submission_id"],
+            "method_name": row.get("method_name"),
+            "public_rank": ranks[row["submission_id"]],
+            "private_rank": row.get("rank"),
+        }
+        for row in private.get("entries", ())
+        if row.get("rank") is not None and ranks.get(row["submission_id"]) is not None
+    ]

@@ -118,15 +118,21 @@ def _publish(runs: list[Run], publisher: _Publisher, now) -> tuple[int, int]:
 def _resend_study_runs(publisher: _Publisher, now) -> int:
     """Publish again the study runs left queued or stuck running, on queues the broker reports empty."""
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
-    candidates = [run for run in StudyRun.objects.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING),
-                                                          study__created__lt=stale_before)
-                  .select_related("study__challenge", "study__submission")
-                  if run.status == RunStatus.QUEUED or run_is_stuck(run, now)]
+    candidates = [
+        run
+        for run in StudyRun.objects.filter(
+            status__in=(RunStatus.QUEUED, RunStatus.RUNNING), study__created__lt=stale_before
+        ).select_related("study__challenge", "study__submission")
+        if run.status == RunStatus.QUEUED or run_is_stuck(run, now)
+    ]
     if not candidates:
         return 0
     lengths = dispatch.queue_lengths(sorted({run.queue for run in candidates})) or {}
-    return sum(publisher.send(EXECUTE_STUDY_RUN, (run.pk,), queue=run.queue) for run in candidates
-               if lengths.get(run.queue) == 0)
+    return sum(
+        publisher.send(EXECUTE_STUDY_RUN, (run.pk,), queue=run.queue)
+        for run in candidates
+        if lengths.get(run.queue) == 0
+    )
 
 
 def janitor_run(*, now=None) -> JanitorPass:
@@ -139,16 +145,26 @@ def janitor_run(*, now=None) -> JanitorPass:
     lost = runs_requeue_expired(now=now) if leases_judgeable() else []
     lost_runs = list(Run.objects.filter(pk__in=[run.pk for run in lost]).select_related("submission__challenge"))
     for run in lost_runs:
-        logger.warning("janitor: run %s of submission %s lost its worker; queued again", run.pk,
-                       run.submission_id, extra={"run_id": run.pk, "submission_id": run.submission_id})
+        logger.warning(
+            "janitor: run %s of submission %s lost its worker; queued again",
+            run.pk,
+            run.submission_id,
+            extra={"run_id": run.pk, "submission_id": run.submission_id},
+        )
     sent_runs, sent_scorings = _publish(lost_runs, publisher, now)
 
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
-    stale = list(Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=stale_before)
-                 .exclude(submission__status__in=SUBMISSION_ENDED)
-                 .select_related("submission__challenge").order_by("submission_id", "index"))
-    stale_reports = list(Report.objects.filter(recompute_pending=True, requested_at__lt=stale_before)
-                         .values_list("challenge_id", flat=True))
+    stale = list(
+        Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=stale_before)
+        .exclude(submission__status__in=SUBMISSION_ENDED)
+        .select_related("submission__challenge")
+        .order_by("submission_id", "index")
+    )
+    stale_reports = list(
+        Report.objects.filter(recompute_pending=True, requested_at__lt=stale_before).values_list(
+            "challenge_id", flat=True
+        )
+    )
     wanted = {run.queue for run in stale}
     if stale_reports:
         wanted.add(SCORING_QUEUE)
@@ -167,9 +183,16 @@ def janitor_run(*, now=None) -> JanitorPass:
                 resent_reports += 1
     more_runs += _resend_study_runs(publisher, now)
     notified = reveals_record_due(now=now) + (0 if publisher.down else notifications_heal(now=now))
-    result = JanitorPass(failed_stuck=failed, settled_submissions=settled, requeued_lost=len(lost), resent_runs=sent_runs + more_runs,
-                         resent_scorings=sent_scorings + more_scorings, resent_reports=resent_reports,
-                         notifications=notified, broker_unreachable=publisher.down)
+    result = JanitorPass(
+        failed_stuck=failed,
+        settled_submissions=settled,
+        requeued_lost=len(lost),
+        resent_runs=sent_runs + more_runs,
+        resent_scorings=sent_scorings + more_scorings,
+        resent_reports=resent_reports,
+        notifications=notified,
+        broker_unreachable=publisher.down,
+    )
     if result != JanitorPass():
         logger.info("janitor: %s", result)
     cache.set(LAST_PASS_KEY, time.time(), timeout=None)
@@ -195,8 +218,11 @@ def leases_judgeable() -> bool:
     now = time.time()
     if gap is not None and gap > 1.5 * conf["JANITOR_INTERVAL_S"] + conf["HEARTBEAT_S"]:
         cache.set(BACK_KEY, now, timeout=max(60.0, 10 * conf["HEARTBEAT_S"]))
-        logger.warning("janitor: no pass for %.0f s (the database or beat was away): leases are judged "
-                       "after the workers' next two heartbeats", gap)
+        logger.warning(
+            "janitor: no pass for %.0f s (the database or beat was away): leases are judged "
+            "after the workers' next two heartbeats",
+            gap,
+        )
         return False
     back = cache.get(BACK_KEY)
     return back is None or now - float(back) >= 2 * conf["HEARTBEAT_S"]

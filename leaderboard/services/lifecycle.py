@@ -47,9 +47,24 @@ from .reports import report_request
 logger = logging.getLogger(__name__)
 
 #: Fields of a run that hold its result; ``run_store`` writes these and nothing else.
-RESULT_FIELDS = ("status", "test_score", "valid_score", "outcomes", "hyperparameters", "hpo_trials",
-                 "duration_s", "device", "fingerprint", "log", "error_message", "isolation",
-                 "public_score", "private_score", "public_outcomes", "private_outcomes")
+RESULT_FIELDS = (
+    "status",
+    "test_score",
+    "valid_score",
+    "outcomes",
+    "hyperparameters",
+    "hpo_trials",
+    "duration_s",
+    "device",
+    "fingerprint",
+    "log",
+    "error_message",
+    "isolation",
+    "public_score",
+    "private_score",
+    "public_outcomes",
+    "private_outcomes",
+)
 #: Database errors that mean "unreachable for now", not "wrong".
 DATABASE_DOWN = (OperationalError, InterfaceError)
 LOST_WORKER = "its worker stopped renewing the run's lease (the worker was lost)"
@@ -126,14 +141,18 @@ def run_claim(*, run_id: int, delivery: str = "", cause: str = "") -> Run | None
             run.started_at = now
             run.lease_owner = (delivery or "")[:64]
             run.lease_expires_at = now + lease_duration()
-            run.save(update_fields=["status", "attempts", "started_at", "lease_owner", "lease_expires_at",
-                                    "last_error"])
+            run.save(
+                update_fields=["status", "attempts", "started_at", "lease_owner", "lease_expires_at", "last_error"]
+            )
             Submission.objects.filter(pk=run.submission_id, status=SubmissionStatus.QUEUED).update(
-                status=SubmissionStatus.RUNNING, started_at=now)
+                status=SubmissionStatus.RUNNING, started_at=now
+            )
     if worn_out:
         last = run.last_error or "its worker was lost"
-        run_fail_for_platform(run_id=run_id, reason=f"the run was started {run.attempts} times without "
-                                                    f"finishing; the last attempt ended with: {last}")
+        run_fail_for_platform(
+            run_id=run_id,
+            reason=f"the run was started {run.attempts} times without finishing; the last attempt ended with: {last}",
+        )
         return None
     return run
 
@@ -148,11 +167,16 @@ def run_renew_lease(*, run_id: int, attempt: int) -> bool:
     lease = {"lease_expires_at": timezone.now() + lease_duration()}
     if Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, attempts=attempt).update(**lease):
         return True
-    taken_back = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, attempts=attempt,
-                                    last_error=LOST_WORKER).update(status=RunStatus.RUNNING, last_error="", **lease)
+    taken_back = Run.objects.filter(
+        pk=run_id, status=RunStatus.QUEUED, attempts=attempt, last_error=LOST_WORKER
+    ).update(status=RunStatus.RUNNING, last_error="", **lease)
     if taken_back:
-        logger.warning("run %s: attempt %s renewed its lease after the janitor had queued the run again; "
-                       "it keeps the run", run_id, attempt, extra={"run_id": run_id})
+        logger.warning(
+            "run %s: attempt %s renewed its lease after the janitor had queued the run again; it keeps the run",
+            run_id,
+            attempt,
+            extra={"run_id": run_id},
+        )
     return bool(taken_back)
 
 
@@ -186,12 +210,20 @@ class run_heartbeat:  # noqa: N801 - used as a context manager, like contextlib'
                 try:
                     if not run_renew_lease(run_id=self.run_id, attempt=self.attempt):
                         self.lost = True
-                        logger.warning("run %s: attempt %s lost its lease; its result will not be stored",
-                                       self.run_id, self.attempt, extra={"run_id": self.run_id})
+                        logger.warning(
+                            "run %s: attempt %s lost its lease; its result will not be stored",
+                            self.run_id,
+                            self.attempt,
+                            extra={"run_id": self.run_id},
+                        )
                         return
                 except DATABASE_DOWN as exc:
-                    logger.warning("run %s: could not renew its lease (%s); trying again", self.run_id, exc,
-                                   extra={"run_id": self.run_id})
+                    logger.warning(
+                        "run %s: could not renew its lease (%s); trying again",
+                        self.run_id,
+                        exc,
+                        extra={"run_id": self.run_id},
+                    )
                     connection.close()
         finally:
             connection.close()  # this thread's own connection
@@ -217,8 +249,14 @@ def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:
         if run.has_ended:
             return False  # a duplicate delivery or another attempt finished first: written once
         if attempt is not None and (run.status != RunStatus.RUNNING or run.attempts != attempt):
-            logger.warning("run %s: attempt %s finished first (the run was %s, attempt %s); its result is kept",
-                           run_id, attempt, run.status, run.attempts, extra={"run_id": run_id})
+            logger.warning(
+                "run %s: attempt %s finished first (the run was %s, attempt %s); its result is kept",
+                run_id,
+                attempt,
+                run.status,
+                run.attempts,
+                extra={"run_id": run_id},
+            )
         for name, value in result.items():
             setattr(run, name, value)
         run.finished_at = timezone.now()
@@ -260,8 +298,13 @@ def run_store_retrying(*, run_id: int, attempt: int | None = None, **result) -> 
         except DATABASE_DOWN as exc:
             if time.monotonic() + delay > deadline:
                 raise
-            logger.warning("run %s: the database is unreachable (%s); storing again in %.2f s", run_id, exc, delay,
-                           extra={"run_id": run_id})
+            logger.warning(
+                "run %s: the database is unreachable (%s); storing again in %.2f s",
+                run_id,
+                exc,
+                delay,
+                extra={"run_id": run_id},
+            )
             connection.close()  # a broken connection is not reused
             time.sleep(delay)
             delay = min(delay * 2, 4.0)
@@ -294,8 +337,12 @@ def submission_fail_for_platform(*, submission_id: int, reason: str) -> None:
     with transaction.atomic():
         submission_refund(submission_id=submission_id)
         Run.objects.filter(submission_id=submission_id).exclude(status__in=RUN_ENDED).update(
-            status=RunStatus.FAILED, error_message=platform_message(reason), finished_at=timezone.now(),
-            lease_expires_at=None, lease_owner="")
+            status=RunStatus.FAILED,
+            error_message=platform_message(reason),
+            finished_at=timezone.now(),
+            lease_expires_at=None,
+            lease_owner="",
+        )
     runs_changed(submission_id=submission_id)
 
 
@@ -360,12 +407,14 @@ def runs_fail_stuck(*, now=None) -> int:
     now = now or timezone.now()
     failed = 0
     candidates = Run.objects.filter(status=RunStatus.RUNNING, started_at__isnull=False).select_related(
-        "submission__challenge")
+        "submission__challenge"
+    )
     for run in candidates:
         if run_is_stuck(run, now):
             limit = run_deadline(run) - run.started_at
-            run_fail_for_platform(run_id=run.pk, reason=f"the run was still marked running {limit} after it "
-                                                        "started; its worker was lost")
+            run_fail_for_platform(
+                run_id=run.pk, reason=f"the run was still marked running {limit} after it started; its worker was lost"
+            )
             failed += 1
     return failed
 
@@ -379,8 +428,9 @@ def runs_requeue_expired(*, now=None) -> list[Run]:
     """
     now = now or timezone.now()
     with transaction.atomic():
-        runs = list(Run.objects.select_for_update(skip_locked=True).filter(
-            status=RunStatus.RUNNING, lease_expires_at__lt=now))
+        runs = list(
+            Run.objects.select_for_update(skip_locked=True).filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+        )
         for run in runs:
             run.status, run.last_error, run.enqueued_at = RunStatus.QUEUED, LOST_WORKER, now
             run.lease_expires_at, run.lease_owner = None, ""
@@ -395,8 +445,12 @@ def submissions_settle() -> int:
     that fell over between them (or a worker lost right then) leaves the submission behind. Its
     status is derived again and a report requested. Returns how many were settled.
     """
-    behind = (Submission.objects.filter(status__in=SUBMISSION_ACTIVE, runs__isnull=False)
-              .exclude(runs__status__in=(RunStatus.QUEUED, RunStatus.RUNNING)).distinct().values_list("pk", flat=True))
+    behind = (
+        Submission.objects.filter(status__in=SUBMISSION_ACTIVE, runs__isnull=False)
+        .exclude(runs__status__in=(RunStatus.QUEUED, RunStatus.RUNNING))
+        .distinct()
+        .values_list("pk", flat=True)
+    )
     settled = 0
     for submission_id in behind:
         runs_changed(submission_id=submission_id)

@@ -52,8 +52,14 @@ def submission_moderate(*, submission: Submission, user: User, state: str, reaso
         submission.moderation, submission.moderation_reason = state, reason
         submission.moderated_by, submission.moderated_at = user, timezone.now()
         submission.save(update_fields=["moderation", "moderation_reason", "moderated_by", "moderated_at"])
-        audit_record(challenge=submission.challenge, actor=user, action=f"entry_{state}", reason=reason,
-                     previous=previous or None, **_entry(submission))
+        audit_record(
+            challenge=submission.challenge,
+            actor=user,
+            action=f"entry_{state}",
+            reason=reason,
+            previous=previous or None,
+            **_entry(submission),
+        )
     report_request(challenge_id=submission.challenge_id)
     return submission
 
@@ -64,14 +70,22 @@ def submission_restore(*, submission: Submission, user: User, reason: str = "") 
     with transaction.atomic():
         submission = Submission.objects.select_for_update().select_related("team", "challenge").get(pk=submission.pk)
         if not submission.moderation:
-            raise ServiceError(f"Submission {submission.pk} is not disqualified or hidden: there is nothing to "
-                               "restore (a team's moderation is restored on the team).")
+            raise ServiceError(
+                f"Submission {submission.pk} is not disqualified or hidden: there is nothing to "
+                "restore (a team's moderation is restored on the team)."
+            )
         previous = submission.moderation
         submission.moderation, submission.moderation_reason = "", ""
         submission.moderated_by, submission.moderated_at = user, timezone.now()
         submission.save(update_fields=["moderation", "moderation_reason", "moderated_by", "moderated_at"])
-        audit_record(challenge=submission.challenge, actor=user, action="entry_restored", reason=reason,
-                     previous=previous, **_entry(submission))
+        audit_record(
+            challenge=submission.challenge,
+            actor=user,
+            action="entry_restored",
+            reason=reason,
+            previous=previous,
+            **_entry(submission),
+        )
     report_request(challenge_id=submission.challenge_id)
     return submission
 
@@ -100,14 +114,22 @@ def team_moderate(*, challenge: Challenge, team: Team, user: User, state: str, r
         raise ServiceError(f"Team {team.name!r} has no submission on this challenge.", field="team")
     with transaction.atomic():
         moderation, created = TeamModeration.objects.select_for_update().get_or_create(
-            challenge=challenge, team=team, defaults={"state": state, "reason": reason, "moderated_by": user})
+            challenge=challenge, team=team, defaults={"state": state, "reason": reason, "moderated_by": user}
+        )
         previous = None if created else moderation.state
         if not created:
             moderation.state, moderation.reason = state, reason
             moderation.moderated_by, moderation.moderated_at = user, timezone.now()
             moderation.save()
-        audit_record(challenge=challenge, actor=user, action=f"team_{state}", team=team.name, team_id=team.pk,
-                     reason=reason, previous=previous)
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action=f"team_{state}",
+            team=team.name,
+            team_id=team.pk,
+            reason=reason,
+            previous=previous,
+        )
     report_request(challenge_id=challenge.pk)
     return moderation
 
@@ -118,9 +140,17 @@ def team_restore(*, challenge: Challenge, team: Team, user: User, reason: str = 
     with transaction.atomic():
         moderation = TeamModeration.objects.select_for_update().filter(challenge=challenge, team=team).first()
         if moderation is None:
-            raise ServiceError(f"Team {team.name!r} is not disqualified or hidden on this challenge: there is "
-                               "nothing to restore.")
+            raise ServiceError(
+                f"Team {team.name!r} is not disqualified or hidden on this challenge: there is nothing to restore."
+            )
         moderation.delete()
-        audit_record(challenge=challenge, actor=user, action="team_restored", team=team.name, team_id=team.pk,
-                     reason=reason, previous=moderation.state)
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="team_restored",
+            team=team.name,
+            team_id=team.pk,
+            reason=reason,
+            previous=moderation.state,
+        )
     report_request(challenge_id=challenge.pk)

@@ -35,8 +35,12 @@ from .webhooks import deliveries_create
 
 logger = logging.getLogger(__name__)
 
-PREFERENCE_OF = {Event.Kind.SUBMISSION_SCORED: "notify_scored", Event.Kind.SUBMISSION_FAILED: "notify_failed",
-                 Event.Kind.BOARD_REVEALED: "notify_revealed", Event.Kind.TEAM_INVITED: "notify_invited"}
+PREFERENCE_OF = {
+    Event.Kind.SUBMISSION_SCORED: "notify_scored",
+    Event.Kind.SUBMISSION_FAILED: "notify_failed",
+    Event.Kind.BOARD_REVEALED: "notify_revealed",
+    Event.Kind.TEAM_INVITED: "notify_invited",
+}
 PREFERENCES = tuple(PREFERENCE_OF.values())
 
 
@@ -58,12 +62,19 @@ def profile_update(*, user: User, **preferences: bool) -> Profile:
     return profile
 
 
-def event_record(*, kind: str, challenge: Challenge | None = None, submission: Submission | None = None,
-                 invitation: TeamInvitation | None = None) -> Event | None:
+def event_record(
+    *,
+    kind: str,
+    challenge: Challenge | None = None,
+    submission: Submission | None = None,
+    invitation: TeamInvitation | None = None,
+) -> Event | None:
     """Record an event once (by key) and process it after commit; None when it was recorded before."""
     about = submission or invitation or challenge
-    event, created = Event.objects.get_or_create(key=f"{kind}:{about.pk}", defaults={
-        "kind": kind, "challenge": challenge, "submission": submission, "invitation": invitation})
+    event, created = Event.objects.get_or_create(
+        key=f"{kind}:{about.pk}",
+        defaults={"kind": kind, "challenge": challenge, "submission": submission, "invitation": invitation},
+    )
     if not created:
         return None
     enqueue_on_commit(PROCESS_EVENT, event.pk)
@@ -72,8 +83,10 @@ def event_record(*, kind: str, challenge: Challenge | None = None, submission: S
 
 def submission_ended_record(*, submission: Submission) -> Event | None:
     """The event of a submission that has just been scored or failed."""
-    kind = {SubmissionStatus.SCORED: Event.Kind.SUBMISSION_SCORED,
-            SubmissionStatus.FAILED: Event.Kind.SUBMISSION_FAILED}.get(submission.status)
+    kind = {
+        SubmissionStatus.SCORED: Event.Kind.SUBMISSION_SCORED,
+        SubmissionStatus.FAILED: Event.Kind.SUBMISSION_FAILED,
+    }.get(submission.status)
     if kind is None:
         return None
     return event_record(kind=kind, challenge=submission.challenge, submission=submission)
@@ -86,17 +99,26 @@ def _absolute(path: str) -> str:
 def event_payload(*, event: Event) -> dict:
     """The JSON body of the event's webhook deliveries."""
     challenge = event.challenge
-    payload = {"id": event.key, "event": event.kind, "created": event.created.isoformat(),
-               "challenge": {"slug": challenge.slug, "title": challenge.title,
-                             "url": _absolute(challenge.get_absolute_url())}}
+    payload = {
+        "id": event.key,
+        "event": event.kind,
+        "created": event.created.isoformat(),
+        "challenge": {"slug": challenge.slug, "title": challenge.title, "url": _absolute(challenge.get_absolute_url())},
+    }
     if event.submission_id:
         submission = event.submission
         runs = list(submission.runs.values_list("status", flat=True))
         payload["submission"] = {
-            "id": submission.pk, "method_name": submission.method_name, "team": submission.team.name,
-            "kind": submission.kind, "status": submission.status, "error_message": submission.error_message,
-            "runs_expected": submission.runs_expected, "runs_succeeded": runs.count("succeeded"),
-            "url": _absolute(submission.get_absolute_url())}
+            "id": submission.pk,
+            "method_name": submission.method_name,
+            "team": submission.team.name,
+            "kind": submission.kind,
+            "status": submission.status,
+            "error_message": submission.error_message,
+            "runs_expected": submission.runs_expected,
+            "runs_succeeded": runs.count("succeeded"),
+            "url": _absolute(submission.get_absolute_url()),
+        }
     return payload
 
 
@@ -123,12 +145,16 @@ def _message(event: Event) -> tuple[str, str]:
         invitation = event.invitation
         team, inviter = invitation.team.name, invitation.invited_by.username
         subject = f"[varboard] {inviter} invited you to the team “{team}”"
-        text = (f"{inviter} invited you to join the team “{team}”. You become a member only if you accept; "
-                f"accept or decline it on your account page:\n{settings_url}\n")
+        text = (
+            f"{inviter} invited you to join the team “{team}”. You become a member only if you accept; "
+            f"accept or decline it on your account page:\n{settings_url}\n"
+        )
     elif event.kind == Event.Kind.BOARD_REVEALED:
         subject = f"[varboard] {challenge.title}: the private board is revealed"
-        text = (f"The hosts of “{challenge.title}” have revealed its private board.\n"
-                f"{_absolute(challenge.get_absolute_url())}?board=private\n")
+        text = (
+            f"The hosts of “{challenge.title}” have revealed its private board.\n"
+            f"{_absolute(challenge.get_absolute_url())}?board=private\n"
+        )
     else:
         submission = event.submission
         verb = "was scored" if event.kind == Event.Kind.SUBMISSION_SCORED else "failed"
@@ -143,9 +169,12 @@ def _message(event: Event) -> tuple[str, str]:
 def event_process(*, event_id: int) -> int:
     """Mail the event's recipients and create its webhook deliveries, once; how many mails were sent."""
     with transaction.atomic():
-        event = (Event.objects.select_for_update(of=("self",))
-                 .select_related("challenge", "submission__team", "invitation__team", "invitation__invited_by")
-                 .filter(pk=event_id, processed_at__isnull=True).first())
+        event = (
+            Event.objects.select_for_update(of=("self",))
+            .select_related("challenge", "submission__team", "invitation__team", "invitation__invited_by")
+            .filter(pk=event_id, processed_at__isnull=True)
+            .first()
+        )
         if event is None:
             return 0
         if event.challenge_id:  # a team's event (an invitation) is nobody's webhook business
@@ -164,8 +193,11 @@ def event_process(*, event_id: int) -> int:
 def reveals_record_due(*, now=None) -> int:
     """Events for private boards revealed by a phase with ``auto_reveal`` closing (no host acted)."""
     now = now or timezone.now()
-    due = (Phase.objects.filter(auto_reveal=True, closes_at__lte=now, challenge__public_fraction__lt=1)
-           .exclude(challenge__events__kind=Event.Kind.BOARD_REVEALED).values_list("challenge_id", flat=True))
+    due = (
+        Phase.objects.filter(auto_reveal=True, closes_at__lte=now, challenge__public_fraction__lt=1)
+        .exclude(challenge__events__kind=Event.Kind.BOARD_REVEALED)
+        .values_list("challenge_id", flat=True)
+    )
     recorded = 0
     for challenge in Challenge.objects.filter(pk__in=list(due)):
         if not board_private_revealed(challenge=challenge, now=now):  # a later phase is still open
@@ -179,9 +211,14 @@ def notifications_heal(*, now=None) -> int:
     """Resend events and webhook deliveries left behind (their task was lost) when the scoring queue is empty."""
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
-    events = list(Event.objects.filter(processed_at__isnull=True, created__lt=stale_before).values_list("pk", flat=True))
-    deliveries = list(WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING,
-                                                     next_attempt_at__lt=stale_before).values_list("pk", flat=True))
+    events = list(
+        Event.objects.filter(processed_at__isnull=True, created__lt=stale_before).values_list("pk", flat=True)
+    )
+    deliveries = list(
+        WebhookDelivery.objects.filter(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lt=stale_before
+        ).values_list("pk", flat=True)
+    )
     if not (events or deliveries) or (dispatch.queue_lengths(["scoring"]) or {}).get("scoring") != 0:
         return 0
     resent = 0

@@ -33,10 +33,19 @@ class EntriesPage:
     around: int | None
 
     def as_dict(self) -> dict:
-        return {"total": self.total, "matched": self.matched, "offset": self.offset, "limit": self.limit,
-                "count": len(self.ids), "q": self.query or None, "around": self.around,
-                "has_previous": self.offset > 0, "has_next": self.offset + len(self.ids) < self.matched,
-                "previous_offset": max(0, self.offset - self.limit), "next_offset": self.offset + len(self.ids)}
+        return {
+            "total": self.total,
+            "matched": self.matched,
+            "offset": self.offset,
+            "limit": self.limit,
+            "count": len(self.ids),
+            "q": self.query or None,
+            "around": self.around,
+            "has_previous": self.offset > 0,
+            "has_next": self.offset + len(self.ids) < self.matched,
+            "previous_offset": max(0, self.offset - self.limit),
+            "next_offset": self.offset + len(self.ids),
+        }
 
 
 def page_limit(value, default: int = PAGE_SIZE) -> int:
@@ -52,8 +61,9 @@ def page_limit(value, default: int = PAGE_SIZE) -> int:
     return limit
 
 
-def entries_page(entries: list[dict], *, query: str = "", around: int | None = None, offset: int = 0,
-                 limit: int = PAGE_SIZE) -> EntriesPage:
+def entries_page(
+    entries: list[dict], *, query: str = "", around: int | None = None, offset: int = 0, limit: int = PAGE_SIZE
+) -> EntriesPage:
     """The page of ``entries`` (report rows in display order) a reader asked for.
 
     ``around``: the ``limit`` entries centred on that submission (``offset`` ignored);
@@ -64,15 +74,18 @@ def entries_page(entries: list[dict], *, query: str = "", around: int | None = N
     query = (query or "").strip()
     if query:
         needle = query.casefold()
-        ids = [row["submission_id"] for row in entries
-               if needle in row["method_name"].casefold() or needle in row["team"].casefold()]
+        ids = [
+            row["submission_id"]
+            for row in entries
+            if needle in row["method_name"].casefold() or needle in row["team"].casefold()
+        ]
     if around is not None and around in ids:
         position = ids.index(around)
         offset = max(0, min(position - limit // 2, len(ids) - limit))
     else:
         around = None
         offset = max(0, min(int(offset), max(0, len(ids) - 1)))
-    return EntriesPage(ids[offset:offset + limit], len(entries), len(ids), offset, limit, query, around)
+    return EntriesPage(ids[offset : offset + limit], len(entries), len(ids), offset, limit, query, around)
 
 
 def heatmap_ids(compared: list[int], focus: int | None) -> list[int]:
@@ -80,5 +93,5 @@ def heatmap_ids(compared: list[int], focus: int | None) -> list[int]:
     chosen = set(compared[:HEAT_TOP])
     if focus in compared:
         position = compared.index(focus)
-        chosen.update(compared[max(0, position - HEAT_AROUND):position + HEAT_AROUND + 1])
+        chosen.update(compared[max(0, position - HEAT_AROUND) : position + HEAT_AROUND + 1])
     return [sid for sid in compared if sid in chosen]

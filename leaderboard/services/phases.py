@@ -18,8 +18,20 @@ from ..selectors import phase_in_force, user_is_host
 from .audit import audit_record, audit_save
 from .errors import ChallengeClosed, NotAllowed, ServiceError
 
-PHASE_FIELDS = ("name", "order", "opens_at", "closes_at", "daily_quota", "total_quota", "daily_file_quota",
-                "total_file_quota", "allow_predictions", "allow_recipes", "test_rows", "auto_reveal")
+PHASE_FIELDS = (
+    "name",
+    "order",
+    "opens_at",
+    "closes_at",
+    "daily_quota",
+    "total_quota",
+    "daily_file_quota",
+    "total_file_quota",
+    "allow_predictions",
+    "allow_recipes",
+    "test_rows",
+    "auto_reveal",
+)
 #: Phase settings the challenge's create and update take for its first (while it is the only) phase.
 FIRST_PHASE_FIELDS = ("opens_at", "closes_at", "daily_quota", "total_quota")
 #: Challenge settings a single-phase challenge shares with its phase (the challenge's kinds bound every phase's).
@@ -31,8 +43,13 @@ def phase_default(*, challenge: Challenge, **fields) -> Phase:
     unknown = sorted(set(fields) - set(FIRST_PHASE_FIELDS))
     if unknown:
         raise ServiceError(f"Unknown phase fields: {unknown}.")
-    return Phase.objects.create(challenge=challenge, name="main", order=0,
-                                **{name: getattr(challenge, name) for name in SHARED_WITH_PHASE}, **fields)
+    return Phase.objects.create(
+        challenge=challenge,
+        name="main",
+        order=0,
+        **{name: getattr(challenge, name) for name in SHARED_WITH_PHASE},
+        **fields,
+    )
 
 
 def phase_update_single(*, challenge: Challenge, user: User | None, fields: dict) -> dict:
@@ -46,14 +63,18 @@ def phase_update_single(*, challenge: Challenge, user: User | None, fields: dict
     if len(phases) != 1:
         if given:
             name = next(iter(given))
-            raise ServiceError(f"This challenge has {len(phases)} phases: set {name} on each phase "
-                               "(its phases endpoint), not on the challenge.", field=name)
+            raise ServiceError(
+                f"This challenge has {len(phases)} phases: set {name} on each phase "
+                "(its phases endpoint), not on the challenge.",
+                field=name,
+            )
         return {}
     phase = phases[0]
     values = {name: getattr(challenge, name) for name in SHARED_WITH_PHASE} | given
     _check({name: getattr(phase, name) for name in PHASE_FIELDS} | values)
-    return audit_save(phase, values, challenge=challenge, actor=user, action="phase_changed",
-                      tracked=PHASE_FIELDS, phase=phase.name)
+    return audit_save(
+        phase, values, challenge=challenge, actor=user, action="phase_changed", tracked=PHASE_FIELDS, phase=phase.name
+    )
 
 
 def phase_open(*, challenge: Challenge, now=None) -> Phase:
@@ -89,15 +110,22 @@ def _check_sequence(challenge: Challenge, fields: dict, *, phase: Phase | None =
     name = fields.get("name") or (phase.name if phase else "new")
     clash = next((p for p in others if p.order == fields.get("order")), None)
     if clash is not None:
-        raise ServiceError(f"The {clash.name} phase has order {clash.order} already: give the {name} phase "
-                           "its own place in the sequence (or leave order out to put it last).", field="order")
+        raise ServiceError(
+            f"The {clash.name} phase has order {clash.order} already: give the {name} phase "
+            "its own place in the sequence (or leave order out to put it last).",
+            field="order",
+        )
     opens, closes = fields.get("opens_at"), fields.get("closes_at")
     for other in others:
-        if (opens is None or other.closes_at is None or opens < other.closes_at) and \
-                (other.opens_at is None or closes is None or other.opens_at < closes):
-            raise ServiceError(f"The {name} phase ({_window(opens, closes)}) overlaps the {other.name} phase "
-                               f"({_window(other.opens_at, other.closes_at)}): phases follow one another, so "
-                               f"change the dates of one of them first.", field="opens_at")
+        if (opens is None or other.closes_at is None or opens < other.closes_at) and (
+            other.opens_at is None or closes is None or other.opens_at < closes
+        ):
+            raise ServiceError(
+                f"The {name} phase ({_window(opens, closes)}) overlaps the {other.name} phase "
+                f"({_window(other.opens_at, other.closes_at)}): phases follow one another, so "
+                f"change the dates of one of them first.",
+                field="opens_at",
+            )
 
 
 def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
@@ -115,8 +143,13 @@ def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
                 fields["order"] = 0 if last is None else last + 1
             _check_sequence(challenge, fields)
             phase = Phase.objects.create(challenge=challenge, **fields)
-            audit_record(challenge=challenge, actor=user, action="phase_created", phase=phase.name,
-                         settings={name: getattr(phase, name) for name in PHASE_FIELDS})
+            audit_record(
+                challenge=challenge,
+                actor=user,
+                action="phase_created",
+                phase=phase.name,
+                settings={name: getattr(phase, name) for name in PHASE_FIELDS},
+            )
     except IntegrityError:
         raise ServiceError(f"The challenge has a phase named {fields['name']!r} already.", field="name") from None
     return phase
@@ -132,8 +165,15 @@ def phase_update(*, phase: Phase, user: User, **fields) -> Phase:
         with transaction.atomic():
             Challenge.objects.select_for_update().filter(pk=phase.challenge_id).first()
             _check_sequence(phase.challenge, merged, phase=phase)
-            audit_save(phase, fields, challenge=phase.challenge, actor=user, action="phase_changed",
-                       tracked=PHASE_FIELDS, phase=phase.name)
+            audit_save(
+                phase,
+                fields,
+                challenge=phase.challenge,
+                actor=user,
+                action="phase_changed",
+                tracked=PHASE_FIELDS,
+                phase=phase.name,
+            )
     except IntegrityError:
         raise ServiceError(f"The challenge has a phase named {fields.get('name')!r} already.", field="name") from None
     return phase

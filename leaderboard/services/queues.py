@@ -45,8 +45,11 @@ def challenge_queue_waits(*, challenge: Challenge) -> list[dict]:
     consumers = dispatch.queue_consumers()
     if consumers is None:
         return []
-    return [{"queue": queue, "waiting": what, "message": queue_wait_message(queue, what)}
-            for queue, what in challenge_queues(challenge=challenge) if not consumers.get(queue)]
+    return [
+        {"queue": queue, "waiting": what, "message": queue_wait_message(queue, what)}
+        for queue, what in challenge_queues(challenge=challenge)
+        if not consumers.get(queue)
+    ]
 
 
 def submission_queue_wait(*, submission) -> str | None:
@@ -79,12 +82,19 @@ def queues_unattended_record(*, runs: list[Run], now=None) -> int:
             waiting.setdefault((run.submission.challenge_id, run.queue), []).append(run.submission_id)
     recorded = 0
     for (challenge_id, queue), submissions in sorted(waiting.items()):
-        recent = AuditEntry.objects.filter(challenge_id=challenge_id, action=UNATTENDED, details__queue=queue,
-                                           created__gte=now - UNATTENDED_EVERY)
+        recent = AuditEntry.objects.filter(
+            challenge_id=challenge_id, action=UNATTENDED, details__queue=queue, created__gte=now - UNATTENDED_EVERY
+        )
         if recent.exists():
             continue
         what = "prediction files" if queue == RunQueue.SCORING else "recipes"
-        audit_record(challenge=Challenge.objects.get(pk=challenge_id), actor=None, action=UNATTENDED, queue=queue,
-                     submissions=sorted(set(submissions)), message=queue_wait_message(queue, what))
+        audit_record(
+            challenge=Challenge.objects.get(pk=challenge_id),
+            actor=None,
+            action=UNATTENDED,
+            queue=queue,
+            submissions=sorted(set(submissions)),
+            message=queue_wait_message(queue, what),
+        )
         recorded += 1
     return recorded

@@ -23,9 +23,12 @@ def registration_register(*, challenge: Challenge, user: User, accept_rules: boo
         raise ServiceError("Accept the challenge's rules to take part (accept_rules).", field="accept_rules")
     with transaction.atomic():
         registration, created = Registration.objects.select_for_update().get_or_create(
-            challenge=challenge, user=user,
-            defaults={"status": RegistrationStatus.PENDING if challenge.registration_required
-                      else RegistrationStatus.APPROVED})
+            challenge=challenge,
+            user=user,
+            defaults={
+                "status": RegistrationStatus.PENDING if challenge.registration_required else RegistrationStatus.APPROVED
+            },
+        )
         if accept_rules and registration.rules_accepted_at is None:
             registration.rules_accepted_at = timezone.now()
         if not challenge.registration_required and registration.status == RegistrationStatus.PENDING:
@@ -43,8 +46,13 @@ def registration_decide(*, registration: Registration, user: User, approve: bool
         registration.status = RegistrationStatus.APPROVED if approve else RegistrationStatus.REJECTED
         registration.decided_by, registration.decided_at = user, timezone.now()
         registration.save(update_fields=["status", "decided_by", "decided_at"])
-        audit_record(challenge=challenge, actor=user, action="registration_decided",
-                     user=registration.user.username, status=registration.status)
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="registration_decided",
+            user=registration.user.username,
+            status=registration.status,
+        )
     return registration
 
 
@@ -54,12 +62,18 @@ def registration_check(*, challenge: Challenge, user: User) -> None:
         return
     registration = Registration.objects.filter(challenge=challenge, user=user).first()
     if challenge.rules and (registration is None or registration.rules_accepted_at is None):
-        raise NotAllowed("Accept the challenge's rules before your first submission (on the challenge page, or "
-                         f"POST /api/challenges/{challenge.slug}/register/ with accept_rules=true).")
+        raise NotAllowed(
+            "Accept the challenge's rules before your first submission (on the challenge page, or "
+            f"POST /api/challenges/{challenge.slug}/register/ with accept_rules=true)."
+        )
     if challenge.registration_required:
         if registration is None:
-            raise NotAllowed("This challenge requires registration: register on the challenge page (or POST "
-                             f"/api/challenges/{challenge.slug}/register/) and wait for a host's approval.")
+            raise NotAllowed(
+                "This challenge requires registration: register on the challenge page (or POST "
+                f"/api/challenges/{challenge.slug}/register/) and wait for a host's approval."
+            )
         if registration.status != RegistrationStatus.APPROVED:
-            raise NotAllowed(f"Your registration is {registration.get_status_display().lower()}: the hosts "
-                             "approve registrations before you can submit.")
+            raise NotAllowed(
+                f"Your registration is {registration.get_status_display().lower()}: the hosts "
+                "approve registrations before you can submit."
+            )

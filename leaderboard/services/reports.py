@@ -58,10 +58,12 @@ from .history import record_moves
 #: overrides (its model validators are the override's validators).
 OVERRIDABLE = {"n": "boo_n", "gamma": "gamma", "alpha": "alpha", "statistic": "ranking_statistic"}
 
-MULTIPLICITY_NOTE = ("m counts every test-set evaluation of this kind in the challenge (in the prediction-file "
-                     "section every scored prediction file, in the recipe section every recipe submission), in every "
-                     "phase, not only the entries shown: picking the best of many adaptive tries inflates the maximum "
-                     "(Møllersen & Holsbø), and each try is one more draw.")
+MULTIPLICITY_NOTE = (
+    "m counts every test-set evaluation of this kind in the challenge (in the prediction-file "
+    "section every scored prediction file, in the recipe section every recipe submission), in every "
+    "phase, not only the entries shown: picking the best of many adaptive tries inflates the maximum "
+    "(Møllersen & Holsbø), and each try is one more draw."
+)
 
 
 # ------------------------------------------------------------------ requesting and caching
@@ -69,7 +71,8 @@ def report_request(*, challenge_id: int) -> bool:
     """Ask for a recomputation; returns True when this call queued one."""
     Report.objects.get_or_create(challenge_id=challenge_id)
     flipped = Report.objects.filter(challenge_id=challenge_id, recompute_pending=False).update(
-        recompute_pending=True, requested_at=timezone.now())
+        recompute_pending=True, requested_at=timezone.now()
+    )
     if flipped:
         enqueue_on_commit(RECOMPUTE_REPORT, challenge_id, countdown=settings.VARBOARD["REPORT_DEBOUNCE_S"])
     return bool(flipped)
@@ -82,8 +85,9 @@ STORED_LAYOUT = 2
 
 def report_settings_key(challenge: Challenge) -> str:
     """A digest of the challenge settings the report depends on (cheap: no query)."""
-    return hashlib.sha256(repr((*challenge.report_settings_values(), REPORT_FORMAT, STORED_LAYOUT)).encode()
-                          ).hexdigest()[:32]
+    return hashlib.sha256(
+        repr((*challenge.report_settings_values(), REPORT_FORMAT, STORED_LAYOUT)).encode()
+    ).hexdigest()[:32]
 
 
 def report_inputs_version(*, challenge: Challenge, snapshot: ChallengeRuns | None = None) -> str:
@@ -123,14 +127,26 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
         return report
     versions = entry_versions(challenge=challenge, snapshot=snapshot)
     previous = report.data
-    _save(report, version, lambda: build_report_data(challenge=challenge, versions=versions, previous=previous,
-                                                     snapshot=snapshot))
+    _save(
+        report,
+        version,
+        lambda: build_report_data(challenge=challenge, versions=versions, previous=previous, snapshot=snapshot),
+    )
     if board_has_private(challenge):
         private = private or PrivateReport.objects.create(challenge=challenge)
         previous_private = private.data
-        _save(private, version, lambda: build_report_data(challenge=challenge, board=Board.PRIVATE,
-                                                          versions=versions, public_data=report.data,
-                                                          previous=previous_private, snapshot=snapshot))
+        _save(
+            private,
+            version,
+            lambda: build_report_data(
+                challenge=challenge,
+                board=Board.PRIVATE,
+                versions=versions,
+                public_data=report.data,
+                previous=previous_private,
+                snapshot=snapshot,
+            ),
+        )
     return report
 
 
@@ -144,11 +160,20 @@ def _save(report, version: str, build) -> None:
     report.duration_s = time.perf_counter() - started
     with transaction.atomic():
         skeleton = _write_rows(report, data)
-        record_moves(challenge_id=report.challenge_id, board=type(report).BOARD, before=report.data, after=data,
-                     at=report.computed_at)
+        record_moves(
+            challenge_id=report.challenge_id,
+            board=type(report).BOARD,
+            before=report.data,
+            after=data,
+            at=report.computed_at,
+        )
         type(report).objects.filter(pk=report.pk).update(
-            data=skeleton, inputs_version=version, computed_at=report.computed_at, duration_s=report.duration_s,
-            recompute_count=F("recompute_count") + 1)
+            data=skeleton,
+            inputs_version=version,
+            computed_at=report.computed_at,
+            duration_s=report.duration_s,
+            recompute_count=F("recompute_count") + 1,
+        )
     report.data, report.row_ids = data, row_ids(skeleton)
 
 
@@ -165,15 +190,24 @@ def _write_rows(report, data: dict) -> dict:
     else:
         gone = [sid for sid in before_ids if sid not in own]
         for start in range(0, len(gone), 500):
-            stored.filter(submission_id__in=gone[start:start + 500]).delete()
+            stored.filter(submission_id__in=gone[start : start + 500]).delete()
         moving = set(skeleton[ROW_TABLE]["columns"])
         before = {row["submission_id"]: row for row in (report.data or {}).get("entries", ())}
-        changed = [sid for sid, row in own.items() if sid not in before
-                   or row != {key: value for key, value in before[sid].items() if key not in moving}]
+        changed = [
+            sid
+            for sid, row in own.items()
+            if sid not in before or row != {key: value for key, value in before[sid].items() if key not in moving}
+        ]
     ReportRow.objects.bulk_create(
-        [ReportRow(challenge_id=report.challenge_id, board=type(report).BOARD, submission_id=sid, data=own[sid])
-         for sid in changed], update_conflicts=True, unique_fields=["challenge", "board", "submission_id"],
-        update_fields=["data"], batch_size=500)
+        [
+            ReportRow(challenge_id=report.challenge_id, board=type(report).BOARD, submission_id=sid, data=own[sid])
+            for sid in changed
+        ],
+        update_conflicts=True,
+        unique_fields=["challenge", "board", "submission_id"],
+        update_fields=["data"],
+        batch_size=500,
+    )
     report.written_rows = len(changed)
     return skeleton
 
@@ -204,26 +238,47 @@ def report_current(*, challenge: Challenge, board: str = Board.PUBLIC):
 
 
 # ------------------------------------------------------------------ building
-def report_settings(*, challenge: Challenge, overrides: dict[str, Any] | None = None,
-                    m_total_predictions: int | None = None, m_total_recipes: int | None = None) -> ReportSettings:
+def report_settings(
+    *,
+    challenge: Challenge,
+    overrides: dict[str, Any] | None = None,
+    m_total_predictions: int | None = None,
+    m_total_recipes: int | None = None,
+) -> ReportSettings:
     """The challenge's statistical settings, with the :data:`OVERRIDABLE` parameters overridden."""
     values = {field: getattr(challenge, field) for field in OVERRIDABLE.values()}
     for key, value in (overrides or {}).items():
         values[OVERRIDABLE[key]] = value
     metric = challenge.metric_info
     return ReportSettings(
-        higher_is_better=challenge.higher_is_better, n_resamples=challenge.bootstrap_resamples,
-        master_seed=challenge.master_seed, correction=challenge.correction, k_runs=challenge.k_runs,
-        m_total_predictions=m_total_predictions, m_total_recipes=m_total_recipes,
-        accuracy_like=metric.name == "accuracy", metric_from_mean=metric.from_mean, score_range=metric.score_range,
-        boo_n=values["boo_n"], gamma=values["gamma"], alpha=values["alpha"], statistic=values["ranking_statistic"],
-        backend=settings.VARBOARD.get("STATS_BACKEND", "auto"), device=settings.VARBOARD.get("STATS_DEVICE", "auto"),
-        comparison_table=True)
+        higher_is_better=challenge.higher_is_better,
+        n_resamples=challenge.bootstrap_resamples,
+        master_seed=challenge.master_seed,
+        correction=challenge.correction,
+        k_runs=challenge.k_runs,
+        m_total_predictions=m_total_predictions,
+        m_total_recipes=m_total_recipes,
+        accuracy_like=metric.name == "accuracy",
+        metric_from_mean=metric.from_mean,
+        score_range=metric.score_range,
+        boo_n=values["boo_n"],
+        gamma=values["gamma"],
+        alpha=values["alpha"],
+        statistic=values["ranking_statistic"],
+        backend=settings.VARBOARD.get("STATS_BACKEND", "auto"),
+        device=settings.VARBOARD.get("STATS_DEVICE", "auto"),
+        comparison_table=True,
+    )
 
 
-def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions: dict[int, Version] | None = None,
-                   submission_ids: set[int] | None = None, snapshot: ChallengeRuns | None = None
-                   ) -> tuple[list[EntryRuns], dict[str, int]]:
+def report_entries(
+    *,
+    challenge: Challenge,
+    board: str = Board.PUBLIC,
+    versions: dict[int, Version] | None = None,
+    submission_ids: set[int] | None = None,
+    snapshot: ChallengeRuns | None = None,
+) -> tuple[list[EntryRuns], dict[str, int]]:
     """Entries shown on ``board``, and how many test-set evaluations of each kind were ever made on it.
 
     Shown on the public board: one version per entry (``services.entries.public_board_ids``), on
@@ -238,11 +293,13 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
         snapshot = challenge_runs(challenge=challenge, submission_ids=None if versions is None else submission_ids)
     if versions is None:
         versions = entry_versions(challenge=challenge, snapshot=snapshot)
-    shown = (public_board_ids(challenge=challenge, versions=versions) if board == Board.PUBLIC
-             else final_selection_ids(challenge=challenge, versions=versions))
+    shown = (
+        public_board_ids(challenge=challenge, versions=versions)
+        if board == Board.PUBLIC
+        else final_selection_ids(challenge=challenge, versions=versions)
+    )
     score_field, outcomes_field = board_fields(challenge, board)
-    about = {row[0]: row for row in snapshot.submissions
-             if submission_ids is None or row[0] in submission_ids}
+    about = {row[0]: row for row in snapshot.submissions if submission_ids is None or row[0] in submission_ids}
     kind, state = SNAPSHOT_SUBMISSION_COLUMNS.index("kind"), SNAPSHOT_SUBMISSION_COLUMNS.index("status")
     moderated = SNAPSHOT_SUBMISSION_COLUMNS.index("moderated")  # by a host (services.moderation): on no board
     runs: dict[int, list[tuple]] = {}
@@ -258,8 +315,9 @@ def report_entries(*, challenge: Challenge, board: str = Board.PUBLIC, versions:
             recipes.add(sid)
         if submission[state] != SubmissionStatus.CANCELLED and not submission[moderated] and sid in shown:
             runs[sid] = group
-    outcomes = _prediction_outcomes(challenge, outcomes_field, [sid for sid in runs
-                                                                if about[sid][kind] == SubmissionKind.PREDICTIONS])
+    outcomes = _prediction_outcomes(
+        challenge, outcomes_field, [sid for sid in runs if about[sid][kind] == SubmissionKind.PREDICTIONS]
+    )
     entries = _entries(about, runs, SNAPSHOT_RUN_COLUMNS.index(score_field), outcomes)
     return entries, {SubmissionKind.PREDICTIONS: files, SubmissionKind.RECIPE: len(recipes)}
 
@@ -269,14 +327,20 @@ def _prediction_outcomes(challenge: Challenge, field: str, submission_ids: list[
     prediction entries have them, so a board of recipes reads none."""
     if not submission_ids:
         return {}
-    rows = rows_as_stored(Run.objects.filter(submission__challenge=challenge, submission_id__in=submission_ids,
-                                             status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
-                          .values_list("submission_id", "index", field))
+    rows = rows_as_stored(
+        Run.objects.filter(
+            submission__challenge=challenge,
+            submission_id__in=submission_ids,
+            status=RunStatus.SUCCEEDED,
+            **{f"{field}__isnull": False},
+        ).values_list("submission_id", "index", field)
+    )
     return {(sid, index): blob for sid, index, blob in rows}
 
 
-def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
-             outcomes: dict[tuple, bytes]) -> list[EntryRuns]:
+def _entries(
+    about: dict[int, tuple], runs: dict[int, list[tuple]], score: int, outcomes: dict[tuple, bytes]
+) -> list[EntryRuns]:
     """One :class:`EntryRuns` per submission of ``runs`` (rows of :data:`SNAPSHOT_RUN_COLUMNS`, ``score`` the
     board's score column; ``about``: rows of :data:`SNAPSHOT_SUBMISSION_COLUMNS`). The columns of all the
     runs become arrays at once, each entry's a slice of them (a board of 5,000 entries: docs/scale.md)."""
@@ -295,12 +359,22 @@ def _entries(about: dict[int, tuple], runs: dict[int, list[tuple]], score: int,
     for k, (sid, group) in enumerate(runs.items()):
         sid, _, kind, status, name, team, runs_expected, created, _, _, source, link, *_ = about[sid]
         part = slice(bounds[k], bounds[k + 1])
-        out.append(EntryRuns(
-            id=sid, name=name, team=team, kind=kind, runs_expected=runs_expected, run_index=index[part],
-            test=test[part], valid=None if incomplete[k] else valid[part],
-            outcomes=_outcomes_of(sid, group, outcomes) if outcomes else None,
-            created=created, in_progress=status in SUBMISSION_ACTIVE,
-            provenance=None if source is None else {"source": source, "link": link or ""}))
+        out.append(
+            EntryRuns(
+                id=sid,
+                name=name,
+                team=team,
+                kind=kind,
+                runs_expected=runs_expected,
+                run_index=index[part],
+                test=test[part],
+                valid=None if incomplete[k] else valid[part],
+                outcomes=_outcomes_of(sid, group, outcomes) if outcomes else None,
+                created=created,
+                in_progress=status in SUBMISSION_ACTIVE,
+                provenance=None if source is None else {"source": source, "link": link or ""},
+            )
+        )
     return out
 
 
@@ -316,8 +390,9 @@ def _outcomes_of(sid: int, group: list[tuple], outcomes: dict[tuple, bytes]) -> 
     return np.stack(parts).astype(np.float64)
 
 
-def reusable_rows(*, challenge: Challenge, board: str, entries: list[EntryRuns], previous: dict | None
-                  ) -> tuple[dict[int, dict], dict[str, str]]:
+def reusable_rows(
+    *, challenge: Challenge, board: str, entries: list[EntryRuns], previous: dict | None
+) -> tuple[dict[int, dict], dict[str, str]]:
     """Rows of ``previous`` (the board's stored report) an incremental update may keep, and every entry's fingerprint.
 
     A row is kept when the report was made with the same settings, is published exactly
@@ -328,17 +403,31 @@ def reusable_rows(*, challenge: Challenge, board: str, entries: list[EntryRuns],
     """
     prints = {str(e.id): entry_fingerprint(e) for e in entries}
     exact = board != Board.PUBLIC or challenge.feedback == Feedback.EXACT
-    if (not previous or not exact or previous.get("settings_key") != report_settings_key(challenge)
-            or previous.get("format") != REPORT_FORMAT):
+    if (
+        not previous
+        or not exact
+        or previous.get("settings_key") != report_settings_key(challenge)
+        or previous.get("format") != REPORT_FORMAT
+    ):
         return {}, prints
     before = previous.get("fingerprints") or {}
-    return {row["submission_id"]: row for row in previous.get("entries", ())
-            if before.get(str(row["submission_id"])) == prints.get(str(row["submission_id"]))}, prints
+    return {
+        row["submission_id"]: row
+        for row in previous.get("entries", ())
+        if before.get(str(row["submission_id"])) == prints.get(str(row["submission_id"]))
+    }, prints
 
 
-def build_report_data(*, challenge: Challenge, overrides: dict[str, Any] | None = None, board: str = Board.PUBLIC,
-                      versions: dict[int, Version] | None = None, public_data: dict | None = None,
-                      previous: dict | None = None, snapshot: ChallengeRuns | None = None) -> dict:
+def build_report_data(
+    *,
+    challenge: Challenge,
+    overrides: dict[str, Any] | None = None,
+    board: str = Board.PUBLIC,
+    versions: dict[int, Version] | None = None,
+    public_data: dict | None = None,
+    previous: dict | None = None,
+    snapshot: ChallengeRuns | None = None,
+) -> dict:
     """The report of ``challenge``'s ``board`` as published (see :func:`evaluation.report.build_report`
     and :func:`services.boards.board_publish`).
 
@@ -366,17 +455,24 @@ def build_report_data(*, challenge: Challenge, overrides: dict[str, Any] | None 
     snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
     versions = entry_versions(challenge=challenge, snapshot=snapshot) if versions is None else versions
     entries, ever = report_entries(challenge=challenge, board=board, versions=versions, snapshot=snapshot)
-    settings_ = report_settings(challenge=challenge, overrides=overrides,
-                                m_total_predictions=ever[SubmissionKind.PREDICTIONS],
-                                m_total_recipes=ever[SubmissionKind.RECIPE])
-    reuse, prints = reusable_rows(challenge=challenge, board=board, entries=entries,
-                                  previous=None if overrides else previous)
+    settings_ = report_settings(
+        challenge=challenge,
+        overrides=overrides,
+        m_total_predictions=ever[SubmissionKind.PREDICTIONS],
+        m_total_recipes=ever[SubmissionKind.RECIPE],
+    )
+    reuse, prints = reusable_rows(
+        challenge=challenge, board=board, entries=entries, previous=None if overrides else previous
+    )
     try:
         data = build_report(entries, settings_, reuse=reuse, previous=previous if reuse else None)
     except ValueError as exc:  # e.g. a challenge saved with gamma = 1, which the decision rule cannot use
         raise ServiceError(f"The report of {challenge.slug!r} cannot be computed: {exc}") from exc
-    data["challenge"] = {"slug": challenge.slug, "metric": challenge.metric,
-                         "higher_is_better": challenge.higher_is_better}
+    data["challenge"] = {
+        "slug": challenge.slug,
+        "metric": challenge.metric,
+        "higher_is_better": challenge.higher_is_better,
+    }
     data["settings"]["m_total"] = {str(kind): count for kind, count in ever.items()}
     data["settings"]["m_note"] = MULTIPLICITY_NOTE
     data["overrides"] = dict(overrides or {})
@@ -395,9 +491,15 @@ def report_with_overrides_key(*, challenge: Challenge, overrides: dict, board: s
     return f"varboard:override:{challenge.pk}:{digest}"
 
 
-
-def pair_compare(*, challenge: Challenge, section: dict, a_id: int, b_id: int, overrides: dict[str, Any] | None = None,
-                 board: str = Board.PUBLIC) -> dict:
+def pair_compare(
+    *,
+    challenge: Challenge,
+    section: dict,
+    a_id: int,
+    b_id: int,
+    overrides: dict[str, Any] | None = None,
+    board: str = Board.PUBLIC,
+) -> dict:
     """The comparison of two compared recipe entries the report did not store (a large board's far pair).
 
     Reads the two entries' runs only and decides the pair as one of the section's pairs
@@ -413,8 +515,12 @@ def pair_compare(*, challenge: Challenge, section: dict, a_id: int, b_id: int, o
     if a_id not in by_id or b_id not in by_id:
         raise ServiceError("Both entries need scored runs on this board to be compared.")
     try:
-        return compare(by_id[a_id], by_id[b_id], report_settings(challenge=challenge, overrides=overrides),
-                       family_size=section_family_size(section))
+        return compare(
+            by_id[a_id],
+            by_id[b_id],
+            report_settings(challenge=challenge, overrides=overrides),
+            family_size=section_family_size(section),
+        )
     except ValueError as exc:
         raise ServiceError(f"These entries cannot be compared: {exc}") from exc
 
@@ -426,16 +532,28 @@ def section_family_size(section: dict) -> int:
     return n * (n - 1) // 2
 
 
-def section_pair(*, challenge: Challenge, section: dict, a: dict, b: dict, overrides: dict[str, Any] | None = None,
-                 board: str = Board.PUBLIC) -> tuple[dict | None, str | None]:
+def section_pair(
+    *,
+    challenge: Challenge,
+    section: dict,
+    a: dict,
+    b: dict,
+    overrides: dict[str, Any] | None = None,
+    board: str = Board.PUBLIC,
+) -> tuple[dict | None, str | None]:
     """(the comparison of rows A and B seen from A, None), or (None, why not): stored, else computed on demand.
 
     A large board stores each entry's comparisons with its neighbours, the leader and its frontier;
     any other pair of compared recipe entries is decided by :func:`pair_compare`.
     """
     a_id, b_id = a["submission_id"], b["submission_id"]
-    if (board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED and a_id != b_id
-            and a.get("ranking_value") is not None and a.get("ranking_value") == b.get("ranking_value")):
+    if (
+        board == Board.PUBLIC
+        and challenge.feedback == Feedback.ROUNDED
+        and a_id != b_id
+        and a.get("ranking_value") is not None
+        and a.get("ranking_value") == b.get("ranking_value")
+    ):
         return None, rounded_tie_reason(challenge.feedback_digits)  # issue 21: nothing beyond the shown scores
     names = {a_id: a["method_name"], b_id: b["method_name"]}
     for pair in section_pairs(section, names, among=names):
@@ -444,8 +562,9 @@ def section_pair(*, challenge: Challenge, section: dict, a: dict, b: dict, overr
     compared = set(section["compared"])
     if a_id != b_id and a_id in compared and b_id in compared and section["kind"] == SubmissionKind.RECIPE:
         try:
-            return pair_compare(challenge=challenge, section=section, a_id=a_id, b_id=b_id, overrides=overrides,
-                                board=board), None
+            return pair_compare(
+                challenge=challenge, section=section, a_id=a_id, b_id=b_id, overrides=overrides, board=board
+            ), None
         except ServiceError as exc:
             return None, exc.message
     return None, None

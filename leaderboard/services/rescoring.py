@@ -34,8 +34,12 @@ from .reports import report_request
 def _read_labels(dataset: Dataset, data: bytes, filename: str) -> bytes:
     """The corrected hidden labels as the stored CSV (id, label), every test id exactly once."""
     try:
-        frame = read_table(data, filename=filename, max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
-                           text_columns=(dataset.id_column, dataset.label_column))
+        frame = read_table(
+            data,
+            filename=filename,
+            max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
+            text_columns=(dataset.id_column, dataset.label_column),
+        )
     except TableError as exc:
         raise ServiceError(f"{filename}: {exc}", field="hidden_labels") from None
     missing_columns = [c for c in (dataset.id_column, dataset.label_column) if c not in frame.columns]
@@ -46,8 +50,11 @@ def _read_labels(dataset: Dataset, data: bytes, filename: str) -> bytes:
     repeated = ids[ids.duplicated()].tolist()
     unknown = sorted(set(ids) - set(expected))
     missing = [i for i in expected if i not in set(ids)]
-    for problem, values in (("repeats ids", repeated), ("has ids that are not test rows", unknown),
-                            ("lacks test ids", missing)):
+    for problem, values in (
+        ("repeats ids", repeated),
+        ("has ids that are not test rows", unknown),
+        ("lacks test ids", missing),
+    ):
         if values:
             raise ServiceError(f"{filename} {problem}: {', '.join(map(repr, values[:5]))}.", field="hidden_labels")
     labels = frame[dataset.label_column].astype(str)
@@ -57,15 +64,20 @@ def _read_labels(dataset: Dataset, data: bytes, filename: str) -> bytes:
     else:
         strange = sorted(set(labels) - set(map(str, dataset.classes)))
         if strange:
-            raise ServiceError(f"{filename}: labels {strange[:5]} are not classes of this challenge "
-                               f"({', '.join(map(str, dataset.classes))}).", field="hidden_labels")
+            raise ServiceError(
+                f"{filename}: labels {strange[:5]} are not classes of this challenge "
+                f"({', '.join(map(str, dataset.classes))}).",
+                field="hidden_labels",
+            )
     out = pd.DataFrame({dataset.id_column: ids, dataset.label_column: labels}).set_index(dataset.id_column)
     return out.loc[expected].reset_index().to_csv(index=False).encode("utf-8")
 
 
-METRIC_WOULD_MIX = ("This challenge has {n} recipe submission(s) whose predictions are not kept (only their "
-                    "scores under {old}): a change of metric to {new} could not rescore them, and one board would "
-                    "mix the two metrics. Create a new challenge for the new metric, or correct the labels only.")
+METRIC_WOULD_MIX = (
+    "This challenge has {n} recipe submission(s) whose predictions are not kept (only their "
+    "scores under {old}): a change of metric to {new} could not rescore them, and one board would "
+    "mix the two metrics. Create a new challenge for the new metric, or correct the labels only."
+)
 
 
 class MetricChangeRefused(ServiceError):
@@ -76,23 +88,34 @@ class MetricChangeRefused(ServiceError):
 
 def _check_no_recipe_entries(challenge: Challenge, metric) -> None:
     """Recipe runs keep no predictions, so a new metric cannot reach them: refuse rather than mix metrics."""
-    recipes = (Submission.objects.filter(challenge=challenge, kind=SubmissionKind.RECIPE)
-               .exclude(status=SubmissionStatus.CANCELLED).count())
+    recipes = (
+        Submission.objects.filter(challenge=challenge, kind=SubmissionKind.RECIPE)
+        .exclude(status=SubmissionStatus.CANCELLED)
+        .count()
+    )
     if recipes:
-        raise MetricChangeRefused(METRIC_WOULD_MIX.format(n=recipes, old=get_metric(challenge.metric).label,
-                                                          new=metric.label), field="metric")
+        raise MetricChangeRefused(
+            METRIC_WOULD_MIX.format(n=recipes, old=get_metric(challenge.metric).label, new=metric.label), field="metric"
+        )
 
 
 def _archive_reports(challenge: Challenge, reason: str) -> None:
     for board, model in (("public", Report), ("private", PrivateReport)):
         report = model.objects.filter(challenge=challenge).first()
         if report is not None and report.data:
-            ReportVersion.objects.create(challenge=challenge, board=board, data=report.data,
-                                         computed_at=report.computed_at, reason=reason[:300])
+            ReportVersion.objects.create(
+                challenge=challenge, board=board, data=report.data, computed_at=report.computed_at, reason=reason[:300]
+            )
 
 
-def challenge_rescore(*, challenge: Challenge, user: User, phase: Phase | None = None,
-                      hidden_labels: tuple[str, bytes] | None = None, metric: str | None = None) -> dict:
+def challenge_rescore(
+    *,
+    challenge: Challenge,
+    user: User,
+    phase: Phase | None = None,
+    hidden_labels: tuple[str, bytes] | None = None,
+    metric: str | None = None,
+) -> dict:
     """Correct the labels and/or the metric, then score the prediction submissions again (hosts only).
 
     With new labels or a new metric every phase is rescored (they share the test rows);
@@ -122,8 +145,14 @@ def challenge_rescore(*, challenge: Challenge, user: User, phase: Phase | None =
             enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
             queued += 1
         recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
-        audit_record(challenge=challenge, actor=user, action="rescore", reason=reason, submissions=queued,
-                     recipes_not_rescored=recipes)
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="rescore",
+            reason=reason,
+            submissions=queued,
+            recipes_not_rescored=recipes,
+        )
     report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
 
@@ -138,13 +167,25 @@ def _apply_corrections(challenge, dataset, user, labels: bytes | None, metric, p
         dataset.hidden_labels_file.save("hidden_labels.csv", ContentFile(labels), save=False)
         dataset.version = hashlib.sha256(train + b"\0" + tests + b"\0" + labels).hexdigest()
         dataset.save(update_fields=["hidden_labels_file", "version"])
-        audit_record(challenge=challenge, actor=user, action="hidden_labels_replaced", file="hidden_labels",
-                     old_version=old_version, new_version=dataset.version)
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="hidden_labels_replaced",
+            file="hidden_labels",
+            old_version=old_version,
+            new_version=dataset.version,
+        )
         reasons.append("hidden labels corrected")
     if metric is not None:
-        audit_record(challenge=challenge, actor=user, action="settings_changed",
-                     changes={"metric": [challenge.metric, metric.name],
-                              "higher_is_better": [challenge.higher_is_better, metric.higher_is_better]})
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="settings_changed",
+            changes={
+                "metric": [challenge.metric, metric.name],
+                "higher_is_better": [challenge.higher_is_better, metric.higher_is_better],
+            },
+        )
         challenge.metric, challenge.higher_is_better = metric.name, metric.higher_is_better
         challenge.save(update_fields=["metric", "higher_is_better"])
         reasons.append(f"metric changed to {metric.label}")

@@ -40,9 +40,16 @@ class ImportFile:
     model: str | None = None
 
 
-def challenge_create_results_only(*, created_by: User, title: str, slug: str | None = None, description: str = "",
-                                  metric: str = "accuracy", higher_is_better: bool = True,
-                                  visibility: str = Visibility.PUBLIC) -> Challenge:
+def challenge_create_results_only(
+    *,
+    created_by: User,
+    title: str,
+    slug: str | None = None,
+    description: str = "",
+    metric: str = "accuracy",
+    higher_is_better: bool = True,
+    visibility: str = Visibility.PUBLIC,
+) -> Challenge:
     """A challenge that takes no submissions: its entries are imported results."""
     slug = slugify(slug or title)[:60]
     if not slug:
@@ -51,16 +58,25 @@ def challenge_create_results_only(*, created_by: User, title: str, slug: str | N
         raise ServiceError(f"A challenge with the slug {slug!r} exists already.", field="slug")
     with transaction.atomic():
         challenge = Challenge.objects.create(
-            slug=slug, title=title, description=description, created_by=created_by, metric=metric,
-            higher_is_better=higher_is_better, allow_predictions=True, allow_recipes=False, k_runs=1,
-            split_scheme=SplitScheme.FIXED, randomize_sources=[], visibility=visibility)
+            slug=slug,
+            title=title,
+            description=description,
+            created_by=created_by,
+            metric=metric,
+            higher_is_better=higher_is_better,
+            allow_predictions=True,
+            allow_recipes=False,
+            k_runs=1,
+            split_scheme=SplitScheme.FIXED,
+            randomize_sources=[],
+            visibility=visibility,
+        )
         challenge.hosts.add(created_by)
         phase_default(challenge=challenge, daily_quota=0, total_quota=0, closes_at=timezone.now())
     return challenge
 
 
-def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: str | None,
-           instances: list[str] | None):
+def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: str | None, instances: list[str] | None):
     """The uploaded files as one models x instances table aligned on the challenge's instances."""
     if format not in FORMATS:
         raise ServiceError(f"`format` must be one of {', '.join(FORMATS)} (got {format!r}).", field="format")
@@ -69,26 +85,43 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
     earlier = ResultsImport.objects.filter(challenge=challenge).order_by("created").first()
     known = earlier.instance_ids if earlier is not None else None
     try:
-        parts = [read_results(f.data, format=format, filename=f.name, model=f.model, metric=metric,
-                              instances=instances or known) for f in files]
+        parts = [
+            read_results(
+                f.data, format=format, filename=f.name, model=f.model, metric=metric, instances=instances or known
+            )
+            for f in files
+        ]
         table = combine(parts, instances=known)
     except ResultsImportError as exc:
         raise ServiceError(str(exc), field="files") from None
     if len(table.models) > MAX_MODELS_PER_IMPORT:
-        raise ServiceError(f"{len(table.models)} models in one import; the limit is {MAX_MODELS_PER_IMPORT}.",
-                           field="files")
-    taken = set(Submission.objects.filter(challenge=challenge, method_name__in=table.models)
-                .values_list("method_name", flat=True))
+        raise ServiceError(
+            f"{len(table.models)} models in one import; the limit is {MAX_MODELS_PER_IMPORT}.", field="files"
+        )
+    taken = set(
+        Submission.objects.filter(challenge=challenge, method_name__in=table.models).values_list(
+            "method_name", flat=True
+        )
+    )
     if taken:
         raise ServiceError(f"Already on this leaderboard: {', '.join(sorted(taken))}.", field="files")
     return table
 
 
 # long because it validates, then stores the import, the entries, their runs and provenance at once
-def results_import_create(*, challenge: Challenge, user: User, files: list[ImportFile], format: str,
-                          metric: str | None = None, instances: list[str] | None = None,
-                          team_name: str = "Imported results", source: str = EntryProvenance.Source.SELF_REPORTED,
-                          link: str = "", note: str = "") -> ResultsImport:
+def results_import_create(
+    *,
+    challenge: Challenge,
+    user: User,
+    files: list[ImportFile],
+    format: str,
+    metric: str | None = None,
+    instances: list[str] | None = None,
+    team_name: str = "Imported results",
+    source: str = EntryProvenance.Source.SELF_REPORTED,
+    link: str = "",
+    note: str = "",
+) -> ResultsImport:
     """Import per-instance results: one scored prediction entry per model, all or nothing.
 
     Parameters
@@ -117,29 +150,52 @@ def results_import_create(*, challenge: Challenge, user: User, files: list[Impor
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can import results.")
     if hasattr(challenge, "dataset"):
-        raise ServiceError("This challenge scores its own entries; results are imported into results-only "
-                           "challenges.")
+        raise ServiceError("This challenge scores its own entries; results are imported into results-only challenges.")
     if source not in EntryProvenance.Source.values:
         raise ServiceError(f"`source` must be one of {', '.join(EntryProvenance.Source.values)}.", field="source")
     table = _parse(challenge, files, format, metric, instances)
     now = timezone.now()
     with transaction.atomic():
         batch = ResultsImport.objects.create(
-            challenge=challenge, created_by=user, format=format, original_names=[f.name[:255] for f in files],
-            metric=table.metric, binary=table.binary, model_names=list(table.models),
-            instance_ids=list(table.instances))
+            challenge=challenge,
+            created_by=user,
+            format=format,
+            original_names=[f.name[:255] for f in files],
+            metric=table.metric,
+            binary=table.binary,
+            model_names=list(table.models),
+            instance_ids=list(table.instances),
+        )
         team, _ = Team.objects.get_or_create(name=(team_name or "Imported results")[:100])
         for model, outcomes in zip(table.models, table.outcomes):
             submission = Submission.objects.create(
-                challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.PREDICTIONS,
-                method_name=model[:120], status=SubmissionStatus.SCORED, runs_expected=1, counts_toward_quota=False,
-                started_at=now, finished_at=now, description=f"Imported {format} results ({table.metric}).")
-            Run.objects.create(submission=submission, index=0, seeds={"imported": batch.pk}, split_id="imported",
-                               queue=RunQueue.SCORING,
-                               status=RunStatus.SUCCEEDED, test_score=float(np.mean(outcomes)),
-                               outcomes=Run.pack_outcomes(outcomes), device="imported", started_at=now,
-                               finished_at=now)
-            EntryProvenance.objects.create(submission=submission, source=source, link=link, note=note[:300],
-                                           results_import=batch)
+                challenge=challenge,
+                team=team,
+                submitted_by=user,
+                kind=SubmissionKind.PREDICTIONS,
+                method_name=model[:120],
+                status=SubmissionStatus.SCORED,
+                runs_expected=1,
+                counts_toward_quota=False,
+                started_at=now,
+                finished_at=now,
+                description=f"Imported {format} results ({table.metric}).",
+            )
+            Run.objects.create(
+                submission=submission,
+                index=0,
+                seeds={"imported": batch.pk},
+                split_id="imported",
+                queue=RunQueue.SCORING,
+                status=RunStatus.SUCCEEDED,
+                test_score=float(np.mean(outcomes)),
+                outcomes=Run.pack_outcomes(outcomes),
+                device="imported",
+                started_at=now,
+                finished_at=now,
+            )
+            EntryProvenance.objects.create(
+                submission=submission, source=source, link=link, note=note[:300], results_import=batch
+            )
         report_request(challenge_id=challenge.pk)
     return batch

@@ -35,14 +35,24 @@ def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true
     started = time.monotonic()
     with record.file.open("rb") as handle:
         data = handle.read()
-    predictions = parse_predictions(data, filename=record.original_name, id_column=dataset.id_column,
-                                    expected_ids=expected_ids, metric=challenge.metric_info,
-                                    classes=dataset.classes or None,
-                                    max_bytes=settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024)
+    predictions = parse_predictions(
+        data,
+        filename=record.original_name,
+        id_column=dataset.id_column,
+        expected_ids=expected_ids,
+        metric=challenge.metric_info,
+        classes=dataset.classes or None,
+        max_bytes=settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024,
+    )
     result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
-    return dict(status=RunStatus.SUCCEEDED, test_score=float(result.score),
-                outcomes=Run.pack_outcomes(result.outcomes), duration_s=time.monotonic() - started,
-                device="scoring", **score_parts(submission, y_true, predictions))
+    return dict(
+        status=RunStatus.SUCCEEDED,
+        test_score=float(result.score),
+        outcomes=Run.pack_outcomes(result.outcomes),
+        duration_s=time.monotonic() - started,
+        device="scoring",
+        **score_parts(submission, y_true, predictions),
+    )
 
 
 def score_parts(submission: Submission, y_true, predictions) -> dict:
@@ -56,8 +66,7 @@ def score_parts(submission: Submission, y_true, predictions) -> dict:
     fields = {}
     for name, rows in parts:
         if rows.any():
-            part = score_predictions(challenge.metric, y_true[rows], predictions[rows],
-                                     classes=dataset.classes or None)
+            part = score_predictions(challenge.metric, y_true[rows], predictions[rows], classes=dataset.classes or None)
             fields[f"{name}_score"] = float(part.score)
             fields[f"{name}_outcomes"] = Run.pack_outcomes(part.outcomes)
     return fields
@@ -76,8 +85,10 @@ def _score_or_fail(submission: Submission, run: Run, expected_ids: list[str], y_
     except Exception as exc:  # the platform's fault (a bug, an inconsistent challenge): fail, don't loop
         logger.exception("scoring run %s of submission %s failed", run.index, submission.pk)
         submission_refund(submission_id=submission.pk)
-        return dict(status=RunStatus.FAILED, error_message=f"platform error while scoring: {type(exc).__name__}: "
-                                                           f"{exc} (not charged to your quota)")
+        return dict(
+            status=RunStatus.FAILED,
+            error_message=f"platform error while scoring: {type(exc).__name__}: {exc} (not charged to your quota)",
+        )
 
 
 def submission_score(*, submission_id: int, delivery: str = "", cause: str = "") -> Submission:
@@ -122,7 +133,13 @@ def submission_rescore(*, submission_id: int) -> int:
         fields.pop("duration_s", None), fields.pop("device", None)
         fields.setdefault("error_message", "")
         if fields["status"] == RunStatus.FAILED:
-            fields.update(test_score=None, public_score=None, private_score=None, outcomes=None,
-                          public_outcomes=None, private_outcomes=None)
+            fields.update(
+                test_score=None,
+                public_score=None,
+                private_score=None,
+                outcomes=None,
+                public_outcomes=None,
+                private_outcomes=None,
+            )
         changed += run_store_rescored(run_id=run.pk, **fields)
     return changed

@@ -53,8 +53,9 @@ def _open_phase(challenge: Challenge, user: User, kind: str) -> Phase:
     phase = phase_open(challenge=challenge)
     allowed = phase.allow_predictions if kind == SubmissionKind.PREDICTIONS else phase.allow_recipes
     if not allowed:
-        raise ServiceError(f"The {phase.name} phase does not take {SubmissionKind(kind).label.lower()} "
-                           "submissions.", field="kind")
+        raise ServiceError(
+            f"The {phase.name} phase does not take {SubmissionKind(kind).label.lower()} submissions.", field="kind"
+        )
     registration_check(challenge=challenge, user=user)
     return phase
 
@@ -71,13 +72,19 @@ def digests_hash(digests: list[str]) -> str:
 
 def _check_not_resubmitted(challenge: Challenge, team: Team, sha256: str) -> None:
     """Refuse a file set or recipe the team has submitted already (failures of the platform aside)."""
-    earlier = (Submission.objects.filter(challenge=challenge, team=team, content_sha256=sha256,
-                                         counts_toward_quota=True)
-               .exclude(status=SubmissionStatus.FAILED).order_by("created").first())
+    earlier = (
+        Submission.objects.filter(challenge=challenge, team=team, content_sha256=sha256, counts_toward_quota=True)
+        .exclude(status=SubmissionStatus.FAILED)
+        .order_by("created")
+        .first()
+    )
     if earlier is not None:
-        raise ServiceError(f"Your team submitted exactly this already: submission {earlier.pk} "
-                           f"(“{earlier.method_name}”, {earlier.created:%Y-%m-%d %H:%M} UTC). An identical "
-                           "resubmission would only count twice in the multiplicity correction.", field="files")
+        raise ServiceError(
+            f"Your team submitted exactly this already: submission {earlier.pk} "
+            f"(“{earlier.method_name}”, {earlier.created:%Y-%m-%d %H:%M} UTC). An identical "
+            "resubmission would only count twice in the multiplicity correction.",
+            field="files",
+        )
 
 
 def _check_method_name(method_name: str) -> str:
@@ -98,21 +105,32 @@ def _lock_team_and_check_quota(phase: Phase, team: Team, user: User, n_files: in
     the user across all their teams, so creating more teams does not buy more submissions.
     """
     team_lock_for_entry(team=team, user=user, challenge=phase.challenge)
-    for who, used in ((f"Team {team.name}", phase_quota_usage(phase=phase, team=team)),
-                      (f"User {user.username}", phase_quota_usage(phase=phase, user=user))):
+    for who, used in (
+        (f"Team {team.name}", phase_quota_usage(phase=phase, team=team)),
+        (f"User {user.username}", phase_quota_usage(phase=phase, user=user)),
+    ):
         daily, total = used.seconds_until_a_daily_slot(), _seconds_until_closing(phase)
         if phase.daily_quota and used.submissions_today >= phase.daily_quota:
-            raise QuotaExceeded(f"{who} has used its {phase.daily_quota} submissions of the last 24 hours.",
-                                retry_after=daily)
+            raise QuotaExceeded(
+                f"{who} has used its {phase.daily_quota} submissions of the last 24 hours.", retry_after=daily
+            )
         if phase.total_quota and used.submissions_total >= phase.total_quota:
-            raise QuotaExceeded(f"{who} has used all {phase.total_quota} of its submissions in the {phase.name} "
-                                "phase.", retry_after=total)
+            raise QuotaExceeded(
+                f"{who} has used all {phase.total_quota} of its submissions in the {phase.name} phase.",
+                retry_after=total,
+            )
         if phase.daily_file_quota and used.files_today + n_files > phase.daily_file_quota:
-            raise QuotaExceeded(f"{who} has used {used.files_today} of its {phase.daily_file_quota} files of the "
-                                f"last 24 hours; these {n_files} would exceed it.", retry_after=daily)
+            raise QuotaExceeded(
+                f"{who} has used {used.files_today} of its {phase.daily_file_quota} files of the "
+                f"last 24 hours; these {n_files} would exceed it.",
+                retry_after=daily,
+            )
         if phase.total_file_quota and used.files_total + n_files > phase.total_file_quota:
-            raise QuotaExceeded(f"{who} has used {used.files_total} of its {phase.total_file_quota} files in the "
-                                f"{phase.name} phase; these {n_files} would exceed it.", retry_after=total)
+            raise QuotaExceeded(
+                f"{who} has used {used.files_total} of its {phase.total_file_quota} files in the "
+                f"{phase.name} phase; these {n_files} would exceed it.",
+                retry_after=total,
+            )
 
 
 def _seconds_until_closing(phase: Phase) -> float:
@@ -134,25 +152,39 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
     if not files:
         raise ServiceError("Upload at least one predictions file.", field="files")
     if len(files) > max_files:
-        raise ServiceError(f"{len(files)} files were uploaded; this challenge takes at most {max_files} "
-                           f"(one per seed, k = {challenge.k_runs}).", field="files")
+        raise ServiceError(
+            f"{len(files)} files were uploaded; this challenge takes at most {max_files} "
+            f"(one per seed, k = {challenge.k_runs}).",
+            field="files",
+        )
     limits = settings.VARBOARD
-    check = {"id_column": dataset.id_column, "classes": list(dataset.classes or []),
-             "metric": challenge.metric_info, "max_bytes": limits["MAX_PREDICTION_MB"] * 1024 * 1024}
+    check = {
+        "id_column": dataset.id_column,
+        "classes": list(dataset.classes or []),
+        "metric": challenge.metric_info,
+        "max_bytes": limits["MAX_PREDICTION_MB"] * 1024 * 1024,
+    }
     with tempfile.TemporaryDirectory(prefix="varboard-predictions-") as folder:
         ids_file = os.path.join(folder, "test_inputs.csv")
         with dataset.test_inputs_file.open("rb") as source, open(ids_file, "wb") as copy:
             shutil.copyfileobj(source, copy, 1024 * 1024)
         try:
-            return run_guarded(_check_prediction_files, files, ids_file, check,
-                               memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
-                               timeout=limits["UPLOAD_CHECK_S"])
+            return run_guarded(
+                _check_prediction_files,
+                files,
+                ids_file,
+                check,
+                memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
+                timeout=limits["UPLOAD_CHECK_S"],
+            )
         except ChildLimitExceeded as exc:
             names = ", ".join(upload.name for upload in files)
             if exc.kind == "time":
                 seconds = limits["UPLOAD_CHECK_S"]
-                raise ServiceError(f"{names}: the files took more than {seconds:g} s to check; the limit is "
-                                   f"{seconds:g} s.", field="files") from None
+                raise ServiceError(
+                    f"{names}: the files took more than {seconds:g} s to check; the limit is {seconds:g} s.",
+                    field="files",
+                ) from None
             raise ServiceError(f"{names}: {memory_message('to parse', exc.limit)}", field="files") from None
 
 
@@ -167,19 +199,34 @@ def _upload_bytes(upload, max_bytes: int) -> bytes:
 
 def _check_prediction_files(files, ids_file: str, check: dict) -> list[str]:
     """Run in the child of ``_parse_prediction_files``: parse every file against the test ids; their digests."""
-    expected_ids = pd.read_csv(ids_file, dtype=str, keep_default_na=False,
-                               usecols=[check["id_column"]])[check["id_column"]].tolist()
+    expected_ids = pd.read_csv(ids_file, dtype=str, keep_default_na=False, usecols=[check["id_column"]])[
+        check["id_column"]
+    ].tolist()
     digests = []
     for number, upload in enumerate(files, start=1):
         try:
             data = _upload_bytes(upload, check["max_bytes"])
-            _bound_prediction_file(UploadedFile(upload.name, data), n_test=len(expected_ids),
-                                   classes=check["classes"], max_bytes=check["max_bytes"])
-            parse_predictions(data, filename=upload.name, id_column=check["id_column"], expected_ids=expected_ids,
-                              metric=check["metric"], classes=check["classes"] or None, max_bytes=check["max_bytes"])
+            _bound_prediction_file(
+                UploadedFile(upload.name, data),
+                n_test=len(expected_ids),
+                classes=check["classes"],
+                max_bytes=check["max_bytes"],
+            )
+            parse_predictions(
+                data,
+                filename=upload.name,
+                id_column=check["id_column"],
+                expected_ids=expected_ids,
+                metric=check["metric"],
+                classes=check["classes"] or None,
+                max_bytes=check["max_bytes"],
+            )
         except (PredictionFileError, TableError, MemoryError) as exc:
-            message = str(exc) if not isinstance(exc, MemoryError) else memory_message(
-                "to parse", settings.VARBOARD["DATASET_PARSE_MB"] * 1024 * 1024)
+            message = (
+                str(exc)
+                if not isinstance(exc, MemoryError)
+                else memory_message("to parse", settings.VARBOARD["DATASET_PARSE_MB"] * 1024 * 1024)
+            )
             if not message.startswith(upload.name):
                 message = f"{upload.name}: {message}"
             if len(files) > 1:
@@ -221,8 +268,11 @@ def run_queue(*, challenge: Challenge, recipe_source: str, name: str = "recipe.p
     if challenge.device == Device.GPU:
         return RunQueue.GPU
     if inspect_recipe(recipe_source).needs_gpu:
-        raise ServiceError(f"{name} declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
-                           "(its host chose the CPU): remove NEEDS_GPU to run on the CPU.", field="recipe")
+        raise ServiceError(
+            f"{name} declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
+            "(its host chose the CPU): remove NEEDS_GPU to run on the CPU.",
+            field="recipe",
+        )
     return RunQueue.CPU
 
 
@@ -238,13 +288,18 @@ def run_seed_plan(*, challenge: Challenge) -> list[dict]:
     Run i's split is drawn from its ``split`` seed by the worker that executes it (the
     upload request never loads the dataset); ``Run.split_id`` records it then.
     """
-    return [seed_record(challenge.master_seed, index, challenge.randomize_sources)
-            for index in range(challenge.k_runs)]
+    return [seed_record(challenge.master_seed, index, challenge.randomize_sources) for index in range(challenge.k_runs)]
 
 
-def submission_create_predictions(*, challenge: Challenge, user: User, method_name: str,
-                                  files: list[UploadedFile], description: str = "",
-                                  team_id: int | None = None) -> Submission:
+def submission_create_predictions(
+    *,
+    challenge: Challenge,
+    user: User,
+    method_name: str,
+    files: list[UploadedFile],
+    description: str = "",
+    team_id: int | None = None,
+) -> Submission:
     """Validate prediction files, store them as one entry (file i is run i) and queue the scoring."""
     phase_open(challenge=challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_predictions:
@@ -262,18 +317,32 @@ def submission_create_predictions(*, challenge: Challenge, user: User, method_na
             _lock_team_and_check_quota(phase, team, user, n_files=len(files))
             _check_not_resubmitted(challenge, team, sha256)
             submission = Submission.objects.create(
-                challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.PREDICTIONS,
-                method_name=method_name, description=description, runs_expected=len(files), phase=phase,
-                n_files=len(files), content_sha256=sha256)
+                challenge=challenge,
+                team=team,
+                submitted_by=user,
+                kind=SubmissionKind.PREDICTIONS,
+                method_name=method_name,
+                description=description,
+                runs_expected=len(files),
+                phase=phase,
+                n_files=len(files),
+                content_sha256=sha256,
+            )
             for index, upload in enumerate(files):
-                record = PredictionFile(submission=submission, index=index, original_name=upload.name[:255],
-                                        sha256=digests[index])
+                record = PredictionFile(
+                    submission=submission, index=index, original_name=upload.name[:255], sha256=digests[index]
+                )
                 with _stored_content(upload) as content:  # streamed from the spooled upload, never read here
                     record.file.save(f"predictions-{submission.pk}-{index}.csv", content, save=False)
                 stored.append(record)
                 record.save()
-                Run.objects.create(submission=submission, index=index, queue=RunQueue.SCORING,
-                                   seeds={"contestant_file": index}, split_id="hidden-test")
+                Run.objects.create(
+                    submission=submission,
+                    index=index,
+                    queue=RunQueue.SCORING,
+                    seeds={"contestant_file": index},
+                    split_id="hidden-test",
+                )
             _enqueue_scoring(submission.pk)
     except BaseException:
         for record in stored:
@@ -297,15 +366,18 @@ def _check_recipe_source(name: str, data: bytes) -> str:
     if not data:
         raise ServiceError(f"{name}: the recipe file is empty.", field="recipe")
     if len(data) > limit_kb * 1024:
-        raise ServiceError(f"{name}: the recipe is {len(data) / 1024:.0f} KB; the limit is {limit_kb} KB.",
-                           field="recipe")
+        raise ServiceError(
+            f"{name}: the recipe is {len(data) / 1024:.0f} KB; the limit is {limit_kb} KB.", field="recipe"
+        )
     if not name.endswith(".py"):
         raise ServiceError(f"{name}: a recipe is one Python file ending in .py.", field="recipe")
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ServiceError(f"{name}: the recipe is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-                           f"{exc.start}).", field="recipe") from None
+        raise ServiceError(
+            f"{name}: the recipe is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}).",
+            field="recipe",
+        ) from None
     try:
         inspect_recipe(source)  # reads the declarations with ast; runs nothing
     except RecipeError as exc:
@@ -313,9 +385,16 @@ def _check_recipe_source(name: str, data: bytes) -> str:
     return source
 
 
-def submission_create_recipe(*, challenge: Challenge, user: User, method_name: str, recipe: UploadedFile,
-                             hyperparameters: dict | None = None, description: str = "",
-                             team_id: int | None = None) -> Submission:
+def submission_create_recipe(
+    *,
+    challenge: Challenge,
+    user: User,
+    method_name: str,
+    recipe: UploadedFile,
+    hyperparameters: dict | None = None,
+    description: str = "",
+    team_id: int | None = None,
+) -> Submission:
     """Store a training recipe and queue its k runs (run i uses the challenge's seed record i)."""
     phase_open(challenge=challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_recipes:
@@ -336,15 +415,25 @@ def submission_create_recipe(*, challenge: Challenge, user: User, method_name: s
         with transaction.atomic():
             _lock_team_and_check_quota(phase, team, user)
             _check_not_resubmitted(challenge, team, sha256)
-            submission = Submission(challenge=challenge, team=team, submitted_by=user, kind=SubmissionKind.RECIPE,
-                                    method_name=method_name, description=description, phase=phase,
-                                    runs_expected=challenge.k_runs, hyperparameters=hyperparameters or {},
-                                    content_sha256=sha256)
-            submission.recipe_file.save(f"recipe-{hashlib.sha256(recipe.data).hexdigest()[:16]}.py",
-                                        ContentFile(recipe.data), save=False)
+            submission = Submission(
+                challenge=challenge,
+                team=team,
+                submitted_by=user,
+                kind=SubmissionKind.RECIPE,
+                method_name=method_name,
+                description=description,
+                phase=phase,
+                runs_expected=challenge.k_runs,
+                hyperparameters=hyperparameters or {},
+                content_sha256=sha256,
+            )
+            submission.recipe_file.save(
+                f"recipe-{hashlib.sha256(recipe.data).hexdigest()[:16]}.py", ContentFile(recipe.data), save=False
+            )
             submission.save()
-            Run.objects.bulk_create([Run(submission=submission, index=i, seeds=seeds, queue=queue)
-                                     for i, seeds in enumerate(plan)])
+            Run.objects.bulk_create(
+                [Run(submission=submission, index=i, seeds=seeds, queue=queue) for i, seeds in enumerate(plan)]
+            )
             _enqueue_runs(submission)
     except BaseException:
         if submission is not None and submission.recipe_file:
@@ -365,8 +454,9 @@ def submission_cancel(*, submission: Submission, user: User) -> Submission:
         submission.counts_toward_quota = submission.runs.exclude(status=RunStatus.QUEUED).exists()
         submission.finished_at = timezone.now()
         submission.save(update_fields=["status", "counts_toward_quota", "finished_at"])
-        submission.runs.filter(status=RunStatus.QUEUED).update(status=RunStatus.FAILED,
-                                                                error_message="cancelled before it ran")
+        submission.runs.filter(status=RunStatus.QUEUED).update(
+            status=RunStatus.FAILED, error_message="cancelled before it ran"
+        )
     report_request(challenge_id=submission.challenge_id)
     return submission
 
@@ -383,12 +473,19 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
     with transaction.atomic():
         Team.objects.select_for_update().get(pk=submission.team_id)
         team_rows = Submission.objects.filter(challenge=challenge, team_id=submission.team_id)
-        chosen = list(team_rows.filter(selected_for_final=True).exclude(pk=submission.pk)
-                      .order_by("pk").values_list("pk", flat=True))
+        chosen = list(
+            team_rows.filter(selected_for_final=True)
+            .exclude(pk=submission.pk)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
         if selected and len(chosen) >= challenge.final_entries:
-            raise ServiceError(f"Your team has chosen {len(chosen)} final entries already (submissions "
-                               f"{', '.join(map(str, chosen))}); this challenge allows {challenge.final_entries}. "
-                               "Un-choose one first.", field="selected")
+            raise ServiceError(
+                f"Your team has chosen {len(chosen)} final entries already (submissions "
+                f"{', '.join(map(str, chosen))}); this challenge allows {challenge.final_entries}. "
+                "Un-choose one first.",
+                field="selected",
+            )
         team_rows.filter(pk=submission.pk).update(selected_for_final=selected)
     report_request(challenge_id=challenge.pk)
     return Submission.objects.get(pk=submission.pk)
@@ -397,15 +494,19 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
 def _check_final_candidate(submission: Submission, field: str = "selected") -> None:
     """ServiceError when ``submission`` cannot be on the private board (a public-only phase; cancelled or failed)."""
     if submission.phase_id and submission.phase.test_rows == TestRows.PUBLIC:
-        raise ServiceError(f"Submission {submission.pk} was made in the {submission.phase.name} phase, which "
-                           "scores on the public part only; it cannot be on the private board.", field=field)
+        raise ServiceError(
+            f"Submission {submission.pk} was made in the {submission.phase.name} phase, which "
+            "scores on the public part only; it cannot be on the private board.",
+            field=field,
+        )
     if submission.status in (SubmissionStatus.CANCELLED, SubmissionStatus.FAILED):
-        raise ServiceError(f"Submission {submission.pk} is {submission.status}: only scored or running "
-                           "submissions can be chosen.", field=field)
+        raise ServiceError(
+            f"Submission {submission.pk} is {submission.status}: only scored or running submissions can be chosen.",
+            field=field,
+        )
 
 
-def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, submission_ids,
-                             among=None) -> list[int]:
+def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, submission_ids, among=None) -> list[int]:
     """Make ``submission_ids`` ``team``'s final entries on ``challenge``, at once (the others un-chosen).
 
     ``among``: the submissions the chooser was shown (a page lists the latest ones); chosen ones outside
@@ -419,18 +520,27 @@ def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, su
     with transaction.atomic():
         Team.objects.select_for_update().get(pk=team.pk)
         team_rows = Submission.objects.filter(challenge=challenge, team=team)
-        kept = set() if among is None else set(
-            team_rows.filter(selected_for_final=True).exclude(pk__in=list(among)).values_list("pk", flat=True))
+        kept = (
+            set()
+            if among is None
+            else set(team_rows.filter(selected_for_final=True).exclude(pk__in=list(among)).values_list("pk", flat=True))
+        )
         ids = sorted(set(submission_ids) | kept)
         if len(ids) > challenge.final_entries:
             also = f" (with {len(kept)} chosen earlier and not listed here)" if kept else ""
-            raise ServiceError(f"You chose {len(ids)} final entries{also}; this challenge allows "
-                               f"{challenge.final_entries} per team. Un-tick some and save again.", field="final")
+            raise ServiceError(
+                f"You chose {len(ids)} final entries{also}; this challenge allows "
+                f"{challenge.final_entries} per team. Un-tick some and save again.",
+                field="final",
+            )
         chosen = list(team_rows.filter(pk__in=ids).select_related("phase"))
         unknown = sorted(set(ids) - {s.pk for s in chosen})
         if unknown:
-            raise ServiceError(f"Submission{'s' if len(unknown) > 1 else ''} {', '.join(map(str, unknown))} "
-                               f"{'are' if len(unknown) > 1 else 'is'} not your team's on this challenge.", field="final")
+            raise ServiceError(
+                f"Submission{'s' if len(unknown) > 1 else ''} {', '.join(map(str, unknown))} "
+                f"{'are' if len(unknown) > 1 else 'is'} not your team's on this challenge.",
+                field="final",
+            )
         for submission in chosen:
             _check_final_candidate(submission, field="final")
         team_rows.filter(selected_for_final=True).exclude(pk__in=ids).update(selected_for_final=False)

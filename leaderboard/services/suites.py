@@ -32,8 +32,16 @@ PROFILE_TAUS = 21
 SUITE_RESAMPLES = 2_000
 
 
-def suite_create(*, created_by: User, title: str, challenges: list[Challenge], slug: str | None = None,
-                 description: str = "", normalization: str = Suite.Normalization.MINMAX, rope: float = 0.01) -> Suite:
+def suite_create(
+    *,
+    created_by: User,
+    title: str,
+    challenges: list[Challenge],
+    slug: str | None = None,
+    description: str = "",
+    normalization: str = Suite.Normalization.MINMAX,
+    rope: float = 0.01,
+) -> Suite:
     """A suite of at least two challenges."""
     slug = slugify(slug or title)[:60]
     if not slug:
@@ -43,13 +51,20 @@ def suite_create(*, created_by: User, title: str, challenges: list[Challenge], s
     if len({c.pk for c in challenges}) < 2:
         raise ServiceError("A suite groups at least two challenges.", field="challenges")
     if normalization not in Suite.Normalization.values:
-        raise ServiceError(f"normalization must be one of {', '.join(Suite.Normalization.values)}.",
-                           field="normalization")
+        raise ServiceError(
+            f"normalization must be one of {', '.join(Suite.Normalization.values)}.", field="normalization"
+        )
     if not 0 <= rope <= 0.5:
         raise ServiceError("rope must be between 0 and 0.5 (on the normalised scale).", field="rope")
     with transaction.atomic():
-        suite = Suite.objects.create(slug=slug, title=title, description=description, created_by=created_by,
-                                     normalization=normalization, rope=rope)
+        suite = Suite.objects.create(
+            slug=slug,
+            title=title,
+            description=description,
+            created_by=created_by,
+            normalization=normalization,
+            rope=rope,
+        )
         suite.challenges.set(challenges)
     return suite
 
@@ -65,9 +80,12 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     scope = board_scope(challenge=task, user=AnonymousUser())
     revealed = scope.has_private and scope.revealed
     field = "test_score" if revealed or not scope.has_private else "public_score"
-    rows = (Run.objects.filter(submission__challenge=task, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
-            .exclude(submission__status=SubmissionStatus.CANCELLED)
-            .order_by("submission_id", "index").values_list("submission_id", field))
+    rows = (
+        Run.objects.filter(submission__challenge=task, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
+        .exclude(submission__status=SubmissionStatus.CANCELLED)
+        .order_by("submission_id", "index")
+        .values_list("submission_id", field)
+    )
     shown: dict[int, list[float]] = {}
     if not revealed and scope.feedback == Feedback.LADDER:
         for submission_id in {sid for sid, _ in rows}:
@@ -93,8 +111,11 @@ def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[
         how, shown = _shown_scores(task)
         read.append(how)
         scores.update(shown)
-    rows = (Submission.objects.filter(pk__in=list(scores)).order_by("created", "pk")
-            .values_list("challenge_id", "team__name", "method_name", "pk"))
+    rows = (
+        Submission.objects.filter(pk__in=list(scores))
+        .order_by("created", "pk")
+        .values_list("challenge_id", "team__name", "method_name", "pk")
+    )
     latest: dict[tuple, dict[int, int]] = {}
     for challenge_id, team, method, submission_id in rows:
         latest.setdefault((team, method), {})[challenge_id] = submission_id  # later submissions win
@@ -102,9 +123,14 @@ def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[
     for (team, method), by_task in sorted(latest.items()):
         ids = [by_task.get(t.pk) for t in tasks]
         if all(i is not None and len(scores[i]) >= 1 for i in ids):
-            entries.append({"team": team, "method_name": method,
-                            "submissions": {t.slug: i for t, i in zip(tasks, ids)},
-                            "runs": {t.slug: len(scores[i]) for t, i in zip(tasks, ids)}})
+            entries.append(
+                {
+                    "team": team,
+                    "method_name": method,
+                    "submissions": {t.slug: i for t, i in zip(tasks, ids)},
+                    "runs": {t.slug: len(scores[i]) for t, i in zip(tasks, ids)},
+                }
+            )
             runs.append([np.asarray(scores[i], dtype=float) for i in ids])
     return tasks, entries, runs, read
 
@@ -122,11 +148,28 @@ def _interval(ci, e: int) -> dict:
 def suite_board(*, suite: Suite) -> dict:
     """The suite's board as JSON-ready data (see the module docstring)."""
     tasks, entries, runs, read = suite_runs(suite=suite)
-    out = {"suite": suite.slug, "title": suite.title, "normalization": suite.normalization, "rope": suite.rope,
-           "tasks": [{"slug": t.slug, "title": t.title, "metric": t.metric, "higher_is_better": t.higher_is_better,
-                      "scores": how} for t, how in zip(tasks, read)],
-           "entries": entries, "profile": None, "probability_of_improvement": None, "critical_difference": None,
-           "bayesian": [], "note": None}
+    out = {
+        "suite": suite.slug,
+        "title": suite.title,
+        "normalization": suite.normalization,
+        "rope": suite.rope,
+        "tasks": [
+            {
+                "slug": t.slug,
+                "title": t.title,
+                "metric": t.metric,
+                "higher_is_better": t.higher_is_better,
+                "scores": how,
+            }
+            for t, how in zip(tasks, read)
+        ],
+        "entries": entries,
+        "profile": None,
+        "probability_of_improvement": None,
+        "critical_difference": None,
+        "bayesian": [],
+        "note": None,
+    }
     if not entries:
         out["note"] = "no entry (team and method name) is scored on every task yet"
         return out
@@ -145,8 +188,12 @@ def suite_board(*, suite: Suite) -> dict:
     pooled = np.concatenate([np.concatenate(entry) for entry in scaled])
     taus = np.linspace(pooled.min(), pooled.max(), PROFILE_TAUS)
     profile = su.performance_profile(scaled, taus, n_resamples=SUITE_RESAMPLES, rng=seed + 2, **keys)
-    out["profile"] = {"taus": taus.tolist(), "estimate": profile.estimate.tolist(), "low": profile.low.tolist(),
-                      "high": profile.high.tolist()}
+    out["profile"] = {
+        "taus": taus.tolist(),
+        "estimate": profile.estimate.tolist(),
+        "low": profile.low.tolist(),
+        "high": profile.high.tolist(),
+    }
     if len(entries) >= 2:
         poi = su.probability_of_improvement(scaled, n_resamples=SUITE_RESAMPLES, rng=seed + 3, **keys)
         out["probability_of_improvement"] = {"p": _matrix(poi.p), "low": _matrix(poi.low), "high": _matrix(poi.high)}
@@ -154,7 +201,9 @@ def suite_board(*, suite: Suite) -> dict:
         task_means = np.array([[task.mean() for task in entry] for entry in scaled])
         if len(entries) >= 3:  # Friedman's test needs three; two are the signed-rank test's
             out["critical_difference"] = _critical_difference(task_means, suite)
-        out["bayesian"] = [_bayesian(task_means, a, b, suite, seed + 4) for a, b in combinations(range(len(entries)), 2)]
+        out["bayesian"] = [
+            _bayesian(task_means, a, b, suite, seed + 4) for a, b in combinations(range(len(entries)), 2)
+        ]
     return out
 
 
@@ -164,8 +213,15 @@ def _matrix(m: np.ndarray) -> list[list[float | None]]:
 
 def _critical_difference(task_means: np.ndarray, suite: Suite) -> dict:
     cd = su.critical_difference(task_means, alpha=0.05)
-    return {"average_rank": cd.average_rank.tolist(), "cd": cd.cd, "statistic": cd.statistic, "pvalue": cd.pvalue,
-            "pairwise_pvalue": _matrix(cd.pairwise_pvalue), "cliques": cd.cliques, "alpha": cd.alpha}
+    return {
+        "average_rank": cd.average_rank.tolist(),
+        "cd": cd.cd,
+        "statistic": cd.statistic,
+        "pvalue": cd.pvalue,
+        "pairwise_pvalue": _matrix(cd.pairwise_pvalue),
+        "cliques": cd.cliques,
+        "alpha": cd.alpha,
+    }
 
 
 def _bayesian(task_means: np.ndarray, a: int, b: int, suite: Suite, seed: int) -> dict:

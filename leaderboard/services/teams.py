@@ -101,7 +101,8 @@ def invitation_cancel(*, invitation: TeamInvitation, user: User) -> TeamInvitati
     if not invitation.team.members.filter(pk=user.pk).exists():
         raise NotAllowed("Only members of the team can cancel its invitations.")
     updated = TeamInvitation.objects.filter(pk=invitation.pk, status=TeamInvitation.Status.PENDING).update(
-        status=TeamInvitation.Status.CANCELLED, decided_at=timezone.now())
+        status=TeamInvitation.Status.CANCELLED, decided_at=timezone.now()
+    )
     if not updated:
         raise ServiceError("Only a pending invitation can be cancelled.")
     invitation.refresh_from_db()
@@ -120,11 +121,18 @@ def team_leave(*, team: Team, user: User) -> Team | None:
         Team.objects.select_for_update().get(pk=team.pk)
         if not Membership.objects.filter(team=team, user=user).exists():
             raise NotAllowed(f"You are not a member of “{team.name}”.")
-        entered = Submission.objects.filter(team=team).exclude(status=SubmissionStatus.CANCELLED) \
-            .select_related("challenge").first()
+        entered = (
+            Submission.objects.filter(team=team)
+            .exclude(status=SubmissionStatus.CANCELLED)
+            .select_related("challenge")
+            .first()
+        )
         if entered is not None:
-            raise ServiceError(f"“{team.name}” has entered “{entered.challenge.title}”: a team's members cannot "
-                               "leave it once it has submitted (one team per person per challenge).", field="team")
+            raise ServiceError(
+                f"“{team.name}” has entered “{entered.challenge.title}”: a team's members cannot "
+                "leave it once it has submitted (one team per person per challenge).",
+                field="team",
+            )
         Membership.objects.filter(team=team, user=user).delete()
         if not Membership.objects.filter(team=team).exists() and not Submission.objects.filter(team=team).exists():
             team.delete()  # an empty team with no entries (cancelled ones keep it, as a record)
@@ -161,8 +169,9 @@ def team_lock_for_entry(*, team: Team, user: User, challenge: Challenge) -> None
     _check_no_second_team(team=team, users=members, challenge=challenge)
 
 
-def _check_no_second_team(*, team: Team, users: list[User], challenge: Challenge | None = None,
-                          joining: bool = False) -> None:
+def _check_no_second_team(
+    *, team: Team, users: list[User], challenge: Challenge | None = None, joining: bool = False
+) -> None:
     """NotAllowed when one of ``users`` takes part, with another team, in a challenge ``team`` enters.
 
     A person takes part in a challenge with a team once they have submitted there for it, or
@@ -177,15 +186,25 @@ def _check_no_second_team(*, team: Team, users: list[User], challenge: Challenge
         challenges = list(entered.filter(team=team).values_list("challenge_id", flat=True).distinct())
     if not challenges or not ids:
         return
-    other = (entered.filter(challenge_id__in=challenges)
-             .filter(Q(submitted_by_id__in=ids) | Q(team__membership__user_id__in=ids))
-             .exclude(team=team).select_related("team", "challenge", "submitted_by").order_by("created").first())
+    other = (
+        entered.filter(challenge_id__in=challenges)
+        .filter(Q(submitted_by_id__in=ids) | Q(team__membership__user_id__in=ids))
+        .exclude(team=team)
+        .select_related("team", "challenge", "submitted_by")
+        .order_by("created")
+        .first()
+    )
     if other is None:
         return
-    person = other.submitted_by if other.submitted_by_id in ids else \
-        User.objects.filter(pk__in=ids, membership__team=other.team).first()
+    person = (
+        other.submitted_by
+        if other.submitted_by_id in ids
+        else User.objects.filter(pk__in=ids, membership__team=other.team).first()
+    )
     who = "You take" if joining or len(ids) == 1 or person is None else f"{person.username} takes"
-    raise NotAllowed(f"{who} part in “{other.challenge.title}” with the team “{other.team.name}” already: a person "
-                     f"is in one team per challenge (as on Kaggle), so “{team.name}” cannot "
-                     f"{'be joined' if joining else 'submit there'} while that holds. Submit with "
-                     f"“{other.team.name}” there.")
+    raise NotAllowed(
+        f"{who} part in “{other.challenge.title}” with the team “{other.team.name}” already: a person "
+        f"is in one team per challenge (as on Kaggle), so “{team.name}” cannot "
+        f"{'be joined' if joining else 'submit there'} while that holds. Submit with "
+        f"“{other.team.name}” there."
+    )

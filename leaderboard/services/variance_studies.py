@@ -58,14 +58,25 @@ def variance_study_plan(*, master_seed: int, sources: list[str], k_runs: int, se
     studied = [s for s in SOURCES if s in sources]
     for source in studied:
         for i in range(k_runs):
-            plan.append({"block": source, "index": i, "seeds": seed_record(master_seed, i, {source}),
-                         "search": source == "hpo" and search})
+            plan.append(
+                {
+                    "block": source,
+                    "index": i,
+                    "seeds": seed_record(master_seed, i, {source}),
+                    "search": source == "hpo" and search,
+                }
+            )
     for i in range(k_runs):
-        plan.append({"block": JOINT, "index": i, "seeds": seed_record(master_seed, i, set(studied)),
-                     "search": search})
+        plan.append({"block": JOINT, "index": i, "seeds": seed_record(master_seed, i, set(studied)), "search": search})
         if search:
-            plan.append({"block": JOINT_FIXED_HPO, "index": i,
-                         "seeds": seed_record(master_seed, i, set(studied) - {"hpo"}), "search": False})
+            plan.append(
+                {
+                    "block": JOINT_FIXED_HPO,
+                    "index": i,
+                    "seeds": seed_record(master_seed, i, set(studied) - {"hpo"}),
+                    "search": False,
+                }
+            )
     return plan
 
 
@@ -83,16 +94,19 @@ def _check_study(submission: Submission, user: User, k_runs: int, sources) -> tu
         sources = [s for s in SOURCES if s != "hpo" or search]
     unknown = sorted(set(sources) - set(SOURCES))
     if unknown or not sources:
-        raise ServiceError(f"sources must be some of {', '.join(SOURCES)} (got {', '.join(unknown) or 'none'}).",
-                           field="sources")
+        raise ServiceError(
+            f"sources must be some of {', '.join(SOURCES)} (got {', '.join(unknown) or 'none'}).", field="sources"
+        )
     if "hpo" in sources and not search:
-        raise ServiceError("The recipe declares no SEARCH_SPACE, so its hyperparameter search cannot vary.",
-                           field="sources")
+        raise ServiceError(
+            "The recipe declares no SEARCH_SPACE, so its hyperparameter search cannot vary.", field="sources"
+        )
     return [s for s in SOURCES if s in sources], search
 
 
-def variance_study_create(*, submission: Submission, user: User, k_runs: int = 5,
-                          sources: list[str] | None = None) -> VarianceStudy:
+def variance_study_create(
+    *, submission: Submission, user: User, k_runs: int = 5, sources: list[str] | None = None
+) -> VarianceStudy:
     """Plan a study of a recipe entry, store its runs and queue them (cpu or gpu, as the entry's runs).
 
     Raises
@@ -111,12 +125,28 @@ def variance_study_create(*, submission: Submission, user: User, k_runs: int = 5
         raise ServiceError(f"{len(plan)} runs; a study may have {MAX_STUDY_RUNS}.", field="k_runs")
     queue = submission.runs.values_list("queue", flat=True).first() or RunQueue.CPU  # stored with the entry's runs
     with transaction.atomic():
-        study = VarianceStudy.objects.create(challenge=challenge, submission=submission, created_by=user,
-                                             k_runs=k_runs, sources=sources, master_seed=master,
-                                             searches_hyperparameters=search)
-        runs = StudyRun.objects.bulk_create([
-            StudyRun(study=study, block=p["block"], index=p["index"], seeds=p["seeds"], queue=queue,
-                     search_hyperparameters=p["search"]) for p in plan])
+        study = VarianceStudy.objects.create(
+            challenge=challenge,
+            submission=submission,
+            created_by=user,
+            k_runs=k_runs,
+            sources=sources,
+            master_seed=master,
+            searches_hyperparameters=search,
+        )
+        runs = StudyRun.objects.bulk_create(
+            [
+                StudyRun(
+                    study=study,
+                    block=p["block"],
+                    index=p["index"],
+                    seeds=p["seeds"],
+                    queue=queue,
+                    search_hyperparameters=p["search"],
+                )
+                for p in plan
+            ]
+        )
         for run in runs:
             enqueue_on_commit(EXECUTE_STUDY_RUN, run.pk, queue=queue)  # refused by the broker: the janitor resends
     return study
@@ -141,23 +171,47 @@ def variance_study_result(*, study: VarianceStudy, field: str = "test_score", sh
     """
     scores: dict[str, list[float]] = {}
     for block, score in study.runs.filter(status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False}).values_list(
-            "block", field):
+        "block", field
+    ):
         scores.setdefault(block, []).append(score if shown is None else shown(score))
     order = [*SOURCES, JOINT, JOINT_FIXED_HPO]
     usable = {block: scores[block] for block in order if len(scores.get(block, [])) >= 2}
     if JOINT not in usable:
         return {"available": False, "note": "the joint block needs at least 2 succeeded runs"}
     r = variance_study(usable, confidence_level=1 - study.challenge.alpha)
-    rows = [{"source": s, "runs": int(k), "sd": finite(sd), "low": finite(lo), "high": finite(hi), "share": finite(sh),
-             "share_low": finite(sl), "share_high": finite(su)}
-            for s, k, sd, lo, hi, sh, sl, su in zip(r.sources, r.runs, r.sd, r.sd_low, r.sd_high, r.share,
-                                                     r.share_low, r.share_high)]
-    fixed = None if r.fixed_hpo_ratio is None or not np.isfinite(r.fixed_hpo_ratio) else {
-        "ratio": r.fixed_hpo_ratio, "low": finite(r.fixed_hpo_low), "high": finite(r.fixed_hpo_high),
-        "underestimate": 1 - r.fixed_hpo_ratio}
-    return {"available": True, "confidence": r.confidence_level, "sources": rows,
-            "total": {"runs": len(usable[JOINT]), "sd": r.total_sd, "low": r.total_low, "high": r.total_high},
-            "fixed_hpo": fixed, "left_out": sorted(set(scores) - set(usable))}
+    rows = [
+        {
+            "source": s,
+            "runs": int(k),
+            "sd": finite(sd),
+            "low": finite(lo),
+            "high": finite(hi),
+            "share": finite(sh),
+            "share_low": finite(sl),
+            "share_high": finite(su),
+        }
+        for s, k, sd, lo, hi, sh, sl, su in zip(
+            r.sources, r.runs, r.sd, r.sd_low, r.sd_high, r.share, r.share_low, r.share_high
+        )
+    ]
+    fixed = (
+        None
+        if r.fixed_hpo_ratio is None or not np.isfinite(r.fixed_hpo_ratio)
+        else {
+            "ratio": r.fixed_hpo_ratio,
+            "low": finite(r.fixed_hpo_low),
+            "high": finite(r.fixed_hpo_high),
+            "underestimate": 1 - r.fixed_hpo_ratio,
+        }
+    )
+    return {
+        "available": True,
+        "confidence": r.confidence_level,
+        "sources": rows,
+        "total": {"runs": len(usable[JOINT]), "sd": r.total_sd, "low": r.total_low, "high": r.total_high},
+        "fixed_hpo": fixed,
+        "left_out": sorted(set(scores) - set(usable)),
+    }
 
 
 def variance_study_refresh(*, study_id: int) -> VarianceStudy:
@@ -175,8 +229,10 @@ def variance_study_refresh(*, study_id: int) -> VarianceStudy:
     return study
 
 
-LADDER_WITHHELD = ("The challenge's feedback is the Ladder, which releases one score per submission and none per "
-                   "run: a study's figures would show more, so they are withheld until the private board is revealed.")
+LADDER_WITHHELD = (
+    "The challenge's feedback is the Ladder, which releases one score per submission and none per "
+    "run: a study's figures would show more, so they are withheld until the private board is revealed."
+)
 
 
 def variance_study_shown(*, study: VarianceStudy, user) -> dict:
@@ -200,5 +256,8 @@ def variance_study_shown(*, study: VarianceStudy, user) -> dict:
     if stored is None:
         return {"result": None, "scores": how, "result_withheld": None}
     field = "public_score" if scope.has_private else "test_score"
-    return {"result": variance_study_result(study=study, field=field, shown=scope.public), "scores": how,
-            "result_withheld": None}
+    return {
+        "result": variance_study_result(study=study, field=field, shown=scope.public),
+        "scores": how,
+        "result_withheld": None,
+    }

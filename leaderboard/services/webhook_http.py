@@ -81,8 +81,7 @@ def _check_characters(url: str) -> None:
     if any(ord(c) < 33 or ord(c) == 127 for c in url):
         raise _url_fail("may not contain whitespace or control characters")
     if not url.isascii():
-        raise _url_fail("must be ASCII (write an international host name in its xn-- form and "
-                        "percent-encode the path)")
+        raise _url_fail("must be ASCII (write an international host name in its xn-- form and percent-encode the path)")
     if "\\" in url:
         raise _url_fail("may not contain backslashes")
 
@@ -127,8 +126,10 @@ def _check_host(host: str, ipv6: bool) -> bool:
         except ValueError:
             address = None
         if address is None or str(address) != host:
-            raise _url_fail(f"has the host {host!r}, a non-canonical IPv4 form: write an IPv4 address as "
-                            "four decimal numbers (like 93.184.216.34)")
+            raise _url_fail(
+                f"has the host {host!r}, a non-canonical IPv4 form: write an IPv4 address as "
+                "four decimal numbers (like 93.184.216.34)"
+            )
         return True
     if len(host) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
         raise _url_fail(f"has the host {host!r}, which is not a valid host name")
@@ -168,11 +169,16 @@ def address_is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
             return address_is_public(address.sixtofour)
         if address in _NAT64:
             return address_is_public(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
-        if address.teredo is not None or int(address) < 2 ** 32:  # Teredo; ::/96 (IPv4-compatible, ::1, ::)
+        if address.teredo is not None or int(address) < 2**32:  # Teredo; ::/96 (IPv4-compatible, ::1, ::)
             return False
-    return address.is_global and not (address.is_multicast or address.is_reserved or address.is_loopback
-                                      or address.is_link_local or address.is_private
-                                      or address.is_unspecified)
+    return address.is_global and not (
+        address.is_multicast
+        or address.is_reserved
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_private
+        or address.is_unspecified
+    )
 
 
 def _allow_private() -> bool:
@@ -182,8 +188,11 @@ def _allow_private() -> bool:
 def _refuse(host: str, address) -> AddressNotAllowed:
     """The refusal; a name's resolved address is not echoed (it would map the worker's network)."""
     what = f"{host} is" if str(address) == host else f"{host} resolves to"
-    return AddressNotAllowed(f"The webhook host {what} an address on a loopback, private or reserved network: "
-                             "webhooks go to public addresses only.", field="url")
+    return AddressNotAllowed(
+        f"The webhook host {what} an address on a loopback, private or reserved network: "
+        "webhooks go to public addresses only.",
+        field="url",
+    )
 
 
 def webhook_target_resolve(target: WebhookTarget) -> list[str]:
@@ -246,6 +255,7 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
 def _tls_context() -> ssl.SSLContext:
     try:
         import certifi
+
         return ssl.create_default_context(cafile=certifi.where())
     except ImportError:  # pragma: no cover - certifi comes with requests
         return ssl.create_default_context()
@@ -255,8 +265,9 @@ def _proxy_connection(target: WebhookTarget, timeout: float) -> tuple[http.clien
     """A connection through ``VARBOARD_WEBHOOK_PROXY`` and the request target to send on it."""
     proxy = urlsplit(settings.WEBHOOKS["PROXY"])
     if target.scheme == "https":
-        connection = http.client.HTTPSConnection(proxy.hostname, proxy.port or 80, timeout=timeout,
-                                                 context=_tls_context())
+        connection = http.client.HTTPSConnection(
+            proxy.hostname, proxy.port or 80, timeout=timeout, context=_tls_context()
+        )
         connection.set_tunnel(target.host, target.port)
         return connection, target.path
     connection = http.client.HTTPConnection(proxy.hostname, proxy.port or 80, timeout=timeout)
@@ -271,8 +282,10 @@ def _connections(target: WebhookTarget, timeout: float):
         return
     for address in addresses:
         if target.scheme == "https":
-            yield _PinnedHTTPS(target.host, target.port, address=address, timeout=timeout,
-                               context=_tls_context()), target.path
+            yield (
+                _PinnedHTTPS(target.host, target.port, address=address, timeout=timeout, context=_tls_context()),
+                target.path,
+            )
         else:
             yield _PinnedHTTP(target.host, target.port, address=address, timeout=timeout), target.path
 

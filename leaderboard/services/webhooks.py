@@ -75,8 +75,9 @@ def webhook_create(*, challenge: Challenge, user: User, url: str) -> Webhook:
     webhook_url_check(url)
     if challenge.webhooks.count() >= MAX_WEBHOOKS_PER_CHALLENGE:
         raise ServiceError(f"A challenge has at most {MAX_WEBHOOKS_PER_CHALLENGE} webhooks; delete one first.")
-    return Webhook.objects.create(challenge=challenge, url=url, created_by=user,
-                                  secret="whsec_" + secrets.token_urlsafe(32))
+    return Webhook.objects.create(
+        challenge=challenge, url=url, created_by=user, secret="whsec_" + secrets.token_urlsafe(32)
+    )
 
 
 def webhook_rotate_secret(*, webhook: Webhook, user: User) -> Webhook:
@@ -98,8 +99,9 @@ def deliveries_create(*, event, payload: dict) -> list[WebhookDelivery]:
     """One delivery per active webhook of the event's challenge, each queued after commit."""
     created = []
     for webhook in Webhook.objects.filter(challenge_id=event.challenge_id, active=True):
-        delivery, new = WebhookDelivery.objects.get_or_create(webhook=webhook, event=event,
-                                                               defaults={"payload": payload})
+        delivery, new = WebhookDelivery.objects.get_or_create(
+            webhook=webhook, event=event, defaults={"payload": payload}
+        )
         if new:
             enqueue_on_commit(DELIVER_WEBHOOK, delivery.pk)
             created.append(delivery)
@@ -110,19 +112,23 @@ def _claim(delivery_id: int) -> WebhookDelivery | None:
     """Take a pending delivery that is due for the length of one attempt; None when another has it or it is not due."""
     now = timezone.now()
     lease = now + timedelta(seconds=settings.WEBHOOKS["TIMEOUT_S"] + 60)
-    claimed = WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING,
-                                             next_attempt_at__lte=now).update(next_attempt_at=lease)
+    claimed = WebhookDelivery.objects.filter(
+        pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+    ).update(next_attempt_at=lease)
     return WebhookDelivery.objects.select_related("webhook").get(pk=delivery_id) if claimed else None
 
 
 def _post(delivery: WebhookDelivery) -> tuple[int | None, str]:
     """POST the delivery once: (HTTP status or None, error text or "")."""
     body = json.dumps(delivery.payload, sort_keys=True, separators=(",", ":")).encode()
-    headers = {"Content-Type": "application/json", "User-Agent": "varboard-webhooks/1",
-               "Varboard-Event": delivery.payload.get("event", ""), "Varboard-Delivery": str(delivery.pk),
-               SIGNATURE_HEADER: webhook_sign(secret=delivery.webhook.secret, body=body)}
-    return webhook_http_post(delivery.webhook.url, body=body, headers=headers,
-                             timeout=settings.WEBHOOKS["TIMEOUT_S"])
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "varboard-webhooks/1",
+        "Varboard-Event": delivery.payload.get("event", ""),
+        "Varboard-Delivery": str(delivery.pk),
+        SIGNATURE_HEADER: webhook_sign(secret=delivery.webhook.secret, body=body),
+    }
+    return webhook_http_post(delivery.webhook.url, body=body, headers=headers, timeout=settings.WEBHOOKS["TIMEOUT_S"])
 
 
 def webhook_deliver(*, delivery_id: int) -> str:
@@ -141,8 +147,9 @@ def webhook_deliver(*, delivery_id: int) -> str:
         delay = settings.WEBHOOKS["RETRY_BASE_S"] * 2 ** (delivery.attempts - 1)
         delivery.next_attempt_at = timezone.now() + timedelta(seconds=delay)
         enqueue_on_commit(DELIVER_WEBHOOK, delivery.pk, countdown=delay)
-    delivery.save(update_fields=["attempts", "response_status", "last_error", "status", "delivered_at",
-                                 "next_attempt_at"])
+    delivery.save(
+        update_fields=["attempts", "response_status", "last_error", "status", "delivered_at", "next_attempt_at"]
+    )
     return "retrying" if delivery.status == WebhookDelivery.Status.PENDING else delivery.status
 
 
@@ -153,4 +160,5 @@ def webhook_delivery_give_up(delivery_id: int, *, reason: str) -> None:
     """
     logger.warning("webhook delivery %s failed for good: %s", delivery_id, reason)
     WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING).update(
-        status=WebhookDelivery.Status.FAILED, last_error="the platform gave up")
+        status=WebhookDelivery.Status.FAILED, last_error="the platform gave up"
+    )

@@ -54,11 +54,17 @@ def account(request):
                 return redirect("account")
         else:
             new_token = _token_action(request)
-    return render(request, "account/profile.html", {
-        "tokens": token_list(user=request.user), "new_token": new_token, "notifications_form": form,
-        "invitations": invitations_pending_for(user=request.user),
-        "hosted": challenges_hosted_by(user=request.user),
-    })
+    return render(
+        request,
+        "account/profile.html",
+        {
+            "tokens": token_list(user=request.user),
+            "new_token": new_token,
+            "notifications_form": form,
+            "invitations": invitations_pending_for(user=request.user),
+            "hosted": challenges_hosted_by(user=request.user),
+        },
+    )
 
 
 @login_required
@@ -74,15 +80,22 @@ def teams(request):
         return redirect("teams")
     members = Membership.objects.select_related("user").order_by("user__username")
     pending = TeamInvitation.objects.filter(status=TeamInvitation.Status.PENDING).select_related("invitee")
-    return render(request, "teams/list.html", {
-        "teams": mine.prefetch_related(Prefetch("membership_set", queryset=members, to_attr="memberships"),
-                                       Prefetch("invitations", queryset=pending, to_attr="pending"))
-                     .annotate(n_submissions=Count("submissions", distinct=True)).order_by("-is_personal", "name"),
-        "create_form": create_form,
-        "member_form": invite_form,
-        "has_shared": shared.exists(),
-        "invitations": invitations_pending_for(user=request.user),
-    })
+    return render(
+        request,
+        "teams/list.html",
+        {
+            "teams": mine.prefetch_related(
+                Prefetch("membership_set", queryset=members, to_attr="memberships"),
+                Prefetch("invitations", queryset=pending, to_attr="pending"),
+            )
+            .annotate(n_submissions=Count("submissions", distinct=True))
+            .order_by("-is_personal", "name"),
+            "create_form": create_form,
+            "member_form": invite_form,
+            "has_shared": shared.exists(),
+            "invitations": invitations_pending_for(user=request.user),
+        },
+    )
 
 
 def _team_action(request, create_form: TeamCreateForm, invite_form: TeamInviteForm) -> bool:
@@ -118,12 +131,18 @@ def invitation_view(request, pk: int):
             messages.success(request, f"The invitation of {invitation.invitee.username} is cancelled.")
         else:
             invitation_decide(invitation=invitation, user=request.user, accept=action == "accept")
-            messages.success(request, f"You joined “{invitation.team.name}”." if action == "accept"
-                             else f"You declined to join “{invitation.team.name}”.")
+            messages.success(
+                request,
+                f"You joined “{invitation.team.name}”."
+                if action == "accept"
+                else f"You declined to join “{invitation.team.name}”.",
+            )
     except ServiceError as exc:
         messages.error(request, in_words(exc.message))
     target = request.POST.get("next", "")
-    safe = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
     return redirect(target if target and safe else "teams")
 
 
@@ -152,7 +171,12 @@ def challenge_webhooks(request, slug: str):
                 return redirect("challenge-webhooks", slug=slug)
         except ServiceError as exc:
             add_service_error(form, exc)
-    return render(request, "challenges/webhooks.html", {
-        "challenge": challenge, "form": form,
-        "webhooks": challenge.webhooks.prefetch_related("deliveries__event"),
-    })
+    return render(
+        request,
+        "challenges/webhooks.html",
+        {
+            "challenge": challenge,
+            "form": form,
+            "webhooks": challenge.webhooks.prefetch_related("deliveries__event"),
+        },
+    )

@@ -53,8 +53,9 @@ def variance_studies(request, slug: str):
             raise PermissionDenied
         if form.is_valid():
             try:
-                study = variance_study_create(submission=form.cleaned_data["submission"], user=request.user,
-                                              k_runs=form.cleaned_data["k_runs"])
+                study = variance_study_create(
+                    submission=form.cleaned_data["submission"], user=request.user, k_runs=form.cleaned_data["k_runs"]
+                )
             except ServiceError as exc:
                 add_service_error(form, exc)
             else:
@@ -72,15 +73,29 @@ def variance_study(request, slug: str, pk: int):
     result = shown["result"] or {}
     chart = None
     if result.get("available"):
-        rows = [{"method_name": r["source"], "sd": {"estimate": r["sd"], "low": r["low"], "high": r["high"]}}
-                for r in (*result["sources"], {**result["total"], "source": "all jointly"})]
-        chart = mark_safe(charts.forest_plot(rows, statistic="sd", id_prefix="study",
-                                             title="Standard deviation of the score, by source of variation"))
+        rows = [
+            {"method_name": r["source"], "sd": {"estimate": r["sd"], "low": r["low"], "high": r["high"]}}
+            for r in (*result["sources"], {**result["total"], "source": "all jointly"})
+        ]
+        chart = mark_safe(
+            charts.forest_plot(
+                rows, statistic="sd", id_prefix="study", title="Standard deviation of the score, by source of variation"
+            )
+        )
     counts = {s: study.runs.filter(status=s).count() for s in ("queued", "running", "succeeded", "failed")}
-    return render(request, "studies/detail.html", {"challenge": challenge, "study": study, "result": result,
-                                                   "chart": chart, "counts": counts,
-                                                   "withheld": shown["result_withheld"],
-                                                   "coverage": _coverage("study.", study.k_runs)})
+    return render(
+        request,
+        "studies/detail.html",
+        {
+            "challenge": challenge,
+            "study": study,
+            "result": result,
+            "chart": chart,
+            "counts": counts,
+            "withheld": shown["result_withheld"],
+            "coverage": _coverage("study.", study.k_runs),
+        },
+    )
 
 
 def _coverage(prefix: str, k: int) -> list[dict]:
@@ -96,11 +111,23 @@ def suite_detail(request, slug: str):
     names = [f"{e['method_name']} ({e['team']})" for e in board["entries"]]
     forest = heatmap = None
     if board["entries"] and "iqm" in board["entries"][0]:
-        forest = mark_safe(charts.forest_plot(board["entries"], statistic="iqm", id_prefix="suite-iqm",
-                                              title="Interquartile mean over every run of every task"))
+        forest = mark_safe(
+            charts.forest_plot(
+                board["entries"],
+                statistic="iqm",
+                id_prefix="suite-iqm",
+                title="Interquartile mean over every run of every task",
+            )
+        )
     if board["probability_of_improvement"]:
-        heatmap = mark_safe(charts.heatmap(board["probability_of_improvement"]["p"], names, id_prefix="suite-poi",
-                                           title="Probability of improvement, P(row > column), over tasks"))
+        heatmap = mark_safe(
+            charts.heatmap(
+                board["probability_of_improvement"]["p"],
+                names,
+                id_prefix="suite-poi",
+                title="Probability of improvement, P(row > column), over tasks",
+            )
+        )
     for pair in board["bayesian"]:
         pair["a_name"], pair["b_name"] = names[pair["a"]], names[pair["b"]]
     cd = board["critical_difference"]
@@ -108,13 +135,26 @@ def suite_detail(request, slug: str):
     if cd:
         cd["ranked"] = sorted(zip(cd["average_rank"], names))
         cd["clique_names"] = [[names[i] for i in clique] for clique in cd["cliques"]]
-        cd_chart = mark_safe(charts.critical_difference(cd["ranked"], cd["cd"], cd["clique_names"], id_prefix="suite-cd"))
+        cd_chart = mark_safe(
+            charts.critical_difference(cd["ranked"], cd["cd"], cd["clique_names"], id_prefix="suite-cd")
+        )
     if board["profile"]:
         profile = mark_safe(charts.performance_profile(board["profile"], names, id_prefix="suite-profile"))
     runs = min((min(e["runs"].values()) for e in board["entries"]), default=5)
-    return render(request, "suites/detail.html", {
-        "suite": suite, "board": board, "names": names, "forest": forest, "heatmap": heatmap, "cd_chart": cd_chart,
-        "profile": profile, "coverage": _coverage("suite.", runs)})
+    return render(
+        request,
+        "suites/detail.html",
+        {
+            "suite": suite,
+            "board": board,
+            "names": names,
+            "forest": forest,
+            "heatmap": heatmap,
+            "cd_chart": cd_chart,
+            "profile": profile,
+            "coverage": _coverage("suite.", runs),
+        },
+    )
 
 
 class SuiteForm(forms.Form):
@@ -123,11 +163,17 @@ class SuiteForm(forms.Form):
     title = forms.CharField(max_length=200)
     slug = forms.SlugField(required=False, max_length=60, help_text="Empty: made from the title.")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    challenges = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple,
-                                                help_text="At least two: the tasks of the suite.")
+    challenges = forms.ModelMultipleChoiceField(
+        queryset=None, widget=forms.CheckboxSelectMultiple, help_text="At least two: the tasks of the suite."
+    )
     normalization = forms.ChoiceField(choices=Suite.Normalization.choices, initial=Suite.Normalization.MINMAX)
-    rope = forms.FloatField(initial=0.01, min_value=0, max_value=0.5, label="Region of practical equivalence",
-                            help_text="On the normalised scale, for the Bayesian signed-rank test.")
+    rope = forms.FloatField(
+        initial=0.01,
+        min_value=0,
+        max_value=0.5,
+        label="Region of practical equivalence",
+        help_text="On the normalised scale, for the Bayesian signed-rank test.",
+    )
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -141,9 +187,15 @@ def suite_new(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            suite = suite_create(created_by=request.user, title=data["title"], slug=data["slug"] or None,
-                                 description=data["description"], challenges=list(data["challenges"]),
-                                 normalization=data["normalization"], rope=data["rope"])
+            suite = suite_create(
+                created_by=request.user,
+                title=data["title"],
+                slug=data["slug"] or None,
+                description=data["description"],
+                challenges=list(data["challenges"]),
+                normalization=data["normalization"],
+                rope=data["rope"],
+            )
         except ServiceError as exc:
             add_service_error(form, exc)
         else:
@@ -159,11 +211,15 @@ class ResultsOnlyForm(forms.Form):
     title = forms.CharField(max_length=200)
     slug = forms.SlugField(required=False, max_length=60, help_text="Empty: made from the title.")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
-    metric = forms.ChoiceField(choices=METRIC_CHOICES, initial="accuracy",
-                               help_text="What the imported per-instance scores measure.")
+    metric = forms.ChoiceField(
+        choices=METRIC_CHOICES, initial="accuracy", help_text="What the imported per-instance scores measure."
+    )
     direction = forms.ChoiceField(choices=[("higher", "Higher is better"), ("lower", "Lower is better")])
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE,
-                                   help_text="Private: only you see it until you publish it.")
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PRIVATE,
+        help_text="Private: only you see it until you publish it.",
+    )
 
 
 @login_required
@@ -174,9 +230,14 @@ def challenge_new_results_only(request):
         data = form.cleaned_data
         try:
             challenge = challenge_create_results_only(
-                created_by=request.user, title=data["title"], slug=data["slug"] or None,
-                description=data["description"], metric=data["metric"],
-                higher_is_better=data["direction"] == "higher", visibility=data["visibility"])
+                created_by=request.user,
+                title=data["title"],
+                slug=data["slug"] or None,
+                description=data["description"],
+                metric=data["metric"],
+                higher_is_better=data["direction"] == "higher",
+                visibility=data["visibility"],
+            )
         except ServiceError as exc:
             add_service_error(form, exc)
         else:
@@ -209,21 +270,35 @@ def results_import(request, slug: str):
         names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
         instances = None
         if data["instances"]:
-            instances = [line.strip() for line in data["instances"].read().decode("utf-8", "replace").splitlines()
-                         if line.strip()]
+            instances = [
+                line.strip()
+                for line in data["instances"].read().decode("utf-8", "replace").splitlines()
+                if line.strip()
+            ]
         try:
             batch = results_import_create(
-                challenge=challenge, user=request.user, format=data["format"], metric=data["metric"] or None,
-                files=[ImportFile(u.name, u.data, m) for u, m in zip(uploads, names)], instances=instances,
-                team_name=data["team"], source=data["source"], link=data["link"])
+                challenge=challenge,
+                user=request.user,
+                format=data["format"],
+                metric=data["metric"] or None,
+                files=[ImportFile(u.name, u.data, m) for u, m in zip(uploads, names)],
+                instances=instances,
+                team_name=data["team"],
+                source=data["source"],
+                link=data["link"],
+            )
         except ServiceError as exc:
             add_service_error(form, exc)
         else:
-            messages.success(request, f"Imported {len(batch.model_names)} model(s) on {len(batch.instance_ids)} "
-                                      "instances.")
+            messages.success(
+                request, f"Imported {len(batch.model_names)} model(s) on {len(batch.instance_ids)} instances."
+            )
             return redirect(challenge.get_absolute_url())
-    return render(request, "challenges/import.html", {"challenge": challenge, "form": form,
-                                                      "imports": challenge.results_imports.all()})
+    return render(
+        request,
+        "challenges/import.html",
+        {"challenge": challenge, "form": form, "imports": challenge.results_imports.all()},
+    )
 
 
 # --------------------------------------------------------------------------- the board over time
@@ -247,18 +322,36 @@ def board_history(request, slug: str):
     best = [row["submission_id"] for row in data["entries"] if row.get("rank") is not None][:BOARD_CHART_ENTRIES]
     labels = {sid: f"{row['method_name']} ({row['team']})" for sid, row in rows.items()}
     series = history_board(challenge=challenge, board=scope.board, scope=scope, entries=best)
-    context = {"challenge": challenge, "scope": scope, "entry": None, "entry_rows": None, "shakeup": None,
-               "board_chart": mark_safe(charts.rank_history(
-                   {labels[sid]: [(r["at"], r["rank"]) for r in rows_] for sid, rows_ in series.items()},
-                   title=f"Rank over time of the {len(series)} best entries", id_prefix="history-board"))}
+    context = {
+        "challenge": challenge,
+        "scope": scope,
+        "entry": None,
+        "entry_rows": None,
+        "shakeup": None,
+        "board_chart": mark_safe(
+            charts.rank_history(
+                {labels[sid]: [(r["at"], r["rank"]) for r in rows_] for sid, rows_ in series.items()},
+                title=f"Rank over time of the {len(series)} best entries",
+                id_prefix="history-board",
+            )
+        ),
+    }
     entry = request.GET.get("entry")
     if entry:
         if not entry.isdigit() or int(entry) not in rows:
             raise Http404("No such entry on this board.")
         own = history_entry(challenge=challenge, submission_id=int(entry), scope=scope)
-        context.update(entry=rows[int(entry)], entry_rows=own.get(scope.board, []), entry_chart=mark_safe(
-            charts.rank_history({labels[int(entry)]: [(r["at"], r["rank"]) for r in own.get(scope.board, [])]},
-                                title="This entry's rank over time", id_prefix="history-entry")))
+        context.update(
+            entry=rows[int(entry)],
+            entry_rows=own.get(scope.board, []),
+            entry_chart=mark_safe(
+                charts.rank_history(
+                    {labels[int(entry)]: [(r["at"], r["rank"]) for r in own.get(scope.board, [])]},
+                    title="This entry's rank over time",
+                    id_prefix="history-entry",
+                )
+            ),
+        )
     if scope.sees_private:
         public = report_current(challenge=challenge).data
         private = report_current(challenge=challenge, board="private").data

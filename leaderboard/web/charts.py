@@ -22,16 +22,24 @@ import math
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-__all__ = ["boo_n_curve", "critical_difference", "forest_plot", "heatmap", "pairwise_matrix", "performance_profile",
-           "rank_history", "shakeup", "strip_plot"]
+__all__ = [
+    "boo_n_curve",
+    "critical_difference",
+    "forest_plot",
+    "heatmap",
+    "pairwise_matrix",
+    "performance_profile",
+    "rank_history",
+    "shakeup",
+    "strip_plot",
+]
 
 #: The size of every chart's text in CSS pixels (the charts are never scaled: ``_svg``); 11 px is the least
 #: readable on a phone (issue 25), 12 the size the label widths below are reckoned in.
 FONT_PX = 12
 SMALL_FONT_PX = 11  # the values inside the heatmap's cells
 FONT = f'font-family="system-ui, sans-serif" font-size="{FONT_PX}"'
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
 #: WCAG 2.1 contrast a text colour needs against the white page (AA, normal text).
 TEXT_CONTRAST = 4.5
@@ -72,8 +80,9 @@ OUTLIER_Z = 6.0
 CLIPPED_NOTE = "Values beyond the axis (outliers) are drawn at its edge as arrows; their tooltips give the value."
 
 
-def _robust_domain(points: Sequence[float], extents: Sequence[Sequence[float]] | None = None
-                   ) -> tuple[float, float, bool]:
+def _robust_domain(
+    points: Sequence[float], extents: Sequence[Sequence[float]] | None = None
+) -> tuple[float, float, bool]:
     """The axis range of the marks that are not outliers, and whether any mark is left outside it.
 
     ``points`` are the marks that decide (an entry's estimate, a run); ``extents[i]`` the values drawn with
@@ -82,8 +91,9 @@ def _robust_domain(points: Sequence[float], extents: Sequence[Sequence[float]] |
     (0.10 among scores near 0.95) would otherwise squash every other entry into one dot.
     """
     extents = list(extents) if extents is not None else [()] * len(points)
-    pairs = [(float(p), _finite(extra)) for p, extra in zip(points, extents)
-             if p is not None and math.isfinite(float(p))]
+    pairs = [
+        (float(p), _finite(extra)) for p, extra in zip(points, extents) if p is not None and math.isfinite(float(p))
+    ]
     everything = [v for p, extra in pairs for v in (p, *extra)]
     centre = _quantile(sorted(p for p, _ in pairs), 0.5) if pairs else 0.0
     mad = _quantile(sorted(abs(p - centre) for p, _ in pairs), 0.5) if pairs else 0.0
@@ -123,16 +133,19 @@ def _svg(width: int, height: int, title: str, desc: str, body: list[str], prefix
     (``.chart-scroll``) instead of shrinking its text to 5 px. A chart holding links is a ``group`` (an ``img``
     may hold nothing interactive)."""
     width, height = int(math.ceil(width)), int(math.ceil(height))
-    return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="{role}" aria-labelledby="{prefix}-title {prefix}-desc" {FONT}>',
-        f'<title id="{prefix}-title">{escape(title)}</title>',
-        f'<desc id="{prefix}-desc">{escape(desc)}</desc>',
-        *body, "</svg>"])
+    return "\n".join(
+        [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'role="{role}" aria-labelledby="{prefix}-title {prefix}-desc" {FONT}>',
+            f'<title id="{prefix}-title">{escape(title)}</title>',
+            f'<desc id="{prefix}-desc">{escape(desc)}</desc>',
+            *body,
+            "</svg>",
+        ]
+    )
 
 
-def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str, *,
-            integer: bool = False) -> list[str]:
+def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str, *, integer: bool = False) -> list[str]:
     def sx(v):
         return x0 + (v - lo) / (hi - lo) * width
 
@@ -141,8 +154,10 @@ def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str,
         ticks = [t for t in ticks if float(t).is_integer()] if hi - lo >= 5 else list(range(math.ceil(lo), int(hi) + 1))
     out = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y}" x2="{x0 + width}" y2="{y}" stroke="#333"/>']
     for t in ticks:
-        out.append(f'<line x1="{sx(t):.1f}" y1="{y}" x2="{sx(t):.1f}" y2="{y + 4}" stroke="#333"/>'
-                   f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{_num(t)}</text>')
+        out.append(
+            f'<line x1="{sx(t):.1f}" y1="{y}" x2="{sx(t):.1f}" y2="{y + 4}" stroke="#333"/>'
+            f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{_num(t)}</text>'
+        )
     out.append(f'<text x="{x0 + width / 2}" y="{y + 32}" text-anchor="middle">{escape(label)}</text></g>')
     return out
 
@@ -153,15 +168,17 @@ def _y_axis(lo: float, hi: float, x: float, y0: float, height: float) -> list[st
 
     out = [f'<g class="axis" aria-hidden="true"><line x1="{x}" y1="{y0}" x2="{x}" y2="{y0 + height}" stroke="#333"/>']
     for t in _ticks(lo, hi):
-        out.append(f'<line x1="{x - 4}" y1="{sy(t):.1f}" x2="{x}" y2="{sy(t):.1f}" stroke="#333"/>'
-                   f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+        out.append(
+            f'<line x1="{x - 4}" y1="{sy(t):.1f}" x2="{x}" y2="{sy(t):.1f}" stroke="#333"/>'
+            f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+        )
     out.append("</g>")
     return out
 
 
 def _luminance(colour: str) -> float:
     """WCAG 2.1 relative luminance of ``#rrggbb``."""
-    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
@@ -173,7 +190,7 @@ def contrast_on_white(colour: str) -> float:
 
 def text_colour(colour: str) -> str:
     """``colour`` darkened (same hue) until text in it is readable on white (:data:`TEXT_CONTRAST`)."""
-    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
     while contrast_on_white("#" + "".join(f"{c:02x}" for c in rgb)) < TEXT_CONTRAST:
         rgb = [int(c * 0.9) for c in rgb]
     return "#" + "".join(f"{c:02x}" for c in rgb)
@@ -181,7 +198,7 @@ def text_colour(colour: str) -> str:
 
 def _fit(label: str, chars: int = LABEL_CHARS) -> str:
     """``label``, cut to ``chars`` characters with an ellipsis so it stays inside the chart."""
-    return label if len(label) <= chars else label[:chars - 1].rstrip() + "…"
+    return label if len(label) <= chars else label[: chars - 1].rstrip() + "…"
 
 
 def _label(row: Mapping) -> str:
@@ -196,8 +213,9 @@ def _label_width(labels: Sequence[str]) -> int:
     return int(max(80, min(LABEL_W, 6.6 * longest + 14)))
 
 
-def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: str | None = None,
-                id_prefix: str = "forest") -> str:
+def forest_plot(
+    entries: Sequence[Mapping], *, statistic: str = "mean", title: str | None = None, id_prefix: str = "forest"
+) -> str:
     """Intervals as horizontal bars with the point estimate, one row per entry.
 
     The axis leaves out outlying entries (``_robust_domain``); a bar or
@@ -211,8 +229,10 @@ def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: s
     statistic : {"mean", "boo_n"}
     """
     title = title or f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with confidence interval, per entry"
-    lo, hi, clipped = _robust_domain([row[statistic]["estimate"] for row in entries],
-                                     [(row[statistic]["low"], row[statistic]["high"]) for row in entries])
+    lo, hi, clipped = _robust_domain(
+        [row[statistic]["estimate"] for row in entries],
+        [(row[statistic]["low"], row[statistic]["high"]) for row in entries],
+    )
     labels = [_label(row) for row in entries]
     left = _label_width(labels)
     height = PAD + ROW_H * len(entries) + 2 * PAD
@@ -224,14 +244,19 @@ def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: s
     for i, (row, label) in enumerate(zip(entries, labels)):
         stat = row[statistic]
         y = PAD + ROW_H * i + ROW_H / 2
-        tip = (f"{label}: {statistic} {_num(stat['estimate'])}, interval [{_num(stat['low'])}, {_num(stat['high'])}]"
-               + (f", groups {row['groups']}" if row.get("groups") else ""))
-        body.append(f'<g class="entry" aria-label={quoteattr(tip)}><title>{escape(tip)}</title>'
-                    f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>')
+        tip = f"{label}: {statistic} {_num(stat['estimate'])}, interval [{_num(stat['low'])}, {_num(stat['high'])}]" + (
+            f", groups {row['groups']}" if row.get("groups") else ""
+        )
+        body.append(
+            f'<g class="entry" aria-label={quoteattr(tip)}><title>{escape(tip)}</title>'
+            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>'
+        )
         if stat["low"] is not None and stat["high"] is not None:
             (a, out_a), (b, out_b) = _clamp(stat["low"], lo, hi), _clamp(stat["high"], lo, hi)
-            body.append(f'<rect class="interval" x="{sx(a):.1f}" y="{y - 3}" '
-                        f'width="{max(sx(b) - sx(a), 1):.1f}" height="6" fill="#9ecae1"/>')
+            body.append(
+                f'<rect class="interval" x="{sx(a):.1f}" y="{y - 3}" '
+                f'width="{max(sx(b) - sx(a), 1):.1f}" height="6" fill="#9ecae1"/>'
+            )
             body += [_arrow(sx(v), y, side) for v, side in ((a, out_a), (b, out_b)) if side]
         if stat["estimate"] is not None:
             v, side = _clamp(stat["estimate"], lo, hi)
@@ -241,8 +266,9 @@ def forest_plot(entries: Sequence[Mapping], *, statistic: str = "mean", title: s
                 body.append(_arrow(sx(v), y, side))
         body.append("</g>")
     body += _x_axis(lo, hi, left, PLOT_W, PAD + ROW_H * len(entries) + 4, statistic)
-    desc = (f"{len(entries)} entries: {', '.join(labels)}; bars are confidence intervals, dots the point estimates."
-            + (f" {CLIPPED_NOTE}" if clipped else ""))
+    desc = f"{len(entries)} entries: {', '.join(labels)}; bars are confidence intervals, dots the point estimates." + (
+        f" {CLIPPED_NOTE}" if clipped else ""
+    )
     return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
 
 
@@ -275,14 +301,24 @@ def _p_colour(p: float) -> str:
 
 
 #: The report's verdicts, read from the row entry's side.
-VERDICT_WORDS = {"a_better": "the row entry is better", "b_better": "the column entry is better",
-                 "not_significant": "cannot tell apart", "not_meaningful": "significant but below gamma",
-                 "not_significant_after_correction": "undecided: adjusted p-value not below alpha"}
+VERDICT_WORDS = {
+    "a_better": "the row entry is better",
+    "b_better": "the column entry is better",
+    "not_significant": "cannot tell apart",
+    "not_meaningful": "significant but below gamma",
+    "not_significant_after_correction": "undecided: adjusted p-value not below alpha",
+}
 
 
-def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
-            verdicts: Sequence[Sequence[str | None]] | None = None, *, title: str = "P(row > column)",
-            links: Sequence[Sequence[str | None]] | None = None, id_prefix: str = "heatmap") -> str:
+def heatmap(
+    p_matrix: Sequence[Sequence[float | None]],
+    labels: Sequence[str],
+    verdicts: Sequence[Sequence[str | None]] | None = None,
+    *,
+    title: str = "P(row > column)",
+    links: Sequence[Sequence[str | None]] | None = None,
+    id_prefix: str = "heatmap",
+) -> str:
     """Matrix of P(row > column); a cell with a winning verdict is outlined.
 
     Parameters
@@ -301,29 +337,38 @@ def heatmap(p_matrix: Sequence[Sequence[float | None]], labels: Sequence[str],
     for i in range(k):
         y = top + i * cell
         body.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end">{escape(_fit(labels[i]))}</text>')
-        body.append(f'<text transform="translate({left + i * cell + cell / 2 + 4},{top - 6}) rotate(-45)">'
-                    f'{escape(_fit(labels[i]))}</text>')
+        body.append(
+            f'<text transform="translate({left + i * cell + cell / 2 + 4},{top - 6}) rotate(-45)">'
+            f"{escape(_fit(labels[i]))}</text>"
+        )
     for i in range(k):
         for j in range(k):
             p = p_matrix[i][j]
             if i == j or p is None or not math.isfinite(p):
                 continue
             verdict = verdicts[i][j] if verdicts else None
-            tip = (f"{labels[i]} vs {labels[j]}: P(row > column) = {_num(p)}"
-                   + (f"; {VERDICT_WORDS.get(verdict, verdict)}" if verdict else ""))
+            tip = f"{labels[i]} vs {labels[j]}: P(row > column) = {_num(p)}" + (
+                f"; {VERDICT_WORDS.get(verdict, verdict)}" if verdict else ""
+            )
             stroke = ' stroke="#000" stroke-width="2"' if verdict == "a_better" else ""
-            mark = (f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
-                    f'height="{cell - 1}" fill="{_p_colour(p)}"{stroke} aria-label={quoteattr(tip)}>'
-                    f'<title>{escape(tip)}</title></rect>')
+            mark = (
+                f'<rect class="cell" x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
+                f'height="{cell - 1}" fill="{_p_colour(p)}"{stroke} aria-label={quoteattr(tip)}>'
+                f"<title>{escape(tip)}</title></rect>"
+            )
             if cell >= 28:  # room for the value itself
                 dark = abs(p - 0.5) > 0.3
-                mark += (f'<text x="{left + j * cell + (cell - 1) / 2:.1f}" y="{top + i * cell + cell / 2 + 4:.1f}" '
-                         f'text-anchor="middle" font-size="{SMALL_FONT_PX}" fill="{"#fff" if dark else "#222"}" '
-                         f'pointer-events="none" aria-hidden="true">{p:.2f}</text>')
+                mark += (
+                    f'<text x="{left + j * cell + (cell - 1) / 2:.1f}" y="{top + i * cell + cell / 2 + 4:.1f}" '
+                    f'text-anchor="middle" font-size="{SMALL_FONT_PX}" fill="{"#fff" if dark else "#222"}" '
+                    f'pointer-events="none" aria-hidden="true">{p:.2f}</text>'
+                )
             url = links[i][j] if links else None
-            body.append(f'<a href={quoteattr(url)}>{mark}</a>' if url else mark)
-    desc = (f"{k} by {k} matrix of the probability that the row entry outperforms the column entry; "
-            "outlined cells: the row entry is better.")
+            body.append(f"<a href={quoteattr(url)}>{mark}</a>" if url else mark)
+    desc = (
+        f"{k} by {k} matrix of the probability that the row entry outperforms the column entry; "
+        "outlined cells: the row entry is better."
+    )
     size = left + k * cell + PAD + (top - PAD)  # rotated names reach right as far as up
     return _svg(size, top + k * cell + PAD, title, desc, body, id_prefix, role="group" if links else "img")
 
@@ -342,8 +387,9 @@ def _spread(ys: list[float], gap: float, top: float, bottom: float) -> list[floa
     return placed
 
 
-def boo_n_curve(curves: Mapping[str, Sequence[float | None]], *, title: str = "Boo_n against n",
-                id_prefix: str = "boon") -> str:
+def boo_n_curve(
+    curves: Mapping[str, Sequence[float | None]], *, title: str = "Boo_n against n", id_prefix: str = "boon"
+) -> str:
     """Boo_n (expected best of n runs) for n = 1, 2, ..., one line per entry, its name at its end.
 
     The y axis leaves out outlying points (``_robust_domain``); points beyond are drawn at
@@ -372,31 +418,40 @@ def boo_n_curve(curves: Mapping[str, Sequence[float | None]], *, title: str = "B
     for c, ((label, points), end_y) in enumerate(zip(series, ends)):
         colour = PALETTE[c % len(PALETTE)]
         path = " ".join(f"{sx(n):.1f},{sy(v):.1f}" for n, v, _ in points)
-        body.append(f'<g class="curve" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
-                    f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        body.append(
+            f'<g class="curve" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+            f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
         for (n, v, side), raw in zip(points, [v for v in curves[label] if v is not None]):
             tip = f"{label}: Boo_{n} = {_num(raw)}" + (" (beyond the axis)" if side else "")
             mark = ' data-clipped="true"' if side else ""
-            body.append(f'<circle class="point" cx="{sx(n):.1f}" cy="{sy(v):.1f}" r="3" fill="{colour}"{mark}>'
-                        f'<title>{escape(tip)}</title></circle>')
+            body.append(
+                f'<circle class="point" cx="{sx(n):.1f}" cy="{sy(v):.1f}" r="3" fill="{colour}"{mark}>'
+                f"<title>{escape(tip)}</title></circle>"
+            )
             if side:
                 body.append(_arrow(sx(n), sy(v), side, horizontal=False))
         if points:
             last_x, last_y = sx(points[-1][0]), sy(points[-1][1])
-            body.append(f'<line x1="{last_x + 3:.1f}" y1="{last_y:.1f}" x2="{last_x + 10:.1f}" y2="{end_y:.1f}" '
-                        f'stroke="{colour}" aria-hidden="true"/>'
-                        f'<text class="legend" x="{last_x + 12:.1f}" y="{end_y + 4:.1f}" fill="{text_colour(colour)}">'
-                        f'{escape(_fit(label))}</text>')
+            body.append(
+                f'<line x1="{last_x + 3:.1f}" y1="{last_y:.1f}" x2="{last_x + 10:.1f}" y2="{end_y:.1f}" '
+                f'stroke="{colour}" aria-hidden="true"/>'
+                f'<text class="legend" x="{last_x + 12:.1f}" y="{end_y + 4:.1f}" fill="{text_colour(colour)}">'
+                f"{escape(_fit(label))}</text>"
+            )
         body.append("</g>")
     body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)", integer=True)
     body += _y_axis(lo, hi, x0, PAD, height - 2 * PAD)
-    desc = (f"{len(curves)} entries: {', '.join(curves)}; each line is the expected test score of the best of n runs, "
-            "the run chosen by its validation score." + (f" {CLIPPED_NOTE}" if clipped else ""))
+    desc = (
+        f"{len(curves)} entries: {', '.join(curves)}; each line is the expected test score of the best of n runs, "
+        "the run chosen by its validation score." + (f" {CLIPPED_NOTE}" if clipped else "")
+    )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
 
 
-def strip_plot(scores: Mapping[str, Sequence[float]], *, title: str = "Score of every run",
-               id_prefix: str = "strip") -> str:
+def strip_plot(
+    scores: Mapping[str, Sequence[float]], *, title: str = "Score of every run", id_prefix: str = "strip"
+) -> str:
     """Every run's score as a dot, one row per entry, with the mean as a tick.
 
     The axis leaves out outlying runs (``_robust_domain``); a run beyond is drawn at the
@@ -417,32 +472,40 @@ def strip_plot(scores: Mapping[str, Sequence[float]], *, title: str = "Score of 
     for i, (label, runs) in enumerate(scores.items()):
         y = PAD + ROW_H * i + ROW_H / 2
         finite = _finite(runs)
-        body.append(f'<g class="entry" aria-label={quoteattr(f"{label}: {len(finite)} runs")}>'
-                    f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}'
-                    f'<title>{escape(label)}</title></text>')
+        body.append(
+            f'<g class="entry" aria-label={quoteattr(f"{label}: {len(finite)} runs")}>'
+            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}'
+            f"<title>{escape(label)}</title></text>"
+        )
         for r, v in enumerate(finite):
             jitter = ((r * 7) % 5 - 2) * 2.0  # deterministic vertical spread
             x, side = _clamp(v, lo, hi)
             tip = f"{label}, run {r}: {_num(v)}" + (" (beyond the axis)" if side else "")
             mark = ' data-clipped="true"' if side else ""
-            body.append(f'<circle class="run" cx="{sx(x):.1f}" cy="{y + jitter:.1f}" r="3" fill="#3182bd" '
-                        f'fill-opacity="0.6"{mark}><title>{escape(tip)}</title></circle>')
+            body.append(
+                f'<circle class="run" cx="{sx(x):.1f}" cy="{y + jitter:.1f}" r="3" fill="#3182bd" '
+                f'fill-opacity="0.6"{mark}><title>{escape(tip)}</title></circle>'
+            )
             if side:
                 body.append(_arrow(sx(x), y, side))
         if finite:
             mean, side = _clamp(sum(finite) / len(finite), lo, hi)
             tip = f"{label}: mean {_num(sum(finite) / len(finite))}" + (" (beyond the axis)" if side else "")
-            body.append(f'<line class="mean" x1="{sx(mean):.1f}" y1="{y - 8}" x2="{sx(mean):.1f}" y2="{y + 8}" '
-                        f'stroke="#000" stroke-width="2"><title>{escape(tip)}</title></line>')
+            body.append(
+                f'<line class="mean" x1="{sx(mean):.1f}" y1="{y - 8}" x2="{sx(mean):.1f}" y2="{y + 8}" '
+                f'stroke="#000" stroke-width="2"><title>{escape(tip)}</title></line>'
+            )
         body.append("</g>")
     body += _x_axis(lo, hi, left, PLOT_W, PAD + ROW_H * len(scores) + 4, "test score")
-    desc = (f"{len(scores)} entries: {', '.join(scores)}; dots are runs, vertical ticks the means."
-            + (f" {CLIPPED_NOTE}" if clipped else ""))
+    desc = f"{len(scores)} entries: {', '.join(scores)}; dots are runs, vertical ticks the means." + (
+        f" {CLIPPED_NOTE}" if clipped else ""
+    )
     return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
 
 
-def performance_profile(profile: Mapping, labels: Sequence[str], *, title: str = "Performance profiles",
-                        id_prefix: str = "profile") -> str:
+def performance_profile(
+    profile: Mapping, labels: Sequence[str], *, title: str = "Performance profiles", id_prefix: str = "profile"
+) -> str:
     """The fraction of each entry's runs scoring above τ, against τ, with its confidence band (Agarwal et al. 2021, §4).
 
     Parameters
@@ -464,32 +527,48 @@ def performance_profile(profile: Mapping, labels: Sequence[str], *, title: str =
 
     body = []
     ends = _spread([sy(row[-1]) if row else PAD for row in profile["estimate"]], 13, PAD, height - PAD)
-    for c, (label, est, low, high, end_y) in enumerate(zip(labels, profile["estimate"], profile["low"],
-                                                           profile["high"], ends)):
+    for c, (label, est, low, high, end_y) in enumerate(
+        zip(labels, profile["estimate"], profile["low"], profile["high"], ends)
+    ):
         colour = PALETTE[c % len(PALETTE)]
-        band = ([f"{sx(t):.1f},{sy(v):.1f}" for t, v in zip(taus, high)]
-                + [f"{sx(t):.1f},{sy(v):.1f}" for t, v in reversed(list(zip(taus, low)))])
+        band = [f"{sx(t):.1f},{sy(v):.1f}" for t, v in zip(taus, high)] + [
+            f"{sx(t):.1f},{sy(v):.1f}" for t, v in reversed(list(zip(taus, low)))
+        ]
         line = " ".join(f"{sx(t):.1f},{sy(v):.1f}" for t, v in zip(taus, est))
-        body.append(f'<g class="profile" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
-                    f'<polygon points="{" ".join(band)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>'
-                    f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        body.append(
+            f'<g class="profile" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+            f'<polygon points="{" ".join(band)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>'
+            f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
         if taus:
-            tip = (f"{label}: {_num(100 * est[0])} % of runs above τ = {_num(taus[0])}, "
-                   f"{_num(100 * est[-1])} % above τ = {_num(taus[-1])}")
-            body.append(f'<circle class="point" cx="{sx(taus[-1]):.1f}" cy="{sy(est[-1]):.1f}" r="3" '
-                        f'fill="{colour}"><title>{escape(tip)}</title></circle>'
-                        f'<text class="legend" x="{sx(taus[-1]) + 12:.1f}" y="{end_y + 4:.1f}" '
-                        f'fill="{text_colour(colour)}">{escape(_fit(label))}</text>')
+            tip = (
+                f"{label}: {_num(100 * est[0])} % of runs above τ = {_num(taus[0])}, "
+                f"{_num(100 * est[-1])} % above τ = {_num(taus[-1])}"
+            )
+            body.append(
+                f'<circle class="point" cx="{sx(taus[-1]):.1f}" cy="{sy(est[-1]):.1f}" r="3" '
+                f'fill="{colour}"><title>{escape(tip)}</title></circle>'
+                f'<text class="legend" x="{sx(taus[-1]) + 12:.1f}" y="{end_y + 4:.1f}" '
+                f'fill="{text_colour(colour)}">{escape(_fit(label))}</text>'
+            )
         body.append("</g>")
     body += _x_axis(lo_t, hi_t, x0, width, height - PAD, "τ (normalised score)")
     body += _y_axis(0.0, 1.0, x0, PAD, height - 2 * PAD)
-    desc = (f"{len(labels)} entries: {', '.join(labels)}; each line is the fraction of the entry's runs, over every "
-            "task, whose normalised score exceeds τ, with its stratified-bootstrap confidence band.")
+    desc = (
+        f"{len(labels)} entries: {', '.join(labels)}; each line is the fraction of the entry's runs, over every "
+        "task, whose normalised score exceeds τ, with its stratified-bootstrap confidence band."
+    )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
 
 
-def critical_difference(ranked: Sequence[tuple[float, str]], cd: float, cliques: Sequence[Sequence[str]], *,
-                        title: str = "Critical difference diagram", id_prefix: str = "cd") -> str:
+def critical_difference(
+    ranked: Sequence[tuple[float, str]],
+    cd: float,
+    cliques: Sequence[Sequence[str]],
+    *,
+    title: str = "Critical difference diagram",
+    id_prefix: str = "cd",
+) -> str:
     """Average ranks on one axis (1 = best, on the left), the critical difference as a bar, and a thick line
     under each group of entries that cannot be told apart (Demšar 2006, Fig. 1).
 
@@ -509,43 +588,56 @@ def critical_difference(ranked: Sequence[tuple[float, str]], cd: float, cliques:
     def sx(rank):
         return x0 + (rank - 1) / (k - 1) * width
 
-    body = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{axis_y}" x2="{x0 + width}" y2="{axis_y}" '
-            'stroke="#333"/>']
+    body = [
+        f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{axis_y}" x2="{x0 + width}" y2="{axis_y}" '
+        'stroke="#333"/>'
+    ]
     for r in range(1, k + 1):
-        body.append(f'<line x1="{sx(r):.1f}" y1="{axis_y - 5}" x2="{sx(r):.1f}" y2="{axis_y}" stroke="#333"/>'
-                    f'<text x="{sx(r):.1f}" y="{axis_y - 9}" text-anchor="middle">{r}</text>')
+        body.append(
+            f'<line x1="{sx(r):.1f}" y1="{axis_y - 5}" x2="{sx(r):.1f}" y2="{axis_y}" stroke="#333"/>'
+            f'<text x="{sx(r):.1f}" y="{axis_y - 9}" text-anchor="middle">{r}</text>'
+        )
     body.append("</g>")
     cd_end = min(1 + cd, k)
-    body.append(f'<g class="cd-bar"><title>CD = {_num(cd)} ranks</title>'
-                f'<line x1="{sx(1):.1f}" y1="14" x2="{sx(cd_end):.1f}" y2="14" stroke="#b3261e" stroke-width="3"/>'
-                f'<text x="{sx(cd_end) + 6:.1f}" y="18">CD = {_num(cd)}</text></g>')
+    body.append(
+        f'<g class="cd-bar"><title>CD = {_num(cd)} ranks</title>'
+        f'<line x1="{sx(1):.1f}" y1="14" x2="{sx(cd_end):.1f}" y2="14" stroke="#b3261e" stroke-width="3"/>'
+        f'<text x="{sx(cd_end) + 6:.1f}" y="18">CD = {_num(cd)}</text></g>'
+    )
     position = {name: rank for rank, name in ranked}
     for c, clique in enumerate(cliques):
         ranks = [position[n] for n in clique if n in position]
         if len(ranks) < 2:
             continue
         y = clique_y0 + 10 * c
-        body.append(f'<line class="clique" x1="{sx(min(ranks)) - 3:.1f}" y1="{y}" x2="{sx(max(ranks)) + 3:.1f}" '
-                    f'y2="{y}" stroke="#333" stroke-width="4"><title>{escape(" ~ ".join(clique))}: not told apart'
-                    '</title></line>')
+        body.append(
+            f'<line class="clique" x1="{sx(min(ranks)) - 3:.1f}" y1="{y}" x2="{sx(max(ranks)) + 3:.1f}" '
+            f'y2="{y}" stroke="#333" stroke-width="4"><title>{escape(" ~ ".join(clique))}: not told apart'
+            "</title></line>"
+        )
     for i, (rank, name) in enumerate(ranked):
         y = label_y0 + 16 * i
         colour = PALETTE[i % len(PALETTE)]
-        body.append(f'<g class="cd-entry"><title>{escape(name)}: average rank {_num(rank)}</title>'
-                    f'<circle cx="{sx(rank):.1f}" cy="{axis_y}" r="4" fill="{colour}"/>'
-                    f'<polyline points="{sx(rank):.1f},{axis_y} {sx(rank):.1f},{y} {x0 + width + 8},{y}" fill="none" '
-                    f'stroke="{colour}" aria-hidden="true"/>'
-                    f'<text x="{x0 + width + 12}" y="{y + 4}" fill="{text_colour(colour)}">'
-                    f'{escape(_fit(name))} ({_num(rank)})</text></g>')
-    desc = (f"Average ranks over the tasks of {rows} entries (1 = best): "
-            + ", ".join(f"{name} {_num(rank)}" for rank, name in ranked)
-            + f". Critical difference {_num(cd)}; entries joined by a thick line cannot be told apart.")
+        body.append(
+            f'<g class="cd-entry"><title>{escape(name)}: average rank {_num(rank)}</title>'
+            f'<circle cx="{sx(rank):.1f}" cy="{axis_y}" r="4" fill="{colour}"/>'
+            f'<polyline points="{sx(rank):.1f},{axis_y} {sx(rank):.1f},{y} {x0 + width + 8},{y}" fill="none" '
+            f'stroke="{colour}" aria-hidden="true"/>'
+            f'<text x="{x0 + width + 12}" y="{y + 4}" fill="{text_colour(colour)}">'
+            f"{escape(_fit(name))} ({_num(rank)})</text></g>"
+        )
+    desc = (
+        f"Average ranks over the tasks of {rows} entries (1 = best): "
+        + ", ".join(f"{name} {_num(rank)}" for rank, name in ranked)
+        + f". Critical difference {_num(cd)}; entries joined by a thick line cannot be told apart."
+    )
     height = label_y0 + 16 * rows + 10
     return _svg(x0 + width + 14 + _label_width([n for _, n in ranked]) + 40, height, title, desc, body, id_prefix)
 
 
-def rank_history(series: Mapping[str, Sequence[tuple]], *, title: str = "Rank over time",
-                 id_prefix: str = "history") -> str:
+def rank_history(
+    series: Mapping[str, Sequence[tuple]], *, title: str = "Rank over time", id_prefix: str = "history"
+) -> str:
     """Each entry's rank (1 at the top) against time, a step line per entry from one recomputation to the next.
 
     Parameters
@@ -556,8 +648,9 @@ def rank_history(series: Mapping[str, Sequence[tuple]], *, title: str = "Rank ov
     x0, width, height = PAD + 30, PLOT_W, 240
     legend_w = _label_width(list(series))
     if not points:
-        return _svg(x0 + width, 60, title, "No ranked entry yet.", [f'<text x="{x0}" y="30">No history yet.</text>'],
-                    id_prefix)
+        return _svg(
+            x0 + width, 60, title, "No ranked entry yet.", [f'<text x="{x0}" y="30">No history yet.</text>'], id_prefix
+        )
     t0 = min(at for at, _ in points).timestamp()
     t1 = max(max(at for at, _ in points).timestamp(), t0 + 1.0)
     worst = max(max(rank for _, rank in points), 2)
@@ -569,8 +662,12 @@ def rank_history(series: Mapping[str, Sequence[tuple]], *, title: str = "Rank ov
         return PAD + (rank - 1) / (worst - 1) * (height - 2 * PAD)
 
     body = []
-    ends = _spread([sy(next((r for _, r in reversed(rows) if r is not None), worst)) for rows in series.values()],
-                   13, PAD, height - PAD)
+    ends = _spread(
+        [sy(next((r for _, r in reversed(rows) if r is not None), worst)) for rows in series.values()],
+        13,
+        PAD,
+        height - PAD,
+    )
     for c, ((label, rows), end_y) in enumerate(zip(series.items(), ends)):
         colour = PALETTE[c % len(PALETTE)]
         ranked = [(at, rank) for at, rank in rows if rank is not None]
@@ -581,25 +678,37 @@ def rank_history(series: Mapping[str, Sequence[tuple]], *, title: str = "Rank ov
             steps.append(f"{sx(at):.1f},{sy(rank):.1f}")
             following = ranked[i + 1][0] if i + 1 < len(ranked) else None
             steps.append(f"{(sx(following) if following else x0 + width):.1f},{sy(rank):.1f}")
-        body.append(f'<g class="history" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
-                    f'<polyline points="{" ".join(steps)}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        body.append(
+            f'<g class="history" aria-label={quoteattr(label)}><title>{escape(label)}</title>'
+            f'<polyline points="{" ".join(steps)}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
         for at, rank in ranked:
-            body.append(f'<circle class="point" cx="{sx(at):.1f}" cy="{sy(rank):.1f}" r="3" fill="{colour}">'
-                        f'<title>{escape(f"{label}: rank {rank} from {at:%Y-%m-%d %H:%M} UTC")}</title></circle>')
-        body.append(f'<text class="legend" x="{x0 + width + 8}" y="{end_y + 4:.1f}" fill="{text_colour(colour)}">'
-                    f'{escape(_fit(label))}</text></g>')
-    body.append(f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{height - PAD}" x2="{x0 + width}" '
-                f'y2="{height - PAD}" stroke="#333"/>'
-                f'<text x="{x0}" y="{height - PAD + 16}">{_first_last(t0)}</text>'
-                f'<text x="{x0 + width}" y="{height - PAD + 16}" text-anchor="end">{_first_last(t1)}</text>'
-                f'<text x="{x0 + width / 2}" y="{height - PAD + 32}" text-anchor="middle">time (UTC)</text></g>')
-    body.append(f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{PAD}" x2="{x0}" y2="{height - PAD}" '
-                f'stroke="#333"/><text x="{x0 - 6}" y="{sy(1) + 4:.1f}" text-anchor="end">1</text>'
-                f'<text x="{x0 - 6}" y="{sy(worst) + 4:.1f}" text-anchor="end">{worst}</text>'
-                f'<text x="12" y="{height / 2:.1f}" transform="rotate(-90 12 {height / 2:.1f})" '
-                'text-anchor="middle">rank</text></g>')
-    desc = (f"{len(series)} entries: {', '.join(series)}; each line is the entry's rank (1 = best, at the top) "
-            "from each recomputation of the board to the next.")
+            body.append(
+                f'<circle class="point" cx="{sx(at):.1f}" cy="{sy(rank):.1f}" r="3" fill="{colour}">'
+                f"<title>{escape(f'{label}: rank {rank} from {at:%Y-%m-%d %H:%M} UTC')}</title></circle>"
+            )
+        body.append(
+            f'<text class="legend" x="{x0 + width + 8}" y="{end_y + 4:.1f}" fill="{text_colour(colour)}">'
+            f"{escape(_fit(label))}</text></g>"
+        )
+    body.append(
+        f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{height - PAD}" x2="{x0 + width}" '
+        f'y2="{height - PAD}" stroke="#333"/>'
+        f'<text x="{x0}" y="{height - PAD + 16}">{_first_last(t0)}</text>'
+        f'<text x="{x0 + width}" y="{height - PAD + 16}" text-anchor="end">{_first_last(t1)}</text>'
+        f'<text x="{x0 + width / 2}" y="{height - PAD + 32}" text-anchor="middle">time (UTC)</text></g>'
+    )
+    body.append(
+        f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{PAD}" x2="{x0}" y2="{height - PAD}" '
+        f'stroke="#333"/><text x="{x0 - 6}" y="{sy(1) + 4:.1f}" text-anchor="end">1</text>'
+        f'<text x="{x0 - 6}" y="{sy(worst) + 4:.1f}" text-anchor="end">{worst}</text>'
+        f'<text x="12" y="{height / 2:.1f}" transform="rotate(-90 12 {height / 2:.1f})" '
+        'text-anchor="middle">rank</text></g>'
+    )
+    desc = (
+        f"{len(series)} entries: {', '.join(series)}; each line is the entry's rank (1 = best, at the top) "
+        "from each recomputation of the board to the next."
+    )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
 
 
@@ -609,8 +718,9 @@ def _first_last(timestamp: float) -> str:
     return escape(f"{datetime.fromtimestamp(timestamp, UTC):%Y-%m-%d %H:%M}")
 
 
-def shakeup(points: Sequence[Mapping], *, title: str = "Shake-up: public rank against private rank",
-            id_prefix: str = "shakeup") -> str:
+def shakeup(
+    points: Sequence[Mapping], *, title: str = "Shake-up: public rank against private rank", id_prefix: str = "shakeup"
+) -> str:
     """Each entry's public rank (x) against its private rank (y), 1 at the top left; on the diagonal an entry
     kept its place, above it the private board ranked it better."""
     size = 320
@@ -620,26 +730,32 @@ def shakeup(points: Sequence[Mapping], *, title: str = "Shake-up: public rank ag
     def s(rank):
         return (rank - 1) / (worst - 1) * size
 
-    body = [f'<line x1="{x0}" y1="{y0}" x2="{x0 + size}" y2="{y0 + size}" stroke="#999" stroke-dasharray="4 3" '
-            'aria-hidden="true"/>',
-            f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y0 + size}" x2="{x0 + size}" y2="{y0 + size}" '
-            f'stroke="#333"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 + size}" stroke="#333"/>'
-            f'<text x="{x0}" y="{y0 + size + 16}">1</text>'
-            f'<text x="{x0 + size}" y="{y0 + size + 16}" text-anchor="end">{worst}</text>'
-            f'<text x="{x0 + size / 2}" y="{y0 + size + 32}" text-anchor="middle">public rank</text>'
-            f'<text x="{x0 - 6}" y="{y0 + 4}" text-anchor="end">1</text>'
-            f'<text x="{x0 - 6}" y="{y0 + size + 4}" text-anchor="end">{worst}</text>'
-            f'<text x="14" y="{y0 + size / 2}" transform="rotate(-90 14 {y0 + size / 2})" text-anchor="middle">'
-            'private rank</text></g>']
+    body = [
+        f'<line x1="{x0}" y1="{y0}" x2="{x0 + size}" y2="{y0 + size}" stroke="#999" stroke-dasharray="4 3" '
+        'aria-hidden="true"/>',
+        f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y0 + size}" x2="{x0 + size}" y2="{y0 + size}" '
+        f'stroke="#333"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 + size}" stroke="#333"/>'
+        f'<text x="{x0}" y="{y0 + size + 16}">1</text>'
+        f'<text x="{x0 + size}" y="{y0 + size + 16}" text-anchor="end">{worst}</text>'
+        f'<text x="{x0 + size / 2}" y="{y0 + size + 32}" text-anchor="middle">public rank</text>'
+        f'<text x="{x0 - 6}" y="{y0 + 4}" text-anchor="end">1</text>'
+        f'<text x="{x0 - 6}" y="{y0 + size + 4}" text-anchor="end">{worst}</text>'
+        f'<text x="14" y="{y0 + size / 2}" transform="rotate(-90 14 {y0 + size / 2})" text-anchor="middle">'
+        "private rank</text></g>",
+    ]
     for point in points:
         pub, priv = point["public_rank"], point["private_rank"]
         move = pub - priv
         colour = "#2ca02c" if move > 0 else "#d62728" if move < 0 else "#1f77b4"
         words = f"up {move}" if move > 0 else f"down {-move}" if move < 0 else "unchanged"
         tip = f"{point.get('method_name') or point['submission_id']}: public rank {pub}, private rank {priv} ({words})"
-        body.append(f'<circle class="shake" cx="{x0 + s(pub):.1f}" cy="{y0 + s(priv):.1f}" r="4" fill="{colour}" '
-                    f'fill-opacity="0.8"><title>{escape(tip)}</title></circle>')
-    desc = (f"{len(points)} entries ranked on both boards; "
-            f"{sum(p['public_rank'] > p['private_rank'] for p in points)} moved up on the private board, "
-            f"{sum(p['public_rank'] < p['private_rank'] for p in points)} down.")
+        body.append(
+            f'<circle class="shake" cx="{x0 + s(pub):.1f}" cy="{y0 + s(priv):.1f}" r="4" fill="{colour}" '
+            f'fill-opacity="0.8"><title>{escape(tip)}</title></circle>'
+        )
+    desc = (
+        f"{len(points)} entries ranked on both boards; "
+        f"{sum(p['public_rank'] > p['private_rank'] for p in points)} moved up on the private board, "
+        f"{sum(p['public_rank'] < p['private_rank'] for p in points)} down."
+    )
     return _svg(x0 + size + 20, y0 + size + 44, title, desc, body, id_prefix)

@@ -23,8 +23,15 @@ from __future__ import annotations
 from django.middleware.gzip import GZipMiddleware
 
 #: Media types worth compressing (the type before any ``;charset``); everything else goes as it is.
-COMPRESSIBLE = ("text/", "application/json", "application/problem+json", "application/vnd.oai.openapi",
-                "application/javascript", "application/xml", "image/svg+xml")
+COMPRESSIBLE = (
+    "text/",
+    "application/json",
+    "application/problem+json",
+    "application/vnd.oai.openapi",
+    "application/javascript",
+    "application/xml",
+    "image/svg+xml",
+)
 
 
 def compressible(content_type: str) -> bool:

@@ -31,8 +31,11 @@ FIELD_ALIASES = {"higher_is_better": "direction"}
 
 
 #: Words for the raw setting names that services' messages mention, on pages that have no form to label them.
-FIELD_WORDS = {"public_fraction": "public share of the hidden rows", "final_entries": "number of final entries",
-               "k_runs": "runs per entry"}
+FIELD_WORDS = {
+    "public_fraction": "public share of the hidden rows",
+    "final_entries": "number of final entries",
+    "k_runs": "runs per entry",
+}
 _RAW_NAME_ALONE = re.compile(r"\s*\(([a-z]+(?:_[a-z]+)+)\)")
 
 
@@ -43,8 +46,9 @@ def in_words(message: str, form: forms.Form | None = None) -> str:
     message = _RAW_NAME_ALONE.sub("", message)
     words = dict(FIELD_WORDS)
     if form is not None:
-        words.update({name: str(field.label).lower() for name, field in form.fields.items()
-                      if "_" in name and field.label})
+        words.update(
+            {name: str(field.label).lower() for name, field in form.fields.items() if "_" in name and field.label}
+        )
     for name, label in words.items():
         message = re.sub(rf"\b{name}\b", lambda _, label=label: label, message)
     return message
@@ -104,23 +108,34 @@ class SignupForm(UserCreationForm):
 class ChallengeSettingsForm(forms.ModelForm):
     """Every host setting of a challenge (the edit page; the create form adds the dataset)."""
 
-    direction = forms.ChoiceField(choices=DIRECTION_CHOICES, required=False,
-                                  help_text="Leave at the default unless the metric's usual direction is wrong.")
+    direction = forms.ChoiceField(
+        choices=DIRECTION_CHOICES,
+        required=False,
+        help_text="Leave at the default unless the metric's usual direction is wrong.",
+    )
     randomize_sources = forms.MultipleChoiceField(
-        choices=[(source, source.replace("_", " ")) for source in SOURCES], required=False, initial=default_sources,
-        widget=forms.CheckboxSelectMultiple, label="Sources to randomize",
-        help_text="Sources of variation that differ between runs; the others are held fixed for every run.")
+        choices=[(source, source.replace("_", " ")) for source in SOURCES],
+        required=False,
+        initial=default_sources,
+        widget=forms.CheckboxSelectMultiple,
+        label="Sources to randomize",
+        help_text="Sources of variation that differ between runs; the others are held fixed for every run.",
+    )
 
     # The first (only) phase's dates and quotas: not the challenge's own (issue 24). Declared so the
     # admin uses these widgets too (it would swap in its split date/time widgets).
-    daily_quota = forms.IntegerField(min_value=0, initial=5, label="Daily quota",
-                                     help_text="Submissions per team per day (0: unlimited).")
-    total_quota = forms.IntegerField(min_value=0, initial=100, label="Total quota",
-                                     help_text="Submissions per team in total (0: unlimited).")
-    opens_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)",
-                                   help_text="Empty: open now.")
-    closes_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)",
-                                    help_text="Empty: never closes.")
+    daily_quota = forms.IntegerField(
+        min_value=0, initial=5, label="Daily quota", help_text="Submissions per team per day (0: unlimited)."
+    )
+    total_quota = forms.IntegerField(
+        min_value=0, initial=100, label="Total quota", help_text="Submissions per team in total (0: unlimited)."
+    )
+    opens_at = forms.DateTimeField(
+        required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)", help_text="Empty: open now."
+    )
+    closes_at = forms.DateTimeField(
+        required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)", help_text="Empty: never closes."
+    )
 
     class Meta:
         model = Challenge
@@ -146,15 +161,23 @@ class ChallengeSettingsForm(forms.ModelForm):
     # Grouping for the templates: (legend, field names).
     settings_groups = [
         ("Challenge", ["title", "description", "metric", "direction", "visibility"]),
-        ("Submissions", ["allow_predictions", "allow_recipes", "daily_quota", "total_quota", "opens_at",
-                         "closes_at"]),
-        ("Statistics", ["k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic",
-                        "correction"]),
+        ("Submissions", ["allow_predictions", "allow_recipes", "daily_quota", "total_quota", "opens_at", "closes_at"]),
+        ("Statistics", ["k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic", "correction"]),
         ("Seeds and splits", ["master_seed", "randomize_sources", "split_scheme", "stratify"]),
-        ("Recipe runs", ["hpo_mode", "hpo_method", "hpo_budget", "device", "run_time_limit_s",
-                         "run_memory_limit_mb"]),
-        ("Competition", ["public_fraction", "final_entries", "board_version", "feedback", "feedback_digits",
-                         "ladder_margin", "rules", "registration_required"]),
+        ("Recipe runs", ["hpo_mode", "hpo_method", "hpo_budget", "device", "run_time_limit_s", "run_memory_limit_mb"]),
+        (
+            "Competition",
+            [
+                "public_fraction",
+                "final_entries",
+                "board_version",
+                "feedback",
+                "feedback_digits",
+                "ladder_margin",
+                "rules",
+                "registration_required",
+            ],
+        ),
     ]
     #: Optional in the form: left empty, they keep their current (or default) value.
     OPTIONAL = ("public_fraction", "final_entries", "board_version", "feedback", "feedback_digits", "ladder_margin")
@@ -190,8 +213,11 @@ class ChallengeSettingsForm(forms.ModelForm):
         cleaned = super().clean()
         for name in self.OPTIONAL:
             if name in self.fields and cleaned.get(name) in (None, ""):
-                cleaned[name] = (getattr(self.instance, name) if self.instance.pk is not None
-                                 else Challenge._meta.get_field(name).get_default())
+                cleaned[name] = (
+                    getattr(self.instance, name)
+                    if self.instance.pk is not None
+                    else Challenge._meta.get_field(name).get_default()
+                )
         # The database constraints would say only "Constraint ... is violated": name the problem.
         if "allow_predictions" in cleaned and not cleaned.get("allow_predictions") and not cleaned.get("allow_recipes"):
             self.add_error("allow_predictions", "Allow predictions, recipes, or both.")
@@ -201,13 +227,17 @@ class ChallengeSettingsForm(forms.ModelForm):
         return cleaned
 
     def grouped_fields(self):
-        return [(legend, [self[name] for name in names if name in self.fields])
-                for legend, names in self.settings_groups]
+        return [
+            (legend, [self[name] for name in names if name in self.fields]) for legend, names in self.settings_groups
+        ]
 
     def challenge_fields(self) -> dict:
         """The cleaned settings as the services take them (``higher_is_better`` from the direction)."""
-        fields = {name: self.cleaned_data[name] for name in (*CHALLENGE_FIELDS, *FIRST_PHASE_FIELDS)
-                  if name in self.cleaned_data}
+        fields = {
+            name: self.cleaned_data[name]
+            for name in (*CHALLENGE_FIELDS, *FIRST_PHASE_FIELDS)
+            if name in self.cleaned_data
+        }
         direction = self.cleaned_data.get("direction")
         fields["higher_is_better"] = {"higher": True, "lower": False}.get(direction)
         return fields
@@ -217,30 +247,51 @@ class ChallengeSettingsForm(forms.ModelForm):
         changed = {name for name in self.changed_data}
         if "direction" in changed:
             changed.add("higher_is_better")
-        return {name: value for name, value in fields.items()
-                if name in changed and not (name == "higher_is_better" and value is None)}
+        return {
+            name: value
+            for name, value in fields.items()
+            if name in changed and not (name == "higher_is_better" and value is None)
+        }
 
 
 class ChallengeCreateForm(ChallengeSettingsForm):
     """A new challenge: its settings plus the dataset (one table, or a train and a test table)."""
 
-    slug = forms.SlugField(max_length=60, required=False,
-                           help_text="The address /c/<slug>/; made from the title when empty.")
+    slug = forms.SlugField(
+        max_length=60, required=False, help_text="The address /c/<slug>/; made from the title when empty."
+    )
     dataset = forms.FileField(help_text="CSV or Parquet: an id column, feature columns and a label column.")
     id_column = forms.CharField(initial="id", max_length=100)
     label_column = forms.CharField(initial="label", max_length=100)
     test_column = forms.CharField(
-        required=False, max_length=100, label="Test-row column",
-        help_text="A 0/1 column marking the hidden test rows of the dataset (or upload a separate test file).")
-    test_dataset = forms.FileField(required=False, label="Separate test file",
-                                   help_text="Hidden test rows with the same columns (instead of a test-row column).")
-    test_labels = forms.FileField(required=False, label="Hidden labels of the test file",
-                                  help_text="Only when the test file holds the inputs alone: id and label columns.")
-    feature_columns = forms.CharField(required=False, max_length=10_000,
-                                      help_text="Comma-separated; every other column when empty.")
+        required=False,
+        max_length=100,
+        label="Test-row column",
+        help_text="A 0/1 column marking the hidden test rows of the dataset (or upload a separate test file).",
+    )
+    test_dataset = forms.FileField(
+        required=False,
+        label="Separate test file",
+        help_text="Hidden test rows with the same columns (instead of a test-row column).",
+    )
+    test_labels = forms.FileField(
+        required=False,
+        label="Hidden labels of the test file",
+        help_text="Only when the test file holds the inputs alone: id and label columns.",
+    )
+    feature_columns = forms.CharField(
+        required=False, max_length=10_000, help_text="Comma-separated; every other column when empty."
+    )
 
-    dataset_fields = ["dataset", "id_column", "label_column", "test_column", "test_dataset", "test_labels",
-                      "feature_columns"]
+    dataset_fields = [
+        "dataset",
+        "id_column",
+        "label_column",
+        "test_column",
+        "test_dataset",
+        "test_labels",
+        "feature_columns",
+    ]
 
     def grouped_fields(self):
         groups = super().grouped_fields()
@@ -249,8 +300,7 @@ class ChallengeCreateForm(ChallengeSettingsForm):
 
     def service_kwargs(self) -> dict:
         """Keyword arguments of ``challenge_create`` (besides ``created_by``)."""
-        return {"dataset": self.dataset_upload(), "slug": self.cleaned_data["slug"] or None,
-                **self.challenge_fields()}
+        return {"dataset": self.dataset_upload(), "slug": self.cleaned_data["slug"] or None, **self.challenge_fields()}
 
     def dataset_upload(self) -> DatasetUpload:
         """Read the uploaded tables (size-checked); raises ServiceError naming the limit."""
@@ -260,30 +310,64 @@ class ChallengeCreateForm(ChallengeSettingsForm):
         labels_file = self.cleaned_data.get("test_labels")
         labels = read_dataset_upload(labels_file, field="test_labels") if labels_file else None
         features = [c.strip() for c in self.cleaned_data.get("feature_columns", "").split(",") if c.strip()]
-        return DatasetUpload(data=main.data, filename=main.name, id_column=self.cleaned_data["id_column"],
-                             label_column=self.cleaned_data["label_column"],
-                             test_column=self.cleaned_data.get("test_column") or None,
-                             test_data=test.data if test else None, test_filename=test.name if test else None,
-                             test_labels_data=labels.data if labels else None,
-                             test_labels_filename=labels.name if labels else None,
-                             feature_columns=tuple(features) or None)
+        return DatasetUpload(
+            data=main.data,
+            filename=main.name,
+            id_column=self.cleaned_data["id_column"],
+            label_column=self.cleaned_data["label_column"],
+            test_column=self.cleaned_data.get("test_column") or None,
+            test_data=test.data if test else None,
+            test_filename=test.name if test else None,
+            test_labels_data=labels.data if labels else None,
+            test_labels_filename=labels.name if labels else None,
+            feature_columns=tuple(features) or None,
+        )
 
 
 class PlannerForm(forms.Form):
     """The host's planner: the board they expect and the effect that matters (``evaluation.stats.plan_runs``)."""
 
-    entries = forms.IntegerField(min_value=2, max_value=1000, initial=10, label="Entries expected",
-                                 help_text="How many entries the board will compare.")
-    gamma = forms.FloatField(validators=[validate_gamma], initial=0.75, label="Effect that matters (γ)",
-                             help_text="P(A>B) worth detecting: 0.75 means A beats B in 3 runs of 4.")
-    alpha = forms.FloatField(min_value=0.0001, max_value=0.5, initial=0.05, label="α (family-wise)",
-                             help_text="Chance of declaring a winner when there is none, over every pair.")
-    power = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95, label="Power",
-                             help_text="Chance of detecting a pair whose P(A>B) is γ.")
-    run_minutes = forms.FloatField(min_value=0, max_value=100_000, initial=1.0, label="Minutes per run",
-                                   help_text="Worker time one run takes (your own training time, or the time limit).")
-    boo_n = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="Boo n",
-                               help_text="n of Boo_n: its interval needs at least 3n runs per entry.")
+    entries = forms.IntegerField(
+        min_value=2,
+        max_value=1000,
+        initial=10,
+        label="Entries expected",
+        help_text="How many entries the board will compare.",
+    )
+    gamma = forms.FloatField(
+        validators=[validate_gamma],
+        initial=0.75,
+        label="Effect that matters (γ)",
+        help_text="P(A>B) worth detecting: 0.75 means A beats B in 3 runs of 4.",
+    )
+    alpha = forms.FloatField(
+        min_value=0.0001,
+        max_value=0.5,
+        initial=0.05,
+        label="α (family-wise)",
+        help_text="Chance of declaring a winner when there is none, over every pair.",
+    )
+    power = forms.FloatField(
+        min_value=0.5,
+        max_value=0.999,
+        initial=0.95,
+        label="Power",
+        help_text="Chance of detecting a pair whose P(A>B) is γ.",
+    )
+    run_minutes = forms.FloatField(
+        min_value=0,
+        max_value=100_000,
+        initial=1.0,
+        label="Minutes per run",
+        help_text="Worker time one run takes (your own training time, or the time limit).",
+    )
+    boo_n = forms.IntegerField(
+        min_value=1,
+        max_value=1000,
+        initial=3,
+        label="Boo n",
+        help_text="n of Boo_n: its interval needs at least 3n runs per entry.",
+    )
 
 
 # --------------------------------------------------------------------------- submissions
@@ -293,30 +377,41 @@ RECIPE_HELP = "A Python file defining fit_predict(...); the server runs it k tim
 
 
 class SubmissionForm(forms.Form):
-    method_name = forms.CharField(max_length=120, label="Method name",
-                                  help_text="The name of this entry on the leaderboard.")
+    method_name = forms.CharField(
+        max_length=120, label="Method name", help_text="The name of this entry on the leaderboard."
+    )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
     team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
     kind = forms.ChoiceField(choices=SubmissionKind.choices, widget=forms.RadioSelect, label="Kind")
-    files = MultipleFileField(required=False, label="Prediction files",
-                              help_text="One file, or one file per seed you ran (each file is a run).")
+    files = MultipleFileField(
+        required=False,
+        label="Prediction files",
+        help_text="One file, or one file per seed you ran (each file is a run).",
+    )
     recipe = forms.FileField(required=False, label="Recipe (.py)", help_text=RECIPE_HELP)
     # Empty, with a placeholder: a pre-filled "{}" made typing give "{}{...}" (issue 25).
-    hyperparameters = forms.CharField(required=False, label="Hyperparameters (JSON object)",
-                                      widget=forms.Textarea(attrs={"rows": 3, "placeholder": '{"C": 0.5}'}),
-                                      help_text="Empty: the recipe's own defaults.")
+    hyperparameters = forms.CharField(
+        required=False,
+        label="Hyperparameters (JSON object)",
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": '{"C": 0.5}'}),
+        help_text="Empty: the recipe's own defaults.",
+    )
 
-    def __init__(self, *args, challenge: Challenge, teams, default_team: Team | None = None, kept_recipe=None,
-                 **kwargs):
+    def __init__(
+        self, *args, challenge: Challenge, teams, default_team: Team | None = None, kept_recipe=None, **kwargs
+    ):
         """``kept_recipe``: the recipe kept from the last refused post (``upload_stash.Kept``), used when none is chosen."""
         super().__init__(*args, **kwargs)
         self.challenge = challenge
         self.fields["team"].queryset = teams
         if default_team is not None:
             self.fields["team"].initial = default_team.pk
-        kinds = [(value, label) for value, label in SubmissionKind.choices
-                 if (value == SubmissionKind.PREDICTIONS and challenge.allow_predictions)
-                 or (value == SubmissionKind.RECIPE and challenge.allow_recipes)]
+        kinds = [
+            (value, label)
+            for value, label in SubmissionKind.choices
+            if (value == SubmissionKind.PREDICTIONS and challenge.allow_predictions)
+            or (value == SubmissionKind.RECIPE and challenge.allow_recipes)
+        ]
         self.fields["kind"].choices = kinds
         self.fields["kind"].initial = kinds[0][0] if kinds else None
         if len(kinds) == 1:
@@ -335,8 +430,9 @@ class SubmissionForm(forms.Form):
         """Use ``kept_recipe`` when no recipe is chosen, and say so under the file input (None: nothing kept)."""
         self.kept_recipe = kept_recipe
         if "recipe" in self.fields:
-            self.fields["recipe"].help_text = (RECIPE_HELP if kept_recipe is None else
-                                               f"{kept_recipe.name} (kept; choose another to replace it)")
+            self.fields["recipe"].help_text = (
+                RECIPE_HELP if kept_recipe is None else f"{kept_recipe.name} (kept; choose another to replace it)"
+            )
             self._bound_fields_cache.pop("recipe", None)  # a bound field copies the help text when made
 
     @property
@@ -352,13 +448,17 @@ class SubmissionForm(forms.Form):
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from exc
         if not isinstance(value, dict):
-            raise forms.ValidationError("The hyperparameters must be a JSON object, like {\"C\": 1.0}.")
+            raise forms.ValidationError('The hyperparameters must be a JSON object, like {"C": 1.0}.')
         return value
 
     def clean(self):
         cleaned = super().clean()
-        if (cleaned.get("kind") == SubmissionKind.RECIPE and not cleaned.get("recipe") and self.kept_recipe is None
-                and "recipe" not in self.errors):
+        if (
+            cleaned.get("kind") == SubmissionKind.RECIPE
+            and not cleaned.get("recipe")
+            and self.kept_recipe is None
+            and "recipe" not in self.errors
+        ):
             self.add_error("recipe", "Choose the recipe's .py file.")
         return cleaned
 
@@ -390,17 +490,23 @@ class NotificationsForm(forms.Form):
 
 
 class WebhookForm(forms.Form):
-    url = forms.URLField(max_length=500, label="Receiver URL", assume_scheme="https",
-                         help_text="Events are POSTed here as JSON, signed with the webhook's secret.")
+    url = forms.URLField(
+        max_length=500,
+        label="Receiver URL",
+        assume_scheme="https",
+        help_text="Events are POSTed here as JSON, signed with the webhook's secret.",
+    )
 
 
 class PhaseForm(forms.ModelForm):
     """One phase's settings (web page and admin inline); ``phase_create``/``phase_update`` decide."""
 
-    opens_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)",
-                                   help_text="Empty: open from the start.")
-    closes_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)",
-                                    help_text="Empty: never closes.")
+    opens_at = forms.DateTimeField(
+        required=False, widget=DATETIME_WIDGET, label="Opens at (UTC)", help_text="Empty: open from the start."
+    )
+    closes_at = forms.DateTimeField(
+        required=False, widget=DATETIME_WIDGET, label="Closes at (UTC)", help_text="Empty: never closes."
+    )
     order = forms.IntegerField(required=False, min_value=0, help_text="Place in the sequence; empty: after the last.")
 
     class Meta:
@@ -410,7 +516,9 @@ class PhaseForm(forms.ModelForm):
     def service_fields(self) -> dict:
         """The cleaned values to give the service: on an existing phase only the changed ones."""
         names = self.changed_data if self.instance.pk else PHASE_FIELDS
-        values = {name: self.cleaned_data.get(name) for name in names if name in PHASE_FIELDS and name in self.cleaned_data}
+        values = {
+            name: self.cleaned_data.get(name) for name in names if name in PHASE_FIELDS and name in self.cleaned_data
+        }
         if not self.instance.pk and values.get("order") is None:
             values.pop("order", None)
         return values

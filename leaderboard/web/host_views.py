@@ -36,8 +36,14 @@ def planner_context(data, *, initial: dict | None = None) -> dict:
     values = (form.cleaned_data if form.is_valid() else None) if bound else defaults
     if values is None:
         return {"planner": form, "plan": None}
-    plan = plan_runs(values["entries"], gamma=values["gamma"], alpha=values["alpha"], beta=1 - values["power"],
-                     run_minutes=values["run_minutes"], boo_n=values["boo_n"])
+    plan = plan_runs(
+        values["entries"],
+        gamma=values["gamma"],
+        alpha=values["alpha"],
+        beta=1 - values["power"],
+        run_minutes=values["run_minutes"],
+        boo_n=values["boo_n"],
+    )
     return {"planner": form, "plan": plan, "plan_power_pct": f"{100 * values['power']:.3g}"}
 
 
@@ -56,11 +62,22 @@ def challenge_preview(request, slug: str):
         return _preview_action(request, challenge)
     dataset = getattr(challenge, "dataset", None)
     minutes = max(1.0, round(challenge.run_time_limit_s / 60 / 4, 1)) if challenge.allow_recipes else 1.0
-    context = {"challenge": challenge, "dataset": dataset, "preview": dataset_preview(dataset=dataset) if dataset else None,
-               "frozen": challenge.submissions.exists(),
-               "k_warnings": challenge_warnings(challenge=challenge),
-               **planner_context(request.GET, initial={"gamma": challenge.gamma, "alpha": challenge.alpha,
-                                                       "run_minutes": minutes, "boo_n": challenge.boo_n})}
+    context = {
+        "challenge": challenge,
+        "dataset": dataset,
+        "preview": dataset_preview(dataset=dataset) if dataset else None,
+        "frozen": challenge.submissions.exists(),
+        "k_warnings": challenge_warnings(challenge=challenge),
+        **planner_context(
+            request.GET,
+            initial={
+                "gamma": challenge.gamma,
+                "alpha": challenge.alpha,
+                "run_minutes": minutes,
+                "boo_n": challenge.boo_n,
+            },
+        ),
+    }
     return render(request, "challenges/preview.html", context)
 
 
@@ -97,8 +114,9 @@ def challenge_phases(request, slug: str):
         raise PermissionDenied("Only the challenge's hosts can change its phases.")
     phases = list(challenge.phases.order_by("order", "opens_at", "id"))
     target = request.POST.get("phase") if request.method == "POST" else None
-    forms_by_phase = {p.pk: PhaseForm(request.POST if target == str(p.pk) else None, instance=p, prefix=f"p{p.pk}")
-                      for p in phases}
+    forms_by_phase = {
+        p.pk: PhaseForm(request.POST if target == str(p.pk) else None, instance=p, prefix=f"p{p.pk}") for p in phases
+    }
     new_form = PhaseForm(request.POST if target == "new" else None, prefix="new")
     bound = new_form if target == "new" else forms_by_phase.get(int(target)) if (target or "").isdigit() else None
     if bound is not None and bound.is_valid():
@@ -114,8 +132,11 @@ def challenge_phases(request, slug: str):
         else:
             messages.success(request, f"The {phase.name} phase is saved.")
             return redirect("challenge-phases", slug=challenge.slug)
-    return render(request, "challenges/phases.html", {
-        "challenge": challenge, "phase_forms": [(p, forms_by_phase[p.pk]) for p in phases], "new_form": new_form})
+    return render(
+        request,
+        "challenges/phases.html",
+        {"challenge": challenge, "phase_forms": [(p, forms_by_phase[p.pk]) for p in phases], "new_form": new_form},
+    )
 
 
 @login_required
@@ -147,8 +168,9 @@ def challenge_bundle_import(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            challenge = bundle_import(data=data["bundle"].read(), user=request.user, slug=data["slug"] or None,
-                                      title=data["title"] or None)
+            challenge = bundle_import(
+                data=data["bundle"].read(), user=request.user, slug=data["slug"] or None, title=data["title"] or None
+            )
         except ServiceError as exc:
             add_service_error(form, exc)
         else:

@@ -89,33 +89,51 @@ def challenge_reveal_view(request, slug: str):
 @login_required
 def challenge_register_view(request, slug: str):
     challenge = _challenge(request, slug)
-    _act(request, lambda: registration_register(challenge=challenge, user=request.user,
-                                                accept_rules=request.POST.get("accept_rules") == "on"),
-         "Registered." if not challenge.registration_required else "Registered; the hosts will review it.")
+    _act(
+        request,
+        lambda: registration_register(
+            challenge=challenge, user=request.user, accept_rules=request.POST.get("accept_rules") == "on"
+        ),
+        "Registered." if not challenge.registration_required else "Registered; the hosts will review it.",
+    )
     return redirect(f"{challenge.get_absolute_url()}#submit")
 
 
 @require_POST
 @login_required
 def submission_select_view(request, pk: int):
-    submission = get_object_or_404(Submission.objects.filter(
-        challenge__in=challenge_list_visible(user=request.user)).select_related("challenge", "phase"), pk=pk)
+    submission = get_object_or_404(
+        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)).select_related(
+            "challenge", "phase"
+        ),
+        pk=pk,
+    )
     selected = request.POST.get("selected") != "false"
-    _act(request, lambda: submission_select_final(submission=submission, user=request.user, selected=selected),
-         "Chosen for the private board." if selected else "No longer chosen for the private board.")
+    _act(
+        request,
+        lambda: submission_select_final(submission=submission, user=request.user, selected=selected),
+        "Chosen for the private board." if selected else "No longer chosen for the private board.",
+    )
     return redirect(request.POST.get("next") or submission.get_absolute_url())
 
 
 @require_POST
 @login_required
 def challenge_finals_view(request, slug: str):
-    """"Your submissions": the ticked ones become the team's final entries, all at once."""
+    """ "Your submissions": the ticked ones become the team's final entries, all at once."""
     challenge = _challenge(request, slug)
     team = get_object_or_404(user_teams(user=request.user), pk=next(iter(_ids(request.POST.getlist("team"))), None))
-    _act(request, lambda: submission_finals_choose(challenge=challenge, team=team, user=request.user,
-                                                   submission_ids=_ids(request.POST.getlist("final")),
-                                                   among=_ids(request.POST.getlist("listed"))),
-         "Final entries saved.")
+    _act(
+        request,
+        lambda: submission_finals_choose(
+            challenge=challenge,
+            team=team,
+            user=request.user,
+            submission_ids=_ids(request.POST.getlist("final")),
+            among=_ids(request.POST.getlist("listed")),
+        ),
+        "Final entries saved.",
+    )
     return redirect(f"{challenge.get_absolute_url()}#my-submissions")
 
 
@@ -131,13 +149,21 @@ def challenge_audit(request, slug: str):
         raise PermissionDenied("Only the challenge's hosts can read its audit log.")
     if request.method == "POST":
         registration = get_object_or_404(Registration, challenge=challenge, pk=request.POST.get("registration"))
-        _act(request, lambda: registration_decide(registration=registration, user=request.user,
-                                                  approve=request.POST.get("approve") == "true"),
-             "Registration updated.")
+        _act(
+            request,
+            lambda: registration_decide(
+                registration=registration, user=request.user, approve=request.POST.get("approve") == "true"
+            ),
+            "Registration updated.",
+        )
         return redirect("challenge-audit", slug=slug)
-    return render(request, "challenges/audit.html", {
-        "challenge": challenge,
-        "entries": challenge.audit_entries.select_related("actor")[:500],
-        "registrations": challenge.registrations.select_related("user", "decided_by"),
-        "versions": challenge.report_versions.only("board", "computed_at", "archived_at", "reason"),
-    })
+    return render(
+        request,
+        "challenges/audit.html",
+        {
+            "challenge": challenge,
+            "entries": challenge.audit_entries.select_related("actor")[:500],
+            "registrations": challenge.registrations.select_related("user", "decided_by"),
+            "versions": challenge.report_versions.only("board", "computed_at", "archived_at", "reason"),
+        },
+    )

@@ -84,18 +84,27 @@ PAGE_CACHE = PageCache()
 def is_anonymous_read(request) -> bool:
     """A GET by a visitor with no session, no token and no pending messages (decided without a query)."""
     cookies = request.COOKIES
-    return (request.method == "GET" and "HTTP_AUTHORIZATION" not in request.META
-            and settings.SESSION_COOKIE_NAME not in cookies
-            and not any(name in cookies for name in PERSONAL_COOKIES))
+    return (
+        request.method == "GET"
+        and "HTTP_AUTHORIZATION" not in request.META
+        and settings.SESSION_COOKIE_NAME not in cookies
+        and not any(name in cookies for name in PERSONAL_COOKIES)
+    )
 
 
 def _storable(request, response) -> bool:
-    return (response.status_code == 200 and not getattr(response, "streaming", False) and not response.cookies
-            and not request.META.get("CSRF_COOKIE_NEEDS_UPDATE") and not response.has_header("Set-Cookie"))
+    return (
+        response.status_code == 200
+        and not getattr(response, "streaming", False)
+        and not response.cookies
+        and not request.META.get("CSRF_COOKIE_NEEDS_UPDATE")
+        and not response.has_header("Set-Cookie")
+    )
 
 
 def anonymous_page_microcache(view):
     """Serve ``view``'s anonymous GETs from :data:`PAGE_CACHE` for ``LEADERBOARD_MICROCACHE_S`` seconds."""
+
     @functools.wraps(view)
     def wrapped(request, *args, **kwargs):
         ttl = microcache_seconds()
@@ -119,4 +128,5 @@ def anonymous_page_microcache(view):
             if not stored:
                 PAGE_CACHE.release(key)
         return response
+
     return wrapped

@@ -54,9 +54,18 @@ def imported_source(provenance: list, *, has_dataset: bool) -> dict | None:
     the page's header and its provenance card; None for a challenge whose entries varboard scores itself."""
     if not provenance or has_dataset:
         return None
-    entries = [{"method_name": p.submission.method_name, "team": p.submission.team.name, "source": p.get_source_display(),
-                "published": p.source == p.Source.PUBLISHED, "link": p.link, "note": p.note,
-                "runs": p.submission.runs_expected} for p in provenance]
+    entries = [
+        {
+            "method_name": p.submission.method_name,
+            "team": p.submission.team.name,
+            "source": p.get_source_display(),
+            "published": p.source == p.Source.PUBLISHED,
+            "link": p.link,
+            "note": p.note,
+            "runs": p.submission.runs_expected,
+        }
+        for p in provenance
+    ]
     teams = sorted({entry["team"] for entry in entries})
     kind = "published" if all(entry["published"] for entry in entries) else "self-reported"
     return {"entries": entries, "source": f"{kind}, {teams[0]}" if len(teams) == 1 else f"{kind}, {len(teams)} sources"}
@@ -78,22 +87,34 @@ def pair_for_display(slug: str, pair: dict, *, winner_first: bool = True) -> dic
     """A comparison for display (the winner first, unless told), the verdict in words, p-values as text, a link."""
     shown = flip_comparison(pair) if winner_first and pair["verdict"] == "b_better" else pair
     level = shown.get("level")
-    return {**shown, "words": verdict_text(shown), "url": compare_url(slug, shown["a"], shown["b"]),
-            "pvalue_text": p_value_text(shown["pvalue"]), "pvalue_raw_text": p_value_text(shown["pvalue_raw"]),
-            "level_pct": None if level is None else f"{100 * level:.3g}",
-            "test_words": TEST_WORDS.get(shown.get("method"), "the pair's test")}
+    return {
+        **shown,
+        "words": verdict_text(shown),
+        "url": compare_url(slug, shown["a"], shown["b"]),
+        "pvalue_text": p_value_text(shown["pvalue"]),
+        "pvalue_raw_text": p_value_text(shown["pvalue_raw"]),
+        "level_pct": None if level is None else f"{100 * level:.3g}",
+        "test_words": TEST_WORDS.get(shown.get("method"), "the pair's test"),
+    }
 
 
 def coverage_for_section(kind: str, settings: dict) -> dict:
     """The measured coverage notes that concern a section's intervals (report ``settings.coverage``)."""
-    notes = [n for n in settings.get("coverage", []) if n["interval"].startswith(f"{kind}.")
-             and n.get("coverage") is not None]  # an interval the board does not show has no coverage
+    notes = [
+        n
+        for n in settings.get("coverage", [])
+        if n["interval"].startswith(f"{kind}.") and n.get("coverage") is not None
+    ]  # an interval the board does not show has no coverage
     short = [{"label": n["label"], "pct": f"{100 * n['coverage']:.0f}"} for n in notes]
-    withheld = [n["reason"] for n in settings.get("coverage", []) if n["interval"] == f"{kind}.rank"
-                and n.get("shown") is False]  # a Boo_n board below 3n runs: no rank interval, and why
-    return {"coverage_short": short, "coverage_k": notes[0]["k"] if notes else None,
-            "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
-            "rank_withheld": withheld[0] if withheld else None}
+    withheld = [
+        n["reason"] for n in settings.get("coverage", []) if n["interval"] == f"{kind}.rank" and n.get("shown") is False
+    ]  # a Boo_n board below 3n runs: no rank interval, and why
+    return {
+        "coverage_short": short,
+        "coverage_k": notes[0]["k"] if notes else None,
+        "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
+        "rank_withheld": withheld[0] if withheld else None,
+    }
 
 
 #: Decoded reports kept per process, by (model, report id, computed_at): a 5,000-entry report is megabytes
@@ -117,9 +138,16 @@ def _report_data(challenge: Challenge, board: str):
     return meta, data
 
 
-def leaderboard_for_page(challenge: Challenge, board: str = Board.PUBLIC, *, query: str = "",
-                         around: int | None = None, offset: int = 0, limit: int = PAGE_SIZE,
-                         mine: tuple = ()) -> dict:
+def leaderboard_for_page(
+    challenge: Challenge,
+    board: str = Board.PUBLIC,
+    *,
+    query: str = "",
+    around: int | None = None,
+    offset: int = 0,
+    limit: int = PAGE_SIZE,
+    mine: tuple = (),
+) -> dict:
     """The challenge page's leaderboard: the cached report of ``board`` (which the caller has checked the
     viewer may read, with ``services.boards.board_scope``), arranged section by section, one page of each
     section's entries (:func:`services.paging.entries_page`: ``query``, ``around``, ``offset``, ``limit``).
@@ -130,29 +158,46 @@ def leaderboard_for_page(challenge: Challenge, board: str = Board.PUBLIC, *, que
     except ServiceError as exc:
         return {"error": exc.message, "sections": [], "entries": 0}
     rows = {row["submission_id"]: row for row in data["entries"]}
-    pages = {section["kind"]: entries_page([rows[sid] for sid in section["entries"]], query=query, around=around,
-                                           offset=offset, limit=limit) for section in data["sections"]}
+    pages = {
+        section["kind"]: entries_page(
+            [rows[sid] for sid in section["entries"]], query=query, around=around, offset=offset, limit=limit
+        )
+        for section in data["sections"]
+    }
     # Entries link to their submission page, which only the submitting team may see before it is scored.
     scored = submission_ids_scored(ids=[sid for page in pages.values() for sid in page.ids])
     sections = []
     for section in data["sections"]:
         focus = around if around in rows else next((sid for sid in mine if sid in set(section["compared"])), None)
-        sections.append(section_for_page(challenge, section, rows, scored, data["settings"],
-                                         page=pages[section["kind"]], focus=focus))
+        sections.append(
+            section_for_page(
+                challenge, section, rows, scored, data["settings"], page=pages[section["kind"]], focus=focus
+            )
+        )
     settings = data["settings"]
     return {
-        "error": None, "settings": settings, "sections": sections, "entries": len(rows), "board": board,
+        "error": None,
+        "settings": settings,
+        "sections": sections,
+        "entries": len(rows),
+        "board": board,
         "feedback": data.get("feedback") or {},
-        "computed_at": report.computed_at, "pending": report.recompute_pending,
-        "confidence_pct": 100 * settings["confidence"], "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
+        "computed_at": report.computed_at,
+        "pending": report.recompute_pending,
+        "confidence_pct": 100 * settings["confidence"],
+        "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
         "correction": Correction(settings["correction"]).label,
-        "gamma_pct": 100 * settings["gamma"], "power_pct": 100 * (1 - settings.get("beta", 0.05)),
-        "query": query, "around": around, "limit": limit,
+        "gamma_pct": 100 * settings["gamma"],
+        "power_pct": 100 * (1 - settings.get("beta", 0.05)),
+        "query": query,
+        "around": around,
+        "limit": limit,
     }
 
 
-def section_for_page(challenge: Challenge, section: dict, rows: dict, scored: set, settings: dict, *,
-                     page=None, focus: int | None = None) -> dict:
+def section_for_page(
+    challenge: Challenge, section: dict, rows: dict, scored: set, settings: dict, *, page=None, focus: int | None = None
+) -> dict:
     """One section: its page of entries (all of them without ``page``), their comparisons, the heat map.
 
     ``rows``: every entry of the report by submission id; ``scored``: the ids whose submission page is
@@ -167,10 +212,14 @@ def section_for_page(challenge: Challenge, section: dict, rows: dict, scored: se
     pairs = _pairs_shown(challenge.slug, section, names, page.ids, paged=paged)
     visible = set(page.ids)
     out = {
-        **_section_summary(section, rows, entries), "page": page.as_dict(),
-        "pairs": pairs, "decided": [pair for pair in pairs if pair["verdict"] == "a_better"],
+        **_section_summary(section, rows, entries),
+        "page": page.as_dict(),
+        "pairs": pairs,
+        "decided": [pair for pair in pairs if pair["verdict"] == "a_better"],
         **_section_charts(kind, entries, settings, paged=paged),
-        "inversions": [inv for inv in section.get("inversions", []) if inv["above"] in visible or inv["below"] in visible],
+        "inversions": [
+            inv for inv in section.get("inversions", []) if inv["above"] in visible or inv["below"] in visible
+        ],
         **coverage_for_section(kind, settings),
         **_section_heatmap(challenge.slug, section, rows, names, focus),
     }
@@ -189,12 +238,16 @@ def _entry_for_page(row: dict, kind: str, scored: set, *, charted: bool) -> dict
     row["strip_svg"] = row["curve_svg"] = None
     if charted:
         prefix = f"{kind}-{sid}"
-        row["strip_svg"] = mark_safe(charts.strip_plot({row["label"]: row["run_scores"]},
-                                                       title=f"Every run of {row['label']}",
-                                                       id_prefix=f"strip-{prefix}"))
-        row["curve_svg"] = mark_safe(charts.boo_n_curve({row["label"]: row["boo_n_curve"]},
-                                                        title=f"Boo_n against n: {row['label']}",
-                                                        id_prefix=f"boon-{prefix}"))
+        row["strip_svg"] = mark_safe(
+            charts.strip_plot(
+                {row["label"]: row["run_scores"]}, title=f"Every run of {row['label']}", id_prefix=f"strip-{prefix}"
+            )
+        )
+        row["curve_svg"] = mark_safe(
+            charts.boo_n_curve(
+                {row["label"]: row["boo_n_curve"]}, title=f"Boo_n against n: {row['label']}", id_prefix=f"boon-{prefix}"
+            )
+        )
     return row
 
 
@@ -202,9 +255,13 @@ def _pairs_shown(slug: str, section: dict, names: dict, ids: list, *, paged: boo
     """The comparisons between the entries ``ids`` of the page, for display (a paged board stores thousands:
     it shows the decided pairs and those of neighbours on the page)."""
     position = {sid: k for k, sid in enumerate(ids)}
-    return [pair_for_display(slug, pair) for pair in section_pairs(section, names, among=set(ids))
-            if not paged or pair["verdict"] in ("a_better", "b_better")
-            or abs(position[pair["a"]] - position[pair["b"]]) == 1]
+    return [
+        pair_for_display(slug, pair)
+        for pair in section_pairs(section, names, among=set(ids))
+        if not paged
+        or pair["verdict"] in ("a_better", "b_better")
+        or abs(position[pair["a"]] - position[pair["b"]]) == 1
+    ]
 
 
 #: Entries named beside the leader as not beaten by any entry; the others are counted (a board of 20,000
@@ -216,14 +273,18 @@ def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
     """The section's title, its entries, its leader and state of the art, in words and counts."""
     imported = bool(entries) and all(row.get("provenance") for row in entries)
     return {
-        "kind": section["kind"], "label": section["label"], "imported": imported,
+        "kind": section["kind"],
+        "label": section["label"],
+        "imported": imported,
         "title": "Imported runs (published elsewhere)" if imported else section["label"],
         "imported_runs": sum(row["runs_succeeded"] for row in entries) if imported else None,
-        "paired_runs": section.get("paired_runs"), "n_examples": section.get("n_examples"),
-        "entries": entries, "compared": [row for row in entries if row["compared"]],
+        "paired_runs": section.get("paired_runs"),
+        "n_examples": section.get("n_examples"),
+        "entries": entries,
+        "compared": [row for row in entries if row["compared"]],
         "n_compared": len(section["compared"]),
         "leader": rows[section["compared"][0]]["method_name"] if section["compared"] else None,
-        "leader_ties": [rows[sid]["method_name"] for sid in section["leader_group"][1:1 + LEADER_TIES_SHOWN]],
+        "leader_ties": [rows[sid]["method_name"] for sid in section["leader_group"][1 : 1 + LEADER_TIES_SHOWN]],
         "leader_ties_more": max(0, len(section["leader_group"]) - 1 - LEADER_TIES_SHOWN),
         "sota": dict(section["sota"], best=rows.get(section["sota"].get("submission_id"), {}).get("method_name")),
         "runs_needed": section.get("runs_needed"),
@@ -235,19 +296,34 @@ def _section_charts(kind: str, entries: list[dict], settings: dict, *, paged: bo
     statistic = settings["statistic"]
     curves = [row for row in entries if row["runs_succeeded"] > 1]  # one run: Boo_n is that run at every n
     return {
-        "forest_svg": mark_safe(charts.forest_plot(
-            entries, statistic=statistic, id_prefix=f"forest-{kind}",
-            title=f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with its {settings['confidence']:.0%} interval, "
-                  f"per entry")),
-        "forest_other_svg": mark_safe(charts.forest_plot(
-            entries, statistic="mean" if statistic == "boo_n" else "boo_n", id_prefix=f"forest2-{kind}")),
-        "strip_svg": mark_safe(charts.strip_plot({row["label"]: row["run_scores"]
-                                                  for row in (entries[:STRIP_PAGED] if paged else entries)},
-                                                 id_prefix=f"strip-{kind}")),
+        "forest_svg": mark_safe(
+            charts.forest_plot(
+                entries,
+                statistic=statistic,
+                id_prefix=f"forest-{kind}",
+                title=f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with its {settings['confidence']:.0%} interval, "
+                f"per entry",
+            )
+        ),
+        "forest_other_svg": mark_safe(
+            charts.forest_plot(
+                entries, statistic="mean" if statistic == "boo_n" else "boo_n", id_prefix=f"forest2-{kind}"
+            )
+        ),
+        "strip_svg": mark_safe(
+            charts.strip_plot(
+                {row["label"]: row["run_scores"] for row in (entries[:STRIP_PAGED] if paged else entries)},
+                id_prefix=f"strip-{kind}",
+            )
+        ),
         "strip_left_out": max(0, len(entries) - STRIP_PAGED) if paged else 0,
-        "curves_svg": mark_safe(charts.boo_n_curve(
-            {row["label"]: row["boo_n_curve"] for row in curves[:CURVES_SHOWN]}, id_prefix=f"boon-{kind}")),
-        "curves_shown": min(CURVES_SHOWN, len(curves)), "curves_left_out": max(0, len(curves) - CURVES_SHOWN),
+        "curves_svg": mark_safe(
+            charts.boo_n_curve(
+                {row["label"]: row["boo_n_curve"] for row in curves[:CURVES_SHOWN]}, id_prefix=f"boon-{kind}"
+            )
+        ),
+        "curves_shown": min(CURVES_SHOWN, len(curves)),
+        "curves_left_out": max(0, len(curves) - CURVES_SHOWN),
         "single_runs": len(entries) - len(curves),
     }
 
@@ -262,6 +338,17 @@ def _section_heatmap(slug: str, section: dict, rows: dict, names: dict, focus: i
     shown = {"compared": ids, "comparisons": section_pairs(section, names, among=inside)}
     p, labels, verdicts = charts.pairwise_matrix(shown, [rows[sid] for sid in ids])
     links = [[None if a == b else compare_url(slug, a, b) for b in ids] for a in ids]
-    return {"heatmap_partial": len(ids) < len(section["compared"]), "heatmap_focus": focus in inside,
-            "heatmap_svg": mark_safe(charts.heatmap(p, labels, verdicts, links=links, id_prefix=f"heatmap-{section['kind']}",
-                                                    title="P(row beats column), with the verdicts"))}
+    return {
+        "heatmap_partial": len(ids) < len(section["compared"]),
+        "heatmap_focus": focus in inside,
+        "heatmap_svg": mark_safe(
+            charts.heatmap(
+                p,
+                labels,
+                verdicts,
+                links=links,
+                id_prefix=f"heatmap-{section['kind']}",
+                title="P(row beats column), with the verdicts",
+            )
+        ),
+    }

@@ -23,15 +23,21 @@ def review_context(request, submission: Submission, can_see: bool) -> dict:
     (the moderation in force, for its team and the hosts), ``can_moderate`` and ``moderation_states``."""
     if not can_see:
         return {"files": [], "moderation": None, "can_moderate": False}
-    return {"files": list(submission.prediction_files.all()),
-            "moderation": submission_moderation(submission=submission),
-            "can_moderate": user_is_host(user=request.user, challenge=submission.challenge),
-            "moderation_states": Moderation.choices}
+    return {
+        "files": list(submission.prediction_files.all()),
+        "moderation": submission_moderation(submission=submission),
+        "can_moderate": user_is_host(user=request.user, challenge=submission.challenge),
+        "moderation_states": Moderation.choices,
+    }
 
 
 def _submission(request, pk: int) -> Submission:
-    submission = get_object_or_404(Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user))
-                                   .select_related("challenge", "team"), pk=pk)
+    submission = get_object_or_404(
+        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)).select_related(
+            "challenge", "team"
+        ),
+        pk=pk,
+    )
     if not submission_readable(user=request.user, submission=submission):
         raise Http404("No submission here.")
     return submission
@@ -40,8 +46,7 @@ def _submission(request, pk: int) -> Submission:
 def submission_download_view(request, pk: int):
     """The recipe, a prediction file (``?file=<index>``) or all of them zipped: hosts and the team (404 else)."""
     try:
-        return submission_download(submission=_submission(request, pk), user=request.user,
-                                   file=request.GET.get("file"))
+        return submission_download(submission=_submission(request, pk), user=request.user, file=request.GET.get("file"))
     except ServiceError as exc:
         return HttpResponseBadRequest(in_words(exc.message), content_type="text/plain; charset=utf-8")
 
@@ -57,8 +62,12 @@ def submission_moderate_view(request, pk: int):
     try:
         if post.get("action") == "restore":
             if team_wide:
-                team_restore(challenge=submission.challenge, team=submission.team, user=request.user,
-                             reason=post.get("reason", ""))
+                team_restore(
+                    challenge=submission.challenge,
+                    team=submission.team,
+                    user=request.user,
+                    reason=post.get("reason", ""),
+                )
             else:
                 submission_restore(submission=submission, user=request.user, reason=post.get("reason", ""))
             done = "Restored: back on the boards at the next report update."

@@ -42,8 +42,12 @@ def stash_get(request, *, challenge_id: int) -> Kept | None:
     if not entry:
         return None
     fresh = timezone.now().timestamp() - entry.get("at", 0) < STASH_TTL.total_seconds()
-    if (not fresh or entry.get("user") != request.user.pk or entry.get("challenge") != challenge_id
-            or not default_storage.exists(entry["path"])):
+    if (
+        not fresh
+        or entry.get("user") != request.user.pk
+        or entry.get("challenge") != challenge_id
+        or not default_storage.exists(entry["path"])
+    ):
         stash_drop(request)
         return None
     return Kept(name=entry["name"], path=entry["path"])
@@ -54,8 +58,13 @@ def stash_put(request, *, challenge_id: int, recipe: UploadedFile) -> Kept:
     stash_drop(request)
     stash_sweep()
     path = default_storage.save(f"{STASH_DIR}/{secrets.token_urlsafe(24)}", ContentFile(recipe.data))
-    request.session[SESSION_KEY] = {"name": recipe.name, "path": path, "user": request.user.pk,
-                                    "challenge": challenge_id, "at": timezone.now().timestamp()}
+    request.session[SESSION_KEY] = {
+        "name": recipe.name,
+        "path": path,
+        "user": request.user.pk,
+        "challenge": challenge_id,
+        "at": timezone.now().timestamp(),
+    }
     return Kept(name=recipe.name, path=path)
 
 

@@ -12,8 +12,9 @@ urlpatterns = [
     path("account/tokens/", account_views.account, name="tokens"),
     path("password-reset/", integrity_views.ThrottledPasswordResetView.as_view(), name="password_reset"),
     path("password-reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
-    path("password-reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
-         name="password_reset_confirm"),
+    path(
+        "password-reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"
+    ),
     path("password-reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("invitations/<int:pk>/", account_views.invitation_view, name="invitation"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

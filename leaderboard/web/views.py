@@ -90,13 +90,16 @@ def _scope(request, challenge: Challenge) -> BoardScope:
 
 
 def home(request):
-    challenges = (challenges_with_phase_span(challenge_list_visible(user=request.user))
-                  .annotate(entries=Count("submissions", filter=Q(submissions__status=SubmissionStatus.SCORED),
-                                          distinct=True),
-                            # no dataset and imported entries: results made elsewhere, no submissions
-                            results_only=~Exists(Dataset.objects.filter(challenge=OuterRef("pk")))
-                            & Exists(EntryProvenance.objects.filter(submission__challenge=OuterRef("pk"))))
-                  .order_by(F("closes_at").desc(nulls_first=True), "-created"))
+    challenges = (
+        challenges_with_phase_span(challenge_list_visible(user=request.user))
+        .annotate(
+            entries=Count("submissions", filter=Q(submissions__status=SubmissionStatus.SCORED), distinct=True),
+            # no dataset and imported entries: results made elsewhere, no submissions
+            results_only=~Exists(Dataset.objects.filter(challenge=OuterRef("pk")))
+            & Exists(EntryProvenance.objects.filter(submission__challenge=OuterRef("pk"))),
+        )
+        .order_by(F("closes_at").desc(nulls_first=True), "-created")
+    )
     return render(request, "home.html", {"challenges": challenges})
 
 
@@ -110,14 +113,18 @@ def signup(request):
     if request.method == "POST" and form.is_valid():
         user = form.save()
         throttle.record(request)
-        active = account_signup(user=user, verify_url=lambda signed: request.build_absolute_uri(
-            reverse("verify-email", args=[signed])))
+        active = account_signup(
+            user=user, verify_url=lambda signed: request.build_absolute_uri(reverse("verify-email", args=[signed]))
+        )
         if not active:
             messages.success(request, f"Almost done: we sent a confirmation link to {user.email}.")
             return redirect("login")
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.username}. You submit as your personal team "
-                                  f"“{user.username}” unless you choose another team.")
+        messages.success(
+            request,
+            f"Welcome, {user.username}. You submit as your personal team "
+            f"“{user.username}” unless you choose another team.",
+        )
         return redirect("home")
     return render(request, "registration/signup.html", {"form": form})
 
@@ -141,8 +148,11 @@ def challenge_new(request):
         except ServiceError as exc:
             add_service_error(form, exc)
         else:
-            messages.success(request, f"Challenge “{challenge.title}” created as a draft only you can see. Check the "
-                                      + ("data below, then publish it." if publish else "data below."))
+            messages.success(
+                request,
+                f"Challenge “{challenge.title}” created as a draft only you can see. Check the "
+                + ("data below, then publish it." if publish else "data below."),
+            )
             for warning in challenge_warnings(challenge=challenge):
                 messages.warning(request, warning)
             return redirect("challenge-preview", slug=challenge.slug)
@@ -170,9 +180,14 @@ def challenge_detail(request, slug: str):
     if request.user.is_authenticated:
         personal = team_personal_for(user=request.user)
         refusal = upload_refusal(request)
-        form = SubmissionForm(request.POST or None, request.FILES or None, challenge=challenge,
-                              teams=user_teams(user=request.user).order_by("-is_personal", "name"),
-                              default_team=personal, kept_recipe=stash_get(request, challenge_id=challenge.pk))
+        form = SubmissionForm(
+            request.POST or None,
+            request.FILES or None,
+            challenge=challenge,
+            teams=user_teams(user=request.user).order_by("-is_personal", "name"),
+            default_team=personal,
+            kept_recipe=stash_get(request, challenge_id=challenge.pk),
+        )
         if refusal is not None:  # files over a limit, stopped while they streamed
             show_upload_refusal(form, refusal)
         elif request.method == "POST":
@@ -187,36 +202,50 @@ def challenge_detail(request, slug: str):
     prefetch_related_objects([challenge], "phases")  # read by phase_in_force and the rules list
     in_force = phase_in_force(challenge=challenge)
     is_open = in_force.open
-    registration = (Registration.objects.filter(challenge=challenge, user=request.user).first()
-                    if request.user.is_authenticated else None)
-    my_submissions = (submission_list_for(user=request.user, challenge=challenge)
-                      .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=RUN_ENDED),
-                                                    distinct=True))
-                      .order_by("-created")[:50])
+    registration = (
+        Registration.objects.filter(challenge=challenge, user=request.user).first()
+        if request.user.is_authenticated
+        else None
+    )
+    my_submissions = (
+        submission_list_for(user=request.user, challenge=challenge)
+        .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=RUN_ENDED), distinct=True))
+        .order_by("-created")[:50]
+    )
     board = leaderboard_for_page(challenge, scope.board, **_page_request(request, my_submissions))
     my_submissions = _with_score_and_rank(request, challenge, scope, list(my_submissions))  # after: reads its report
-    return render(request, "challenges/detail.html", {
-        "challenge": challenge,
-        "dataset": getattr(challenge, "dataset", None),
-        "is_host": is_host,
-        "is_open": is_open,
-        "in_force": in_force,
-        "downloads": _download_parts(challenge, is_host),
-        "board": board,
-        "scope": scope,
-        "phases": challenge.phases.all(),
-        "queue_waits": challenge_queue_waits(challenge=challenge),
-        "registration": registration,
-        "join": _join_state(challenge, registration),
-        "imported": imported_source(challenge_provenance(challenge=challenge), has_dataset=hasattr(challenge, "dataset")),
-        "form": form,
-        # A closed challenge shows no form; a refused POST still shows the service's reason on it.
-        "show_form": form is not None and (is_open or form.is_bound),
-        "my_submissions": my_submissions,
-        # "Your submissions" ticks final entries for the team the user takes part with, until the reveal.
-        "finals_team": (user_team_in_challenge(user=request.user, challenge=challenge)
-                        if scope.has_private and not scope.revealed and request.user.is_authenticated else None),
-    }, status=400 if refusal is not None else 200)
+    return render(
+        request,
+        "challenges/detail.html",
+        {
+            "challenge": challenge,
+            "dataset": getattr(challenge, "dataset", None),
+            "is_host": is_host,
+            "is_open": is_open,
+            "in_force": in_force,
+            "downloads": _download_parts(challenge, is_host),
+            "board": board,
+            "scope": scope,
+            "phases": challenge.phases.all(),
+            "queue_waits": challenge_queue_waits(challenge=challenge),
+            "registration": registration,
+            "join": _join_state(challenge, registration),
+            "imported": imported_source(
+                challenge_provenance(challenge=challenge), has_dataset=hasattr(challenge, "dataset")
+            ),
+            "form": form,
+            # A closed challenge shows no form; a refused POST still shows the service's reason on it.
+            "show_form": form is not None and (is_open or form.is_bound),
+            "my_submissions": my_submissions,
+            # "Your submissions" ticks final entries for the team the user takes part with, until the reveal.
+            "finals_team": (
+                user_team_in_challenge(user=request.user, challenge=challenge)
+                if scope.has_private and not scope.revealed and request.user.is_authenticated
+                else None
+            ),
+        },
+        status=400 if refusal is not None else 200,
+    )
 
 
 def _with_score_and_rank(request, challenge: Challenge, scope: BoardScope, submissions: list) -> list:
@@ -244,23 +273,35 @@ def _join_state(challenge: Challenge, registration: Registration | None) -> dict
 def _page_request(request, my_submissions) -> dict:
     """The reader's page of the board: ``?q=`` (team or method), ``?around=`` (a submission id), ``?offset=``,
     ``?limit=``; the reader's own submissions centre the heat map. Malformed numbers fall back to the defaults."""
+
     def number(name, default=None):
         try:
             return int(request.GET.get(name, ""))
         except ValueError:
             return default
+
     try:
         limit = page_limit(request.GET.get("limit"))
     except ValueError:
         limit = PAGE_SIZE
-    return {"query": request.GET.get("q", "")[:100], "around": number("around"), "offset": max(0, number("offset", 0)),
-            "limit": limit, "mine": tuple(s.pk for s in my_submissions)}
+    return {
+        "query": request.GET.get("q", "")[:100],
+        "around": number("around"),
+        "offset": max(0, number("offset", 0)),
+        "limit": limit,
+        "mine": tuple(s.pk for s in my_submissions),
+    }
 
 
 def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission | None:
     data = form.cleaned_data
-    common = dict(challenge=challenge, user=request.user, method_name=data["method_name"],
-                  description=data.get("description", ""), team_id=data["team"].pk)
+    common = dict(
+        challenge=challenge,
+        user=request.user,
+        method_name=data["method_name"],
+        description=data.get("description", ""),
+        team_id=data["team"].pk,
+    )
     try:
         if data["kind"] == SubmissionKind.PREDICTIONS:
             return submission_create_predictions(files=read_prediction_uploads(data.get("files") or []), **common)
@@ -273,8 +314,7 @@ def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission |
                 stash_drop(request)
                 form.add_error("recipe", "The kept recipe is no longer here: choose the recipe file again.")
                 return None
-        return submission_create_recipe(recipe=recipe,
-                                        hyperparameters=data.get("hyperparameters") or {}, **common)
+        return submission_create_recipe(recipe=recipe, hyperparameters=data.get("hyperparameters") or {}, **common)
     except ServiceError as exc:
         add_service_error(form, exc)
         return None
@@ -330,6 +370,7 @@ def challenge_edit(request, slug: str):
 # arrange it for the templates: rows per section, charts as inline SVG (``leaderboard.web.charts``, which
 # escapes every text it draws), verdicts in words. No statistic is computed here.
 
+
 def challenge_compare(request, slug: str):
     """Two entries side by side: their runs, P(A>B) with its interval, the verdict in words."""
     challenge = _visible_challenge(request, slug)
@@ -341,9 +382,15 @@ def challenge_compare(request, slug: str):
         context["problem"] = exc.message
         return render(request, "challenges/compare.html", context, status=503)
     rows = {row["submission_id"]: row for row in data["entries"]}
-    context.update(settings=data["settings"], correction=Correction(data["settings"]["correction"]).label,
-                   confidence_pct=100 * data["settings"]["confidence"], choices=[
-        (section["label"], [(sid, entry_label(rows[sid])) for sid in section["entries"]]) for section in data["sections"]])
+    context.update(
+        settings=data["settings"],
+        correction=Correction(data["settings"]["correction"]).label,
+        confidence_pct=100 * data["settings"]["confidence"],
+        choices=[
+            (section["label"], [(sid, entry_label(rows[sid])) for sid in section["entries"]])
+            for section in data["sections"]
+        ],
+    )
     if "a" not in request.GET and "b" not in request.GET:
         return render(request, "challenges/compare.html", context)
     try:
@@ -355,8 +402,10 @@ def challenge_compare(request, slug: str):
     if a["submission_id"] == b["submission_id"]:
         context["problem"] = "Choose two different entries."
     elif a["kind"] != b["kind"]:
-        context["problem"] = (f"{entry_label(a)} is a {a['kind']} entry and {entry_label(b)} a {b['kind']} entry: they are "
-                              "scored on different test data, so the leaderboard does not compare them.")
+        context["problem"] = (
+            f"{entry_label(a)} is a {a['kind']} entry and {entry_label(b)} a {b['kind']} entry: they are "
+            "scored on different test data, so the leaderboard does not compare them."
+        )
     else:
         section = next(s for s in data["sections"] if s["kind"] == a["kind"])
         context["section"] = section
@@ -364,18 +413,32 @@ def challenge_compare(request, slug: str):
         pair, reason = section_pair(challenge=challenge, section=section, a=a, b=b, board=scope.board)
         context["pair"] = None if pair is None else pair_for_display(slug, pair, winner_first=False)
         if context["pair"] is None:
-            context["problem"] = reason or "; ".join(
-                f"{entry_label(row)} is not compared: {row['excluded_reason']}"
-                for row in (a, b) if not row["compared"]) or "These entries are not compared."
+            context["problem"] = (
+                reason
+                or "; ".join(
+                    f"{entry_label(row)} is not compared: {row['excluded_reason']}"
+                    for row in (a, b)
+                    if not row["compared"]
+                )
+                or "These entries are not compared."
+            )
         else:
             pair = context["pair"]
             context["verdict"] = pair["words"]
             context["bar"] = {key: 100 * pair[key] for key in ("p", "low", "high") if pair[key] is not None}
             context["bar"]["gamma"] = 100 * data["settings"]["gamma"]
-    context["strip_svg"] = mark_safe(charts.strip_plot({entry_label(a): a["run_scores"], entry_label(b): b["run_scores"]},
-                                                       title="Every run of both entries", id_prefix="strip-compare"))
-    context["curves_svg"] = mark_safe(charts.boo_n_curve({entry_label(a): a["boo_n_curve"], entry_label(b): b["boo_n_curve"]},
-                                                         id_prefix="boon-compare"))
+    context["strip_svg"] = mark_safe(
+        charts.strip_plot(
+            {entry_label(a): a["run_scores"], entry_label(b): b["run_scores"]},
+            title="Every run of both entries",
+            id_prefix="strip-compare",
+        )
+    )
+    context["curves_svg"] = mark_safe(
+        charts.boo_n_curve(
+            {entry_label(a): a["boo_n_curve"], entry_label(b): b["boo_n_curve"]}, id_prefix="boon-compare"
+        )
+    )
     return render(request, "challenges/compare.html", context)
 
 
@@ -385,7 +448,8 @@ def challenge_compare(request, slug: str):
 def submission_detail(request, pk: int):
     visible = challenge_list_visible(user=request.user)
     submission = get_object_or_404(
-        Submission.objects.filter(challenge__in=visible).select_related("challenge", "team", "submitted_by"), pk=pk)
+        Submission.objects.filter(challenge__in=visible).select_related("challenge", "team", "submitted_by"), pk=pk
+    )
     can_see = submission_can_see_details(user=request.user, submission=submission)
     if not submission_readable(user=request.user, submission=submission):  # unscored, or moderated by a host
         raise Http404("No submission here.")
@@ -396,31 +460,36 @@ def submission_detail(request, pk: int):
         run.shown = scope.run_scores(run)
     finished = sum(run.status in RUN_ENDED for run in runs)
     expected = submission.runs_expected or len(runs) or 1
-    return render(request, "submissions/detail.html", {
-        "queue_wait": submission_queue_wait(submission=submission),
-        "submission": submission,
-        "challenge": submission.challenge,
-        "runs": runs,
-        "can_see": can_see,
-        "active": submission.status in SUBMISSION_ACTIVE,
-        "finished": finished,
-        "succeeded": sum(run.status == RunStatus.SUCCEEDED for run in runs),
-        "expected": expected,
-        "percent": round(100 * finished / expected, 1),
-        "scope": scope,
-        "score": scope.submission_score(submission.pk, runs),
-        "history": entry_history(submission=submission),
-        "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
-        "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
-        **review_context(request, submission, can_see),
-    })
+    return render(
+        request,
+        "submissions/detail.html",
+        {
+            "queue_wait": submission_queue_wait(submission=submission),
+            "submission": submission,
+            "challenge": submission.challenge,
+            "runs": runs,
+            "can_see": can_see,
+            "active": submission.status in SUBMISSION_ACTIVE,
+            "finished": finished,
+            "succeeded": sum(run.status == RunStatus.SUCCEEDED for run in runs),
+            "expected": expected,
+            "percent": round(100 * finished / expected, 1),
+            "scope": scope,
+            "score": scope.submission_score(submission.pk, runs),
+            "history": entry_history(submission=submission),
+            "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
+            "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
+            **review_context(request, submission, can_see),
+        },
+    )
 
 
 @require_POST
 @login_required
 def submission_cancel_view(request, pk: int):
-    submission = get_object_or_404(Submission.objects.filter(
-        challenge__in=challenge_list_visible(user=request.user)), pk=pk)
+    submission = get_object_or_404(
+        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)), pk=pk
+    )
     try:
         submission_cancel(submission=submission, user=request.user)
     except ServiceError as exc:

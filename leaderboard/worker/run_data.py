@@ -57,16 +57,22 @@ def _build_recipe_data(dataset: Dataset):
     public = dataset_frame(dataset=dataset, part="train")
     hidden = dataset_frame(dataset=dataset, part="test_inputs")
     if not len(hidden):
-        raise PlatformError("this challenge's dataset has no hidden test rows, which recipe runs are tested on; "
-                            "the host must upload test rows")
+        raise PlatformError(
+            "this challenge's dataset has no hidden test rows, which recipe runs are tested on; "
+            "the host must upload test rows"
+        )
     hidden[dataset.label_column] = dataset_hidden_labels(dataset=dataset)
     pool = pd.concat([public, hidden], ignore_index=True)
     labels = pool[dataset.label_column]
     y = labels.astype(float).to_numpy() if dataset.task == "regression" else labels.astype(str).to_numpy(dtype=str)
-    data = RecipeData(X=_features(pool, list(dataset.feature_columns)), y=y,
-                      ids=pool[dataset.id_column].astype(str).to_numpy(dtype=str),
-                      feature_names=list(dataset.feature_columns), classes=list(dataset.classes or []),
-                      task=dataset.task)
+    data = RecipeData(
+        X=_features(pool, list(dataset.feature_columns)),
+        y=y,
+        ids=pool[dataset.id_column].astype(str).to_numpy(dtype=str),
+        feature_names=list(dataset.feature_columns),
+        classes=list(dataset.classes or []),
+        task=dataset.task,
+    )
     return data, np.arange(len(public)), np.arange(len(public), len(pool))
 
 

@@ -30,8 +30,11 @@ logger = logging.getLogger(__name__)
 def run_limits(challenge: Challenge) -> Limits:
     """The sandbox limits of a run: the challenge's, under the operator's ceilings."""
     wall = challenge.run_wall_time_s()
-    return Limits(wall_time_s=wall, cpu_time_s=wall * 4,
-                  memory_mb=min(challenge.run_memory_limit_mb, max(settings.VARBOARD["RUN_MEMORY_MB"], 256)))
+    return Limits(
+        wall_time_s=wall,
+        cpu_time_s=wall * 4,
+        memory_mb=min(challenge.run_memory_limit_mb, max(settings.VARBOARD["RUN_MEMORY_MB"], 256)),
+    )
 
 
 def run_device(queue: str) -> str:
@@ -71,7 +74,8 @@ def run_execute(*, run_id: int, delivery: str = "", cause: str = "") -> Run | No
         return None
     with log_context(run_id=run_id, submission_id=run.submission_id), run_heartbeat(run):
         submission = Submission.objects.select_related("challenge", "challenge__dataset", "phase").get(
-            pk=run.submission_id)
+            pk=run.submission_id
+        )
         challenge = submission.challenge
         try:
             with submission.recipe_file.open("rb") as handle:
@@ -79,27 +83,48 @@ def run_execute(*, run_id: int, delivery: str = "", cause: str = "") -> Run | No
             data, split = run_split(challenge=challenge, seeds=run.seeds)
             Run.objects.filter(pk=run_id).update(split_id=split.split_id)
             outcome = execute_recipe_run(
-                recipe_source=source, data=data, split=split, seeds=run.seeds,
-                hyperparameters=submission.hyperparameters or None, hpo=run_hpo(challenge),
-                metric=_metric(challenge, data.classes), prediction_kind=challenge.metric_info.prediction_kind,
+                recipe_source=source,
+                data=data,
+                split=split,
+                seeds=run.seeds,
+                hyperparameters=submission.hyperparameters or None,
+                hpo=run_hpo(challenge),
+                metric=_metric(challenge, data.classes),
+                prediction_kind=challenge.metric_info.prediction_kind,
                 limits=run_limits(challenge),
                 device=run_device(run.queue),
-                higher_is_better=challenge.higher_is_better, runner=configured_runner(),
-                test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase))
+                higher_is_better=challenge.higher_is_better,
+                runner=configured_runner(),
+                test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase),
+            )
         except (OSError, MemoryError) as exc:
             raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
         stored = run_store_retrying(run_id=run_id, attempt=run.attempts, **_result_fields(outcome))
-        logger.info("run %s of submission %s: %s in %.2f s%s", run.index, run.submission_id, outcome.status,
-                    outcome.duration_s or 0.0, "" if stored else " (not stored: another attempt holds the run)")
+        logger.info(
+            "run %s of submission %s: %s in %.2f s%s",
+            run.index,
+            run.submission_id,
+            outcome.status,
+            outcome.duration_s or 0.0,
+            "" if stored else " (not stored: another attempt holds the run)",
+        )
     return Run.objects.get(pk=run_id) if stored else None
 
 
 def _result_fields(outcome) -> dict:
     return dict(
         status=RunStatus.SUCCEEDED if outcome.status == "succeeded" else RunStatus.FAILED,
-        test_score=outcome.test_score, valid_score=outcome.valid_score,
-        public_score=outcome.part_scores.get("public"), private_score=outcome.part_scores.get("private"),
-        outcomes=Run.pack_outcomes(outcome.outcomes), hyperparameters=outcome.hyperparameters or {},
-        hpo_trials=list(outcome.trials or []), duration_s=outcome.duration_s, device=outcome.device,
-        fingerprint=outcome.fingerprint or {}, log=outcome.log or "", error_message=outcome.error or "",
-        isolation=list(outcome.isolation))
+        test_score=outcome.test_score,
+        valid_score=outcome.valid_score,
+        public_score=outcome.part_scores.get("public"),
+        private_score=outcome.part_scores.get("private"),
+        outcomes=Run.pack_outcomes(outcome.outcomes),
+        hyperparameters=outcome.hyperparameters or {},
+        hpo_trials=list(outcome.trials or []),
+        duration_s=outcome.duration_s,
+        device=outcome.device,
+        fingerprint=outcome.fingerprint or {},
+        log=outcome.log or "",
+        error_message=outcome.error or "",
+        isolation=list(outcome.isolation),
+    )

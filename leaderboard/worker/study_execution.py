@@ -51,19 +51,30 @@ def study_run_execute(*, study_run_id: int) -> StudyRun | None:
         return None
     study = run.study
     submission, challenge = study.submission, study.challenge
-    hpo = ({"mode": "search", "method": challenge.hpo_method, "budget": challenge.hpo_budget}
-           if run.search_hyperparameters else {"mode": "fixed"})
+    hpo = (
+        {"mode": "search", "method": challenge.hpo_method, "budget": challenge.hpo_budget}
+        if run.search_hyperparameters
+        else {"mode": "fixed"}
+    )
     try:
         with submission.recipe_file.open("rb") as handle:
             source = handle.read().decode("utf-8")
         data, split = run_split(challenge=challenge, seeds=run.seeds)
         outcome = execute_recipe_run(
-            recipe_source=source, data=data, split=split, seeds=run.seeds,
-            hyperparameters=submission.hyperparameters or None, hpo=hpo, metric=_metric(challenge, data.classes),
-            prediction_kind=challenge.metric_info.prediction_kind, limits=run_limits(challenge),
+            recipe_source=source,
+            data=data,
+            split=split,
+            seeds=run.seeds,
+            hyperparameters=submission.hyperparameters or None,
+            hpo=hpo,
+            metric=_metric(challenge, data.classes),
+            prediction_kind=challenge.metric_info.prediction_kind,
+            limits=run_limits(challenge),
             device=run_device(run.queue),
-            higher_is_better=challenge.higher_is_better, runner=configured_runner(),
-            test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase))
+            higher_is_better=challenge.higher_is_better,
+            runner=configured_runner(),
+            test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase),
+        )
     except (OSError, MemoryError) as exc:
         raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
     with transaction.atomic():

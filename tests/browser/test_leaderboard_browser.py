@@ -55,9 +55,12 @@ def screenshot(driver, name: str) -> Path:
     """The whole page (not just the window) as ``test-artifacts/screenshots/<name>.png``."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     width, height = driver.execute_script(
-        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
-        "captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+    )
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot",
+        {"captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}},
+    )
     path = SCREENSHOTS / f"{name}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
     return path
@@ -121,8 +124,9 @@ def test_reader_sees_groups_intervals_and_the_forest_plot(live_server, driver, w
 @pytest.mark.browser
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
-def test_contestant_uploads_predictions_and_watches_the_entry_arrive(live_server, driver, celery_worker_process,
-                                                                    wait_for, tmp_path):
+def test_contestant_uploads_predictions_and_watches_the_entry_arrive(
+    live_server, driver, celery_worker_process, wait_for, tmp_path
+):
     host, _alice = make_user("host"), make_user("alice")
     challenge, frame = digits_challenge(host, title="Browser digits")
     base = live_server.url
@@ -172,8 +176,9 @@ def test_contestant_uploads_predictions_and_watches_the_entry_arrive(live_server
 @pytest.mark.browser
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
-def test_recipe_progress_bar_moves_until_every_run_is_scored(live_server, driver, celery_worker_process, wait_for,
-                                                             tmp_path):
+def test_recipe_progress_bar_moves_until_every_run_is_scored(
+    live_server, driver, celery_worker_process, wait_for, tmp_path
+):
     host, _alice = make_user("host"), make_user("alice")
     challenge, _ = digits_challenge(host, title="Browser recipes", k_runs=3)
     base = live_server.url

@@ -45,8 +45,10 @@ def check_page(driver, base: str, path: str, name: str, actions: list[str], axe_
     """Open ``path`` at each width; return the problems found (empty: none)."""
     problems = []
     for width in WIDTHS:
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                               {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+        )
         driver.get(base + path)
         layout = driver.execute_script(LAYOUT, actions)
         if layout["scrollWidth"] > layout["innerWidth"]:
@@ -68,23 +70,32 @@ def check_page(driver, base: str, path: str, name: str, actions: list[str], axe_
 def test_pages_at_desktop_and_phone_widths(live_server, driver, axe_source):
     host, users = make_user("host"), [make_user("alice"), make_user("bob")]
     challenge, subs = known_board(host, users)
-    EntryProvenance.objects.create(submission=subs[2], source="published", link="https://example.org/paper",
-                                   note="Someone et al. (2018)")
+    EntryProvenance.objects.create(
+        submission=subs[2], source="published", link="https://example.org/paper", note="Someone et al. (2018)"
+    )
     base, slug = live_server.url, challenge.slug
     problems = check_page(driver, base, "/", "home", ["h1", "table.challenges"], axe_source)
-    problems += check_page(driver, base, f"/c/{slug}/", "challenge-anonymous",
-                          ["[data-action=join]", "[data-action=data]", "[data-tabs]"], axe_source)
+    problems += check_page(
+        driver,
+        base,
+        f"/c/{slug}/",
+        "challenge-anonymous",
+        ["[data-action=join]", "[data-action=data]", "[data-tabs]"],
+        axe_source,
+    )
     log_in(driver, base, users[0])
-    problems += check_page(driver, base, f"/c/{slug}/", "challenge-contestant",
-                           ["[data-action=submit]", "[data-action=data]"], axe_source)
-    problems += check_page(driver, base, subs[0].get_absolute_url(), "submission",
-                           ["h1", "[data-status]"], axe_source)
+    problems += check_page(
+        driver, base, f"/c/{slug}/", "challenge-contestant", ["[data-action=submit]", "[data-action=data]"], axe_source
+    )
+    problems += check_page(driver, base, subs[0].get_absolute_url(), "submission", ["h1", "[data-status]"], axe_source)
     log_in(driver, base, host)
     problems += check_page(driver, base, "/challenges/new/", "host-form", ["h1", "#id_title"], axe_source)
-    problems += check_page(driver, base, f"/c/{slug}/preview/", "host-preview",
-                           ["[data-actions]", "[data-n-test]"], axe_source)
-    problems += check_page(driver, base, "/challenges/plan/?entries=5&run_minutes=2", "planner", ["[data-plan]"],
-                           axe_source)
+    problems += check_page(
+        driver, base, f"/c/{slug}/preview/", "host-preview", ["[data-actions]", "[data-n-test]"], axe_source
+    )
+    problems += check_page(
+        driver, base, "/challenges/plan/?entries=5&run_minutes=2", "planner", ["[data-plan]"], axe_source
+    )
     problems += check_page(driver, base, f"/c/{slug}/audit/", "audit", ["h1"], axe_source)
     assert problems == [], "\n".join(problems)
 
@@ -94,12 +105,15 @@ def test_pages_at_desktop_and_phone_widths(live_server, driver, axe_source):
 def test_leaderboard_keeps_priority_columns_on_a_phone(live_server, driver):
     host, users = make_user("host"), [make_user("alice"), make_user("bob")]
     challenge, subs = known_board(host, users)
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": 360, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 360, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+    )
     driver.get(live_server.url + challenge.get_absolute_url())
     row = driver.find_element(By.CSS_SELECTOR, f"tr[data-submission='{subs[0].pk}']")
-    shown = {cell.get_attribute("class").split()[0] if cell.get_attribute("class") else "": cell.is_displayed()
-             for cell in row.find_elements(By.TAG_NAME, "td")}
+    shown = {
+        cell.get_attribute("class").split()[0] if cell.get_attribute("class") else "": cell.is_displayed()
+        for cell in row.find_elements(By.TAG_NAME, "td")
+    }
     assert row.find_element(By.CSS_SELECTOR, "[data-rank]").is_displayed()
     assert row.find_element(By.CSS_SELECTOR, "[data-mean]").is_displayed()
     assert row.find_element(By.CSS_SELECTOR, "[data-boon]").is_displayed()
@@ -119,7 +133,9 @@ def docs_rendered(driver, base: str, path: str, selector: str, timeout: float = 
 
     driver.get(base + path)
     try:
-        WebDriverWait(driver, timeout).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, selector)))
+        WebDriverWait(driver, timeout).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, selector))
+        )
     except Exception:  # noqa: BLE001 - selenium's TimeoutException: not drawn
         return False
     return True

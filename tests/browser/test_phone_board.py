@@ -35,41 +35,75 @@ const row = document.querySelector('table.leaderboard tbody tr[data-submission]'
 return {rowTop: row.getBoundingClientRect().top + window.scrollY,
         scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth};
 """
-NAMES = ["ResNet-50 with mixup and label smoothing", "Gradient boosting", "Logistic regression (baseline)",
-         "Random forest, 500 trees", "k-nearest neighbours", "Small CNN", "SVM with an RBF kernel", "Majority"]
+NAMES = [
+    "ResNet-50 with mixup and label smoothing",
+    "Gradient boosting",
+    "Logistic regression (baseline)",
+    "Random forest, 500 trees",
+    "k-nearest neighbours",
+    "Small CNN",
+    "SVM with an RBF kernel",
+    "Majority",
+]
 
 
 def phone_board(host, users):
     """Eight recipe entries, ten runs each, scored on a public and a private part of the test rows."""
     challenge, _ = digits_challenge(
-        host, title="Phone board", k_runs=10, boo_n=3, bootstrap_resamples=200, public_fraction=0.5,
+        host,
+        title="Phone board",
+        k_runs=10,
+        boo_n=3,
+        bootstrap_resamples=200,
+        public_fraction=0.5,
         description="Recognise handwritten digits from 8 by 8 pixel images. Every recipe is retrained ten times on "
-                    "resampled rows, so the board shows how much each method's score moves by chance, which entries "
-                    "the data can tell apart, and the expected best of three runs.")
+        "resampled rows, so the board shows how much each method's score moves by chance, which entries "
+        "the data can tell apart, and the expected best of three runs.",
+    )
     rng = np.random.default_rng(25)
     for i, name in enumerate(NAMES):
         user = users[i % len(users)]
         submission = Submission.objects.create(
-            challenge=challenge, team=team_personal_for(user=user), submitted_by=user, kind="recipe",
-            method_name=name, status="scored", runs_expected=10)
+            challenge=challenge,
+            team=team_personal_for(user=user),
+            submitted_by=user,
+            kind="recipe",
+            method_name=name,
+            status="scored",
+            runs_expected=10,
+        )
         centre = 0.97 - 0.02 * i
         scores = centre + 0.01 * rng.standard_normal((3, 10))
         Run.objects.bulk_create(
-            Run(submission=submission, index=r, status="succeeded", test_score=float(scores[0, r]),
-                public_score=float(scores[1, r]), private_score=float(scores[2, r]), seeds={"init": r},
-                split_id=f"split-{r}") for r in range(10))
+            Run(
+                submission=submission,
+                index=r,
+                status="succeeded",
+                test_score=float(scores[0, r]),
+                public_score=float(scores[1, r]),
+                private_score=float(scores[2, r]),
+                seeds={"init": r},
+                split_id=f"split-{r}",
+            )
+            for r in range(10)
+        )
     return challenge
 
 
 def measure(driver, url: str, width: int) -> dict:
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+    )
     driver.get(url)
     layout = driver.execute_script(LAYOUT)
     texts = driver.execute_script(CHART_TEXT)  # opens every <details>: what they hold must fit too
     opened = driver.execute_script("return document.documentElement.scrollWidth")
-    return {**layout, "scrollWidth": max(layout["scrollWidth"], opened), "texts": texts,
-            "smallest": min(size for size, _ in texts)}
+    return {
+        **layout,
+        "scrollWidth": max(layout["scrollWidth"], opened),
+        "texts": texts,
+        "smallest": min(size for size, _ in texts),
+    }
 
 
 @pytest.mark.browser
@@ -82,8 +116,10 @@ def test_the_board_comes_first_and_charts_read_on_a_phone(live_server, driver, a
     for width in (PHONE, 400, DESKTOP):
         seen = measure(driver, url, width)
         small = [(round(size, 2), text) for size, text in seen["texts"] if size < MIN_TEXT_PX]
-        print(f"\n{width} px: first row at {seen['rowTop']:.0f} px; {len(seen['texts'])} chart texts, smallest "
-              f"{seen['smallest']:.2f} px, {len(small)} under {MIN_TEXT_PX:g} px")
+        print(
+            f"\n{width} px: first row at {seen['rowTop']:.0f} px; {len(seen['texts'])} chart texts, smallest "
+            f"{seen['smallest']:.2f} px, {len(small)} under {MIN_TEXT_PX:g} px"
+        )
         if width == PHONE and seen["rowTop"] > FIRST_ROW_MAX_PX:
             problems.append(f"{width} px: the first leaderboard row starts {seen['rowTop']:.0f} px down")
         if small:
@@ -91,7 +127,9 @@ def test_the_board_comes_first_and_charts_read_on_a_phone(live_server, driver, a
         if seen["scrollWidth"] > seen["innerWidth"]:
             problems.append(f"{width} px scrolls sideways: {seen['scrollWidth']} > {seen['innerWidth']}")
         driver.execute_script(axe_source)
-        problems += [f"{width} px: axe {v['impact']} {v['id']} ({v['help']}) at {v['nodes']}"
-                     for v in driver.execute_async_script(AXE_RUN)]
+        problems += [
+            f"{width} px: axe {v['impact']} {v['id']} ({v['help']}) at {v['nodes']}"
+            for v in driver.execute_async_script(AXE_RUN)
+        ]
         screenshot(driver, f"phone-board-{width}")
     assert problems == [], "\n".join(problems)

@@ -28,8 +28,16 @@ from evaluation.report import EntryRuns, ReportSettings, build_report
 def recipe(i, test, valid=None, index=None, name=None):
     test = np.asarray(test, dtype=float)
     index = np.arange(test.size) if index is None else np.asarray(index)
-    return EntryRuns(i, name or f"m{i}", "t", "recipe", test.size, index, test,
-                     valid=None if valid is None else np.asarray(valid, dtype=float))
+    return EntryRuns(
+        i,
+        name or f"m{i}",
+        "t",
+        "recipe",
+        test.size,
+        index,
+        test,
+        valid=None if valid is None else np.asarray(valid, dtype=float),
+    )
 
 
 def by_id(report):
@@ -227,8 +235,9 @@ def _row10_entries(sign: float):
     for i in range(4):
         k = 1 + i % 3
         outcomes = sign * (0.5 + 0.02 * i + 0.3 * rng.standard_normal((k, 200)))
-        entries.append(EntryRuns(20 + i, f"p{i}", "t", "predictions", k, np.arange(k), outcomes.mean(axis=1),
-                                 outcomes=outcomes))
+        entries.append(
+            EntryRuns(20 + i, f"p{i}", "t", "predictions", k, np.arange(k), outcomes.mean(axis=1), outcomes=outcomes)
+        )
     return entries
 
 
@@ -248,8 +257,9 @@ def test_row10_bootstrap_interval_of_losses_mirrors(statistic):
     valid = np.round(x + 0.01 * rng.standard_normal(12), 2) if statistic == "boo_n" else None
     kw = {"n": 3, "n_resamples": 2000, "rng": 5}
     acc = stats.bootstrap_interval(x, statistic, valid=valid, **kw)
-    loss = stats.bootstrap_interval(-x, statistic, valid=None if valid is None else -valid,
-                                    higher_is_better=False, **kw)
+    loss = stats.bootstrap_interval(
+        -x, statistic, valid=None if valid is None else -valid, higher_is_better=False, **kw
+    )
     assert (loss.estimate, loss.low, loss.high) == (-acc.estimate, -acc.high, -acc.low)
     np.testing.assert_array_equal(loss.bootstrap_distribution, -acc.bootstrap_distribution)
 
@@ -262,7 +272,8 @@ def test_row10_seeded_intervals_of_losses_mirror(statistic):
     kw = {"n": 3, "n_resamples": 1000}
     seeds = list(range(20, 26))
     low, high = stats.seeded_intervals(x, seeds, statistic, valid=valid, **kw)
-    loss_low, loss_high = stats.seeded_intervals(-x, seeds, statistic, valid=None if valid is None else -valid,
-                                                 higher_is_better=False, **kw)
+    loss_low, loss_high = stats.seeded_intervals(
+        -x, seeds, statistic, valid=None if valid is None else -valid, higher_is_better=False, **kw
+    )
     np.testing.assert_array_equal(loss_low, -high)
     np.testing.assert_array_equal(loss_high, -low)

@@ -37,9 +37,15 @@ from evaluation.report.comparisons import compare
 B = 120  # resamples: the invariants hold for any B
 K = 12  # seeds a recipe entry may use
 # VARBOARD_PROPERTY_NO_SHRINK=1 reports the first counterexample as found (shrinking a board takes minutes).
-_PHASES = ([Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("VARBOARD_PROPERTY_NO_SHRINK")
-           else list(Phase))
-PROPERTY = settings(max_examples=int(os.environ.get("VARBOARD_PROPERTY_EXAMPLES", 50)), deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=_PHASES)
+_PHASES = (
+    [Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("VARBOARD_PROPERTY_NO_SHRINK") else list(Phase)
+)
+PROPERTY = settings(
+    max_examples=int(os.environ.get("VARBOARD_PROPERTY_EXAMPLES", 50)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=_PHASES,
+)
 GRID = 64.0
 
 
@@ -61,8 +67,16 @@ def _prediction(data, entry_id: int, examples: int) -> EntryRuns:
     rate = data.draw(st.sampled_from([0.0, 0.5, 0.7, 0.9, 1.0]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     outcomes = (rng.random((files, examples)) < rate).astype(float)
-    return EntryRuns(entry_id, f"p{entry_id}", f"t{entry_id}", "predictions", files, np.arange(files),
-                     outcomes.mean(axis=1), outcomes=outcomes)
+    return EntryRuns(
+        entry_id,
+        f"p{entry_id}",
+        f"t{entry_id}",
+        "predictions",
+        files,
+        np.arange(files),
+        outcomes.mean(axis=1),
+        outcomes=outcomes,
+    )
 
 
 @st.composite
@@ -78,14 +92,30 @@ def boards(draw, max_entries: int = 60):
         entries.append(_recipe(data, i + 1, with_valid))
     if n_recipes >= 2 and draw(st.booleans()):  # a duplicate: the same runs under another id
         twin = entries[draw(st.integers(0, n_recipes - 1))]
-        entries.append(EntryRuns(1000, "copy", "t1000", "recipe", K, twin.run_index.copy(), twin.test.copy(),
-                                 valid=None if twin.valid is None else twin.valid.copy()))
+        entries.append(
+            EntryRuns(
+                1000,
+                "copy",
+                "t1000",
+                "recipe",
+                K,
+                twin.run_index.copy(),
+                twin.test.copy(),
+                valid=None if twin.valid is None else twin.valid.copy(),
+            )
+        )
     examples = draw(st.integers(20, 60))
     entries += [_prediction(data, 2000 + j, examples) for j in range(n_predictions)]
     statistic = draw(st.sampled_from(["mean", "boo_n"]))
-    report_settings = ReportSettings(higher_is_better=draw(st.booleans()), boo_n=draw(st.sampled_from([1, 2, 3])),
-                                     statistic=statistic, n_resamples=B, k_runs=K,
-                                     master_seed=draw(st.integers(0, 2**31)), neighbours=3)
+    report_settings = ReportSettings(
+        higher_is_better=draw(st.booleans()),
+        boo_n=draw(st.sampled_from([1, 2, 3])),
+        statistic=statistic,
+        n_resamples=B,
+        k_runs=K,
+        master_seed=draw(st.integers(0, 2**31)),
+        neighbours=3,
+    )
     return entries, report_settings
 
 
@@ -99,15 +129,31 @@ class _Draw:
 def _negated(entry: EntryRuns) -> EntryRuns:
     if entry.kind != "recipe":
         return entry
-    return EntryRuns(entry.id, entry.name, entry.team, entry.kind, entry.runs_expected, entry.run_index, -entry.test,
-                     valid=None if entry.valid is None else -entry.valid)
+    return EntryRuns(
+        entry.id,
+        entry.name,
+        entry.team,
+        entry.kind,
+        entry.runs_expected,
+        entry.run_index,
+        -entry.test,
+        valid=None if entry.valid is None else -entry.valid,
+    )
 
 
 def _shuffled_runs(entry: EntryRuns, rng: np.random.Generator) -> EntryRuns:
     perm = rng.permutation(entry.test.size)
-    return EntryRuns(entry.id, entry.name, entry.team, entry.kind, entry.runs_expected, entry.run_index[perm],
-                     entry.test[perm], valid=None if entry.valid is None else entry.valid[perm],
-                     outcomes=None if entry.outcomes is None else entry.outcomes[perm])
+    return EntryRuns(
+        entry.id,
+        entry.name,
+        entry.team,
+        entry.kind,
+        entry.runs_expected,
+        entry.run_index[perm],
+        entry.test[perm],
+        valid=None if entry.valid is None else entry.valid[perm],
+        outcomes=None if entry.outcomes is None else entry.outcomes[perm],
+    )
 
 
 def _rows(report) -> dict[int, dict]:
@@ -150,8 +196,17 @@ _NEGATED_FIELDS = ("estimate", "low", "high")
 
 
 def _assert_mirrored(row: dict, mirror: dict) -> None:
-    for key in ("rank", "rank_display", "tied", "groups", "rank_interval", "compared", "too_few_runs",
-                "runs_needed_for_decision", "excluded_reason"):
+    for key in (
+        "rank",
+        "rank_display",
+        "tied",
+        "groups",
+        "rank_interval",
+        "compared",
+        "too_few_runs",
+        "runs_needed_for_decision",
+        "excluded_reason",
+    ):
         assert row.get(key) == mirror.get(key), key
     for statistic in ("mean", "boo_n", "boo_n_unbiased"):
         if row["kind"] != "recipe" or not isinstance(row.get(statistic), dict):
@@ -254,7 +309,7 @@ def test_compare_never_decides_against_the_board(board):
         family = len(compared) * (len(compared) - 1) // 2
         flagged = {frozenset((inv["above"], inv["below"])) for inv in section.get("inversions", [])}
         for i, upper in enumerate(compared):
-            for lower in compared[i + 1:]:
+            for lower in compared[i + 1 :]:
                 if np.intersect1d(by_id[upper].run_index, by_id[lower].run_index).size < 2:
                     continue
                 pair = compare(by_id[upper], by_id[lower], report_settings, family_size=family)

@@ -172,8 +172,13 @@ def test_row5_inferred_differences_agree_with_every_direct_test():
         p = ref_pvalue(x[u], x[v])
         wins = np.sum(x[u] > x[v]) + 0.5 * np.sum(x[u] == x[v])
         level = 0.05 / family  # compare's level: Holm's first step in a family of 91
-        if p < level and max(ref_wilson_high(wins, n and x.shape[1], level),
-                             ref_wilson_high(x.shape[1] - wins, x.shape[1], level)) > 0.75:
+        if (
+            p < level
+            and max(
+                ref_wilson_high(wins, n and x.shape[1], level), ref_wilson_high(x.shape[1] - wins, x.shape[1], level)
+            )
+            > 0.75
+        ):
             winner, loser = (u, v) if wins > x.shape[1] / 2 else (v, u)
             if ref_wilson_high(wins if winner == u else x.shape[1] - wins, x.shape[1], level) > 0.75:
                 assert position[winner] < position[loser], (winner, loser)

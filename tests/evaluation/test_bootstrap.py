@@ -22,8 +22,13 @@ def test_matches_scipy_percentile_bootstrap(resnet, statistic, scipy_statistic):
     test = resnet[:, 2]
     ours = bootstrap_interval(test, statistic, n_resamples=20_000, rng=1)
     ref = stats.bootstrap(
-        (test,), scipy_statistic, method="percentile", n_resamples=20_000,
-        confidence_level=0.95, rng=np.random.default_rng(2), axis=-1,
+        (test,),
+        scipy_statistic,
+        method="percentile",
+        n_resamples=20_000,
+        confidence_level=0.95,
+        rng=np.random.default_rng(2),
+        axis=-1,
     ).confidence_interval
     width = ref.high - ref.low
     assert ours.low == pytest.approx(ref.low, abs=0.06 * width)
@@ -37,8 +42,13 @@ def test_boo_n_interval_resamples_valid_test_pairs(resnet):
     assert ours.estimate == pytest.approx(boo_n(test, 5, valid=valid))
 
     ref = stats.bootstrap(
-        (test, valid), lambda t, v: boo_n(t, 5, valid=v), paired=True, vectorized=False,
-        method="percentile", n_resamples=2000, rng=np.random.default_rng(4),
+        (test, valid),
+        lambda t, v: boo_n(t, 5, valid=v),
+        paired=True,
+        vectorized=False,
+        method="percentile",
+        n_resamples=2000,
+        rng=np.random.default_rng(4),
     ).confidence_interval
     width = ref.high - ref.low
     assert ours.low == pytest.approx(ref.low, abs=0.1 * width)
@@ -74,8 +84,9 @@ def test_count_weights_equal_the_statistic_of_explicit_resamples(statistic, k):
     key[0] = x[0]  # Boo_n chosen by the test score itself
     order = np.lexsort((x, key), axis=1) if statistic == "boo_n" else np.argsort(x, axis=1)
     x, key = np.take_along_axis(x, order, 1), np.take_along_axis(key, order, 1)
-    boot, _ = _bootstrap_sorted(x, key, _Spec(statistic, 3, estimator, "percentile", 0.95), 60,
-                                np.random.default_rng(1))
+    boot, _ = _bootstrap_sorted(
+        x, key, _Spec(statistic, 3, estimator, "percentile", 0.95), 60, np.random.default_rng(1)
+    )
     counts = draw_counts(np.random.default_rng(1), k, 60)
     ref = {
         "mean": np.mean,
@@ -124,8 +135,7 @@ def test_coverage_of_the_mean_on_normal_data():
     rng = np.random.default_rng(2024)
     data = rng.normal(0.0, 1.0, size=(400, 50))
     covered = [
-        (ci := bootstrap_interval(row, n_resamples=2000, rng=i)).low <= 0.0 <= ci.high
-        for i, row in enumerate(data)
+        (ci := bootstrap_interval(row, n_resamples=2000, rng=i)).low <= 0.0 <= ci.high for i, row in enumerate(data)
     ]
     assert 0.93 <= np.mean(covered) <= 0.97
 
@@ -179,8 +189,7 @@ def test_rank_intervals_ties_share_the_better_rank():
 
 
 def test_rank_intervals_unpaired_ragged():
-    r = rank_intervals([[0.9, 0.91, 0.92], [0.5, 0.52], [0.7, 0.71, 0.69, 0.7]], paired=False,
-                       n_resamples=500)
+    r = rank_intervals([[0.9, 0.91, 0.92], [0.5, 0.52], [0.7, 0.71, 0.69, 0.7]], paired=False, n_resamples=500)
     np.testing.assert_array_equal(r.rank, [1, 3, 2])
 
 
@@ -197,12 +206,18 @@ def test_rank_intervals_unpaired_ragged():
         (lambda: bootstrap_interval([1.0, 2.0], rng=None), r"`rng` must be a non-negative integer"),
         (lambda: bootstrap_interval([1.0, 2.0], rng=-1), r"`rng` must be a non-negative integer"),
         (lambda: bootstrap_interval([1.0, 2.0], valid=[1.0, 2.0]), r"`valid` is only used with statistic='boo_n'"),
-        (lambda: bootstrap_interval([1.0, 2.0], "boo_n", valid=[1.0]), r"`valid` must have a finite value for every run"),
+        (
+            lambda: bootstrap_interval([1.0, 2.0], "boo_n", valid=[1.0]),
+            r"`valid` must have a finite value for every run",
+        ),
         (lambda: bootstrap_interval([1.0, 2.0], "boo_n", n=0), r"`n` must be an integer >= 1"),
         (lambda: bootstrap_interval([[1.0, 2.0], [1.0]], n_resamples=10), r"entry 1 has 1 run; at least 2 are needed"),
         (lambda: bootstrap_interval([[1.0, np.inf], [1.0, 2.0]]), r"`values` contains inf \(entry 0, run 1\)"),
         (lambda: bootstrap_interval(np.ones((2, 2, 2))), r"`values` must be 2-D"),
-        (lambda: rank_intervals([[1.0, np.nan], [1.0, 2.0]]), r"contains NaN \(entry 0, run 1\); paired comparisons need every run"),
+        (
+            lambda: rank_intervals([[1.0, np.nan], [1.0, 2.0]]),
+            r"contains NaN \(entry 0, run 1\); paired comparisons need every run",
+        ),
         (lambda: rank_intervals([[1.0, 2.0, 3.0], [1.0, 2.0]]), r"same number of runs for every entry when paired"),
         (lambda: rank_intervals([[1.0, 2.0]], paired="no"), r"`paired` must be True or False"),
     ],

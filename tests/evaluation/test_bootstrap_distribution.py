@@ -58,8 +58,9 @@ def test_rank_intervals_carry_resampled_ranks(table):
 def test_compare_and_pairwise_carry_the_resampled_probability(table, paired):
     c = es.compare(table[0], table[1], paired=paired, n_resamples=B, rng=6)
     assert c.bootstrap_distribution.shape == (B,)
-    np.testing.assert_allclose(np.percentile(c.bootstrap_distribution, Q), (c.bootstrap_low, c.bootstrap_high),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.percentile(c.bootstrap_distribution, Q), (c.bootstrap_low, c.bootstrap_high), atol=1e-6
+    )
     assert c.standard_error == pytest.approx(np.std(c.bootstrap_distribution, ddof=1), rel=1e-6)
     res = es.pairwise_comparisons(table[:2], paired=paired, n_resamples=B, rng=6)
     assert res.bootstrap_distribution.shape == (1, B) and res.bootstrap_distribution.dtype == np.float32
@@ -72,8 +73,9 @@ def test_pairwise_distribution_indexes_every_pair(table):
     res = es.pairwise_comparisons(table, n_resamples=B, rng=7)
     assert res.bootstrap_distribution.shape == (3, B)
     for i, j in [(0, 1), (0, 2), (1, 2), (2, 0)]:
-        np.testing.assert_allclose(np.percentile(res.distribution(i, j), Q),
-                                   (res.bootstrap_low[i, j], res.bootstrap_high[i, j]), atol=1e-6)
+        np.testing.assert_allclose(
+            np.percentile(res.distribution(i, j), Q), (res.bootstrap_low[i, j], res.bootstrap_high[i, j]), atol=1e-6
+        )
     assert np.isnan(np.diag(res.standard_error)).all()
     with pytest.raises(ValueError, match=r"`i` and `j` must be distinct entries in \[0, 3\)"):
         res.distribution(1, 1)

@@ -13,8 +13,18 @@ from evaluation.stats import suites as su
 
 def _recipes(k: int, seed: int = 0) -> list[EntryRuns]:
     rng = np.random.default_rng(seed)
-    return [EntryRuns(i + 1, f"m{i}", f"t{i}", "recipe", k, np.arange(k),
-                      0.80 + 0.003 * i + (0.005 + 0.01 * i) * rng.standard_normal(k)) for i in range(4)]
+    return [
+        EntryRuns(
+            i + 1,
+            f"m{i}",
+            f"t{i}",
+            "recipe",
+            k,
+            np.arange(k),
+            0.80 + 0.003 * i + (0.005 + 0.01 * i) * rng.standard_normal(k),
+        )
+        for i in range(4)
+    ]
 
 
 def test_a_boo_n_board_below_3n_runs_shows_no_rank_interval_and_says_why():
@@ -46,8 +56,10 @@ def test_suite_iqm_interval_is_the_expanded_percentile_interval():
     """Hesterberg (2015): the percentile interval at the level 1 - 2 Φ(-sqrt(N/(N-T)) t_{N-T}); before, the
     plain percentile interval (covering 90 % of true IQMs with 5 runs on 3 tasks)."""
     rng = np.random.default_rng(3)
-    runs = [[rng.standard_normal(5), 1 + rng.standard_normal(5), 2 + rng.standard_normal(5)],
-            [rng.standard_normal(12), 1 + rng.standard_normal(4), 2 + rng.standard_normal(8)]]
+    runs = [
+        [rng.standard_normal(5), 1 + rng.standard_normal(5), 2 + rng.standard_normal(5)],
+        [rng.standard_normal(12), 1 + rng.standard_normal(4), 2 + rng.standard_normal(8)],
+    ]
     ci = su.aggregate_interval(runs, "iqm", n_resamples=2_000, rng=1)
     plain = su.aggregate_interval(runs, "iqm", n_resamples=2_000, rng=1, method="percentile")
     np.testing.assert_array_equal(ci.bootstrap_distribution, plain.bootstrap_distribution)
@@ -57,8 +69,9 @@ def test_suite_iqm_interval_is_the_expanded_percentile_interval():
         expected = np.percentile(plain.bootstrap_distribution[e], [tail, 100 - tail])
         assert (ci.low[e], ci.high[e]) == pytest.approx(tuple(expected), rel=1e-12)
         assert ci.low[e] < plain.low[e] and ci.high[e] > plain.high[e]
-    np.testing.assert_allclose((plain.low, plain.high), np.percentile(plain.bootstrap_distribution, [2.5, 97.5],
-                                                                      axis=1), rtol=1e-12)
+    np.testing.assert_allclose(
+        (plain.low, plain.high), np.percentile(plain.bootstrap_distribution, [2.5, 97.5], axis=1), rtol=1e-12
+    )
     with pytest.raises(ValueError, match="`method` must be one of 'expanded', 'percentile'"):
         su.aggregate_interval(runs, method="bca")
 

@@ -11,9 +11,7 @@ from tests.evaluation.uploads import DATASET, read
 
 def test_validate_dataset_defaults():
     df = read(DATASET, text_columns=["id", "label"])
-    spec = validate_dataset(
-        df, id_column="id", label_column="label", test_column="is_test", task="classification"
-    )
+    spec = validate_dataset(df, id_column="id", label_column="label", test_column="is_test", task="classification")
     assert spec == DatasetSpec(
         id_column="id",
         label_column="label",
@@ -39,9 +37,7 @@ def test_validate_dataset_numeric_classes_sort_numerically():
 
 def test_validate_dataset_explicit_features_and_regression():
     df = pd.DataFrame({"id": ["a", "b"], "f": [1, 2], "g": [3, 4], "y": ["1.5", "2"]})
-    spec = validate_dataset(
-        df, id_column="id", label_column="y", feature_columns=["g"], task="regression"
-    )
+    spec = validate_dataset(df, id_column="id", label_column="y", feature_columns=["g"], task="regression")
     assert spec.feature_columns == ("g",) and spec.classes is None and spec.n_test is None
 
 
@@ -140,9 +136,7 @@ def test_validate_dataset_reports_ids_that_differ_only_as_numbers():
 
 def test_validate_dataset_bad_task_and_empty_frame():
     df = pd.DataFrame({"id": ["a"], "y": [1]})
-    with pytest.raises(
-        ValueError, match=r"task must be one of classification, binary, regression; got 'ranking'"
-    ):
+    with pytest.raises(ValueError, match=r"task must be one of classification, binary, regression; got 'ranking'"):
         validate_dataset(df, id_column="id", label_column="y", task="ranking")
     with pytest.raises(TableError, match="the dataset has no rows"):
         validate_dataset(df.iloc[:0], id_column="id", label_column="y", task="regression")

@@ -46,9 +46,13 @@ def test_runs_needed_for_power_matches_a_simulation():
 
 
 @settings(max_examples=40, deadline=None)
-@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(3, 15)),
-                  elements=st.integers(0, 30).map(lambda v: v / 30)),
-       st.sampled_from(["holm", "bonferroni", "bh", "none"]), st.booleans())
+@given(
+    hnp.arrays(
+        np.float64, st.tuples(st.integers(2, 6), st.integers(3, 15)), elements=st.integers(0, 30).map(lambda v: v / 30)
+    ),
+    st.sampled_from(["holm", "bonferroni", "bh", "none"]),
+    st.booleans(),
+)
 def test_interval_and_verdict_never_disagree(table, correction, paired):
     r = es.pairwise_comparisons(table, paired=paired, correction=correction, n_resamples=50)
     off = ~np.eye(table.shape[0], dtype=bool)
@@ -61,20 +65,26 @@ def test_interval_and_verdict_never_disagree(table, correction, paired):
     assert cyclic or np.all(shown[winners] < shown[losers])
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: es.runs_needed(1), r"`n_entries` must be an integer >= 2"),
-    (lambda: es.runs_needed(5, gamma=0.5), r"`gamma` must be in \(0.5, 1\)"),
-    (lambda: es.runs_needed(5, alpha=1.5), r"`alpha` must be in \(0, 1\)"),
-    (lambda: es.runs_needed(5, beta=0), r"`beta` must be in \(0, 1\)"),
-    (lambda: es.runs_needed(5, max_runs=1), r"`max_runs` must be an integer >= 2"),
-    (lambda: es.pairwise_comparisons([[1.0, 2.0], [2.0, 3.0]], priority=[0, 0]), r"`priority` must be a permutation"),
-    (lambda: es.proportion_interval(3, 0), r"`trials` must hold whole numbers >= 1"),
-    (lambda: es.proportion_interval(4, 3), r"`successes` must lie between 0 and `trials`"),
-    (lambda: es.proportion_interval(1.5, 3, method="clopper-pearson"), r"`successes` must be whole numbers"),
-    (lambda: es.proportion_interval(1, 3, method="exact"), r"`method` must be one of 'wilson', 'clopper-pearson'"),
-    (lambda: es.proportion_interval("a", 3), r"`successes` and `trials` must be numbers"),
-    (lambda: es.rank_intervals_from_distribution([1.0, 2.0], np.ones((3, 4))), r"`boot` must have shape"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: es.runs_needed(1), r"`n_entries` must be an integer >= 2"),
+        (lambda: es.runs_needed(5, gamma=0.5), r"`gamma` must be in \(0.5, 1\)"),
+        (lambda: es.runs_needed(5, alpha=1.5), r"`alpha` must be in \(0, 1\)"),
+        (lambda: es.runs_needed(5, beta=0), r"`beta` must be in \(0, 1\)"),
+        (lambda: es.runs_needed(5, max_runs=1), r"`max_runs` must be an integer >= 2"),
+        (
+            lambda: es.pairwise_comparisons([[1.0, 2.0], [2.0, 3.0]], priority=[0, 0]),
+            r"`priority` must be a permutation",
+        ),
+        (lambda: es.proportion_interval(3, 0), r"`trials` must hold whole numbers >= 1"),
+        (lambda: es.proportion_interval(4, 3), r"`successes` must lie between 0 and `trials`"),
+        (lambda: es.proportion_interval(1.5, 3, method="clopper-pearson"), r"`successes` must be whole numbers"),
+        (lambda: es.proportion_interval(1, 3, method="exact"), r"`method` must be one of 'wilson', 'clopper-pearson'"),
+        (lambda: es.proportion_interval("a", 3), r"`successes` and `trials` must be numbers"),
+        (lambda: es.rank_intervals_from_distribution([1.0, 2.0], np.ones((3, 4))), r"`boot` must have shape"),
+    ],
+)
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()

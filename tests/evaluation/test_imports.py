@@ -24,8 +24,9 @@ def test_generic_csv_with_correct_and_with_score():
 
 
 def test_lm_evaluation_harness_samples():
-    lines = [{"doc_id": i, "doc": {"question": "?"}, "target": "x", "acc": float(i % 2), "acc_norm": 1.0}
-             for i in range(4)]
+    lines = [
+        {"doc_id": i, "doc": {"question": "?"}, "target": "x", "acc": float(i % 2), "acc_norm": 1.0} for i in range(4)
+    ]
     data = "\n".join(json.dumps(line) for line in lines).encode()
     r = read_lm_eval_samples(data, model="pythia-160m")
     assert r.metric == "acc" and r.instances == ("0", "1", "2", "3") and r.binary
@@ -48,35 +49,68 @@ def test_combine_aligns_on_the_instances():
     assert combine([both, partial], on_missing="intersect").instances == ("1",)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: read_csv_results(b"model,instance\nA,1\n"), r"the header lacks instance_id, score or correct"),
-    (lambda: read_csv_results(b"model,instance_id,correct\nA,1,maybe\n"), r"row 2: `correct` must be 0/1 or true/false"),
-    (lambda: read_csv_results(b"model,instance_id,score\nA,1,abc\n"), r"row 2: `score` must be a number"),
-    (lambda: read_csv_results(b"model,instance_id,score\nA,1,inf\n"), r"row 2: `score` must be finite"),
-    (lambda: read_csv_results(b"model,instance_id,score\nA,1,1\nA,1,2\n"), r"row 3: a second result of 'A' on '1'"),
-    (lambda: read_csv_results(b"model,instance_id,score\nA,1\n"), r"row 2: 2 cells for 3 columns"),
-    (lambda: read_csv_results(b"model,instance_id,score\n,1,2\n"), r"row 2: empty `model` or `instance_id`"),
-    (lambda: read_csv_results(b"model,instance_id,score\n"), r"no result rows"),
-    (lambda: read_csv_results(b""), r"the file is empty"),
-    (lambda: read_csv_results(b"x" * 20, max_bytes=10), r"the limit is"),
-    (lambda: read_lm_eval_samples(b"{bad", model="m"), r"line 1: not JSON"),
-    (lambda: read_lm_eval_samples(b'{"acc": 1}', model="m"), r"line 1: a sample needs a `doc_id`"),
-    (lambda: read_lm_eval_samples(b'{"doc_id": 1, "loss": 1}', model="m"), r"line 1: no metric among acc"),
-    (lambda: read_lm_eval_samples(b'{"doc_id": 1, "acc": 1}', model="m", metric="f1"), r"line 1: no `f1` in this sample"),
-    (lambda: read_lm_eval_samples(b'{"doc_id": 1, "acc": "yes"}', model="m"), r"line 1: `acc` must be a number"),
-    (lambda: read_lm_eval_samples(b'{"doc_id": 1, "acc": 1}\n{"doc_id": 1, "acc": 0}', model="m"), r"line 2: a second sample with doc_id 1"),
-    (lambda: read_lm_eval_samples(b"\n\n ", model="m"), r"the file is empty|no samples"),
-    (lambda: read_solved_ids(b'{"other": 1}', model="m", instances=["a"]), r"expected a list of solved ids"),
-    (lambda: read_solved_ids(b'["z"]', model="m", instances=["a"]), r"1 solved id\(s\) are not instances: 'z'"),
-    (lambda: read_results(b"x", format="xml", filename="x"), r"`format` must be one of csv, lm-eval-jsonl, solved-ids"),
-    (lambda: read_results(b"x", format="lm-eval-jsonl", filename="x"), r"name the model these results belong to"),
-    (lambda: read_results(b"x", format="solved-ids", filename="x", model="m"), r"solved ids need the list of every instance"),
-    (lambda: combine([]), r"nothing to import"),
-    (lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"])] * 2), r"model 'm' appears in two files"),
-    (lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"])], instances=["b"]), r"1 instance\(s\) are not in this challenge: 'a'"),
-    (lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"])], instances=["a", "b"]), r"model 'm' has no result on 1 instance\(s\): 'b'"),
-    (lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"]), read_solved_ids(b"[]", model="n", instances=["b"])], on_missing="intersect"), r"no instance has a result from every model"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: read_csv_results(b"model,instance\nA,1\n"), r"the header lacks instance_id, score or correct"),
+        (
+            lambda: read_csv_results(b"model,instance_id,correct\nA,1,maybe\n"),
+            r"row 2: `correct` must be 0/1 or true/false",
+        ),
+        (lambda: read_csv_results(b"model,instance_id,score\nA,1,abc\n"), r"row 2: `score` must be a number"),
+        (lambda: read_csv_results(b"model,instance_id,score\nA,1,inf\n"), r"row 2: `score` must be finite"),
+        (lambda: read_csv_results(b"model,instance_id,score\nA,1,1\nA,1,2\n"), r"row 3: a second result of 'A' on '1'"),
+        (lambda: read_csv_results(b"model,instance_id,score\nA,1\n"), r"row 2: 2 cells for 3 columns"),
+        (lambda: read_csv_results(b"model,instance_id,score\n,1,2\n"), r"row 2: empty `model` or `instance_id`"),
+        (lambda: read_csv_results(b"model,instance_id,score\n"), r"no result rows"),
+        (lambda: read_csv_results(b""), r"the file is empty"),
+        (lambda: read_csv_results(b"x" * 20, max_bytes=10), r"the limit is"),
+        (lambda: read_lm_eval_samples(b"{bad", model="m"), r"line 1: not JSON"),
+        (lambda: read_lm_eval_samples(b'{"acc": 1}', model="m"), r"line 1: a sample needs a `doc_id`"),
+        (lambda: read_lm_eval_samples(b'{"doc_id": 1, "loss": 1}', model="m"), r"line 1: no metric among acc"),
+        (
+            lambda: read_lm_eval_samples(b'{"doc_id": 1, "acc": 1}', model="m", metric="f1"),
+            r"line 1: no `f1` in this sample",
+        ),
+        (lambda: read_lm_eval_samples(b'{"doc_id": 1, "acc": "yes"}', model="m"), r"line 1: `acc` must be a number"),
+        (
+            lambda: read_lm_eval_samples(b'{"doc_id": 1, "acc": 1}\n{"doc_id": 1, "acc": 0}', model="m"),
+            r"line 2: a second sample with doc_id 1",
+        ),
+        (lambda: read_lm_eval_samples(b"\n\n ", model="m"), r"the file is empty|no samples"),
+        (lambda: read_solved_ids(b'{"other": 1}', model="m", instances=["a"]), r"expected a list of solved ids"),
+        (lambda: read_solved_ids(b'["z"]', model="m", instances=["a"]), r"1 solved id\(s\) are not instances: 'z'"),
+        (
+            lambda: read_results(b"x", format="xml", filename="x"),
+            r"`format` must be one of csv, lm-eval-jsonl, solved-ids",
+        ),
+        (lambda: read_results(b"x", format="lm-eval-jsonl", filename="x"), r"name the model these results belong to"),
+        (
+            lambda: read_results(b"x", format="solved-ids", filename="x", model="m"),
+            r"solved ids need the list of every instance",
+        ),
+        (lambda: combine([]), r"nothing to import"),
+        (lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"])] * 2), r"model 'm' appears in two files"),
+        (
+            lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"])], instances=["b"]),
+            r"1 instance\(s\) are not in this challenge: 'a'",
+        ),
+        (
+            lambda: combine([read_solved_ids(b"[]", model="m", instances=["a"])], instances=["a", "b"]),
+            r"model 'm' has no result on 1 instance\(s\): 'b'",
+        ),
+        (
+            lambda: combine(
+                [
+                    read_solved_ids(b"[]", model="m", instances=["a"]),
+                    read_solved_ids(b"[]", model="n", instances=["b"]),
+                ],
+                on_missing="intersect",
+            ),
+            r"no instance has a result from every model",
+        ),
+    ],
+)
 def test_errors(call, match):
     with pytest.raises(ResultsImportError, match=match):
         call()

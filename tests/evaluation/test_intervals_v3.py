@@ -24,8 +24,15 @@ def test_row3_boo_n_bca_is_scipys_bca(k, seed):
     resamples): the limits agree to Monte Carlo error, 0.15 σ of the runs (σ = 0.02)."""
     test, valid = _runs(k, seed)
     ours = bootstrap_interval(test, "boo_n", n=5, valid=valid, n_resamples=20_000, rng=seed, method="bca")
-    ref = stats.bootstrap((test, valid), lambda t, v: boo_n(t, 5, valid=v), paired=True, vectorized=False,
-                          method="BCa", n_resamples=4000, random_state=seed).confidence_interval
+    ref = stats.bootstrap(
+        (test, valid),
+        lambda t, v: boo_n(t, 5, valid=v),
+        paired=True,
+        vectorized=False,
+        method="BCa",
+        n_resamples=4000,
+        random_state=seed,
+    ).confidence_interval
     assert ours.low == pytest.approx(ref.low, abs=0.003) and ours.high == pytest.approx(ref.high, abs=0.003)
 
 
@@ -75,7 +82,9 @@ def test_row3_board_shows_no_boo_n_interval_below_3n_and_says_why():
         assert row["boo_n"]["low"] is None and row["boo_n_unbiased"]["low"] is None
         assert "no interval" in row["boo_n"]["warning"] and "15" in row["boo_n"]["warning"]
         assert row["mean"]["low"] is not None
-    enough = build_report([_recipe(1, 15, rng), _recipe(2, 15, rng)], ReportSettings(k_runs=15, boo_n=5, n_resamples=300))
+    enough = build_report(
+        [_recipe(1, 15, rng), _recipe(2, 15, rng)], ReportSettings(k_runs=15, boo_n=5, n_resamples=300)
+    )
     for row in enough["entries"]:
         assert row["boo_n"]["method"] == "studentized bootstrap" and row["boo_n"]["warning"] is None
         assert row["boo_n"]["low"] <= row["boo_n"]["estimate"] <= row["boo_n"]["high"] <= max(row["run_scores"])
@@ -90,8 +99,11 @@ def test_row3_settings_coverage_flags_width_and_coverage():
     assert at30["recipe.boo_n"]["shown"] and at30["recipe.boo_n"]["ok"]  # 93.3 % at 1.23x BCa's width
     at5 = {n["interval"]: n for n in coverage_notes(5, n=5)}
     assert not at5["recipe.mean"]["ok"] and "93.8%" in at5["recipe.mean"]["reason"]  # the runs' range bound
-    assert all(n["ok"] == (0.93 <= n["coverage"] <= 0.97 and (n["width_ratio"] or 0) <= 1.5)
-               for n in at30.values() if n["shown"])
+    assert all(
+        n["ok"] == (0.93 <= n["coverage"] <= 0.97 and (n["width_ratio"] or 0) <= 1.5)
+        for n in at30.values()
+        if n["shown"]
+    )
 
 
 @pytest.mark.parametrize("value", [1.0, 0.0])
@@ -124,8 +136,18 @@ def test_row6_files_interval_is_wilson_at_kish_effective_n_and_never_narrower_th
 def test_row6_board_labels_the_files_interval():
     rng = np.random.default_rng(8)
     e = EntryRuns(9, "p", "t", "predictions", 5, np.arange(5), np.ones(5), outcomes=np.ones((5, 200)))
-    other = EntryRuns(10, "q", "t", "predictions", 1, np.arange(1), np.array([0.8]),
-                      outcomes=(rng.random((1, 200)) < 0.8).astype(float))
-    rows = {r["submission_id"]: r for r in build_report([e, other], ReportSettings(k_runs=5, n_resamples=200))["entries"]}
+    other = EntryRuns(
+        10,
+        "q",
+        "t",
+        "predictions",
+        1,
+        np.arange(1),
+        np.array([0.8]),
+        outcomes=(rng.random((1, 200)) < 0.8).astype(float),
+    )
+    rows = {
+        r["submission_id"]: r for r in build_report([e, other], ReportSettings(k_runs=5, n_resamples=200))["entries"]
+    }
     assert rows[9]["mean"]["method"].startswith("Wilson score interval at the design-effect")
     assert rows[9]["mean"]["low"] < 0.99 and rows[9]["mean"]["high"] == 1.0

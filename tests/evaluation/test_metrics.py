@@ -135,9 +135,7 @@ def test_roc_auc_positive_class_is_the_second_class():
     y_true = np.array(["neg", "pos", "pos", "neg", "pos"])
     score = np.array([0.1, 0.8, 0.3, 0.4, 0.9])
     ref = skm.roc_auc_score(y_true == "pos", score)
-    assert (
-        abs(score_predictions("roc_auc", y_true, score, classes=["neg", "pos"]).score - ref) < TOL
-    )
+    assert abs(score_predictions("roc_auc", y_true, score, classes=["neg", "pos"]).score - ref) < TOL
     flipped = score_predictions("roc_auc", y_true, score, classes=["pos", "neg"]).score
     assert abs(flipped - (1 - ref)) < TOL
 
@@ -188,18 +186,11 @@ def test_regression_metrics_match_sklearn(seed):
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from("xyzw")), min_size=1, max_size=60)
-)
+@given(st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from("xyzw")), min_size=1, max_size=60))
 def test_label_metrics_match_sklearn_property(pairs):
     y_true = [t for t, _ in pairs]
     y_pred = [p for _, p in pairs]
-    assert (
-        abs(
-            score_predictions("accuracy", y_true, y_pred).score - skm.accuracy_score(y_true, y_pred)
-        )
-        < TOL
-    )
+    assert abs(score_predictions("accuracy", y_true, y_pred).score - skm.accuracy_score(y_true, y_pred)) < TOL
     ref = _sk_quiet(skm.balanced_accuracy_score, y_true, y_pred)
     assert abs(score_predictions("balanced_accuracy", y_true, y_pred).score - ref) < TOL
     ref = _sk_quiet(skm.f1_score, y_true, y_pred, average="macro")
@@ -213,10 +204,7 @@ def test_roc_auc_matches_sklearn_property(pairs):
     score = np.array([float(s) for _, s in pairs])
     if y_true.min() == y_true.max():
         return
-    assert (
-        abs(score_predictions("roc_auc", y_true, score).score - skm.roc_auc_score(y_true, score))
-        < TOL
-    )
+    assert abs(score_predictions("roc_auc", y_true, score).score - skm.roc_auc_score(y_true, score)) < TOL
 
 
 # -------------------------------------------------------------------------- outcomes

@@ -117,8 +117,13 @@ def test_ten_wins_of_ten_is_not_certainty_and_both_functions_decide_alike():
     r = pairwise_comparisons([a, b], paired=True, n_resamples=500, rng=3)
     assert (c.bootstrap_low, c.bootstrap_high) == (1.0, 1.0)  # the percentile interval collapses
     assert c.high == 1.0 and c.low == pytest.approx(10 / (10 + stats.norm.ppf(0.975) ** 2))
-    assert (c.p, c.low, c.high, c.pvalue, c.better) == (r.p[0, 1], r.low[0, 1], r.high[0, 1], r.pvalue[0, 1],
-                                                      r.better[0, 1])
+    assert (c.p, c.low, c.high, c.pvalue, c.better) == (
+        r.p[0, 1],
+        r.low[0, 1],
+        r.high[0, 1],
+        r.pvalue[0, 1],
+        r.better[0, 1],
+    )
     assert c.better
 
 
@@ -151,8 +156,13 @@ def test_compare_percentile_interval_close_to_scipy_bootstrap():
     a, b = rng.standard_normal((2, 25)) + [[0.3], [0.0]]
     c = compare(a, b, paired=True, n_resamples=10_000)
     ref = stats.bootstrap(
-        (a, b), lambda x, y, axis: np.mean((x > y) + 0.5 * (x == y), axis=axis), paired=True,
-        method="percentile", n_resamples=10_000, confidence_level=0.95, rng=np.random.default_rng(1),
+        (a, b),
+        lambda x, y, axis: np.mean((x > y) + 0.5 * (x == y), axis=axis),
+        paired=True,
+        method="percentile",
+        n_resamples=10_000,
+        confidence_level=0.95,
+        rng=np.random.default_rng(1),
     ).confidence_interval
     assert c.bootstrap_low == pytest.approx(ref.low, abs=0.04)
     assert c.bootstrap_high == pytest.approx(ref.high, abs=0.04)
@@ -200,9 +210,7 @@ def test_pairwise_of_two_entries_equals_compare(paired):
     s = _scores(k=2, seed=3, gap=0.005)
     r = pairwise_comparisons(s, paired=paired, n_resamples=1500, rng=11)
     c = compare(s[0], s[1], paired=paired, n_resamples=1500, rng=11)
-    assert (r.p[0, 1], r.low[0, 1], r.high[0, 1], r.pvalue[0, 1]) == pytest.approx(
-        (c.p, c.low, c.high, c.pvalue)
-    )
+    assert (r.p[0, 1], r.low[0, 1], r.high[0, 1], r.pvalue[0, 1]) == pytest.approx((c.p, c.low, c.high, c.pvalue))
 
 
 def test_pairwise_pvalues_adjusted_with_holm():
@@ -232,8 +240,7 @@ def test_intervals_are_drawn_at_the_adjusted_level():
     for correction in ("holm", "bonferroni", "bh", "none"):
         r = pairwise_comparisons(s, n_resamples=300, correction=correction)
         off = ~np.eye(5, dtype=bool)
-        np.testing.assert_array_equal(r.significant[off] | r.significant.T[off],
-                                      (r.pvalue < r.alpha)[off])
+        np.testing.assert_array_equal(r.significant[off] | r.significant.T[off], (r.pvalue < r.alpha)[off])
         np.testing.assert_array_equal((r.low > 0.5)[off], r.significant[off])
     bonf = pairwise_comparisons(s, n_resamples=300, correction="bonferroni")
     np.testing.assert_allclose(bonf.level[~np.eye(5, dtype=bool)], 1 - 0.05 / 10)
@@ -269,23 +276,38 @@ def test_pairwise_single_entry():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: prob_outperform([1.0, 2.0], [1.0], paired=True), r"`a` and `b` must have the same length when paired \(got 2 and 1\)"),
+        (
+            lambda: prob_outperform([1.0, 2.0], [1.0], paired=True),
+            r"`a` and `b` must have the same length when paired \(got 2 and 1\)",
+        ),
         (lambda: prob_outperform([], [1.0], paired=False), r"`a` must not be empty"),
         (lambda: prob_outperform([1.0], [np.nan], paired=False), r"`b` contains NaN or inf"),
         (lambda: prob_outperform([1.0], [2.0], paired=None), r"`paired` must be True or False"),
         (lambda: compare([1.0], [2.0], paired=False), r"`a` needs at least 2 runs to estimate a spread"),
         (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, gamma=0.4), r"`gamma` must be in \(0.5, 1\)"),
         (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, alpha=0), r"`alpha` must be in \(0, 1\)"),
-        (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, n_resamples=-5), r"`n_resamples` must be an integer >= 1"),
+        (
+            lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, n_resamples=-5),
+            r"`n_resamples` must be an integer >= 1",
+        ),
         (lambda: compare([1.0, 2.0], [2.0, 3.0], paired=True, rng="x"), r"`rng` must be a non-negative integer"),
         (lambda: noether_sample_size(gamma=1.2), r"`gamma` must be in \(0.5, 1\)"),
         (lambda: noether_sample_size(beta=1.0), r"`beta` must be in \(0, 1\)"),
-        (lambda: pairwise_comparisons([[1.0, 2.0], [1.0, 2.0]], correction="tukey"), r"`correction` must be one of 'holm', 'bonferroni', 'bh', 'none'"),
+        (
+            lambda: pairwise_comparisons([[1.0, 2.0], [1.0, 2.0]], correction="tukey"),
+            r"`correction` must be one of 'holm', 'bonferroni', 'bh', 'none'",
+        ),
         (lambda: pairwise_comparisons([1.0, 2.0]), r"`scores` must be 2-D \(entries x runs\)"),
         (lambda: pairwise_comparisons([]), r"`scores` needs at least 1 entry \(got 0\)"),
         (lambda: pairwise_comparisons(np.empty((3, 0))), r"`scores`: entry 0 has 0 runs"),
-        (lambda: pairwise_comparisons([[1.0, 2.0], [1.0, 2.0, 3.0]]), r"same number of runs for every entry when paired \(entry 0 has 2, entry 1 has 3\)"),
-        (lambda: pairwise_comparisons([[1.0, np.nan, 2.0], [1.0]], paired=False), r"entry 1 has 1 run; at least 2 are needed"),
+        (
+            lambda: pairwise_comparisons([[1.0, 2.0], [1.0, 2.0, 3.0]]),
+            r"same number of runs for every entry when paired \(entry 0 has 2, entry 1 has 3\)",
+        ),
+        (
+            lambda: pairwise_comparisons([[1.0, np.nan, 2.0], [1.0]], paired=False),
+            r"entry 1 has 1 run; at least 2 are needed",
+        ),
         (lambda: pairwise_comparisons([[1.0, "a"], [1.0, 2.0]]), r"`scores\[0\]` must be an array of real numbers"),
     ],
 )

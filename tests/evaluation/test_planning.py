@@ -34,14 +34,17 @@ def test_more_entries_or_a_smaller_effect_need_more_runs():
     assert math.isclose(plan_runs(5, run_minutes=0).worker_hours_noether, 0)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"n_entries": 1}, "`n_entries` must be an integer >= 2"),
-    ({"n_entries": 5, "gamma": 0.5}, "`gamma` must be in (0.5, 1)"),
-    ({"n_entries": 5, "gamma": "high"}, "`gamma` must be a number in (0.5, 1)"),
-    ({"n_entries": 5, "alpha": 0}, "`alpha` must be in (0, 1)"),
-    ({"n_entries": 5, "beta": 1.5}, "`beta` must be in (0, 1)"),
-    ({"n_entries": 5, "run_minutes": -1}, "`run_minutes` must be zero or positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"n_entries": 1}, "`n_entries` must be an integer >= 2"),
+        ({"n_entries": 5, "gamma": 0.5}, "`gamma` must be in (0.5, 1)"),
+        ({"n_entries": 5, "gamma": "high"}, "`gamma` must be a number in (0.5, 1)"),
+        ({"n_entries": 5, "alpha": 0}, "`alpha` must be in (0, 1)"),
+        ({"n_entries": 5, "beta": 1.5}, "`beta` must be in (0, 1)"),
+        ({"n_entries": 5, "run_minutes": -1}, "`run_minutes` must be zero or positive"),
+    ],
+)
 def test_bad_input_names_the_parameter(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         plan_runs(**kwargs)

@@ -78,9 +78,7 @@ def test_whitespace_bom_crlf_quotes_and_blank_lines_are_tolerated():
 
 def test_long_cells_beyond_the_csv_default_field_limit():
     long_id = "x" * 200_000
-    out = parse(
-        f"id,prediction\n{long_id},1\n", "mae", ids=[long_id], classes=None, max_bytes=10**6
-    )
+    out = parse(f"id,prediction\n{long_id},1\n", "mae", ids=[long_id], classes=None, max_bytes=10**6)
     assert out.tolist() == [1.0]
 
 
@@ -92,22 +90,10 @@ def test_custom_id_column():
 @pytest.mark.parametrize("name", sorted(METRICS))
 def test_sample_submission_parses_and_scores(name):
     metric = get_metric(name)
-    classes = (
-        ["0", "1"]
-        if metric.task == "binary"
-        else CLASSES
-        if metric.task == "classification"
-        else None
-    )
+    classes = ["0", "1"] if metric.task == "binary" else CLASSES if metric.task == "classification" else None
     text = sample_submission(IDS, metric, classes, id_column="key")
     preds = parse(text, name, classes=classes, id_column="key")
-    y_true = (
-        ["0", "1", "1"]
-        if metric.task == "binary"
-        else ["cat", "dog", "emu"]
-        if classes
-        else [0.0, 1.0, 2.0]
-    )
+    y_true = ["0", "1", "1"] if metric.task == "binary" else ["cat", "dog", "emu"] if classes else [0.0, 1.0, 2.0]
     assert np.isfinite(score_predictions(name, y_true, preds, classes=classes).score)
 
 
@@ -140,9 +126,7 @@ def test_not_utf8():
 
 
 def test_utf16():
-    fails(
-        r"the file is not UTF-8 text \(byte 0xff at offset 0\)", "id,prediction\n".encode("utf-16")
-    )
+    fails(r"the file is not UTF-8 text \(byte 0xff at offset 0\)", "id,prediction\n".encode("utf-16"))
 
 
 def test_binary_file():
@@ -282,9 +266,7 @@ def test_wrong_number_of_rows():
 
 
 def test_empty_cell_names_row_and_column():
-    fails(
-        r"row 3, column 'prediction': the cell is empty", "id,prediction\n007,cat\n008, \n009,emu\n"
-    )
+    fails(r"row 3, column 'prediction': the cell is empty", "id,prediction\n007,cat\n008, \n009,emu\n")
 
 
 def test_empty_id_cell():

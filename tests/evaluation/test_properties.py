@@ -71,8 +71,7 @@ def test_permuting_runs_changes_nothing(data):
     for statistic in ("mean", "boo_n"):
         v = valid if statistic == "boo_n" else None
         a = es.bootstrap_interval(table[0], statistic, valid=v, n_resamples=200)
-        b = es.bootstrap_interval(shuffled[0], statistic, valid=None if v is None else v[perm],
-                                  n_resamples=200)
+        b = es.bootstrap_interval(shuffled[0], statistic, valid=None if v is None else v[perm], n_resamples=200)
         assert a == b
     for paired in (True, False):
         r1 = es.pairwise_comparisons(table, paired=paired, n_resamples=200)
@@ -138,12 +137,30 @@ def test_import_does_not_import_django():
 
 def test_public_names_exported():
     expected = {
-        "expected_max_normal", "boo_n", "boo_n_gaussian", "bootstrap_interval", "prob_outperform",
-        "compare", "noether_sample_size", "sota_distribution", "sota_exceedance",
-        "sota_distribution_nonidentical", "sota_distribution_dependent", "adjusted_sota",
-        "adjust_pvalues", "pairwise_comparisons", "significance_groups", "rank_intervals",
-        "paired_test_bootstrap", "Interval", "Comparison", "SotaDistribution", "AdjustedSota",
-        "PairwiseResult", "RankIntervals", "TestBootstrapResult",
+        "expected_max_normal",
+        "boo_n",
+        "boo_n_gaussian",
+        "bootstrap_interval",
+        "prob_outperform",
+        "compare",
+        "noether_sample_size",
+        "sota_distribution",
+        "sota_exceedance",
+        "sota_distribution_nonidentical",
+        "sota_distribution_dependent",
+        "adjusted_sota",
+        "adjust_pvalues",
+        "pairwise_comparisons",
+        "significance_groups",
+        "rank_intervals",
+        "paired_test_bootstrap",
+        "Interval",
+        "Comparison",
+        "SotaDistribution",
+        "AdjustedSota",
+        "PairwiseResult",
+        "RankIntervals",
+        "TestBootstrapResult",
     }
     assert expected <= set(es.__all__)
     assert all(hasattr(es, name) for name in es.__all__)

@@ -11,9 +11,7 @@ from tests.evaluation.uploads import DATASET, read
 
 def test_split_public_hidden():
     df = read(DATASET, text_columns=["id", "label"])
-    spec = validate_dataset(
-        df, id_column="id", label_column="label", test_column="is_test", task="classification"
-    )
+    spec = validate_dataset(df, id_column="id", label_column="label", test_column="is_test", task="classification")
     train, test_inputs, hidden = split_public_hidden(df, spec)
     assert list(train.columns) == ["id", "x1", "x2", "label"]
     assert list(test_inputs.columns) == ["id", "x1", "x2"]
@@ -21,18 +19,12 @@ def test_split_public_hidden():
     assert train["id"].tolist() == ["007", "008"] and train["label"].tolist() == ["cat", "dog"]
     assert test_inputs["id"].tolist() == ["009", "010"] and test_inputs["x1"].tolist() == [3.5, 4.5]
     assert hidden.to_dict("list") == {"id": ["009", "010"], "label": ["cat", "bird"]}
-    assert all(
-        part.index.tolist() == list(range(len(part))) for part in (train, test_inputs, hidden)
-    )
+    assert all(part.index.tolist() == list(range(len(part))) for part in (train, test_inputs, hidden))
 
 
 def test_split_public_hidden_regression_labels_are_floats():
-    df = pd.DataFrame(
-        {"id": [1, 2, 3], "x": [0, 1, 2], "y": ["1.5", "2", "3"], "t": [False, True, True]}
-    )
-    spec = validate_dataset(
-        df, id_column="id", label_column="y", test_column="t", task="regression"
-    )
+    df = pd.DataFrame({"id": [1, 2, 3], "x": [0, 1, 2], "y": ["1.5", "2", "3"], "t": [False, True, True]})
+    spec = validate_dataset(df, id_column="id", label_column="y", test_column="t", task="regression")
     train, test_inputs, hidden = split_public_hidden(df, spec)
     assert hidden["y"].tolist() == [2.0, 3.0] and hidden["id"].tolist() == ["2", "3"]
     assert "y" not in test_inputs.columns and train["y"].tolist() == [1.5]
@@ -40,9 +32,7 @@ def test_split_public_hidden_regression_labels_are_floats():
 
 def test_split_public_hidden_checks_the_frame_still_matches_the_spec():
     df = read(DATASET, text_columns=["id", "label"])
-    spec = validate_dataset(
-        df, id_column="id", label_column="label", test_column="is_test", task="classification"
-    )
+    spec = validate_dataset(df, id_column="id", label_column="label", test_column="is_test", task="classification")
     with pytest.raises(TableError, match=r"there is no feature column 'x1'"):
         split_public_hidden(df.drop(columns=["x1"]), spec)
 
@@ -71,9 +61,7 @@ def test_join_then_split_round_trip():
         "test inputs row 2",
         "test inputs row 3",
     ]
-    spec = validate_dataset(
-        df, id_column="id", label_column="y", test_column="is_test", task="classification"
-    )
+    spec = validate_dataset(df, id_column="id", label_column="y", test_column="is_test", task="classification")
     assert spec.n_test == 2 and spec.classes == ("p", "q")
     tr, ti, hl = split_public_hidden(df, spec)
     assert tr["id"].tolist() == ["a", "b"] and ti["id"].tolist() == ["d", "c"]
@@ -92,9 +80,7 @@ def test_join_names_the_file_of_a_repeated_id():
     hidden["id"] = ["a", "d"]
     df = join_public_hidden(train, test_inputs, hidden, id_column="id", label_column="y")
     with pytest.raises(TableError, match=r"repeats 'a' at train row 2, test inputs row 3"):
-        validate_dataset(
-            df, id_column="id", label_column="y", test_column="is_test", task="classification"
-        )
+        validate_dataset(df, id_column="id", label_column="y", test_column="is_test", task="classification")
 
 
 def test_join_errors():
@@ -111,9 +97,7 @@ def test_join_errors():
         join(train, test_inputs, hidden.rename(columns={"y": "label"}))
     with pytest.raises(TableError, match=r"the training data lacks 'z'"):
         join(train, test_inputs.assign(z=0), hidden)
-    with pytest.raises(
-        TableError, match=r"1 test inputs have no hidden label: ids 'c' \(test inputs row 3\)"
-    ):
+    with pytest.raises(TableError, match=r"1 test inputs have no hidden label: ids 'c' \(test inputs row 3\)"):
         join(train, test_inputs, hidden.iloc[[1]])
     with pytest.raises(
         TableError,

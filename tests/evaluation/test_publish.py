@@ -27,14 +27,25 @@ def _probes(n_rows=60, n_probes=5, seed=0):
     """A base entry and one-row probes: each flips one public row, so the exact scores differ by 1/n_rows."""
     rng = np.random.default_rng(seed)
     base = (rng.random(n_rows) < 0.12).astype(float)  # ≈ 0.12 accuracy: rounds to 0.1
-    entries = [EntryRuns(1, "base", "t", "predictions", 1, np.arange(1), np.array([base.mean()]),
-                         outcomes=base[:, None].T)]
+    entries = [
+        EntryRuns(1, "base", "t", "predictions", 1, np.arange(1), np.array([base.mean()]), outcomes=base[:, None].T)
+    ]
     for j in range(n_probes):
         probe = base.copy()
         row = int(np.flatnonzero(base == 0)[j])
         probe[row] = 1.0 if j % 2 == 0 else 0.0  # even probes "fix" a row, odd ones change nothing
-        entries.append(EntryRuns(2 + j, f"probe{j}", "t", "predictions", 1, np.arange(1),
-                                 np.array([probe.mean()]), outcomes=probe[None, :]))
+        entries.append(
+            EntryRuns(
+                2 + j,
+                f"probe{j}",
+                "t",
+                "predictions",
+                1,
+                np.arange(1),
+                np.array([probe.mean()]),
+                outcomes=probe[None, :],
+            )
+        )
     return entries
 
 
@@ -62,18 +73,40 @@ def test_probes_that_round_alike_tie_and_are_not_compared():
 
 
 def test_different_shown_values_keep_their_order_and_comparison():
-    a = EntryRuns(1, "low", "t", "predictions", 1, np.arange(1), np.array([0.2]),
-                  outcomes=(np.arange(100) < 20).astype(float)[None, :])
-    b = EntryRuns(2, "high", "t", "predictions", 1, np.arange(1), np.array([0.9]),
-                  outcomes=(np.arange(100) < 90).astype(float)[None, :])
-    shown = publish_rounded(build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1)),
-                            1, higher_is_better=True)
+    a = EntryRuns(
+        1,
+        "low",
+        "t",
+        "predictions",
+        1,
+        np.arange(1),
+        np.array([0.2]),
+        outcomes=(np.arange(100) < 20).astype(float)[None, :],
+    )
+    b = EntryRuns(
+        2,
+        "high",
+        "t",
+        "predictions",
+        1,
+        np.arange(1),
+        np.array([0.9]),
+        outcomes=(np.arange(100) < 90).astype(float)[None, :],
+    )
+    shown = publish_rounded(
+        build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1)),
+        1,
+        higher_is_better=True,
+    )
     assert [(row["submission_id"], row["rank_display"]) for row in shown["entries"]] == [(2, "1"), (1, "2")]
     pairs = section_pairs(shown["sections"][0], {1: "low", 2: "high"})
     assert len(pairs) == 1 and pairs[0]["a"] == 2
     # lower is better: the order flips
-    shown = publish_rounded(build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1,
-                                                                higher_is_better=False)), 1, higher_is_better=False)
+    shown = publish_rounded(
+        build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1, higher_is_better=False)),
+        1,
+        higher_is_better=False,
+    )
     assert [row["submission_id"] for row in shown["entries"]] == [1, 2]
 
 

@@ -17,15 +17,30 @@ MEAN, BOO, PAIRS, RANKS = 1, 2, 3, 4  # purposes of derive_seed
 
 def recipe(i, test, *, valid=None, index=None, name=None, team="t"):
     test = np.asarray(test, dtype=float)
-    return EntryRuns(i, name or f"m{i}", team, "recipe", 10,
-                     np.arange(test.size) if index is None else np.asarray(index), test,
-                     valid=None if valid is None else np.asarray(valid, dtype=float))
+    return EntryRuns(
+        i,
+        name or f"m{i}",
+        team,
+        "recipe",
+        10,
+        np.arange(test.size) if index is None else np.asarray(index),
+        test,
+        valid=None if valid is None else np.asarray(valid, dtype=float),
+    )
 
 
 def prediction(i, outcomes, *, name=None):
     outcomes = np.atleast_2d(np.asarray(outcomes, dtype=float))
-    return EntryRuns(i, name or f"p{i}", "t", "predictions", outcomes.shape[0], np.arange(outcomes.shape[0]),
-                     outcomes.mean(axis=1), outcomes=outcomes)
+    return EntryRuns(
+        i,
+        name or f"p{i}",
+        "t",
+        "predictions",
+        outcomes.shape[0],
+        np.arange(outcomes.shape[0]),
+        outcomes.mean(axis=1),
+        outcomes=outcomes,
+    )
 
 
 def settings(**kw):
@@ -37,8 +52,10 @@ def settings(**kw):
 @pytest.fixture(scope="module")
 def recipes():
     rng = np.random.default_rng(0)
-    return [recipe(i + 1, 0.70 + 0.012 * i + 0.01 * rng.standard_normal(10), valid=0.7 + 0.01 * rng.standard_normal(10))
-            for i in range(4)]
+    return [
+        recipe(i + 1, 0.70 + 0.012 * i + 0.01 * rng.standard_normal(10), valid=0.7 + 0.01 * rng.standard_normal(10))
+        for i in range(4)
+    ]
 
 
 def by_id(report):
@@ -51,10 +68,18 @@ def test_recipe_section_matches_stats(recipes):
     rows = by_id(report)
     for e in recipes:
         row = rows[e.id]
-        mean = stats.bootstrap_interval(e.test, "mean", n_resamples=B, confidence_level=0.95,
-                                        rng=derive_seed(11, RECIPE, MEAN, e.id))
-        boo = stats.bootstrap_interval(e.test, "boo_n", n=3, valid=e.valid, n_resamples=B, confidence_level=0.95,
-                                       rng=derive_seed(11, RECIPE, BOO, e.id))
+        mean = stats.bootstrap_interval(
+            e.test, "mean", n_resamples=B, confidence_level=0.95, rng=derive_seed(11, RECIPE, MEAN, e.id)
+        )
+        boo = stats.bootstrap_interval(
+            e.test,
+            "boo_n",
+            n=3,
+            valid=e.valid,
+            n_resamples=B,
+            confidence_level=0.95,
+            rng=derive_seed(11, RECIPE, BOO, e.id),
+        )
         assert row["mean"]["estimate"] == pytest.approx(e.test.mean(), abs=1e-15)
         assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((mean.low, mean.high), abs=1e-12)
         assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(e.test, 3, valid=e.valid), abs=1e-15)
@@ -62,10 +87,18 @@ def test_recipe_section_matches_stats(recipes):
         assert row["std"] == pytest.approx(np.std(e.test, ddof=1)) and row["median"] == np.median(e.test)
         assert row["runs_needed_for_decision"] == stats.runs_needed(4, gamma=0.75).for_power - 10
         assert row["mean"]["se"] == pytest.approx(np.std(e.test, ddof=1) / np.sqrt(10))  # ddof = 1, not 0
-        unbiased = stats.bootstrap_interval(e.test, "boo_n", n=3, valid=e.valid, n_resamples=B, estimator="unbiased",
-                                            rng=derive_seed(11, RECIPE, 5, e.id))
-        assert row["boo_n_unbiased"]["estimate"] == pytest.approx(stats.boo_n(e.test, 3, valid=e.valid,
-                                                                              estimator="unbiased"))
+        unbiased = stats.bootstrap_interval(
+            e.test,
+            "boo_n",
+            n=3,
+            valid=e.valid,
+            n_resamples=B,
+            estimator="unbiased",
+            rng=derive_seed(11, RECIPE, 5, e.id),
+        )
+        assert row["boo_n_unbiased"]["estimate"] == pytest.approx(
+            stats.boo_n(e.test, 3, valid=e.valid, estimator="unbiased")
+        )
         expected = pytest.approx((unbiased.low, unbiased.high), abs=1e-12)
         assert (row["boo_n_unbiased"]["low"], row["boo_n_unbiased"]["high"]) == expected
         curve = [stats.boo_n(e.test, n, valid=e.valid) for n in range(1, 11)]
@@ -81,8 +114,12 @@ def test_recipe_section_matches_stats(recipes):
         assert pair["pvalue"] == res.pvalue[i, j]
         assert (pair["verdict"] == "a_better") == bool(res.better[i, j])
     for e in recipes:
-        assert rows[e.id]["rank_interval"] == {"rank": ranks.rank[e.id - 1], "low": ranks.low[e.id - 1],
-                                               "high": ranks.high[e.id - 1], "widened": False}
+        assert rows[e.id]["rank_interval"] == {
+            "rank": ranks.rank[e.id - 1],
+            "low": ranks.low[e.id - 1],
+            "high": ranks.high[e.id - 1],
+            "widened": False,
+        }
     assert [r["submission_id"] for r in report["entries"]] == [4, 3, 2, 1]  # by mean, best first
     assert report["entries"][0]["groups"].startswith("a")
     assert section["runs_needed"]["entries"] == 4 and report["settings"]["runs_needed"][0]["entries"] == 2
@@ -90,11 +127,19 @@ def test_recipe_section_matches_stats(recipes):
 
 def test_prediction_section_matches_paired_test_bootstrap():
     rng = np.random.default_rng(1)
-    entries = [prediction(10, rng.random((1, 400)) < 0.80), prediction(20, rng.random((3, 400)) < 0.70),
-               prediction(30, rng.random((1, 400)) < 0.79)]
+    entries = [
+        prediction(10, rng.random((1, 400)) < 0.80),
+        prediction(20, rng.random((3, 400)) < 0.70),
+        prediction(30, rng.random((1, 400)) < 0.79),
+    ]
     report = build_report(entries, settings(accuracy_like=True, m_total_predictions=25))
-    tb = stats.paired_test_bootstrap(files=[e.outcomes for e in entries], n_resamples=B, confidence_level=0.95,
-                                     rng=derive_seed(11, PREDICTIONS, PAIRS), priority=[0, 2, 1])
+    tb = stats.paired_test_bootstrap(
+        files=[e.outcomes for e in entries],
+        n_resamples=B,
+        confidence_level=0.95,
+        rng=derive_seed(11, PREDICTIONS, PAIRS),
+        priority=[0, 2, 1],
+    )
     rows = by_id(report)
     for i, e in enumerate(entries):
         assert rows[e.id]["mean"]["low"] == pytest.approx(tb.low[i])
@@ -128,21 +173,31 @@ def test_boo_n_curve_with_tied_validation_scores_and_a_loss():
 def test_loss_predictions_use_from_mean_and_the_normal_sota():
     rng = np.random.default_rng(3)
     squared = [rng.gamma(2.0, scale, size=(1, 300)) for scale in (0.5, 0.8)]  # squared errors: RMSE
-    entries = [EntryRuns(i + 1, f"r{i}", "t", "predictions", 1, np.arange(1), np.sqrt(sq.mean(axis=1)), outcomes=sq)
-               for i, sq in enumerate(squared)]
+    entries = [
+        EntryRuns(i + 1, f"r{i}", "t", "predictions", 1, np.arange(1), np.sqrt(sq.mean(axis=1)), outcomes=sq)
+        for i, sq in enumerate(squared)
+    ]
     report = build_report(entries, settings(higher_is_better=False, metric_from_mean=np.sqrt, m_total_predictions=9))
-    tb = stats.paired_test_bootstrap(np.stack([sq[0] for sq in squared], axis=1), n_resamples=B,
-                                     higher_is_better=False, rng=derive_seed(11, PREDICTIONS, PAIRS))
+    tb = stats.paired_test_bootstrap(
+        np.stack([sq[0] for sq in squared], axis=1),
+        n_resamples=B,
+        higher_is_better=False,
+        rng=derive_seed(11, PREDICTIONS, PAIRS),
+    )
     top = report["entries"][0]
     assert top["submission_id"] == 1  # the lower RMSE first
     assert (top["mean"]["low"], top["mean"]["high"]) == pytest.approx((np.sqrt(tb.low[0]), np.sqrt(tb.high[0])))
     assert top["mean"]["method"] == "Student t over test examples"
     sota = report["sections"][0]["sota"]
     rows = report["entries"]
-    expected = stats.adjusted_sota(-top["mean"]["estimate"], 9, standard_error=top["mean"]["se"],
-                                   estimates=[-r["mean"]["estimate"] for r in rows],
-                                   standard_errors=[r["mean"]["se"] for r in rows],
-                                   rho=stats.outcome_dependence([sq[0] for sq in squared])[0])
+    expected = stats.adjusted_sota(
+        -top["mean"]["estimate"],
+        9,
+        standard_error=top["mean"]["se"],
+        estimates=[-r["mean"]["estimate"] for r in rows],
+        standard_errors=[r["mean"]["se"] for r in rows],
+        rho=stats.outcome_dependence([sq[0] for sq in squared])[0],
+    )
     assert sota["method"] == "normal" and sota["bound_side"] == "upper"
     assert (sota["estimate"], sota["bound"]) == pytest.approx((-expected.estimate, -expected.lower))
     assert sota["bound"] > sota["estimate"] > sota["raw"]  # a loss: adjusted upward
@@ -261,8 +316,9 @@ def test_order_never_contradicts_a_verdict():
     pair = next(p for p in section["comparisons"] if {p["a"], p["b"]} == {1, 2})
     assert pair["better"] == 2 and pair["inversion"]
     assert section["compared"][0] == 2 and rows[2]["rank"] == 1  # B first: it beats A
-    assert section["inversions"] == [{"above": 2, "below": 1, "kind": "statistic",
-                                      "reason": section["inversions"][0]["reason"]}]
+    assert section["inversions"] == [
+        {"above": 2, "below": 1, "kind": "statistic", "reason": section["inversions"][0]["reason"]}
+    ]
     assert 1 not in section["leader_group"]  # the leader group holds no entry beaten by another
     for p in section["comparisons"]:
         if p["better"] is not None:
@@ -275,10 +331,16 @@ def test_letters_after_z_are_compared_as_letters():
     # Defect 7: "a1" and "b1" were compared character by character and found to share "1".
     from evaluation.report.ranking import assign_ranks
 
-    rows = [{"ranking_value": 0.5, "groups": "a1", "tied": False}, {"ranking_value": 0.5, "groups": "b1", "tied": False}]
+    rows = [
+        {"ranking_value": 0.5, "groups": "a1", "tied": False},
+        {"ranking_value": 0.5, "groups": "b1", "tied": False},
+    ]
     assign_ranks(rows)
     assert [r["rank_display"] for r in rows] == ["1", "2"]
-    rows = [{"ranking_value": 0.5, "groups": "a1b1", "tied": False}, {"ranking_value": 0.5, "groups": "b1", "tied": False}]
+    rows = [
+        {"ranking_value": 0.5, "groups": "a1b1", "tied": False},
+        {"ranking_value": 0.5, "groups": "b1", "tied": False},
+    ]
     assign_ranks(rows)
     assert [r["rank_display"] for r in rows] == ["=1", "=1"]
 
@@ -287,11 +349,16 @@ def test_boo_n_with_fewer_than_3n_runs_is_flagged():
     report = build_report([recipe(1, np.linspace(0.6, 0.7, 8))], settings(boo_n=3, k_runs=8))
     row = report["entries"][0]
     assert "at least 9 (3n)" in row["boo_n"]["warning"] and report["settings"]["boo_n_warning"]
-    assert build_report([recipe(1, np.linspace(0.6, 0.7, 9))], settings(boo_n=3))["entries"][0]["boo_n"]["warning"] is None
+    assert (
+        build_report([recipe(1, np.linspace(0.6, 0.7, 9))], settings(boo_n=3))["entries"][0]["boo_n"]["warning"] is None
+    )
 
 
 def test_the_report_says_which_intervals_cover_less_than_they_claim():
-    notes = {n["interval"]: n for n in build_report([recipe(1, np.linspace(0.6, 0.7, 10))], settings())["settings"]["coverage"]}
+    notes = {
+        n["interval"]: n
+        for n in build_report([recipe(1, np.linspace(0.6, 0.7, 10))], settings())["settings"]["coverage"]
+    }
     assert notes["recipe.mean"]["k"] == 10 and notes["recipe.mean"]["ok"]
     assert not notes["recipe.rank"]["ok"] and notes["recipe.rank"]["coverage"] < 0.93
 
@@ -304,8 +371,9 @@ def test_intervals_are_clipped_to_the_values_the_score_can_take():
     test = np.array([0.93, 0.95, 0.96, 0.99, 0.999])
     entry = EntryRuns(1, "near one", "t", "recipe", 5, np.arange(5), test, valid=test.copy())
     loose = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500))["entries"][0]
-    clipped = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500,
-                                                   score_range=(0.0, 1.0)))["entries"][0]
+    clipped = build_report([entry], ReportSettings(k_runs=5, boo_n=5, n_resamples=500, score_range=(0.0, 1.0)))[
+        "entries"
+    ][0]
     assert test.min() <= loose["mean"]["low"] <= loose["mean"]["high"] <= test.max()  # inside the runs' range
     assert loose["boo_n"]["low"] is None and "no interval" in loose["boo_n"]["warning"]  # k = 5 < 3n: none
     for key in ("mean", "boo_n", "boo_n_unbiased"):
@@ -321,8 +389,12 @@ def test_a_comparison_table_holds_the_same_comparisons_as_the_rows(recipes):
     from evaluation.report.comparisons import TABLE_COLUMNS
 
     rng = np.random.default_rng(3)
-    entries = [*recipes, prediction(50, rng.random((2, 300)) < 0.8), prediction(60, rng.random((1, 300)) < 0.7),
-               prediction(70, rng.random((1, 300)) < 0.79)]
+    entries = [
+        *recipes,
+        prediction(50, rng.random((2, 300)) < 0.8),
+        prediction(60, rng.random((1, 300)) < 0.7),
+        prediction(70, rng.random((1, 300)) < 0.79),
+    ]
     rows_form = build_report(entries, settings(accuracy_like=True))
     table_form = build_report(entries, settings(accuracy_like=True, comparison_table=True))
     names = {row["submission_id"]: row["method_name"] for row in rows_form["entries"]}
@@ -334,7 +406,8 @@ def test_a_comparison_table_holds_the_same_comparisons_as_the_rows(recipes):
         assert section_pairs({"comparison_table": table}, names) == rows_section.pop("comparisons")
         some = set(list(names)[:3])
         assert section_pairs({"comparison_table": table}, names, among=some) == [
-            p for p in section_pairs({"comparison_table": table}, names) if p["a"] in some and p["b"] in some]
+            p for p in section_pairs({"comparison_table": table}, names) if p["a"] in some and p["b"] in some
+        ]
         assert "comparisons" not in table_section
     assert table_form == rows_form
 
@@ -344,8 +417,9 @@ def test_checked_entries_are_kept_as_they_are_or_repaired_one_by_one():
     runs, a NaN validation score or integer scores sends every entry through the one-by-one check."""
     from evaluation.report.entries import check_entries
 
-    good = [recipe(i, 0.7 + 0.01 * np.arange(4), index=np.arange(4), valid=0.6 + 0.01 * np.arange(4))
-            for i in (1, 2, 3)]
+    good = [
+        recipe(i, 0.7 + 0.01 * np.arange(4), index=np.arange(4), valid=0.6 + 0.01 * np.arange(4)) for i in (1, 2, 3)
+    ]
     assert all(a is b for a, b in zip(check_entries(good), good))
     unsorted = recipe(4, np.array([0.9, 0.8, 0.7]), index=np.array([2, 0, 1]))
     nan_valid = recipe(5, np.array([0.5, 0.6]), valid=[np.nan, 0.6])
@@ -379,6 +453,7 @@ def test_rows_of_many_entries_equal_the_entry_by_entry_figures(higher_is_better)
     for e in entries:
         alone = entry_row(e, s, None, intervals=False)
         assert rows[e.id] == alone
-        assert rows[e.id]["boo_n"]["estimate"] == stats.boo_n(e.test, 5, valid=e.valid,
-                                                              higher_is_better=higher_is_better)
+        assert rows[e.id]["boo_n"]["estimate"] == stats.boo_n(
+            e.test, 5, valid=e.valid, higher_is_better=higher_is_better
+        )
         assert rows[e.id]["boo_n_curve"] == [float(v) for v in boo_n_curve(e, min(20, e.test.size), higher_is_better)]

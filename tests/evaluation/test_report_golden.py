@@ -38,17 +38,40 @@ def _entries() -> list[EntryRuns]:
         index = np.arange(12)
         if i == 3:
             test, valid, index = test[1:], valid[1:], index[1:]
-        entries.append(EntryRuns(i + 1, f"recipe{i}", f"team{i % 2}", "recipe", 12, index, test, valid=valid,
-                                 created=f"2026-01-0{i + 1}T00:00:00"))
+        entries.append(
+            EntryRuns(
+                i + 1,
+                f"recipe{i}",
+                f"team{i % 2}",
+                "recipe",
+                12,
+                index,
+                test,
+                valid=valid,
+                created=f"2026-01-0{i + 1}T00:00:00",
+            )
+        )
     entries.append(EntryRuns(6, "lonely", "t", "recipe", 12, np.arange(1), np.array([0.9])))
     entries.append(EntryRuns(7, "tied", "team0", "recipe", 12, np.arange(12), entries[0].test.copy()))
     for i in range(4):  # predictions: 1 to 3 files each, per-example correctness
         k = 1 + i % 3
         outcomes = (rng.random((k, 250)) < 0.72 + 0.03 * i).astype(float)
-        entries.append(EntryRuns(20 + i, f"pred{i}", "team2", "predictions", k, np.arange(k),
-                                 outcomes.mean(axis=1), outcomes=outcomes, in_progress=i == 1))
-    entries.append(EntryRuns(30, "short", "t", "predictions", 1, np.arange(1), np.array([0.5]),
-                             outcomes=np.ones((1, 100)) * 0.5))
+        entries.append(
+            EntryRuns(
+                20 + i,
+                f"pred{i}",
+                "team2",
+                "predictions",
+                k,
+                np.arange(k),
+                outcomes.mean(axis=1),
+                outcomes=outcomes,
+                in_progress=i == 1,
+            )
+        )
+    entries.append(
+        EntryRuns(30, "short", "t", "predictions", 1, np.arange(1), np.array([0.5]), outcomes=np.ones((1, 100)) * 0.5)
+    )
     return entries
 
 
@@ -57,8 +80,11 @@ def _loss_entries() -> list[EntryRuns]:
     entries = []
     for i, scale in enumerate((0.5, 0.55, 0.8)):
         squared = rng.gamma(2.0, scale, size=(2, 300))
-        entries.append(EntryRuns(i + 1, f"r{i}", "t", "predictions", 2, np.arange(2),
-                                 np.sqrt(squared.mean(axis=1)), outcomes=squared))
+        entries.append(
+            EntryRuns(
+                i + 1, f"r{i}", "t", "predictions", 2, np.arange(2), np.sqrt(squared.mean(axis=1)), outcomes=squared
+            )
+        )
     test = 1.0 + 0.05 * rng.standard_normal((3, 8))
     entries += [EntryRuns(10 + i, f"loss{i}", "t", "recipe", 8, np.arange(8), test[i]) for i in range(3)]
     return entries
@@ -66,12 +92,43 @@ def _loss_entries() -> list[EntryRuns]:
 
 SETTINGS = {
     "default": (_entries, dict(n_resamples=300, k_runs=12, boo_n=4)),
-    "boo_n_bonferroni": (_entries, dict(n_resamples=257, k_runs=12, boo_n=5, statistic="boo_n", correction="bonferroni",
-                                        gamma=0.7, alpha=0.1, m_total_recipes=40)),
-    "accuracy_bh": (_entries, dict(n_resamples=200, boo_n=5, accuracy_like=True, m_total_predictions=30, correction="bh",
-                                   beta=0.2, curve_max_n=5)),
-    "loss_none": (_loss_entries, dict(n_resamples=301, boo_n=5, higher_is_better=False, metric_from_mean=np.sqrt,
-                                      correction="none", m_total_predictions=9, alpha=0.01)),
+    "boo_n_bonferroni": (
+        _entries,
+        dict(
+            n_resamples=257,
+            k_runs=12,
+            boo_n=5,
+            statistic="boo_n",
+            correction="bonferroni",
+            gamma=0.7,
+            alpha=0.1,
+            m_total_recipes=40,
+        ),
+    ),
+    "accuracy_bh": (
+        _entries,
+        dict(
+            n_resamples=200,
+            boo_n=5,
+            accuracy_like=True,
+            m_total_predictions=30,
+            correction="bh",
+            beta=0.2,
+            curve_max_n=5,
+        ),
+    ),
+    "loss_none": (
+        _loss_entries,
+        dict(
+            n_resamples=301,
+            boo_n=5,
+            higher_is_better=False,
+            metric_from_mean=np.sqrt,
+            correction="none",
+            m_total_predictions=9,
+            alpha=0.01,
+        ),
+    ),
 }
 
 

@@ -11,8 +11,19 @@ from evaluation.report import EntryRuns, ReportSettings, build_report, entry_fin
 
 def _entries(n: int, seed: int = 0) -> list[EntryRuns]:
     rng = np.random.default_rng(seed)
-    return [EntryRuns(i + 1, f"m{i}", f"t{i}", "recipe", 8, np.arange(8), 0.7 + 0.004 * i + 0.01 * rng.standard_normal(8),
-                      valid=0.7 + 0.01 * rng.standard_normal(8)) for i in range(n)]
+    return [
+        EntryRuns(
+            i + 1,
+            f"m{i}",
+            f"t{i}",
+            "recipe",
+            8,
+            np.arange(8),
+            0.7 + 0.004 * i + 0.01 * rng.standard_normal(8),
+            valid=0.7 + 0.01 * rng.standard_normal(8),
+        )
+        for i in range(n)
+    ]
 
 
 def test_reusing_rows_of_unchanged_entries_gives_the_full_report():
@@ -21,11 +32,15 @@ def test_reusing_rows_of_unchanged_entries_gives_the_full_report():
     before = json.loads(json.dumps(build_report(entries[:-1], settings)))
     prints = {e.id: entry_fingerprint(e) for e in entries[:-1]}
     changed = entries[5]
-    entries[5] = EntryRuns(changed.id, changed.name, changed.team, "recipe", 8, changed.run_index,
-                           changed.test + 0.05, valid=changed.valid)
-    reuse = {row["submission_id"]: row for row in before["entries"]
-             if prints.get(row["submission_id"]) == entry_fingerprint(next(e for e in entries
-                                                                           if e.id == row["submission_id"]))}
+    entries[5] = EntryRuns(
+        changed.id, changed.name, changed.team, "recipe", 8, changed.run_index, changed.test + 0.05, valid=changed.valid
+    )
+    reuse = {
+        row["submission_id"]: row
+        for row in before["entries"]
+        if prints.get(row["submission_id"])
+        == entry_fingerprint(next(e for e in entries if e.id == row["submission_id"]))
+    }
     assert entries[5].id not in reuse and len(reuse) == 28
     full = json.loads(json.dumps(build_report(entries, settings)))
     incremental = json.loads(json.dumps(build_report(entries, settings, reuse=reuse)))
@@ -44,11 +59,18 @@ def test_a_new_entry_updates_the_rank_intervals_exactly():
     for statistic, position in (("mean", 0.0), ("boo_n", 0.06), ("mean", 0.2)):
         settings = ReportSettings(n_resamples=300, k_runs=8, boo_n=2, statistic=statistic, master_seed=3)  # 8 >= 3n
         entries = _entries(40)
-        newcomer = EntryRuns(99, "new", "t-new", "recipe", 8, np.arange(8),
-                             0.7 + position + 0.01 * np.random.default_rng(7).standard_normal(8), valid=entries[0].valid)
+        newcomer = EntryRuns(
+            99,
+            "new",
+            "t-new",
+            "recipe",
+            8,
+            np.arange(8),
+            0.7 + position + 0.01 * np.random.default_rng(7).standard_normal(8),
+            valid=entries[0].valid,
+        )
         before = json.loads(json.dumps(build_report(entries, settings)))
         reuse = {row["submission_id"]: row for row in before["entries"]}
         full = json.loads(json.dumps(build_report([*entries, newcomer], settings)))
-        incremental = json.loads(json.dumps(build_report([*entries, newcomer], settings, reuse=reuse,
-                                                         previous=before)))
+        incremental = json.loads(json.dumps(build_report([*entries, newcomer], settings, reuse=reuse, previous=before)))
         assert incremental == full

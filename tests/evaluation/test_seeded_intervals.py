@@ -6,15 +6,18 @@ import pytest
 from evaluation.stats.bootstrap import bootstrap_interval, seeded_intervals
 
 
-@pytest.mark.parametrize("statistic,estimator,k,higher,n_resamples", [
-    ("mean", "paper", 10, True, 500),
-    ("mean", "paper", 7, True, 333),
-    ("boo_n", "paper", 10, True, 500),
-    ("boo_n", "paper", 9, False, 301),
-    ("boo_n", "unbiased", 10, False, 500),
-    ("boo_n", "unbiased", 5, True, 400),  # k - 1 < n: the percentile interval
-    ("boo_n", "paper", 40, True, 3000),  # several draw calls per entry
-])
+@pytest.mark.parametrize(
+    "statistic,estimator,k,higher,n_resamples",
+    [
+        ("mean", "paper", 10, True, 500),
+        ("mean", "paper", 7, True, 333),
+        ("boo_n", "paper", 10, True, 500),
+        ("boo_n", "paper", 9, False, 301),
+        ("boo_n", "unbiased", 10, False, 500),
+        ("boo_n", "unbiased", 5, True, 400),  # k - 1 < n: the percentile interval
+        ("boo_n", "paper", 40, True, 3000),  # several draw calls per entry
+    ],
+)
 def test_rows_equal_bootstrap_interval_with_own_seed(statistic, estimator, k, higher, n_resamples):
     rng = np.random.default_rng(k)
     x = rng.normal(size=(23, k))
@@ -23,12 +26,29 @@ def test_rows_equal_bootstrap_interval_with_own_seed(statistic, estimator, k, hi
         valid[0, 1] = valid[0, 2]  # a tie: the general path
         x[1] = x[1, 0]  # no spread
     seeds = [int(s) for s in rng.integers(0, 2**63, size=len(x))]
-    low, high = seeded_intervals(x, seeds, statistic, n=5, valid=valid, n_resamples=n_resamples,
-                                 confidence_level=0.9, higher_is_better=higher, estimator=estimator)
+    low, high = seeded_intervals(
+        x,
+        seeds,
+        statistic,
+        n=5,
+        valid=valid,
+        n_resamples=n_resamples,
+        confidence_level=0.9,
+        higher_is_better=higher,
+        estimator=estimator,
+    )
     for e in range(len(x)):
-        ci = bootstrap_interval(x[e], statistic, n=5, valid=None if valid is None else valid[e], rng=seeds[e],
-                                n_resamples=n_resamples, confidence_level=0.9, higher_is_better=higher,
-                                estimator=estimator)
+        ci = bootstrap_interval(
+            x[e],
+            statistic,
+            n=5,
+            valid=None if valid is None else valid[e],
+            rng=seeds[e],
+            n_resamples=n_resamples,
+            confidence_level=0.9,
+            higher_is_better=higher,
+            estimator=estimator,
+        )
         assert low[e] == pytest.approx(ci.low, abs=1e-10) and high[e] == pytest.approx(ci.high, abs=1e-10), e
 
 
@@ -53,8 +73,10 @@ def test_a_row_does_not_depend_on_the_other_rows(monkeypatch):
         assert part[0].tolist() == full[0][rows].tolist() and part[1].tolist() == full[1][rows].tolist()
 
 
-@pytest.mark.parametrize("statistic,seed,n_new", [("mean", 0, 1), ("mean", 1, 2), ("boo_n", 2, 3), ("mean", 3, 1),
-                                                  ("mean", 4, 40), ("boo_n", 5, 30)])
+@pytest.mark.parametrize(
+    "statistic,seed,n_new",
+    [("mean", 0, 1), ("mean", 1, 2), ("boo_n", 2, 3), ("mean", 3, 1), ("mean", 4, 40), ("boo_n", 5, 30)],
+)
 def test_rank_intervals_update_equals_the_full_computation(statistic, seed, n_new):
     """Few new entries are compared with the overlapping ones resample by resample, many by their ranges."""
     from evaluation.stats import rank_intervals

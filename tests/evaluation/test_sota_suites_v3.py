@@ -22,8 +22,16 @@ N = 300
 
 def prediction(i, outcomes):
     outcomes = np.atleast_2d(np.asarray(outcomes, dtype=float))
-    return EntryRuns(i, f"p{i}", f"t{i}", "predictions", outcomes.shape[0], np.arange(outcomes.shape[0]),
-                     outcomes.mean(axis=1), outcomes=outcomes)
+    return EntryRuns(
+        i,
+        f"p{i}",
+        f"t{i}",
+        "predictions",
+        outcomes.shape[0],
+        np.arange(outcomes.shape[0]),
+        outcomes.mean(axis=1),
+        outcomes=outcomes,
+    )
 
 
 def sota_of(entries, **kw):
@@ -107,7 +115,7 @@ def _disjoint_errors(counts):
     out, start = [], 0
     for c in counts:
         e = np.zeros(N)
-        e[start:start + c] = 1
+        e[start : start + c] = 1
         out.append(e)
         start += c
     return out
@@ -115,8 +123,7 @@ def _disjoint_errors(counts):
 
 def test_row8_an_error_rate_is_adjusted_upward_as_one_minus_accuracy():
     errors = _disjoint_errors([27, 36, 45, 54])  # error rates 0.09, 0.12, 0.15, 0.18 on 300 examples
-    loss = sota_of([prediction(i + 1, e) for i, e in enumerate(errors)], higher_is_better=False,
-                   m_total_predictions=4)
+    loss = sota_of([prediction(i + 1, e) for i, e in enumerate(errors)], higher_is_better=False, m_total_predictions=4)
     assert loss["raw"] == 0.09 and loss["bound_side"] == "upper" and loss["rho"] == 0.0
     # Before: estimate 0.0742 and "upper" bound 0.0535, both below the raw 0.09.
     a = 1 - (1 - 0.05 / 2) ** (1 / 4)  # Šidák level of m = 4
@@ -124,8 +131,9 @@ def test_row8_an_error_rate_is_adjusted_upward_as_one_minus_accuracy():
     assert loss["raw"] < loss["estimate"] < loss["bound"]
     # mirror: the accuracy board of the same outcomes, mapped back
     accuracy = sota_of([prediction(i + 1, 1 - e) for i, e in enumerate(errors)], m_total_predictions=4)
-    assert (loss["estimate"], loss["bound"]) == pytest.approx((1 - accuracy["estimate"], 1 - accuracy["bound"]),
-                                                              abs=1e-12)
+    assert (loss["estimate"], loss["bound"]) == pytest.approx(
+        (1 - accuracy["estimate"], 1 - accuracy["bound"]), abs=1e-12
+    )
     mirror = stats.adjusted_sota(0.91, 4, n=N, estimates=[0.91, 0.88, 0.85, 0.82])
     assert loss["estimate"] == pytest.approx(1 - mirror.estimate, abs=1e-12)
 
@@ -154,8 +162,12 @@ def test_row9_reordering_entries_tasks_and_runs_changes_no_limit(board):
     e_perm, t_perm = rng.permutation(5), np.array([2, 0, 1])
     shuffled = [[rng.permutation(runs[e][t]) for t in t_perm] for e in e_perm]
     iqm2, profile2, poi2 = _all(shuffled, [keys[e] for e in e_perm], [task_keys[t] for t in t_perm], taus)
-    for a, b in ((iqm.low, iqm2.low), (iqm.high, iqm2.high), (profile.low, profile2.low),
-                 (profile.high, profile2.high)):
+    for a, b in (
+        (iqm.low, iqm2.low),
+        (iqm.high, iqm2.high),
+        (profile.low, profile2.low),
+        (profile.high, profile2.high),
+    ):
         assert np.array_equal(a[e_perm], b)  # bit for bit (before: up to 0.067 at B = 500)
     back = np.ix_(e_perm, e_perm)
     for a, b in ((poi.p, poi2.p), (poi.low, poi2.low), (poi.high, poi2.high)):
@@ -203,10 +215,12 @@ def test_row11_identical_entries_split_the_ties():
 
 
 def test_row11_swapping_a_and_b_swaps_the_answer_and_agrees_with_baycomp_without_ties():
-    cases = [([0.8, 0.7, 0.9, 0.6], [0.8, 0.7, 0.9, 0.6], 0.0),  # before: (1, 0, 0) both ways
-             ([0.8, 0.7, 0.9, 0.6], [0.8, 0.7, 0.9, 0.6], 0.05),
-             ([0.8, 0.7, 0.9, 0.6], [0.7, 0.8, 0.9, 0.6], 0.0),
-             ([0.81, 0.7, 0.9, 0.6, 0.5], [0.8, 0.72, 0.9, 0.58, 0.55], 0.01)]
+    cases = [
+        ([0.8, 0.7, 0.9, 0.6], [0.8, 0.7, 0.9, 0.6], 0.0),  # before: (1, 0, 0) both ways
+        ([0.8, 0.7, 0.9, 0.6], [0.8, 0.7, 0.9, 0.6], 0.05),
+        ([0.8, 0.7, 0.9, 0.6], [0.7, 0.8, 0.9, 0.6], 0.0),
+        ([0.81, 0.7, 0.9, 0.6, 0.5], [0.8, 0.72, 0.9, 0.58, 0.55], 0.01),
+    ]
     for x, y, rope in cases:
         ab = su.bayesian_signed_rank(x, y, rope=rope, n_samples=5_000, rng=3)
         ba = su.bayesian_signed_rank(y, x, rope=rope, n_samples=5_000, rng=3)

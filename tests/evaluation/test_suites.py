@@ -31,7 +31,9 @@ def rliable():
     original = decorators.deprecate_kwarg
 
     def compatible(*args, **kwargs):
-        return original(FutureWarning, *args, **kwargs) if args and isinstance(args[0], str) else original(*args, **kwargs)
+        return (
+            original(FutureWarning, *args, **kwargs) if args and isinstance(args[0], str) else original(*args, **kwargs)
+        )
 
     decorators.deprecate_kwarg = compatible
     try:
@@ -54,13 +56,15 @@ def _table(suite):
     return np.stack([suite["a"], suite["b"]])
 
 
-@pytest.mark.parametrize("statistic, name", [("iqm", "aggregate_iqm"), ("mean", "aggregate_mean"),
-                                             ("median", "aggregate_median")])
+@pytest.mark.parametrize(
+    "statistic, name", [("iqm", "aggregate_iqm"), ("mean", "aggregate_mean"), ("median", "aggregate_median")]
+)
 def test_aggregates_and_intervals_match_rliable(rliable, suite, statistic, name):
     library, metrics = rliable
     fn = getattr(metrics, name)
-    points, intervals = library.get_interval_estimates(suite, lambda x: np.array([fn(x)]), reps=8_000,
-                                                       random_state=np.random.RandomState(0))
+    points, intervals = library.get_interval_estimates(
+        suite, lambda x: np.array([fn(x)]), reps=8_000, random_state=np.random.RandomState(0)
+    )
     ours = su.aggregate_interval(_table(suite), statistic, n_resamples=8_000, rng=1, method="percentile")
     np.testing.assert_allclose(ours.estimate, [points["a"][0], points["b"][0]], rtol=1e-12)
     for e, key in enumerate("ab"):
@@ -70,8 +74,12 @@ def test_aggregates_and_intervals_match_rliable(rliable, suite, statistic, name)
 
 def test_probability_of_improvement_matches_rliable(rliable, suite):
     library, metrics = rliable
-    point, interval = library.get_interval_estimates({"ab": (suite["a"], suite["b"])}, metrics.probability_of_improvement,
-                                                     reps=1_500, random_state=np.random.RandomState(0))
+    point, interval = library.get_interval_estimates(
+        {"ab": (suite["a"], suite["b"])},
+        metrics.probability_of_improvement,
+        reps=1_500,
+        random_state=np.random.RandomState(0),
+    )
     ours = su.probability_of_improvement(_table(suite), n_resamples=5_000, rng=1)
     assert ours.p[0, 1] == pytest.approx(point["ab"], abs=1e-12) and ours.p[1, 0] == pytest.approx(1 - point["ab"])
     assert (ours.low[0, 1], ours.high[0, 1]) == pytest.approx(tuple(interval["ab"][:, 0]), abs=0.03)
@@ -100,8 +108,9 @@ def test_critical_difference_matches_scikit_posthocs_and_autorank():
     assert (cd.statistic, cd.pvalue) == pytest.approx(tuple(stats.friedmanchisquare(*x)), rel=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ar = autorank.autorank(pd.DataFrame(x.T, columns=list("abcd")), alpha=0.05, verbose=False,
-                               force_mode="nonparametric")
+        ar = autorank.autorank(
+            pd.DataFrame(x.T, columns=list("abcd")), alpha=0.05, verbose=False, force_mode="nonparametric"
+        )
     assert cd.cd == pytest.approx(ar.cd, rel=1e-4)  # autorank's qsturng approximates the studentized range
     np.testing.assert_allclose(cd.average_rank, ar.rankdf.meanrank.reindex(list("abcd")).to_numpy())
 
@@ -141,24 +150,33 @@ def test_stratified_bootstrap_keeps_the_tasks_and_ragged_runs():
     assert np.all((ci.bootstrap_distribution > 5) & (ci.bootstrap_distribution < 9))  # a task never vanishes
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: su.aggregate_interval([], "iqm"), r"`runs` needs at least one entry and one task"),
-    (lambda: su.aggregate_interval([[[1.0]], [[1.0], [2.0]]]), r"`runs`: entry 1 has 2 tasks, entry 0 has 1"),
-    (lambda: su.aggregate_interval([[[np.nan]]]), r"`runs`: entry 0, task 0 needs at least one finite score"),
-    (lambda: su.aggregate_interval([[["a"]]]), r"`runs` must hold, per entry and per task, an array of scores"),
-    (lambda: su.aggregate_interval(np.ones((1, 2, 2)), "max"), r"`statistic` must be one of 'iqm', 'mean', 'median'"),
-    (lambda: su.performance_profile(np.ones((1, 2, 2)), []), r"`taus` must be a non-empty 1-D array"),
-    (lambda: su.normalize_runs(np.ones((1, 2, 2)), method="z"), r"`method` must be one of 'none', 'minmax'"),
-    (lambda: su.normalize_runs(np.ones((1, 2, 2)), higher_is_better=[True]), r"`higher_is_better` must give one value per task"),
-    (lambda: su.critical_difference([[1.0, 2.0], [2.0, 3.0]]), r"`scores` must be 2-D with at least 3 entries"),
-    (lambda: su.critical_difference([[1.0, np.nan], [1.0, 2.0], [0.0, 1.0]]), r"`scores` contains NaN or inf"),
-    (lambda: su.critical_difference([["a", "b"], ["c", "d"]]), r"`scores` must be an array of real numbers"),
-    (lambda: su.bayesian_signed_rank([1.0, 2.0], [1.0]), r"`x` and `y` must have the same length"),
-    (lambda: su.bayesian_signed_rank([1.0, np.inf], [1.0, 2.0]), r"`x` and `y` must be finite"),
-    (lambda: su.bayesian_signed_rank(["a", "b"], [1.0, 2.0]), r"`x` and `y` must be arrays of real numbers"),
-    (lambda: su.bayesian_signed_rank([1.0, 2.0], [1.0, 2.0], rope=-1), r"`rope` must be >= 0"),
-    (lambda: su.bayesian_signed_rank([1.0, 2.0], [1.0, 2.0], prior=0), r"`prior` must be positive"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: su.aggregate_interval([], "iqm"), r"`runs` needs at least one entry and one task"),
+        (lambda: su.aggregate_interval([[[1.0]], [[1.0], [2.0]]]), r"`runs`: entry 1 has 2 tasks, entry 0 has 1"),
+        (lambda: su.aggregate_interval([[[np.nan]]]), r"`runs`: entry 0, task 0 needs at least one finite score"),
+        (lambda: su.aggregate_interval([[["a"]]]), r"`runs` must hold, per entry and per task, an array of scores"),
+        (
+            lambda: su.aggregate_interval(np.ones((1, 2, 2)), "max"),
+            r"`statistic` must be one of 'iqm', 'mean', 'median'",
+        ),
+        (lambda: su.performance_profile(np.ones((1, 2, 2)), []), r"`taus` must be a non-empty 1-D array"),
+        (lambda: su.normalize_runs(np.ones((1, 2, 2)), method="z"), r"`method` must be one of 'none', 'minmax'"),
+        (
+            lambda: su.normalize_runs(np.ones((1, 2, 2)), higher_is_better=[True]),
+            r"`higher_is_better` must give one value per task",
+        ),
+        (lambda: su.critical_difference([[1.0, 2.0], [2.0, 3.0]]), r"`scores` must be 2-D with at least 3 entries"),
+        (lambda: su.critical_difference([[1.0, np.nan], [1.0, 2.0], [0.0, 1.0]]), r"`scores` contains NaN or inf"),
+        (lambda: su.critical_difference([["a", "b"], ["c", "d"]]), r"`scores` must be an array of real numbers"),
+        (lambda: su.bayesian_signed_rank([1.0, 2.0], [1.0]), r"`x` and `y` must have the same length"),
+        (lambda: su.bayesian_signed_rank([1.0, np.inf], [1.0, 2.0]), r"`x` and `y` must be finite"),
+        (lambda: su.bayesian_signed_rank(["a", "b"], [1.0, 2.0]), r"`x` and `y` must be arrays of real numbers"),
+        (lambda: su.bayesian_signed_rank([1.0, 2.0], [1.0, 2.0], rope=-1), r"`rope` must be >= 0"),
+        (lambda: su.bayesian_signed_rank([1.0, 2.0], [1.0, 2.0], prior=0), r"`prior` must be positive"),
+    ],
+)
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()

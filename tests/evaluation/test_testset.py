@@ -124,9 +124,18 @@ def test_single_entry_one_dimensional():
     "call, match",
     [
         (lambda: paired_test_bootstrap(np.empty((0, 2))), r"`outcomes` must not be empty"),
-        (lambda: paired_test_bootstrap([[1.0, np.nan], [0.0, 1.0]]), r"`outcomes` contains NaN or inf \(example 0, entry 1\)"),
-        (lambda: paired_test_bootstrap(files=[np.ones((2, 3)), [[1.0, np.inf, 0.0]]]), r"`files` contains NaN or inf \(example 1, entry 1\)"),
-        (lambda: paired_test_bootstrap(files=[np.ones((2, 3)), np.ones((2, 4))]), r"`files` must give every entry the same number of test examples"),
+        (
+            lambda: paired_test_bootstrap([[1.0, np.nan], [0.0, 1.0]]),
+            r"`outcomes` contains NaN or inf \(example 0, entry 1\)",
+        ),
+        (
+            lambda: paired_test_bootstrap(files=[np.ones((2, 3)), [[1.0, np.inf, 0.0]]]),
+            r"`files` contains NaN or inf \(example 1, entry 1\)",
+        ),
+        (
+            lambda: paired_test_bootstrap(files=[np.ones((2, 3)), np.ones((2, 4))]),
+            r"`files` must give every entry the same number of test examples",
+        ),
         (lambda: paired_test_bootstrap(files=[np.ones((2, 2, 2))]), r"`files\[0\]` must be \(files, examples\)"),
         (lambda: paired_test_bootstrap(np.ones((5, 2)), files=[np.ones(5)]), r"Give exactly one of `outcomes`"),
         (lambda: paired_test_bootstrap(files=[]), r"`files` must not be empty"),

@@ -45,8 +45,11 @@ def test_pairwise_bootstrap_torch_matches_numpy(paired):
 
 def test_test_bootstrap_torch_matches_numpy():
     rng = np.random.default_rng(3)
-    files = [(rng.random((1, 600)) < 0.8).astype(float), (rng.random((2, 600)) < 0.75).astype(float),
-             (rng.random((1, 600)) < 0.7).astype(float)]
+    files = [
+        (rng.random((1, 600)) < 0.8).astype(float),
+        (rng.random((2, 600)) < 0.75).astype(float),
+        (rng.random((1, 600)) < 0.7).astype(float),
+    ]
     a = stats.paired_test_bootstrap(files=files, n_resamples=4000, rng=4)
     b = stats.paired_test_bootstrap(files=files, n_resamples=4000, rng=4, backend="torch", device="cpu")
     np.testing.assert_allclose(a.standard_error, b.standard_error, rtol=0.1)
@@ -104,14 +107,21 @@ def test_histogram_and_sorted_summaries_agree_on_the_same_draws(paired, device, 
     np.testing.assert_allclose(histogram.percentiles, ordered.percentiles, atol=1e-12)
     np.testing.assert_allclose(histogram.standard_error, ordered.standard_error, rtol=1e-9)
     # the kept distribution is the one summarised: numpy's percentiles of it give the same ends
-    np.testing.assert_allclose(np.percentile(histogram.distribution.astype(np.float64), [2.5, 50, 97.5], axis=1),
-                               histogram.percentiles, atol=1e-6)
+    np.testing.assert_allclose(
+        np.percentile(histogram.distribution.astype(np.float64), [2.5, 50, 97.5], axis=1),
+        histogram.percentiles,
+        atol=1e-6,
+    )
 
 
 def test_unpaired_kernel_with_unequal_run_counts_matches_numpy(device):
     rng = np.random.default_rng(11)
-    rows = [0.80 + 0.02 * rng.standard_normal(12), 0.79 + 0.02 * rng.standard_normal(7),
-            0.70 + 0.02 * rng.standard_normal(20), np.round(0.78 + 0.02 * rng.standard_normal(5), 2)]
+    rows = [
+        0.80 + 0.02 * rng.standard_normal(12),
+        0.79 + 0.02 * rng.standard_normal(7),
+        0.70 + 0.02 * rng.standard_normal(20),
+        np.round(0.78 + 0.02 * rng.standard_normal(5), 2),
+    ]
     a = stats.pairwise_comparisons(rows, paired=False, n_resamples=6000, rng=3)
     b = stats.pairwise_comparisons(rows, paired=False, n_resamples=6000, rng=3, backend="torch", device=device)
     np.testing.assert_array_equal(a.better, b.better)
@@ -120,7 +130,9 @@ def test_unpaired_kernel_with_unequal_run_counts_matches_numpy(device):
     assert np.abs(a.bootstrap_low[off] - b.bootstrap_low[off]).max() <= 0.06
     assert np.abs(a.bootstrap_high[off] - b.bootstrap_high[off]).max() <= 0.06
     # an entry of 5 runs against one of 20: P(A>B) only takes multiples of 1/(5*20*2)
-    pair = b.bootstrap_distribution[np.flatnonzero((np.triu_indices(4, 1)[0] == 2) & (np.triu_indices(4, 1)[1] == 3))[0]]
+    pair = b.bootstrap_distribution[
+        np.flatnonzero((np.triu_indices(4, 1)[0] == 2) & (np.triu_indices(4, 1)[1] == 3))[0]
+    ]
     np.testing.assert_allclose(pair * 200, np.round(pair * 200), atol=1e-4)
 
 
@@ -153,9 +165,11 @@ def test_auto_on_a_machine_without_an_nvidia_driver_never_imports_torch():
 
     if os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia"):
         pytest.skip("this machine has an NVIDIA driver")
-    code = ("import sys, numpy as np; from evaluation import stats; "
-            "r = stats.pairwise_comparisons(np.arange(60.).reshape(3, 20), n_resamples=100000, backend='auto'); "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys, numpy as np; from evaluation import stats; "
+        "r = stats.pairwise_comparisons(np.arange(60.).reshape(3, 20), n_resamples=100000, backend='auto'); "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -182,7 +196,10 @@ def test_rank_intervals_without_the_distribution_keep_every_other_field(device):
         np.testing.assert_array_equal(getattr(kept, field), getattr(bare, field))
     np.testing.assert_allclose(kept.standard_error, kept.bootstrap_distribution.std(axis=1, ddof=1))
     lo, hi = np.percentile(kept.bootstrap_distribution, [2.5, 97.5], axis=1)
-    np.testing.assert_array_equal(kept.low, np.floor(lo + 1e-9)), np.testing.assert_array_equal(kept.high, np.ceil(hi - 1e-9))
+    (
+        np.testing.assert_array_equal(kept.low, np.floor(lo + 1e-9)),
+        np.testing.assert_array_equal(kept.high, np.ceil(hi - 1e-9)),
+    )
     numpy_bare = stats.rank_intervals(x, n_resamples=3000, rng=2, keep_distribution=False)
     assert numpy_bare.bootstrap_distribution is None
 

@@ -46,7 +46,9 @@ def test_quoted_commas_do_not_count_as_columns():
 
 def test_header_line_longer_than_the_bound_is_refused():
     data = b"x" * (256 * 4 + 1) + b",y\n1,2\n"
-    with pytest.raises(TableError, match=r"the header line is 1,027 bytes long; the limit for 4 columns is 1,024 bytes"):
+    with pytest.raises(
+        TableError, match=r"the header line is 1,027 bytes long; the limit for 4 columns is 1,024 bytes"
+    ):
         check_columns(data, filename="d.csv", max_columns=4)
 
 
@@ -91,9 +93,11 @@ def test_max_columns_must_be_a_positive_integer(bad):
 
 # ------------------------------------------------ parsed in a child under a memory limit (evaluation/io/guarded.py)
 
+
 def _numeric_csv(rows: int) -> bytes:
-    return b"id,label,is_test,x,y\n" + b"".join(b"%d,%d,%d,%d.5,%d.25\n" % (i, i % 3, i % 5 == 0, i, i)
-                                                for i in range(rows))
+    return b"id,label,is_test,x,y\n" + b"".join(
+        b"%d,%d,%d,%d.5,%d.25\n" % (i, i % 3, i % 5 == 0, i, i) for i in range(rows)
+    )
 
 
 def test_guarded_parse_returns_the_same_frame_as_a_direct_parse():
@@ -122,8 +126,9 @@ def test_guarded_parse_passes_table_errors_through():
     from evaluation.io.guarded import read_table_guarded
 
     with pytest.raises(TableError, match="the file has 6 columns; the limit is 5 columns"):
-        read_table_guarded(b"a,b,c,d,e,f\n1,2,3,4,5,6\n", memory_limit=256 * MB, filename="d.csv",
-                           max_bytes=MB, max_columns=5)
+        read_table_guarded(
+            b"a,b,c,d,e,f\n1,2,3,4,5,6\n", memory_limit=256 * MB, filename="d.csv", max_bytes=MB, max_columns=5
+        )
 
 
 def test_guarded_parse_that_does_not_answer_in_time_is_killed():
@@ -131,8 +136,9 @@ def test_guarded_parse_that_does_not_answer_in_time_is_killed():
 
     start = time.perf_counter()
     with pytest.raises(TableError, match=r"took more than 0.01 s to parse"):
-        read_table_guarded(_numeric_csv(300_000), memory_limit=1024 * MB, timeout=0.01, filename="d.csv",
-                           max_bytes=100 * MB)
+        read_table_guarded(
+            _numeric_csv(300_000), memory_limit=1024 * MB, timeout=0.01, filename="d.csv", max_bytes=100 * MB
+        )
     assert time.perf_counter() - start < 5
 
 

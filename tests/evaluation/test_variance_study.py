@@ -9,15 +9,19 @@ from evaluation.stats.variance_study import variance_study
 
 def test_standard_deviations_shares_and_their_intervals():
     rng = np.random.default_rng(0)
-    blocks = {"split": 0.8 + 0.02 * rng.standard_normal(10), "init": 0.8 + 0.005 * rng.standard_normal(12),
-              "all": 0.8 + 0.021 * rng.standard_normal(15)}
+    blocks = {
+        "split": 0.8 + 0.02 * rng.standard_normal(10),
+        "init": 0.8 + 0.005 * rng.standard_normal(12),
+        "all": 0.8 + 0.021 * rng.standard_normal(15),
+    }
     r = variance_study(blocks, confidence_level=0.9)
     assert r.sources == ("split", "init") and r.runs.tolist() == [10, 12]
     s = blocks["split"].std(ddof=1)
     assert r.sd[0] == pytest.approx(s)
     # scipy's chi-square quantiles, by hand: the interval of sigma for 9 degrees of freedom
     assert (r.sd_low[0], r.sd_high[0]) == pytest.approx(
-        (np.sqrt(9 * s**2 / stats.chi2.ppf(0.95, 9)), np.sqrt(9 * s**2 / stats.chi2.ppf(0.05, 9))))
+        (np.sqrt(9 * s**2 / stats.chi2.ppf(0.95, 9)), np.sqrt(9 * s**2 / stats.chi2.ppf(0.05, 9)))
+    )
     ratio = s**2 / blocks["all"].var(ddof=1)
     assert r.share[0] == pytest.approx(ratio)
     assert r.share_low[0] == pytest.approx(ratio / stats.f.ppf(0.95, 9, 14))
@@ -27,8 +31,9 @@ def test_standard_deviations_shares_and_their_intervals():
 
 def test_fixed_hyperparameters_underestimate_the_variance():
     rng = np.random.default_rng(1)
-    r = variance_study({"split": rng.normal(0, 1, 30), "all": rng.normal(0, 2, 30),
-                        "all_fixed_hpo": rng.normal(0, 1, 30)})
+    r = variance_study(
+        {"split": rng.normal(0, 1, 30), "all": rng.normal(0, 2, 30), "all_fixed_hpo": rng.normal(0, 1, 30)}
+    )
     assert r.fixed_hpo_ratio < 0.5 and r.fixed_hpo_low < r.fixed_hpo_ratio < r.fixed_hpo_high < 1
 
 
@@ -46,13 +51,16 @@ def test_the_interval_of_a_standard_deviation_covers():
     assert 0.93 <= np.mean([h.share_low[0] <= 4 / 9 <= h.share_high[0] for h in hits]) <= 0.97
 
 
-@pytest.mark.parametrize("blocks, match", [
-    ([1.0, 2.0], r"`blocks` must map each source"),
-    ({"split": [1.0, 2.0]}, r"`blocks` needs the 'all' block"),
-    ({"all": [1.0, 2.0], 3: [1.0, 2.0]}, r"`blocks` keys must be source names"),
-    ({"all": [1.0]}, r"`blocks\['all'\]` needs at least 2 values"),
-    ({"all": [1.0, np.nan]}, r"`blocks\['all'\]` contains NaN or inf"),
-])
+@pytest.mark.parametrize(
+    "blocks, match",
+    [
+        ([1.0, 2.0], r"`blocks` must map each source"),
+        ({"split": [1.0, 2.0]}, r"`blocks` needs the 'all' block"),
+        ({"all": [1.0, 2.0], 3: [1.0, 2.0]}, r"`blocks` keys must be source names"),
+        ({"all": [1.0]}, r"`blocks\['all'\]` needs at least 2 values"),
+        ({"all": [1.0, np.nan]}, r"`blocks\['all'\]` contains NaN or inf"),
+    ],
+)
 def test_errors(blocks, match):
     with pytest.raises(ValueError, match=match):
         variance_study(blocks)

@@ -18,6 +18,4 @@ def parquet_bytes(df):
     return buf.getvalue()
 
 
-DATASET = (
-    "id,x1,x2,label,is_test\n007,1.5,a,cat,0\n008,2.5,b,dog,0\n009,3.5,c,cat,1\n010,4.5,d,bird,1\n"
-)
+DATASET = "id,x1,x2,label,is_test\n007,1.5,a,cat,0\n008,2.5,b,dog,0\n009,3.5,c,cat,1\n010,4.5,d,bird,1\n"

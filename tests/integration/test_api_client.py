@@ -33,9 +33,10 @@ GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 def scoring(monkeypatch):
     """Submissions the API enqueued for scoring (the test scores them itself)."""
     queued: list[int] = []
-    monkeypatch.setattr("leaderboard.services.dispatch.send",
-                        lambda name, args, **kwargs: queued.append(args[0]) if name.endswith("score_submission")
-                        else None)
+    monkeypatch.setattr(
+        "leaderboard.services.dispatch.send",
+        lambda name, args, **kwargs: queued.append(args[0]) if name.endswith("score_submission") else None,
+    )
     return queued
 
 
@@ -44,9 +45,22 @@ def generate_client(base_url: str, folder: Path):
     if not GENERATOR.exists():
         pytest.fail(f"openapi-python-client is not installed ({GENERATOR}); it is pinned in requirements-dev.txt")
     env = {**os.environ, "PATH": f"{GENERATOR.parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # its ruff
-    done = subprocess.run([str(GENERATOR), "generate", "--url", f"{base_url}/api/schema/?format=json",
-                           "--meta", "none", "--output-path", str(folder / "varboard_client")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [
+            str(GENERATOR),
+            "generate",
+            "--url",
+            f"{base_url}/api/schema/?format=json",
+            "--meta",
+            "none",
+            "--output-path",
+            str(folder / "varboard_client"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0 and "Warning" not in output and "Error" not in output, output
     sys.path.insert(0, str(folder))
@@ -63,10 +77,19 @@ def generate_client(base_url: str, folder: Path):
 
 def checked(problems: list[str]):
     """An httpx response hook: each response against the schema."""
+
     def hook(response):
         response.read()
-        problems.extend(response_problems(response.request.method, response.request.url.path, response.status_code,
-                                          response.headers.get("content-type", ""), response.content))
+        problems.extend(
+            response_problems(
+                response.request.method,
+                response.request.url.path,
+                response.status_code,
+                response.headers.get("content-type", ""),
+                response.content,
+            )
+        )
+
     return {"response": [hook]}
 
 
@@ -91,10 +114,16 @@ def test_a_generated_client_round_trips_the_api(live_server, generated, scoring)
 
     def log_in(user):
         token = importlib.import_module("varboard_client.api.auth.auth_token_create").sync(
-            client=anonymous, body=models.LoginRequest(username=user.username, password=PASSWORD))
+            client=anonymous, body=models.LoginRequest(username=user.username, password=PASSWORD)
+        )
         assert isinstance(token, models.TokenResponse), token
-        return AuthenticatedClient(base_url=live_server.url, token=token.token, prefix="Token",
-                                   raise_on_unexpected_status=True, httpx_args=hooks)
+        return AuthenticatedClient(
+            base_url=live_server.url,
+            token=token.token,
+            prefix="Token",
+            raise_on_unexpected_status=True,
+            httpx_args=hooks,
+        )
 
     host, alice = log_in(host_user), log_in(alice_user)
     from varboard_client.api.challenges import (
@@ -107,14 +136,25 @@ def test_a_generated_client_round_trips_the_api(live_server, generated, scoring)
     from varboard_client.api.submissions import submissions_retrieve
 
     frame = digits_frame()
-    challenge = challenges_create.sync(client=host, body=models.ChallengeCreateRequest(
-        title="Generated client", metric=models.MetricEnum("accuracy"), k_runs=2, public_fraction=0.5,
-        dataset=File(payload=io.BytesIO(csv_bytes(frame)), file_name="digits.csv", mime_type="text/csv"),
-        test_column="is_test"))
+    challenge = challenges_create.sync(
+        client=host,
+        body=models.ChallengeCreateRequest(
+            title="Generated client",
+            metric=models.MetricEnum("accuracy"),
+            k_runs=2,
+            public_fraction=0.5,
+            dataset=File(payload=io.BytesIO(csv_bytes(frame)), file_name="digits.csv", mime_type="text/csv"),
+            test_column="is_test",
+        ),
+    )
     assert isinstance(challenge, models.Challenge), challenge
     slug = challenge.slug
     assert sorted(challenge.downloads.additional_properties) == [
-        "hidden_labels", "sample_submission", "test_inputs", "train"]
+        "hidden_labels",
+        "sample_submission",
+        "test_inputs",
+        "train",
+    ]
 
     sample = challenges_data_retrieve.sync(slug, "sample_submission", client=alice)
     labels = challenges_data_retrieve.sync(slug, "hidden_labels", client=host)
@@ -125,15 +165,17 @@ def test_a_generated_client_round_trips_the_api(live_server, generated, scoring)
     truth = dict(line.split(",", 1) for line in labels.splitlines()[1:])
     header = sample.splitlines()[0]  # the columns a predictions file has (id, prediction)
     exact = header + "\n" + "".join(f"{key},{value}\n" for key, value in truth.items())
-    files = [File(payload=io.BytesIO(exact.encode()), file_name=f"seed{i}.csv", mime_type="text/csv")
-             for i in range(2)]
-    submitted = challenges_submissions_create.sync(slug, client=alice, body=models.SubmissionCreateRequest(
-        method_name="exact", files=files))
+    files = [File(payload=io.BytesIO(exact.encode()), file_name=f"seed{i}.csv", mime_type="text/csv") for i in range(2)]
+    submitted = challenges_submissions_create.sync(
+        slug, client=alice, body=models.SubmissionCreateRequest(method_name="exact", files=files)
+    )
     assert isinstance(submitted, models.Submission) and submitted.status.value == "queued", submitted
-    empty = challenges_submissions_create.sync(slug, client=alice, body=models.SubmissionCreateRequest(
-        method_name="nothing"))
+    empty = challenges_submissions_create.sync(
+        slug, client=alice, body=models.SubmissionCreateRequest(method_name="nothing")
+    )
     assert isinstance(empty, models.Error) and empty.errors.additional_properties == {
-        "files": ["Upload at least one predictions file."]}, empty
+        "files": ["Upload at least one predictions file."]
+    }, empty
 
     polled = submissions_retrieve.sync(submitted.id, client=alice)
     assert polled.status.value == "queued"
@@ -146,9 +188,13 @@ def test_a_generated_client_round_trips_the_api(live_server, generated, scoring)
     public = challenges_leaderboard_retrieve.sync(slug, client=alice)
     assert isinstance(public, models.Leaderboard) and public.board.value == "public", public
     assert [(entry.method_name, entry.rank, entry.mean.estimate) for entry in public.entries] == [("exact", 1, 1.0)]
-    private = challenges_leaderboard_retrieve.sync(slug, client=host, board=models.ChallengesLeaderboardRetrieveBoard("private"))
+    private = challenges_leaderboard_retrieve.sync(
+        slug, client=host, board=models.ChallengesLeaderboardRetrieveBoard("private")
+    )
     assert private.board.value == "private" and private.entries[0].public_rank == 1, private
-    closed = challenges_leaderboard_retrieve.sync(slug, client=alice, board=models.ChallengesLeaderboardRetrieveBoard("private"))
+    closed = challenges_leaderboard_retrieve.sync(
+        slug, client=alice, board=models.ChallengesLeaderboardRetrieveBoard("private")
+    )
     assert isinstance(closed, models.Error) and closed.detail, closed
 
     missing = challenges_retrieve.sync("no-such-challenge", client=anonymous)

@@ -30,10 +30,18 @@ def scored_challenge(monkeypatch):
     monkeypatch.setattr("leaderboard.services.dispatch.send", lambda *args, **kwargs: None)  # scored here
     host, alice, bob = make_user("host"), make_user("alice"), make_user("bob")
     challenge, frame = digits_challenge(host, k_runs=3)
-    entries = [submission_create_predictions(
-        challenge=challenge, user=user, method_name=f"entry {i}",
-        files=[UploadedFile(f"p{j}.csv", label_predictions(frame, correct_fraction=0.6 + 0.1 * i, seed=j))
-               for j in range(3)]) for i, user in enumerate((alice, bob))]
+    entries = [
+        submission_create_predictions(
+            challenge=challenge,
+            user=user,
+            method_name=f"entry {i}",
+            files=[
+                UploadedFile(f"p{j}.csv", label_predictions(frame, correct_fraction=0.6 + 0.1 * i, seed=j))
+                for j in range(3)
+            ],
+        )
+        for i, user in enumerate((alice, bob))
+    ]
     for entry in entries:
         submission_score(submission_id=entry.pk)
     assert Run.objects.filter(status="succeeded").count() == 6
@@ -43,14 +51,42 @@ def scored_challenge(monkeypatch):
 def fuzz(base_url: str, tmp_path, label: str, parameters: dict, headers: list[str]) -> dict:
     """One schemathesis pass; returns {"cases": N, "server_errors": [...], "output": text}."""
     config = tmp_path / f"{label}.toml"
-    config.write_text("[parameters]\n" + "".join(f'"{key}" = {json.dumps(value)}\n'
-                                                  for key, value in parameters.items()))
+    config.write_text(
+        "[parameters]\n" + "".join(f'"{key}" = {json.dumps(value)}\n' for key, value in parameters.items())
+    )
     report = tmp_path / f"{label}.ndjson"
-    command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run",
-               f"{base_url}/api/schema/", "--checks", "not_a_server_error", "--max-examples", str(MAX_EXAMPLES),
-               "--max-time", str(SECONDS_PER_PASS), "--workers", "1", "--seed", "1",
-               "--suppress-health-check", "all", "--request-timeout", "30", "--no-color", "--generation-database", "none",
-               "--report", "ndjson", "--report-ndjson-path", str(report), "--warnings", "off"]
+    command = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(config),
+        "run",
+        f"{base_url}/api/schema/",
+        "--checks",
+        "not_a_server_error",
+        "--max-examples",
+        str(MAX_EXAMPLES),
+        "--max-time",
+        str(SECONDS_PER_PASS),
+        "--workers",
+        "1",
+        "--seed",
+        "1",
+        "--suppress-health-check",
+        "all",
+        "--request-timeout",
+        "30",
+        "--no-color",
+        "--generation-database",
+        "none",
+        "--report",
+        "ndjson",
+        "--report-ndjson-path",
+        str(report),
+        "--warnings",
+        "off",
+    ]
     for header in headers:
         command += ["-H", header]
     # One worker thread: with two, schemathesis crashed once in a fresh-clone CI run with CPython
@@ -69,16 +105,24 @@ def fuzz(base_url: str, tmp_path, label: str, parameters: dict, headers: list[st
                     for result in check:
                         if str(result.get("status")).lower() in ("failure", "error"):
                             server_errors.append(result.get("failure_info") or result)
-    return {"cases": cases, "server_errors": server_errors, "returncode": done.returncode,
-            "output": (done.stdout + done.stderr)[-6000:]}
+    return {
+        "cases": cases,
+        "server_errors": server_errors,
+        "returncode": done.returncode,
+        "output": (done.stdout + done.stderr)[-6000:],
+    }
 
 
 def only_network_errors(result: dict) -> bool:
     """A failed pass whose only errors are network errors (the client lost a connection), with no 5xx."""
     output = result["output"]
     summary = output.split("SUMMARY")[-1]
-    return (result["returncode"] != 0 and "Network Error" in summary and "Failures" not in summary
-            and "Server error" not in output)
+    return (
+        result["returncode"] != 0
+        and "Network Error" in summary
+        and "Failures" not in summary
+        and "Server error" not in output
+    )
 
 
 def test_no_5xx_anonymous_or_with_a_token(live_server, scored_challenge, tmp_path):
@@ -92,10 +136,14 @@ def test_no_5xx_anonymous_or_with_a_token(live_server, scored_challenge, tmp_pat
             # CI-like runs: "Connection aborted" on a PATCH, no 5xx): the pass runs again, and must be clean.
             sys.__stderr__.write(f"[schemathesis] {label}: a network error only; the pass runs again\n")
             results[label] = fuzz(live_server.url, tmp_path, label, parameters, headers)
-        print(f"[schemathesis] {label}: {results[label]['cases']} cases, "
-              f"{len(results[label]['server_errors'])} server errors")
-        sys.__stderr__.write(f"[schemathesis] {label}: {results[label]['cases']} cases, "
-                             f"{len(results[label]['server_errors'])} server errors\n")
+        print(
+            f"[schemathesis] {label}: {results[label]['cases']} cases, "
+            f"{len(results[label]['server_errors'])} server errors"
+        )
+        sys.__stderr__.write(
+            f"[schemathesis] {label}: {results[label]['cases']} cases, "
+            f"{len(results[label]['server_errors'])} server errors\n"
+        )
     for result in results.values():
         assert result["cases"] >= 50, result["output"]  # it did exercise the API
         assert result["server_errors"] == [] and result["returncode"] == 0, result["output"]

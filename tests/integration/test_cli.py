@@ -17,8 +17,12 @@ CLI = Path(__file__).resolve().parents[2] / "cli" / "varboard_cli.py"
 
 
 def cli(base: str, home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(home), "VARBOARD_URL": base,
-           "VARBOARD_PASSWORD": PASSWORD}
+    env = {
+        "PATH": os.environ["PATH"],
+        "XDG_CONFIG_HOME": str(home),
+        "VARBOARD_URL": base,
+        "VARBOARD_PASSWORD": PASSWORD,
+    }
     return subprocess.run([sys.executable, str(CLI), *args], env=env, capture_output=True, text=True, timeout=180)
 
 
@@ -39,8 +43,18 @@ def test_contestant_uses_the_cli_end_to_end(live_server, celery_worker_process, 
     listing = cli(live_server.url, tmp_path, "challenges")
     assert challenge.slug in listing.stdout and "accuracy" in listing.stdout
 
-    submit = cli(live_server.url, tmp_path, "submit", challenge.slug, *files, "--method", "cli two seeds", "--wait",
-                 "--timeout", "120")
+    submit = cli(
+        live_server.url,
+        tmp_path,
+        "submit",
+        challenge.slug,
+        *files,
+        "--method",
+        "cli two seeds",
+        "--wait",
+        "--timeout",
+        "120",
+    )
     assert submit.returncode == 0, submit.stdout + submit.stderr
     assert "scored, 2/2 runs finished, 0 failed" in submit.stdout
 

@@ -36,8 +36,13 @@ from tests.serving import wait_until_served
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 #: Short leases and a fast janitor, so that each fault heals within seconds (defaults: 30/10/30/60 s).
-FAST_HEALING = {"VARBOARD_LEASE_S": "4", "VARBOARD_HEARTBEAT_S": "1", "VARBOARD_JANITOR_INTERVAL_S": "2",
-                "VARBOARD_REQUEUE_AFTER_S": "4", "VARBOARD_REPORT_DEBOUNCE_S": "0.2"}
+FAST_HEALING = {
+    "VARBOARD_LEASE_S": "4",
+    "VARBOARD_HEARTBEAT_S": "1",
+    "VARBOARD_JANITOR_INTERVAL_S": "2",
+    "VARBOARD_REQUEUE_AFTER_S": "4",
+    "VARBOARD_REPORT_DEBOUNCE_S": "0.2",
+}
 TRIVIAL = (ROOT / "examples" / "recipes" / "trivial.py").read_bytes()
 AUDIT = """
 CREATE TABLE fault_run_stores (run_id bigint NOT NULL, status text NOT NULL, at timestamptz NOT NULL DEFAULT now());
@@ -59,9 +64,11 @@ DROP TABLE IF EXISTS fault_run_stores;
 
 def slow_recipe(seconds: float) -> UploadedFile:
     """The trivial recipe, sleeping ``seconds`` first: long enough to be caught mid-run."""
-    source = TRIVIAL.replace(b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n",
-                             b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n"
-                             b"    import time\n    time.sleep(%r)\n" % seconds)
+    source = TRIVIAL.replace(
+        b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n",
+        b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n"
+        b"    import time\n    time.sleep(%r)\n" % seconds,
+    )
     assert source != TRIVIAL
     return UploadedFile("slow.py", source)
 
@@ -97,8 +104,11 @@ def workers():
     def start(**kwargs):
         from django.conf import settings
 
-        worker = start_worker(database=database_url(settings.DATABASES["default"]),
-                              env={**FAST_HEALING, **kwargs.pop("env", {})}, **kwargs)
+        worker = start_worker(
+            database=database_url(settings.DATABASES["default"]),
+            env={**FAST_HEALING, **kwargs.pop("env", {})},
+            **kwargs,
+        )
         started.append(worker)
         return worker
 
@@ -110,12 +120,14 @@ def workers():
 def assert_healed(submissions: list[Submission], stores) -> None:
     """Every submission scored, every run succeeded and stored exactly once, nothing queued or running."""
     runs = Run.objects.filter(submission__in=submissions)
-    assert sorted(Submission.objects.filter(pk__in=[s.pk for s in submissions]).values_list("status", flat=True)) \
-        == ["scored"] * len(submissions)
+    assert sorted(Submission.objects.filter(pk__in=[s.pk for s in submissions]).values_list("status", flat=True)) == [
+        "scored"
+    ] * len(submissions)
     assert list(runs.exclude(status="succeeded").values_list("pk", "status", "error_message")) == []
     counts = stores()
-    assert {run_id: counts[run_id] for run_id in runs.values_list("pk", flat=True)} == \
-        {run_id: 1 for run_id in runs.values_list("pk", flat=True)}
+    assert {run_id: counts[run_id] for run_id in runs.values_list("pk", flat=True)} == {
+        run_id: 1 for run_id in runs.values_list("pk", flat=True)
+    }
 
 
 def test_a_worker_killed_mid_run_loses_nothing(redis_server, workers, stores):
@@ -125,25 +137,39 @@ def test_a_worker_killed_mid_run_loses_nothing(redis_server, workers, stores):
     rescuer = workers(broker_url=redis_server.url, node="rescuer", queues="scoring", concurrency=2, beat=True)
     doomed = workers(broker_url=redis_server.url, node="doomed", queues="cpu", concurrency=2)
     submission = submission_create_recipe(challenge=challenge, user=alice, method_name="slow", recipe=slow_recipe(8))
-    wait_for(lambda: Run.objects.filter(submission=submission, status="running").count() == 2, timeout=60,
-             message=doomed.tail)
+    wait_for(
+        lambda: Run.objects.filter(submission=submission, status="running").count() == 2,
+        timeout=60,
+        message=doomed.tail,
+    )
     time.sleep(1.0)  # both runs are inside the sandbox now
     killed_at = time.monotonic()
     os.killpg(doomed.process.pid, signal.SIGKILL)  # the worker and its pool: a container or machine lost
     doomed.process.wait(10)
     app.control.add_consumer("cpu", destination=[rescuer.name], reply=True, timeout=5)
-    wait_for(lambda: Run.objects.filter(submission=submission, status="running", attempts=2).count() == 2,
-             timeout=60, interval=0.1, message=rescuer.tail)
+    wait_for(
+        lambda: Run.objects.filter(submission=submission, status="running", attempts=2).count() == 2,
+        timeout=60,
+        interval=0.1,
+        message=rescuer.tail,
+    )
     redelivered = time.monotonic() - killed_at
-    wait_for(lambda: Submission.objects.get(pk=submission.pk).status == "scored", timeout=90, interval=0.2,
-             message=rescuer.tail)
+    wait_for(
+        lambda: Submission.objects.get(pk=submission.pk).status == "scored",
+        timeout=90,
+        interval=0.2,
+        message=rescuer.tail,
+    )
     recovered = time.monotonic() - killed_at
     assert_healed([submission], stores)
     runs = list(submission.runs.all())
     assert [(run.attempts, run.last_error) for run in runs] == [(2, LOST_WORKER)] * 2  # re-executed, once each
-    report("worker SIGKILLed with 2 runs in flight", recovered,
-           f"both runs claimed again after {redelivered:.1f} s with a {FAST_HEALING['VARBOARD_LEASE_S']} s lease and "
-           f"the janitor every {FAST_HEALING['VARBOARD_JANITOR_INTERVAL_S']} s, then re-run (8 s recipe)")
+    report(
+        "worker SIGKILLed with 2 runs in flight",
+        recovered,
+        f"both runs claimed again after {redelivered:.1f} s with a {FAST_HEALING['VARBOARD_LEASE_S']} s lease and "
+        f"the janitor every {FAST_HEALING['VARBOARD_JANITOR_INTERVAL_S']} s, then re-run (8 s recipe)",
+    )
 
 
 def test_a_redis_restart_without_persistence_loses_nothing(redis_server, workers, stores):
@@ -152,24 +178,39 @@ def test_a_redis_restart_without_persistence_loses_nothing(redis_server, workers
     host = make_user("host")
     challenge, frame = digits_challenge(host, k_runs=20, master_seed=4)
     users = [make_user(name) for name in ("alice", "bob", "carol", "dave")]
-    submissions = [submission_create_predictions(challenge=challenge, user=user, method_name=f"p{i}",
-                                                 files=[UploadedFile("p.csv", label_predictions(frame, seed=i))])
-                   for i, user in enumerate(users[:3])]
-    submissions.append(submission_create_recipe(challenge=challenge, user=users[3], method_name="trivial",
-                                                recipe=UploadedFile("trivial.py", TRIVIAL)))
+    submissions = [
+        submission_create_predictions(
+            challenge=challenge,
+            user=user,
+            method_name=f"p{i}",
+            files=[UploadedFile("p.csv", label_predictions(frame, seed=i))],
+        )
+        for i, user in enumerate(users[:3])
+    ]
+    submissions.append(
+        submission_create_recipe(
+            challenge=challenge, user=users[3], method_name="trivial", recipe=UploadedFile("trivial.py", TRIVIAL)
+        )
+    )
     broker = redis.Redis.from_url(redis_server.url)
     assert (broker.llen("scoring"), broker.llen("cpu")) == (3, 20)
     restarted_at = time.monotonic()
     redis_server.restart()
     assert (broker.llen("scoring"), broker.llen("cpu")) == (0, 0)  # all 23 tasks are gone
-    worker = workers(broker_url=redis_server.url, node="after-restart", queues="scoring,cpu", concurrency=2,
-                     beat=True)
-    wait_for(lambda: Submission.objects.filter(pk__in=[s.pk for s in submissions], status="scored").count() == 4,
-             timeout=120, interval=0.3, message=worker.tail)
+    worker = workers(broker_url=redis_server.url, node="after-restart", queues="scoring,cpu", concurrency=2, beat=True)
+    wait_for(
+        lambda: Submission.objects.filter(pk__in=[s.pk for s in submissions], status="scored").count() == 4,
+        timeout=120,
+        interval=0.3,
+        message=worker.tail,
+    )
     recovered = time.monotonic() - restarted_at
     assert_healed(submissions, stores)
-    report("Redis restarted without persistence, 3 scorings and 20 runs queued", recovered,
-           f"requeue after {FAST_HEALING['VARBOARD_REQUEUE_AFTER_S']} s, includes the worker's start")
+    report(
+        "Redis restarted without persistence, 3 scorings and 20 runs queued",
+        recovered,
+        f"requeue after {FAST_HEALING['VARBOARD_REQUEUE_AFTER_S']} s, includes the worker's start",
+    )
 
 
 # ---------------------------------------------------------------- the database falls over
@@ -183,8 +224,9 @@ print(json.dumps({"slug": challenge.slug, "token": token_create(user=alice)[1]})
 """
 
 
-def own_database(cluster, redis_server, tmp_path, *, k_runs: int = 10, script: str = SETUP_SCRIPT
-                 ) -> tuple[str, dict, dict]:
+def own_database(
+    cluster, redis_server, tmp_path, *, k_runs: int = 10, script: str = SETUP_SCRIPT
+) -> tuple[str, dict, dict]:
     """On ``cluster``: a migrated database set up by ``script`` (by default a digits challenge of
     ``k_runs`` runs and alice's token) and the store-counting trigger. Returns its URL, the
     environment of processes using it, and what the script printed last (JSON)."""
@@ -193,13 +235,26 @@ def own_database(cluster, redis_server, tmp_path, *, k_runs: int = 10, script: s
     with psycopg.connect(cluster.url, autocommit=True) as admin:
         admin.execute("CREATE DATABASE varboard")
     database = cluster.url.rsplit("/", 1)[0] + "/varboard"
-    env = {**os.environ, **FAST_HEALING, "DATABASE_URL": database, "CELERY_BROKER_URL": redis_server.url,
-           "VARBOARD_VAR_DIR": str(tmp_path / "var"), "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
-           "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        **FAST_HEALING,
+        "DATABASE_URL": database,
+        "CELERY_BROKER_URL": redis_server.url,
+        "VARBOARD_VAR_DIR": str(tmp_path / "var"),
+        "VARBOARD_MEDIA_ROOT": str(tmp_path / "media"),
+        "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+        "PYTHONUNBUFFERED": "1",
+    }
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=300)
-    setup = subprocess.run([sys.executable, "manage.py", "shell", "-c",
-                            script.replace("k_runs=10", f"k_runs={k_runs}")],
-                           cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=120)
+    setup = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script.replace("k_runs=10", f"k_runs={k_runs}")],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     with psycopg.connect(database, autocommit=True) as db:
         db.execute(AUDIT)
     return database, env, json.loads(setup.stdout.strip().splitlines()[-1])
@@ -213,15 +268,35 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "leaderboard.wsgi:application", "--bind",
-                 f"127.0.0.1:{self.port}", "--workers", "2", "--timeout", "60"],
-                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "leaderboard.wsgi:application",
+                    "--bind",
+                    f"127.0.0.1:{self.port}",
+                    "--workers",
+                    "2",
+                    "--timeout",
+                    "60",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.log_path = log_path
         try:  # short requests, retried inside one bounded wait: a loaded machine is slow to answer the first
-            wait_until_served(f"{self.url}/health/live", deadline_s=60, request_timeout_s=5,
-                              ready=lambda response: response.status_code == 200, process=self.process,
-                              output=lambda: log_path.read_text()[-3000:])
+            wait_until_served(
+                f"{self.url}/health/live",
+                deadline_s=60,
+                request_timeout_s=5,
+                ready=lambda response: response.status_code == 200,
+                process=self.process,
+                output=lambda: log_path.read_text()[-3000:],
+            )
         except BaseException:
             self.stop()  # a server that never came up ends with the test too
             raise
@@ -281,19 +356,39 @@ def test_a_postgresql_restart_during_runs_and_requests_loses_nothing(redis_serve
     server = worker = None
     try:
         database, env, made = own_database(cluster, redis_server, tmp_path, k_runs=10)
-        worker = start_worker(broker_url=redis_server.url, database=database, node="pg-fault", queues="scoring,cpu",
-                              concurrency=2, beat=True, env={**FAST_HEALING, "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
-                                                             "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
+        worker = start_worker(
+            broker_url=redis_server.url,
+            database=database,
+            node="pg-fault",
+            queues="scoring,cpu",
+            concurrency=2,
+            beat=True,
+            env={
+                **FAST_HEALING,
+                "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
+                "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"],
+            },
+        )
         server = Server(env, tmp_path / "gunicorn.log")
         headers = {"Authorization": f"Token {made['token']}"}
         recipe = slow_recipe(1.5)
-        response = requests.post(f"{server.url}/api/challenges/{made['slug']}/submissions/", headers=headers,
-                                 data={"kind": "recipe", "method_name": "slow"},
-                                 files=[("recipe", (recipe.name, recipe.data, "text/x-python"))], timeout=30)
+        response = requests.post(
+            f"{server.url}/api/challenges/{made['slug']}/submissions/",
+            headers=headers,
+            data={"kind": "recipe", "method_name": "slow"},
+            files=[("recipe", (recipe.name, recipe.data, "text/x-python"))],
+            timeout=30,
+        )
         assert response.status_code == 202, response.text
         submission_url = f"{server.url}/api/submissions/{response.json()['id']}/"
-        load = ReadLoad([f"{server.url}/api/challenges/{made['slug']}/leaderboard/", submission_url,
-                         f"{server.url}/c/{made['slug']}/"], headers)
+        load = ReadLoad(
+            [
+                f"{server.url}/api/challenges/{made['slug']}/leaderboard/",
+                submission_url,
+                f"{server.url}/c/{made['slug']}/",
+            ],
+            headers,
+        )
         load.start()
 
         def progress() -> dict:
@@ -315,27 +410,33 @@ def test_a_postgresql_restart_during_runs_and_requests_loses_nothing(redis_serve
 
         body = wait_for(scored, timeout=150, interval=0.3, message=worker.tail)
         recovered = time.monotonic() - restarted_at
-        first_ok = wait_for(lambda: requests.get(f"{server.url}/health/ready", timeout=5).status_code == 200,
-                            timeout=30)
+        first_ok = wait_for(
+            lambda: requests.get(f"{server.url}/health/ready", timeout=5).status_code == 200, timeout=30
+        )
         load.stopped.set()
         load.join(30)
         with psycopg.connect(database) as db:
             rows = db.execute("SELECT id, status, attempts FROM leaderboard_run ORDER BY index").fetchall()
             counts = Counter(r[0] for r in db.execute("SELECT run_id FROM fault_run_stores").fetchall())
-            stuck = db.execute("SELECT count(*) FROM leaderboard_run WHERE status IN ('queued', 'running')"
-                               ).fetchone()[0]
+            stuck = db.execute("SELECT count(*) FROM leaderboard_run WHERE status IN ('queued', 'running')").fetchone()[
+                0
+            ]
         assert body["status"] == "scored" and body["progress"]["succeeded"] == 10, body
         assert [status for _, status, _ in rows] == ["succeeded"] * 10 and stuck == 0
         assert {run_id: counts[run_id] for run_id, _, _ in rows} == {run_id: 1 for run_id, _, _ in rows}
-        assert load.statuses[500] == 0 and not any(isinstance(s, int) and s >= 500 and s != 503
-                                                   for s in load.statuses), load.statuses
+        assert load.statuses[500] == 0 and not any(
+            isinstance(s, int) and s >= 500 and s != 503 for s in load.statuses
+        ), load.statuses
         assert load.retry_after <= {"5"}, load.retry_after
         assert first_ok
         retried = sum(attempts > 1 for _, _, attempts in rows)
-        report("PostgreSQL crashed and restarted (1 s down) during 10 runs and a read load", recovered,
-               f"down {up_again - restarted_at:.1f} s; the web answered 200 again "
-               f"{max(load.last_failure - up_again, 0):.1f} s after it was back; {retried} runs retried; requests: "
-               f"{dict(sorted(load.statuses.items(), key=str))}")
+        report(
+            "PostgreSQL crashed and restarted (1 s down) during 10 runs and a read load",
+            recovered,
+            f"down {up_again - restarted_at:.1f} s; the web answered 200 again "
+            f"{max(load.last_failure - up_again, 0):.1f} s after it was back; {retried} runs retried; requests: "
+            f"{dict(sorted(load.statuses.items(), key=str))}",
+        )
     finally:
         if server is not None:
             server.stop()
@@ -377,18 +478,31 @@ def test_a_postgresql_outage_of_half_a_minute_keeps_every_result_and_every_runni
         database, env, made = own_database(cluster, redis_server, tmp_path, k_runs=2)
         with psycopg.connect(database, autocommit=True) as db:
             db.execute(REQUEUES)
-        worker = start_worker(broker_url=redis_server.url, database=database, node="pg-outage", queues="scoring,cpu",
-                              concurrency=5, beat=True, env={**FAST_HEALING, "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
-                                                             "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
+        worker = start_worker(
+            broker_url=redis_server.url,
+            database=database,
+            node="pg-outage",
+            queues="scoring,cpu",
+            concurrency=5,
+            beat=True,
+            env={
+                **FAST_HEALING,
+                "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
+                "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"],
+            },
+        )
         server = Server(env, tmp_path / "gunicorn.log")
         entries = {}  # name -> (submission id, the recipe's sleep, when it was posted)
         for name, seconds in (("long", long_s), ("short", short_s)):
             recipe = slow_recipe(seconds)
             posted = time.monotonic()
-            response = requests.post(f"{server.url}/api/challenges/{made['slug']}/submissions/",
-                                     headers={"Authorization": f"Token {made['token']}"},
-                                     data={"kind": "recipe", "method_name": name},
-                                     files=[("recipe", (recipe.name, recipe.data, "text/x-python"))], timeout=30)
+            response = requests.post(
+                f"{server.url}/api/challenges/{made['slug']}/submissions/",
+                headers={"Authorization": f"Token {made['token']}"},
+                data={"kind": "recipe", "method_name": name},
+                files=[("recipe", (recipe.name, recipe.data, "text/x-python"))],
+                timeout=30,
+            )
             assert response.status_code == 202, response.text
             entries[name] = (response.json()["id"], seconds, posted)
         server.stop()  # the web tier is not under test here
@@ -399,8 +513,14 @@ def test_a_postgresql_outage_of_half_a_minute_keeps_every_result_and_every_runni
                 return db.execute(sql, params).fetchall()
 
         running = "SELECT count(*) FROM leaderboard_run WHERE submission_id = ANY(%s) AND status = 'running'"
-        wait_for(lambda: query(running, list(ids))[0][0] == 4, timeout=120, interval=0.2, message=lambda: "\n".join(
-            line for line in worker.log_path.read_text().splitlines() if "janitor" not in line)[-4000:])
+        wait_for(
+            lambda: query(running, list(ids))[0][0] == 4,
+            timeout=120,
+            interval=0.2,
+            message=lambda: "\n".join(
+                line for line in worker.log_path.read_text().splitlines() if "janitor" not in line
+            )[-4000:],
+        )
         start_s = time.monotonic() - max(posted for _, _, posted in entries.values())  # from a post to running
         time.sleep(1.0)  # every run is inside its sandbox; the short ones end about 4 s into the outage
         down_at = time.monotonic()
@@ -422,28 +542,33 @@ def test_a_postgresql_outage_of_half_a_minute_keeps_every_result_and_every_runni
             return len(finished) == 2
 
         wait_for(all_ended, timeout=150, interval=0.2, message=worker.tail)
-        rows = query("SELECT id, status, attempts, last_error FROM leaderboard_run WHERE submission_id = ANY(%s) "
-                     "ORDER BY id", list(ids))
+        rows = query(
+            "SELECT id, status, attempts, last_error FROM leaderboard_run WHERE submission_id = ANY(%s) ORDER BY id",
+            list(ids),
+        )
         counts = Counter(r[0] for r in query("SELECT run_id FROM fault_run_stores"))
         requeued = query("SELECT run_id, last_error FROM fault_run_requeues")
         statuses = query("SELECT status FROM leaderboard_submission WHERE id = ANY(%s)", list(ids))
-        assert sorted(status for status, in statuses) == ["scored", "scored"], worker.tail()
+        assert sorted(status for (status,) in statuses) == ["scored", "scored"], worker.tail()
         assert [status for _, status, _, _ in rows] == ["succeeded"] * 4
         assert {run_id: counts[run_id] for run_id, *_ in rows} == {run_id: 1 for run_id, *_ in rows}
-        assert [(attempts, last_error) for _, _, attempts, last_error in rows] == [(1, "")] * 4, \
+        assert [(attempts, last_error) for _, _, attempts, last_error in rows] == [(1, "")] * 4, (
             f"executed again after the outage: {rows}"
+        )
         assert requeued == [], f"queued again while their worker ran them: {requeued}"
         took = {name: finished[name] - posted for name, (_, _, posted) in entries.items()}
         for name, (_, seconds, _) in entries.items():  # what it takes without an outage, plus the outage
             assert took[name] < start_s + seconds + (up_at - down_at) + 15, (name, took, start_s)
         recovered = max(finished.values()) - up_at
         assert recovered < 120
-        report(f"PostgreSQL down {up_at - down_at:.0f} s while 2 runs finished and 2 ran on past it",
-               finished["short"] - up_at,
-               f"the short entry ({short_s:g} s runs) scored that long after the database's return, the long one "
-               f"({long_s:g} s runs, ending after it) {finished['long'] - up_at:.1f} s after; entries took "
-               f"{took['short']:.0f} s and {took['long']:.0f} s (runs started {start_s:.1f} s after their post); "
-               "no run executed twice or queued again, each stored once")
+        report(
+            f"PostgreSQL down {up_at - down_at:.0f} s while 2 runs finished and 2 ran on past it",
+            finished["short"] - up_at,
+            f"the short entry ({short_s:g} s runs) scored that long after the database's return, the long one "
+            f"({long_s:g} s runs, ending after it) {finished['long'] - up_at:.1f} s after; entries took "
+            f"{took['short']:.0f} s and {took['long']:.0f} s (runs started {start_s:.1f} s after their post); "
+            "no run executed twice or queued again, each stored once",
+        )
     finally:
         if server is not None:
             server.stop()
@@ -485,26 +610,39 @@ def test_a_postgresql_blip_during_the_report_recompute_leaves_no_entry_off_the_b
     worker = server = load = None
     try:
         database, env, made = own_database(cluster, redis_server, tmp_path, script=BLIP_SETUP)
-        worker = start_worker(broker_url=redis_server.url, database=database, node="pg-blip", queues="scoring",
-                              concurrency=2, env={**FAST_HEALING, "VARBOARD_REPORT_DEBOUNCE_S": "600",
-                                                  "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
-                                                  "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"]})
+        worker = start_worker(
+            broker_url=redis_server.url,
+            database=database,
+            node="pg-blip",
+            queues="scoring",
+            concurrency=2,
+            env={
+                **FAST_HEALING,
+                "VARBOARD_REPORT_DEBOUNCE_S": "600",
+                "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
+                "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"],
+            },
+        )
         server = Server(env, tmp_path / "gunicorn.log")
         headers = {"Authorization": f"Token {made['token']}"}
         board_url = f"{server.url}/api/challenges/{made['slug']}/leaderboard/"
 
         def scored() -> bool:
             with psycopg.connect(database, connect_timeout=3) as db:
-                return db.execute("SELECT count(*) FROM leaderboard_submission WHERE status = 'scored'"
-                                  ).fetchone()[0] == 3
+                return (
+                    db.execute("SELECT count(*) FROM leaderboard_submission WHERE status = 'scored'").fetchone()[0] == 3
+                )
 
         def on_board() -> set[int]:
             try:
                 response = requests.get(board_url, headers=headers, timeout=10)
             except requests.RequestException:
                 return set()
-            return {entry["submission_id"] for entry in response.json()["entries"]} \
-                if response.status_code == 200 else set()
+            return (
+                {entry["submission_id"] for entry in response.json()["entries"]}
+                if response.status_code == 200
+                else set()
+            )
 
         wait_for(scored, timeout=90, interval=0.2, message=worker.tail)
         assert on_board() == set(), "the recompute ran before the blip"  # scored, not yet on the board
@@ -522,14 +660,20 @@ def test_a_postgresql_blip_during_the_report_recompute_leaves_no_entry_off_the_b
         time.sleep(1.0)  # the load reads the whole board a while longer
         load.stopped.set()
         load.join(30)
-        retried = [line for line in worker.log_path.read_text().splitlines()
-                   if "recompute_report" in line and "Retry in" in line]
+        retried = [
+            line
+            for line in worker.log_path.read_text().splitlines()
+            if "recompute_report" in line and "Retry in" in line
+        ]
         assert retried, f"the recompute never met the outage:\n{worker.tail()}"
         assert not any(isinstance(s, int) and s >= 500 and s != 503 for s in load.statuses), load.statuses
         assert recovered < 15, recovered  # the janitor resends a pending report after 60-90 s (the defaults)
-        report(f"PostgreSQL blip of {up_at - down_at:.1f} s during the report recompute", recovered,
-               f"measured from the database's return; {len(retried)} retries of the recompute; requests: "
-               f"{dict(sorted(load.statuses.items(), key=str))}")
+        report(
+            f"PostgreSQL blip of {up_at - down_at:.1f} s during the report recompute",
+            recovered,
+            f"measured from the database's return; {len(retried)} retries of the recompute; requests: "
+            f"{dict(sorted(load.statuses.items(), key=str))}",
+        )
     finally:
         if load is not None:
             load.stopped.set()

@@ -26,10 +26,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 def test_rounded_probes_are_indistinguishable_through_the_api_and_a_real_worker(live_server, celery_worker_process):
     host, _alice = make_user("host"), make_user("alice")
-    challenge, _ = digits_challenge(host, title="Rounded e2e", feedback="rounded", feedback_digits=1,
-                                    daily_quota=20, bootstrap_resamples=200)
-    token = requests.post(f"{live_server.url}/api/auth/token/", data={"username": "alice", "password": PASSWORD},
-                          timeout=10).json()["token"]
+    challenge, _ = digits_challenge(
+        host, title="Rounded e2e", feedback="rounded", feedback_digits=1, daily_quota=20, bootstrap_resamples=200
+    )
+    token = requests.post(
+        f"{live_server.url}/api/auth/token/", data={"username": "alice", "password": PASSWORD}, timeout=10
+    ).json()["token"]
     headers = {"Authorization": f"Token {token}"}
     ids = dataset_test_ids(dataset=challenge.dataset)
     truth = np.asarray(dataset_hidden_labels(dataset=challenge.dataset)).astype(str)
@@ -43,9 +45,13 @@ def test_rounded_probes_are_indistinguishable_through_the_api_and_a_real_worker(
     submitted = []
     for k, labels in enumerate(files):
         data = csv_bytes(pd.DataFrame({"id": ids, "prediction": list(labels)}))
-        response = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/submissions/", headers=headers,
-                                 data={"method_name": f"probe {k}"}, files=[("files", ("p.csv", data, "text/csv"))],
-                                 timeout=30)
+        response = requests.post(
+            f"{live_server.url}/api/challenges/{challenge.slug}/submissions/",
+            headers=headers,
+            data={"method_name": f"probe {k}"},
+            files=[("files", ("p.csv", data, "text/csv"))],
+            timeout=30,
+        )
         assert response.status_code == 202, response.text
         submitted.append(response.json()["id"])
 
@@ -65,8 +71,9 @@ def test_rounded_probes_are_indistinguishable_through_the_api_and_a_real_worker(
     assert [row["submission_id"] for row in board["entries"]] == sorted(submitted)
     fixer, base_id = submitted[1], submitted[0]
     assert exact[fixer] > exact[base_id]
-    pair = requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/compare/?a={fixer}&b={base_id}",
-                        timeout=30).json()
+    pair = requests.get(
+        f"{live_server.url}/api/challenges/{challenge.slug}/compare/?a={fixer}&b={base_id}", timeout=30
+    ).json()
     assert pair["comparison"] is None and "rounded to 1 digit" in pair["reason"]
     for submission_id in submitted:
         body = requests.get(f"{live_server.url}/api/submissions/{submission_id}/", headers=headers, timeout=10).json()

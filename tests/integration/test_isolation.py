@@ -45,36 +45,72 @@ from tests.recipes.unprivileged import PYTHON, WORKER_UID, needs_worker_uid
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 QUEUE = "isolation-test"  # the session's own worker never consumes it
-CANARIES = {"DJANGO_SECRET_KEY": "worker-secret-key-6a0f3e", "VARBOARD_RUNNER_TOKEN": "runner-token-1d77c2",
-            "AWS_SECRET_ACCESS_KEY": "aws-secret-9b41e0"}
+CANARIES = {
+    "DJANGO_SECRET_KEY": "worker-secret-key-6a0f3e",
+    "VARBOARD_RUNNER_TOKEN": "runner-token-1d77c2",
+    "AWS_SECRET_ACCESS_KEY": "aws-secret-9b41e0",
+}
 EXAMPLES = ROOT / "examples"
 
 
-def start_worker(*, name: str, queues: str, media: Path, as_uid: int | None = None, extra_env=None,
-                 concurrency: int = 1) -> WorkerProcess:
+def start_worker(
+    *, name: str, queues: str, media: Path, as_uid: int | None = None, extra_env=None, concurrency: int = 1
+) -> WorkerProcess:
     """A Celery worker on the test database and this run's Redis database, as root or as ``as_uid``."""
     from django.conf import settings
 
     name = f"{name}-{os.getpid()}"  # never confused with a worker another test run left behind
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "DATABASE_URL": database_url(settings.DATABASES["default"]),
-           "DATABASE_CONN_MAX_AGE": "0", "CELERY_BROKER_URL": redis_broker_url(), "PYTHONUNBUFFERED": "1",
-           "VARBOARD_MEDIA_ROOT": str(media), "VARBOARD_VAR_DIR": str(media.parent / "var"), **CANARIES,
-           **(extra_env or {})}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "DATABASE_URL": database_url(settings.DATABASES["default"]),
+        "DATABASE_CONN_MAX_AGE": "0",
+        "CELERY_BROKER_URL": redis_broker_url(),
+        "PYTHONUNBUFFERED": "1",
+        "VARBOARD_MEDIA_ROOT": str(media),
+        "VARBOARD_VAR_DIR": str(media.parent / "var"),
+        **CANARIES,
+        **(extra_env or {}),
+    }
     python, prefix = [sys.executable], []
     if as_uid is not None:
         python = [PYTHON, "-S"]
         prefix = ["setpriv", f"--reuid={as_uid}", f"--regid={as_uid}", "--clear-groups"]
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]])
-    command = [*prefix, *python, "-m", "celery", "-A", "leaderboard", "worker", "-Q", queues, "-c", str(concurrency),
-               "--loglevel=INFO", "-n", f"{name}@%h", "--without-gossip", "--without-mingle"]
+    command = [
+        *prefix,
+        *python,
+        "-m",
+        "celery",
+        "-A",
+        "leaderboard",
+        "worker",
+        "-Q",
+        queues,
+        "-c",
+        str(concurrency),
+        "--loglevel=INFO",
+        "-n",
+        f"{name}@%h",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     log_path = media.parent / f"{name}.log"
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
     worker = WorkerProcess(process, f"{name}@{socket.gethostname()}", redis_broker_url(), log_path)
     try:
-        wait_for(worker.ping, timeout=90, interval=0.5,
-                 message=lambda: f"{worker.name} to answer; its log:\n{worker.tail()}")
+        wait_for(
+            worker.ping, timeout=90, interval=0.5, message=lambda: f"{worker.name} to answer; its log:\n{worker.tail()}"
+        )
     except BaseException:
         worker.stop()
         raise
@@ -120,8 +156,9 @@ def _submit(challenge, user, recipe: str, hyperparameters: dict, label: str, fol
 
     upload = UploadedFile(name=f"{recipe}.py", data=(EXAMPLES / folder / f"{recipe}.py").read_bytes())
     with mock.patch.object(dispatch, "send"):  # published below, to this module's queue
-        return submission_create_recipe(challenge=challenge, user=user, method_name=label, recipe=upload,
-                                        hyperparameters=hyperparameters)
+        return submission_create_recipe(
+            challenge=challenge, user=user, method_name=label, recipe=upload, hyperparameters=hyperparameters
+        )
 
 
 def _execute_in_order(submissions, worker: WorkerProcess, timeout: float) -> None:
@@ -132,8 +169,12 @@ def _execute_in_order(submissions, worker: WorkerProcess, timeout: float) -> Non
     run_ids = [run.pk for s in submissions for run in s.runs.order_by("index")]
     for run_id in run_ids:
         send(EXECUTE_RUN, (run_id,), queue=QUEUE)
-    wait_for(lambda: Run.objects.filter(pk__in=run_ids, status__in=("succeeded", "failed")).count() == len(run_ids),
-             timeout=timeout, interval=1, message=worker.tail)
+    wait_for(
+        lambda: Run.objects.filter(pk__in=run_ids, status__in=("succeeded", "failed")).count() == len(run_ids),
+        timeout=timeout,
+        interval=1,
+        message=worker.tail,
+    )
 
 
 def _host_processes_with(marker: str) -> list[str]:
@@ -153,8 +194,7 @@ def _hostile_batch(challenge, user, host_files: dict) -> list:
     submissions = []
     for name, steps in cases(host_files).items():
         for number, step in enumerate(steps):
-            submissions.append((name, _submit(challenge, user, step.recipe, step.hyperparameters,
-                                              f"{name} {number}")))
+            submissions.append((name, _submit(challenge, user, step.recipe, step.hyperparameters, f"{name} {number}")))
     return submissions
 
 
@@ -165,8 +205,9 @@ def test_hostile_recipes_through_a_real_worker(as_uid, transactional_db, worker_
     from leaderboard.services.dataset_files import dataset_frame
     from tests.platform.factories import digits_challenge, make_user
 
-    challenge, _ = digits_challenge(make_user("host"), k_runs=1, daily_quota=0, total_quota=0,
-                                    run_time_limit_s=10, run_memory_limit_mb=1024)
+    challenge, _ = digits_challenge(
+        make_user("host"), k_runs=1, daily_quota=0, total_quota=0, run_time_limit_s=10, run_memory_limit_mb=1024
+    )
     host_files = make_host_files(str(worker_media.parent / "host"))
     hidden = dataset_frame(dataset=challenge.dataset, part="hidden_labels")
     hidden_lines = [f"{row.id},{row.label}" for row in hidden.itertuples()][:20]
@@ -196,16 +237,22 @@ def test_hostile_recipes_through_a_real_worker(as_uid, transactional_db, worker_
         run = Run.objects.get(submission=submission)
         if submission.method_name in ("posix_shm 1", "previous_run 1") or submission_label not in expected_success:
             assert run.status == "failed", (submission.method_name, run.log[-500:])
-    assert "nothing of another run in view" in Run.objects.get(submission__method_name="previous_run 1",
-                                                               submission__challenge=challenge).error_message
+    assert (
+        "nothing of another run in view"
+        in Run.objects.get(submission__method_name="previous_run 1", submission__challenge=challenge).error_message
+    )
     # Warm starts are on by default: most runs took the sandbox prepared while the run before them executed.
     warm = [run.fingerprint.get("warm_start") for run in outcomes.values()]
     assert sum(bool(w) for w in warm) >= len(warm) // 2, warm
     # Random bytes (NULs included) in the log are stored, not a database error that loses the run.
-    assert "output limit" in Run.objects.get(submission__method_name="garbage_output 0",
-                                             submission__challenge=challenge).error_message
-    assert "/dev/shm is empty" in Run.objects.get(submission__method_name="posix_shm 1",
-                                                 submission__challenge=challenge).error_message
+    assert (
+        "output limit"
+        in Run.objects.get(submission__method_name="garbage_output 0", submission__challenge=challenge).error_message
+    )
+    assert (
+        "/dev/shm is empty"
+        in Run.objects.get(submission__method_name="posix_shm 1", submission__challenge=challenge).error_message
+    )
     assert Run.objects.get(submission=trivial).status == "succeeded"
     assert _host_processes_with(f"sleep {DAEMON_MARKER}") == []
     assert not [name for name in os.listdir("/dev/shm") if SHM_TOKEN in name]
@@ -256,12 +303,20 @@ def test_a_worker_that_cannot_isolate_refuses_the_recipe_queues(transactional_db
         replies = app.control.inspect([worker.name], timeout=5).active_queues() or {}
         consumed = {queue["name"] for queue in replies.get(worker.name, [])}
         assert consumed == {"scoring"}, replies
-        assert "refusing to consume the recipe queues cpu: recipe runs cannot be isolated here: bubblewrap is not " \
-               "installed" in worker.tail(400), worker.tail()
+        assert (
+            "refusing to consume the recipe queues cpu: recipe runs cannot be isolated here: bubblewrap is not "
+            "installed" in worker.tail(400)
+        ), worker.tail()
     finally:
         worker.stop()
-    probe = subprocess.run([sys.executable, "-m", "execution.probe"], cwd=ROOT, capture_output=True, text=True,
-                           env={**os.environ, **broken}, timeout=60)
+    probe = subprocess.run(
+        [sys.executable, "-m", "execution.probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **broken},
+        timeout=60,
+    )
     assert probe.returncode == 1 and "isolation unavailable: bubblewrap is not installed" in probe.stdout
 
 
@@ -274,8 +329,12 @@ def test_the_unsandboxed_override_runs_and_says_so_everywhere(transactional_db, 
     alice = make_user("alice")
     submission = _submit(challenge, alice, "trivial", {}, "trivial, unsandboxed", folder="recipes")
     _own_media(worker_media)
-    worker = start_worker(name="isolation-override", queues=QUEUE, media=worker_media,
-                          extra_env={"VARBOARD_BWRAP": "/nonexistent/bwrap", "VARBOARD_ALLOW_UNSANDBOXED": "1"})
+    worker = start_worker(
+        name="isolation-override",
+        queues=QUEUE,
+        media=worker_media,
+        extra_env={"VARBOARD_BWRAP": "/nonexistent/bwrap", "VARBOARD_ALLOW_UNSANDBOXED": "1"},
+    )
     try:
         _execute_in_order([submission], worker, timeout=120)
         assert "recipe runs are NOT isolated" in worker.tail() or "UNSANDBOXED" in worker.tail().upper()
@@ -299,8 +358,12 @@ def test_recipe_runs_never_start_without_isolation_even_if_queued(transactional_
     submission = _submit(challenge, make_user("alice"), "read_secrets", {"paths": ["/etc/hostname"]}, "queued")
     _own_media(worker_media)
     # The queue is not a recipe queue, so the start-up check does not apply: the per-run check must.
-    worker = start_worker(name="isolation-per-run", queues=QUEUE, media=worker_media,
-                          extra_env={"VARBOARD_BWRAP": "/nonexistent/bwrap", "VARBOARD_MAX_RUN_ATTEMPTS": "1"})
+    worker = start_worker(
+        name="isolation-per-run",
+        queues=QUEUE,
+        media=worker_media,
+        extra_env={"VARBOARD_BWRAP": "/nonexistent/bwrap", "VARBOARD_MAX_RUN_ATTEMPTS": "1"},
+    )
     try:
         _execute_in_order([submission], worker, timeout=120)
     finally:

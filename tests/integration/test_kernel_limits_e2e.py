@@ -42,9 +42,13 @@ def _submit(challenge, user, label: str, source: str, hyperparameters: dict):
     from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 
     with mock.patch.object(dispatch, "send"):  # published by _execute_in_order, to the test queue
-        return submission_create_recipe(challenge=challenge, user=user, method_name=label,
-                                        recipe=UploadedFile(name="recipe.py", data=source.encode()),
-                                        hyperparameters=hyperparameters)
+        return submission_create_recipe(
+            challenge=challenge,
+            user=user,
+            method_name=label,
+            recipe=UploadedFile(name="recipe.py", data=source.encode()),
+            hyperparameters=hyperparameters,
+        )
 
 
 @pytest.fixture
@@ -62,13 +66,19 @@ def test_kernel_limits_and_warm_imports_through_a_real_worker(as_uid, transactio
     from leaderboard.models import Run
     from tests.platform.factories import digits_challenge, make_user
 
-    challenge, _ = digits_challenge(make_user("host"), k_runs=1, daily_quota=0, total_quota=0,
-                                    run_time_limit_s=60, run_memory_limit_mb=4096)
+    challenge, _ = digits_challenge(
+        make_user("host"), k_runs=1, daily_quota=0, total_quota=0, run_time_limit_s=60, run_memory_limit_mb=4096
+    )
     alice = make_user("alice")
     batch = [(label, _submit(challenge, alice, label, source, hp)) for label, source, hp in ATTACKS]
     _own_media(worker_media)
-    worker = start_worker(name=f"k21-{as_uid or 'root'}", queues=QUEUE, media=worker_media, as_uid=as_uid,
-                          extra_env={"TMPDIR": str(run_tmp)})
+    worker = start_worker(
+        name=f"k21-{as_uid or 'root'}",
+        queues=QUEUE,
+        media=worker_media,
+        as_uid=as_uid,
+        extra_env={"TMPDIR": str(run_tmp)},
+    )
     try:
         _execute_in_order([s for _, s in batch], worker, timeout=400)
         worker.assert_alive()
@@ -78,7 +88,10 @@ def test_kernel_limits_and_warm_imports_through_a_real_worker(as_uid, transactio
     for label in ("chmod0300", "nested"):
         run = runs[label]
         assert run.status == "failed" and "wrote more than the 2048 MB disk limit" in run.error_message, (
-            label, run.error_message, run.log[-800:])
+            label,
+            run.error_message,
+            run.log[-800:],
+        )
         wrote = re.search(r"\[Errno 28\] WROTE (\d+) MB", run.log)
         assert wrote and int(wrote.group(1)) <= 2048, run.log[-800:]
     assert runs["memfd"].status == "failed" and "HELD 0 MB errno 1" in runs["memfd"].log, runs["memfd"].log[-800:]

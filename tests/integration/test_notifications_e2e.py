@@ -40,13 +40,19 @@ def receiver(settings):
     server.close()
 
 
-def test_a_scored_upload_and_an_invitation_reach_mail_and_webhook_through_the_worker(redis_server, receiver,
-                                                                                     tmp_path):
+def test_a_scored_upload_and_an_invitation_reach_mail_and_webhook_through_the_worker(redis_server, receiver, tmp_path):
     outbox = tmp_path / "mail"
-    worker = start_worker(broker_url=redis_server.url, database=database_url(django_settings.DATABASES["default"]),
-                          node="notify", queues="scoring",
-                          env={"VARBOARD_WEBHOOK_ALLOW_PRIVATE": "true", "EMAIL_URL": f"filemail://{outbox}",
-                               "VARBOARD_SITE_URL": "https://board.example.org"})
+    worker = start_worker(
+        broker_url=redis_server.url,
+        database=database_url(django_settings.DATABASES["default"]),
+        node="notify",
+        queues="scoring",
+        env={
+            "VARBOARD_WEBHOOK_ALLOW_PRIVATE": "true",
+            "EMAIL_URL": f"filemail://{outbox}",
+            "VARBOARD_SITE_URL": "https://board.example.org",
+        },
+    )
     try:
         host, alice, bob = (make_user(name) for name in ("host", "alice", "bob"))
         for user in (host, alice, bob):
@@ -54,8 +60,12 @@ def test_a_scored_upload_and_an_invitation_reach_mail_and_webhook_through_the_wo
             user.save(update_fields=["email"])
         challenge, frame = digits_challenge(host, k_runs=1)
         hook = webhook_create(challenge=challenge, user=host, url=receiver.url)
-        submission = submission_create_predictions(challenge=challenge, user=alice, method_name="labels",
-                                                   files=[UploadedFile("p.csv", label_predictions(frame))])
+        submission = submission_create_predictions(
+            challenge=challenge,
+            user=alice,
+            method_name="labels",
+            files=[UploadedFile("p.csv", label_predictions(frame))],
+        )
         team_invite(team=team_create(name="Lab", creator=alice), user=bob, invited_by=alice)
 
         wait_for(lambda: receiver.requests, timeout=60, message=worker.tail)
@@ -65,15 +75,22 @@ def test_a_scored_upload_and_an_invitation_reach_mail_and_webhook_through_the_wo
         assert payload["submission"]["id"] == submission.pk and payload["submission"]["runs_succeeded"] == 1
         assert payload["submission"]["url"] == f"https://board.example.org/submissions/{submission.pk}/"
         assert webhook_verify(secret=hook.secret, body=body, header=headers["Varboard-Signature"])
-        wait_for(lambda: WebhookDelivery.objects.filter(status="delivered").count() == 1, timeout=30,
-                 message=worker.tail)
+        wait_for(
+            lambda: WebhookDelivery.objects.filter(status="delivered").count() == 1, timeout=30, message=worker.tail
+        )
         assert Submission.objects.get(pk=submission.pk).status == "scored"
 
-        wanted = (f"Subject: [varboard] Digits test: submission {submission.pk} was scored",
-                  "alice invited you to join the team",  # the body: the subject's “Lab” is RFC 2047-encoded
-                  "To: alice@example.org", "To: bob@example.org")
-        wait_for(lambda: outbox.is_dir() and all(text in mails_in(outbox) for text in wanted), timeout=60,
-                 message=lambda: f"{mails_in(outbox) if outbox.is_dir() else 'no mail'}\n{worker.tail()}")
+        wanted = (
+            f"Subject: [varboard] Digits test: submission {submission.pk} was scored",
+            "alice invited you to join the team",  # the body: the subject's “Lab” is RFC 2047-encoded
+            "To: alice@example.org",
+            "To: bob@example.org",
+        )
+        wait_for(
+            lambda: outbox.is_dir() and all(text in mails_in(outbox) for text in wanted),
+            timeout=60,
+            message=lambda: f"{mails_in(outbox) if outbox.is_dir() else 'no mail'}\n{worker.tail()}",
+        )
         mails = mails_in(outbox)
         assert "To: host@example.org" not in mails  # the host took no part: not a recipient of either
         assert mails.count("\nTo: ") == 2
@@ -91,9 +108,13 @@ def test_the_worker_never_connects_to_loopback_for_the_attack_urls(redis_server,
     """
     settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False, "PROXY": ""}
     listener = Listener()
-    worker = start_worker(broker_url=redis_server.url, database=database_url(django_settings.DATABASES["default"]),
-                          node="ssrf", queues="scoring",
-                          env={"VARBOARD_WEBHOOK_ALLOW_PRIVATE": "false", "VARBOARD_WEBHOOK_MAX_ATTEMPTS": "1"})
+    worker = start_worker(
+        broker_url=redis_server.url,
+        database=database_url(django_settings.DATABASES["default"]),
+        node="ssrf",
+        queues="scoring",
+        env={"VARBOARD_WEBHOOK_ALLOW_PRIVATE": "false", "VARBOARD_WEBHOOK_MAX_ATTEMPTS": "1"},
+    )
     try:
         host, alice = make_user("host"), make_user("alice")
         challenge, frame = digits_challenge(host, k_runs=1)
@@ -104,10 +125,13 @@ def test_the_worker_never_connects_to_loopback_for_the_attack_urls(redis_server,
         assert answer.status_code == 400 and "backslashes" in answer.json()["detail"]
         for url in (attack, f"http://localhost:{listener.port}/"):
             Webhook.objects.create(challenge=challenge, url=url, created_by=host, secret="whsec_x")
-        submission_create_predictions(challenge=challenge, user=alice, method_name="labels",
-                                      files=[UploadedFile("p.csv", label_predictions(frame))])
-        wait_for(lambda: WebhookDelivery.objects.filter(status="failed").count() == 2, timeout=90,
-                 message=worker.tail)
+        submission_create_predictions(
+            challenge=challenge,
+            user=alice,
+            method_name="labels",
+            files=[UploadedFile("p.csv", label_predictions(frame))],
+        )
+        wait_for(lambda: WebhookDelivery.objects.filter(status="failed").count() == 2, timeout=90, message=worker.tail)
         listed = {}
         for webhook in Webhook.objects.all():
             (row,) = client.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()

@@ -31,10 +31,17 @@ def test_upload_score_and_read_back(live_server, celery_worker_process):
     host, _alice = make_user("host"), make_user("alice")
     challenge, frame = digits_challenge(host)
     headers = token(live_server.url, "alice")
-    files = [("files", (f"seed{i}.csv", label_predictions(frame, correct_fraction=0.75 + 0.05 * i, seed=i), "text/csv"))
-             for i in range(3)]
-    response = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/submissions/", headers=headers,
-                             data={"method_name": "three seeds"}, files=files, timeout=30)
+    files = [
+        ("files", (f"seed{i}.csv", label_predictions(frame, correct_fraction=0.75 + 0.05 * i, seed=i), "text/csv"))
+        for i in range(3)
+    ]
+    response = requests.post(
+        f"{live_server.url}/api/challenges/{challenge.slug}/submissions/",
+        headers=headers,
+        data={"method_name": "three seeds"},
+        files=files,
+        timeout=30,
+    )
     assert response.status_code == 202, response.text
     submission_id = response.json()["id"]
 
@@ -46,7 +53,9 @@ def test_upload_score_and_read_back(live_server, celery_worker_process):
     assert body["status"] == "scored", body
     truth = frame[frame.is_test == 1].label.to_numpy()
     for i, run in enumerate(body["runs"]):
-        predicted = pd.read_csv(pd.io.common.BytesIO(label_predictions(frame, correct_fraction=0.75 + 0.05 * i, seed=i)))
+        predicted = pd.read_csv(
+            pd.io.common.BytesIO(label_predictions(frame, correct_fraction=0.75 + 0.05 * i, seed=i))
+        )
         assert run["status"] == "succeeded"
         assert run["test_score"] == pytest.approx((predicted.prediction.to_numpy() == truth).mean())
     board = requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/leaderboard/", timeout=10).json()
@@ -67,9 +76,13 @@ def test_concurrent_uploads_cannot_both_take_the_last_slot(live_server, celery_w
 
     def upload():
         barrier.wait()
-        response = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/submissions/", headers=headers,
-                                 data={"method_name": "race"}, files=[("files", ("p.csv", data, "text/csv"))],
-                                 timeout=60)
+        response = requests.post(
+            f"{live_server.url}/api/challenges/{challenge.slug}/submissions/",
+            headers=headers,
+            data={"method_name": "race"},
+            files=[("files", ("p.csv", data, "text/csv"))],
+            timeout=60,
+        )
         codes.append(response.status_code)
 
     threads = [threading.Thread(target=upload) for _ in range(4)]

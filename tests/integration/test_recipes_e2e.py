@@ -24,9 +24,13 @@ def login(base: str, username: str) -> dict:
 
 
 def post_recipe(base, headers, slug, path: Path, method_name: str) -> int:
-    response = requests.post(f"{base}/api/challenges/{slug}/submissions/", headers=headers,
-                             data={"kind": "recipe", "method_name": method_name},
-                             files=[("recipe", (path.name, path.read_bytes(), "text/x-python"))], timeout=30)
+    response = requests.post(
+        f"{base}/api/challenges/{slug}/submissions/",
+        headers=headers,
+        data={"kind": "recipe", "method_name": method_name},
+        files=[("recipe", (path.name, path.read_bytes(), "text/x-python"))],
+        timeout=30,
+    )
     assert response.status_code == 202, response.text
     return response.json()["id"]
 
@@ -42,9 +46,11 @@ def test_recipe_runs_on_the_worker_with_progress_and_paired_seeds(live_server, c
 
     def ended(submission_id):
         def check():
-            body = requests.get(f"{live_server.url}/api/submissions/{submission_id}/", headers=headers,
-                                timeout=10).json()
+            body = requests.get(
+                f"{live_server.url}/api/submissions/{submission_id}/", headers=headers, timeout=10
+            ).json()
             return body if body["status"] in ("scored", "failed") else None
+
         return check
 
     body = wait_for(ended(good), timeout=240, message=celery_worker_process.tail)
@@ -65,6 +71,7 @@ def test_recipe_runs_on_the_worker_with_progress_and_paired_seeds(live_server, c
     assert [r["split_id"] for r in failed["runs"]] == [r["split_id"] for r in runs]
     # Another team sees the scores but not the logs.
     make_user("bob")
-    public = requests.get(f"{live_server.url}/api/submissions/{good}/", headers=login(live_server.url, "bob"),
-                          timeout=10).json()
+    public = requests.get(
+        f"{live_server.url}/api/submissions/{good}/", headers=login(live_server.url, "bob"), timeout=10
+    ).json()
     assert "log" not in public["runs"][0] and public["runs"][0]["test_score"] == runs[0]["test_score"]

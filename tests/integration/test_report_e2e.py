@@ -17,8 +17,11 @@ from tests.platform.factories import PASSWORD, digits_challenge, label_predictio
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 RECIPE, PREDICTIONS, MEAN, PAIRS = 1, 2, 1, 3  # derive_seed codes of evaluation.report
-RECIPES = {"wide": [0.91, 0.93, 0.92, 0.94, 0.92], "deep": [0.90, 0.92, 0.91, 0.93, 0.90],
-           "tiny": [0.71, 0.74, 0.72, 0.70, 0.73]}
+RECIPES = {
+    "wide": [0.91, 0.93, 0.92, 0.94, 0.92],
+    "deep": [0.90, 0.92, 0.91, 0.93, 0.90],
+    "tiny": [0.71, 0.74, 0.72, 0.70, 0.73],
+}
 
 
 def token(base: str, username: str) -> dict:
@@ -34,19 +37,36 @@ def test_report_through_the_api_matches_stats(live_server, celery_worker_process
     recipe_ids = {}
     for name, scores in RECIPES.items():
         team = Team.objects.create(name=f"team-{name}")
-        submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=host, kind="recipe",
-                                               method_name=name, status="scored", runs_expected=5)
-        Run.objects.bulk_create([Run(submission=submission, index=i, status="succeeded", test_score=score)
-                                 for i, score in enumerate(scores)])
+        submission = Submission.objects.create(
+            challenge=challenge,
+            team=team,
+            submitted_by=host,
+            kind="recipe",
+            method_name=name,
+            status="scored",
+            runs_expected=5,
+        )
+        Run.objects.bulk_create(
+            [
+                Run(submission=submission, index=i, status="succeeded", test_score=score)
+                for i, score in enumerate(scores)
+            ]
+        )
         recipe_ids[name] = submission.pk
     uploads = {"alice": [0.9, 0.85], "bob": [0.6]}
     prediction_ids = {}
     for user, fractions in uploads.items():
-        files = [("files", (f"seed{i}.csv", label_predictions(frame, correct_fraction=f, seed=i), "text/csv"))
-                 for i, f in enumerate(fractions)]
-        response = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/submissions/",
-                                 headers=token(live_server.url, user), data={"method_name": f"{user}-net"},
-                                 files=files, timeout=30)
+        files = [
+            ("files", (f"seed{i}.csv", label_predictions(frame, correct_fraction=f, seed=i), "text/csv"))
+            for i, f in enumerate(fractions)
+        ]
+        response = requests.post(
+            f"{live_server.url}/api/challenges/{challenge.slug}/submissions/",
+            headers=token(live_server.url, user),
+            data={"method_name": f"{user}-net"},
+            files=files,
+            timeout=30,
+        )
         assert response.status_code == 202, response.text
         prediction_ids[user] = response.json()["id"]
 
@@ -64,8 +84,9 @@ def test_report_through_the_api_matches_stats(live_server, celery_worker_process
 
     # Recipes: seed-paired runs.
     for name, scores in RECIPES.items():
-        ci = stats.bootstrap_interval(scores, "mean", n_resamples=300, confidence_level=0.95,
-                                      rng=derive_seed(42, RECIPE, MEAN, recipe_ids[name]))
+        ci = stats.bootstrap_interval(
+            scores, "mean", n_resamples=300, confidence_level=0.95, rng=derive_seed(42, RECIPE, MEAN, recipe_ids[name])
+        )
         row = rows[recipe_ids[name]]
         assert row["mean"]["estimate"] == pytest.approx(np.mean(scores))
         assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((ci.low, ci.high))
@@ -87,19 +108,25 @@ def test_report_through_the_api_matches_stats(live_server, celery_worker_process
     tb = stats.paired_test_bootstrap(files=files, n_resamples=300, rng=derive_seed(42, PREDICTIONS, PAIRS))
     alice = 0 if prediction_ids["alice"] == first else 1
     assert rows[prediction_ids["alice"]]["mean"]["low"] == pytest.approx(tb.low[alice])
-    compared = requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/compare/",
-                            params={"a": prediction_ids["alice"], "b": prediction_ids["bob"]}, timeout=30).json()
+    compared = requests.get(
+        f"{live_server.url}/api/challenges/{challenge.slug}/compare/",
+        params={"a": prediction_ids["alice"], "b": prediction_ids["bob"]},
+        timeout=30,
+    ).json()
     assert compared["comparison"]["p"] == pytest.approx(tb.comparisons.p[alice, 1 - alice])
     assert compared["comparison"]["verdict"] == "a_better"
 
-    sota = {s["kind"]: s for s in requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/sota/",
-                                               timeout=30).json()["sota"]}
+    sota = {
+        s["kind"]: s
+        for s in requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/sota/", timeout=30).json()["sota"]
+    }
     best = rows[prediction_ids["alice"]]["mean"]["estimate"]
     estimates = [rows[prediction_ids[user]]["mean"]["estimate"] for user in ("alice", "bob")]
     expected = stats.adjusted_sota(best, 3, n=files[0].shape[1], estimates=estimates)
     # m counts every scored file (alice's 2, bob's 1): each is an evaluation on the test rows.
     assert sota["predictions"]["method"] == "binomial" and sota["predictions"]["m"] == 3
     assert sota["predictions"]["estimate"] == pytest.approx(expected.estimate)
-    csv_text = requests.get(f"{live_server.url}/api/challenges/{challenge.slug}/leaderboard/?format=csv",
-                            timeout=30).text
+    csv_text = requests.get(
+        f"{live_server.url}/api/challenges/{challenge.slug}/leaderboard/?format=csv", timeout=30
+    ).text
     assert len(csv_text.strip().splitlines()) == 1 + 5

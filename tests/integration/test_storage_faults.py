@@ -86,17 +86,33 @@ def test_entries_started_during_a_storage_outage_are_scored_after_it(s3_storage,
     host, alice, bob = make_user("host"), make_user("alice"), make_user("bob")
     challenge, frame = digits_challenge(host, k_runs=2)
     port = _free_port()  # nothing listens: the worker's store refuses connections
-    worker = start_worker(broker_url=redis_server.url, database=database_url(settings.DATABASES["default"]),
-                          node="storage-outage-worker", queues="scoring,cpu", concurrency=2,
-                          env={**s3_storage.env(), "VARBOARD_S3_ENDPOINT_URL": f"http://127.0.0.1:{port}",
-                               "VARBOARD_MEDIA_ROOT": str(tmp_path / "worker-media")})
+    worker = start_worker(
+        broker_url=redis_server.url,
+        database=database_url(settings.DATABASES["default"]),
+        node="storage-outage-worker",
+        queues="scoring,cpu",
+        concurrency=2,
+        env={
+            **s3_storage.env(),
+            "VARBOARD_S3_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            "VARBOARD_MEDIA_ROOT": str(tmp_path / "worker-media"),
+        },
+    )
     forwarder = None
     try:
         entries = [
-            submission_create_predictions(challenge=challenge, user=alice, method_name="predictions",
-                                          files=[UploadedFile("p.csv", label_predictions(frame))]),
-            submission_create_recipe(challenge=challenge, user=bob, method_name="recipe", recipe=UploadedFile(
-                "trivial.py", (ROOT / "examples" / "recipes" / "trivial.py").read_bytes())),
+            submission_create_predictions(
+                challenge=challenge,
+                user=alice,
+                method_name="predictions",
+                files=[UploadedFile("p.csv", label_predictions(frame))],
+            ),
+            submission_create_recipe(
+                challenge=challenge,
+                user=bob,
+                method_name="recipe",
+                recipe=UploadedFile("trivial.py", (ROOT / "examples" / "recipes" / "trivial.py").read_bytes()),
+            ),
         ]
         ids = [entry.pk for entry in entries]
         deadline = time.monotonic() + OUTAGE_S
@@ -106,8 +122,12 @@ def test_entries_started_during_a_storage_outage_are_scored_after_it(s3_storage,
         target = urlsplit(s3_storage.endpoint)
         forwarder = Forwarder(port, (target.hostname, target.port))
         ended_outage = time.monotonic()
-        wait_for(lambda: Submission.objects.filter(pk__in=ids, status__in=("scored", "failed")).count() == 2,
-                 timeout=120, interval=0.3, message=worker.tail)
+        wait_for(
+            lambda: Submission.objects.filter(pk__in=ids, status__in=("scored", "failed")).count() == 2,
+            timeout=120,
+            interval=0.3,
+            message=worker.tail,
+        )
         recovery_s = time.monotonic() - ended_outage
     finally:
         worker.stop()

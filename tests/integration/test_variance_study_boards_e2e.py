@@ -31,11 +31,16 @@ def test_a_worker_study_shows_anonymous_readers_the_public_part_only(live_server
     host = make_user("host")
     make_user("alice")
     challenge, _ = digits_challenge(host, k_runs=2, master_seed=9, hpo_budget=2, public_fraction=0.5)
-    entry = post_recipe(live_server.url, login(live_server.url, "alice"), challenge.slug,
-                        RECIPES / "logistic_regression.py", "logreg")
+    entry = post_recipe(
+        live_server.url, login(live_server.url, "alice"), challenge.slug, RECIPES / "logistic_regression.py", "logreg"
+    )
     headers = login(live_server.url, "host")
-    created = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/variance-studies/", headers=headers,
-                            json={"submission": entry, "k_runs": 3, "sources": ["split"]}, timeout=30)
+    created = requests.post(
+        f"{live_server.url}/api/challenges/{challenge.slug}/variance-studies/",
+        headers=headers,
+        json={"submission": entry, "k_runs": 3, "sources": ["split"]},
+        timeout=30,
+    )
     assert created.status_code == 201, created.text
     study_id = created.json()["id"]
     url = f"{live_server.url}/api/variance-studies/{study_id}/"

@@ -16,11 +16,16 @@ def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, ce
     host = make_user("host")
     make_user("alice")
     challenge, _ = digits_challenge(host, k_runs=2, master_seed=9, hpo_budget=2)
-    entry = post_recipe(live_server.url, login(live_server.url, "alice"), challenge.slug,
-                        RECIPES / "logistic_regression.py", "logreg")
+    entry = post_recipe(
+        live_server.url, login(live_server.url, "alice"), challenge.slug, RECIPES / "logistic_regression.py", "logreg"
+    )
     headers = login(live_server.url, "host")
-    created = requests.post(f"{live_server.url}/api/challenges/{challenge.slug}/variance-studies/", headers=headers,
-                            json={"submission": entry, "k_runs": 3, "sources": ["split", "init"]}, timeout=30)
+    created = requests.post(
+        f"{live_server.url}/api/challenges/{challenge.slug}/variance-studies/",
+        headers=headers,
+        json={"submission": entry, "k_runs": 3, "sources": ["split", "init"]},
+        timeout=30,
+    )
     assert created.status_code == 201, created.text
     url = f"{live_server.url}/api/variance-studies/{created.json()['id']}/"
 
@@ -30,8 +35,13 @@ def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, ce
 
     body = wait_for(done, timeout=300, message=celery_worker_process.tail)
     # split, init, all (searching 2 configurations per run), all with the recipe's hyperparameters
-    assert body["status"] == "done" and body["runs"] == {"total": 12, "queued": 0, "running": 0, "succeeded": 12,
-                                                         "failed": 0}
+    assert body["status"] == "done" and body["runs"] == {
+        "total": 12,
+        "queued": 0,
+        "running": 0,
+        "succeeded": 12,
+        "failed": 0,
+    }
     rows = {row["source"]: row for row in body["result"]["sources"]}
     assert rows["init"]["sd"] == 0.0  # lbfgs does not use the initialisation seed
     assert rows["split"]["sd"] > 0 and body["result"]["fixed_hpo"] is not None

@@ -30,13 +30,17 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(t
 TRIVIAL = (ROOT / "examples" / "recipes" / "trivial.py").read_bytes()
 HEAD = b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n"
 #: Writes 64 MB into its /tmp (four times the worker's temporary disk), keeps it while the other runs.
-FILLER = TRIVIAL.replace(HEAD, HEAD + b"""    import os, time
+FILLER = TRIVIAL.replace(
+    HEAD,
+    HEAD
+    + b"""    import os, time
     with open("/tmp/fill", "wb") as handle:
         for _ in range(64):
             handle.write(bytes(2 ** 20))
     assert os.path.getsize("/tmp/fill") == 64 * 2 ** 20
     time.sleep(4)
-""")
+""",
+)
 DISK_MB = 16
 FULL_S = 10.0
 
@@ -48,8 +52,11 @@ def worker_tmp():
     parent.chmod(0o711)
     mount = parent / "tmp"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m,mode=1777", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m,mode=1777", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0:
         shutil.rmtree(parent)
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
@@ -77,19 +84,37 @@ def fill(mount) -> None:
 
 def test_a_team_filling_the_workers_temporary_disk_fails_no_other_teams_run(worker_tmp, redis_server, settings):
     challenge, _ = digits_challenge(make_user("host"), k_runs=1, master_seed=11)
-    worker = start_worker(broker_url=redis_server.url, database=database_url(settings.DATABASES["default"]),
-                          node="disk-fault", queues="cpu", concurrency=2, env={"TMPDIR": str(worker_tmp)})
+    worker = start_worker(
+        broker_url=redis_server.url,
+        database=database_url(settings.DATABASES["default"]),
+        node="disk-fault",
+        queues="cpu",
+        concurrency=2,
+        env={"TMPDIR": str(worker_tmp)},
+    )
     try:
         # 1. One team writes four times the disk's size: into its own capped scratch, not the worker's disk.
-        filler = submission_create_recipe(challenge=challenge, user=make_user("alice"), method_name="filler",
-                                          recipe=UploadedFile("filler.py", FILLER))
-        wait_for(lambda: Run.objects.filter(submission=filler, status="running").exists(), timeout=60,
-                 message=worker.tail)
+        filler = submission_create_recipe(
+            challenge=challenge, user=make_user("alice"), method_name="filler", recipe=UploadedFile("filler.py", FILLER)
+        )
+        wait_for(
+            lambda: Run.objects.filter(submission=filler, status="running").exists(), timeout=60, message=worker.tail
+        )
         time.sleep(1.0)  # the filler writes; the next team's run starts beside it
-        other = submission_create_recipe(challenge=challenge, user=make_user("bob"), method_name="trivial",
-                                         recipe=UploadedFile("trivial.py", TRIVIAL))
-        wait_for(lambda: Submission.objects.filter(pk__in=[filler.pk, other.pk], status__in=("scored", "failed"))
-                 .count() == 2, timeout=90, interval=0.3, message=worker.tail)
+        other = submission_create_recipe(
+            challenge=challenge,
+            user=make_user("bob"),
+            method_name="trivial",
+            recipe=UploadedFile("trivial.py", TRIVIAL),
+        )
+        wait_for(
+            lambda: (
+                Submission.objects.filter(pk__in=[filler.pk, other.pk], status__in=("scored", "failed")).count() == 2
+            ),
+            timeout=90,
+            interval=0.3,
+            message=worker.tail,
+        )
         runs = {name: Run.objects.get(submission=s) for name, s in (("filler", filler), ("other", other))}
         assert runs["filler"].status == "succeeded", (runs["filler"].error_message, runs["filler"].log[-800:])
         assert (runs["other"].status, runs["other"].attempts) == ("succeeded", 1), runs["other"].error_message
@@ -98,8 +123,12 @@ def test_a_team_filling_the_workers_temporary_disk_fails_no_other_teams_run(work
         # 2. The worker's disk itself is full: the run waits it out with backoff, then is scored.
         fill(worker_tmp)
         full_at = time.monotonic()
-        waiting = submission_create_recipe(challenge=challenge, user=make_user("carol"), method_name="trivial",
-                                           recipe=UploadedFile("trivial.py", TRIVIAL))
+        waiting = submission_create_recipe(
+            challenge=challenge,
+            user=make_user("carol"),
+            method_name="trivial",
+            recipe=UploadedFile("trivial.py", TRIVIAL),
+        )
         while time.monotonic() < full_at + FULL_S:
             run = Run.objects.get(submission=waiting)
             assert run.status != "failed", (run.attempts, run.error_message)
@@ -109,13 +138,19 @@ def test_a_team_filling_the_workers_temporary_disk_fails_no_other_teams_run(work
         attempts_while_full = run.attempts
         (worker_tmp / "someone-else").unlink()
         freed_at = time.monotonic()
-        wait_for(lambda: Submission.objects.get(pk=waiting.pk).status in ("scored", "failed"), timeout=120,
-                 interval=0.3, message=worker.tail)
+        wait_for(
+            lambda: Submission.objects.get(pk=waiting.pk).status in ("scored", "failed"),
+            timeout=120,
+            interval=0.3,
+            message=worker.tail,
+        )
         recovered = time.monotonic() - freed_at
     finally:
         worker.stop()
     run = Run.objects.get(submission=waiting)
     assert (Submission.objects.get(pk=waiting.pk).status, run.status) == ("scored", "succeeded"), run.error_message
     assert recovered < 60, recovered  # the next step of the backoff (8 or 16 s), never minutes
-    print(f"[fault] the worker's temporary disk full for {FULL_S:g} s: {attempts_while_full} attempts meanwhile, "
-          f"none final; scored {recovered:.1f} s after room was made ({run.attempts} attempts in all)")
+    print(
+        f"[fault] the worker's temporary disk full for {FULL_S:g} s: {attempts_while_full} attempts meanwhile, "
+        f"none final; scored {recovered:.1f} s after room was made ({run.attempts} attempts in all)"
+    )

@@ -43,8 +43,10 @@ class Sent(list):
 def queued(monkeypatch):
     """Record what would be enqueued; the real worker path is tested in tests/integration."""
     sent = Sent()
-    monkeypatch.setattr("leaderboard.services.dispatch.send",
-                        lambda name, args, queue=None, countdown=None: sent.append((name, tuple(args), queue)))
+    monkeypatch.setattr(
+        "leaderboard.services.dispatch.send",
+        lambda name, args, queue=None, countdown=None: sent.append((name, tuple(args), queue)),
+    )
     return sent
 
 

@@ -38,11 +38,21 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 def digits_challenge(host: User, **overrides):
     frame = digits_frame()
-    fields = dict(title="Digits test", metric="accuracy", k_runs=5, boo_n=3, daily_quota=10, total_quota=50,
-                  allow_predictions=True, allow_recipes=True, master_seed=7)
+    fields = dict(
+        title="Digits test",
+        metric="accuracy",
+        k_runs=5,
+        boo_n=3,
+        daily_quota=10,
+        total_quota=50,
+        allow_predictions=True,
+        allow_recipes=True,
+        master_seed=7,
+    )
     fields.update(overrides)
-    upload = DatasetUpload(data=csv_bytes(frame), filename="digits.csv", id_column="id", label_column="label",
-                           test_column="is_test")
+    upload = DatasetUpload(
+        data=csv_bytes(frame), filename="digits.csv", id_column="id", label_column="label", test_column="is_test"
+    )
     return challenge_create(created_by=host, dataset=upload, **fields), frame
 
 
@@ -55,8 +65,9 @@ def regression_challenge(host: User, **overrides):
     frame["is_test"] = (np.arange(n) % 3 == 0).astype(int)
     fields = dict(title="Regression leak test", metric="rmse", k_runs=3)
     fields.update(overrides)
-    upload = DatasetUpload(data=csv_bytes(frame), filename="reg.csv", id_column="id", label_column="target",
-                           test_column="is_test")
+    upload = DatasetUpload(
+        data=csv_bytes(frame), filename="reg.csv", id_column="id", label_column="target", test_column="is_test"
+    )
     challenge = challenge_create(created_by=host, dataset=upload, **fields)
     hidden = frame.loc[frame.is_test == 1, "target"].tolist()
     return challenge, frame, hidden

@@ -42,8 +42,9 @@ def test_tokens_are_stored_hashed_expire_and_work_with_the_token_keyword(alice):
 
 def test_twenty_wrong_passwords_are_throttled_with_retry_after(alice):
     client = APIClient()
-    statuses = [client.post("/api/auth/token/", {"username": "alice", "password": f"guess-{i}"}).status_code
-                for i in range(20)]
+    statuses = [
+        client.post("/api/auth/token/", {"username": "alice", "password": f"guess-{i}"}).status_code for i in range(20)
+    ]
     assert statuses[:10] == [401] * 10 or statuses[:10] == [403] * 10
     assert set(statuses[10:]) == {429}
     refused = client.post("/api/auth/token/", {"username": "alice", "password": PASSWORD})
@@ -53,18 +54,31 @@ def test_twenty_wrong_passwords_are_throttled_with_retry_after(alice):
 
 
 def test_signups_are_throttled_per_address(settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "signup": "2/hour"}}
-    codes = [APIClient().post("/signup/", {"username": f"sock{i}", "password1": "a-long-pass-77x",
-                                           "password2": "a-long-pass-77x"}).status_code for i in range(3)]
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "signup": "2/hour"},
+    }
+    codes = [
+        APIClient()
+        .post("/signup/", {"username": f"sock{i}", "password1": "a-long-pass-77x", "password2": "a-long-pass-77x"})
+        .status_code
+        for i in range(3)
+    ]
     assert codes == [302, 302, 429]
 
 
 def test_email_verification_keeps_new_accounts_inactive_until_confirmed(settings):
     settings.VARBOARD_EMAIL_VERIFICATION = True
     client = APIClient()
-    response = client.post("/signup/", {"username": "carol", "email": "carol@example.org",
-                                        "password1": "a-long-pass-77x", "password2": "a-long-pass-77x"})
+    response = client.post(
+        "/signup/",
+        {
+            "username": "carol",
+            "email": "carol@example.org",
+            "password1": "a-long-pass-77x",
+            "password2": "a-long-pass-77x",
+        },
+    )
     assert response.status_code == 302
     from django.contrib.auth.models import User
 
@@ -89,8 +103,9 @@ def test_rules_and_registration_come_before_the_first_submission(host, alice):
     hosts = APIClient()
     hosts.credentials(HTTP_AUTHORIZATION=f"Token {token_for(host)}")
     assert client.get(f"/api/challenges/{challenge.slug}/registrations/").status_code == 403
-    decided = hosts.post(f"/api/challenges/{challenge.slug}/registrations/{registration['id']}/decide/",
-                         {"approve": True})
+    decided = hosts.post(
+        f"/api/challenges/{challenge.slug}/registrations/{registration['id']}/decide/", {"approve": True}
+    )
     assert decided.status_code == 200 and decided.json()["status"] == "approved"
     assert submission_create_predictions(challenge=challenge, user=alice, method_name="m", files=files).pk
 

@@ -21,8 +21,6 @@ pytestmark = pytest.mark.django_db
 ADD_URL = "/admin/leaderboard/challenge/add/"
 
 
-
-
 @pytest.fixture
 def admin_user():
     return User.objects.create_superuser("root", "root@example.org", "root-password-1")
@@ -34,10 +32,19 @@ def staff_host():
     user = make_user("staffhost")
     user.is_staff = True
     user.save()
-    user.user_permissions.add(*Permission.objects.filter(
-        content_type__app_label="leaderboard",
-        codename__in=["add_challenge", "change_challenge", "view_challenge", "view_dataset", "view_submission",
-                      "view_run"]))
+    user.user_permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label="leaderboard",
+            codename__in=[
+                "add_challenge",
+                "change_challenge",
+                "view_challenge",
+                "view_dataset",
+                "view_submission",
+                "view_run",
+            ],
+        )
+    )
     return user
 
 
@@ -47,12 +54,33 @@ def media_files(media: Path) -> list[Path]:
 
 def add_form_data(**overrides) -> dict:
     data = {
-        "title": "Admin digits", "metric": "accuracy", "visibility": "public", "allow_predictions": "on",
-        "daily_quota": 5, "total_quota": 50, "k_runs": 4, "boo_n": 3, "gamma": 0.75, "alpha": 0.05,
-        "bootstrap_resamples": 500, "ranking_statistic": "mean", "correction": "holm", "master_seed": 3,
-        "randomize_sources": list(SOURCES), "split_scheme": "oob", "stratify": "on", "test_fraction": 0.5,
-        "hpo_mode": "fixed", "hpo_method": "random", "hpo_budget": 5, "device": "cpu", "run_time_limit_s": 60,
-        "run_memory_limit_mb": 1024, "id_column": "id", "label_column": "label", "test_column": "is_test",
+        "title": "Admin digits",
+        "metric": "accuracy",
+        "visibility": "public",
+        "allow_predictions": "on",
+        "daily_quota": 5,
+        "total_quota": 50,
+        "k_runs": 4,
+        "boo_n": 3,
+        "gamma": 0.75,
+        "alpha": 0.05,
+        "bootstrap_resamples": 500,
+        "ranking_statistic": "mean",
+        "correction": "holm",
+        "master_seed": 3,
+        "randomize_sources": list(SOURCES),
+        "split_scheme": "oob",
+        "stratify": "on",
+        "test_fraction": 0.5,
+        "hpo_mode": "fixed",
+        "hpo_method": "random",
+        "hpo_budget": 5,
+        "device": "cpu",
+        "run_time_limit_s": 60,
+        "run_memory_limit_mb": 1024,
+        "id_column": "id",
+        "label_column": "label",
+        "test_column": "is_test",
         "dataset": SimpleUploadedFile("digits.csv", csv_bytes(digits_frame(n_rows=100)), content_type="text/csv"),
     }
     data.update(overrides)
@@ -83,11 +111,19 @@ def change_form_data(response) -> dict:
 def test_admin_pages_render(client, admin_user, host_and_challenge):
     challenge, submission = host_and_challenge
     client.force_login(admin_user)
-    for url in ["/admin/", "/admin/leaderboard/challenge/", f"/admin/leaderboard/challenge/{challenge.pk}/change/",
-                "/admin/leaderboard/submission/", "/admin/leaderboard/submission/?status__exact=scored",
-                f"/admin/leaderboard/submission/{submission.pk}/change/", "/admin/leaderboard/run/?q=Entry",
-                f"/admin/leaderboard/run/{submission.runs.first().pk}/change/", "/admin/leaderboard/team/",
-                "/admin/leaderboard/report/", ADD_URL]:
+    for url in [
+        "/admin/",
+        "/admin/leaderboard/challenge/",
+        f"/admin/leaderboard/challenge/{challenge.pk}/change/",
+        "/admin/leaderboard/submission/",
+        "/admin/leaderboard/submission/?status__exact=scored",
+        f"/admin/leaderboard/submission/{submission.pk}/change/",
+        "/admin/leaderboard/run/?q=Entry",
+        f"/admin/leaderboard/run/{submission.runs.first().pk}/change/",
+        "/admin/leaderboard/team/",
+        "/admin/leaderboard/report/",
+        ADD_URL,
+    ]:
         response = client.get(url)
         assert response.status_code == 200, url
     page = client.get(f"/admin/leaderboard/challenge/{challenge.pk}/change/").content.decode()
@@ -102,10 +138,18 @@ def host_and_challenge():
     host = make_user("hostess")
     challenge, _ = digits_challenge(host)
     team = team_personal_for(user=host)
-    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=host, kind="predictions",
-                                           method_name="Entry", status="scored", runs_expected=1)
-    Run.objects.create(submission=submission, index=0, status="succeeded", test_score=0.5,
-                       outcomes=Run.pack_outcomes([1, 0]))
+    submission = Submission.objects.create(
+        challenge=challenge,
+        team=team,
+        submitted_by=host,
+        kind="predictions",
+        method_name="Entry",
+        status="scored",
+        runs_expected=1,
+    )
+    Run.objects.create(
+        submission=submission, index=0, status="succeeded", test_score=0.5, outcomes=Run.pack_outcomes([1, 0])
+    )
     return challenge, submission
 
 
@@ -138,8 +182,9 @@ def test_admin_change_goes_through_challenge_update(client, admin_user, host_and
     page = client.get(url)
     assert page.context["adminform"].form.fields["master_seed"].disabled  # a submission exists
     data = change_form_data(page)
-    response = client.post(url, {**data, "title": "Renamed", "closes_at": "2020-01-01T00:00",
-                                 "opens_at": "2021-01-01T00:00"})
+    response = client.post(
+        url, {**data, "title": "Renamed", "closes_at": "2020-01-01T00:00", "opens_at": "2021-01-01T00:00"}
+    )
     assert response.status_code == 200 and "closing date must come after" in response.content.decode()
     response = client.post(url, {**data, "title": "Renamed", "master_seed": 12345})
     assert response.status_code == 302, response.context["adminform"].form.errors

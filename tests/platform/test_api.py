@@ -21,11 +21,6 @@ from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, labe
 pytestmark = pytest.mark.django_db
 
 
-
-
-
-
-
 def client_for(user=None) -> APIClient:
     client = APIClient()
     if user is not None:
@@ -37,8 +32,11 @@ def client_for(user=None) -> APIClient:
 
 def submit(client, slug, files, method_name="logreg", **extra):
     uploads = [SimpleUploadedFile(name, data, content_type="text/csv") for name, data in files]
-    return client.post(f"/api/challenges/{slug}/submissions/",
-                       {"method_name": method_name, "files": uploads, **extra}, format="multipart")
+    return client.post(
+        f"/api/challenges/{slug}/submissions/",
+        {"method_name": method_name, "files": uploads, **extra},
+        format="multipart",
+    )
 
 
 def stored_submission_files(media: Path) -> list[Path]:
@@ -48,13 +46,25 @@ def stored_submission_files(media: Path) -> list[Path]:
 
 # ------------------------------------------------------------------ hosting
 
+
 def test_host_creates_challenge_over_api(alice):
     frame = digits_frame(120)
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "My digits", "metric": "macro_f1", "k_runs": 4, "boo_n": 2, "gamma": 0.8,
-        "dataset": SimpleUploadedFile("d.csv", csv_bytes(frame)), "id_column": "id", "label_column": "label",
-        "test_column": "is_test", "randomize_sources": ["split", "init"],
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "My digits",
+            "metric": "macro_f1",
+            "k_runs": 4,
+            "boo_n": 2,
+            "gamma": 0.8,
+            "dataset": SimpleUploadedFile("d.csv", csv_bytes(frame)),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+            "randomize_sources": ["split", "init"],
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["slug"] == "my-digits" and body["metric"] == "macro_f1" and body["higher_is_better"] is True
@@ -68,18 +78,27 @@ def test_anonymous_cannot_host():
     assert response.status_code in (401, 403)
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"metric": "accuracy", "higher_is_better": False}, "contradicts the metric"),
-    ({"metric": "nonsense"}, "is not a valid choice"),
-    ({"metric": "accuracy", "label_column": "nope"}, "nope"),
-    ({"metric": "roc_auc"}, "exactly 2 classes"),
-    ({"metric": "accuracy", "test_column": ""}, "hidden test rows"),
-    ({"metric": "accuracy", "gamma": 0.3}, "gamma"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"metric": "accuracy", "higher_is_better": False}, "contradicts the metric"),
+        ({"metric": "nonsense"}, "is not a valid choice"),
+        ({"metric": "accuracy", "label_column": "nope"}, "nope"),
+        ({"metric": "roc_auc"}, "exactly 2 classes"),
+        ({"metric": "accuracy", "test_column": ""}, "hidden test rows"),
+        ({"metric": "accuracy", "gamma": 0.3}, "gamma"),
+    ],
+)
 def test_bad_challenge_is_rejected_and_nothing_stored(alice, media, fields, message):
     frame = digits_frame(60)
-    data = {"title": "Bad", "dataset": SimpleUploadedFile("d.csv", csv_bytes(frame)), "id_column": "id",
-            "label_column": "label", "test_column": "is_test", **fields}
+    data = {
+        "title": "Bad",
+        "dataset": SimpleUploadedFile("d.csv", csv_bytes(frame)),
+        "id_column": "id",
+        "label_column": "label",
+        "test_column": "is_test",
+        **fields,
+    }
     response = client_for(alice).post("/api/challenges/", data, format="multipart")
     assert response.status_code == 400, response.content
     assert message in response.content.decode()
@@ -111,6 +130,7 @@ def test_private_challenge_is_invisible_to_others(host, alice):
 
 # ------------------------------------------------------------------ downloads
 
+
 def test_public_downloads_and_hidden_labels_for_hosts_only(challenge, alice, host):
     challenge, frame = challenge
     anon = APIClient()
@@ -131,11 +151,13 @@ def test_public_downloads_and_hidden_labels_for_hosts_only(challenge, alice, hos
 
 # ------------------------------------------------------------------ submitting and scoring
 
+
 def test_submit_one_file_then_score(challenge, alice, queued, django_capture_on_commit_callbacks):
     challenge, frame = challenge
     with django_capture_on_commit_callbacks(execute=True):
-        response = submit(client_for(alice), challenge.slug,
-                          [("preds.csv", label_predictions(frame, correct_fraction=0.8))])
+        response = submit(
+            client_for(alice), challenge.slug, [("preds.csv", label_predictions(frame, correct_fraction=0.8))]
+        )
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["status"] == "queued" and body["runs_expected"] == 1 and queued.ids(SCORE_SUBMISSION) == [body["id"]]
@@ -167,8 +189,12 @@ def test_leaderboard_and_runs_endpoints(challenge, alice, host):
     challenge, frame = challenge
     bob = make_user("bob")
     for user, fraction in ((alice, 0.9), (bob, 0.6)):
-        body = submit(client_for(user), challenge.slug, [("p.csv", label_predictions(frame, correct_fraction=fraction))],
-                      method_name=f"m-{user.username}").json()
+        body = submit(
+            client_for(user),
+            challenge.slug,
+            [("p.csv", label_predictions(frame, correct_fraction=fraction))],
+            method_name=f"m-{user.username}",
+        ).json()
         submission_score(submission_id=body["id"])
     board = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
     assert [e["team"] for e in board["entries"]] == ["alice", "bob"]
@@ -202,6 +228,7 @@ def test_anonymous_cannot_submit(challenge):
 
 
 # ------------------------------------------------------------------ bad uploads: 400, a clear message, nothing stored
+
 
 def _bad_files(frame: pd.DataFrame) -> dict[str, tuple[list[tuple[str, bytes]], str]]:
     test = frame[frame.is_test == 1]
@@ -271,6 +298,7 @@ def test_nan_and_inf_in_probabilities_are_named(host, alice, media):
 
 # ------------------------------------------------------------------ quotas
 
+
 def test_daily_quota_and_platform_failures_do_not_count(host, alice):
     challenge, frame = digits_challenge(host, daily_quota=1, total_quota=0, title="Quota")
     client = client_for(alice)
@@ -286,8 +314,9 @@ def test_closed_challenge_refuses_submissions(host, alice):
     from django.utils import timezone
 
     now = timezone.now()
-    challenge, frame = digits_challenge(host, title="Closed", opens_at=now - timezone.timedelta(days=2),
-                                        closes_at=now - timezone.timedelta(days=1))
+    challenge, frame = digits_challenge(
+        host, title="Closed", opens_at=now - timezone.timedelta(days=2), closes_at=now - timezone.timedelta(days=1)
+    )
     response = submit(client_for(alice), challenge.slug, [("p.csv", label_predictions(frame))])
     assert response.status_code == 409 and "closed" in response.json()["detail"]
 
@@ -296,14 +325,21 @@ def test_openapi_schema_documents_the_endpoints():
     response = APIClient().get("/api/schema/", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
     paths = response.json()["paths"]
-    for path in ("/api/challenges/", "/api/challenges/{slug}/submissions/", "/api/challenges/{slug}/leaderboard/",
-                 "/api/challenges/{slug}/runs/", "/api/submissions/{id}/", "/api/auth/token/"):
+    for path in (
+        "/api/challenges/",
+        "/api/challenges/{slug}/submissions/",
+        "/api/challenges/{slug}/leaderboard/",
+        "/api/challenges/{slug}/runs/",
+        "/api/submissions/{id}/",
+        "/api/auth/token/",
+    ):
         assert path in paths, path
     assert APIClient().get("/api/docs/").status_code == 200
 
 
-def test_an_unreachable_queue_loses_nothing_the_janitor_sends_it_later(challenge, alice, monkeypatch, settings,
-                                                                        django_capture_on_commit_callbacks):
+def test_an_unreachable_queue_loses_nothing_the_janitor_sends_it_later(
+    challenge, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     from kombu.exceptions import OperationalError
 
     from leaderboard.services import dispatch
@@ -337,17 +373,23 @@ def test_host_uploads_parquet_train_plus_test_inputs_and_hidden_labels_apart(ali
     parquet = tmp_path / "train.parquet"
     train.to_parquet(parquet)
     labels = test[["id", "label"]].sample(frac=1, random_state=0)  # any row order
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Three files", "metric": "accuracy",
-        "dataset": SimpleUploadedFile("train.parquet", parquet.read_bytes()),
-        "test_dataset": SimpleUploadedFile("test_inputs.csv", csv_bytes(test.drop(columns="label"))),
-        "test_labels": SimpleUploadedFile("labels.csv", csv_bytes(labels)),
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Three files",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("train.parquet", parquet.read_bytes()),
+            "test_dataset": SimpleUploadedFile("test_inputs.csv", csv_bytes(test.drop(columns="label"))),
+            "test_labels": SimpleUploadedFile("labels.csv", csv_bytes(labels)),
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["dataset"]["n_train"] == len(train) and body["dataset"]["n_test"] == len(test)
-    hidden = pd.read_csv(io.BytesIO(client_for(alice).get(f"/api/challenges/{body['slug']}/data/hidden_labels/").content),
-                         dtype=str)
+    hidden = pd.read_csv(
+        io.BytesIO(client_for(alice).get(f"/api/challenges/{body['slug']}/data/hidden_labels/").content), dtype=str
+    )
     expected = dict(zip(test.id, test.label.astype(str)))
     assert dict(zip(hidden.id, hidden.label)) == expected
 
@@ -357,12 +399,17 @@ def test_hidden_labels_that_do_not_match_the_test_inputs_are_named(alice, media)
     train = frame[frame.is_test == 0].drop(columns="is_test")
     test = frame[frame.is_test == 1].drop(columns="is_test")
     labels = test[["id", "label"]].iloc[1:]  # one test id has no label
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Mismatch", "metric": "accuracy",
-        "dataset": SimpleUploadedFile("train.csv", csv_bytes(train)),
-        "test_dataset": SimpleUploadedFile("test_inputs.csv", csv_bytes(test.drop(columns="label"))),
-        "test_labels": SimpleUploadedFile("labels.csv", csv_bytes(labels)),
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Mismatch",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("train.csv", csv_bytes(train)),
+            "test_dataset": SimpleUploadedFile("test_inputs.csv", csv_bytes(test.drop(columns="label"))),
+            "test_labels": SimpleUploadedFile("labels.csv", csv_bytes(labels)),
+        },
+        format="multipart",
+    )
     assert response.status_code == 400, response.content
     assert "labels.csv" in response.json()["detail"] and test.id.iloc[0] in response.json()["detail"]
     assert Challenge.objects.count() == 0

@@ -40,10 +40,13 @@ def test_every_request_body_has_one_content_type_multipart_only_where_files_trav
         if not content:
             continue
         assert len(content) == 1, (method, path, list(content))
-        (media_type, body), = content.items()
+        ((media_type, body),) = content.items()
         properties = resolve(body["schema"]).get("properties", {})
-        files = [name for name, field in properties.items()
-                 if field.get("format") == "binary" or field.get("items", {}).get("format") == "binary"]
+        files = [
+            name
+            for name, field in properties.items()
+            if field.get("format") == "binary" or field.get("items", {}).get("format") == "binary"
+        ]
         assert media_type == ("multipart/form-data" if files else "application/json"), (method, path, media_type)
 
 
@@ -71,8 +74,14 @@ def test_every_list_is_paginated_in_one_shape_or_declared_as_the_array_it_is():
             assert set(shape["properties"]) == {"count", "next", "previous", "results"}, path
             assert {"limit", "offset"} <= {p["name"] for p in operation.get("parameters", [])}, path
             paginated.add(path)
-    assert {"/api/challenges/", "/api/submissions/", "/api/challenges/{slug}/runs/", "/api/suites/",
-            "/api/challenges/{slug}/variance-studies/", "/api/challenges/{slug}/imports/"} <= paginated
+    assert {
+        "/api/challenges/",
+        "/api/submissions/",
+        "/api/challenges/{slug}/runs/",
+        "/api/suites/",
+        "/api/challenges/{slug}/variance-studies/",
+        "/api/challenges/{slug}/imports/",
+    } <= paginated
     phases = operation_for("GET", "/api/challenges/x/phases/")[1]["responses"]["200"]["content"]
     assert phases["application/json"]["schema"]["type"] == "array"  # the bare array it returns
 
@@ -123,10 +132,13 @@ def test_the_checker_catches_an_undeclared_field_a_wrong_type_and_an_undeclared_
     extra = json.dumps({**body, "surprise": 1}).encode()
     assert "'surprise' was unexpected" in response_problems("GET", path, 200, "application/json", extra)[0]
     wrong = json.dumps({**body, "k_runs": "five"}).encode()
-    assert "k_runs: 'five' is not of type 'integer'" in response_problems("GET", path, 200, "application/json", wrong)[0]
+    assert (
+        "k_runs: 'five' is not of type 'integer'" in response_problems("GET", path, 200, "application/json", wrong)[0]
+    )
     assert "status not declared" in response_problems("GET", path, 418, "application/json", b"{}")[0]
     assert "not the error shape" not in " ".join(
-        response_problems("GET", path, 404, "application/json", b'{"detail": "Not found."}'))
+        response_problems("GET", path, 404, "application/json", b'{"detail": "Not found."}')
+    )
     assert response_problems("GET", path, 404, "application/json", b'{"message": "x"}')
 
 
@@ -137,12 +149,17 @@ def test_a_validation_error_is_the_error_shape_with_errors_by_field(host):
     challenge, _ = digits_challenge(host)
     refused = client.post(f"/api/challenges/{challenge.slug}/submissions/", {"method_name": "x"})
     assert refused.status_code == 400
-    assert refused.json() == {"detail": "files: Upload at least one predictions file.",
-                              "errors": {"files": ["Upload at least one predictions file."]}}
-    hyper = client.post(f"/api/challenges/{challenge.slug}/submissions/",
-                        {"method_name": "x", "kind": "recipe", "hyperparameters": "[1, 2]"})
+    assert refused.json() == {
+        "detail": "files: Upload at least one predictions file.",
+        "errors": {"files": ["Upload at least one predictions file."]},
+    }
+    hyper = client.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "x", "kind": "recipe", "hyperparameters": "[1, 2]"},
+    )
     assert hyper.status_code == 400 and hyper.json()["errors"]["hyperparameters"] == [
-        'Give a JSON object such as {"C": 0.5}, not list [1, 2].'], hyper.json()
+        'Give a JSON object such as {"C": 0.5}, not list [1, 2].'
+    ], hyper.json()
 
 
 def test_the_api_tests_responses_are_checked(api_contract, challenge, monkeypatch):

@@ -58,24 +58,35 @@ def test_each_block_varies_only_its_source():
 @pytest.fixture
 def recipe_entry(host, alice):
     challenge, _ = digits_challenge(host)
-    return submission_create_recipe(challenge=challenge, user=alice, method_name="Logistic regression",
-                                    recipe=UploadedFile(name=RECIPE.name, data=RECIPE.read_bytes()))
+    return submission_create_recipe(
+        challenge=challenge,
+        user=alice,
+        method_name="Logistic regression",
+        recipe=UploadedFile(name=RECIPE.name, data=RECIPE.read_bytes()),
+    )
 
 
-def test_hosts_start_a_study_whose_runs_are_queued(recipe_entry, host, alice, queued, django_capture_on_commit_callbacks):
+def test_hosts_start_a_study_whose_runs_are_queued(
+    recipe_entry, host, alice, queued, django_capture_on_commit_callbacks
+):
     with pytest.raises(NotAllowed):
         variance_study_create(submission=recipe_entry, user=alice, k_runs=3)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client_for(host).post(f"/api/challenges/{recipe_entry.challenge.slug}/variance-studies/",
-                                         {"submission": recipe_entry.pk, "k_runs": 3, "sources": ["split", "init", "hpo"]},
-                                         format="json")
+        response = client_for(host).post(
+            f"/api/challenges/{recipe_entry.challenge.slug}/variance-studies/",
+            {"submission": recipe_entry.pk, "k_runs": 3, "sources": ["split", "init", "hpo"]},
+            format="json",
+        )
     assert response.status_code == 201, response.json()
     study = VarianceStudy.objects.get(pk=response.json()["id"])
     assert study.searches_hyperparameters and study.sources == ["split", "init", "hpo"]
     assert sorted(queued.ids(EXECUTE_STUDY_RUN)) == sorted(study.runs.values_list("pk", flat=True))
     assert study.runs.count() == 3 * 5 and set(queued.queues(EXECUTE_STUDY_RUN)) == {"cpu"}
-    bad = client_for(host).post(f"/api/challenges/{recipe_entry.challenge.slug}/variance-studies/",
-                                {"submission": recipe_entry.pk, "k_runs": 3, "sources": ["moon"]}, format="json")
+    bad = client_for(host).post(
+        f"/api/challenges/{recipe_entry.challenge.slug}/variance-studies/",
+        {"submission": recipe_entry.pk, "k_runs": 3, "sources": ["moon"]},
+        format="json",
+    )
     assert bad.status_code == 400 and "sources must be some of" in bad.json()["detail"]
 
 
@@ -86,8 +97,9 @@ def test_a_study_run_uses_the_run_machinery_and_the_result_follows(recipe_entry,
     def fake_run(**kwargs):  # the sandbox is tested in tests/recipes; here the split seed drives the score
         seen.append(kwargs)
         score = 0.9 + 0.01 * (kwargs["seeds"]["split"] % 7) / 7 + 0.001 * (kwargs["seeds"]["init"] % 3)
-        return SimpleNamespace(status="succeeded", test_score=score, valid_score=score, error="", log="",
-                               duration_s=0.1, device="cpu")
+        return SimpleNamespace(
+            status="succeeded", test_score=score, valid_score=score, error="", log="", duration_s=0.1, device="cpu"
+        )
 
     monkeypatch.setattr("leaderboard.worker.study_execution.execute_recipe_run", fake_run)
     monkeypatch.setattr("leaderboard.worker.study_execution.configured_runner", lambda: None)
@@ -100,7 +112,9 @@ def test_a_study_run_uses_the_run_machinery_and_the_result_follows(recipe_entry,
     study.refresh_from_db()
     assert study.status == "done" and study.result["available"] and study.result["fixed_hpo"] is not None
     rows = {r["source"]: r for r in study.result["sources"]}
-    assert rows["split"]["sd"] > rows["init"]["sd"] and rows["split"]["low"] < rows["split"]["sd"] < rows["split"]["high"]
+    assert (
+        rows["split"]["sd"] > rows["init"]["sd"] and rows["split"]["low"] < rows["split"]["sd"] < rows["split"]["high"]
+    )
     page = client_for(host).get(f"/c/{study.challenge.slug}/variance-studies/{study.pk}/")
     assert page.status_code == 200 and b'data-source="split"' in page.content and b"study-title" in page.content
     assert b"data-coverage" in page.content  # the measured coverage of the sd intervals at k
@@ -127,26 +141,49 @@ def test_imported_results_become_paired_entries_with_provenance(results_only, ho
     data = _results_csv(rng, {"model-a": 0.9, "model-b": 0.6})
     with pytest.raises(NotAllowed):
         results_import_create(challenge=results_only, user=alice, files=[ImportFile("r.csv", data)], format="csv")
-    batch = results_import_create(challenge=results_only, user=host, files=[ImportFile("r.csv", data)], format="csv",
-                                  source=EntryProvenance.Source.PUBLISHED, link="https://example.org/board")
+    batch = results_import_create(
+        challenge=results_only,
+        user=host,
+        files=[ImportFile("r.csv", data)],
+        format="csv",
+        source=EntryProvenance.Source.PUBLISHED,
+        link="https://example.org/board",
+    )
     assert batch.model_names == ["model-a", "model-b"] and len(batch.instance_ids) == 120 and batch.binary
     samples = "\n".join(json.dumps({"doc_id": f"q{i}", "acc": float(rng.random() < 0.85)}) for i in range(120))
-    response = client_for(host).post(f"/api/challenges/{results_only.slug}/imports/", {
-        "format": "lm-eval-jsonl", "files": [SimpleUploadedFile("samples_qa.jsonl", samples.encode())],
-        "models": ["llm-c"], "team": "Harness runs"}, format="multipart")
+    response = client_for(host).post(
+        f"/api/challenges/{results_only.slug}/imports/",
+        {
+            "format": "lm-eval-jsonl",
+            "files": [SimpleUploadedFile("samples_qa.jsonl", samples.encode())],
+            "models": ["llm-c"],
+            "team": "Harness runs",
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.json()
-    solved = client_for(host).post(f"/api/challenges/{results_only.slug}/imports/", {
-        "format": "solved-ids", "files": [SimpleUploadedFile("d.json", b'["q1", "q2"]')], "models": ["agent-d"]},
-        format="multipart")
+    solved = client_for(host).post(
+        f"/api/challenges/{results_only.slug}/imports/",
+        {"format": "solved-ids", "files": [SimpleUploadedFile("d.json", b'["q1", "q2"]')], "models": ["agent-d"]},
+        format="multipart",
+    )
     assert solved.status_code == 201, solved.json()  # the challenge's instances are known now
     report_recompute(challenge_id=results_only.pk, force=True)
     body = client_for().get(f"/api/challenges/{results_only.slug}/leaderboard/").json()
     rows = {r["method_name"]: r for r in body["entries"]}
     assert rows["model-a"]["provenance"] == {"source": "published", "link": "https://example.org/board"}
     assert rows["model-a"]["mean"]["method"] == "Wilson score interval"
-    compare = client_for().get(f"/api/challenges/{results_only.slug}/compare/",
-                               {"a": Submission.objects.get(method_name="model-a").pk,
-                                "b": Submission.objects.get(method_name="model-b").pk}).json()
+    compare = (
+        client_for()
+        .get(
+            f"/api/challenges/{results_only.slug}/compare/",
+            {
+                "a": Submission.objects.get(method_name="model-a").pk,
+                "b": Submission.objects.get(method_name="model-b").pk,
+            },
+        )
+        .json()
+    )
     assert compare["comparison"]["method"] == "mcnemar" and compare["comparison"]["verdict"] == "a_better"
     page = client_for().get(results_only.get_absolute_url())
     assert b"data-provenance" in page.content and b"published" in page.content
@@ -160,9 +197,11 @@ def test_imports_are_refused_naming_the_problem(results_only, host):
     short = b"model,instance_id,correct\nn,q1,1\n"
     with pytest.raises(ServiceError, match=r"model 'n' has no result on 9 instance"):
         results_import_create(challenge=results_only, user=host, files=[ImportFile("r.csv", short)], format="csv")
-    response = client_for(host).post(f"/api/challenges/{results_only.slug}/imports/", {
-        "format": "csv", "files": [SimpleUploadedFile("r.csv", b"model,instance_id,correct\nz,q1,maybe\n")]},
-        format="multipart")
+    response = client_for(host).post(
+        f"/api/challenges/{results_only.slug}/imports/",
+        {"format": "csv", "files": [SimpleUploadedFile("r.csv", b"model,instance_id,correct\nz,q1,maybe\n")]},
+        format="multipart",
+    )
     assert response.status_code == 400 and "row 2: `correct` must be 0/1" in response.json()["detail"]
 
 
@@ -184,11 +223,13 @@ def test_a_suite_aggregates_entries_scored_on_every_task(host):
     add_entry(first, host, "only-one-task", "recipe", 0.99 + 0.01 * rng.standard_normal(5))
     with pytest.raises(ServiceError, match="at least two challenges"):
         suite_create(created_by=host, title="Too small", challenges=[first])
-    created = client_for(host).post("/api/suites/", {"title": "Two tasks", "challenges": [first.slug, second.slug]},
-                                    format="json")
+    created = client_for(host).post(
+        "/api/suites/", {"title": "Two tasks", "challenges": [first.slug, second.slug]}, format="json"
+    )
     assert created.status_code == 201, created.json()
-    assert client_for().post("/api/suites/", {"title": "x", "challenges": [first.slug, second.slug]},
-                             format="json").status_code in (401, 403)
+    assert client_for().post(
+        "/api/suites/", {"title": "x", "challenges": [first.slug, second.slug]}, format="json"
+    ).status_code in (401, 403)
     suite = Suite.objects.get(slug=created.json()["slug"])
     board = suite_board(suite=suite)
     assert [e["method_name"] for e in board["entries"]] == ["strong", "middle", "weak"]

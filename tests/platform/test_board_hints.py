@@ -23,9 +23,19 @@ pytestmark = pytest.mark.django_db
 
 
 def _create(user, **fields):
-    return client_for(user).post("/api/challenges/", {
-        "title": "Digits", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", csv_bytes(digits_frame(120))),
-        "id_column": "id", "label_column": "label", "test_column": "is_test", **fields}, format="multipart")
+    return client_for(user).post(
+        "/api/challenges/",
+        {
+            "title": "Digits",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("d.csv", csv_bytes(digits_frame(120))),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+            **fields,
+        },
+        format="multipart",
+    )
 
 
 def test_row12_api_warns_at_creation_when_k_is_below_3n(alice):
@@ -53,8 +63,10 @@ def test_row12_web_form_and_planner_warn(client, alice, media):
     assert response.status_code == 200
     html = response.content.decode()
     assert "3n = 15" in html and "data-k-warning" in html  # the message and the preview's planner
-    planner = client.get(reverse("challenge-planner"), {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95,
-                                                        "run_minutes": 1, "boo_n": 5}).content.decode()
+    planner = client.get(
+        reverse("challenge-planner"),
+        {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 1, "boo_n": 5},
+    ).content.decode()
     assert "data-k-boo-n" in planner and "3n = 15" in planner
 
 
@@ -70,4 +82,3 @@ def test_row12_compare_page_of_a_decided_pair_has_no_runs_needed_hint(client, ho
     # an undecided pair (the tie) keeps the hint
     html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={subs[1].pk}").content.decode()
     assert "Runs needed" in html
-

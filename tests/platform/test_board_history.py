@@ -45,7 +45,7 @@ def test_the_history_page_and_the_shakeup_after_the_reveal(client, two_boards, h
     client.force_login(host)
     hosted = client.get(f"/c/{challenge.slug}/history/").content.decode()
     assert "data-shakeup" in hosted and hosted.count('class="shake"') == 2
-    assert f'/c/{challenge.slug}/history/' in client.get(f"/c/{challenge.slug}/").content.decode()
+    assert f"/c/{challenge.slug}/history/" in client.get(f"/c/{challenge.slug}/").content.decode()
 
 
 def test_a_rounded_boards_history_shows_rounded_values(two_boards, alice, host):  # noqa: F811

@@ -41,9 +41,13 @@ def predictions(challenge: Challenge, labels) -> bytes:
 
 
 def submit(challenge, user, labels, name="m", **kwargs) -> Submission:
-    submission = submission_create_predictions(challenge=challenge, user=user, method_name=name,
-                                               files=[UploadedFile("p.csv", predictions(challenge, labels))],
-                                               **kwargs)
+    submission = submission_create_predictions(
+        challenge=challenge,
+        user=user,
+        method_name=name,
+        files=[UploadedFile("p.csv", predictions(challenge, labels))],
+        **kwargs,
+    )
     submission_score(submission_id=submission.pk)
     report_recompute(challenge_id=challenge.pk)
     return Submission.objects.get(pk=submission.pk)
@@ -64,12 +68,23 @@ def two_boards(host, alice, bob):
 
 
 # Everything a contestant or a reader can open, JSON and pages alike.
-READABLE = ["/api/challenges/{slug}/", "/api/challenges/{slug}/leaderboard/",
-            "/api/challenges/{slug}/leaderboard/?format=csv", "/api/challenges/{slug}/runs/",
-            "/api/challenges/{slug}/runs/?format=csv", "/api/challenges/{slug}/sota/",
-            "/api/challenges/{slug}/compare/?a={a}&b={b}", "/api/submissions/{a}/", "/api/submissions/{b}/",
-            "/api/challenges/{slug}/submissions/", "/c/{slug}/", "/c/{slug}/compare/?a={a}&b={b}",
-            "/submissions/{a}/", "/submissions/{b}/", "/api/challenges/{slug}/leaderboard/?statistic=boo_n&n=2"]
+READABLE = [
+    "/api/challenges/{slug}/",
+    "/api/challenges/{slug}/leaderboard/",
+    "/api/challenges/{slug}/leaderboard/?format=csv",
+    "/api/challenges/{slug}/runs/",
+    "/api/challenges/{slug}/runs/?format=csv",
+    "/api/challenges/{slug}/sota/",
+    "/api/challenges/{slug}/compare/?a={a}&b={b}",
+    "/api/submissions/{a}/",
+    "/api/submissions/{b}/",
+    "/api/challenges/{slug}/submissions/",
+    "/c/{slug}/",
+    "/c/{slug}/compare/?a={a}&b={b}",
+    "/submissions/{a}/",
+    "/submissions/{b}/",
+    "/api/challenges/{slug}/leaderboard/?statistic=boo_n&n=2",
+]
 VOLATILE = re.compile(r"\d{4}-\d\d-\d\dT?[ \d:.+Z-]*|\"ETag\"|W?/?\"[0-9a-f]{32}\"|csrfmiddlewaretoken\" value=\"\w+\"")
 
 
@@ -208,17 +223,25 @@ def test_phases_take_submissions_in_turn_and_count_files(host, alice):
     dev = challenge.phases.get()
     dev.closes_at, dev.test_rows, dev.daily_file_quota = now + timezone.timedelta(hours=1), "public", 2
     dev.save()
-    final = phase_create(challenge=challenge, user=host, name="final", order=1,
-                         opens_at=now + timezone.timedelta(hours=1), closes_at=now + timezone.timedelta(days=2))
+    final = phase_create(
+        challenge=challenge,
+        user=host,
+        name="final",
+        order=1,
+        opens_at=now + timezone.timedelta(hours=1),
+        closes_at=now + timezone.timedelta(days=2),
+    )
     n = challenge.dataset.n_test
     first = submit(challenge, alice, ["1"] * n)
     assert first.phase == dev and Run.objects.get(submission=first).private_score is None
     files = [UploadedFile(f"p{i}.csv", predictions(challenge, [str(i)] * n)) for i in (2, 3)]
     with pytest.raises(QuotaExceeded, match="files"):
         submission_create_predictions(challenge=challenge, user=alice, method_name="two", files=files)
-    response = client_for(alice).post(f"/api/challenges/{challenge.slug}/submissions/",
-                                      {"method_name": "two", "files": [SimpleUploadedFile(f.name, f.data)
-                                                                       for f in files]}, format="multipart")
+    response = client_for(alice).post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "two", "files": [SimpleUploadedFile(f.name, f.data) for f in files]},
+        format="multipart",
+    )
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
     dev.closes_at = now - timezone.timedelta(minutes=1)
     dev.save()
@@ -241,8 +264,11 @@ def test_rescoring_with_corrected_labels_keeps_the_earlier_report(challenge, hos
     corrected[:5] = [str((int(t) + 1) % 10) for t in truth[:5]]
     labels = csv_bytes(pd.DataFrame({"id": ids, "label": corrected}))
     assert client_for(alice).post(f"/api/challenges/{challenge.slug}/rescore/", {}).status_code == 403
-    response = client_for(host).post(f"/api/challenges/{challenge.slug}/rescore/",
-                                     {"hidden_labels": SimpleUploadedFile("fixed.csv", labels)}, format="multipart")
+    response = client_for(host).post(
+        f"/api/challenges/{challenge.slug}/rescore/",
+        {"hidden_labels": SimpleUploadedFile("fixed.csv", labels)},
+        format="multipart",
+    )
     assert response.status_code == 202, response.content
     submission_rescore(submission_id=submission.pk)
     report_recompute(challenge_id=challenge.pk)
@@ -260,8 +286,9 @@ def test_rescoring_with_corrected_labels_keeps_the_earlier_report(challenge, hos
 
 def test_settings_changes_are_audited_with_old_and_new_values(challenge, host):
     challenge, _ = challenge
-    response = client_for(host).patch(f"/api/challenges/{challenge.slug}/", {"gamma": 0.8, "feedback": "rounded"},
-                                      format="json")
+    response = client_for(host).patch(
+        f"/api/challenges/{challenge.slug}/", {"gamma": 0.8, "feedback": "rounded"}, format="json"
+    )
     assert response.status_code == 200, response.content
     entry = AuditEntry.objects.get(challenge=challenge, action="settings_changed")
     assert entry.details["changes"] == {"gamma": [0.75, 0.8], "feedback": ["exact", "rounded"]}
@@ -314,13 +341,20 @@ def test_the_data_migration_gives_every_challenge_one_phase(transactional_db):
     user = User.objects.create(username="old-host")
     Challenge_ = apps.get_model("leaderboard", "Challenge")
     Team_ = apps.get_model("leaderboard", "Team")
-    challenge = Challenge_.objects.create(slug="old", title="Old", created_by=user, metric="accuracy",
-                                          higher_is_better=True, daily_quota=3, total_quota=9)
+    challenge = Challenge_.objects.create(
+        slug="old", title="Old", created_by=user, metric="accuracy", higher_is_better=True, daily_quota=3, total_quota=9
+    )
     submission = apps.get_model("leaderboard", "Submission").objects.create(
-        challenge=challenge, team=Team_.objects.create(name="t"), submitted_by=user, kind="predictions",
-        method_name="m", runs_expected=2)
-    apps.get_model("leaderboard", "Run").objects.create(submission=submission, index=0, status="succeeded",
-                                                        test_score=0.75)
+        challenge=challenge,
+        team=Team_.objects.create(name="t"),
+        submitted_by=user,
+        kind="predictions",
+        method_name="m",
+        runs_expected=2,
+    )
+    apps.get_model("leaderboard", "Run").objects.create(
+        submission=submission, index=0, status="succeeded", test_score=0.75
+    )
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
     migrated = Challenge.objects.get(slug="old")

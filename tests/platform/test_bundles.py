@@ -35,17 +35,33 @@ def _minute(days: float):
 
 
 def _phased(host):
-    challenge, _ = digits_challenge(host, public_fraction=0.5, bootstrap_resamples=200, title="Bundled",
-                                    closes_at=_minute(3), rules="Be kind.", description="Digits, *bundled*.")
-    phase_create(challenge=challenge, user=host, name="final", opens_at=_minute(3), closes_at=_minute(9),
-                 total_quota=2, test_rows="all")
+    challenge, _ = digits_challenge(
+        host,
+        public_fraction=0.5,
+        bootstrap_resamples=200,
+        title="Bundled",
+        closes_at=_minute(3),
+        rules="Be kind.",
+        description="Digits, *bundled*.",
+    )
+    phase_create(
+        challenge=challenge,
+        user=host,
+        name="final",
+        opens_at=_minute(3),
+        closes_at=_minute(9),
+        total_quota=2,
+        test_rows="all",
+    )
     return challenge
 
 
 def _board(challenge, board):
     data = report_current(challenge=challenge, board=board).data
-    return [(e["method_name"], e["mean"]["estimate"], e["mean"]["low"], e["mean"]["high"], e["rank_display"])
-            for e in data["entries"]]
+    return [
+        (e["method_name"], e["mean"]["estimate"], e["mean"]["low"], e["mean"]["high"], e["rank_display"])
+        for e in data["entries"]
+    ]
 
 
 def test_a_challenge_round_trips_through_its_bundle_with_identical_boards(host, alice, bob):
@@ -61,11 +77,15 @@ def test_a_challenge_round_trips_through_its_bundle_with_identical_boards(host, 
     phases = [[getattr(p, name) for name in PHASE_FIELDS] for p in original.phases.order_by("order")]
     assert [[getattr(p, name) for name in PHASE_FIELDS] for p in copy.phases.order_by("order")] == phases
     for part in ("train", "test_inputs", "hidden_labels"):
-        a, b = (dataset_frame(dataset=c.dataset, part=part).sort_values("id").reset_index(drop=True)
-                for c in (original, copy))
+        a, b = (
+            dataset_frame(dataset=c.dataset, part=part).sort_values("id").reset_index(drop=True)
+            for c in (original, copy)
+        )
         assert a.equals(b), part
-    public = {c.pk: set(np.array(dataset_test_ids(dataset=c.dataset))[board_public_mask(dataset=c.dataset)])
-              for c in (original, copy)}
+    public = {
+        c.pk: set(np.array(dataset_test_ids(dataset=c.dataset))[board_public_mask(dataset=c.dataset)])
+        for c in (original, copy)
+    }
     assert public[original.pk] == public[copy.pk] and 0 < len(public[copy.pk]) < original.dataset.n_test
     # the same files (by id) on both: identical public and private boards
     rng = np.random.default_rng(5)
@@ -109,12 +129,14 @@ def test_bundles_on_the_web(client, host):
     client.force_login(make_user("stranger"))
     assert client.get(f"/c/{original.slug}/bundle/").status_code == 403
     client.force_login(host)
-    assert f'/c/{original.slug}/bundle/' in client.get(f"/c/{original.slug}/edit/").content.decode()
+    assert f"/c/{original.slug}/bundle/" in client.get(f"/c/{original.slug}/edit/").content.decode()
     response = client.get(f"/c/{original.slug}/bundle/")
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert response["Content-Disposition"] == f'attachment; filename="{original.slug}-bundle.zip"'
-    created = client.post("/challenges/new/bundle/", {
-        "bundle": SimpleUploadedFile("b.zip", response.content, content_type="application/zip"), "slug": "web-copy"})
+    created = client.post(
+        "/challenges/new/bundle/",
+        {"bundle": SimpleUploadedFile("b.zip", response.content, content_type="application/zip"), "slug": "web-copy"},
+    )
     assert created.status_code == 302 and created["Location"] == "/c/web-copy/"
     assert Challenge.objects.get(slug="web-copy").phases.count() == 2
     refused = client.post("/challenges/new/bundle/", {"bundle": SimpleUploadedFile("b.zip", b"not a zip")})
@@ -132,8 +154,11 @@ def test_bundles_through_the_api(host, alice):
     exported = api.get(f"/api/challenges/{original.slug}/bundle/")
     assert exported.status_code == 200 and exported["Content-Type"] == "application/zip"
     api.force_authenticate(alice)
-    created = api.post("/api/challenges/bundle/", {"bundle": SimpleUploadedFile("b.zip", exported.content),
-                                                   "slug": "api-copy"}, format="multipart")
+    created = api.post(
+        "/api/challenges/bundle/",
+        {"bundle": SimpleUploadedFile("b.zip", exported.content), "slug": "api-copy"},
+        format="multipart",
+    )
     assert created.status_code == 201, created.json()
     assert created.json()["slug"] == "api-copy" and len(created.json()["phases"]) == 2
     refused = api.post("/api/challenges/bundle/", {"bundle": SimpleUploadedFile("b.zip", b"nope")}, format="multipart")

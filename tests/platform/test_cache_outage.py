@@ -28,8 +28,13 @@ pytestmark = pytest.mark.django_db
 
 
 def redis_cache(url: str) -> dict:
-    return {"default": {"BACKEND": "leaderboard.cache.ResilientRedisCache", "LOCATION": url,
-                        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+    return {
+        "default": {
+            "BACKEND": "leaderboard.cache.ResilientRedisCache",
+            "LOCATION": url,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
 
 
 @pytest.fixture
@@ -58,12 +63,24 @@ def cache_errors(text: str, operation: str) -> float:
 
 
 def test_settings_swap_a_redis_cache_url_for_the_resilient_backend():
-    code = ("from django.conf import settings; c = settings.CACHES['default']; "
-            "print(c['BACKEND'], c['OPTIONS']['socket_timeout'])")
-    env = {**os.environ, "CACHE_URL": "redis://127.0.0.1:6379/1", "CACHE_TIMEOUT_S": "0.25",
-           "DJANGO_SETTINGS_MODULE": "leaderboard.settings"}
-    out = subprocess.run([sys.executable, "-c", "import django; django.setup(); " + code], env=env,
-                         capture_output=True, text=True, timeout=120, check=True).stdout.split()
+    code = (
+        "from django.conf import settings; c = settings.CACHES['default']; "
+        "print(c['BACKEND'], c['OPTIONS']['socket_timeout'])"
+    )
+    env = {
+        **os.environ,
+        "CACHE_URL": "redis://127.0.0.1:6379/1",
+        "CACHE_TIMEOUT_S": "0.25",
+        "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); " + code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
     assert out == ["leaderboard.cache.ResilientRedisCache", "0.25"]
 
 

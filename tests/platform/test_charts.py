@@ -32,8 +32,10 @@ def marks(root: ET.Element, tag: str, cls: str) -> list[ET.Element]:
 @pytest.fixture(scope="module")
 def report():
     rng = np.random.default_rng(0)
-    entries = [EntryRuns(i, f"m<{i}>&", "team", "recipe", 8, np.arange(8),
-                         0.7 + 0.01 * i + 0.01 * rng.standard_normal(8)) for i in range(1, 5)]
+    entries = [
+        EntryRuns(i, f"m<{i}>&", "team", "recipe", 8, np.arange(8), 0.7 + 0.01 * i + 0.01 * rng.standard_normal(8))
+        for i in range(1, 5)
+    ]
     entries.append(EntryRuns(9, "single", "team", "recipe", 8, np.arange(1), np.array([0.5])))
     return build_report(entries, ReportSettings(n_resamples=200, k_runs=8))
 
@@ -96,8 +98,12 @@ def test_charts_are_drawn_at_their_own_size_with_readable_text():
     and every text is 11 px or more, the heatmap's cell values included (they were 10 px)."""
     entries = [_row(f"entry {i}", 0.9 + i / 100, 0.88 + i / 100, 0.92 + i / 100) for i in range(4)]
     p = [[None if i == j else (0.9 if i < j else 0.1) for j in range(4)] for i in range(4)]
-    charts = [strip_plot({"a": [0.5, 0.6]}), forest_plot(entries), boo_n_curve({"a": [0.5, 0.6, 0.65]}),
-              heatmap(p, [row["method_name"] for row in entries])]
+    charts = [
+        strip_plot({"a": [0.5, 0.6]}),
+        forest_plot(entries),
+        boo_n_curve({"a": [0.5, 0.6, 0.65]}),
+        heatmap(p, [row["method_name"] for row in entries]),
+    ]
     for svg in charts:
         root = parse(svg)
         _, _, width, height = root.get("viewBox").split()
@@ -111,8 +117,12 @@ def test_charts_are_drawn_at_their_own_size_with_readable_text():
 
 def test_an_outlier_cannot_flatten_the_axis():
     """One weak entry (0.10 among scores near 0.95) is drawn at the axis edge with an arrow; the others spread out."""
-    rows = [_row("good", 0.95, 0.94, 0.96), _row("better", 0.97, 0.96, 0.98), _row("best", 0.99, 0.985, 0.995),
-            _row("weak", 0.10, 0.07, 0.14)]
+    rows = [
+        _row("good", 0.95, 0.94, 0.96),
+        _row("better", 0.97, 0.96, 0.98),
+        _row("best", 0.99, 0.985, 0.995),
+        _row("weak", 0.10, 0.07, 0.14),
+    ]
     root = parse(forest_plot(rows))
     dots = {el.get("cx"): el.get("data-clipped") for el in marks(root, "circle", "estimate")}
     xs = sorted(float(x) for x in dots)
@@ -140,7 +150,9 @@ def test_full_names_and_legends_at_the_line_ends():
     ys = sorted(float(el.get("y")) for el in legends)
     assert ys[1] - ys[0] >= 13  # spread apart, not stacked
     strip = parse(strip_plot({name: [0.5, 0.6]}))
-    assert any(t.find(f"{SVG}title") is not None and t.find(f"{SVG}title").text == name for t in strip.iter(f"{SVG}text"))
+    assert any(
+        t.find(f"{SVG}title") is not None and t.find(f"{SVG}title").text == name for t in strip.iter(f"{SVG}text")
+    )
 
 
 def test_curve_labels_are_readable_on_white_in_every_palette_colour():

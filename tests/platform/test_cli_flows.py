@@ -44,16 +44,17 @@ class Person:
 @pytest.fixture
 def ruled(live_server):
     host = make_user("host")
-    challenge, frame = digits_challenge(host, rules="Be fair: one account each.", final_entries=1,
-                                        public_fraction=0.5)
+    challenge, frame = digits_challenge(host, rules="Be fair: one account each.", final_entries=1, public_fraction=0.5)
     return challenge, frame
 
 
 def test_join_teams_submit_finals_cancel(live_server, ruled, tmp_path):
     challenge, frame = ruled
     slug = challenge.slug
-    carol, dave = Person(live_server.url, tmp_path / "carol", "carol"), Person(live_server.url, tmp_path / "dave",
-                                                                               "dave")
+    carol, dave = (
+        Person(live_server.url, tmp_path / "carol", "carol"),
+        Person(live_server.url, tmp_path / "dave", "dave"),
+    )
     predictions = tmp_path / "p.csv"
     predictions.write_bytes(label_predictions(frame))
 
@@ -90,8 +91,9 @@ def test_join_teams_submit_finals_cancel(live_server, ruled, tmp_path):
     assert [line.split()[1] for line in shown.splitlines() if line.startswith("  *")] == [str(first["id"])]
     too_many = dave.fails("finals", slug, "--choose", str(second["id"]))
     assert "this challenge allows 1" in too_many and "Un-choose one first" in too_many
-    assert dave.json("finals", slug, "--drop", str(first["id"]), "--choose", str(second["id"]))["chosen"] == \
-        [second["id"]]
+    assert dave.json("finals", slug, "--drop", str(first["id"]), "--choose", str(second["id"]))["chosen"] == [
+        second["id"]
+    ]
 
     # Cancel (twice is harmless), and an unknown submission's 404 in words.
     cancelled = carol.json("cancel", str(first["id"]))
@@ -108,8 +110,10 @@ def test_join_teams_submit_finals_cancel(live_server, ruled, tmp_path):
 
 
 def test_team_names_resolve_or_say_why_not(live_server, tmp_path):
-    carol, dave = Person(live_server.url, tmp_path / "carol", "carol"), Person(live_server.url, tmp_path / "dave",
-                                                                               "dave")
+    carol, dave = (
+        Person(live_server.url, tmp_path / "carol", "carol"),
+        Person(live_server.url, tmp_path / "dave", "dave"),
+    )
     carol.json("teams", "create", "Owls")
     carol.json("teams", "create", "owls")
     ambiguous = carol.fails("teams", "invite", "OWLS", "dave")
@@ -144,8 +148,19 @@ def test_download_streams_every_part_the_api_serves(live_server, ruled, tmp_path
     assert "has no hidden_labels file to download; it serves: train, test_inputs, sample_submission" in refused
     host_home = tmp_path / "host"
     assert run_cli(live_server.url, host_home, "login", "host").returncode == 0
-    labels = json.loads(run_cli(live_server.url, host_home, "download", challenge.slug, "--part", "hidden_labels",
-                                "--dir", str(tmp_path / "host-data"), "--json").stdout)
+    labels = json.loads(
+        run_cli(
+            live_server.url,
+            host_home,
+            "download",
+            challenge.slug,
+            "--part",
+            "hidden_labels",
+            "--dir",
+            str(tmp_path / "host-data"),
+            "--json",
+        ).stdout
+    )
     assert [row["part"] for row in labels["files"]] == ["hidden_labels"]
     assert "label" in (tmp_path / "host-data" / "hidden_labels.csv").read_text().splitlines()[0]
 
@@ -156,10 +171,26 @@ def test_leaderboard_has_a_team_column(live_server, tmp_path):
     rng = np.random.default_rng(0)
     for team_name, method, centre in (("Owls", "resnet", 0.8), ("Hawks", "mlp", 0.7)):
         team = Team.objects.create(name=team_name)
-        submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=challenge.created_by,
-                                               kind="recipe", method_name=method, status="scored", runs_expected=4)
-        Run.objects.bulk_create([Run(submission=submission, index=i, status="succeeded",
-                                     test_score=float(centre + 0.01 * rng.standard_normal())) for i in range(4)])
+        submission = Submission.objects.create(
+            challenge=challenge,
+            team=team,
+            submitted_by=challenge.created_by,
+            kind="recipe",
+            method_name=method,
+            status="scored",
+            runs_expected=4,
+        )
+        Run.objects.bulk_create(
+            [
+                Run(
+                    submission=submission,
+                    index=i,
+                    status="succeeded",
+                    test_score=float(centre + 0.01 * rng.standard_normal()),
+                )
+                for i in range(4)
+            ]
+        )
     text = carol("leaderboard", challenge.slug).stdout
     header = next(line for line in text.splitlines() if "rank" in line)
     assert header.split()[:4] == ["rank", "group", "team", "entry"]
@@ -175,6 +206,8 @@ def test_the_token_goes_to_the_configured_server_only():
     from cli.varboard_cli import Client
 
     client = Client("https://board.example.org/", "secret")
-    assert (client._same_origin("http://evil.example.net/api/submissions/?page=2")
-            == "https://board.example.org/api/submissions/?page=2")
+    assert (
+        client._same_origin("http://evil.example.net/api/submissions/?page=2")
+        == "https://board.example.org/api/submissions/?page=2"
+    )
     assert client._same_origin("https://board.example.org/api/x/") == "https://board.example.org/api/x/"

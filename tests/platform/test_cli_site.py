@@ -27,18 +27,38 @@ CLI = ROOT / "cli" / "varboard_cli.py"
 
 
 def run_cli(base: str, home: Path, *args: str, command=(sys.executable, str(CLI)), **kwargs):
-    env = {"PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(home), "VARBOARD_URL": base,
-           "VARBOARD_PASSWORD": PASSWORD}
+    env = {
+        "PATH": os.environ["PATH"],
+        "XDG_CONFIG_HOME": str(home),
+        "VARBOARD_URL": base,
+        "VARBOARD_PASSWORD": PASSWORD,
+    }
     return subprocess.run([*command, *args], env=env, capture_output=True, text=True, timeout=120, **kwargs)
 
 
 def add_entry(challenge, user, method: str, kind: str, scores) -> Submission:
     team, _ = Team.objects.get_or_create(name=f"team-{method}")
-    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=user, kind=kind,
-                                           method_name=method, status="scored", runs_expected=len(scores))
-    Run.objects.bulk_create([Run(submission=submission, index=i, status="succeeded", test_score=float(s),
-                                 outcomes=Run.pack_outcomes(np.ones(72) * (i % 2)) if kind == "predictions" else None)
-                             for i, s in enumerate(scores)])
+    submission = Submission.objects.create(
+        challenge=challenge,
+        team=team,
+        submitted_by=user,
+        kind=kind,
+        method_name=method,
+        status="scored",
+        runs_expected=len(scores),
+    )
+    Run.objects.bulk_create(
+        [
+            Run(
+                submission=submission,
+                index=i,
+                status="succeeded",
+                test_score=float(s),
+                outcomes=Run.pack_outcomes(np.ones(72) * (i % 2)) if kind == "predictions" else None,
+            )
+            for i, s in enumerate(scores)
+        ]
+    )
     return submission
 
 
@@ -61,8 +81,19 @@ def test_download_saves_the_public_files(live_server, board, tmp_path):
     train = (tmp_path / "data" / "train.csv").read_text()
     assert train.splitlines()[0].startswith("id,") and len(train.splitlines()) == 1 + (frame.is_test == 0).sum()
     assert "label" not in (tmp_path / "data" / "test_inputs.csv").read_text().splitlines()[0]
-    as_json = json.loads(run_cli(live_server.url, tmp_path, "--json", "download", challenge.slug,
-                                 "--dir", str(tmp_path / "again"), "--part", "train").stdout)
+    as_json = json.loads(
+        run_cli(
+            live_server.url,
+            tmp_path,
+            "--json",
+            "download",
+            challenge.slug,
+            "--dir",
+            str(tmp_path / "again"),
+            "--part",
+            "train",
+        ).stdout
+    )
     assert [row["part"] for row in as_json["files"]] == ["train"]
     missing = run_cli(live_server.url, tmp_path, "download", "no-such-challenge")
     assert missing.returncode == 1 and missing.stderr.startswith("error: 404")
@@ -84,8 +115,14 @@ def test_leaderboard_prints_one_headed_section_per_kind(live_server, board, tmp_
 def test_a_closed_challenge_is_reported_as_closed(live_server, tmp_path):
     host = make_user("host")
     make_user("carol")
-    closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
-                                      higher_is_better=True, allow_recipes=True, created_by=host)
+    closed = Challenge.objects.create(
+        slug="boon-2018",
+        title="Published 2018",
+        metric="accuracy",
+        higher_is_better=True,
+        allow_recipes=True,
+        created_by=host,
+    )
     phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=UTC))
     recipe = tmp_path / "recipe.py"
     recipe.write_text("def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return None\n")
@@ -93,8 +130,9 @@ def test_a_closed_challenge_is_reported_as_closed(live_server, tmp_path):
     done = run_cli(live_server.url, tmp_path, "submit", "boon-2018", "--recipe", str(recipe), "--method", "late")
     assert done.returncode == 1
     assert done.stderr.strip() == "error: 409: The main phase closed at 2018-07-15 00:00 UTC."
-    as_json = run_cli(live_server.url, tmp_path, "submit", "boon-2018", "--recipe", str(recipe), "--method", "x",
-                      "--json")
+    as_json = run_cli(
+        live_server.url, tmp_path, "submit", "boon-2018", "--recipe", str(recipe), "--method", "x", "--json"
+    )
     assert json.loads(as_json.stderr) == {"error": "409: The main phase closed at 2018-07-15 00:00 UTC."}
 
 
@@ -106,8 +144,9 @@ def test_every_command_answers_json(live_server, board, tmp_path):
     assert [c["slug"] for c in listing] == [challenge.slug]
     files = tmp_path / "p.csv"
     files.write_bytes(label_predictions(frame))
-    submitted = json.loads(run_cli(live_server.url, tmp_path, "--json", "submit", challenge.slug, str(files),
-                                   "--method", "cli").stdout)
+    submitted = json.loads(
+        run_cli(live_server.url, tmp_path, "--json", "submit", challenge.slug, str(files), "--method", "cli").stdout
+    )
     assert submitted["status"] == "queued"
     status = json.loads(run_cli(live_server.url, tmp_path, "status", str(submitted["id"]), "--json").stdout)
     assert status["id"] == submitted["id"] and len(status["runs"]) == 1
@@ -116,14 +155,24 @@ def test_every_command_answers_json(live_server, board, tmp_path):
 def test_a_closed_pipe_ends_quietly(live_server, board, tmp_path):
     challenge, _ = board
     env = {"PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(tmp_path), "VARBOARD_URL": live_server.url}
-    process = subprocess.Popen([sys.executable, str(CLI), "leaderboard", challenge.slug, "--json"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(CLI), "leaderboard", challenge.slug, "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     process.stdout.close()  # the reader is gone before anything is written, as `| head -0` would be
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 141
     assert stderr == ""  # no BrokenPipeError traceback
-    piped = subprocess.run(f"{sys.executable} {CLI} leaderboard {challenge.slug} | head -1", shell=True, env=env,
-                           capture_output=True, text=True, timeout=60)
+    piped = subprocess.run(
+        f"{sys.executable} {CLI} leaderboard {challenge.slug} | head -1",
+        shell=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert piped.stdout.startswith("== ") and "Traceback" not in piped.stderr
 
 
@@ -131,14 +180,43 @@ def test_pip_installs_the_varboard_command_from_cli(live_server, board, tmp_path
     source = tmp_path / "cli"
     shutil.copytree(ROOT / "cli", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     wheels = tmp_path / "wheels"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            str(source), "-w", str(wheels)], capture_output=True, text=True, timeout=300)
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            str(source),
+            "-w",
+            str(wheels),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert build.returncode == 0, build.stderr
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                              "--no-index", "--no-deps", *map(str, wheels.glob("*.whl"))],
-                             capture_output=True, text=True, timeout=300)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-index",
+            "--no-deps",
+            *map(str, wheels.glob("*.whl")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stderr
     done = run_cli(live_server.url, tmp_path, "challenges", "--json", command=(str(venv / "bin" / "varboard"),))
     assert done.returncode == 0, done.stderr
@@ -148,9 +226,17 @@ def test_pip_installs_the_varboard_command_from_cli(live_server, board, tmp_path
 def test_leaderboard_heads_imported_runs_as_published_not_as_recipes():
     from cli.varboard_cli import leaderboard_text
 
-    entry = {"submission_id": 1, "rank_display": "1", "groups": "a", "method_name": "ResNet-32", "runs_succeeded": 74,
-             "runs_expected": 74, "mean": {"estimate": 0.7, "low": 0.69, "high": 0.71}, "boo_n": {"estimate": 0.72},
-             "provenance": {"source": "published", "link": "https://example.org", "note": "Someone (2018)"}}
+    entry = {
+        "submission_id": 1,
+        "rank_display": "1",
+        "groups": "a",
+        "method_name": "ResNet-32",
+        "runs_succeeded": 74,
+        "runs_expected": 74,
+        "mean": {"estimate": 0.7, "low": 0.69, "high": 0.71},
+        "boo_n": {"estimate": 0.72},
+        "provenance": {"source": "published", "link": "https://example.org", "note": "Someone (2018)"},
+    }
     section = {"label": "Training recipes", "design": "seed-paired runs on out-of-bootstrap splits", "entries": [1]}
     text = leaderboard_text({"entries": [entry], "sections": [section]})
     assert text.startswith("== Imported runs (published elsewhere) (1 entry) ==")

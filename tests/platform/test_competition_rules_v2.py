@@ -33,8 +33,10 @@ def client_for(user=None) -> APIClient:
 
 def post_predictions(client, challenge, labels, name="m", team=None):
     ids = dataset_test_ids(dataset=challenge.dataset)
-    data = {"method_name": name, "files": [SimpleUploadedFile("p.csv", csv_bytes(
-        pd.DataFrame({"id": ids, "prediction": list(labels)})))]}
+    data = {
+        "method_name": name,
+        "files": [SimpleUploadedFile("p.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(labels)})))],
+    }
     if team is not None:
         data["team"] = team
     return client.post(f"/api/challenges/{challenge.slug}/submissions/", data, format="multipart")
@@ -64,8 +66,18 @@ def split_predictions(challenge, public_correct: float, private_correct: float) 
 # ------------------------------------------------------------------ suites before the reveal
 @pytest.mark.parametrize("feedback", ["ladder", "rounded"])
 def test_a_suite_shows_what_the_boards_show_until_the_reveal(host, alice, feedback):
-    tasks = [digits_challenge(host, title=f"Suite task {i}", public_fraction=0.5, feedback=feedback,
-                              feedback_digits=1, ladder_margin=0.1, bootstrap_resamples=100)[0] for i in range(2)]
+    tasks = [
+        digits_challenge(
+            host,
+            title=f"Suite task {i}",
+            public_fraction=0.5,
+            feedback=feedback,
+            feedback_digits=1,
+            ladder_margin=0.1,
+            bootstrap_resamples=100,
+        )[0]
+        for i in range(2)
+    ]
     contestant = client_for(alice)
     exact_all_rows = []
     for task, (pub, priv) in zip(tasks, ((0.87, 0.2), (0.93, 0.4))):
@@ -73,8 +85,9 @@ def test_a_suite_shows_what_the_boards_show_until_the_reveal(host, alice, feedba
         run = Run.objects.get(submission_id=sid)
         assert abs(run.test_score - run.public_score) > 0.2  # the hidden rows' score is far from the public one
         exact_all_rows.append(run.test_score)
-    created = client_for(host).post("/api/suites/", {"title": "Two", "normalization": "none",
-                                                      "challenges": [t.slug for t in tasks]}, format="json")
+    created = client_for(host).post(
+        "/api/suites/", {"title": "Two", "normalization": "none", "challenges": [t.slug for t in tasks]}, format="json"
+    )
     assert created.status_code == 201, created.content
     slug = created.json()["slug"]
     shown = []
@@ -116,31 +129,37 @@ def test_the_reveal_ends_every_open_phase_and_later_submissions_are_refused(host
 # ------------------------------------------------------------------ rescore never mixes metrics
 def test_a_metric_change_is_refused_while_recipe_entries_exist(host, alice):
     challenge, _ = digits_challenge(host, title="Recipe metric")
-    recipe = client_for(alice).post(f"/api/challenges/{challenge.slug}/submissions/",
-                                    {"kind": "recipe", "method_name": "r",
-                                     "recipe": SimpleUploadedFile("recipe.py", RECIPE)}, format="multipart")
+    recipe = client_for(alice).post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"kind": "recipe", "method_name": "r", "recipe": SimpleUploadedFile("recipe.py", RECIPE)},
+        format="multipart",
+    )
     assert recipe.status_code == 202, recipe.content
-    response = client_for(host).post(f"/api/challenges/{challenge.slug}/rescore/", {"metric": "macro_f1"},
-                                     format="multipart")
+    response = client_for(host).post(
+        f"/api/challenges/{challenge.slug}/rescore/", {"metric": "macro_f1"}, format="multipart"
+    )
     assert response.status_code == 409, response.content
     assert "mix" in response.json()["detail"] and "recipe" in response.json()["detail"]
     assert response.json()["field"] == "metric"
     assert client_for().get(f"/api/challenges/{challenge.slug}/").json()["metric"] == "accuracy"
     # the labels alone may still be corrected
-    labels = pd.DataFrame({"id": dataset_test_ids(dataset=challenge.dataset),
-                           "label": dataset_hidden_labels(dataset=challenge.dataset)})
-    fixed = client_for(host).post(f"/api/challenges/{challenge.slug}/rescore/",
-                                  {"hidden_labels": SimpleUploadedFile("l.csv", csv_bytes(labels))},
-                                  format="multipart")
+    labels = pd.DataFrame(
+        {"id": dataset_test_ids(dataset=challenge.dataset), "label": dataset_hidden_labels(dataset=challenge.dataset)}
+    )
+    fixed = client_for(host).post(
+        f"/api/challenges/{challenge.slug}/rescore/",
+        {"hidden_labels": SimpleUploadedFile("l.csv", csv_bytes(labels))},
+        format="multipart",
+    )
     assert fixed.status_code == 202, fixed.content
 
 
 def test_a_metric_change_rescores_a_predictions_only_challenge(host, alice):
     challenge, _ = digits_challenge(host, title="Predictions metric")
-    scored(post_predictions(client_for(alice), challenge, dataset_hidden_labels(dataset=challenge.dataset)),
-           challenge)
-    response = client_for(host).post(f"/api/challenges/{challenge.slug}/rescore/", {"metric": "macro_f1"},
-                                     format="multipart")
+    scored(post_predictions(client_for(alice), challenge, dataset_hidden_labels(dataset=challenge.dataset)), challenge)
+    response = client_for(host).post(
+        f"/api/challenges/{challenge.slug}/rescore/", {"metric": "macro_f1"}, format="multipart"
+    )
     assert response.status_code == 202, response.content
     assert response.json() == {"queued": 1, "recipes_left": 0}
 
@@ -149,8 +168,9 @@ def test_a_metric_change_rescores_a_predictions_only_challenge(host, alice):
 def label_sorted_upload() -> DatasetUpload:
     frame = digits_frame(n_rows=300).sort_values("label", kind="stable").reset_index(drop=True)
     frame["is_test"] = (np.arange(len(frame)) % 3 == 0).astype(int)
-    return DatasetUpload(data=csv_bytes(frame), filename="sorted.csv", id_column="id", label_column="label",
-                         test_column="is_test"), frame
+    return DatasetUpload(
+        data=csv_bytes(frame), filename="sorted.csv", id_column="id", label_column="label", test_column="is_test"
+    ), frame
 
 
 def positional_accuracy(ids: list[str], label_of: dict[str, str]) -> float:
@@ -180,9 +200,11 @@ def test_test_inputs_do_not_keep_the_hosts_label_sorted_order(host, alice):
     assert sample.status_code == 200
     # scoring still matches predictions to their rows (by id, in any order)
     right = pd.DataFrame({"id": host_order, "prediction": [label_of[i] for i in host_order]})
-    response = reader.post(f"/api/challenges/{challenge.slug}/submissions/",
-                           {"method_name": "truth", "files": [SimpleUploadedFile("p.csv", csv_bytes(right))]},
-                           format="multipart")
+    response = reader.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "truth", "files": [SimpleUploadedFile("p.csv", csv_bytes(right))]},
+        format="multipart",
+    )
     sid = scored(response, challenge)
     assert Run.objects.get(submission_id=sid).test_score == 1.0
 
@@ -203,8 +225,10 @@ def test_a_person_takes_part_in_a_challenge_with_one_team_only(host, alice):
     detail = refused.json()["detail"]
     assert "one team per challenge" in detail and "alice" in detail and "probe-team-1" in detail
     # the new team may enter another challenge
-    assert post_predictions(me, other, dataset_hidden_labels(dataset=other.dataset), team=fresh.json()["id"]
-                            ).status_code == 202
+    assert (
+        post_predictions(me, other, dataset_hidden_labels(dataset=other.dataset), team=fresh.json()["id"]).status_code
+        == 202
+    )
     # team switching: bob's team has entered the challenge; alice cannot join it
     theirs = client_for(bob).post("/api/teams/", {"name": "bobs"}, format="json").json()
     scored(post_predictions(client_for(bob), challenge, truth, name="bob", team=theirs["id"]), challenge)
@@ -217,8 +241,9 @@ def test_a_person_takes_part_in_a_challenge_with_one_team_only(host, alice):
     # a team whose member already takes part with another team cannot enter either
     carol = make_user("carol")
     joined = client_for(carol).post("/api/teams/", {"name": "carols"}, format="json").json()
-    invitation = client_for(carol).post(f"/api/teams/{joined['id']}/invitations/", {"username": "alice"},
-                                        format="json").json()
+    invitation = (
+        client_for(carol).post(f"/api/teams/{joined['id']}/invitations/", {"username": "alice"}, format="json").json()
+    )
     assert me.post(f"/api/invitations/{invitation['id']}/accept/").status_code == 200  # not in the challenge yet
     blocked = post_predictions(client_for(carol), challenge, truth, name="carol", team=joined["id"])
     assert blocked.status_code == 403 and "alice takes part" in blocked.json()["detail"]
@@ -235,10 +260,21 @@ def test_an_automatic_reveal_waits_until_no_phase_is_open(host, alice):
     challenge, _ = digits_challenge(host, title="Auto reveal", public_fraction=0.5, bootstrap_resamples=100)
     now = timezone.now()
     development = challenge.phases.get()
-    phase_update(phase=development, user=host, opens_at=now - timedelta(days=2), closes_at=now - timedelta(hours=1),
-                 auto_reveal=True)
-    final = phase_create(challenge=challenge, user=host, name="final", order=1, opens_at=now - timedelta(hours=1),
-                         closes_at=now + timedelta(days=1))
+    phase_update(
+        phase=development,
+        user=host,
+        opens_at=now - timedelta(days=2),
+        closes_at=now - timedelta(hours=1),
+        auto_reveal=True,
+    )
+    final = phase_create(
+        challenge=challenge,
+        user=host,
+        name="final",
+        order=1,
+        opens_at=now - timedelta(hours=1),
+        closes_at=now + timedelta(days=1),
+    )
     url = f"/api/challenges/{challenge.slug}/leaderboard/?board=private"
     assert client_for(alice).get(url).status_code == 403  # the final phase is open: nothing revealed
     assert reveals_record_due() == 0
@@ -263,7 +299,13 @@ def test_the_one_team_rule_is_checked_again_under_the_members_locks(host, alice)
     for team in (first, second):
         Membership.objects.create(team=team, user=alice)
     assert team_for_submission(user=alice, team_id=second.pk, challenge=challenge) == second  # early check passes
-    Submission.objects.create(challenge=challenge, team=first, submitted_by=alice, kind="predictions",
-                              method_name="won the race", status="scored")
+    Submission.objects.create(
+        challenge=challenge,
+        team=first,
+        submitted_by=alice,
+        kind="predictions",
+        method_name="won the race",
+        status="scored",
+    )
     with transaction.atomic(), pytest.raises(NotAllowed, match="one team per challenge"):
         team_lock_for_entry(team=second, user=alice, challenge=challenge)

@@ -30,7 +30,7 @@ def test_the_board_is_sent_compressed_to_a_client_that_asks_for_gzip(board):
     assert not plain.has_header("Content-Encoding")  # a client that does not ask gets the page as it is
     assert packed["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed["Vary"]
     page = gzip.decompress(packed.content)
-    assert b"table class=\"table leaderboard\"" in page and len(packed.content) < len(page) / 4
+    assert b'table class="table leaderboard"' in page and len(packed.content) < len(page) / 4
     assert int(packed["Content-Length"]) == len(packed.content)
 
 
@@ -49,7 +49,7 @@ def test_the_micro_cache_keeps_the_page_uncompressed_and_serves_both_kinds_of_cl
         url = board.get_absolute_url()
         first = Client().get(url, **GZIP)
         assert "X-Varboard-Page-Cache" not in first and first["Content-Encoding"] == "gzip"
-        (stored, _), = [entry[0] for entry in PAGE_CACHE.entries.values()]
+        ((stored, _),) = [entry[0] for entry in PAGE_CACHE.entries.values()]
         assert stored.startswith(b"<!doctype html>")  # the page itself, not a gzip stream
         hit_gzip = Client().get(url, **GZIP)
         hit_plain = Client().get(url)
@@ -61,10 +61,20 @@ def test_the_micro_cache_keeps_the_page_uncompressed_and_serves_both_kinds_of_cl
         PAGE_CACHE.clear()
 
 
-@pytest.mark.parametrize(("content_type", "expected"), [
-    ("text/html; charset=utf-8", True), ("application/json", True), ("text/csv", True),
-    ("application/problem+json", True), ("application/vnd.oai.openapi+json", True),
-    ("application/vnd.apache.parquet", False), ("application/zip", False), ("image/png", False),
-    ("application/octet-stream", False), ("", False)])
+@pytest.mark.parametrize(
+    ("content_type", "expected"),
+    [
+        ("text/html; charset=utf-8", True),
+        ("application/json", True),
+        ("text/csv", True),
+        ("application/problem+json", True),
+        ("application/vnd.oai.openapi+json", True),
+        ("application/vnd.apache.parquet", False),
+        ("application/zip", False),
+        ("image/png", False),
+        ("application/octet-stream", False),
+        ("", False),
+    ],
+)
 def test_only_text_is_compressed(content_type, expected):
     assert compressible(content_type) is expected

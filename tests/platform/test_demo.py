@@ -21,14 +21,13 @@ HAS_RECIPES = (RECIPES_DIR / "logistic_regression.py").exists()
 HAS_BOON = BOON_DIR.is_dir()
 
 
-
-
 def snapshot() -> dict:
     return {
         "users": sorted(User.objects.values_list("username", flat=True)),
         "challenges": sorted(Challenge.objects.values_list("slug", flat=True)),
-        "submissions": sorted(Submission.objects.values_list("challenge__slug", "team__name", "method_name",
-                                                             "runs_expected")),
+        "submissions": sorted(
+            Submission.objects.values_list("challenge__slug", "team__name", "method_name", "runs_expected")
+        ),
         "runs": Run.objects.count(),
         "suites": sorted(Suite.objects.values_list("slug", flat=True)),
         "study_runs": StudyRun.objects.count(),
@@ -80,10 +79,13 @@ def test_demo_creates_everything_once(queued, django_capture_on_commit_callbacks
         wine_recipes = list(wine.submissions.all())
         assert {s.method_name for s in wine_recipes} == {s.method_name for s in recipes}
         assert all(s.runs.count() == 5 for s in wine_recipes)
-        assert sorted(queued.ids(EXECUTE_RUN)) == sorted(Run.objects.filter(submission__in=[*recipes, *wine_recipes])
-                                                         .values_list("pk", flat=True))
-        assert list(Suite.objects.get(slug=SUITE_SLUG).challenges.order_by("slug").values_list("slug", flat=True)) == \
-            ["digits", "wine"]
+        assert sorted(queued.ids(EXECUTE_RUN)) == sorted(
+            Run.objects.filter(submission__in=[*recipes, *wine_recipes]).values_list("pk", flat=True)
+        )
+        assert list(Suite.objects.get(slug=SUITE_SLUG).challenges.order_by("slug").values_list("slug", flat=True)) == [
+            "digits",
+            "wine",
+        ]
         study = VarianceStudy.objects.get()
         assert study.submission.method_name == "Logistic regression (recipe)" and study.k_runs == 5
         assert sorted(queued.ids(EXECUTE_STUDY_RUN)) == sorted(study.runs.values_list("pk", flat=True))
@@ -92,7 +94,11 @@ def test_demo_creates_everything_once(queued, django_capture_on_commit_callbacks
         imported = Challenge.objects.get(slug=IMPORTED_SLUG)
         assert not imported.allow_recipes and imported.results_imports.count() == 3
         assert sorted(imported.submissions.values_list("method_name", flat=True)) == [
-            "Decision tree", "Gaussian naive Bayes", "Random forest (200 trees)", "SVM, RBF kernel"]
+            "Decision tree",
+            "Gaussian naive Bayes",
+            "Random forest (200 trees)",
+            "SVM, RBF kernel",
+        ]
         assert all(s.provenance.source == "self_reported" for s in imported.submissions.all())
     if HAS_BOON:
         resnet = Challenge.objects.get(slug="boon-resnet32-cifar100")
@@ -167,12 +173,12 @@ def test_the_demo_shows_the_shake_up_on_the_revealed_private_board():
 def test_imported_challenges_say_they_take_no_submissions(queued):
     run_demo("--no-recipes")
     home = Client().get("/").content.decode()
-    row = home[home.index("/c/boon-resnet32-cifar100/"):]
-    row = row[:row.index("</tr>")]
+    row = home[home.index("/c/boon-resnet32-cifar100/") :]
+    row = row[: row.index("</tr>")]
     assert "imported results" in row and ">recipes<" not in row and ">predictions<" not in row
     page = Client().get("/c/boon-resnet32-cifar100/").content.decode()
     assert "imported results" in page and "training recipes" not in page and "· recipes" not in page
-    rules = page[page.index('id="rules"'):]
+    rules = page[page.index('id="rules"') :]
     assert "data-imported-rules" in rules and "<dt>Opens</dt>" not in rules and "<dt>Closes</dt>" not in rules
-    digits = home[home.index("/c/digits/"):]
-    assert ">recipes<" in digits[:digits.index("</tr>")]
+    digits = home[home.index("/c/digits/") :]
+    assert ">recipes<" in digits[: digits.index("</tr>")]

@@ -93,8 +93,10 @@ def test_a_worn_out_run_fails_for_the_platform_naming_the_last_cause(challenge, 
     run.refresh_from_db()
     submission.refresh_from_db()
     assert run.status == "failed" and run.attempts == 2
-    assert run.error_message == ("platform error: the run was started 2 times without finishing; the last attempt "
-                                 "ended with: OperationalError: connection refused (not charged to your quota)")
+    assert run.error_message == (
+        "platform error: the run was started 2 times without finishing; the last attempt "
+        "ended with: OperationalError: connection refused (not charged to your quota)"
+    )
     assert submission.status == "failed" and not submission.counts_toward_quota
 
 
@@ -135,8 +137,9 @@ def test_the_janitor_queues_again_a_run_whose_lease_expired(challenge, alice, qu
     assert not run_store(run_id=run.pk, attempt=2, status="succeeded", test_score=0.5)
 
 
-def test_after_an_absence_the_janitor_waits_two_heartbeats_before_judging_leases(challenge, alice, queued, lengths,
-                                                                                  settings):
+def test_after_an_absence_the_janitor_waits_two_heartbeats_before_judging_leases(
+    challenge, alice, queued, lengths, settings
+):
     """Issue 22: a database outage stops heartbeats and janitor passes alike; the first pass after it
     must not requeue a run whose live worker has not yet had the chance to renew its lease."""
     from django.core.cache import cache
@@ -178,12 +181,14 @@ def test_a_live_worker_takes_back_a_run_the_janitor_queued_during_an_outage(chal
     assert run_claim(run_id=run.pk, delivery="janitor-resent") is None  # the resent message finds it held
 
 
-def test_the_janitor_resends_stale_queued_work_only_when_its_queue_is_empty(challenge, alice, bob, queued, lengths,
-                                                                              settings):
+def test_the_janitor_resends_stale_queued_work_only_when_its_queue_is_empty(
+    challenge, alice, bob, queued, lengths, settings
+):
     challenge, frame = challenge
     recipe = recipe_submission(challenge, alice)
-    predictions = submission_create_predictions(challenge=challenge, user=bob, method_name="p",
-                                                files=[UploadedFile("p.csv", label_predictions(frame))])
+    predictions = submission_create_predictions(
+        challenge=challenge, user=bob, method_name="p", files=[UploadedFile("p.csv", label_predictions(frame))]
+    )
     queued.clear()
     assert janitor_run() == JanitorPass()  # just published: not stale yet
     stale = settings.VARBOARD["REQUEUE_AFTER_S"] + 1
@@ -201,9 +206,13 @@ def test_the_janitor_resends_stale_queued_work_only_when_its_queue_is_empty(chal
 
 def test_the_janitor_resends_a_lost_report_recomputation(challenge, queued, lengths, settings):
     challenge, _ = challenge
-    Report.objects.update_or_create(challenge=challenge, defaults=dict(
-        recompute_pending=True,
-        requested_at=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)))
+    Report.objects.update_or_create(
+        challenge=challenge,
+        defaults=dict(
+            recompute_pending=True,
+            requested_at=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1),
+        ),
+    )
     assert janitor_run() == JanitorPass(resent_reports=1)
     assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
 
@@ -288,8 +297,9 @@ def test_an_unreadable_recipe_does_not_stop_the_pass(challenge, alice, bob, queu
     assert queued.queues(EXECUTE_RUN) == ["cpu", "cpu"]
 
 
-def test_the_janitor_dispatches_from_the_stored_queue_without_opening_the_recipe(challenge, host, alice, queued,
-                                                                                 lengths, settings):
+def test_the_janitor_dispatches_from_the_stored_queue_without_opening_the_recipe(
+    challenge, host, alice, queued, lengths, settings
+):
     """Issue 24: a NEEDS_GPU recipe's runs and its study's runs go back to ``gpu`` with the recipe file gone
     (before, the janitor re-read the recipe: the runs fell back to ``cpu`` and the study runs broke the pass)."""
     from leaderboard.models import VarianceStudy
@@ -328,7 +338,8 @@ def test_one_deadline_judges_runs_and_study_runs_stuck_everywhere(challenge, hos
     entry = recipe_submission(challenge, alice, k=1)
     study = variance_study_create(submission=entry, user=host, k_runs=2)
     VarianceStudy.objects.filter(pk=study.pk).update(
-        created=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1))
+        created=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    )
     StudyRun.objects.filter(study=study).update(status="succeeded", test_score=0.5)
     assert run_deadline(entry.runs.get()) is None  # not started
 
@@ -351,8 +362,9 @@ def test_one_deadline_judges_runs_and_study_runs_stuck_everywhere(challenge, hos
     assert Run.objects.get(pk=run.pk).status == "failed"
 
 
-def test_the_janitor_settles_a_submission_whose_runs_ended_behind_its_back(challenge, alice, queued, lengths,
-                                                                           django_capture_on_commit_callbacks):
+def test_the_janitor_settles_a_submission_whose_runs_ended_behind_its_back(
+    challenge, alice, queued, lengths, django_capture_on_commit_callbacks
+):
     challenge, _ = challenge
     submission = recipe_submission(challenge, alice)
     Run.objects.filter(submission=submission).update(status="succeeded", test_score=0.5)  # status never derived
@@ -366,8 +378,9 @@ def test_the_janitor_settles_a_submission_whose_runs_ended_behind_its_back(chall
     assert janitor_run() == JanitorPass()
 
 
-def test_the_janitor_resends_variance_study_runs_left_queued_or_stuck(challenge, host, alice, queued, lengths,
-                                                                       settings):
+def test_the_janitor_resends_variance_study_runs_left_queued_or_stuck(
+    challenge, host, alice, queued, lengths, settings
+):
     """Study runs whose message was lost (queued) or whose worker was lost (running past the limit) go out again."""
     from leaderboard.models import StudyRun, VarianceStudy
     from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
@@ -379,7 +392,8 @@ def test_the_janitor_resends_variance_study_runs_left_queued_or_stuck(challenge,
     queued.clear()
     assert janitor_run() == JanitorPass()  # just created: not stale yet
     VarianceStudy.objects.filter(pk=study.pk).update(
-        created=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1))
+        created=timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    )
     runs = list(study.runs.order_by("pk"))
     hung = timezone.now() - timedelta(seconds=challenge.run_wall_time_s() + settings.VARBOARD["STUCK_RUN_GRACE_S"] + 5)
     StudyRun.objects.filter(pk=runs[0].pk).update(status="running", started_at=hung)

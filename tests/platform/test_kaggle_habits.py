@@ -38,8 +38,9 @@ def submit(challenge, user, correct: int, name: str) -> Submission:
     truth = np.asarray(dataset_hidden_labels(dataset=challenge.dataset)).astype(str)
     labels = [t if i < correct else str((int(t) + 1) % 10) for i, t in enumerate(truth)]
     data = csv_bytes(pd.DataFrame({"id": dataset_test_ids(dataset=challenge.dataset), "prediction": labels}))
-    submission = submission_create_predictions(challenge=challenge, user=user, method_name=name,
-                                               files=[UploadedFile("p.csv", data)])
+    submission = submission_create_predictions(
+        challenge=challenge, user=user, method_name=name, files=[UploadedFile("p.csv", data)]
+    )
     submission_score(submission_id=submission.pk)
     report_recompute(challenge_id=challenge.pk)
     return submission
@@ -54,8 +55,15 @@ def row_of(page: str, submission: Submission) -> str:
 @pytest.fixture
 def contest(host, alice):
     """A private-board challenge under rounded feedback, one final entry per team, alice's three entries."""
-    challenge, _ = digits_challenge(host, title="Habits", public_fraction=0.5, final_entries=1, feedback="rounded",
-                                    feedback_digits=2, daily_quota=20)
+    challenge, _ = digits_challenge(
+        host,
+        title="Habits",
+        public_fraction=0.5,
+        final_entries=1,
+        feedback="rounded",
+        feedback_digits=2,
+        daily_quota=20,
+    )
     n = challenge.dataset.n_test
     entries = [submit(challenge, alice, correct, f"entry {i}") for i, correct in enumerate((n // 2, n - 3, n // 4))]
     return challenge, entries
@@ -74,12 +82,12 @@ def test_your_submissions_lists_published_score_public_rank_status_and_final_tic
         row = row_of(page, submission)
         exact = [run.public_score for run in Run.objects.filter(submission=submission)]
         shown = shown_submission_score(exact, "rounded", 2)
-        assert re.search(rf'data-score>{shown:.4f}<', row), row  # the published (rounded) value
+        assert re.search(rf"data-score>{shown:.4f}<", row), row  # the published (rounded) value
         assert f"{np.mean(exact):.4f}" not in row or round(np.mean(exact), 4) == round(shown, 4)
-        assert re.search(rf'data-rank>{re.escape(ranks[submission.pk])}<', row), row
+        assert re.search(rf"data-rank>{re.escape(ranks[submission.pk])}<", row), row
         assert "Scored" in row
         assert f'name="final" value="{submission.pk}"' in row and "checked" not in row
-    assert 'data-finals-form' in page and f'action="/c/{challenge.slug}/finals/"' in page
+    assert "data-finals-form" in page and f'action="/c/{challenge.slug}/finals/"' in page
 
 
 def test_submission_page_shows_its_rank(client, contest, alice):
@@ -102,8 +110,7 @@ def test_final_entries_are_saved_at_once_and_refused_beyond_the_limit(client, co
     assert set(Submission.objects.filter(selected_for_final=True).values_list("pk", flat=True)) == {entries[1].pk}
     assert "checked" in row_of(response.content.decode(), entries[1])
     # Two ticks where the challenge allows one: refused, in words, and nothing changes.
-    response = client.post(url, {"team": team, "final": [entries[0].pk, entries[2].pk], "listed": listed},
-                           follow=True)
+    response = client.post(url, {"team": team, "final": [entries[0].pk, entries[2].pk], "listed": listed}, follow=True)
     shown = [str(m) for m in response.context["messages"]]
     assert any("You chose 2 final entries" in m and "allows 1" in m for m in shown), shown
     assert set(Submission.objects.filter(selected_for_final=True).values_list("pk", flat=True)) == {entries[1].pk}
@@ -118,8 +125,9 @@ def test_final_entries_are_saved_at_once_and_refused_beyond_the_limit(client, co
 def test_someone_elses_team_cannot_choose_finals(client, contest, bob):
     challenge, entries = contest
     client.force_login(bob)
-    response = client.post(reverse("challenge-finals", args=[challenge.slug]),
-                           {"team": entries[0].team_id, "final": [entries[0].pk]})
+    response = client.post(
+        reverse("challenge-finals", args=[challenge.slug]), {"team": entries[0].team_id, "final": [entries[0].pk]}
+    )
     assert response.status_code == 404 and not Submission.objects.filter(selected_for_final=True).exists()
 
 
@@ -146,8 +154,10 @@ def test_a_refused_form_keeps_the_recipe_and_the_resubmit_needs_no_file(client, 
     challenge, _ = challenge
     client.force_login(alice)
     form = {"method_name": "Kept recipe", "kind": "recipe", "team": team_personal_for(user=alice).pk}
-    refused = client.post(challenge.get_absolute_url(), {
-        **form, "recipe": SimpleUploadedFile("recipe.py", RECIPE), "hyperparameters": "{C: 0.5"})
+    refused = client.post(
+        challenge.get_absolute_url(),
+        {**form, "recipe": SimpleUploadedFile("recipe.py", RECIPE), "hyperparameters": "{C: 0.5"},
+    )
     assert refused.status_code == 200 and "Not valid JSON" in str(refused.context["form"].errors["hyperparameters"])
     assert "recipe.py (kept; choose another to replace it)" in refused.content.decode()
     assert len(stash_files(media)) == 1 and Submission.objects.count() == 0
@@ -164,13 +174,14 @@ def test_a_refused_form_keeps_the_recipe_and_the_resubmit_needs_no_file(client, 
     empty = client.post(challenge.get_absolute_url(), {**form, "method_name": "No file"})
     assert "Choose the recipe" in str(empty.context["form"].errors["recipe"])
     # A recipe the service refuses is not kept (nor one kept before it).
-    bad = client.post(challenge.get_absolute_url(), {**form, "recipe": SimpleUploadedFile("r.py", b"def fit_predict(:\n")})
+    bad = client.post(
+        challenge.get_absolute_url(), {**form, "recipe": SimpleUploadedFile("r.py", b"def fit_predict(:\n")}
+    )
     assert "syntax error" in str(bad.context["form"].errors["recipe"])
     assert stash_files(media) == [] and "(kept;" not in bad.content.decode()
 
 
-def test_a_kept_recipe_swept_before_the_resubmit_asks_for_the_file_again(client, challenge, alice, media,
-                                                                         monkeypatch):
+def test_a_kept_recipe_swept_before_the_resubmit_asks_for_the_file_again(client, challenge, alice, media, monkeypatch):
     """Review finding: the sweep judges a file's age by its mtime, the session by its own clock; a file
     swept between the page and the post was a 500 (FileNotFoundError), now a form error."""
     from django.core.files.uploadedfile import SimpleUploadedFile
@@ -178,8 +189,10 @@ def test_a_kept_recipe_swept_before_the_resubmit_asks_for_the_file_again(client,
     challenge, _ = challenge
     client.force_login(alice)
     form = {"method_name": "Kept recipe", "kind": "recipe", "team": team_personal_for(user=alice).pk}
-    client.post(challenge.get_absolute_url(), {
-        **form, "recipe": SimpleUploadedFile("recipe.py", RECIPE), "hyperparameters": "{C: 0.5"})
+    client.post(
+        challenge.get_absolute_url(),
+        {**form, "recipe": SimpleUploadedFile("recipe.py", RECIPE), "hyperparameters": "{C: 0.5"},
+    )
     (kept,) = stash_files(media)
     kept.unlink()  # swept by another request's stash_put after this one's stash_get found it:
     monkeypatch.setattr("leaderboard.web.upload_stash.default_storage.exists", lambda path: True)

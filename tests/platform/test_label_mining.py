@@ -41,12 +41,22 @@ FILES_PER_SUBMISSION = 10
 
 def attack_challenge(host, **fields) -> Challenge:
     frame = digits_frame(n_rows=600, test_fraction=0.5, seed=3)
-    settings = dict(title="Mining target", metric="accuracy", k_runs=FILES_PER_SUBMISSION, boo_n=3,
-                    bootstrap_resamples=100, master_seed=11, public_fraction=0.5, daily_quota=200,
-                    total_quota=200, allow_recipes=False)
+    settings = dict(
+        title="Mining target",
+        metric="accuracy",
+        k_runs=FILES_PER_SUBMISSION,
+        boo_n=3,
+        bootstrap_resamples=100,
+        master_seed=11,
+        public_fraction=0.5,
+        daily_quota=200,
+        total_quota=200,
+        allow_recipes=False,
+    )
     settings.update(fields)
-    upload = DatasetUpload(data=csv_bytes(frame), filename="d.csv", id_column="id", label_column="label",
-                           test_column="is_test")
+    upload = DatasetUpload(
+        data=csv_bytes(frame), filename="d.csv", id_column="id", label_column="label", test_column="is_test"
+    )
     return challenge_create(created_by=host, dataset=upload, **settings)
 
 
@@ -59,8 +69,9 @@ class Contestant:
         self.api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
         self.slug = challenge.slug
         base = f"/api/challenges/{self.slug}/data"
-        self.ids = [row["id"] for row in csv.DictReader(io.StringIO(self.api.get(f"{base}/test_inputs/")
-                                                                    .content.decode()))]
+        self.ids = [
+            row["id"] for row in csv.DictReader(io.StringIO(self.api.get(f"{base}/test_inputs/").content.decode()))
+        ]
         train = csv.DictReader(io.StringIO(self.api.get(f"{base}/train/").content.decode()))
         self.classes = [label for label, _ in Counter(row["label"] for row in train).most_common()]
         self.submissions = self.files = 0
@@ -68,8 +79,9 @@ class Contestant:
     def submit(self, files: list[list[str]], name: str) -> int | None:
         """Submit prediction files (one label per test row each); the id, or None when the quota refuses."""
         uploads = [SimpleUploadedFile(f"p{i}.csv", self._csv(labels)) for i, labels in enumerate(files)]
-        response = self.api.post(f"/api/challenges/{self.slug}/submissions/",
-                                 {"method_name": name, "files": uploads}, format="multipart")
+        response = self.api.post(
+            f"/api/challenges/{self.slug}/submissions/", {"method_name": name, "files": uploads}, format="multipart"
+        )
         if response.status_code == 429:
             assert response.has_header("Retry-After")
             return None
@@ -123,7 +135,7 @@ def mine_labels(contestant: Contestant, challenge: Challenge, rows: range) -> tu
                 del pending[row]
             if len(probes) == FILES_PER_SUBMISSION:
                 break
-        files = [[*baseline[:row], label, *baseline[row + 1:]] for row, label in probes]
+        files = [[*baseline[:row], label, *baseline[row + 1 :]] for row, label in probes]
         round_ += 1
         submission_id = contestant.submit(files, f"probe {round_}")
         if submission_id is None:
@@ -153,13 +165,20 @@ def run_attack(**fields) -> dict:
     private_rows = [r for r in rows if not public[r]]
     chance = {r: contestant.classes[0] for r in rows}
     result = {
-        "public": accuracy(guesses, truth, public_rows), "private": accuracy(guesses, truth, private_rows),
-        "chance_public": accuracy(chance, truth, public_rows), "chance_private": accuracy(chance, truth, private_rows),
-        "submissions": submissions, "files": contestant.files, "n_public_rows": len(public_rows),
-        "n_private_rows": len(private_rows), "guesses": guesses,
+        "public": accuracy(guesses, truth, public_rows),
+        "private": accuracy(guesses, truth, private_rows),
+        "chance_public": accuracy(chance, truth, public_rows),
+        "chance_private": accuracy(chance, truth, private_rows),
+        "submissions": submissions,
+        "files": contestant.files,
+        "n_public_rows": len(public_rows),
+        "n_private_rows": len(private_rows),
+        "guesses": guesses,
     }
-    print(f"\n{fields or 'exact feedback'}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                                                       for k, v in result.items() if k != "guesses"))
+    print(
+        f"\n{fields or 'exact feedback'}: "
+        + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items() if k != "guesses")
+    )
     return result
 
 

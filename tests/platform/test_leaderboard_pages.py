@@ -30,14 +30,37 @@ EXPLAINED = ("runs", "interval", "boon", "spread", "groups", "rank", "pab", "sot
 
 
 # ------------------------------------------------------------------ helpers (also used by tests/browser)
-def write_entry(challenge: Challenge, user, method_name: str, scores, *, kind: str = "recipe",
-                status: str = "scored", runs_expected: int | None = None) -> Submission:
+def write_entry(
+    challenge: Challenge,
+    user,
+    method_name: str,
+    scores,
+    *,
+    kind: str = "recipe",
+    status: str = "scored",
+    runs_expected: int | None = None,
+) -> Submission:
     """A submission whose run i scored ``scores[i]``, written directly as succeeded runs."""
     submission = Submission.objects.create(
-        challenge=challenge, team=team_personal_for(user=user), submitted_by=user, kind=kind,
-        method_name=method_name, status=status, runs_expected=runs_expected or len(scores))
-    Run.objects.bulk_create(Run(submission=submission, index=i, status="succeeded", test_score=float(score),
-                                seeds={"init": i}, split_id=f"split-{i}") for i, score in enumerate(scores))
+        challenge=challenge,
+        team=team_personal_for(user=user),
+        submitted_by=user,
+        kind=kind,
+        method_name=method_name,
+        status=status,
+        runs_expected=runs_expected or len(scores),
+    )
+    Run.objects.bulk_create(
+        Run(
+            submission=submission,
+            index=i,
+            status="succeeded",
+            test_score=float(score),
+            seeds={"init": i},
+            split_id=f"split-{i}",
+        )
+        for i, score in enumerate(scores)
+    )
     return submission
 
 
@@ -46,8 +69,17 @@ def expected_report(challenge: Challenge, submissions: list[Submission]) -> dict
     entries = []
     for s in submissions:
         runs = list(s.runs.filter(status="succeeded").order_by("index"))
-        entries.append(EntryRuns(s.pk, s.method_name, s.team.name, s.kind, s.runs_expected,
-                                 np.array([r.index for r in runs]), np.array([r.test_score for r in runs])))
+        entries.append(
+            EntryRuns(
+                s.pk,
+                s.method_name,
+                s.team.name,
+                s.kind,
+                s.runs_expected,
+                np.array([r.index for r in runs]),
+                np.array([r.test_score for r in runs]),
+            )
+        )
     report = build_report(entries, report_settings(challenge=challenge))
     return {"rows": {row["submission_id"]: row for row in report["entries"]}, "report": report}
 
@@ -62,9 +94,12 @@ def known_board(host, users):
     rng = np.random.default_rng(5)
     strong = 0.95 + 0.004 * rng.standard_normal(10)
     weak = 0.80 + 0.004 * rng.standard_normal(10)
-    subs = [write_entry(challenge, users[0], "Strong", strong), write_entry(challenge, users[1], "Twin", strong),
-            write_entry(challenge, users[0], "Weak", weak),
-            write_entry(challenge, users[1], "Single", [0.97], runs_expected=10, status="running")]
+    subs = [
+        write_entry(challenge, users[0], "Strong", strong),
+        write_entry(challenge, users[1], "Twin", strong),
+        write_entry(challenge, users[0], "Weak", weak),
+        write_entry(challenge, users[1], "Single", [0.97], runs_expected=10, status="running"),
+    ]
     return challenge, subs
 
 
@@ -177,7 +212,7 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
 
     # Charts: forest plot, heatmap (cells link to the compare page), strip plot, Boo_n curves, per entry.
     for chart in ("forest-recipe", "heatmap-recipe", "strip-recipe", "boon-recipe", f"boon-recipe-{subs[0].pk}"):
-        assert f'{chart}-title' in page.ids, chart
+        assert f"{chart}-title" in page.ids, chart
     assert html.count('class="cell"') == 3 * 2  # 3 compared entries
     assert f"/c/{challenge.slug}/compare/?a={subs[0].pk}&amp;b={subs[2].pk}" in html
     # Decided pairs: both top entries beat Weak, and nothing else is decided.
@@ -187,12 +222,14 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     # The state-of-the-art banner: raw best, adjusted estimate, bound, m, and the sentence.
     sota = expected["report"]["sections"][0]["sota"]
     for key in ("raw", "estimate", "bound"):
-        assert f'data-sota-{key}>{sota[key]:.4f}<' in html
+        assert f"data-sota-{key}>{sota[key]:.4f}<" in html
     assert "data-sota-m>4<" in html
     text = " ".join(html.split())
-    assert (f"Being picked as the best of 4, that number overstates what the method would score on new data: the "
-            f"multiplicity-adjusted estimate is <strong>{sota['estimate']:.4f}</strong>, and the true accuracy of the "
-            f"best method is at least <strong>{sota['bound']:.4f}</strong> with 97.5 % confidence.") in text
+    assert (
+        f"Being picked as the best of 4, that number overstates what the method would score on new data: the "
+        f"multiplicity-adjusted estimate is <strong>{sota['estimate']:.4f}</strong>, and the true accuracy of the "
+        f"best method is at least <strong>{sota['bound']:.4f}</strong> with 97.5 % confidence."
+    ) in text
     assert "Training recipes (seed-paired runs on out-of-bootstrap splits)" in html
 
     # Every statistic is explained, and the data can be downloaded.
@@ -228,14 +265,22 @@ def test_a_report_that_cannot_be_computed_is_a_notice_not_an_error(client, host,
 
 def test_pages_have_no_external_urls(client, host, users):
     challenge, subs = known_board(host, users)
-    pages = [challenge.get_absolute_url(), f"/c/{challenge.slug}/compare/?a={subs[0].pk}&b={subs[2].pk}",
-             f"/c/{challenge.slug}/compare/", "/", subs[0].get_absolute_url()]
+    pages = [
+        challenge.get_absolute_url(),
+        f"/c/{challenge.slug}/compare/?a={subs[0].pk}&b={subs[2].pk}",
+        f"/c/{challenge.slug}/compare/",
+        "/",
+        subs[0].get_absolute_url(),
+    ]
     for url in pages:
         html = client.get(url).content.decode()
         found = parse(html).urls
         assert found, url
-        external = [(tag, name, value) for tag, name, value in found
-                    if urlsplit(value).scheme or urlsplit(value).netloc or value.startswith("//")]
+        external = [
+            (tag, name, value)
+            for tag, name, value in found
+            if urlsplit(value).scheme or urlsplit(value).netloc or value.startswith("//")
+        ]
         assert not external, (url, external)
         assert not re.search(r"url\(\s*['\"]?(https?:)?//", html), url  # no remote fonts or images in styles
     css = open(finders.find("varboard/style.css")).read()
@@ -244,14 +289,17 @@ def test_pages_have_no_external_urls(client, host, users):
 
 def test_a_loss_is_bounded_from_above(client, host, users):
     challenge, _, _ = regression_challenge(host, k_runs=5)
-    subs = [write_entry(challenge, users[0], "Small error", [1.0, 1.1, 0.9, 1.05, 0.95]),
-            write_entry(challenge, users[1], "Large error", [2.0, 2.1, 1.9, 2.05, 1.95])]
+    subs = [
+        write_entry(challenge, users[0], "Small error", [1.0, 1.1, 0.9, 1.05, 0.95]),
+        write_entry(challenge, users[1], "Large error", [2.0, 2.1, 1.9, 2.05, 1.95]),
+    ]
     html = " ".join(client.get(challenge.get_absolute_url()).content.decode().split())
     sota = expected_report(challenge, subs)["report"]["sections"][0]["sota"]
     assert "Mean ↓" in html and "<dt>Upper bound</dt>" in html
     assert sota["bound_side"] == "upper"
-    assert (f"the true rmse of the best method is at most <strong>{sota['bound']:.4f}</strong> with 97.5 % "
-            "confidence") in html
+    assert (
+        f"the true rmse of the best method is at most <strong>{sota['bound']:.4f}</strong> with 97.5 % confidence"
+    ) in html
 
 
 def test_pages_show_no_hidden_labels_and_no_logs(client, host, users):
@@ -261,8 +309,12 @@ def test_pages_show_no_hidden_labels_and_no_logs(client, host, users):
     ids = []
     for user, shift in zip(users, (0.0, 0.5)):
         table = test[["id"]].assign(prediction=9000.0 + shift)
-        sub = submission_create_predictions(challenge=challenge, user=user, method_name=f"constant {shift}",
-                                            files=[UploadedFile("p.csv", csv_bytes(table))])
+        sub = submission_create_predictions(
+            challenge=challenge,
+            user=user,
+            method_name=f"constant {shift}",
+            files=[UploadedFile("p.csv", csv_bytes(table))],
+        )
         submission_score(submission_id=sub.pk)
         Run.objects.filter(submission=sub).update(log="SECRET-LOG-LINE", error_message="SECRET-ERROR")
         ids.append(sub.pk)
@@ -282,12 +334,16 @@ def test_compare_page_explains_one_comparison(client, host, users):
     challenge, subs = known_board(host, users)
     strong, weak = subs[0], subs[2]
     section = expected_report(challenge, subs)["report"]["sections"][0]
-    pair = next(p for p in section_pairs(section, {s.pk: s.method_name for s in subs})
-                if {p["a"], p["b"]} == {strong.pk, weak.pk})
+    pair = next(
+        p
+        for p in section_pairs(section, {s.pk: s.method_name for s in subs})
+        if {p["a"], p["b"]} == {strong.pk, weak.pk}
+    )
     html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={weak.pk}").content.decode()
     assert 'data-verdict="a_better"' in html and "Strong is better" in html
-    p, low, high = (pair[k] if pair["a"] == strong.pk else 1 - pair[j] for k, j in (("p", "p"), ("low", "high"),
-                                                                                  ("high", "low")))
+    p, low, high = (
+        pair[k] if pair["a"] == strong.pk else 1 - pair[j] for k, j in (("p", "p"), ("low", "high"), ("high", "low"))
+    )
     assert f"data-p>{p:.3f}<" in html and f"[{low:.3f}, {high:.3f}]" in html
     assert 'id="strip-compare-title"' in html and 'id="boon-compare-title"' in html
     # The p-value is named by the test the board ran (pair["method"]): paired runs, Wilson's score test.
@@ -301,14 +357,17 @@ def test_compare_page_explains_one_comparison(client, host, users):
     assert 'data-verdict="not_significant"' in html and "cannot be told apart" in html
 
 
-@pytest.mark.parametrize("query, status, message", [
-    ("", 200, None),
-    ("?a=1", 400, "Choose two entries of this leaderboard."),
-    ("?a=x&b=2", 400, "Choose two entries of this leaderboard."),
-    ("?a={strong}&b={strong}", 200, "Choose two different entries."),
-    ("?a={strong}&b={single}", 200, "Single (bob) is not compared: 1 run: at least 2 are needed to compare"),
-    ("?a={strong}&b={pred}", 200, "they are scored on different test data"),
-])
+@pytest.mark.parametrize(
+    "query, status, message",
+    [
+        ("", 200, None),
+        ("?a=1", 400, "Choose two entries of this leaderboard."),
+        ("?a=x&b=2", 400, "Choose two entries of this leaderboard."),
+        ("?a={strong}&b={strong}", 200, "Choose two different entries."),
+        ("?a={strong}&b={single}", 200, "Single (bob) is not compared: 1 run: at least 2 are needed to compare"),
+        ("?a={strong}&b={pred}", 200, "they are scored on different test data"),
+    ],
+)
 def test_compare_page_refuses_what_it_cannot_compare(client, host, users, query, status, message):
     challenge, subs = known_board(host, users)
     pred = write_entry(challenge, users[0], "Uploaded labels", [0.9, 0.91], kind="predictions")
@@ -336,11 +395,17 @@ LOADING_HREF_TAGS = ("link", "use", "image", "script", "base")
 
 def off_site_loads(html: str) -> list[tuple[str, str, str]]:
     """(tag, attribute, value) of everything ``html`` would load from a host other than the site's."""
-    found = [(tag, name, value) for tag, name, value in parse(html).urls
-             if name in LOADING_ATTRIBUTES or (name == "href" and tag in LOADING_HREF_TAGS)]
+    found = [
+        (tag, name, value)
+        for tag, name, value in parse(html).urls
+        if name in LOADING_ATTRIBUTES or (name == "href" and tag in LOADING_HREF_TAGS)
+    ]
     urls = [(tag, name, url.strip().split(" ")[0]) for tag, name, value in found for url in value.split(",")]
-    off = [(tag, name, url) for tag, name, url in urls
-           if url.startswith("//") or urlsplit(url).netloc not in ("", "testserver")]
+    off = [
+        (tag, name, url)
+        for tag, name, url in urls
+        if url.startswith("//") or urlsplit(url).netloc not in ("", "testserver")
+    ]
     off += [("style", "url()", m) for m in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", html)]
     return off
 
@@ -349,16 +414,35 @@ def test_no_page_loads_anything_from_another_host(client, host, users):
     """Every page (anonymous, contestant, host; the host's form, preview and planner; the imported challenge with
     its citation link) loads only from the site itself: links to a source may leave it, loads may not."""
     from leaderboard.models import EntryProvenance
+
     challenge, subs = known_board(host, users)
     other, _ = digits_challenge(host, title="Another challenge")
-    EntryProvenance.objects.create(submission=subs[0], source="published", link="https://example.org/paper",
-                                   note="Someone et al. (2018)")
+    EntryProvenance.objects.create(
+        submission=subs[0], source="published", link="https://example.org/paper", note="Someone et al. (2018)"
+    )
     slug = challenge.slug
-    pages = ["/", "/login/", "/signup/", "/challenges/plan/", f"/c/{slug}/", f"/c/{slug}/compare/",
-             f"/c/{slug}/compare/?a={subs[0].pk}&b={subs[2].pk}", subs[0].get_absolute_url(), "/api/docs/",
-             f"/c/{other.slug}/"]
-    host_pages = ["/challenges/new/", f"/c/{slug}/", f"/c/{slug}/preview/", f"/c/{slug}/edit/", f"/c/{slug}/audit/",
-                  "/teams/", "/account/tokens/", subs[0].get_absolute_url()]
+    pages = [
+        "/",
+        "/login/",
+        "/signup/",
+        "/challenges/plan/",
+        f"/c/{slug}/",
+        f"/c/{slug}/compare/",
+        f"/c/{slug}/compare/?a={subs[0].pk}&b={subs[2].pk}",
+        subs[0].get_absolute_url(),
+        "/api/docs/",
+        f"/c/{other.slug}/",
+    ]
+    host_pages = [
+        "/challenges/new/",
+        f"/c/{slug}/",
+        f"/c/{slug}/preview/",
+        f"/c/{slug}/edit/",
+        f"/c/{slug}/audit/",
+        "/teams/",
+        "/account/tokens/",
+        subs[0].get_absolute_url(),
+    ]
     seen = {}
     for user, urls in ((None, pages), (host, host_pages)):
         if user is not None:

@@ -19,8 +19,6 @@ from .factories import PASSWORD, csv_bytes, make_user, regression_challenge
 pytestmark = pytest.mark.django_db
 
 
-
-
 def logged_in(user) -> APIClient:
     client = APIClient()
     assert client.login(username=user.username, password=PASSWORD)
@@ -33,9 +31,11 @@ def test_hidden_labels_never_reach_non_hosts():
     test = frame[frame.is_test == 1]
     client = logged_in(contestant)
     predictions = pd.DataFrame({"id": test.id.to_numpy(), "prediction": 9000.0})
-    response = client.post(f"/api/challenges/{challenge.slug}/submissions/",
-                           {"method_name": "constant", "files": [SimpleUploadedFile("p.csv", csv_bytes(predictions))]},
-                           format="multipart")
+    response = client.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "constant", "files": [SimpleUploadedFile("p.csv", csv_bytes(predictions))]},
+        format="multipart",
+    )
     assert response.status_code == 202, response.content
     submission_id = response.json()["id"]
     submission_score(submission_id=submission_id)
@@ -47,15 +47,25 @@ def test_hidden_labels_never_reach_non_hosts():
     }
     slug = challenge.slug
     urls = [
-        "/", reverse("challenge-detail", kwargs={"slug": slug}),
+        "/",
+        reverse("challenge-detail", kwargs={"slug": slug}),
         reverse("submission-detail", kwargs={"pk": submission_id}),
-        "/api/challenges/", f"/api/challenges/{slug}/", f"/api/challenges/{slug}/leaderboard/",
-        f"/api/challenges/{slug}/leaderboard/?format=csv", f"/api/challenges/{slug}/runs/",
-        f"/api/challenges/{slug}/runs/?format=csv", f"/api/submissions/{submission_id}/",
-        f"/api/submissions/{submission_id}/runs/0/", f"/api/challenges/{slug}/submissions/",
-        f"/api/challenges/{slug}/data/train/", f"/api/challenges/{slug}/data/test_inputs/",
-        f"/api/challenges/{slug}/data/sample_submission/", f"/api/challenges/{slug}/data/hidden_labels/",
-        f"/c/{slug}/download/hidden_labels/", f"/c/{slug}/download/test_inputs/", "/api/schema/",
+        "/api/challenges/",
+        f"/api/challenges/{slug}/",
+        f"/api/challenges/{slug}/leaderboard/",
+        f"/api/challenges/{slug}/leaderboard/?format=csv",
+        f"/api/challenges/{slug}/runs/",
+        f"/api/challenges/{slug}/runs/?format=csv",
+        f"/api/submissions/{submission_id}/",
+        f"/api/submissions/{submission_id}/runs/0/",
+        f"/api/challenges/{slug}/submissions/",
+        f"/api/challenges/{slug}/data/train/",
+        f"/api/challenges/{slug}/data/test_inputs/",
+        f"/api/challenges/{slug}/data/sample_submission/",
+        f"/api/challenges/{slug}/data/hidden_labels/",
+        f"/c/{slug}/download/hidden_labels/",
+        f"/c/{slug}/download/test_inputs/",
+        "/api/schema/",
     ]
     seen = []
     for viewer in (APIClient(), client):
@@ -67,9 +77,11 @@ def test_hidden_labels_never_reach_non_hosts():
             leaked = [label for label in hidden if label in body]
             assert not leaked, f"{url} showed hidden labels {leaked[:3]} (status {response.status_code})"
         for name, table in bad_files.items():
-            response = viewer.post(f"/api/challenges/{slug}/submissions/",
-                                   {"method_name": name, "files": [SimpleUploadedFile("p.csv", csv_bytes(table))]},
-                                   format="multipart")
+            response = viewer.post(
+                f"/api/challenges/{slug}/submissions/",
+                {"method_name": name, "files": [SimpleUploadedFile("p.csv", csv_bytes(table))]},
+                format="multipart",
+            )
             body = response.content.decode()
             assert response.status_code in (400, 401, 403), (name, body)
             assert not [label for label in hidden if label in body], name

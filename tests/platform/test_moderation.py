@@ -36,8 +36,9 @@ def submit(challenge, user, correct: float, name: str) -> Submission:
     rng = np.random.default_rng(len(name))
     labels = np.where(rng.random(len(truth)) < correct, truth, "0")
     data = csv_bytes(pd.DataFrame({"id": dataset_test_ids(dataset=challenge.dataset), "prediction": labels}))
-    submission = submission_create_predictions(challenge=challenge, user=user, method_name=name,
-                                               files=[UploadedFile("p.csv", data)])
+    submission = submission_create_predictions(
+        challenge=challenge, user=user, method_name=name, files=[UploadedFile("p.csv", data)]
+    )
     submission_score(submission_id=submission.pk)
     return Submission.objects.get(pk=submission.pk)
 
@@ -103,8 +104,9 @@ def test_the_api_moderates_and_the_team_reads_the_reason(entries, host, alice, b
     assert client_for(bob).post(url, {"state": "hidden", "reason": "x"}, format="json").status_code == 403
     response = client_for(host).post(url, {"state": "bad", "reason": ""}, format="json")
     assert response.status_code == 400 and set(response.json()["errors"]) == {"state", "reason"}
-    response = client_for(host).post(url, {"state": "disqualified", "reason": "Hand-labelled test rows."},
-                                     format="json")
+    response = client_for(host).post(
+        url, {"state": "disqualified", "reason": "Hand-labelled test rows."}, format="json"
+    )
     assert response.status_code == 200 and response.json()["state"] == "disqualified"
     assert client_for(alice).get(url).json() == {**response.json(), "scope": "entry"}
     assert client_for(alice).get(url).json()["reason"] == "Hand-labelled test rows."
@@ -125,9 +127,15 @@ def test_the_host_moderates_on_the_submission_page_and_the_team_sees_why(entries
     page = client_for(host).get(f"/submissions/{a1.pk}/").content.decode()
     assert "data-moderate" in page
     assert "data-moderate" not in client_for(alice).get(f"/submissions/{a1.pk}/").content.decode()
-    response = client_for(host).post(f"/submissions/{a1.pk}/moderate/",
-                                     {"action": "moderate", "state": "disqualified", "scope": "entry",
-                                      "reason": "Submitted after the deadline by e-mail."})
+    response = client_for(host).post(
+        f"/submissions/{a1.pk}/moderate/",
+        {
+            "action": "moderate",
+            "state": "disqualified",
+            "scope": "entry",
+            "reason": "Submitted after the deadline by e-mail.",
+        },
+    )
     assert response.status_code == 302
     page = client_for(alice).get(f"/submissions/{a1.pk}/").content.decode()
     assert 'data-moderation="disqualified"' in page and "Submitted after the deadline by e-mail." in page
@@ -155,6 +163,8 @@ def test_admin_bulk_actions_disqualify_and_restore_with_a_reason(entries, host):
     assert set(Submission.objects.filter(moderation="disqualified").values_list("pk", flat=True)) == {a1.pk, b.pk}
     assert on_board(challenge) == {a2.pk}
     assert AuditEntry.objects.filter(action="entry_disqualified", details__reason="Colluded.").count() == 2
-    client.post("/admin/leaderboard/submission/", {"_selected_action": [a1.pk], "action": "restore_selected",
-                                                  "apply": "1", "reason": ""})
+    client.post(
+        "/admin/leaderboard/submission/",
+        {"_selected_action": [a1.pk], "action": "restore_selected", "apply": "1", "reason": ""},
+    )
     assert on_board(challenge) == {a1.pk, a2.pk}

@@ -57,10 +57,22 @@ def api(user) -> APIClient:
 def ended_submission(challenge, user, *, failed: bool = False) -> Submission:
     """A prediction submission whose runs have all ended, its status not yet derived."""
     team = team_personal_for(user=user)
-    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=user, kind="predictions",
-                                           method_name="m", runs_expected=1, phase=challenge.phases.first())
-    Run.objects.create(submission=submission, index=0, status="failed" if failed else "succeeded",
-                       test_score=None if failed else 0.9, error_message="boom" if failed else "")
+    submission = Submission.objects.create(
+        challenge=challenge,
+        team=team,
+        submitted_by=user,
+        kind="predictions",
+        method_name="m",
+        runs_expected=1,
+        phase=challenge.phases.first(),
+    )
+    Run.objects.create(
+        submission=submission,
+        index=0,
+        status="failed" if failed else "succeeded",
+        test_score=None if failed else 0.9,
+        error_message="boom" if failed else "",
+    )
     return submission
 
 
@@ -153,9 +165,15 @@ def test_the_profile_shows_a_new_token_once_and_saves_notification_settings(clie
     settings = APIClient()
     settings.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     assert settings.get("/api/account/notifications/").json() == {
-        "notify_scored": True, "notify_failed": False, "notify_revealed": False, "notify_invited": False}
-    assert settings.patch("/api/account/notifications/", {"notify_failed": True}, format="json").json()[
-        "notify_failed"] is True
+        "notify_scored": True,
+        "notify_failed": False,
+        "notify_revealed": False,
+        "notify_invited": False,
+    }
+    assert (
+        settings.patch("/api/account/notifications/", {"notify_failed": True}, format="json").json()["notify_failed"]
+        is True
+    )
 
 
 def test_password_reset_mails_a_one_time_link_that_sets_a_new_password(client, alice, settings):
@@ -165,16 +183,21 @@ def test_password_reset_mails_a_one_time_link_that_sets_a_new_password(client, a
     link = re.search(r"https?://\S+", mail.outbox[0].body).group(0)
     form = client.get(link, follow=True)
     assert form.status_code == 200 and "Choose a new password" in form.content.decode()
-    done = client.post(form.redirect_chain[-1][0], {"new_password1": "another-long-pass-88",
-                                                    "new_password2": "another-long-pass-88"}, follow=True)
+    done = client.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "another-long-pass-88", "new_password2": "another-long-pass-88"},
+        follow=True,
+    )
     assert "Password changed" in done.content.decode()
     assert APIClient().login(username="alice", password="another-long-pass-88")
     assert "does not work" in client.get(link, follow=True).content.decode()  # used once
 
 
 def test_password_reset_requests_are_throttled(client, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "password_reset": "2/hour"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "password_reset": "2/hour"},
+    }
     codes = [client.post("/password-reset/", {"email": f"x{i}@example.org"}).status_code for i in range(3)]
     assert codes[:2] == [302, 302] and codes[2] == 429
 
@@ -204,9 +227,13 @@ def test_scored_and_failed_submissions_mail_the_team_once_unless_turned_off(host
     assert [event_process(event_id=pk) for pk in events] == [2, 1]
     assert event_process(event_id=events[0]) == 0  # processed once
     subjects = sorted((m.subject, m.to[0]) for m in mail.outbox)
-    assert subjects == sorted([(f"[varboard] Digits test: submission {failed.pk} failed", "alice@example.org"),
-                               (f"[varboard] Digits test: submission {scored.pk} was scored", "alice@example.org"),
-                               (f"[varboard] Digits test: submission {scored.pk} was scored", "bob@example.org")])
+    assert subjects == sorted(
+        [
+            (f"[varboard] Digits test: submission {failed.pk} failed", "alice@example.org"),
+            (f"[varboard] Digits test: submission {scored.pk} was scored", "alice@example.org"),
+            (f"[varboard] Digits test: submission {scored.pk} was scored", "bob@example.org"),
+        ]
+    )
     assert "/account/" in mail.outbox[0].body and f"/submissions/{scored.pk}/" in mail.outbox[0].body
 
 
@@ -250,8 +277,12 @@ def test_only_hosts_register_webhooks_and_private_addresses_are_refused(host, al
     for url in ("http://127.0.0.1:6379/", "http://10.0.0.5/hook", "http://[::1]/x", "ftp://example.org/"):
         answer = api(host).post(f"/api/challenges/{challenge.slug}/webhooks/", {"url": url})
         assert answer.status_code == 400, url
-    assert "loopback, private or reserved" in api(host).post(
-        f"/api/challenges/{challenge.slug}/webhooks/", {"url": "http://localhost:8000/"}).json()["detail"]
+    assert (
+        "loopback, private or reserved"
+        in api(host)
+        .post(f"/api/challenges/{challenge.slug}/webhooks/", {"url": "http://localhost:8000/"})
+        .json()["detail"]
+    )
 
 
 def test_events_are_posted_signed_to_a_real_server_and_retried(host, alice, receiver, queued, committed):
@@ -284,8 +315,7 @@ def test_events_are_posted_signed_to_a_real_server_and_retried(host, alice, rece
     timestamp, mac = re.fullmatch(r"t=(\d+),v1=([0-9a-f]{64})", headers["Varboard-Signature"]).groups()
     expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(mac, expected) and abs(time.time() - int(timestamp)) < 60
-    assert not hmac.compare_digest(mac, hmac.new(b"wrong", f"{timestamp}.".encode() + body,
-                                                 hashlib.sha256).hexdigest())
+    assert not hmac.compare_digest(mac, hmac.new(b"wrong", f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest())
     assert webhook_verify(secret=secret, body=body, header=headers["Varboard-Signature"])
     assert not webhook_verify(secret=secret, body=body + b" ", header=headers["Varboard-Signature"])
     payload = json.loads(body)
@@ -337,7 +367,6 @@ def test_the_webhooks_page_registers_and_shows_the_secret(client, host, receiver
     assert webhook.secret in response.content.decode()
     client.post(f"/c/{challenge.slug}/webhooks/", {"action": "delete", "webhook": webhook.pk})
     assert not challenge.webhooks.exists()
-
 
 
 def test_only_hosts_see_the_webhooks_page(client, host, alice):

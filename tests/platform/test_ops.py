@@ -63,7 +63,9 @@ def test_readiness_is_503_naming_an_unreachable_database(client, database_down):
     response = client.get("/health/ready")
     assert response.status_code == 503
     assert response.json()["checks"]["database"] == {
-        "ok": False, "error": "OperationalError: server closed the connection unexpectedly"}
+        "ok": False,
+        "error": "OperationalError: server closed the connection unexpectedly",
+    }
 
 
 @pytest.fixture
@@ -151,16 +153,22 @@ def test_handler500_turns_only_database_errors_into_503():
 # ---------------------------------------------------------------- metrics
 def test_metrics_export_request_latency_and_platform_figures(client, challenge, alice):
     challenge, frame = challenge
-    submission_create_predictions(challenge=challenge, user=alice, method_name="p",
-                                  files=[UploadedFile("p.csv", label_predictions(frame))])
+    submission_create_predictions(
+        challenge=challenge, user=alice, method_name="p", files=[UploadedFile("p.csv", label_predictions(frame))]
+    )
     client.get("/api/challenges/")
     response = client.get("/metrics")
     assert response.status_code == 200
     text = response.content.decode()
-    for line in ('varboard_runs{kind="predictions",status="queued"} 1.0', "varboard_broker_up 1.0",
-                 'varboard_queue_length{queue="cpu"}', "varboard_report_recomputations_total",
-                 "varboard_run_attempts_total 0.0", "varboard_oldest_queued_run_seconds",
-                 "django_http_requests_latency_seconds_by_view_method_bucket"):
+    for line in (
+        'varboard_runs{kind="predictions",status="queued"} 1.0',
+        "varboard_broker_up 1.0",
+        'varboard_queue_length{queue="cpu"}',
+        "varboard_report_recomputations_total",
+        "varboard_run_attempts_total 0.0",
+        "varboard_oldest_queued_run_seconds",
+        "django_http_requests_latency_seconds_by_view_method_bucket",
+    ):
         assert line in text, line
 
 
@@ -168,10 +176,12 @@ def test_metrics_count_failures_by_cause_and_durations(client, challenge, alice)
     from leaderboard.models import Run
 
     challenge, frame = challenge
-    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="p",
-                                               files=[UploadedFile("p.csv", label_predictions(frame))] * 2)
-    Run.objects.filter(submission=submission, index=0).update(status="failed", duration_s=0.3,
-                                                              error_message="platform error: x")
+    submission = submission_create_predictions(
+        challenge=challenge, user=alice, method_name="p", files=[UploadedFile("p.csv", label_predictions(frame))] * 2
+    )
+    Run.objects.filter(submission=submission, index=0).update(
+        status="failed", duration_s=0.3, error_message="platform error: x"
+    )
     Run.objects.filter(submission=submission, index=1).update(status="succeeded", duration_s=7.0)
     text = client.get("/metrics").content.decode()
     assert 'varboard_run_failures_total{cause="platform"} 1.0' in text
@@ -206,8 +216,7 @@ def test_json_logs_carry_the_submission_and_run_ids():
     finally:
         logger.removeHandler(handler)
     first, second = (json.loads(line) for line in stream.getvalue().splitlines())
-    assert (first["message"], first["submission_id"], first["run_id"], first["level"]) == ("stored", 12, 345,
-                                                                                          "WARNING")
+    assert (first["message"], first["submission_id"], first["run_id"], first["level"]) == ("stored", 12, 345, "WARNING")
     assert (second["submission_id"], second["run_id"]) == (12, None) and "ids" not in second
 
 

@@ -24,8 +24,10 @@ def media(settings, tmp_path):
 def test_submission_ids_scored_keeps_the_scored_among_those_asked():
     host, alice = make_user("host"), make_user("alice")
     challenge, _ = digits_challenge(host)
-    scored, running, other = (write_entry(challenge, alice, name, [0.9, 0.8], status=status)
-                              for name, status in (("A", "scored"), ("B", "running"), ("C", "scored")))
+    scored, running, other = (
+        write_entry(challenge, alice, name, [0.9, 0.8], status=status)
+        for name, status in (("A", "scored"), ("B", "running"), ("C", "scored"))
+    )
     assert submission_ids_scored(ids=[scored.pk, running.pk]) == {scored.pk}
     assert submission_ids_scored(ids=[]) == set()
     assert submission_ids_scored(ids={scored.pk, other.pk, running.pk}) == {scored.pk, other.pk}

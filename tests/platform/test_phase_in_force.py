@@ -27,11 +27,20 @@ pytestmark = pytest.mark.django_db
 def _between_two_phases(host):
     """Development (10 a day) closed an hour ago; final (2 a day) opens in a day."""
     now = timezone.now().replace(second=0, microsecond=0)
-    challenge, frame = digits_challenge(host, daily_quota=10, total_quota=50,
-                                        opens_at=now - timedelta(days=3), closes_at=now - timedelta(hours=1))
+    challenge, frame = digits_challenge(
+        host, daily_quota=10, total_quota=50, opens_at=now - timedelta(days=3), closes_at=now - timedelta(hours=1)
+    )
     phase_update(phase=challenge.phases.get(), user=host, name="development")
-    final = phase_create(challenge=challenge, user=host, name="final", order=1, opens_at=now + timedelta(days=1),
-                         closes_at=now + timedelta(days=8), daily_quota=2, total_quota=6)
+    final = phase_create(
+        challenge=challenge,
+        user=host,
+        name="final",
+        order=1,
+        opens_at=now + timedelta(days=1),
+        closes_at=now + timedelta(days=8),
+        daily_quota=2,
+        total_quota=6,
+    )
     return challenge, frame, final
 
 
@@ -61,13 +70,19 @@ def test_between_two_phases_page_api_and_upload_say_closed_with_the_next_phase(c
     api.force_authenticate(alice)
     in_force = api.get(f"/api/challenges/{challenge.slug}/").json()["in_force"]
     assert (in_force["open"], in_force["upcoming"], in_force["phase"], in_force["reason"]) == (
-        False, True, "final", reason)
+        False,
+        True,
+        "final",
+        reason,
+    )
     assert (in_force["daily_quota"], in_force["total_quota"]) == (2, 6)
     assert in_force["opens_at"].startswith(final.opens_at.strftime("%Y-%m-%dT%H:%M"))
 
-    upload = api.post(f"/api/challenges/{challenge.slug}/submissions/",
-                      {"method_name": "early", "files": [SimpleUploadedFile("p.csv", label_predictions(frame))]},
-                      format="multipart")
+    upload = api.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "early", "files": [SimpleUploadedFile("p.csv", label_predictions(frame))]},
+        format="multipart",
+    )
     assert upload.status_code == 409 and upload.json()["detail"] == reason
 
 
@@ -124,10 +139,19 @@ def test_the_migration_moves_the_challenge_s_dates_and_quotas_into_phases(transa
     OldChallenge, OldPhase = apps.get_model("leaderboard", "Challenge"), apps.get_model("leaderboard", "Phase")
     t0 = timezone.now().replace(microsecond=0)
     fields = {"created_by": user, "metric": "accuracy", "higher_is_better": True}
-    OldChallenge.objects.create(slug="bare", title="No phase", daily_quota=3, total_quota=9,
-                                opens_at=t0, closes_at=t0 + timedelta(days=1), allow_recipes=True, **fields)
-    framed = OldChallenge.objects.create(slug="framed", title="Window", opens_at=t0, closes_at=t0 + timedelta(days=2),
-                                         **fields)
+    OldChallenge.objects.create(
+        slug="bare",
+        title="No phase",
+        daily_quota=3,
+        total_quota=9,
+        opens_at=t0,
+        closes_at=t0 + timedelta(days=1),
+        allow_recipes=True,
+        **fields,
+    )
+    framed = OldChallenge.objects.create(
+        slug="framed", title="Window", opens_at=t0, closes_at=t0 + timedelta(days=2), **fields
+    )
     OldPhase.objects.create(challenge=framed, name="dev", order=0, closes_at=t0 + timedelta(days=1))
     OldPhase.objects.create(challenge=framed, name="final", order=1, opens_at=t0 + timedelta(days=1))
     OldPhase.objects.create(challenge=framed, name="late", order=2, opens_at=t0 + timedelta(days=5))
@@ -136,7 +160,13 @@ def test_the_migration_moves_the_challenge_s_dates_and_quotas_into_phases(transa
     executor.migrate(executor.loader.graph.leaf_nodes())
     bare = Phase.objects.get(challenge__slug="bare")
     assert (bare.name, bare.daily_quota, bare.total_quota, bare.opens_at, bare.closes_at, bare.allow_recipes) == (
-        "main", 3, 9, t0, t0 + timedelta(days=1), True)
+        "main",
+        3,
+        9,
+        t0,
+        t0 + timedelta(days=1),
+        True,
+    )
     windows = {p.name: (p.opens_at, p.closes_at) for p in Phase.objects.filter(challenge__slug="framed")}
     assert windows["dev"] == (t0, t0 + timedelta(days=1))
     assert windows["final"] == (t0 + timedelta(days=1), t0 + timedelta(days=2))

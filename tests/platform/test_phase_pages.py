@@ -28,9 +28,17 @@ def _local(value) -> str:
 
 
 def _phase_post(prefix: str, target: str, **values) -> dict:
-    data = {"phase": target, f"{prefix}-name": values.pop("name"), f"{prefix}-daily_quota": 5,
-            f"{prefix}-total_quota": 50, f"{prefix}-daily_file_quota": 0, f"{prefix}-total_file_quota": 0,
-            f"{prefix}-allow_predictions": "on", f"{prefix}-allow_recipes": "on", f"{prefix}-test_rows": "all"}
+    data = {
+        "phase": target,
+        f"{prefix}-name": values.pop("name"),
+        f"{prefix}-daily_quota": 5,
+        f"{prefix}-total_quota": 50,
+        f"{prefix}-daily_file_quota": 0,
+        f"{prefix}-total_file_quota": 0,
+        f"{prefix}-allow_predictions": "on",
+        f"{prefix}-allow_recipes": "on",
+        f"{prefix}-test_rows": "all",
+    }
     data.update({f"{prefix}-{key}": value for key, value in values.items()})
     return data
 
@@ -42,14 +50,28 @@ def test_a_host_adds_and_changes_phases_on_the_web(client, host):
     assert f'href="{url}"' in client.get(f"/c/{challenge.slug}/edit/").content.decode()
     page = client.get(url).content.decode()
     assert 'data-phase="main"' in page and "Add a phase" in page
-    added = client.post(url, _phase_post("new", "new", name="final", opens_at=_local(_minute(3)),
-                                         closes_at=_local(_minute(10)), total_quota=2))
+    added = client.post(
+        url,
+        _phase_post(
+            "new", "new", name="final", opens_at=_local(_minute(3)), closes_at=_local(_minute(10)), total_quota=2
+        ),
+    )
     assert added.status_code == 302, added.content.decode()[:2000]
     final = challenge.phases.get(name="final")
     assert (final.order, final.total_quota, final.closes_at) == (1, 2, _minute(10))
     assert AuditEntry.objects.filter(challenge=challenge, action="phase_created").count() == 1
-    changed = client.post(url, _phase_post(f"p{final.pk}", str(final.pk), name="final", order=1,
-                                           opens_at=_local(_minute(3)), closes_at=_local(_minute(12)), total_quota=3))
+    changed = client.post(
+        url,
+        _phase_post(
+            f"p{final.pk}",
+            str(final.pk),
+            name="final",
+            order=1,
+            opens_at=_local(_minute(3)),
+            closes_at=_local(_minute(12)),
+            total_quota=3,
+        ),
+    )
     assert changed.status_code == 302
     final.refresh_from_db()
     assert (final.total_quota, final.closes_at) == (3, _minute(12))
@@ -60,8 +82,10 @@ def test_a_host_adds_and_changes_phases_on_the_web(client, host):
 def test_an_overlapping_phase_is_refused_on_the_form_and_nothing_is_stored(client, host):
     challenge, _ = digits_challenge(host, closes_at=_minute(3))
     client.force_login(host)
-    response = client.post(f"/c/{challenge.slug}/phases/", _phase_post(
-        "new", "new", name="final", opens_at=_local(_minute(2)), closes_at=_local(_minute(9))))
+    response = client.post(
+        f"/c/{challenge.slug}/phases/",
+        _phase_post("new", "new", name="final", opens_at=_local(_minute(2)), closes_at=_local(_minute(9))),
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert "overlaps the main phase" in page
@@ -85,10 +109,19 @@ def test_the_admin_adds_a_phase_through_the_service_and_shows_its_refusal(client
     assert 'name="phases-0-name"' in page.content.decode()
     data = change_form_data(page)
     data["phases-TOTAL_FORMS"] = "2"
-    overlap = {"phases-1-name": "final", "phases-1-opens_at": _local(_minute(1)),
-               "phases-1-closes_at": _local(_minute(9)), "phases-1-daily_quota": 5, "phases-1-total_quota": 50,
-               "phases-1-daily_file_quota": 0, "phases-1-total_file_quota": 0, "phases-1-allow_predictions": "on",
-               "phases-1-allow_recipes": "on", "phases-1-test_rows": "all", "phases-1-challenge": challenge.pk}
+    overlap = {
+        "phases-1-name": "final",
+        "phases-1-opens_at": _local(_minute(1)),
+        "phases-1-closes_at": _local(_minute(9)),
+        "phases-1-daily_quota": 5,
+        "phases-1-total_quota": 50,
+        "phases-1-daily_file_quota": 0,
+        "phases-1-total_file_quota": 0,
+        "phases-1-allow_predictions": "on",
+        "phases-1-allow_recipes": "on",
+        "phases-1-test_rows": "all",
+        "phases-1-challenge": challenge.pk,
+    }
     refused = client.post(url, {**data, **overlap})
     assert refused.status_code == 200 and "overlaps the main phase" in refused.content.decode()
     assert Phase.objects.filter(challenge=challenge).count() == 1

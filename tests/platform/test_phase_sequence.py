@@ -57,7 +57,8 @@ def test_a_taken_order_and_an_overlapping_window_are_refused_naming_the_other_ph
     assert overlap.json()["detail"] == (
         f"The final phase (from {_minute(2):%Y-%m-%d %H:%M} UTC, until {_minute(9):%Y-%m-%d %H:%M} UTC) overlaps "
         f"the main phase (from the start, until {_minute(3):%Y-%m-%d %H:%M} UTC): phases follow one another, so "
-        "change the dates of one of them first.")
+        "change the dates of one of them first."
+    )
     assert list(challenge.phases.values_list("name", flat=True)) == ["main"]
     final = _api(host).post(url, {"name": "final", "opens_at": _minute(3)}, format="json").json()
     moved = _api(host).patch(f"{url}{final['id']}/", {"opens_at": _minute(1)}, format="json")
@@ -70,8 +71,10 @@ def test_the_page_shows_the_open_phase_then_the_next_with_its_own_closing_date(c
     url = f"/api/challenges/{challenge.slug}/phases/"
     main = challenge.phases.get()
     refused = _api(host).post(url, {"name": "development", "closes_at": _minute(3)}, format="json")
-    assert refused.status_code == 400 and "overlaps the main phase (from the start, never closing)" in (
-        refused.json()["detail"])
+    assert (
+        refused.status_code == 400
+        and "overlaps the main phase (from the start, never closing)" in (refused.json()["detail"])
+    )
     renamed = _api(host).patch(f"{url}{main.pk}/", {"name": "development", "closes_at": _minute(3)}, format="json")
     assert renamed.status_code == 200, renamed.content
     added = _api(host).post(url, {"name": "final", "opens_at": _minute(3), "closes_at": _minute(10)}, format="json")

@@ -36,8 +36,9 @@ def client_for(user=None) -> APIClient:
 def submit(challenge, user, labels, name) -> Submission:
     ids = dataset_test_ids(dataset=challenge.dataset)
     data = csv_bytes(pd.DataFrame({"id": ids, "prediction": list(labels)}))
-    submission = submission_create_predictions(challenge=challenge, user=user, method_name=name,
-                                               files=[UploadedFile("p.csv", data)])
+    submission = submission_create_predictions(
+        challenge=challenge, user=user, method_name=name, files=[UploadedFile("p.csv", data)]
+    )
     submission_score(submission_id=submission.pk)
     report_recompute(challenge_id=challenge.pk)
     return submission
@@ -61,8 +62,9 @@ def probes(challenge, user, correct: int, n_probes: int) -> list[Submission]:
 
 
 def test_rounded_probes_show_one_rank_no_comparison_and_a_public_order(host, alice):
-    challenge, _ = digits_challenge(host, title="Rounded probes", feedback="rounded", feedback_digits=1,
-                                    daily_quota=20, bootstrap_resamples=200)
+    challenge, _ = digits_challenge(
+        host, title="Rounded probes", feedback="rounded", feedback_digits=1, daily_quota=20, bootstrap_resamples=200
+    )
     n = challenge.dataset.n_test
     correct = max(4, int(0.1 * n))  # base ≈ 0.1; a fixed row adds 1/n and still rounds to 0.1
     subs = probes(challenge, alice, correct, 4)
@@ -97,8 +99,9 @@ def test_rounded_probes_show_one_rank_no_comparison_and_a_public_order(host, ali
     # the host reads exact scores
     hosted = client_for(host)
     assert hosted.get(f"/api/submissions/{fixer}/").json()["score"] == pytest.approx(exact[fixer])
-    assert {r["test_score"] for r in hosted.get(f"/api/challenges/{challenge.slug}/runs/").json()["results"]} == \
-        set(exact.values())
+    assert {r["test_score"] for r in hosted.get(f"/api/challenges/{challenge.slug}/runs/").json()["results"]} == set(
+        exact.values()
+    )
 
 
 def test_ladder_is_per_person_a_fresh_team_gets_no_fresh_release(host, alice):

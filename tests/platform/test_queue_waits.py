@@ -37,8 +37,9 @@ def test_the_page_and_the_api_say_which_queue_no_worker_takes(client, host, cons
     assert APIClient().get(f"/api/challenges/{challenge.slug}/").json()["queue_waits"] == []
 
 
-def test_the_janitor_tells_the_hosts_once_an_hour_while_runs_wait_on_an_unattended_queue(host, alice, consumers,
-                                                                                         monkeypatch, settings):
+def test_the_janitor_tells_the_hosts_once_an_hour_while_runs_wait_on_an_unattended_queue(
+    host, alice, consumers, monkeypatch, settings
+):
     challenge, _ = digits_challenge(host, device="gpu", k_runs=2)
     entry = submission_create_recipe(challenge=challenge, user=alice, method_name="r", recipe=RECIPE)
     stale = timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 5)
@@ -49,8 +50,11 @@ def test_the_janitor_tells_the_hosts_once_an_hour_while_runs_wait_on_an_unattend
     janitor_run()  # within the hour: told once
     told = list(AuditEntry.objects.filter(challenge=challenge, action="queue_unattended"))
     assert len(told) == 1 and told[0].actor is None
-    assert told[0].details == {"queue": "gpu", "submissions": [entry.pk], "message": (
-        "No worker is taking the gpu queue now: recipes wait, queued, until one starts.")}
+    assert told[0].details == {
+        "queue": "gpu",
+        "submissions": [entry.pk],
+        "message": ("No worker is taking the gpu queue now: recipes wait, queued, until one starts."),
+    }
     api = APIClient()
     api.force_authenticate(host)
     assert api.get(f"/api/challenges/{challenge.slug}/audit/").json()["results"][0]["action"] == "queue_unattended"
@@ -73,7 +77,8 @@ def test_a_queued_submission_says_why_it_does_not_start(client, host, alice, con
     api.force_authenticate(alice)
     body = api.get(f"/api/submissions/{submission.pk}/").json()
     assert body["status"] == "queued" and body["queue_wait"] == (
-        "No worker is taking the gpu queue now: this submission's runs wait, queued, until one starts.")
+        "No worker is taking the gpu queue now: this submission's runs wait, queued, until one starts."
+    )
     client.force_login(alice)
     assert "data-queue-wait" in client.get(submission.get_absolute_url()).content.decode()
     consumers["now"] = {"scoring": 1, "cpu": 2, "gpu": 1}

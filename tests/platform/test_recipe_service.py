@@ -26,10 +26,6 @@ pytestmark = pytest.mark.django_db
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-
-
-
-
 def recipe(name: str) -> UploadedFile:
     folder = "hostile" if (EXAMPLES / "hostile" / name).exists() else "recipes"
     return UploadedFile(name=name, data=(EXAMPLES / folder / name).read_bytes())
@@ -39,14 +35,17 @@ def submit(challenge, user, upload, **kwargs):
     return submission_create_recipe(challenge=challenge, user=user, method_name=upload.name, recipe=upload, **kwargs)
 
 
-@pytest.mark.parametrize("upload, message", [
-    (UploadedFile("r.py", b"def fit(a):\n    return a\n"), "fit_predict"),
-    (UploadedFile("r.py", b"def fit_predict(:\n"), "syntax error on line 1"),
-    (UploadedFile("r.txt", b"def fit_predict(a, b, c, d, e, f): pass\n"), "ending in .py"),
-    (UploadedFile("r.py", b""), "empty"),
-    (UploadedFile("r.py", b"\xff\xfe def"), "not UTF-8"),
-    (UploadedFile("r.py", b"SEARCH_SPACE = make()\ndef fit_predict(a, b, c, d, e, f): pass\n"), "SEARCH_SPACE"),
-])
+@pytest.mark.parametrize(
+    "upload, message",
+    [
+        (UploadedFile("r.py", b"def fit(a):\n    return a\n"), "fit_predict"),
+        (UploadedFile("r.py", b"def fit_predict(:\n"), "syntax error on line 1"),
+        (UploadedFile("r.txt", b"def fit_predict(a, b, c, d, e, f): pass\n"), "ending in .py"),
+        (UploadedFile("r.py", b""), "empty"),
+        (UploadedFile("r.py", b"\xff\xfe def"), "not UTF-8"),
+        (UploadedFile("r.py", b"SEARCH_SPACE = make()\ndef fit_predict(a, b, c, d, e, f): pass\n"), "SEARCH_SPACE"),
+    ],
+)
 def test_bad_recipes_are_rejected_and_nothing_stored(host, upload, message, settings):
     challenge, _ = digits_challenge(host)
     with pytest.raises(ServiceError, match=message):
@@ -68,10 +67,14 @@ def test_run_i_of_every_submission_shares_seeds_and_split(host, queued, django_c
         first = submit(challenge, make_user("alice"), recipe("trivial.py"))
         second = submit(challenge, make_user("bob"), recipe("logistic_regression.py"))
     # The worker draws run i's split from its seeds (the upload request does not load the data).
-    a = [(seeds, run_split(challenge=challenge, seeds=seeds)[1].split_id)
-         for seeds in first.runs.order_by("index").values_list("seeds", flat=True)]
-    b = [(seeds, run_split(challenge=challenge, seeds=seeds)[1].split_id)
-         for seeds in second.runs.order_by("index").values_list("seeds", flat=True)]
+    a = [
+        (seeds, run_split(challenge=challenge, seeds=seeds)[1].split_id)
+        for seeds in first.runs.order_by("index").values_list("seeds", flat=True)
+    ]
+    b = [
+        (seeds, run_split(challenge=challenge, seeds=seeds)[1].split_id)
+        for seeds in second.runs.order_by("index").values_list("seeds", flat=True)
+    ]
     assert len(a) == 4 and a == b
     assert len({split for _, split in a}) == 4  # the split is randomized: every run differs
     assert len({seeds["dropout"] for seeds, _ in a}) == 1  # not randomized: held fixed
@@ -87,8 +90,11 @@ def test_gpu_challenges_go_to_the_gpu_queue_stored_at_creation(host, queued, dja
     gpu_recipe = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
     alice = make_user("alice")
     with django_capture_on_commit_callbacks(execute=True):
-        made = [submit(cpu_challenge, alice, recipe("trivial.py")), submit(gpu_challenge, alice, gpu_recipe),
-                submit(gpu_challenge, alice, recipe("trivial.py"))]
+        made = [
+            submit(cpu_challenge, alice, recipe("trivial.py")),
+            submit(gpu_challenge, alice, gpu_recipe),
+            submit(gpu_challenge, alice, recipe("trivial.py")),
+        ]
     assert [sorted(s.runs.values_list("queue", flat=True)) for s in made] == [["cpu"] * 2, ["gpu"] * 2, ["gpu"] * 2]
     assert queued.queues(EXECUTE_RUN) == ["cpu"] * 2 + ["gpu"] * 4
 
@@ -100,8 +106,10 @@ def test_a_needs_gpu_recipe_is_refused_on_a_cpu_challenge(host, queued, django_c
     gpu_recipe = UploadedFile("g.py", b"NEEDS_GPU = True\ndef fit_predict(a, b, c, d, e, f):\n    return None\n")
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(ServiceError) as caught:
         submit(cpu_challenge, make_user("alice"), gpu_recipe)
-    assert str(caught.value) == ("g.py declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
-                                 "(its host chose the CPU): remove NEEDS_GPU to run on the CPU.")
+    assert str(caught.value) == (
+        "g.py declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
+        "(its host chose the CPU): remove NEEDS_GPU to run on the CPU."
+    )
     assert caught.value.field == "recipe"
     assert Submission.objects.count() == 0 and Run.objects.count() == 0 and queued.queues(EXECUTE_RUN) == []
 
@@ -140,8 +148,9 @@ def test_a_recipe_error_fails_its_run_with_a_message(host):
 def test_the_reaper_fails_stuck_runs_without_charging_the_quota(host):
     challenge, _ = digits_challenge(host, k_runs=1, run_time_limit_s=60)
     submission = submit(challenge, make_user("alice"), recipe("trivial.py"))
-    Run.objects.filter(submission=submission).update(status="running",
-                                                     started_at=timezone.now() - timezone.timedelta(hours=2))
+    Run.objects.filter(submission=submission).update(
+        status="running", started_at=timezone.now() - timezone.timedelta(hours=2)
+    )
     assert runs_fail_stuck() == 1
     submission.refresh_from_db()
     run = submission.runs.get()

@@ -22,11 +22,12 @@ pytestmark = pytest.mark.django_db
 
 RECIPE, PREDICTIONS, MEAN, BOO, PAIRS = 1, 2, 1, 2, 3  # derive_seed codes of evaluation.report
 RNG = np.random.default_rng(5)
-RECIPE_SCORES = {"resnet": 0.80 + 0.01 * RNG.standard_normal(6), "mlp": 0.70 + 0.01 * RNG.standard_normal(6),
-                 "svm": 0.78 + 0.01 * RNG.standard_normal(6)}
+RECIPE_SCORES = {
+    "resnet": 0.80 + 0.01 * RNG.standard_normal(6),
+    "mlp": 0.70 + 0.01 * RNG.standard_normal(6),
+    "svm": 0.78 + 0.01 * RNG.standard_normal(6),
+}
 OUTCOMES = {"good": (RNG.random((2, 72)) < 0.9).astype(float), "poor": (RNG.random((1, 72)) < 0.6).astype(float)}
-
-
 
 
 @pytest.fixture
@@ -39,13 +40,28 @@ def microcache(settings):
 
 def add_entry(challenge, user, method, kind, scores, *, status="scored", outcomes=None, valid=None):
     team, _ = Team.objects.get_or_create(name=f"team-{method}")
-    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=user, kind=kind,
-                                           method_name=method, status=status, runs_expected=len(scores))
-    Run.objects.bulk_create([
-        Run(submission=submission, index=i, status="succeeded", test_score=float(score),
-            valid_score=None if valid is None else float(valid[i]),
-            outcomes=None if outcomes is None else Run.pack_outcomes(outcomes[i]))
-        for i, score in enumerate(scores)])
+    submission = Submission.objects.create(
+        challenge=challenge,
+        team=team,
+        submitted_by=user,
+        kind=kind,
+        method_name=method,
+        status=status,
+        runs_expected=len(scores),
+    )
+    Run.objects.bulk_create(
+        [
+            Run(
+                submission=submission,
+                index=i,
+                status="succeeded",
+                test_score=float(score),
+                valid_score=None if valid is None else float(valid[i]),
+                outcomes=None if outcomes is None else Run.pack_outcomes(outcomes[i]),
+            )
+            for i, score in enumerate(scores)
+        ]
+    )
     return submission
 
 
@@ -58,8 +74,7 @@ def board():
     ids["lonely"] = add_entry(challenge, host, "lonely", "recipe", [0.99]).pk
     for name, outcomes in OUTCOMES.items():
         ids[name] = add_entry(challenge, host, name, "predictions", outcomes.mean(axis=1), outcomes=outcomes).pk
-    add_entry(challenge, host, "withdrawn", "predictions", [0.5], status="cancelled",
-              outcomes=np.zeros((1, 72)))
+    add_entry(challenge, host, "withdrawn", "predictions", [0.5], status="cancelled", outcomes=np.zeros((1, 72)))
     return challenge, ids
 
 
@@ -74,8 +89,9 @@ def test_leaderboard_matches_stats(board):
     assert [row["method_name"] for row in body["entries"]] == ["resnet", "svm", "mlp", "lonely", "good", "poor"]
     assert "withdrawn" not in rows
     for name, scores in RECIPE_SCORES.items():
-        ci = stats.bootstrap_interval(scores, "mean", n_resamples=200, confidence_level=0.95,
-                                      rng=derive_seed(7, RECIPE, MEAN, ids[name]))
+        ci = stats.bootstrap_interval(
+            scores, "mean", n_resamples=200, confidence_level=0.95, rng=derive_seed(7, RECIPE, MEAN, ids[name])
+        )
         row = rows[name]
         assert row["mean"]["estimate"] == pytest.approx(scores.mean())
         assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((ci.low, ci.high))
@@ -87,8 +103,9 @@ def test_leaderboard_matches_stats(board):
     assert not set(rows["mlp"]["groups"]) & set(rows["resnet"]["groups"] + rows["svm"]["groups"])
     assert rows["resnet"]["rank"] == 1 and rows["resnet"]["groups"].startswith("a")
     assert rows["lonely"]["too_few_runs"] and rows["lonely"]["rank"] is None
-    tb = stats.paired_test_bootstrap(files=[OUTCOMES["good"], OUTCOMES["poor"]], n_resamples=200,
-                                     rng=derive_seed(7, PREDICTIONS, PAIRS))
+    tb = stats.paired_test_bootstrap(
+        files=[OUTCOMES["good"], OUTCOMES["poor"]], n_resamples=200, rng=derive_seed(7, PREDICTIONS, PAIRS)
+    )
     assert rows["good"]["mean"]["low"] == pytest.approx(tb.low[0], abs=1e-6)
     assert rows["good"]["mean"]["source"] == "test examples and files"
     assert rows["good"]["runs_succeeded"] == 2
@@ -149,8 +166,16 @@ def test_overrides_recompute_on_the_fly_without_caching(board):
     assert get(url, n=3).json()["overrides"] == {}  # equal to the challenge's: the cached report
 
 
-@pytest.mark.parametrize("params, field", [({"gamma": 0.4}, "gamma"), ({"alpha": 0}, "alpha"), ({"n": 0}, "n"),
-                                           ({"statistic": "max"}, "statistic"), ({"n": "five"}, "n")])
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"gamma": 0.4}, "gamma"),
+        ({"alpha": 0}, "alpha"),
+        ({"n": 0}, "n"),
+        ({"statistic": "max"}, "statistic"),
+        ({"n": "five"}, "n"),
+    ],
+)
 def test_bad_parameters_are_named(board, params, field):
     challenge, _ = board
     response = get(f"/api/challenges/{challenge.slug}/leaderboard/", **params)
@@ -211,8 +236,11 @@ def test_settings_the_decision_rule_cannot_use_give_a_clear_error(board):
 
 def test_schema_documents_the_report_endpoints():
     paths = APIClient().get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
-    for path, params in (("leaderboard", {"n", "gamma", "alpha", "statistic", "format"}),
-                         ("compare", {"a", "b"}), ("sota", {"alpha"})):
+    for path, params in (
+        ("leaderboard", {"n", "gamma", "alpha", "statistic", "format"}),
+        ("compare", {"a", "b"}),
+        ("sota", {"alpha"}),
+    ):
         operation = paths[f"/api/challenges/{{slug}}/{path}/"]["get"]
         assert params <= {p["name"] for p in operation["parameters"]}, path
         assert "application/json" in operation["responses"]["200"]["content"]
@@ -236,8 +264,13 @@ def test_compare_computes_a_pair_the_sparse_report_did_not_store():
     names = {v: k for k, v in ids.items()}
     assert body["comparison"]["a"] == a and body["reason"] is None
     assert body["comparison"]["p"] == stats.prob_outperform(scores[names[a]], scores[names[b]], paired=True)
-    dense = stats.pairwise_comparisons(np.stack([scores[n] for n in sorted(scores)]), n_resamples=10,
-                                       alpha=challenge.alpha, gamma=challenge.gamma, correction=challenge.correction)
+    dense = stats.pairwise_comparisons(
+        np.stack([scores[n] for n in sorted(scores)]),
+        n_resamples=10,
+        alpha=challenge.alpha,
+        gamma=challenge.gamma,
+        correction=challenge.correction,
+    )
     i, j = sorted(scores).index(names[a]), sorted(scores).index(names[b])
     assert body["comparison"]["pvalue_raw"] == pytest.approx(dense.pvalue_raw[i, j])
     assert body["comparison"]["pvalue"] >= dense.pvalue[i, j] - 1e-12  # one of the 91 pairs, never less adjusted
@@ -249,8 +282,10 @@ def crowded():
     host = make_user("host")
     challenge, _ = digits_challenge(host, k_runs=4, boo_n=2, bootstrap_resamples=100, master_seed=3)
     rng = np.random.default_rng(4)
-    ids = [add_entry(challenge, host, f"method-{i:02d}", "recipe", 0.9 - 0.003 * i + 0.01 * rng.standard_normal(4)).pk
-           for i in range(60)]
+    ids = [
+        add_entry(challenge, host, f"method-{i:02d}", "recipe", 0.9 - 0.003 * i + 0.01 * rng.standard_normal(4)).pk
+        for i in range(60)
+    ]
     return challenge, ids
 
 

@@ -60,7 +60,6 @@ def test_changed_settings_recompute_every_row():
     assert report_recompute(challenge_id=challenge.pk).data["reused_rows"] == 0
 
 
-
 def test_a_large_board_whose_settings_changed_is_served_while_its_recomputation_is_queued(monkeypatch):
     from leaderboard.services import reports
 
@@ -100,8 +99,11 @@ def test_the_runs_are_read_once_and_entries_keep_djangos_values(django_assert_ma
     assert len(snapshot.runs) == Run.objects.filter(submission__challenge=challenge).count() == 24
     with django_assert_max_num_queries(13) as queries:  # 13: the board's history rows (one bulk insert)
         report_recompute(challenge_id=challenge.pk)
-    runs_read = [q["sql"] for q in queries.captured_queries
-                 if 'FROM "leaderboard_run"' in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")]
+    runs_read = [
+        q["sql"]
+        for q in queries.captured_queries
+        if 'FROM "leaderboard_run"' in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")
+    ]
     assert len(runs_read) == 1, runs_read
 
 

@@ -36,9 +36,14 @@ def _own_rows(challenge) -> dict[int, tuple]:
 
 
 def test_split_and_join_are_inverse():
-    data = {"format": 4, "sections": [], "entries": [
-        {"submission_id": 1, "method_name": "a", "rank": 1, "groups": "a", "mean": {"estimate": 0.5}},
-        {"submission_id": 2, "method_name": "b", "rank": 2, "groups": "b", "mean": {"estimate": 0.4}}]}
+    data = {
+        "format": 4,
+        "sections": [],
+        "entries": [
+            {"submission_id": 1, "method_name": "a", "rank": 1, "groups": "a", "mean": {"estimate": 0.5}},
+            {"submission_id": 2, "method_name": "b", "rank": 2, "groups": "b", "mean": {"estimate": 0.4}},
+        ],
+    }
     skeleton, own = report_split(data)
     assert "entries" not in skeleton and skeleton[ROW_TABLE]["ids"] == [1, 2]
     assert set(skeleton[ROW_TABLE]["columns"]) == {"rank", "groups"}  # moving keys every row has
@@ -58,8 +63,9 @@ def test_the_report_is_stored_as_a_skeleton_and_one_row_per_entry():
     assert set(own) == set(skeleton[ROW_TABLE]["ids"]) and report.written_rows == 6
     assert not any(key in data for _, data in own.values() for key in ("rank", "groups", "rank_interval"))
     assert _same(Report.objects.get(challenge=challenge).data, report.data)  # read back whole
-    assert report_stored_ranks(challenge=challenge) == {row["submission_id"]: row["rank_display"]
-                                                        for row in report.data["entries"]}
+    assert report_stored_ranks(challenge=challenge) == {
+        row["submission_id"]: row["rank_display"] for row in report.data["entries"]
+    }
 
 
 def test_an_update_writes_the_rows_that_changed_only():
@@ -113,6 +119,6 @@ def test_the_page_names_a_few_of_a_large_leader_group_and_counts_the_others():
     section = report.data["sections"][0]
     assert len(section["leader_group"]) == 30
     html = Client().get(f"/c/{challenge.slug}/").content.decode()
-    leaders = html[html.index('class="muted leaders"'):].split("</p>")[0]
+    leaders = html[html.index('class="muted leaders"') :].split("</p>")[0]
     assert "and 9 more." in leaders  # the leader, 20 names, 9 counted
     assert leaders.split(": ", 1)[1].count(",") == 19

@@ -20,21 +20,35 @@ def test_a_host_creates_a_results_only_challenge_on_the_web_and_imports_results(
     assert "/challenges/new/results-only/" in client.get("/challenges/new/").content.decode()
     page = client.get("/challenges/new/results-only/").content.decode()
     assert 'id="import-formats"' in page and "lm-eval-jsonl" in page and "solved-ids" in page
-    created = client.post("/challenges/new/results-only/", {
-        "title": "QA harness results", "slug": "qa-results", "description": "Imported", "metric": "accuracy",
-        "direction": "higher", "visibility": "private"})
+    created = client.post(
+        "/challenges/new/results-only/",
+        {
+            "title": "QA harness results",
+            "slug": "qa-results",
+            "description": "Imported",
+            "metric": "accuracy",
+            "direction": "higher",
+            "visibility": "private",
+        },
+    )
     assert created.status_code == 302 and created["Location"] == "/c/qa-results/import/"
     challenge = Challenge.objects.get(slug="qa-results")
     assert challenge.visibility == "private" and list(challenge.hosts.all()) == [host]
     assert not challenge.allow_recipes and not hasattr_dataset(challenge)
     data = _results_csv(np.random.default_rng(3), {"model-a": 0.9, "model-b": 0.5}, n=40)
-    imported = client.post("/c/qa-results/import/", {
-        "format": "csv", "files": [SimpleUploadedFile("r.csv", data)], "team": "Harness", "source": "self_reported"})
+    imported = client.post(
+        "/c/qa-results/import/",
+        {"format": "csv", "files": [SimpleUploadedFile("r.csv", data)], "team": "Harness", "source": "self_reported"},
+    )
     assert imported.status_code == 302, imported.content.decode()[:1500]
     assert sorted(Submission.objects.filter(challenge=challenge).values_list("method_name", flat=True)) == [
-        "model-a", "model-b"]
-    again = client.post("/challenges/new/results-only/", {
-        "title": "Again", "slug": "qa-results", "metric": "accuracy", "direction": "higher", "visibility": "public"})
+        "model-a",
+        "model-b",
+    ]
+    again = client.post(
+        "/challenges/new/results-only/",
+        {"title": "Again", "slug": "qa-results", "metric": "accuracy", "direction": "higher", "visibility": "public"},
+    )
     assert again.status_code == 200 and "exists already" in again.content.decode()
     assert Challenge.objects.filter(slug="qa-results").count() == 1
 
@@ -59,8 +73,11 @@ def test_a_results_only_challenge_is_created_through_the_api(host):
     api = APIClient()
     assert api.post("/api/challenges/results-only/", {"title": "x"}, format="json").status_code in (401, 403)
     api.force_authenticate(host)
-    created = api.post("/api/challenges/results-only/", {"title": "Harness runs", "slug": "harness",
-                                                         "metric": "accuracy"}, format="json")
+    created = api.post(
+        "/api/challenges/results-only/",
+        {"title": "Harness runs", "slug": "harness", "metric": "accuracy"},
+        format="json",
+    )
     assert created.status_code == 201, created.json()
     body = created.json()
     assert body["slug"] == "harness" and body["allow_recipes"] is False and body["dataset"] is None

@@ -20,8 +20,13 @@ pytestmark = pytest.mark.django_db
 
 
 def predictions(challenge, user, frame, **kwargs):
-    return submission_create_predictions(challenge=challenge, user=user, method_name=kwargs.pop("name", "entry"),
-                                         files=[UploadedFile("p.csv", label_predictions(frame))], **kwargs)
+    return submission_create_predictions(
+        challenge=challenge,
+        user=user,
+        method_name=kwargs.pop("name", "entry"),
+        files=[UploadedFile("p.csv", label_predictions(frame))],
+        **kwargs,
+    )
 
 
 def test_more_teams_do_not_buy_more_submissions(host, alice):
@@ -60,10 +65,13 @@ def test_an_unexpected_scoring_error_fails_the_run_instead_of_looping(host, alic
     assert run.status == "failed" and "platform error while scoring: ValueError" in run.error_message
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"metric": "rmse", "higher_is_better": False}, "does not fit this dataset's class labels"),
-    ({"metric": "roc_auc"}, "exactly 2 classes"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"metric": "rmse", "higher_is_better": False}, "does not fit this dataset's class labels"),
+        ({"metric": "roc_auc"}, "exactly 2 classes"),
+    ],
+)
 def test_settings_must_keep_fitting_the_dataset(host, change, message):
     challenge, _ = digits_challenge(host)
     with pytest.raises(ServiceError, match=message):
@@ -80,10 +88,15 @@ def test_every_challenge_needs_hidden_test_rows_recipes_included(host, scheme):
 
     pool = digits_frame(80).drop(columns="is_test")
     with pytest.raises(ServiceError, match="needs hidden test rows, whose labels contestants never see"):
-        challenge_create(created_by=host, title="Pool only", metric="accuracy", allow_predictions=False,
-                         allow_recipes=True, split_scheme=scheme,
-                         dataset=DatasetUpload(data=csv_bytes(pool), filename="p.csv", id_column="id",
-                                               label_column="label"))
+        challenge_create(
+            created_by=host,
+            title="Pool only",
+            metric="accuracy",
+            allow_predictions=False,
+            allow_recipes=True,
+            split_scheme=scheme,
+            dataset=DatasetUpload(data=csv_bytes(pool), filename="p.csv", id_column="id", label_column="label"),
+        )
     assert not Challenge.objects.exists()
 
 

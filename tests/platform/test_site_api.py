@@ -21,8 +21,9 @@ pytestmark = pytest.mark.django_db
 
 
 def RECIPE():  # noqa: N802 - reads as a constant
-    return SimpleUploadedFile("recipe.py", b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n"
-                                           b"    return None\n")
+    return SimpleUploadedFile(
+        "recipe.py", b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return None\n"
+    )
 
 
 def _shape(path: str) -> str:
@@ -86,13 +87,22 @@ def test_email_url_configures_the_mail_backend():
 
 
 def test_a_closed_challenge_without_a_dataset_says_it_is_closed(host, alice):
-    closed = Challenge.objects.create(slug="boon-2018", title="Published 2018", metric="accuracy",
-                                      higher_is_better=True, allow_recipes=True, created_by=host)
+    closed = Challenge.objects.create(
+        slug="boon-2018",
+        title="Published 2018",
+        metric="accuracy",
+        higher_is_better=True,
+        allow_recipes=True,
+        created_by=host,
+    )
     phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=UTC))
     client = APIClient()
     client.force_authenticate(alice)
-    answer = client.post(f"/api/challenges/{closed.slug}/submissions/",
-                         {"kind": "recipe", "method_name": "late", "recipe": RECIPE()}, format="multipart")
+    answer = client.post(
+        f"/api/challenges/{closed.slug}/submissions/",
+        {"kind": "recipe", "method_name": "late", "recipe": RECIPE()},
+        format="multipart",
+    )
     assert answer.status_code == 409
     assert answer.json()["detail"] == "The main phase closed at 2018-07-15 00:00 UTC."
 
@@ -103,16 +113,22 @@ def test_an_open_results_only_challenge_names_why_it_takes_no_recipe(host, alice
     challenge.dataset.delete()
     client = APIClient()
     client.force_authenticate(alice)
-    answer = client.post(f"/api/challenges/{challenge.slug}/submissions/",
-                         {"kind": "recipe", "method_name": "m", "recipe": RECIPE()}, format="multipart")
+    answer = client.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"kind": "recipe", "method_name": "m", "recipe": RECIPE()},
+        format="multipart",
+    )
     assert answer.status_code == 400 and "imported results only" in answer.json()["detail"]
 
 
 def test_each_operation_of_a_path_is_described_on_its_own():
     """ReDoc shows an operation's own description: PATCH notifications must not read as the GET."""
     schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
-    shared = {path: sorted(methods) for path, operations in schema["paths"].items()
-              for methods in [[m for m, op in operations.items() if m in {"get", "post", "put", "patch", "delete"}]]
-              if len({operations[m].get("description", "") for m in methods}) < len(methods)}
+    shared = {
+        path: sorted(methods)
+        for path, operations in schema["paths"].items()
+        for methods in [[m for m, op in operations.items() if m in {"get", "post", "put", "patch", "delete"}]]
+        if len({operations[m].get("description", "") for m in methods}) < len(methods)
+    }
     assert shared == {}
     assert "off or on" in schema["paths"]["/api/account/notifications/"]["patch"]["description"]

@@ -28,9 +28,11 @@ def test_a_prediction_submission_round_trips_through_s3(s3_storage, host, alice,
     assert dataset.train_file.storage.bucket_name == s3_storage.bucket
     assert dataset.hidden_labels_file.storage.bucket_name == s3_storage.private_bucket
     token = token_create(user=alice)[1]
-    response = client.post(f"/api/challenges/{challenge.slug}/submissions/",
-                           {"method_name": "s3", "files": [_upload(label_predictions(frame, correct_fraction=0.8))]},
-                           HTTP_AUTHORIZATION=f"Token {token}")
+    response = client.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "s3", "files": [_upload(label_predictions(frame, correct_fraction=0.8))]},
+        HTTP_AUTHORIZATION=f"Token {token}",
+    )
     assert response.status_code == 202, response.content
     submission = submission_score(submission_id=response.json()["id"])
     assert submission.status == "scored"
@@ -46,11 +48,16 @@ def test_a_prediction_submission_round_trips_through_s3(s3_storage, host, alice,
     # Downloads stream from the object store; the hidden labels go to hosts only.
     test_inputs = client.get(f"/api/challenges/{challenge.slug}/data/test_inputs/")
     assert test_inputs.status_code == 200 and b"img-0000" in test_inputs.content
-    assert client.get(f"/api/challenges/{challenge.slug}/data/hidden_labels/",
-                      HTTP_AUTHORIZATION=f"Token {token}").status_code == 403
+    assert (
+        client.get(
+            f"/api/challenges/{challenge.slug}/data/hidden_labels/", HTTP_AUTHORIZATION=f"Token {token}"
+        ).status_code
+        == 403
+    )
     host_token = token_create(user=host)[1]
-    hidden = client.get(f"/api/challenges/{challenge.slug}/data/hidden_labels/",
-                        HTTP_AUTHORIZATION=f"Token {host_token}")
+    hidden = client.get(
+        f"/api/challenges/{challenge.slug}/data/hidden_labels/", HTTP_AUTHORIZATION=f"Token {host_token}"
+    )
     assert hidden.status_code == 200 and b"label" in hidden.content
 
 
@@ -63,8 +70,9 @@ def test_a_rejected_upload_leaves_no_object_behind(s3_storage, host, alice, monk
 
     monkeypatch.setattr("leaderboard.services.submissions.Run.objects.create", refuse)
     with pytest.raises(RuntimeError):
-        submission_create_predictions(challenge=challenge, user=alice, method_name="p",
-                                      files=[UploadedFile("p.csv", label_predictions(frame))])
+        submission_create_predictions(
+            challenge=challenge, user=alice, method_name="p", files=[UploadedFile("p.csv", label_predictions(frame))]
+        )
     assert s3_storage.keys(s3_storage.bucket) == before and not Submission.objects.exists()
 
 

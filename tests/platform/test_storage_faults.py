@@ -35,14 +35,25 @@ def _upload(data: bytes):
 
 
 def _post(client, challenge, token, data: bytes):
-    return client.post(f"/api/challenges/{challenge.slug}/submissions/",
-                       {"method_name": "faults", "files": [_upload(data)]}, HTTP_AUTHORIZATION=f"Token {token}")
+    return client.post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {"method_name": "faults", "files": [_upload(data)]},
+        HTTP_AUTHORIZATION=f"Token {token}",
+    )
 
 
 def _point_storages_at(settings, endpoint: str, server) -> None:
-    settings.STORAGES = {**settings.STORAGES, **s3_storages(
-        bucket=server.bucket, private_bucket=server.private_bucket, endpoint_url=endpoint, region="us-east-1",
-        access_key="testing", secret_key="testing")}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        **s3_storages(
+            bucket=server.bucket,
+            private_bucket=server.private_bucket,
+            endpoint_url=endpoint,
+            region="us-east-1",
+            access_key="testing",
+            secret_key="testing",
+        ),
+    }
 
 
 def _closed_port() -> int:
@@ -77,8 +88,9 @@ class SilentServer:
         self.thread.join(timeout=5)
 
 
-def test_an_upload_while_the_store_refuses_connections_answers_503_then_works(s3_storage, settings, host, alice,
-                                                                               client):
+def test_an_upload_while_the_store_refuses_connections_answers_503_then_works(
+    s3_storage, settings, host, alice, client
+):
     challenge, frame = digits_challenge(host)
     token = token_create(user=alice)[1]
     _point_storages_at(settings, f"http://127.0.0.1:{_closed_port()}", s3_storage)
@@ -221,13 +233,16 @@ def test_the_retry_publishes_the_computed_countdown(monkeypatch):
     assert seen["countdown"] == backoff_countdown(3) == 12.0
 
 
-@pytest.mark.parametrize("cause, storage", [
-    ("EndpointConnectionError: Could not connect to the endpoint URL: \"http://s3/x\"", True),
-    ("PlatformError: ReadTimeoutError: Read timeout on endpoint URL", True),
-    ("PlatformError: OSError: [Errno 28] No space left on device: '/tmp/run'", True),
-    ("OperationalError: server closed the connection unexpectedly", False),
-    ("PlatformError: the sandbox could not start", False),
-])
+@pytest.mark.parametrize(
+    "cause, storage",
+    [
+        ('EndpointConnectionError: Could not connect to the endpoint URL: "http://s3/x"', True),
+        ("PlatformError: ReadTimeoutError: Read timeout on endpoint URL", True),
+        ("PlatformError: OSError: [Errno 28] No space left on device: '/tmp/run'", True),
+        ("OperationalError: server closed the connection unexpectedly", False),
+        ("PlatformError: the sandbox could not start", False),
+    ],
+)
 def test_storage_causes_are_recognised(cause, storage):
     assert is_storage_cause(cause) is storage
 
@@ -236,8 +251,9 @@ def test_a_storage_fault_does_not_use_up_the_runs_attempts(host, alice):
     challenge, frame = digits_challenge(host)
     from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 
-    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="a",
-                                               files=[UploadedFile("p.csv", label_predictions(frame))])
+    submission = submission_create_predictions(
+        challenge=challenge, user=alice, method_name="a", files=[UploadedFile("p.csv", label_predictions(frame))]
+    )
     run = submission.runs.order_by("index").first()
     storage_cause = "PlatformError: EndpointConnectionError: Could not connect to the endpoint URL"
     for attempt in range(1, max_attempts() + STORAGE_FAULT_EXTRA_ATTEMPTS + 1):
@@ -246,8 +262,9 @@ def test_a_storage_fault_does_not_use_up_the_runs_attempts(host, alice):
     assert run_claim(run_id=run.pk, delivery="same-task", cause=storage_cause) is None  # bounded all the same
     assert Run.objects.get(pk=run.pk).status == "failed"
 
-    second = submission_create_predictions(challenge=challenge, user=alice, method_name="b",
-                                           files=[UploadedFile("p.csv", label_predictions(frame))])
+    second = submission_create_predictions(
+        challenge=challenge, user=alice, method_name="b", files=[UploadedFile("p.csv", label_predictions(frame))]
+    )
     other = second.runs.order_by("index").first()
     for attempt in range(1, max_attempts() + 1):
         assert run_claim(run_id=other.pk, delivery="t", cause="OperationalError: gone" if attempt > 1 else "")

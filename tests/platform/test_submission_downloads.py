@@ -42,8 +42,10 @@ def body(response) -> bytes:
 @pytest.fixture
 def two_files(challenge, alice):
     challenge, _ = challenge
-    files = [UploadedFile("seed-0.csv", prediction_bytes(challenge, "1")),
-             UploadedFile("seed-1.csv", prediction_bytes(challenge, "2"))]
+    files = [
+        UploadedFile("seed-0.csv", prediction_bytes(challenge, "1")),
+        UploadedFile("seed-1.csv", prediction_bytes(challenge, "2")),
+    ]
     submission = submission_create_predictions(challenge=challenge, user=alice, method_name="two", files=files)
     return challenge, submission, files
 
@@ -51,7 +53,10 @@ def two_files(challenge, alice):
 def test_the_team_and_the_hosts_download_each_file_and_the_audit_log_records_it(two_files, alice, host):
     challenge, submission, files = two_files
     for user in (alice, host):
-        for url in (f"/api/submissions/{submission.pk}/download/?file=1", f"/submissions/{submission.pk}/download/?file=1"):
+        for url in (
+            f"/api/submissions/{submission.pk}/download/?file=1",
+            f"/submissions/{submission.pk}/download/?file=1",
+        ):
             response = client_for(user).get(url)
             assert response.status_code == 200, url
             assert response["Content-Type"] == "text/csv"
@@ -60,8 +65,9 @@ def test_the_team_and_the_hosts_download_each_file_and_the_audit_log_records_it(
     logged = AuditEntry.objects.filter(challenge=challenge, action="submission_downloaded")
     assert logged.count() == 4
     assert {entry.actor for entry in logged} == {alice, host}
-    assert all(entry.details["submission"] == submission.pk and entry.details["files"] == ["seed-1.csv"]
-               for entry in logged)
+    assert all(
+        entry.details["submission"] == submission.pk and entry.details["files"] == ["seed-1.csv"] for entry in logged
+    )
 
 
 def test_all_files_come_as_one_zip_archive(two_files, alice):
@@ -70,8 +76,10 @@ def test_all_files_come_as_one_zip_archive(two_files, alice):
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert f'filename="submission-{submission.pk}-files.zip"' in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(body(response)))
-    assert {name: archive.read(name) for name in archive.namelist()} == {"0-seed-0.csv": files[0].data,
-                                                                       "1-seed-1.csv": files[1].data}
+    assert {name: archive.read(name) for name in archive.namelist()} == {
+        "0-seed-0.csv": files[0].data,
+        "1-seed-1.csv": files[1].data,
+    }
 
 
 def test_anyone_else_gets_a_404(two_files, alice, bob):
@@ -79,7 +87,10 @@ def test_anyone_else_gets_a_404(two_files, alice, bob):
     submission.status = "scored"  # a scored submission's page is public; its files are not
     submission.save()
     assert client_for(alice).get(f"/api/submissions/{submission.pk}/download/?file=0").status_code == 200
-    assert f"/submissions/{submission.pk}/download/" in client_for(alice).get(f"/submissions/{submission.pk}/").content.decode()
+    assert (
+        f"/submissions/{submission.pk}/download/"
+        in client_for(alice).get(f"/submissions/{submission.pk}/").content.decode()
+    )
     for client in (client_for(bob), client_for(make_user("carol")), client_for()):
         for url in (f"/api/submissions/{submission.pk}/download/", f"/submissions/{submission.pk}/download/?file=0"):
             assert client.get(url).status_code == 404, url
@@ -99,8 +110,9 @@ def test_a_bad_file_index_is_named(two_files, alice):
 
 def test_a_recipe_is_downloaded_as_python_and_linked_from_the_page(challenge, alice, host):
     challenge, _ = challenge
-    submission = submission_create_recipe(challenge=challenge, user=alice, method_name="recipe",
-                                          recipe=UploadedFile("mine.py", RECIPE))
+    submission = submission_create_recipe(
+        challenge=challenge, user=alice, method_name="recipe", recipe=UploadedFile("mine.py", RECIPE)
+    )
     page = client_for(host).get(f"/submissions/{submission.pk}/").content.decode()
     assert f"/submissions/{submission.pk}/download/" in page
     response = client_for(alice).get(f"/api/submissions/{submission.pk}/download/")
@@ -108,5 +120,5 @@ def test_a_recipe_is_downloaded_as_python_and_linked_from_the_page(challenge, al
     assert response["Content-Disposition"] == f'attachment; filename="submission-{submission.pk}-recipe.py"'
     assert body(response) == RECIPE
     assert AuditEntry.objects.get(action="submission_downloaded").details["files"] == [
-        f"submission-{submission.pk}-recipe.py"]
-
+        f"submission-{submission.pk}-recipe.py"
+    ]

@@ -32,11 +32,20 @@ def test_a_suite_is_created_on_the_web_and_drawn_with_its_profile_and_cd_diagram
     client.force_login(make_user("reader"))
     form = client.get("/suites/new/").content.decode()
     assert f'value="{first.pk}"' in form and f'value="{second.pk}"' in form
-    too_small = client.post("/suites/new/", {"title": "One", "challenges": [first.pk], "normalization": "minmax",
-                                             "rope": 0.01})
+    too_small = client.post(
+        "/suites/new/", {"title": "One", "challenges": [first.pk], "normalization": "minmax", "rope": 0.01}
+    )
     assert too_small.status_code == 200 and "at least two challenges" in too_small.content.decode()
-    created = client.post("/suites/new/", {"title": "Two tasks", "slug": "two-tasks", "challenges": [first.pk, second.pk],
-                                           "normalization": "minmax", "rope": 0.01})
+    created = client.post(
+        "/suites/new/",
+        {
+            "title": "Two tasks",
+            "slug": "two-tasks",
+            "challenges": [first.pk, second.pk],
+            "normalization": "minmax",
+            "rope": 0.01,
+        },
+    )
     assert created.status_code == 302 and created["Location"] == "/suites/two-tasks/"
     assert list(Suite.objects.get(slug="two-tasks").challenges.order_by("pk")) == [first, second]
     page = client.get("/suites/two-tasks/").content.decode()
@@ -55,6 +64,8 @@ def test_the_suite_form_offers_only_visible_challenges_and_needs_a_login(client,
     client.force_login(make_user("reader"))
     form = client.get("/suites/new/").content.decode()
     assert f'value="{first.pk}"' in form and f'value="{second.pk}"' not in form
-    refused = client.post("/suites/new/", {"title": "Sneaky", "challenges": [first.pk, second.pk],
-                                           "normalization": "minmax", "rope": 0.01})
+    refused = client.post(
+        "/suites/new/",
+        {"title": "Sneaky", "challenges": [first.pk, second.pk], "normalization": "minmax", "rope": 0.01},
+    )
     assert refused.status_code == 200 and not Suite.objects.exists()

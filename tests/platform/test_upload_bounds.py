@@ -36,10 +36,18 @@ def test_dataset_with_one_and_a_half_million_columns_is_refused_in_under_a_secon
     assert len(data) > 14 * MB
     client = client_for(alice)
     start = time.perf_counter()
-    response = client.post("/api/challenges/", {
-        "title": "Wide", "metric": "accuracy", "dataset": SimpleUploadedFile("dataset.csv", data),
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
-    }, format="multipart")
+    response = client.post(
+        "/api/challenges/",
+        {
+            "title": "Wide",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("dataset.csv", data),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+        },
+        format="multipart",
+    )
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert "1,500,000 columns; the limit is 10,000 columns" in response.content.decode()
@@ -49,10 +57,18 @@ def test_dataset_with_one_and_a_half_million_columns_is_refused_in_under_a_secon
 
 def test_dataset_column_limit_is_a_setting(alice, settings):
     settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_COLUMNS": 5}
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Six", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", wide_csv(6)),
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Six",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("d.csv", wide_csv(6)),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+        },
+        format="multipart",
+    )
     assert response.status_code == 400
     assert "the file has 6 columns; the limit is 5 columns" in response.content.decode()
 
@@ -98,8 +114,10 @@ def test_forty_large_prediction_files_are_refused_by_their_count_before_any_is_r
     response = submit(client_for(alice), challenge.slug, files)
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
-    assert (f"the request is 724.8 MB; a submission here takes at most {challenge.k_runs} files of 20 MB"
-            in response.content.decode())  # refused from its Content-Length, before any file is parsed
+    assert (
+        f"the request is 724.8 MB; a submission here takes at most {challenge.k_runs} files of 20 MB"
+        in response.content.decode()
+    )  # refused from its Content-Length, before any file is parsed
     assert reads == []
     assert Submission.objects.count() == 0
     print(f"40 x 19 MB refused in {elapsed:.2f} s (client encoding included)")
@@ -121,8 +139,9 @@ def test_accepted_prediction_files_are_read_once_each(challenge, alice, monkeypa
     challenge, frame = challenge
     reads = []
     original = leaderboard.uploads._read_bounded
-    monkeypatch.setattr(leaderboard.uploads, "_read_bounded",
-                        lambda upload, **kw: reads.append(upload.name) or original(upload, **kw))
+    monkeypatch.setattr(
+        leaderboard.uploads, "_read_bounded", lambda upload, **kw: reads.append(upload.name) or original(upload, **kw)
+    )
     files = [(f"p{i}.csv", label_predictions(frame, seed=i)) for i in range(2)]
     assert submit(client_for(alice), challenge.slug, files).status_code == 202
     assert reads == ["p0.csv", "p1.csv"]
@@ -140,14 +159,21 @@ def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
 
     zeros = pa.chunked_array([pa.array([0] * 1_000_000, type=pa.int64())] * 4)
     buffer = io.BytesIO()
-    pq.write_table(pa.table({f"c{i}": zeros for i in range(30)}), buffer, compression="zstd",
-                   row_group_size=50_000_000)
+    pq.write_table(pa.table({f"c{i}": zeros for i in range(30)}), buffer, compression="zstd", row_group_size=50_000_000)
     before = peak_rss_mb()
     start = time.perf_counter()
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Bomb", "metric": "accuracy", "dataset": SimpleUploadedFile("d.parquet", buffer.getvalue()),
-        "id_column": "c0", "label_column": "c1", "test_column": "c2",
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Bomb",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("d.parquet", buffer.getvalue()),
+            "id_column": "c0",
+            "label_column": "c1",
+            "test_column": "c2",
+        },
+        format="multipart",
+    )
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert "915.5 MB once decompressed; the limit is 256 MB decompressed" in response.content.decode()
@@ -157,6 +183,7 @@ def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
 
 
 # ------------------------------------------------ refused while streaming (leaderboard/upload_handlers.py)
+
 
 @pytest.fixture
 def spooled(monkeypatch):
@@ -206,10 +233,18 @@ def test_a_dataset_over_the_size_limit_is_refused_while_streaming(alice, setting
     settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_MB": 1}
     data = wide_csv(4) * 1  # header + a row
     data += b"1,1,1,1\n" * 400_000  # 3.2 MB
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Big", "metric": "accuracy", "dataset": SimpleUploadedFile("big.csv", data),
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Big",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("big.csv", data),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+        },
+        format="multipart",
+    )
     assert response.status_code == 400, response.content
     assert "dataset: big.csv is larger than 1 MB; the limit is 1 MB per file." in response.json()["detail"]
     assert spooled.get("big.csv", 0) <= MB + 64 * 1024
@@ -219,9 +254,15 @@ def test_a_dataset_over_the_size_limit_is_refused_while_streaming(alice, setting
 def test_a_recipe_over_its_limit_is_refused_while_streaming(challenge, alice, settings, spooled):
     challenge, _ = challenge
     settings.VARBOARD = {**settings.VARBOARD, "MAX_RECIPE_KB": 4}
-    response = client_for(alice).post(f"/api/challenges/{challenge.slug}/submissions/", {
-        "method_name": "r", "kind": "recipe", "recipe": SimpleUploadedFile("recipe.py", b"#" * 100_000),
-    }, format="multipart")
+    response = client_for(alice).post(
+        f"/api/challenges/{challenge.slug}/submissions/",
+        {
+            "method_name": "r",
+            "kind": "recipe",
+            "recipe": SimpleUploadedFile("recipe.py", b"#" * 100_000),
+        },
+        format="multipart",
+    )
     assert response.status_code == 400, response.content
     assert "recipe: recipe.py is larger than 4 KB; the limit is 4 KB per file." in response.json()["detail"]
     assert spooled.get("recipe.py", 0) <= 4 * 1024 + 64 * 1024
@@ -236,15 +277,24 @@ def test_django_counts_files_too_but_ours_answers_first(settings):
 
 # ------------------------------------------------ datasets parsed in a child under a memory limit
 
+
 def _dataset_csv(rows: int) -> bytes:
     return b"id,label,is_test,x\n" + b"".join(b"r%d,%d,%d,%d.5\n" % (i, i % 2, i % 4 == 0, i) for i in range(rows))
 
 
 def test_a_dataset_that_parses_within_its_limit_still_creates_the_challenge(alice, media):
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Fine", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", _dataset_csv(400)),
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Fine",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("d.csv", _dataset_csv(400)),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     challenge = Challenge.objects.get()
     assert challenge.dataset.n_test == 100
@@ -254,18 +304,29 @@ def test_a_dataset_needing_more_memory_than_its_parse_limit_is_refused_clearly(a
     settings.VARBOARD = {**settings.VARBOARD, "DATASET_PARSE_MB": 8}
     data = _dataset_csv(1_000_000)  # 20 MB; pandas needs ~150 MB more to parse it
     before = peak_rss_mb()
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Heavy", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", data),
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Heavy",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("d.csv", data),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+        },
+        format="multipart",
+    )
     assert response.status_code == 400, response.content
-    assert response.json() == {"detail": "d.csv: the file needs more than 8 MB to parse; the limit is 8 MB.",
-                               "field": "dataset"}
+    assert response.json() == {
+        "detail": "d.csv: the file needs more than 8 MB to parse; the limit is 8 MB.",
+        "field": "dataset",
+    }
     assert peak_rss_mb() - before < 100  # the ~20 MB upload and a copy; the parse ran in the child
     assert Challenge.objects.count() == 0
 
 
 # ------------------------------------------------ an accepted dataset is prepared in the child, stored by streaming
+
 
 def _stored_files(media) -> list:
     from pathlib import Path
@@ -273,8 +334,7 @@ def _stored_files(media) -> list:
     return sorted(p for p in Path(media).rglob("*") if p.is_file()) if Path(media).exists() else []
 
 
-def test_an_accepted_multi_megabyte_dataset_is_parsed_split_and_written_by_a_child(alice, media, monkeypatch,
-                                                                                   tmp_path):
+def test_an_accepted_multi_megabyte_dataset_is_parsed_split_and_written_by_a_child(alice, media, monkeypatch, tmp_path):
     """The web process neither reads the spooled upload nor parses, splits or serialises the table."""
     import os
     from pathlib import Path
@@ -289,19 +349,29 @@ def test_an_accepted_multi_megabyte_dataset_is_parsed_split_and_written_by_a_chi
             with open(marks, "a") as out:
                 out.write(f"{func.__name__} {os.getpid()}\n")
             return func(*args, **kwargs)
+
         return wrapper
 
     for name in ("read_table", "split_public_hidden", "shuffle_test_rows", "_csv_bytes"):
         monkeypatch.setattr(challenges, name, marking(getattr(challenges, name)))
     original = challenges._prepare_guarded
-    monkeypatch.setattr(challenges, "_prepare_guarded",
-                        lambda upload, **kw: seen.append(type(upload.data)) or original(upload, **kw))
+    monkeypatch.setattr(
+        challenges, "_prepare_guarded", lambda upload, **kw: seen.append(type(upload.data)) or original(upload, **kw)
+    )
     data = _dataset_csv(200_000)  # 4 MB: spooled to a temporary file
     assert len(data) > 3 * MB
-    response = client_for(alice).post("/api/challenges/", {
-        "title": "Big enough", "metric": "accuracy", "dataset": SimpleUploadedFile("d.csv", data),
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
-    }, format="multipart")
+    response = client_for(alice).post(
+        "/api/challenges/",
+        {
+            "title": "Big enough",
+            "metric": "accuracy",
+            "dataset": SimpleUploadedFile("d.csv", data),
+            "id_column": "id",
+            "label_column": "label",
+            "test_column": "is_test",
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     assert issubclass(seen[0], Path)  # the view handed on the spooled file's path, not its bytes
     calls = [line.split() for line in marks.read_text().splitlines()]
@@ -327,8 +397,9 @@ def test_a_dataset_whose_storage_fails_midway_leaves_no_file(alice, media, monke
         return original(self, name, content)
 
     monkeypatch.setattr(MediaStorage, "_save", full_at_the_hidden_labels)
-    upload = DatasetUpload(data=_dataset_csv(400), filename="d.csv", id_column="id", label_column="label",
-                           test_column="is_test")
+    upload = DatasetUpload(
+        data=_dataset_csv(400), filename="d.csv", id_column="id", label_column="label", test_column="is_test"
+    )
     with pytest.raises(OSError):
         challenge_create(created_by=alice, dataset=upload, title="Full", metric="accuracy")
     assert _stored_files(media) == []  # train.csv and test_inputs.csv, stored before, were removed
@@ -336,6 +407,7 @@ def test_a_dataset_whose_storage_fails_midway_leaves_no_file(alice, media, monke
 
 
 # ------------------------------------------------ web forms show a streaming refusal on the form
+
 
 def test_host_form_shows_a_dataset_refused_while_streaming(alice, settings, media):
     from django.test import Client
@@ -364,9 +436,15 @@ def test_submission_form_shows_a_file_refused_while_streaming(client, challenge,
     settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_MB": 1}
     client.force_login(alice)
     data = b"id,prediction\n" + b"x,1\n" * 1_000_000  # 4 MB
-    response = client.post(challenge.get_absolute_url(), {
-        "method_name": "Big", "kind": "predictions", "team": team_personal_for(user=alice).pk,
-        "files": [SimpleUploadedFile("big.csv", data)]})
+    response = client.post(
+        challenge.get_absolute_url(),
+        {
+            "method_name": "Big",
+            "kind": "predictions",
+            "team": team_personal_for(user=alice).pk,
+            "files": [SimpleUploadedFile("big.csv", data)],
+        },
+    )
     assert response.status_code == 400
     assert response.context["form"].errors == {"files": ["big.csv is larger than 1 MB; the limit is 1 MB per file."]}
     assert "big.csv is larger than 1 MB; the limit is 1 MB per file." in response.content.decode()

@@ -47,18 +47,34 @@ def fake_sandbox(challenge, seen: list):
         parts = {"public": 0.9 + 0.004 * u, "private": 0.3 + 0.4 * (len(seen) % 2)}  # alternates within each block
         share = public.mean()
         total = share * parts["public"] + (1 - share) * parts["private"]
-        return SimpleNamespace(status="succeeded", test_score=total, valid_score=total, error="", log="",
-                               duration_s=0.1, device="cpu", part_scores=parts)
+        return SimpleNamespace(
+            status="succeeded",
+            test_score=total,
+            valid_score=total,
+            error="",
+            log="",
+            duration_s=0.1,
+            device="cpu",
+            part_scores=parts,
+        )
+
     return run
 
 
 def studied(host, alice, monkeypatch, **challenge_fields) -> tuple:
     """A finished study (k = 4, split and init) of a recipe entry, started by the host through the API."""
     challenge, _ = digits_challenge(host, title="Study boards", public_fraction=0.5, **challenge_fields)
-    entry = submission_create_recipe(challenge=challenge, user=alice, method_name="Logistic regression",
-                                     recipe=UploadedFile(name=RECIPE.name, data=RECIPE.read_bytes()))
-    created = client_for(host).post(f"/api/challenges/{challenge.slug}/variance-studies/",
-                                    {"submission": entry.pk, "k_runs": 4, "sources": ["split", "init"]}, format="json")
+    entry = submission_create_recipe(
+        challenge=challenge,
+        user=alice,
+        method_name="Logistic regression",
+        recipe=UploadedFile(name=RECIPE.name, data=RECIPE.read_bytes()),
+    )
+    created = client_for(host).post(
+        f"/api/challenges/{challenge.slug}/variance-studies/",
+        {"submission": entry.pk, "k_runs": 4, "sources": ["split", "init"]},
+        format="json",
+    )
     assert created.status_code == 201, created.content
     seen = []
     monkeypatch.setattr("leaderboard.worker.study_execution.execute_recipe_run", fake_sandbox(challenge, seen))

@@ -25,12 +25,6 @@ pytestmark = pytest.mark.django_db
 RECIPE = b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):\n    return train.y[:1]\n"
 
 
-
-
-
-
-
-
 def media_files(media: Path) -> list[Path]:
     return sorted(p for p in Path(media).rglob("*") if p.is_file()) if Path(media).exists() else []
 
@@ -41,13 +35,35 @@ def upload(name: str, data: bytes) -> SimpleUploadedFile:
 
 def challenge_form_data(**overrides) -> dict:
     data = {
-        "title": "Digits from the web", "description": "A test.", "metric": "accuracy", "direction": "",
-        "visibility": "public", "allow_predictions": "on", "daily_quota": 5, "total_quota": 100,
-        "k_runs": 5, "boo_n": 3, "gamma": 0.75, "alpha": 0.05, "bootstrap_resamples": 1000,
-        "ranking_statistic": "mean", "correction": "holm", "master_seed": 11, "randomize_sources": list(SOURCES),
-        "split_scheme": "oob", "stratify": "on", "test_fraction": 0.5, "hpo_mode": "fixed", "hpo_method": "random",
-        "hpo_budget": 10, "device": "cpu", "run_time_limit_s": 600, "run_memory_limit_mb": 4096,
-        "id_column": "id", "label_column": "label", "test_column": "is_test",
+        "title": "Digits from the web",
+        "description": "A test.",
+        "metric": "accuracy",
+        "direction": "",
+        "visibility": "public",
+        "allow_predictions": "on",
+        "daily_quota": 5,
+        "total_quota": 100,
+        "k_runs": 5,
+        "boo_n": 3,
+        "gamma": 0.75,
+        "alpha": 0.05,
+        "bootstrap_resamples": 1000,
+        "ranking_statistic": "mean",
+        "correction": "holm",
+        "master_seed": 11,
+        "randomize_sources": list(SOURCES),
+        "split_scheme": "oob",
+        "stratify": "on",
+        "test_fraction": 0.5,
+        "hpo_mode": "fixed",
+        "hpo_method": "random",
+        "hpo_budget": 10,
+        "device": "cpu",
+        "run_time_limit_s": 600,
+        "run_memory_limit_mb": 4096,
+        "id_column": "id",
+        "label_column": "label",
+        "test_column": "is_test",
         "dataset": upload("digits.csv", csv_bytes(digits_frame(n_rows=120))),
     }
     data.update(overrides)
@@ -56,13 +72,27 @@ def challenge_form_data(**overrides) -> dict:
 
 def scored_submission(challenge, user, *, log="", error="", status="scored") -> Submission:
     team = team_personal_for(user=user)
-    submission = Submission.objects.create(challenge=challenge, team=team, submitted_by=user, kind="predictions",
-                                           method_name="Handmade entry", status=status, runs_expected=2)
+    submission = Submission.objects.create(
+        challenge=challenge,
+        team=team,
+        submitted_by=user,
+        kind="predictions",
+        method_name="Handmade entry",
+        status=status,
+        runs_expected=2,
+    )
     scored = status == "scored"
     for index in range(2):
-        Run.objects.create(submission=submission, index=index, status="succeeded" if scored else "queued",
-                           test_score=0.9 + index / 100 if scored else None, seeds={"contestant_file": index},
-                           split_id="hidden-test", log=log, error_message=error)
+        Run.objects.create(
+            submission=submission,
+            index=index,
+            status="succeeded" if scored else "queued",
+            test_score=0.9 + index / 100 if scored else None,
+            seeds={"contestant_file": index},
+            split_id="hidden-test",
+            log=log,
+            error_message=error,
+        )
     return submission
 
 
@@ -87,8 +117,9 @@ def test_pages_render(client, challenge, alice):
 
 
 def test_signup_logs_in_with_a_personal_team(client):
-    response = client.post("/signup/", {"username": "carol", "password1": "pale-horse-57-x",
-                                        "password2": "pale-horse-57-x"})
+    response = client.post(
+        "/signup/", {"username": "carol", "password1": "pale-horse-57-x", "password2": "pale-horse-57-x"}
+    )
     assert response.status_code == 302
     carol = User.objects.get(username="carol")
     assert Team.objects.filter(is_personal=True, membership__user=carol).count() == 1
@@ -125,8 +156,9 @@ def test_host_form_creates_a_challenge(client, alice, media):
     assert preview.context["preview"].n_test == 36 and preview.context["preview"].n_train == challenge.dataset.n_train
     assert sum(test for _, _, test in preview.context["preview"].balance) == 36  # class balance of the test rows
     assert preview.context["plan"].k_noether > 0 and "data-preview-rows" in preview.content.decode()
-    planned = client.get(response["Location"], {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95,
-                                                "run_minutes": 2})
+    planned = client.get(
+        response["Location"], {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 2}
+    )
     assert planned.context["plan"].k_noether == 48 and "8.0 worker hours" in planned.content.decode()
     client.post(response["Location"], {"action": "use_k", "k_runs": 48})
     client.post(response["Location"], {"action": "publish"})
@@ -143,14 +175,17 @@ def test_preview_is_for_hosts_only(client, challenge, alice):
     assert client.get("/challenges/plan/", {"entries": 1}).context["plan"] is None  # a form error, no plan
 
 
-@pytest.mark.parametrize("overrides, field, message", [
-    ({"label_column": "digit"}, None, "digit"),
-    ({"dataset": upload("digits.csv", b"id,pixel_0,label,is_test\n1,3,7,maybe\n2,4,1,0\n")}, None, "maybe"),
-    ({"direction": "lower"}, "direction", "contradicts"),
-    ({"test_dataset": upload("test.csv", csv_bytes(digits_frame(n_rows=20)))}, "test_column", "not both"),
-    ({"allow_predictions": None}, "allow_predictions", "Allow predictions, recipes, or both."),
-    ({"k_runs": 0}, "k_runs", "greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    "overrides, field, message",
+    [
+        ({"label_column": "digit"}, None, "digit"),
+        ({"dataset": upload("digits.csv", b"id,pixel_0,label,is_test\n1,3,7,maybe\n2,4,1,0\n")}, None, "maybe"),
+        ({"direction": "lower"}, "direction", "contradicts"),
+        ({"test_dataset": upload("test.csv", csv_bytes(digits_frame(n_rows=20)))}, "test_column", "not both"),
+        ({"allow_predictions": None}, "allow_predictions", "Allow predictions, recipes, or both."),
+        ({"k_runs": 0}, "k_runs", "greater than or equal to 1"),
+    ],
+)
 def test_host_form_rejects_bad_input_and_stores_nothing(client, alice, media, overrides, field, message):
     client.force_login(alice)
     before = media_files(media)
@@ -203,11 +238,19 @@ def test_submission_form_accepts_predictions(client, challenge, alice, queued, d
     page = client.get(challenge.get_absolute_url()).content.decode()
     assert 'type="file" name="files"' in page and "multiple" in page
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(challenge.get_absolute_url(), {
-            "method_name": "Two seeds", "description": "", "kind": "predictions",
-            "team": team_personal_for(user=alice).pk,
-            "files": [upload("a.csv", label_predictions(frame, seed=1)),
-                      upload("b.csv", label_predictions(frame, correct_fraction=0.8, seed=2))]})
+        response = client.post(
+            challenge.get_absolute_url(),
+            {
+                "method_name": "Two seeds",
+                "description": "",
+                "kind": "predictions",
+                "team": team_personal_for(user=alice).pk,
+                "files": [
+                    upload("a.csv", label_predictions(frame, seed=1)),
+                    upload("b.csv", label_predictions(frame, correct_fraction=0.8, seed=2)),
+                ],
+            },
+        )
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == submission.get_absolute_url()
     assert submission.runs.count() == 2 and submission.method_name == "Two seeds"
@@ -221,9 +264,16 @@ def test_submission_form_accepts_a_recipe(client, challenge, alice, queued, djan
     challenge, _ = challenge
     client.force_login(alice)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(challenge.get_absolute_url(), {
-            "method_name": "Recipe", "kind": "recipe", "team": team_personal_for(user=alice).pk,
-            "recipe": upload("recipe.py", RECIPE), "hyperparameters": '{"C": 0.5}'})
+        response = client.post(
+            challenge.get_absolute_url(),
+            {
+                "method_name": "Recipe",
+                "kind": "recipe",
+                "team": team_personal_for(user=alice).pk,
+                "recipe": upload("recipe.py", RECIPE),
+                "hyperparameters": '{"C": 0.5}',
+            },
+        )
     submission = Submission.objects.get()
     assert response.status_code == 302
     assert submission.kind == "recipe" and submission.hyperparameters == {"C": 0.5}
@@ -240,18 +290,36 @@ def _bad_submissions(frame):
     return {
         "no file": ({"kind": "predictions"}, "files", "Upload at least one predictions file."),
         "unknown id": ({"kind": "predictions", "files": [upload("p.csv", unknown)]}, "files", "img-9999"),
-        "too many files": ({"kind": "predictions", "files": [upload(f"p{i}.csv", good) for i in range(6)]},
-                           "files", "at most 5"),
-        "empty method": ({"kind": "predictions", "method_name": "  ", "files": [upload("p.csv", good)]},
-                         "method_name", "required"),
-        "recipe syntax": ({"kind": "recipe", "recipe": upload("r.py", b"def fit_predict(:\n")}, "recipe",
-                          "syntax error on line 1"),
-        "recipe without entry point": ({"kind": "recipe", "recipe": upload("r.py", b"x = 1\n")}, "recipe",
-                                       "fit_predict"),
-        "hyperparameters not JSON": ({"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "{C: 1"},
-                                     "hyperparameters", "Not valid JSON"),
-        "hyperparameters a list": ({"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "[1]"},
-                                   "hyperparameters", "JSON object"),
+        "too many files": (
+            {"kind": "predictions", "files": [upload(f"p{i}.csv", good) for i in range(6)]},
+            "files",
+            "at most 5",
+        ),
+        "empty method": (
+            {"kind": "predictions", "method_name": "  ", "files": [upload("p.csv", good)]},
+            "method_name",
+            "required",
+        ),
+        "recipe syntax": (
+            {"kind": "recipe", "recipe": upload("r.py", b"def fit_predict(:\n")},
+            "recipe",
+            "syntax error on line 1",
+        ),
+        "recipe without entry point": (
+            {"kind": "recipe", "recipe": upload("r.py", b"x = 1\n")},
+            "recipe",
+            "fit_predict",
+        ),
+        "hyperparameters not JSON": (
+            {"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "{C: 1"},
+            "hyperparameters",
+            "Not valid JSON",
+        ),
+        "hyperparameters a list": (
+            {"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "[1]"},
+            "hyperparameters",
+            "JSON object",
+        ),
     }
 
 
@@ -261,8 +329,9 @@ def test_submission_form_errors_name_the_problem(client, challenge, alice, media
     client.force_login(alice)
     data, field, message = _bad_submissions(frame)[case]
     before = media_files(media)
-    response = client.post(challenge.get_absolute_url(), {"method_name": "Bad", "team": team_personal_for(
-        user=alice).pk, **data})
+    response = client.post(
+        challenge.get_absolute_url(), {"method_name": "Bad", "team": team_personal_for(user=alice).pk, **data}
+    )
     # More files than k are stopped while they stream (upload_handlers): 400, the form shows why.
     assert response.status_code == (400 if case == "too many files" else 200)
     errors = response.context["form"].errors
@@ -279,15 +348,27 @@ def test_closed_challenge_and_foreign_team_are_form_errors(client, challenge, al
     challenge, frame = challenge
     client.force_login(alice)
     bobs_team = team_personal_for(user=bob)
-    response = client.post(challenge.get_absolute_url(), {"method_name": "x", "kind": "predictions",
-                                                          "team": bobs_team.pk,
-                                                          "files": [upload("p.csv", label_predictions(frame))]})
+    response = client.post(
+        challenge.get_absolute_url(),
+        {
+            "method_name": "x",
+            "kind": "predictions",
+            "team": bobs_team.pk,
+            "files": [upload("p.csv", label_predictions(frame))],
+        },
+    )
     assert "team" in response.context["form"].errors  # not one of alice's teams
     challenge.phases.update(closes_at=timezone.now() - timezone.timedelta(hours=1))
     assert "does not accept submissions now" in client.get(challenge.get_absolute_url()).content.decode()
-    response = client.post(challenge.get_absolute_url(), {"method_name": "x", "kind": "predictions",
-                                                          "team": team_personal_for(user=alice).pk,
-                                                          "files": [upload("p.csv", label_predictions(frame))]})
+    response = client.post(
+        challenge.get_absolute_url(),
+        {
+            "method_name": "x",
+            "kind": "predictions",
+            "team": team_personal_for(user=alice).pk,
+            "files": [upload("p.csv", label_predictions(frame))],
+        },
+    )
     assert "The main phase closed at" in response.content.decode()
     assert Submission.objects.count() == 0
 
@@ -314,8 +395,12 @@ def test_quota_is_a_form_error(client, host, alice):
 def test_private_challenge_is_404_for_strangers(client, host, alice):
     challenge, _ = digits_challenge(host, visibility="private")
     submission = scored_submission(challenge, host)
-    urls = [challenge.get_absolute_url(), reverse("challenge-download", args=[challenge.slug, "train"]),
-            submission.get_absolute_url(), reverse("challenge-edit", args=[challenge.slug])]
+    urls = [
+        challenge.get_absolute_url(),
+        reverse("challenge-download", args=[challenge.slug, "train"]),
+        submission.get_absolute_url(),
+        reverse("challenge-edit", args=[challenge.slug]),
+    ]
     assert client.get(urls[0]).status_code == 404
     client.force_login(alice)
     for url in urls:
@@ -398,8 +483,9 @@ def test_teams_page_creates_a_team_and_invites_members_who_must_accept(client, a
     lab = Team.objects.get(name="Lab")
     response = client.post("/teams/", {"action": "invite", "member-team": lab.pk, "member-username": "nobody"})
     assert "There is no user named “nobody”." in response.content.decode()
-    assert client.post("/teams/", {"action": "invite", "member-team": lab.pk,
-                                   "member-username": "bob"}).status_code == 302
+    assert (
+        client.post("/teams/", {"action": "invite", "member-team": lab.pk, "member-username": "bob"}).status_code == 302
+    )
     assert not Membership.objects.filter(team=lab, user=bob).exists()  # not without bob's consent
     invitation = TeamInvitation.objects.get(team=lab, invitee=bob)
     assert client.post(f"/invitations/{invitation.pk}/", {"action": "accept"}).status_code == 302
@@ -422,8 +508,9 @@ def test_gamma_has_one_range_in_the_planner_the_model_and_the_statistics(client,
     from evaluation.stats import check_gamma, runs_needed
     from leaderboard.models import validate_gamma
 
-    response = client.get("/challenges/plan/", {"entries": 5, "gamma": gamma, "alpha": 0.05, "power": 0.9,
-                                                "run_minutes": 1})
+    response = client.get(
+        "/challenges/plan/", {"entries": 5, "gamma": gamma, "alpha": 0.05, "power": 0.9, "run_minutes": 1}
+    )
     assert (response.context["plan"] is not None) is accepted
     if accepted:
         validate_gamma(gamma)

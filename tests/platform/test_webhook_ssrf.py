@@ -45,8 +45,7 @@ NAME = "hooks.example.test"
 @pytest.fixture(autouse=True)
 def refusing(settings):
     """The default: private addresses refused, no proxy, one attempt per delivery."""
-    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False, "PROXY": "", "MAX_ATTEMPTS": 1,
-                         "TIMEOUT_S": 2.0}
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False, "PROXY": "", "MAX_ATTEMPTS": 1, "TIMEOUT_S": 2.0}
     return settings
 
 
@@ -82,8 +81,10 @@ def resolver(monkeypatch):
             self.calls.append(host)
             queue = self.answers[host]
             addresses = queue.pop(0) if len(queue) > 1 else queue[0]
-            return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "",
-                     (a, int(port or 80))) for a in addresses]
+            return [
+                (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, int(port or 80)))
+                for a in addresses
+            ]
 
     fake = Resolver()
     fake.answers, fake.calls = {}, []
@@ -165,12 +166,26 @@ def test_ambiguous_urls_are_refused_even_where_private_addresses_are_allowed(ref
     assert problem in refused.value.message
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:{port}/", "http://[::1]:{port}/", "http://10.0.0.5/",
-                                 "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/",
-                                 "http://0.0.0.0:{port}/", "http://224.0.0.1/", "http://240.0.0.1/",
-                                 "http://192.0.2.1/", "http://[::ffff:7f00:1]:{port}/",
-                                 "http://[64:ff9b::7f00:1]:{port}/", "http://[2002:7f00:1::]:{port}/",
-                                 "http://[fe80::1]/", "http://[fc00::1]/", "http://localhost:{port}/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:{port}/",
+        "http://[::1]:{port}/",
+        "http://10.0.0.5/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://100.64.0.1/",
+        "http://0.0.0.0:{port}/",
+        "http://224.0.0.1/",
+        "http://240.0.0.1/",
+        "http://192.0.2.1/",
+        "http://[::ffff:7f00:1]:{port}/",
+        "http://[64:ff9b::7f00:1]:{port}/",
+        "http://[2002:7f00:1::]:{port}/",
+        "http://[fe80::1]/",
+        "http://[fc00::1]/",
+        "http://localhost:{port}/",
+    ],
+)
 def test_a_private_address_or_a_name_for_one_is_refused(host, listener, url):
     challenge, _ = digits_challenge(host)
     answer = post_hook(host, challenge, url.format(port=listener.port))
@@ -179,15 +194,36 @@ def test_a_private_address_or_a_name_for_one_is_refused(host, listener, url):
     assert listener.connections() == 0
 
 
-@pytest.mark.parametrize("address,public", [
-    ("1.1.1.1", True), ("2606:4700:4700::1111", True), ("64:ff9b::101:101", True),
-    ("127.0.0.1", False), ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
-    ("100.64.0.1", False), ("169.254.169.254", False), ("0.0.0.0", False), ("255.255.255.255", False),
-    ("224.0.0.251", False), ("198.18.0.1", False), ("203.0.113.7", False), ("::", False), ("::1", False),
-    ("::ffff:10.0.0.1", False), ("::127.0.0.1", False), ("2002:a00:1::", False), ("64:ff9b::a00:1", False),
-    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False), ("fd00::1", False), ("fe80::1", False), ("ff02::1", False),
-    ("2001:db8::1", False),
-])
+@pytest.mark.parametrize(
+    "address,public",
+    [
+        ("1.1.1.1", True),
+        ("2606:4700:4700::1111", True),
+        ("64:ff9b::101:101", True),
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("100.64.0.1", False),
+        ("169.254.169.254", False),
+        ("0.0.0.0", False),
+        ("255.255.255.255", False),
+        ("224.0.0.251", False),
+        ("198.18.0.1", False),
+        ("203.0.113.7", False),
+        ("::", False),
+        ("::1", False),
+        ("::ffff:10.0.0.1", False),
+        ("::127.0.0.1", False),
+        ("2002:a00:1::", False),
+        ("64:ff9b::a00:1", False),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),
+        ("fd00::1", False),
+        ("fe80::1", False),
+        ("ff02::1", False),
+        ("2001:db8::1", False),
+    ],
+)
 def test_address_is_public_sees_through_ipv6_forms_of_private_ipv4(address, public):
     assert address_is_public(ipaddress.ip_address(address)) is public
 
@@ -211,9 +247,13 @@ def test_a_name_resolving_to_loopback_or_to_any_private_address_is_refused(host,
 def test_the_attack_url_stored_before_these_rules_never_connects_to_loopback(host, listener):
     """A webhook row that predates the checks is checked again at delivery: nothing reaches the listener."""
     challenge, _ = digits_challenge(host)
-    urls = [f"http://127.0.0.1:{listener.port}\\@1.1.1.1/", f"http://127.0.0.1:{listener.port}@1.1.1.1/",
-            f"http://2130706433:{listener.port}/", f"http://localhost:{listener.port}/",
-            f"http://[::ffff:7f00:1]:{listener.port}/"]
+    urls = [
+        f"http://127.0.0.1:{listener.port}\\@1.1.1.1/",
+        f"http://127.0.0.1:{listener.port}@1.1.1.1/",
+        f"http://2130706433:{listener.port}/",
+        f"http://localhost:{listener.port}/",
+        f"http://[::ffff:7f00:1]:{listener.port}/",
+    ]
     outcomes = []
     for url in urls:
         webhook = Webhook.objects.create(challenge=challenge, url=url, created_by=host, secret="whsec_x")
@@ -230,13 +270,13 @@ def test_dns_rebinding_to_loopback_at_delivery_never_connects_to_it(host, resolv
     created = post_hook(host, challenge, f"http://{NAME}:{listener.port}/h")
     assert created.status_code == 201
     delivery = deliver(Webhook.objects.get())
-    assert (delivery.status, delivery.last_error, delivery.response_status) == ("failed", "address not allowed",
-                                                                              None)
+    assert (delivery.status, delivery.last_error, delivery.response_status) == ("failed", "address not allowed", None)
     assert listener.connections() == 0
 
 
 def test_the_connection_goes_to_the_checked_address_with_the_name_in_the_host_header(
-        host, resolver, receiver, listener, monkeypatch):
+    host, resolver, receiver, listener, monkeypatch
+):
     """One lookup per attempt; the socket is opened to the address that lookup returned and checked.
 
     The name is public for the lookups at registration and at delivery and loopback for any later
@@ -288,8 +328,7 @@ def test_failures_are_listed_with_a_public_reason_only(refusing, host, listener)
     closed.close()  # nothing listens there: connection refused
     api_host = api(host)
     reasons = {}
-    for name, url in (("closed", f"http://127.0.0.1:{closed_port}/"),
-                      ("silent", f"http://127.0.0.1:{listener.port}/")):
+    for name, url in (("closed", f"http://127.0.0.1:{closed_port}/"), ("silent", f"http://127.0.0.1:{listener.port}/")):
         webhook = Webhook.objects.get(pk=post_hook(host, challenge, url).json()["id"])
         deliver(webhook)
         listed = api_host.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()
@@ -307,8 +346,9 @@ def test_failures_are_listed_with_a_public_reason_only(refusing, host, listener)
 
 def test_a_delivery_the_platform_gave_up_on_hides_the_cause(host, receiver):
     challenge, _ = digits_challenge(host)
-    webhook = Webhook.objects.create(challenge=challenge, url="https://example.org/h", created_by=host,
-                                     secret="whsec_x")
+    webhook = Webhook.objects.create(
+        challenge=challenge, url="https://example.org/h", created_by=host, secret="whsec_x"
+    )
     delivery = delivery_for(webhook)
     webhook_delivery_give_up(delivery.pk, reason="OperationalError: connection to 10.0.0.3:5432 refused")
     delivery.refresh_from_db()
@@ -318,8 +358,9 @@ def test_a_delivery_the_platform_gave_up_on_hides_the_cause(host, receiver):
 # ------------------------------------------------------------------ an egress proxy
 
 
-def test_with_a_proxy_names_are_left_to_it_and_private_literals_still_refused(refusing, host, receiver,
-                                                                              resolver, listener):
+def test_with_a_proxy_names_are_left_to_it_and_private_literals_still_refused(
+    refusing, host, receiver, resolver, listener
+):
     refusing.WEBHOOKS = {**refusing.WEBHOOKS, "PROXY": f"http://127.0.0.1:{receiver.port}"}
     challenge, _ = digits_challenge(host)
     answer = post_hook(host, challenge, f"http://127.0.0.1:{listener.port}/")
@@ -342,23 +383,32 @@ def _certificate(tmp_path, name: str) -> tuple[str, str]:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.now(UTC)
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
-            .not_valid_after(now + timedelta(hours=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return str(cert_path), str(key_path)
 
 
-@pytest.mark.parametrize("certified_name,outcome", [(NAME, ("delivered", 204, "")),
-                                                    ("other.example.test", ("failed", None, "TLS error"))])
+@pytest.mark.parametrize(
+    "certified_name,outcome", [(NAME, ("delivered", 204, "")), ("other.example.test", ("failed", None, "TLS error"))]
+)
 def test_https_is_pinned_to_the_checked_address_with_sni_and_certificate_for_the_name(
-        host, resolver, receiver, monkeypatch, tmp_path, certified_name, outcome):
+    host, resolver, receiver, monkeypatch, tmp_path, certified_name, outcome
+):
     cert, key = _certificate(tmp_path, certified_name)
     server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_context.load_cert_chain(cert, key)
@@ -367,8 +417,13 @@ def test_https_is_pinned_to_the_checked_address_with_sni_and_certificate_for_the
     receiver.server.socket = server_context.wrap_socket(receiver.server.socket, server_side=True)
     monkeypatch.setattr(webhook_http, "_tls_context", lambda: ssl.create_default_context(cafile=cert))
     real_connect = socket.create_connection
-    monkeypatch.setattr(socket, "create_connection", lambda address, *a, **k: real_connect(
-        ("127.0.0.1", receiver.port) if address[0] == PUBLIC else address, *a, **k))
+    monkeypatch.setattr(
+        socket,
+        "create_connection",
+        lambda address, *a, **k: real_connect(
+            ("127.0.0.1", receiver.port) if address[0] == PUBLIC else address, *a, **k
+        ),
+    )
     resolver.answers[NAME] = [[PUBLIC], [PUBLIC], ["127.0.0.1"]]
     challenge, _ = digits_challenge(host)
     assert post_hook(host, challenge, f"https://{NAME}:{receiver.port}/h").status_code == 201
@@ -379,12 +434,20 @@ def test_https_is_pinned_to_the_checked_address_with_sni_and_certificate_for_the
         assert receiver.requests[0][0]["Host"] == f"{NAME}:{receiver.port}"
 
 
-@pytest.mark.parametrize("proxy,accepted", [("http://proxy.internal:3128", True), ("socks5://proxy:1080", False),
-                                            ("http://user@proxy:3128", False), ("http://proxy", False)])
+@pytest.mark.parametrize(
+    "proxy,accepted",
+    [
+        ("http://proxy.internal:3128", True),
+        ("socks5://proxy:1080", False),
+        ("http://user@proxy:3128", False),
+        ("http://proxy", False),
+    ],
+)
 def test_the_proxy_setting_must_be_http_host_port(proxy, accepted):
     env = {**os.environ, "VARBOARD_WEBHOOK_PROXY": proxy, "DJANGO_SETTINGS_MODULE": "leaderboard.settings"}
-    done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert (done.returncode == 0) is accepted, done.stderr[-2000:]
     if not accepted:
         assert f"VARBOARD_WEBHOOK_PROXY must be http://host:port, not {proxy!r}" in done.stderr
@@ -393,8 +456,10 @@ def test_the_proxy_setting_must_be_http_host_port(proxy, accepted):
 def test_the_webhooks_page_refuses_the_attack_url_too(client, host, listener):
     challenge, _ = digits_challenge(host)
     client.force_login(host)
-    for url, problem in ((f"http://127.0.0.1:{listener.port}\\@1.1.1.1/", "may not contain backslashes"),
-                         (f"http://localhost:{listener.port}/", "loopback, private or reserved")):
+    for url, problem in (
+        (f"http://127.0.0.1:{listener.port}\\@1.1.1.1/", "may not contain backslashes"),
+        (f"http://localhost:{listener.port}/", "loopback, private or reserved"),
+    ):
         page = client.post(f"/c/{challenge.slug}/webhooks/", {"action": "create", "url": url}, follow=True)
         assert page.status_code == 200 and not challenge.webhooks.exists()
         assert problem in page.content.decode()
@@ -441,8 +506,9 @@ class ConnectProxy:
         self._thread.join(timeout=5)
 
 
-def test_https_through_the_proxy_tunnels_to_the_name_unresolved_here(refusing, host, resolver, receiver,
-                                                                   monkeypatch, tmp_path):
+def test_https_through_the_proxy_tunnels_to_the_name_unresolved_here(
+    refusing, host, resolver, receiver, monkeypatch, tmp_path
+):
     cert, key = _certificate(tmp_path, NAME)
     server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_context.load_cert_chain(cert, key)

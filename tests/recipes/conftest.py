@@ -32,9 +32,14 @@ def text_data() -> RecipeData:
     import pandas as pd
 
     df = pd.read_csv(ROOT / "examples" / "datasets" / "text_sentiment.csv")
-    return RecipeData(X=df["text"].to_numpy(dtype=str), y=df["label"].to_numpy(dtype=str),
-                      ids=df["id"].to_numpy(dtype=str), feature_names=["text"],
-                      classes=["negative", "neutral", "positive"], task="classification")
+    return RecipeData(
+        X=df["text"].to_numpy(dtype=str),
+        y=df["label"].to_numpy(dtype=str),
+        ids=df["id"].to_numpy(dtype=str),
+        feature_names=["text"],
+        classes=["negative", "neutral", "positive"],
+        task="classification",
+    )
 
 
 def leftovers(namespaces) -> list[int]:

@@ -23,9 +23,14 @@ def load_digits_data() -> RecipeData:
     from sklearn.datasets import load_digits
 
     d = load_digits()
-    return RecipeData(X=d.data, y=d.target, ids=np.array([f"d{i}" for i in range(len(d.target))]),
-                      feature_names=[f"pixel_{i}" for i in range(64)], classes=list(range(10)),
-                      task="classification")
+    return RecipeData(
+        X=d.data,
+        y=d.target,
+        ids=np.array([f"d{i}" for i in range(len(d.target))]),
+        feature_names=[f"pixel_{i}" for i in range(64)],
+        classes=list(range(10)),
+        task="classification",
+    )
 
 
 def accuracy(y_true, y_pred):
@@ -44,13 +49,29 @@ def plan(data: RecipeData, run_index: int, randomize=SOURCES):
     stratify = data.y if data.task == "classification" else None
     rows = np.random.default_rng(MASTER_SEED).permutation(len(data.y))
     n_public = int(len(data.y) * 0.7)
-    return seeds, out_of_bootstrap_split(np.sort(rows[:n_public]), np.sort(rows[n_public:]), seeds["split"],
-                                         stratify=stratify)
+    return seeds, out_of_bootstrap_split(
+        np.sort(rows[:n_public]), np.sort(rows[n_public:]), seeds["split"], stratify=stratify
+    )
 
 
-def run_file(path: Path, data: RecipeData, *, run_index: int = 0, limits: Limits | None = None,
-             metric=accuracy, prediction_kind: str = "label", **kwargs):
+def run_file(
+    path: Path,
+    data: RecipeData,
+    *,
+    run_index: int = 0,
+    limits: Limits | None = None,
+    metric=accuracy,
+    prediction_kind: str = "label",
+    **kwargs,
+):
     seeds, split = plan(data, run_index)
     return execute_recipe_run(
-        recipe_source=path.read_text(), data=data, split=split, seeds=seeds, metric=metric,
-        prediction_kind=prediction_kind, limits=limits or Limits(wall_time_s=120), **kwargs)
+        recipe_source=path.read_text(),
+        data=data,
+        split=split,
+        seeds=seeds,
+        metric=metric,
+        prediction_kind=prediction_kind,
+        limits=limits or Limits(wall_time_s=120),
+        **kwargs,
+    )

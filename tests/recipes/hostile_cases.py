@@ -26,9 +26,11 @@ FORK_LIMITS = Limits(wall_time_s=20, max_processes=32)
 SHM_LIMITS = Limits(wall_time_s=10, memory_mb=512, max_file_mb=10)
 
 #: Secrets the worker holds (its environment, files on its disk); no run may show them.
-SECRETS = {"DJANGO_SECRET_KEY": "fake-django-secret-5f1e9c",
-           "DATABASE_URL": "postgres://varboard:db-password-71c0a2@127.0.0.1:5432/varboard",
-           "CELERY_BROKER_URL": "redis://:broker-password-0b3e77@127.0.0.1:6379/0"}
+SECRETS = {
+    "DJANGO_SECRET_KEY": "fake-django-secret-5f1e9c",
+    "DATABASE_URL": "postgres://varboard:db-password-71c0a2@127.0.0.1:5432/varboard",
+    "CELERY_BROKER_URL": "redis://:broker-password-0b3e77@127.0.0.1:6379/0",
+}
 DB_CONTENT = "SQLITE-DATABASE-CONTENT-93be4d"
 MEDIA_CONTENT = "CONTESTANT-UPLOAD-CONTENT-4c81aa"
 SHM_TOKEN = "shm-token-2f9d51"
@@ -63,20 +65,33 @@ def cases(host_files: dict) -> dict[str, list[Step]]:
         "proc_snoop": [Step("proc_snoop")],
         "signal_worker": [Step("signal_worker")],
         "list_host": [Step("list_host")],
-        "sysv_shm": [Step("sysv_shm", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
-                     Step("sysv_shm", hyperparameters={"mode": "read"})],
-        "posix_shm": [Step("posix_shm", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
-                      Step("posix_shm", hyperparameters={"mode": "read"})],
+        "sysv_shm": [
+            Step("sysv_shm", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
+            Step("sysv_shm", hyperparameters={"mode": "read"}),
+        ],
+        "posix_shm": [
+            Step("posix_shm", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
+            Step("posix_shm", hyperparameters={"mode": "read"}),
+        ],
         "shm_filler": [Step("shm_filler", SHM_LIMITS)],
-        "previous_run": [Step("previous_run", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
-                         Step("previous_run", hyperparameters={"mode": "read"})],
+        "previous_run": [
+            Step("previous_run", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
+            Step("previous_run", hyperparameters={"mode": "read"}),
+        ],
     }
 
 
 def _summary(out) -> dict:
-    return {"status": out.status, "error": out.error, "log": out.log, "sandbox_status": out.sandbox_status,
-            "duration_s": out.duration_s, "isolation": list(out.isolation), "warnings": list(out.warnings),
-            "warm_start": out.fingerprint.get("warm_start")}
+    return {
+        "status": out.status,
+        "error": out.error,
+        "log": out.log,
+        "sandbox_status": out.sandbox_status,
+        "duration_s": out.duration_s,
+        "isolation": list(out.isolation),
+        "warnings": list(out.warnings),
+        "warm_start": out.fingerprint.get("warm_start"),
+    }
 
 
 def run_case(steps: list[Step], data: RecipeData, start: str = "cold") -> dict:
@@ -96,8 +111,11 @@ def run_case(steps: list[Step], data: RecipeData, start: str = "cold") -> dict:
             recipe = HOSTILE / f"{step.recipe}.py"
             if start == "warm" and not runner.prewarm(step.limits, recipe=recipe.read_bytes()):
                 raise RuntimeError("no waiting sandbox could be prepared")
-            runs.append(_summary(run_file(recipe, data, limits=step.limits, hyperparameters=step.hyperparameters,
-                                          runner=runner)))
+            runs.append(
+                _summary(
+                    run_file(recipe, data, limits=step.limits, hyperparameters=step.hyperparameters, runner=runner)
+                )
+            )
         after = run_file(RECIPES / "trivial.py", data, limits=LIMITS, runner=runner)
     finally:
         if previous is None:
@@ -114,8 +132,11 @@ def make_host_files(base: str) -> dict:
     """
     media = os.path.join(base, "media", "submissions", "alice")
     os.makedirs(media)
-    paths = {"db": os.path.join(base, "db.sqlite3"), "media": os.path.join(media, "recipe.py"),
-             "labels_npy": os.path.join(base, "hidden_labels.npy")}
+    paths = {
+        "db": os.path.join(base, "db.sqlite3"),
+        "media": os.path.join(media, "recipe.py"),
+        "labels_npy": os.path.join(base, "hidden_labels.npy"),
+    }
     with open(paths["db"], "w") as fh:
         fh.write(DB_CONTENT)
     with open(paths["media"], "w") as fh:

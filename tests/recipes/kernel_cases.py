@@ -31,7 +31,7 @@ DISK_LIMITS = Limits(wall_time_s=30, memory_mb=1024, max_file_mb=32, max_disk_mb
 MEMORY_LIMITS = Limits(wall_time_s=30, memory_mb=256, max_file_mb=32)
 WARM_LIMITS = Limits(wall_time_s=30, memory_mb=1024)
 
-FILL = '''
+FILL = """
 import os
 
 import numpy as np
@@ -70,9 +70,9 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     if written > hyperparameters.get("limit_mb", 64) * MB:
         return np.full(len(test_inputs.X), train.y[0])  # the limit did not hold
     raise OSError(err, f"WROTE {written // MB} MB")  # ENOSPC expected: the cap held
-'''
+"""
 
-MEMFD = '''
+MEMFD = """
 import os
 
 import numpy as np
@@ -91,9 +91,9 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     except OSError as exc:
         raise RuntimeError(f"HELD {len(held) * size} MB errno {exc.errno}") from None
     return np.full(len(test_inputs.X), train.y[0])  # 512 MB held under a 256 MB limit
-'''
+"""
 
-WARM_WRITER = '''
+WARM_WRITER = """
 from scipy import special  # the import list the next sandbox is warmed with
 
 import numpy as np
@@ -101,9 +101,9 @@ import numpy as np
 
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     return np.full(len(test_inputs.X), train.y[0])
-'''
+"""
 
-WARM_READER = '''
+WARM_READER = """
 from scipy import special  # so that the sandbox warmed for the previous recipe fits this one
 
 import os
@@ -118,7 +118,7 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
         except OSError as exc:
             seen[path] = f"unreadable: {exc}"
     raise RuntimeError("SEEN " + repr(seen))
-'''
+"""
 
 
 def _write(folder: str, name: str, source: str) -> Path:
@@ -136,8 +136,14 @@ def host_leftovers(root: str) -> list[str]:
 
 
 def _outcome(out, root: str) -> dict:
-    return {"status": out.status, "error": out.error, "log": out.log, "sandbox_status": out.sandbox_status,
-            "warm_start": out.fingerprint.get("warm_start"), "left_on_host": host_leftovers(root)}
+    return {
+        "status": out.status,
+        "error": out.error,
+        "log": out.log,
+        "sandbox_status": out.sandbox_status,
+        "warm_start": out.fingerprint.get("warm_start"),
+        "left_on_host": host_leftovers(root),
+    }
 
 
 def run_attacks(data) -> dict:

@@ -67,7 +67,8 @@ def as_worker(request, host_files):
     """Every case, run once by a driver as uid 1000, with the secrets in its environment;
     once with cold starts, once with warm starts."""
     start = request.param
-    results = run_as_worker(f"""
+    results = run_as_worker(
+        f"""
     from execution.sandbox.bubblewrap import Bubblewrap
     from execution.sandbox.procs import pids_in_namespace
     from tests.recipes.helpers import load_digits_data
@@ -87,7 +88,10 @@ def as_worker(request, host_files):
         waiting = {{pool.warm.waiting.started.namespace}} if pool and pool.warm else set()
         results[name]["leftovers"] = [pid for ns in namespaces if ns not in waiting for pid in pids_in_namespace(ns)]
     print(json.dumps(results))
-    """, env=SECRETS, timeout=600)
+    """,
+        env=SECRETS,
+        timeout=600,
+    )
     return start, results
 
 
@@ -117,13 +121,14 @@ def check(name: str, outcome: dict, host_files: dict, start: str) -> None:
         return
     run = runs[0]
     assert run["status"] == "failed", run["log"]
-    assert expected.fullmatch(run["error"]) if isinstance(expected, re.Pattern) else run["error"] == expected, \
-        run["error"]
+    assert expected.fullmatch(run["error"]) if isinstance(expected, re.Pattern) else run["error"] == expected, run[
+        "error"
+    ]
 
 
 def _report(run: dict, tag: str) -> dict:
     line = next(line for line in run["log"].splitlines() if line.startswith(tag + " "))
-    return json.loads(line[len(tag) + 1:])
+    return json.loads(line[len(tag) + 1 :])
 
 
 def _fork_bomb(runs, _):
@@ -147,7 +152,8 @@ def _services(runs, _):
     assert runs[0]["error"].startswith(
         "the recipe raised ConnectionError: 127.0.0.1:6379 Connection refused; 127.0.0.1:5432 Connection refused; "
         "/var/run/postgresql/.s.PGSQL.5432 No such file or directory; /run/postgresql/.s.PGSQL.5432 No such file "
-        "or directory"), runs[0]["error"]
+        "or directory"
+    ), runs[0]["error"]
     assert "REACHED" not in runs[0]["log"]
 
 
@@ -195,10 +201,31 @@ def _list_host(runs, _):
         assert seen[folder] == "FileNotFoundError: No such file or directory", folder
     # Python at its neutral paths (execution.sandbox.interpreter), nothing of the host's path to it
     assert seen["/opt"] == ["python", "venv"]
-    assert set(seen["/"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "proc", "dev", "tmp",
-                              "sandbox", "opt"}
-    assert set(seen["/etc"]) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "passwd",
-                                 "group", "hosts"}
+    assert set(seen["/"]) <= {
+        "bin",
+        "sbin",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "usr",
+        "etc",
+        "proc",
+        "dev",
+        "tmp",
+        "sandbox",
+        "opt",
+    }
+    assert set(seen["/etc"]) <= {
+        "ld.so.cache",
+        "ld.so.conf",
+        "ld.so.conf.d",
+        "localtime",
+        "alternatives",
+        "passwd",
+        "group",
+        "hosts",
+    }
     assert seen["/sandbox"] == ["work"] and seen["hostname"] == "sandbox"
     assert [line.split(":")[0] for line in seen["/etc/passwd"].splitlines()] == ["sandbox"]
 
@@ -206,15 +233,18 @@ def _list_host(runs, _):
 def _sysv_shm(runs, _):
     assert [run["error"].split(" (line")[0] for run in runs] == [
         f"the recipe raised PermissionError: System V shared memory: shmget({SYSV_KEY:#x}) for {mode} failed: "
-        "Operation not permitted" for mode in ("write", "read")]
+        "Operation not permitted"
+        for mode in ("write", "read")
+    ]
     with open("/proc/sysvipc/shm") as fh:  # nothing of the runs stays allocated on the host
         assert str(SYSV_KEY) not in [line.split()[0] for line in fh.readlines()[1:]]
 
 
 def _previous_run(runs, _):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
-    assert runs[1]["error"].startswith("the recipe raised FileNotFoundError: nothing of another run in view; saw 7 "
-                                       "files, all this run's own"), runs[1]["error"]
+    assert runs[1]["error"].startswith(
+        "the recipe raised FileNotFoundError: nothing of another run in view; saw 7 files, all this run's own"
+    ), runs[1]["error"]
     assert SHM_TOKEN not in json.dumps(runs[1])
 
 
@@ -230,8 +260,10 @@ EXPECTED = {
     "infinite_loop": "the run exceeded the wall-time limit of 3 s",
     "memory_hog": re.compile(r"the run ran out of memory \(limit 1024 MB\) \(MemoryError: .*line 9 of recipe.py\)"),
     "memory_children": "the run ran out of memory (limit 1024 MB)",
-    "huge_file": re.compile(r"the recipe tried to write a file larger than the 10 MB limit \(OSError: "
-                            r"\[Errno 27\] File too large, line 8 of recipe.py\)"),
+    "huge_file": re.compile(
+        r"the recipe tried to write a file larger than the 10 MB limit \(OSError: "
+        r"\[Errno 27\] File too large, line 8 of recipe.py\)"
+    ),
     "nan_predictions": "the recipe returned NaN in 3 predictions",
     "garbage_output": _garbage,
     "wrong_length": re.compile(r"the recipe returned 10 predictions for \d+ rows of test_inputs"),
@@ -239,8 +271,9 @@ EXPECTED = {
     "network": _network,
     "services": _services,
     "read_secrets": _read_secrets,
-    "symlink_swap": ("outputs/predictions_0.npy is a symbolic link; the recipe must not replace the harness's "
-                     "output files"),
+    "symlink_swap": (
+        "outputs/predictions_0.npy is a symbolic link; the recipe must not replace the harness's output files"
+    ),
     "daemon_escape": _daemon,
     "proc_snoop": _proc_snoop,
     "signal_worker": _signals,
@@ -248,6 +281,8 @@ EXPECTED = {
     "sysv_shm": _sysv_shm,
     "posix_shm": _posix_shm,
     "previous_run": _previous_run,
-    "shm_filler": re.compile(r"the run ran out of memory \(limit 512 MB\) \(OSError: \[Errno 28\] No space left on "
-                             r"device, line \d+ of recipe.py\)"),
+    "shm_filler": re.compile(
+        r"the run ran out of memory \(limit 512 MB\) \(OSError: \[Errno 28\] No space left on "
+        r"device, line \d+ of recipe.py\)"
+    ),
 }

@@ -27,8 +27,7 @@ from .hostile_cases import SECRETS, make_host_files
 from .test_hostile import check
 from .unprivileged import ROOT, SITE_PACKAGES, WORKER_UID, run_as_worker
 
-pytestmark = [needs_linux, needs_root,
-              pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")]
+pytestmark = [needs_linux, needs_root, pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")]
 
 VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 SYSTEM_TOPS = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "proc", "dev", "tmp", "sandbox"}
@@ -51,9 +50,15 @@ def fake_prefix(base: Path, home_mode: int) -> Path:
     _link_or_copy(os.path.realpath(sys.executable), str(prefix / "bin" / VERSION))
     for library in glob.glob(str(real / "lib" / f"lib{VERSION}*.so*")):
         _link_or_copy(os.path.realpath(library), str(prefix / "lib" / os.path.basename(library)))
-    shutil.copytree(real / "lib" / VERSION, prefix / "lib" / VERSION, symlinks=True, copy_function=_link_or_copy,
-                    ignore=lambda folder, names: {"site-packages", "test"} & set(names)
-                    if folder == str(real / "lib" / VERSION) else ())
+    shutil.copytree(
+        real / "lib" / VERSION,
+        prefix / "lib" / VERSION,
+        symlinks=True,
+        copy_function=_link_or_copy,
+        ignore=lambda folder, names: (
+            {"site-packages", "test"} & set(names) if folder == str(real / "lib" / VERSION) else ()
+        ),
+    )
     for folder, _, _ in os.walk(base):
         os.chmod(folder, 0o755)
     os.chmod(base / "home", home_mode)
@@ -95,8 +100,11 @@ def host_files():
     shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.parametrize(("home_mode", "uid"), [(0o711, None), (0o711, WORKER_UID), (0o700, None)],
-                         ids=["0711-as-root", "0711-as-uid-1000", "0700-as-root"])
+@pytest.mark.parametrize(
+    ("home_mode", "uid"),
+    [(0o711, None), (0o711, WORKER_UID), (0o700, None)],
+    ids=["0711-as-root", "0711-as-uid-1000", "0700-as-root"],
+)
 def test_python_is_shown_at_neutral_paths_on_any_layout(home_mode, uid, host_files):
     # not under /tmp: the sandbox makes its own /tmp, which would hide a host path there anyway
     base = Path(tempfile.mkdtemp(prefix="varboard-layout-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
@@ -104,8 +112,13 @@ def test_python_is_shown_at_neutral_paths_on_any_layout(home_mode, uid, host_fil
         prefix = fake_prefix(base, home_mode)
         host_paths = [str(base), str(base / "home"), str(prefix), "/root", "/home", SITE_PACKAGES, str(ROOT)]
         body = f"HOST_PATHS, HOST_FILES = {host_paths!r}, {host_files!r}\n" + DRIVER
-        result = run_as_worker(body, python=str(prefix / "bin" / VERSION), uid=uid, timeout=600, env={
-            **SECRETS, "LD_LIBRARY_PATH": str(prefix / "lib"), "VARBOARD_PYTHON_COPY_DIR": str(base / "cache")})
+        result = run_as_worker(
+            body,
+            python=str(prefix / "bin" / VERSION),
+            uid=uid,
+            timeout=600,
+            env={**SECRETS, "LD_LIBRARY_PATH": str(prefix / "lib"), "VARBOARD_PYTHON_COPY_DIR": str(base / "cache")},
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

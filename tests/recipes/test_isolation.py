@@ -25,9 +25,11 @@ from .unprivileged import SITE_PACKAGES, needs_worker_uid, run_as_worker
 pytestmark = [needs_linux, pytest.mark.usefixtures("no_leftovers")]
 
 PY = [python_command()[0][0], "-S", "-B"]
-DOCKER_ERROR = ("bwrap: No permissions to creating new namespace, likely because the kernel does not allow "
-                "non-privileged user namespaces. On e.g. debian this can be enabled with "
-                "'sysctl kernel.unprivileged_userns_clone=1'.")
+DOCKER_ERROR = (
+    "bwrap: No permissions to creating new namespace, likely because the kernel does not allow "
+    "non-privileged user namespaces. On e.g. debian this can be enabled with "
+    "'sysctl kernel.unprivileged_userns_clone=1'."
+)
 
 
 @pytest.fixture
@@ -36,10 +38,13 @@ def fake_bwrap(workspace):
 
     They lie beside the workspace, where a run's uid may execute them.
     """
+
     def make(error: str) -> str:
         path = workspace.parent / "bwrap"
-        path.write_text(f"#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.8.0'; exit 0; fi\n"
-                        f"echo {error!r} >&2\nexit 1\n")
+        path.write_text(
+            f"#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.8.0'; exit 0; fi\n"
+            f"echo {error!r} >&2\nexit 1\n"
+        )
         os.chmod(path, 0o755)
         return str(path)
 
@@ -53,8 +58,10 @@ def test_no_bubblewrap_refuses_every_run(workspace, monkeypatch):
     monkeypatch.setenv("VARBOARD_BWRAP", "/nonexistent/bwrap")
     with pytest.raises(IsolationUnavailable) as caught:
         run_sandboxed([*PY, "-c", "print('ran')"], workdir=str(workspace))
-    assert str(caught.value) == ("recipes cannot be isolated on this machine: bubblewrap is not installed: "
-                                 "/nonexistent/bwrap is not an executable file (VARBOARD_BWRAP=/nonexistent/bwrap)")
+    assert str(caught.value) == (
+        "recipes cannot be isolated on this machine: bubblewrap is not installed: "
+        "/nonexistent/bwrap is not an executable file (VARBOARD_BWRAP=/nonexistent/bwrap)"
+    )
     assert isinstance(caught.value, SandboxUnavailable) and isinstance(caught.value, OSError)
     assert os.listdir(workspace) == [] and os.stat(workspace).st_uid == os.geteuid()  # nothing ran
 
@@ -65,19 +72,31 @@ def test_bubblewrap_not_on_the_path(monkeypatch):
     assert not found.ok and found.missing == "bubblewrap is not installed (apt-get install bubblewrap)"
 
 
-@pytest.mark.parametrize("error, missing", [
-    (DOCKER_ERROR, "user namespaces are refused: under Docker's default seccomp profile a process without "
-                   "CAP_SYS_ADMIN may not create them"),
-    ("bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
-     "user namespaces are disabled: sysctl user.max_user_namespaces is 0"),
-    ("bwrap: setting up uid map: Permission denied",
-     "the new user namespace's uid map was refused: AppArmor restricts unprivileged user namespaces"),
-    ("bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
-     "a fresh /proc cannot be mounted: the container masks parts of /proc (Docker: security_opt "
-     "systempaths=unconfined)"),
-    ("bwrap: Failed to make / slave: Permission denied", "mounts are refused inside the new namespaces: AppArmor"),
-    ("bwrap: something new went wrong", "bubblewrap could not start a sandbox: bwrap: something new went wrong"),
-])
+@pytest.mark.parametrize(
+    "error, missing",
+    [
+        (
+            DOCKER_ERROR,
+            "user namespaces are refused: under Docker's default seccomp profile a process without "
+            "CAP_SYS_ADMIN may not create them",
+        ),
+        (
+            "bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
+            "user namespaces are disabled: sysctl user.max_user_namespaces is 0",
+        ),
+        (
+            "bwrap: setting up uid map: Permission denied",
+            "the new user namespace's uid map was refused: AppArmor restricts unprivileged user namespaces",
+        ),
+        (
+            "bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
+            "a fresh /proc cannot be mounted: the container masks parts of /proc (Docker: security_opt "
+            "systempaths=unconfined)",
+        ),
+        ("bwrap: Failed to make / slave: Permission denied", "mounts are refused inside the new namespaces: AppArmor"),
+        ("bwrap: something new went wrong", "bubblewrap could not start a sandbox: bwrap: something new went wrong"),
+    ],
+)
 def test_a_refusing_bubblewrap_is_explained(fake_bwrap, workspace, monkeypatch, error, missing):
     monkeypatch.setenv("VARBOARD_BWRAP", fake_bwrap(error))
     found = probe()
@@ -102,7 +121,9 @@ DOCKER_LIKE_SECCOMP = """
 @needs_worker_uid
 def test_docker_default_seccomp_refusal_as_the_workers_uid(workspace):
     os.chmod(workspace, 0o777)
-    seen = run_as_worker(DOCKER_LIKE_SECCOMP + f"""
+    seen = run_as_worker(
+        DOCKER_LIKE_SECCOMP
+        + f"""
     from execution.sandbox import IsolationUnavailable, probe, run_sandboxed
     try:
         run_sandboxed(["/usr/bin/true"], workdir={str(workspace)!r})
@@ -110,7 +131,8 @@ def test_docker_default_seccomp_refusal_as_the_workers_uid(workspace):
     except IsolationUnavailable as exc:
         refused = str(exc)
     print(json.dumps([probe().ok, probe().missing, refused]))
-    """)
+    """
+    )
     ok, missing, refused = seen
     assert not ok and missing.startswith("user namespaces are refused: under Docker's default seccomp profile")
     assert "[bwrap: No permissions to create" in missing  # Debian's wording of bwrap's message
@@ -124,8 +146,9 @@ def test_unsandboxed_only_when_allowed(workspace, monkeypatch):
     monkeypatch.setenv("VARBOARD_BWRAP", "/nonexistent/bwrap")
     monkeypatch.setenv("VARBOARD_ALLOW_UNSANDBOXED", "1")
     monkeypatch.setenv("DJANGO_SECRET_KEY", "fake-secret-31337")
-    r = run_sandboxed([*PY, "-c", "import os; print(os.environ['HOME'], 'DJANGO_SECRET_KEY' in os.environ)"],
-                      workdir=str(workspace))
+    r = run_sandboxed(
+        [*PY, "-c", "import os; print(os.environ['HOME'], 'DJANGO_SECRET_KEY' in os.environ)"], workdir=str(workspace)
+    )
     assert r.status == "ok" and r.isolation == ("unsandboxed",)
     assert r.stdout_tail.split() == [str(workspace), "False"]
     assert any("UNSANDBOXED" in w for w in r.warnings)
@@ -149,8 +172,14 @@ def test_the_probe_and_the_seccomp_program_are_made_once_per_process():
 
 
 def cli(*args, **env):
-    return subprocess.run([sys.executable, "-m", "execution.sandbox.probe", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120, env={"PATH": os.environ["PATH"], **env})
+    return subprocess.run(
+        [sys.executable, "-m", "execution.sandbox.probe", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={"PATH": os.environ["PATH"], **env},
+    )
 
 
 def test_probe_command_line_exit_codes(fake_bwrap):
@@ -198,12 +227,30 @@ def test_as_the_workers_uid(workspace):
     status, stdout, isolation, worker_uid = seen
     assert status == "ok" and stdout.splitlines() == ["refused 111", "1000 ['1', '2']"]
     assert worker_uid == 1000 and isolation[1:] == [
-        "user, pid, ipc, uts, net, mount, cgroup namespaces", "seccomp", "uid 1000 (the worker's)", "rlimits"]
-    probe_cli = subprocess.run(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3.11",
-                                "-S", "-c", f"import sys; sys.path[:0] = [{str(ROOT)!r}, {SITE_PACKAGES!r}]; "
-                                "import runpy; "
-                                "runpy.run_module('execution.sandbox.probe', run_name='__main__')"],
-                               capture_output=True, text=True, timeout=120, cwd="/", env={"PATH": "/usr/bin:/bin"})
+        "user, pid, ipc, uts, net, mount, cgroup namespaces",
+        "seccomp",
+        "uid 1000 (the worker's)",
+        "rlimits",
+    ]
+    probe_cli = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=1000",
+            "--regid=1000",
+            "--clear-groups",
+            "/usr/bin/python3.11",
+            "-S",
+            "-c",
+            f"import sys; sys.path[:0] = [{str(ROOT)!r}, {SITE_PACKAGES!r}]; "
+            "import runpy; "
+            "runpy.run_module('execution.sandbox.probe', run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert probe_cli.returncode == 0 and "uid 1000 (the worker's)" in probe_cli.stdout, probe_cli.stderr
 
 

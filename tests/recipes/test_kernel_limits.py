@@ -32,11 +32,14 @@ def as_root(digits):
 
 @pytest.fixture(scope="module")
 def as_worker():
-    return run_as_worker("""
+    return run_as_worker(
+        """
     from tests.recipes.helpers import load_digits_data
     from tests.recipes.kernel_cases import run_attacks
     print(json.dumps(run_attacks(load_digits_data())))
-    """, timeout=600)
+    """,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module", params=["root", "worker"])
@@ -84,15 +87,19 @@ def test_nothing_of_any_run_is_left_on_the_host(attacks):
 def test_inputs_that_do_not_fit_the_disk_limit_are_a_platform_failure(workspace):
     (workspace / "inputs.bin").write_bytes(b"x" * (3 * 2**20))
     with pytest.raises(SandboxUnavailable, match=r"could not be put in its 1 MB workspace: .*No space left"):
-        run_sandboxed([python_command()[0][0], "-S", "-c", "print('ran')"], workdir=str(workspace),
-                      limits=Limits(wall_time_s=20, max_disk_mb=1))
+        run_sandboxed(
+            [python_command()[0][0], "-S", "-c", "print('ran')"],
+            workdir=str(workspace),
+            limits=Limits(wall_time_s=20, max_disk_mb=1),
+        )
 
 
 def test_outputs_come_back_and_nothing_else_does(workspace):
-    code = ("import os; os.mkdir('outputs'); open('outputs/p.npy', 'wb').write(b'p' * 100); "
-            "os.symlink('/etc/passwd', 'outputs/link'); os.mkdir('outputs/sub'); open('kept', 'w').write('x')")
-    r = run_sandboxed([python_command()[0][0], "-S", "-c", code], workdir=str(workspace),
-                      limits=Limits(wall_time_s=20))
+    code = (
+        "import os; os.mkdir('outputs'); open('outputs/p.npy', 'wb').write(b'p' * 100); "
+        "os.symlink('/etc/passwd', 'outputs/link'); os.mkdir('outputs/sub'); open('kept', 'w').write('x')"
+    )
+    r = run_sandboxed([python_command()[0][0], "-S", "-c", code], workdir=str(workspace), limits=Limits(wall_time_s=20))
     assert r.status == "ok", r
     assert sorted(os.listdir(workspace / "outputs")) == ["link", "p.npy"]
     assert (workspace / "outputs" / "p.npy").read_bytes() == b"p" * 100

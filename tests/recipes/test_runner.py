@@ -20,8 +20,9 @@ from .conftest import RECIPES, accuracy, needs_linux, plan, proba_accuracy, run_
 # -- examples ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, minimum", [("logistic_regression", 0.93), ("torch_cnn_digits", 0.85),
-                                           ("trivial", 0.05)])
+@pytest.mark.parametrize(
+    "name, minimum", [("logistic_regression", 0.93), ("torch_cnn_digits", 0.85), ("trivial", 0.05)]
+)
 @pytest.mark.usefixtures("no_leftovers")
 @needs_linux
 def test_example_recipe_succeeds_on_digits(digits, name, minimum):
@@ -107,7 +108,8 @@ def test_submission_hyperparameters_override_the_defaults(digits):
 def test_search_without_a_search_space_fails_the_run(digits):
     out = run_file(RECIPES / "trivial.py", digits, hpo={"mode": "search", "method": "random", "budget": 2})
     assert out.status == "failed" and out.error == (
-        "this challenge searches hyperparameters, but recipe.py declares no SEARCH_SPACE")
+        "this challenge searches hyperparameters, but recipe.py declares no SEARCH_SPACE"
+    )
     assert out.sandbox_status == "not_run"
 
 
@@ -117,8 +119,14 @@ def test_hidden_test_labels_never_enter_the_workdir(monkeypatch):
     """Regression targets that are unique per row: no test row's value may appear in any file."""
     n = 200
     y = np.arange(n) * 1.000123 + 0.5771
-    data = RecipeData(X=np.random.default_rng(0).normal(size=(n, 3)), y=y, ids=np.arange(n).astype(str),
-                      feature_names=["a", "b", "c"], classes=[], task="regression")
+    data = RecipeData(
+        X=np.random.default_rng(0).normal(size=(n, 3)),
+        y=y,
+        ids=np.arange(n).astype(str),
+        feature_names=["a", "b", "c"],
+        classes=[],
+        task="regression",
+    )
     seeds, split = plan(data, 0)
     seen = {}
 
@@ -136,9 +144,15 @@ def test_hidden_test_labels_never_enter_the_workdir(monkeypatch):
 
     real = runners.run_sandboxed
     monkeypatch.setattr(runners, "run_sandboxed", spy)
-    out = execute_recipe_run(recipe_source=(RECIPES / "trivial.py").read_text(), data=data, split=split,
-                             seeds=seeds, metric=lambda t, p: (-float(np.mean((t - p) ** 2)), None),
-                             prediction_kind="value", limits=Limits(wall_time_s=60))
+    out = execute_recipe_run(
+        recipe_source=(RECIPES / "trivial.py").read_text(),
+        data=data,
+        split=split,
+        seeds=seeds,
+        metric=lambda t, p: (-float(np.mean((t - p) ** 2)), None),
+        prediction_kind="value",
+        limits=Limits(wall_time_s=60),
+    )
     assert out.status == "succeeded", out.error
     assert seen["keys"] == ["X", "classes", "feature_names", "ids"]
     for value in y[split.test]:
@@ -163,8 +177,14 @@ def test_workdir_is_removed_even_when_the_sandbox_fails(monkeypatch, tmp_path, d
 
 def test_bad_arguments_raise(digits):
     seeds, split = plan(digits, 0)
-    base = dict(recipe_source="def fit_predict(a, b, c, d, e, f): pass", data=digits, split=split,
-                seeds=seeds, metric=accuracy, prediction_kind="label")
+    base = dict(
+        recipe_source="def fit_predict(a, b, c, d, e, f): pass",
+        data=digits,
+        split=split,
+        seeds=seeds,
+        metric=accuracy,
+        prediction_kind="label",
+    )
     with pytest.raises(ValueError, match="`prediction_kind` must be one of label, proba, value"):
         execute_recipe_run(**{**base, "prediction_kind": "rank"})
     with pytest.raises(ValueError, match="`seeds` lacks the source.s. hpo"):
@@ -181,8 +201,9 @@ def test_recipe_data_validation():
     with pytest.raises(ValueError, match="one entry per row of X"):
         RecipeData(X=np.zeros((3, 2)), y=np.zeros(2), ids=np.arange(3), feature_names=["a", "b"], classes=[0, 1])
     with pytest.raises(ValueError, match="not in `classes`"):
-        RecipeData(X=np.zeros((3, 2)), y=np.array([0, 1, 2]), ids=np.arange(3), feature_names=["a", "b"],
-                   classes=[0, 1])
+        RecipeData(
+            X=np.zeros((3, 2)), y=np.array([0, 1, 2]), ids=np.arange(3), feature_names=["a", "b"], classes=[0, 1]
+        )
     with pytest.raises(ValueError, match="at least 2 classes"):
         RecipeData(X=np.zeros((3, 2)), y=np.zeros(3), ids=np.arange(3), feature_names=["a", "b"], classes=[0])
 
@@ -190,14 +211,14 @@ def test_recipe_data_validation():
 # -- inspect_recipe ----------------------------------------------------------------------------
 
 
-GOOD = '''
+GOOD = """
 HYPERPARAMETERS = {"lr": 0.1, "layers": [2, 3]}
 SEARCH_SPACE = {"lr": {"type": "loguniform", "low": 1e-3, "high": 1.0}}
 NEEDS_GPU = False
 
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     return None
-'''
+"""
 
 
 def test_inspect_recipe_reads_declarations_without_running():
@@ -206,15 +227,18 @@ def test_inspect_recipe_reads_declarations_without_running():
     assert info.search_space["lr"]["type"] == "loguniform" and info.needs_gpu is False
 
 
-@pytest.mark.parametrize("source, message", [
-    ("", "the recipe is empty"),
-    ("def fit_predict(:\n", "recipe.py has a syntax error on line 1"),
-    ("x = 1\n", "must define a top-level function fit_predict"),
-    ("def fit_predict(train, test):\n    pass\n", "fit_predict must take 6 parameters .* it takes 2"),
-    (GOOD.replace('{"lr": 0.1, "layers": [2, 3]}', "dict(lr=0.1)"), "HYPERPARAMETERS .line 2. must be a literal"),
-    (GOOD.replace('"loguniform"', '"gaussian"'), "SEARCH_SPACE is invalid: .* unknown type 'gaussian'"),
-    (GOOD.replace("NEEDS_GPU = False", "NEEDS_GPU = 'yes'"), "NEEDS_GPU must be True or False"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("", "the recipe is empty"),
+        ("def fit_predict(:\n", "recipe.py has a syntax error on line 1"),
+        ("x = 1\n", "must define a top-level function fit_predict"),
+        ("def fit_predict(train, test):\n    pass\n", "fit_predict must take 6 parameters .* it takes 2"),
+        (GOOD.replace('{"lr": 0.1, "layers": [2, 3]}', "dict(lr=0.1)"), "HYPERPARAMETERS .line 2. must be a literal"),
+        (GOOD.replace('"loguniform"', '"gaussian"'), "SEARCH_SPACE is invalid: .* unknown type 'gaussian'"),
+        (GOOD.replace("NEEDS_GPU = False", "NEEDS_GPU = 'yes'"), "NEEDS_GPU must be True or False"),
+    ],
+)
 def test_inspect_recipe_errors(source, message):
     with pytest.raises(RecipeError, match=message):
         inspect_recipe(source)
@@ -227,8 +251,9 @@ def test_a_syntax_error_fails_the_run_without_starting_the_sandbox(digits):
 
 def run_file_source(source, data):
     seeds, split = plan(data, 0)
-    return execute_recipe_run(recipe_source=source, data=data, split=split, seeds=seeds, metric=accuracy,
-                              prediction_kind="label")
+    return execute_recipe_run(
+        recipe_source=source, data=data, split=split, seeds=seeds, metric=accuracy, prediction_kind="label"
+    )
 
 
 # -- prediction checks ---------------------------------------------------------------------------
@@ -237,20 +262,23 @@ INTS = np.arange(3)
 WORDS = np.array(["cat", "dog", "eel"])
 
 
-@pytest.mark.parametrize("arr, kind, classes, message", [
-    (np.zeros(5), "label", INTS, "returned 5 predictions for 4 rows of test_inputs"),
-    (np.float64(1.0), "label", INTS, "returned a single value"),
-    (np.array([0, 1, 7, 9]), "label", INTS, "returned 2 labels that are not among the classes .e.g. 7"),
-    (np.array([0.0, np.nan, 1, np.nan]), "label", INTS, "returned NaN in 2 predictions"),
-    (np.array([0.0, np.inf, 1, 2]), "value", np.zeros(0), "returned infinite values in 1 prediction"),
-    (np.array([0, 1, 2, 1]), "label", WORDS, "returned int64 predictions, but the classes are strings"),
-    (np.array(["cat", "dog", "cow", "eel"]), "label", WORDS, "1 label that is not among the classes .e.g. 'cow'"),
-    (np.ones((4, 2)) / 2, "proba", INTS, "shape .4, 2.; this challenge needs probabilities of shape .4, 3."),
-    (np.full((4, 3), 0.5), "proba", INTS, "do not sum to 1 in 4 rows .row 0 of test_inputs sums to 1.5."),
-    (np.array([[1.5, -0.5, 0]] * 4), "proba", INTS, "probabilities outside .0, 1. .row 0"),
-    (np.ones((4, 2)), "value", np.zeros(0), "shape .4, 2.; this challenge needs one value per row"),
-    (np.array(["a", "b", "c", "d"]), "value", np.zeros(0), "dtype <U1; they must be numbers"),
-])
+@pytest.mark.parametrize(
+    "arr, kind, classes, message",
+    [
+        (np.zeros(5), "label", INTS, "returned 5 predictions for 4 rows of test_inputs"),
+        (np.float64(1.0), "label", INTS, "returned a single value"),
+        (np.array([0, 1, 7, 9]), "label", INTS, "returned 2 labels that are not among the classes .e.g. 7"),
+        (np.array([0.0, np.nan, 1, np.nan]), "label", INTS, "returned NaN in 2 predictions"),
+        (np.array([0.0, np.inf, 1, 2]), "value", np.zeros(0), "returned infinite values in 1 prediction"),
+        (np.array([0, 1, 2, 1]), "label", WORDS, "returned int64 predictions, but the classes are strings"),
+        (np.array(["cat", "dog", "cow", "eel"]), "label", WORDS, "1 label that is not among the classes .e.g. 'cow'"),
+        (np.ones((4, 2)) / 2, "proba", INTS, "shape .4, 2.; this challenge needs probabilities of shape .4, 3."),
+        (np.full((4, 3), 0.5), "proba", INTS, "do not sum to 1 in 4 rows .row 0 of test_inputs sums to 1.5."),
+        (np.array([[1.5, -0.5, 0]] * 4), "proba", INTS, "probabilities outside .0, 1. .row 0"),
+        (np.ones((4, 2)), "value", np.zeros(0), "shape .4, 2.; this challenge needs one value per row"),
+        (np.array(["a", "b", "c", "d"]), "value", np.zeros(0), "dtype <U1; they must be numbers"),
+    ],
+)
 def test_bad_predictions_are_named(arr, kind, classes, message):
     with pytest.raises(_RecipeFault, match=message):
         _check_predictions(arr, 4, kind, classes)

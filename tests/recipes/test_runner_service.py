@@ -40,15 +40,37 @@ def service(tmp_path_factory):
     env = {"PATH": "/usr/bin:/bin", "VARBOARD_RUNNER_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
     log_path = tmp_path_factory.mktemp("runner-service") / "gunicorn.log"
     with open(log_path, "wb") as log:  # a file, not a pipe nobody reads: a full pipe would block gunicorn
-        process = subprocess.Popen([sys.executable, "-m", "gunicorn", "execution.service:app", "-w", "2", "-t", "300",
-                                    "-b", f"127.0.0.1:{port}"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "execution.service:app",
+                "-w",
+                "2",
+                "-t",
+                "300",
+                "-b",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         # A worker's first /health runs the isolation probe: seconds on a busy machine. Short requests,
         # retried (a timed-out one still finishes its probe), inside one bounded wait.
-        wait_until_served(f"{url}/health", deadline_s=120, request_timeout_s=5, process=process,
-                          output=lambda: log_path.read_text(errors="replace")[-3000:])
+        wait_until_served(
+            f"{url}/health",
+            deadline_s=120,
+            request_timeout_s=5,
+            process=process,
+            output=lambda: log_path.read_text(errors="replace")[-3000:],
+        )
         yield url
     finally:
         if process.poll() is None:
@@ -85,8 +107,9 @@ def test_a_hostile_run_fails_on_the_service_as_it_would_locally(service, digits)
 def test_the_service_refuses_requests_without_its_token_or_in_another_format(service, digits):
     with pytest.raises(SandboxUnavailable, match="answered 401"):
         run_file(RECIPES / "trivial.py", digits, runner=RemoteRunner(service, token="wrong"))
-    bad = requests.post(f"{service}/v1/runs", data=b"not a zip", timeout=30,
-                        headers={"Authorization": f"Bearer {TOKEN}"})
+    bad = requests.post(
+        f"{service}/v1/runs", data=b"not a zip", timeout=30, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
     assert bad.status_code == 400 and "not a zip archive" in bad.json()["error"]
     assert requests.get(f"{service}/v1/runs", timeout=30).status_code == 405
     assert requests.get(f"{service}/nowhere", timeout=30).status_code == 404

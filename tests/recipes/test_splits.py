@@ -27,6 +27,7 @@ def test_split_is_deterministic_and_id_is_stable():
     assert out_of_bootstrap_split(PUBLIC[:300], HIDDEN, 10).split_id != a.split_id
     # the id is a function of the indices: recomputing from the same arrays gives the same id
     from evaluation.splits import _make_split
+
     assert _make_split(a.train, a.valid, a.test, a.scheme).split_id == a.split_id
 
 
@@ -37,8 +38,9 @@ def test_split_arrays_are_read_only():
 
 
 def test_stratified_bootstrap_keeps_class_counts_on_both_sides():
-    y = np.concatenate([np.repeat(np.array(["a", "b", "c"]), [300, 150, 50]),
-                        np.repeat(np.array(["a", "b", "c"]), [120, 60, 20])])
+    y = np.concatenate(
+        [np.repeat(np.array(["a", "b", "c"]), [300, 150, 50]), np.repeat(np.array(["a", "b", "c"]), [120, 60, 20])]
+    )
     for seed in range(5):
         s = out_of_bootstrap_split(PUBLIC, HIDDEN, seed, stratify=y)
         assert np.array_equal(np.unique(y[PUBLIC], return_counts=True)[1], np.unique(y[s.train], return_counts=True)[1])
@@ -48,20 +50,29 @@ def test_stratified_bootstrap_keeps_class_counts_on_both_sides():
 
 def test_stratified_is_deterministic():
     y = np.arange(700) % 3
-    assert out_of_bootstrap_split(PUBLIC, HIDDEN, 5, stratify=y).split_id == \
+    assert (
         out_of_bootstrap_split(PUBLIC, HIDDEN, 5, stratify=y).split_id
+        == out_of_bootstrap_split(PUBLIC, HIDDEN, 5, stratify=y).split_id
+    )
 
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    (([0], [1, 2], 0), {}, "`public_idx` must hold at least 2 rows, got 1"),
-    (([0, 1, 2], [2, 3], 0), {}, "overlap in 1 row"),
-    (([0, 1, 2], [], 0), {}, "`hidden_idx` must be a non-empty 1-d array"),
-    (([0, 1, 1], [3], 0), {}, "`public_idx` holds repeated indices"),
-    (([0.5, 1], [3], 0), {}, "integer row indices"),
-    ((PUBLIC, HIDDEN, -3), {}, "`seed` must be a non-negative integer"),
-    ((PUBLIC, HIDDEN, None), {}, "`seed` must be a non-negative integer"),
-    ((PUBLIC, HIDDEN, 0), {"stratify": np.zeros(99)}, "`stratify` must be a 1-d array with a label for every pool row"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (([0], [1, 2], 0), {}, "`public_idx` must hold at least 2 rows, got 1"),
+        (([0, 1, 2], [2, 3], 0), {}, "overlap in 1 row"),
+        (([0, 1, 2], [], 0), {}, "`hidden_idx` must be a non-empty 1-d array"),
+        (([0, 1, 1], [3], 0), {}, "`public_idx` holds repeated indices"),
+        (([0.5, 1], [3], 0), {}, "integer row indices"),
+        ((PUBLIC, HIDDEN, -3), {}, "`seed` must be a non-negative integer"),
+        ((PUBLIC, HIDDEN, None), {}, "`seed` must be a non-negative integer"),
+        (
+            (PUBLIC, HIDDEN, 0),
+            {"stratify": np.zeros(99)},
+            "`stratify` must be a 1-d array with a label for every pool row",
+        ),
+    ],
+)
 def test_out_of_bootstrap_validation(args, kwargs, message):
     with pytest.raises(ValueError, match=message.replace("`", ".").replace("(", ".").replace(")", ".")):
         out_of_bootstrap_split(*args, **kwargs)
@@ -89,15 +100,18 @@ def test_fixed_split():
     assert fixed_split(np.arange(100), np.arange(100, 130), seed=4).split_id != s.split_id
 
 
-@pytest.mark.parametrize("train, test, kwargs, message", [
-    ([0, 1, 2], [2, 3], {}, "overlap in 1 row"),
-    ([0], [2, 3], {}, "at least 2 rows"),
-    ([], [2, 3], {}, "non-empty 1-d array"),
-    ([0, 0, 1], [2], {}, "repeated indices"),
-    ([0, -1], [2], {}, "negative index"),
-    ([0.5, 1], [2], {}, "integer row indices"),
-    ([0, 1, 2], [3], {"valid_fraction": 1.5}, "`valid_fraction` must be strictly between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    "train, test, kwargs, message",
+    [
+        ([0, 1, 2], [2, 3], {}, "overlap in 1 row"),
+        ([0], [2, 3], {}, "at least 2 rows"),
+        ([], [2, 3], {}, "non-empty 1-d array"),
+        ([0, 0, 1], [2], {}, "repeated indices"),
+        ([0, -1], [2], {}, "negative index"),
+        ([0.5, 1], [2], {}, "integer row indices"),
+        ([0, 1, 2], [3], {"valid_fraction": 1.5}, "`valid_fraction` must be strictly between 0 and 1"),
+    ],
+)
 def test_fixed_split_validation(train, test, kwargs, message):
     with pytest.raises(ValueError, match=message.replace("`", ".")):
         fixed_split(train, test, seed=0, **kwargs)

@@ -25,7 +25,7 @@ from .conftest import RECIPES, needs_linux, run_file
 pytestmark = [needs_linux, pytest.mark.usefixtures("no_leftovers")]
 
 LIMITS = Limits(wall_time_s=120)
-REPORT_PRELOADED = '''
+REPORT_PRELOADED = """
 import sys
 PRELOADED = sorted(name for name in ("torch", "transformers", "sklearn") if name in sys.modules)
 import numpy as np
@@ -34,7 +34,7 @@ import torch
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     print("REPORT", PRELOADED, torch.cuda.is_initialized(), sys.stdin.read(), sorted(__import__("os").environ))
     return np.full(len(test_inputs.X), train.y[0])
-'''
+"""
 
 
 @pytest.fixture
@@ -54,8 +54,10 @@ def _run(path_or_source, data, runner, run_index=0, tmp_path=None):
 
 
 def test_recipe_imports_are_read_from_the_source():
-    source = b"import os\nimport torch.nn as nn\nfrom transformers import AutoModel\nfrom . import x\n" \
-             b"def f():\n    import sklearn.linear_model\n"
+    source = (
+        b"import os\nimport torch.nn as nn\nfrom transformers import AutoModel\nfrom . import x\n"
+        b"def f():\n    import sklearn.linear_model\n"
+    )
     assert recipe_imports(source) == ("sklearn.linear_model", "torch._dynamo", "torch.nn", "transformers:AutoModel")
     assert recipe_imports(b"this is not python(") == () and "torch" in WARMABLE
 
@@ -64,8 +66,12 @@ def test_the_imports_made_ahead_never_call_into_torch_cuda():
     """What a waiting sandbox imports for the example torch and transformers recipes calls none of
     torch.cuda's entry points (a CPU build here: on a GPU machine this is what keeps the CUDA
     context for the run, made on its pinned device)."""
-    imports = sorted({*recipe_imports((RECIPES / "torch_cnn_digits.py").read_bytes()),
-                      *recipe_imports((RECIPES / "tiny_transformer_text.py").read_bytes())})
+    imports = sorted(
+        {
+            *recipe_imports((RECIPES / "torch_cnn_digits.py").read_bytes()),
+            *recipe_imports((RECIPES / "tiny_transformer_text.py").read_bytes()),
+        }
+    )
     code = textwrap.dedent(f"""
         import importlib, torch
         calls = []
@@ -83,8 +89,13 @@ def test_the_imports_made_ahead_never_call_into_torch_cuda():
                 getattr(loaded, name)
         print(calls, torch.cuda.is_initialized())
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env={"PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    )
     assert "transformers:BertForSequenceClassification" in imports and "torch._dynamo" in imports
     assert out.stdout.strip().splitlines()[-1] == "[] False", out.stderr[-2000:]
 
@@ -116,8 +127,7 @@ def _report(out) -> str:
     return next(line for line in out.log.splitlines() if line.startswith("REPORT "))
 
 
-def test_torch_is_imported_ahead_without_cuda_and_the_recipe_sees_a_cold_process(digits, warm, tmp_path,
-                                                                                  monkeypatch):
+def test_torch_is_imported_ahead_without_cuda_and_the_recipe_sees_a_cold_process(digits, warm, tmp_path, monkeypatch):
     monkeypatch.setenv(WARM_ENV, "0")
     cold = _report(_run(REPORT_PRELOADED, digits, warm, tmp_path=tmp_path))
     monkeypatch.setenv(WARM_ENV, "1")
@@ -202,7 +212,7 @@ def zombie_sandboxes(parent: int) -> list[int]:
                 stat = handle.read()
         except OSError:
             continue
-        comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        comm, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
         if comm == "bwrap" and fields[0] == "Z" and int(fields[1]) == parent:
             found.append(int(entry))
     return found

@@ -29,17 +29,24 @@ SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 
 needs_worker_uid = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("setpriv") is None or not os.path.exists(PYTHON),
-    reason="needs root, setpriv and Debian's python3.11 to run a driver as uid 1000")
+    reason="needs root, setpriv and Debian's python3.11 to run a driver as uid 1000",
+)
 
 
-def run_as_worker(body: str, env: dict | None = None, timeout: float = 300, *, python: str = PYTHON,
-                  uid: int | None = WORKER_UID):
+def run_as_worker(
+    body: str, env: dict | None = None, timeout: float = 300, *, python: str = PYTHON, uid: int | None = WORKER_UID
+):
     """Run `body` (Python; its last printed line is JSON) with `python` as `uid` (None: this
     process's uid); return that value."""
-    script = (f"import json, sys\nsys.path[:0] = [{str(ROOT)!r}, {SITE_PACKAGES!r}]\n"
-              + textwrap.dedent(body))
+    script = f"import json, sys\nsys.path[:0] = [{str(ROOT)!r}, {SITE_PACKAGES!r}]\n" + textwrap.dedent(body)
     as_uid = [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-    out = subprocess.run([*as_uid, python, "-S", "-B", "-c", script], capture_output=True, text=True,
-                         timeout=timeout, env={"PATH": "/usr/bin:/bin", **(env or {})}, cwd="/")
+    out = subprocess.run(
+        [*as_uid, python, "-S", "-B", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
+        cwd="/",
+    )
     assert out.returncode == 0, f"the driver (uid {uid}) failed ({out.returncode}):\n{out.stderr[-4000:]}"
     return json.loads(out.stdout.strip().splitlines()[-1])

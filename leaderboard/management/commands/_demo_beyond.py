@@ -75,13 +75,27 @@ def wine_challenge(host, seed: int, say) -> Challenge:
         say(f"reusing challenge {WINE_SLUG}")
         return existing
     challenge = challenge_create(
-        created_by=host, slug=WINE_SLUG, title="Wine cultivars (13 features)", description=WINE_DESCRIPTION,
-        dataset=DatasetUpload(data=wine_csv(seed), filename="wine.csv", id_column="id", label_column="label",
-                              test_column="is_test"),
-        metric="accuracy", allow_predictions=False, allow_recipes=True, k_runs=5, boo_n=3, master_seed=seed,
-        daily_quota=10, total_quota=100, visibility=Visibility.PUBLIC)
-    say(f"created challenge {WINE_SLUG}: {challenge.dataset.n_train} training rows, "
-        f"{challenge.dataset.n_test} hidden test rows")
+        created_by=host,
+        slug=WINE_SLUG,
+        title="Wine cultivars (13 features)",
+        description=WINE_DESCRIPTION,
+        dataset=DatasetUpload(
+            data=wine_csv(seed), filename="wine.csv", id_column="id", label_column="label", test_column="is_test"
+        ),
+        metric="accuracy",
+        allow_predictions=False,
+        allow_recipes=True,
+        k_runs=5,
+        boo_n=3,
+        master_seed=seed,
+        daily_quota=10,
+        total_quota=100,
+        visibility=Visibility.PUBLIC,
+    )
+    say(
+        f"created challenge {WINE_SLUG}: {challenge.dataset.n_train} training rows, "
+        f"{challenge.dataset.n_test} hidden test rows"
+    )
     return challenge
 
 
@@ -90,15 +104,21 @@ def suite(host, challenges: list[Challenge], say) -> Suite:
     if existing is not None:
         say(f"reusing suite {SUITE_SLUG}")
         return existing
-    made = suite_create(created_by=host, slug=SUITE_SLUG, title="Small tabular classification", challenges=challenges,
-                        description="Two small classification tasks; the recipes are aggregated across both.")
+    made = suite_create(
+        created_by=host,
+        slug=SUITE_SLUG,
+        title="Small tabular classification",
+        challenges=challenges,
+        description="Two small classification tasks; the recipes are aggregated across both.",
+    )
     say(f"created suite {SUITE_SLUG} of {', '.join(c.slug for c in challenges)}")
     return made
 
 
 def variance_study(challenge: Challenge, host, say) -> VarianceStudy | None:
-    entry = Submission.objects.filter(challenge=challenge, kind="recipe", method_name="Logistic regression (recipe)",
-                                      team__name="alice").first()
+    entry = Submission.objects.filter(
+        challenge=challenge, kind="recipe", method_name="Logistic regression (recipe)", team__name="alice"
+    ).first()
     if entry is None:
         say("skipping the variance study: no logistic-regression recipe entry")
         return None
@@ -107,8 +127,10 @@ def variance_study(challenge: Challenge, host, say) -> VarianceStudy | None:
         say(f"reusing the variance study of {entry.method_name!r}")
         return existing
     study = variance_study_create(submission=entry, user=host, k_runs=STUDY_K, sources=STUDY_SOURCES)
-    say(f"started a variance study of {entry.method_name!r}: {study.runs.count()} runs "
-        f"({', '.join(STUDY_SOURCES)} one at a time, then jointly)")
+    say(
+        f"started a variance study of {entry.method_name!r}: {study.runs.count()} runs "
+        f"({', '.join(STUDY_SOURCES)} one at a time, then jointly)"
+    )
     return study
 
 
@@ -120,17 +142,32 @@ def imported_results(host, say) -> Challenge | None:
     if existing is not None:
         say(f"reusing challenge {IMPORTED_SLUG}")
         return existing
-    challenge = challenge_create_results_only(created_by=host, slug=IMPORTED_SLUG,
-                                              title="Imported results: digit classifiers",
-                                              description=IMPORTED_DESCRIPTION, metric="accuracy")
+    challenge = challenge_create_results_only(
+        created_by=host,
+        slug=IMPORTED_SLUG,
+        title="Imported results: digit classifiers",
+        description=IMPORTED_DESCRIPTION,
+        metric="accuracy",
+    )
     instances = (IMPORTS_DIR / "instances.txt").read_text().split()
-    common = dict(challenge=challenge, user=host, team_name="scikit-learn baselines",
-                  source=EntryProvenance.Source.SELF_REPORTED, link="https://scikit-learn.org/")
-    for name, model, format in (("digits_models.csv", None, "csv"), ("samples_svm.jsonl", "SVM, RBF kernel",
-                                                                      "lm-eval-jsonl"),
-                                ("solved_tree.json", "Decision tree", "solved-ids")):
-        results_import_create(files=[ImportFile(name, (IMPORTS_DIR / name).read_bytes(), model)], format=format,
-                              instances=instances, **common)
+    common = dict(
+        challenge=challenge,
+        user=host,
+        team_name="scikit-learn baselines",
+        source=EntryProvenance.Source.SELF_REPORTED,
+        link="https://scikit-learn.org/",
+    )
+    for name, model, format in (
+        ("digits_models.csv", None, "csv"),
+        ("samples_svm.jsonl", "SVM, RBF kernel", "lm-eval-jsonl"),
+        ("solved_tree.json", "Decision tree", "solved-ids"),
+    ):
+        results_import_create(
+            files=[ImportFile(name, (IMPORTS_DIR / name).read_bytes(), model)],
+            format=format,
+            instances=instances,
+            **common,
+        )
     say(f"created challenge {IMPORTED_SLUG} with 4 imported models on {len(instances)} instances")
     return challenge
 
@@ -154,6 +191,8 @@ def wait_for_study(study: VarianceStudy | None, timeout: float, say) -> None:
         if study.status in (VarianceStudy.Status.DONE, VarianceStudy.Status.FAILED):
             return
         if time.monotonic() >= deadline:
-            raise CommandError(f"timed out waiting for the variance study ({line}). Is a Celery worker running on "
-                               "the cpu queue? Start one with `python3 dev.py worker`.")
+            raise CommandError(
+                f"timed out waiting for the variance study ({line}). Is a Celery worker running on "
+                "the cpu queue? Start one with `python3 dev.py worker`."
+            )
         time.sleep(2)

@@ -68,8 +68,15 @@ SEED = 2026
 RECIPES_DIR = settings.BASE_DIR / "examples" / "recipes"
 # A copy of ../shared/data/boon-runs (Apache-2.0, IBM 2018) ships in the repository.
 BOON_DIR = settings.BASE_DIR / "examples" / "data" / "boon-runs"
-HOST_PERMISSIONS = ["add_challenge", "change_challenge", "view_challenge", "view_dataset", "view_submission",
-                    "view_run", "view_report"]
+HOST_PERMISSIONS = [
+    "add_challenge",
+    "change_challenge",
+    "view_challenge",
+    "view_dataset",
+    "view_submission",
+    "view_run",
+    "view_report",
+]
 
 DIGITS_DESCRIPTION = """\
 Classify 8×8 images of handwritten digits (0–9). Each row is one image: 64 pixel intensities \
@@ -88,7 +95,7 @@ BOON_CHALLENGES = [
         "title": "Published runs: ResNet-32 on CIFAR-100",
         "method_name": "ResNet-32 (74 published runs)",
         "what": "ResNet-32 on CIFAR-100 with fixed hyperparameters; runs differ by random initialisation and "
-                "data shuffling. The paper reports a mean test accuracy of 68.41 % (sd 0.67 %).",
+        "data shuffling. The paper reports a mean test accuracy of 68.41 % (sd 0.67 %).",
     },
     {
         "slug": "boon-asreader-cbt-cn",
@@ -96,12 +103,14 @@ BOON_CHALLENGES = [
         "title": "Published runs: AS Reader on CBT common nouns",
         "method_name": "AS Reader (370 published runs)",
         "what": "The Attention Sum Reader on the Children's Book Test (common nouns) with fixed "
-                "hyperparameters. Many runs share a validation accuracy (ties). The paper reports a mean "
-                "test accuracy of 63.16 % (sd 0.94 %).",
+        "hyperparameters. Many runs share a validation accuracy (ties). The paper reports a mean "
+        "test accuracy of 63.16 % (sd 0.94 %).",
     },
 ]
-BOON_CITATION = ("Bajgar, Kadlec & Kleindienst (2018), A Boo(n) for Evaluating Architecture Performance, ICML; "
-                 "per-run results released in obajgar/boon (Apache-2.0, IBM 2018).")
+BOON_CITATION = (
+    "Bajgar, Kadlec & Kleindienst (2018), A Boo(n) for Evaluating Architecture Performance, ICML; "
+    "per-run results released in obajgar/boon (Apache-2.0, IBM 2018)."
+)
 BOON_LINK = "https://github.com/obajgar/boon"
 BOON_SOURCE = """\
 
@@ -118,13 +127,24 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--wait", action="store_true", help="wait until every demo submission has ended")
         parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait with --wait (600)")
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000",
-                            help="where the site will be served, for the printed links")
-        parser.add_argument("--no-recipes", action="store_true",
-                            help="submit no recipe entries (for a machine whose workers cannot sandbox recipes)")
+        parser.add_argument(
+            "--base-url", default="http://127.0.0.1:8000", help="where the site will be served, for the printed links"
+        )
+        parser.add_argument(
+            "--no-recipes",
+            action="store_true",
+            help="submit no recipe entries (for a machine whose workers cannot sandbox recipes)",
+        )
 
-    def handle(self, *args, wait: bool = False, timeout: float = 600.0, base_url: str = "http://127.0.0.1:8000",
-               no_recipes: bool = False, **options):
+    def handle(
+        self,
+        *args,
+        wait: bool = False,
+        timeout: float = 600.0,
+        base_url: str = "http://127.0.0.1:8000",
+        no_recipes: bool = False,
+        **options,
+    ):
         base_url = base_url.rstrip("/")
         users = {name: self._user(name, staff=name == "host") for name in ("host", "alice", "bob")}
         challenge = self._digits_challenge(users["host"])
@@ -152,24 +172,27 @@ class Command(BaseCommand):
                 beyond.wait_for_study(study, timeout - (time.monotonic() - started), self.stdout.write)
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Demo ready: {base_url}/c/{DIGITS_SLUG}/"))
-        self.stdout.write(f"Also: the suite {base_url}/suites/{beyond.SUITE_SLUG}/, the variance studies "
-                          f"{base_url}/c/{DIGITS_SLUG}/variance-studies/ and imported results "
-                          f"{base_url}/c/{beyond.IMPORTED_SLUG}/.")
-        self.stdout.write(f"Log in as host, alice or bob with the password {PASSWORD!r} "
-                          f"(host may also use {base_url}/admin/).")
+        self.stdout.write(
+            f"Also: the suite {base_url}/suites/{beyond.SUITE_SLUG}/, the variance studies "
+            f"{base_url}/c/{DIGITS_SLUG}/variance-studies/ and imported results "
+            f"{base_url}/c/{beyond.IMPORTED_SLUG}/."
+        )
+        self.stdout.write(
+            f"Log in as host, alice or bob with the password {PASSWORD!r} (host may also use {base_url}/admin/)."
+        )
 
     # ------------------------------------------------------------------ users
 
     def _user(self, username: str, *, staff: bool):
         User = get_user_model()
-        user, created = User.objects.get_or_create(username=username,
-                                                   defaults={"email": f"{username}@example.org"})
+        user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@example.org"})
         user.set_password(PASSWORD)
         user.is_staff = user.is_staff or staff
         user.save()
         if staff:
-            user.user_permissions.add(*Permission.objects.filter(content_type__app_label="leaderboard",
-                                                                  codename__in=HOST_PERMISSIONS))
+            user.user_permissions.add(
+                *Permission.objects.filter(content_type__app_label="leaderboard", codename__in=HOST_PERMISSIONS)
+            )
         team_personal_for(user=user)
         self.stdout.write(f"{'created' if created else 'reusing'} user {username} (password {PASSWORD})")
         return user
@@ -183,17 +206,36 @@ class Command(BaseCommand):
             self.stdout.write(f"reusing challenge {DIGITS_SLUG}")
             return existing
         challenge = challenge_create(
-            created_by=host, slug=DIGITS_SLUG,
-            dataset=DatasetUpload(data=digits_csv(), filename="digits.csv", id_column="id", label_column="label",
-                                  test_column="is_test"),
-            title="Handwritten digits (8×8)", description=DIGITS_DESCRIPTION, metric="accuracy",
-            allow_predictions=True, allow_recipes=True, k_runs=10, boo_n=3, master_seed=SEED,
-            daily_quota=10, total_quota=100, visibility=Visibility.PUBLIC, public_fraction=0.5,
-            rules="Predict from the published inputs only; one account per person.")
-        phase_update(phase=challenge.phases.get(), user=host, name="development", test_rows=TestRows.PUBLIC,
-                     opens_at=timezone.now() - timezone.timedelta(days=14))
-        self.stdout.write(f"created challenge {DIGITS_SLUG}: {challenge.dataset.n_train} training rows, "
-                          f"{challenge.dataset.n_test} hidden test rows (half on the private board)")
+            created_by=host,
+            slug=DIGITS_SLUG,
+            dataset=DatasetUpload(
+                data=digits_csv(), filename="digits.csv", id_column="id", label_column="label", test_column="is_test"
+            ),
+            title="Handwritten digits (8×8)",
+            description=DIGITS_DESCRIPTION,
+            metric="accuracy",
+            allow_predictions=True,
+            allow_recipes=True,
+            k_runs=10,
+            boo_n=3,
+            master_seed=SEED,
+            daily_quota=10,
+            total_quota=100,
+            visibility=Visibility.PUBLIC,
+            public_fraction=0.5,
+            rules="Predict from the published inputs only; one account per person.",
+        )
+        phase_update(
+            phase=challenge.phases.get(),
+            user=host,
+            name="development",
+            test_rows=TestRows.PUBLIC,
+            opens_at=timezone.now() - timezone.timedelta(days=14),
+        )
+        self.stdout.write(
+            f"created challenge {DIGITS_SLUG}: {challenge.dataset.n_train} training rows, "
+            f"{challenge.dataset.n_test} hidden test rows (half on the private board)"
+        )
         return challenge
 
     def _start_final_phase(self, challenge: Challenge, host) -> None:
@@ -202,8 +244,17 @@ class Command(BaseCommand):
             return
         now = timezone.now()
         phase_update(phase=challenge.phases.get(name="development"), user=host, closes_at=now)
-        phase_create(challenge=challenge, user=host, name="final", order=1, opens_at=now, daily_quota=10,
-                     total_quota=100, test_rows=TestRows.ALL, auto_reveal=True)
+        phase_create(
+            challenge=challenge,
+            user=host,
+            name="final",
+            order=1,
+            opens_at=now,
+            daily_quota=10,
+            total_quota=100,
+            test_rows=TestRows.ALL,
+            auto_reveal=True,
+        )
         self.stdout.write("closed the development phase; the final phase is open")
 
     def _submit_once(self, challenge: Challenge, user, method_name: str, create, version: int = 1) -> None:
@@ -213,34 +264,71 @@ class Command(BaseCommand):
             self.stdout.write(f"reusing {user.username}'s entry {method_name!r}{suffix}")
             return
         submission = create(team)
-        self.stdout.write(f"{user.username} submitted {method_name!r} ({submission.get_kind_display().lower()}, "
-                          f"{submission.runs_expected} run{'s' if submission.runs_expected != 1 else ''})")
+        self.stdout.write(
+            f"{user.username} submitted {method_name!r} ({submission.get_kind_display().lower()}, "
+            f"{submission.runs_expected} run{'s' if submission.runs_expected != 1 else ''})"
+        )
 
     def _prediction_entries(self, challenge: Challenge, *, alice, bob, host) -> None:
         baselines = DigitsBaselines(challenge)
-        logreg = ("Logistic regression (5 seeds)",
-                  "L2 logistic regression on pixels/16, each seed fitted on its own random 80 % of the training rows.")
-        development = [(alice, *logreg, 1, lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed))
-                                                    for seed in range(5)])]
+        logreg = (
+            "Logistic regression (5 seeds)",
+            "L2 logistic regression on pixels/16, each seed fitted on its own random 80 % of the training rows.",
+        )
+        development = [
+            (
+                alice,
+                *logreg,
+                1,
+                lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed)) for seed in range(5)],
+            )
+        ]
         final = [
-            (alice, *logreg, 2, lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed))
-                                         for seed in range(5, 10)]),
-            (bob, "3-nearest neighbours", "k-NN (k = 3, Euclidean) on the raw pixels.", 1,
-             lambda: [("knn3.csv", baselines.nearest_neighbours(3))]),
-            (bob, "Majority class", "Predicts the most frequent training class for every image.", 1,
-             lambda: [("majority.csv", baselines.majority())]),
-            (bob, "Probed public labels", "Right on exactly the public board's rows, as if their labels had been "
-             "mined from exact public scores; the majority class elsewhere. The private board shows what it is "
-             "worth.", 1, lambda: [("probed.csv", baselines.probed())]),
+            (
+                alice,
+                *logreg,
+                2,
+                lambda: [(f"logreg-seed{seed}.csv", baselines.logistic_regression(seed)) for seed in range(5, 10)],
+            ),
+            (
+                bob,
+                "3-nearest neighbours",
+                "k-NN (k = 3, Euclidean) on the raw pixels.",
+                1,
+                lambda: [("knn3.csv", baselines.nearest_neighbours(3))],
+            ),
+            (
+                bob,
+                "Majority class",
+                "Predicts the most frequent training class for every image.",
+                1,
+                lambda: [("majority.csv", baselines.majority())],
+            ),
+            (
+                bob,
+                "Probed public labels",
+                "Right on exactly the public board's rows, as if their labels had been "
+                "mined from exact public scores; the majority class elsewhere. The private board shows what it is "
+                "worth.",
+                1,
+                lambda: [("probed.csv", baselines.probed())],
+            ),
         ]
         for phase_entries in (development, final):
             if phase_entries is final:
                 self._start_final_phase(challenge, host)
             for user, method_name, description, version, make_files in phase_entries:
+
                 def create(team, user=user, method_name=method_name, description=description, make_files=make_files):
                     files = [UploadedFile(name=name, data=data) for name, data in make_files()]
-                    return submission_create_predictions(challenge=challenge, user=user, method_name=method_name,
-                                                         description=description, files=files, team_id=team.pk)
+                    return submission_create_predictions(
+                        challenge=challenge,
+                        user=user,
+                        method_name=method_name,
+                        description=description,
+                        files=files,
+                        team_id=team.pk,
+                    )
 
                 self._submit_once(challenge, user, method_name, create, version)
 
@@ -249,8 +337,10 @@ class Command(BaseCommand):
         if not first.exists():
             self.stdout.write(self.style.WARNING(f"skipping recipe entries: no {first}"))
             return
-        entries = [(alice, "logistic_regression.py", "Logistic regression (recipe)"),
-                   (bob, "torch_mlp.py", "MLP in PyTorch (recipe)")]
+        entries = [
+            (alice, "logistic_regression.py", "Logistic regression (recipe)"),
+            (bob, "torch_mlp.py", "MLP in PyTorch (recipe)"),
+        ]
         for user, filename, method_name in entries:
             path = RECIPES_DIR / filename
             if not path.exists():
@@ -259,9 +349,14 @@ class Command(BaseCommand):
 
             def create(team, user=user, path=path, method_name=method_name):
                 return submission_create_recipe(
-                    challenge=challenge, user=user, method_name=method_name, team_id=team.pk,
+                    challenge=challenge,
+                    user=user,
+                    method_name=method_name,
+                    team_id=team.pk,
                     description=f"examples/recipes/{path.name}, retrained by the server k times.",
-                    recipe=UploadedFile(name=path.name, data=path.read_bytes()), hyperparameters={})
+                    recipe=UploadedFile(name=path.name, data=path.read_bytes()),
+                    hyperparameters={},
+                )
 
             self._submit_once(challenge, user, method_name, create)
 
@@ -289,32 +384,67 @@ class Command(BaseCommand):
         now = timezone.now()
         with transaction.atomic():
             challenge = Challenge.objects.create(
-                slug=spec["slug"], title=spec["title"], description=spec["what"] + "\n" + BOON_SOURCE,
-                created_by=host, metric="accuracy", higher_is_better=True, allow_predictions=False,
-                allow_recipes=True, k_runs=len(runs), boo_n=5, split_scheme=SplitScheme.FIXED,
-                randomize_sources=["init", "data_order"], visibility=Visibility.PUBLIC)
+                slug=spec["slug"],
+                title=spec["title"],
+                description=spec["what"] + "\n" + BOON_SOURCE,
+                created_by=host,
+                metric="accuracy",
+                higher_is_better=True,
+                allow_predictions=False,
+                allow_recipes=True,
+                k_runs=len(runs),
+                boo_n=5,
+                split_scheme=SplitScheme.FIXED,
+                randomize_sources=["init", "data_order"],
+                visibility=Visibility.PUBLIC,
+            )
             challenge.hosts.add(host)
-            phase_default(challenge=challenge, opens_at=datetime(2018, 7, 10, tzinfo=UTC),
-                          closes_at=datetime(2018, 7, 15, tzinfo=UTC))
+            phase_default(
+                challenge=challenge,
+                opens_at=datetime(2018, 7, 10, tzinfo=UTC),
+                closes_at=datetime(2018, 7, 15, tzinfo=UTC),
+            )
             team, _ = Team.objects.get_or_create(name="Bajgar, Kadlec & Kleindienst (2018)")
             submission = Submission.objects.create(
-                challenge=challenge, team=team, submitted_by=host, kind=SubmissionKind.RECIPE,
-                method_name=spec["method_name"], status=SubmissionStatus.SCORED, runs_expected=len(runs),
-                counts_toward_quota=False, started_at=now, finished_at=now,
-                description=f"Imported from {spec['file']} (published runs; not run on this server).")
-            Run.objects.bulk_create([
-                Run(submission=submission, index=index, seeds={"published_run": run_id}, split_id="published",
-                    status=RunStatus.SUCCEEDED, valid_score=valid, test_score=test, device="published",
-                    started_at=now, finished_at=now)
-                for index, (run_id, valid, test) in enumerate(runs)])
+                challenge=challenge,
+                team=team,
+                submitted_by=host,
+                kind=SubmissionKind.RECIPE,
+                method_name=spec["method_name"],
+                status=SubmissionStatus.SCORED,
+                runs_expected=len(runs),
+                counts_toward_quota=False,
+                started_at=now,
+                finished_at=now,
+                description=f"Imported from {spec['file']} (published runs; not run on this server).",
+            )
+            Run.objects.bulk_create(
+                [
+                    Run(
+                        submission=submission,
+                        index=index,
+                        seeds={"published_run": run_id},
+                        split_id="published",
+                        status=RunStatus.SUCCEEDED,
+                        valid_score=valid,
+                        test_score=test,
+                        device="published",
+                        started_at=now,
+                        finished_at=now,
+                    )
+                    for index, (run_id, valid, test) in enumerate(runs)
+                ]
+            )
             self._cite_published([submission])
 
     @staticmethod
     def _cite_published(submissions) -> None:
         """Mark the imported entries as published runs with their citation (idempotent: older demos get it too)."""
         for submission in submissions:
-            _, created = EntryProvenance.objects.get_or_create(submission=submission, defaults={
-                "source": EntryProvenance.Source.PUBLISHED, "link": BOON_LINK, "note": BOON_CITATION})
+            _, created = EntryProvenance.objects.get_or_create(
+                submission=submission,
+                defaults={"source": EntryProvenance.Source.PUBLISHED, "link": BOON_LINK, "note": BOON_CITATION},
+            )
             if created:  # the cached report carries each entry's provenance
                 report_request(challenge_id=submission.challenge_id)
 
@@ -324,32 +454,41 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout
         last = None
         while True:
-            submissions = (Submission.objects.filter(challenge__in=challenges)
-                           .annotate(ended=Count("runs", filter=Q(runs__status__in=(RunStatus.SUCCEEDED,
-                                                                                     RunStatus.FAILED))),
-                                     total=Count("runs")))
+            submissions = Submission.objects.filter(challenge__in=challenges).annotate(
+                ended=Count("runs", filter=Q(runs__status__in=(RunStatus.SUCCEEDED, RunStatus.FAILED))),
+                total=Count("runs"),
+            )
             rows = list(submissions.values("pk", "method_name", "status", "ended", "total"))
             scored = sum(r["status"] == SubmissionStatus.SCORED for r in rows)
             failed = sum(r["status"] == SubmissionStatus.FAILED for r in rows)
-            line = (f"scored {scored}/{len(rows)} submissions, {sum(r['ended'] for r in rows)}/"
-                    f"{sum(r['total'] for r in rows)} runs" + (f", {failed} failed" if failed else ""))
+            line = (
+                f"scored {scored}/{len(rows)} submissions, {sum(r['ended'] for r in rows)}/"
+                f"{sum(r['total'] for r in rows)} runs" + (f", {failed} failed" if failed else "")
+            )
             if line != last:
                 self.stdout.write(line)
                 last = line
             pending = [r for r in rows if r["status"] not in SUBMISSION_ENDED]
             if not pending:
                 if failed:
-                    self.stdout.write(self.style.WARNING(
-                        f"{failed} submission(s) failed; their pages show why: "
-                        + ", ".join(f"/submissions/{r['pk']}/" for r in rows
-                                    if r["status"] == SubmissionStatus.FAILED)))
+                    self.stdout.write(
+                        self.style.WARNING(
+                            f"{failed} submission(s) failed; their pages show why: "
+                            + ", ".join(
+                                f"/submissions/{r['pk']}/" for r in rows if r["status"] == SubmissionStatus.FAILED
+                            )
+                        )
+                    )
                 return
             if time.monotonic() >= deadline:
-                still = "; ".join(f"{r['method_name']!r} ({r['status']}, {r['ended']}/{r['total']} runs)"
-                                  for r in pending)
-                raise CommandError(f"timed out after {timeout:.0f} s; still waiting for: {still}. Is a Celery "
-                                   "worker running on the scoring and cpu queues? Start one with "
-                                   "`python3 dev.py worker`.")
+                still = "; ".join(
+                    f"{r['method_name']!r} ({r['status']}, {r['ended']}/{r['total']} runs)" for r in pending
+                )
+                raise CommandError(
+                    f"timed out after {timeout:.0f} s; still waiting for: {still}. Is a Celery "
+                    "worker running on the scoring and cpu queues? Start one with "
+                    "`python3 dev.py worker`."
+                )
             time.sleep(2)
 
 

@@ -18,15 +18,18 @@ class Command(BaseCommand):
     help = "Exit with status 1 unless a janitor pass ended within --max-age seconds."
 
     def add_arguments(self, parser):
-        parser.add_argument("--max-age", type=float, default=None,
-                            help="seconds (default: 3 x VARBOARD_JANITOR_INTERVAL_S + 60)")
+        parser.add_argument(
+            "--max-age", type=float, default=None, help="seconds (default: 3 x VARBOARD_JANITOR_INTERVAL_S + 60)"
+        )
 
     def handle(self, *args, max_age=None, **options):
         limit = max_age if max_age is not None else 3 * settings.VARBOARD["JANITOR_INTERVAL_S"] + 60
         age = janitor_last_pass_age()
         if age is None:
-            raise CommandError("no janitor pass is recorded in the cache: is beat running, and a worker on the "
-                               "scoring queue, with the same CACHE_URL?")
+            raise CommandError(
+                "no janitor pass is recorded in the cache: is beat running, and a worker on the "
+                "scoring queue, with the same CACHE_URL?"
+            )
         if age > limit:
             raise CommandError(f"the last janitor pass ended {age:.0f} s ago (limit {limit:.0f} s)")
         self.stdout.write(f"the last janitor pass ended {age:.0f} s ago")
