@@ -258,13 +258,13 @@ def pick_team(teams: list[dict], ref: str, what: str = "team") -> dict:
 
 
 def my_teams(client: Client) -> list[dict]:
-    return client.request("GET", "/api/teams/")
+    return client.pages("/api/teams/")
 
 
 def invitations_to_me(client: Client, teams: list[dict]) -> list[dict]:
     """Pending invitations to you: those of teams you are not in (your teams' own are to others)."""
     mine = {t["id"] for t in teams}
-    return [i for i in client.request("GET", "/api/invitations/?status=pending") if i["team_id"] not in mine]
+    return [i for i in client.pages("/api/invitations/?status=pending") if i["team_id"] not in mine]
 
 
 def cmd_teams(client: Client, args) -> None:

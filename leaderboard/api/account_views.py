@@ -12,6 +12,7 @@ from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +30,7 @@ from ..services.teams import (
     team_personal_for,
 )
 from ..services.webhooks import webhook_create, webhook_delete
+from .paging import page_of
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -90,12 +92,13 @@ class TeamListView(APIView):
     """``GET /api/teams/``: your teams; ``POST``: create one (you are its first member)."""
 
     permission_classes = [IsAuthenticated]
+    pagination_class = LimitOffsetPagination
 
     @extend_schema(responses=TeamSerializer(many=True))
     def get(self, request):
         """Your teams, your personal team first."""
         team_personal_for(user=request.user)
-        return Response(TeamSerializer(_teams(request.user).order_by("-is_personal", "name"), many=True).data)
+        return page_of(self, request, _teams(request.user).order_by("-is_personal", "name"), TeamSerializer)
 
     @extend_schema(request=TeamSerializer, responses={201: TeamSerializer})
     def post(self, request):
@@ -140,13 +143,14 @@ class InvitationListView(APIView):
     """``GET /api/invitations/``: invitations to you and those your teams sent (``?status=pending``)."""
 
     permission_classes = [IsAuthenticated]
+    pagination_class = LimitOffsetPagination
 
     @extend_schema(responses=InvitationSerializer(many=True))
     def get(self, request):
         invitations = team_invitations_visible(user=request.user).order_by("-created")
         if request.query_params.get("status"):
             invitations = invitations.filter(status=request.query_params["status"])
-        return Response(InvitationSerializer(invitations[:200], many=True).data)
+        return page_of(self, request, invitations, InvitationSerializer)
 
 
 class InvitationActionView(APIView):
@@ -195,11 +199,12 @@ class WebhookListView(APIView):
     """``GET /api/challenges/{slug}/webhooks/``: the challenge's webhooks (hosts); ``POST``: register a URL."""
 
     permission_classes = [IsAuthenticated]
+    pagination_class = LimitOffsetPagination
 
     @extend_schema(responses=WebhookSerializer(many=True))
     def get(self, request, slug: str):
         """The challenge's webhooks (its hosts only)."""
-        return Response(WebhookSerializer(_hosted(request, slug).webhooks.all(), many=True).data)
+        return page_of(self, request, _hosted(request, slug).webhooks.all(), WebhookSerializer)
 
     @extend_schema(request=WebhookSerializer, responses={201: WebhookSerializer})
     def post(self, request, slug: str):
@@ -210,16 +215,16 @@ class WebhookListView(APIView):
 
 
 class WebhookDetailView(APIView):
-    """``GET /api/challenges/{slug}/webhooks/{id}/``: its recent deliveries; ``DELETE``: remove it."""
+    """``GET /api/challenges/{slug}/webhooks/{id}/``: its deliveries, latest first; ``DELETE``: remove it."""
 
     permission_classes = [IsAuthenticated]
+    pagination_class = LimitOffsetPagination
 
     @extend_schema(responses=DeliverySerializer(many=True), operation_id="challenges_webhooks_deliveries")
     def get(self, request, slug: str, pk: int):
         """A webhook and its recent deliveries (the challenge's hosts only)."""
         webhook = get_object_or_404(_hosted(request, slug).webhooks, pk=pk)
-        deliveries = webhook.deliveries.select_related("event")[:100]
-        return Response(DeliverySerializer(deliveries, many=True).data)
+        return page_of(self, request, webhook.deliveries.select_related("event"), DeliverySerializer)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, slug: str, pk: int):

@@ -6,12 +6,14 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed, Throttled
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..services.accounts import token_create, token_list, token_revoke
 from ..throttles import FailedLoginThrottle
+from .paging import page_of
 from .schema import error_responses
 from .serializers import LoginSerializer, TokenSerializer
 
@@ -61,11 +63,12 @@ class TokenListView(APIView):
     """``GET /api/auth/tokens/``: your tokens; ``POST``: a new one (its secret is shown once)."""
 
     permission_classes = [IsAuthenticated]
+    pagination_class = LimitOffsetPagination
 
     @extend_schema(responses=TokenSerializer(many=True))
     def get(self, request):
         """Your API tokens (their secrets are never shown again)."""
-        return Response(TokenSerializer(token_list(user=request.user), many=True).data)
+        return page_of(self, request, token_list(user=request.user), TokenSerializer)
 
     @extend_schema(request=None, responses={201: TOKEN_RESPONSE})
     def post(self, request):

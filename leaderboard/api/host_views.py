@@ -27,6 +27,7 @@ from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
 from ..uploads import read_dataset_upload, read_upload
+from .paging import page_of
 from .schema import error_responses
 from .serializers import (
     AuditEntrySerializer,
@@ -72,13 +73,12 @@ class ChallengeHostActions:
         methods=["get", "post"],
         permission_classes=[IsAuthenticatedOrReadOnly],
         parser_classes=[JSONParser, FormParser, MultiPartParser],
-        pagination_class=None,
         filter_backends=[],
     )
     def phases(self, request, slug=None):
         challenge = self.get_object()
         if request.method == "GET":
-            return Response(PhaseSerializer(challenge.phases.all(), many=True).data)
+            return page_of(self, request, challenge.phases.all(), PhaseSerializer)
         incoming = PhaseSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         phase = phase_create(challenge=challenge, user=request.user, **incoming.validated_data)
@@ -113,13 +113,11 @@ class ChallengeHostActions:
         return Response(RegistrationSerializer(registration).data)
 
     @extend_schema(responses=RegistrationSerializer(many=True), description="Registrations (hosts).")
-    @action(
-        detail=True, methods=["get"], permission_classes=[IsAuthenticated], pagination_class=None, filter_backends=[]
-    )
+    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated], filter_backends=[])
     def registrations(self, request, slug=None):
         challenge = self._hosted(request)
-        rows = challenge.registrations.select_related("user", "decided_by")
-        return Response(RegistrationSerializer(rows, many=True).data)
+        rows = challenge.registrations.select_related("user", "decided_by").order_by("created", "pk")
+        return page_of(self, request, rows, RegistrationSerializer)
 
     @extend_schema(
         request=DecideSerializer,

@@ -134,7 +134,7 @@ def test_the_worker_never_connects_to_loopback_for_the_attack_urls(redis_server,
         wait_for(lambda: WebhookDelivery.objects.filter(status="failed").count() == 2, timeout=90, message=worker.tail)
         listed = {}
         for webhook in Webhook.objects.all():
-            (row,) = client.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()
+            (row,) = client.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()["results"]
             listed[webhook.url] = row["last_error"]
         assert listed == {attack: "URL not allowed", f"http://localhost:{listener.port}/": "address not allowed"}
         assert listener.connections() == 0

@@ -34,7 +34,7 @@ def test_tokens_are_stored_hashed_expire_and_work_with_the_token_keyword(alice):
         assert all(token not in row for row in cursor.fetchall())
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    listed = client.get("/api/auth/tokens/").json()
+    listed = client.get("/api/auth/tokens/").json()["results"]
     assert [row["token_key"] for row in listed] == [stored.token_key]
     assert client.delete(f"/api/auth/tokens/{stored.token_key}/").status_code == 204
     assert client.get("/api/auth/tokens/").status_code == 401  # revoked: the token no longer authenticates

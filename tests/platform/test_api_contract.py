@@ -63,13 +63,15 @@ def test_every_operation_declares_its_errors_in_the_one_error_shape():
             assert schema == {"$ref": ERROR_SCHEMA}, (method, path, code)
 
 
-def test_every_list_is_paginated_in_one_shape_or_declared_as_the_array_it_is():
-    paginated = set()
+def test_every_list_is_paginated_in_one_shape():
+    paginated, bare = set(), []
     for method, path, operation in operations():
         if method != "GET":
             continue
         schema = operation["responses"]["200"].get("content", {}).get("application/json", {}).get("schema", {})
         shape = resolve(schema)
+        if shape.get("type") == "array":
+            bare.append(path)
         if "results" in shape.get("properties", {}):
             assert set(shape["properties"]) == {"count", "next", "previous", "results"}, path
             assert {"limit", "offset"} <= {p["name"] for p in operation.get("parameters", [])}, path
@@ -82,8 +84,17 @@ def test_every_list_is_paginated_in_one_shape_or_declared_as_the_array_it_is():
         "/api/challenges/{slug}/variance-studies/",
         "/api/challenges/{slug}/imports/",
     } <= paginated
-    phases = operation_for("GET", "/api/challenges/x/phases/")[1]["responses"]["200"]["content"]
-    assert phases["application/json"]["schema"]["type"] == "array"  # the bare array it returns
+    assert bare == []  # no list is a bare array: teams, invitations, tokens, phases, registrations,
+    # webhooks and deliveries too (issue 25)
+    assert {
+        "/api/teams/",
+        "/api/invitations/",
+        "/api/auth/tokens/",
+        "/api/challenges/{slug}/phases/",
+        "/api/challenges/{slug}/registrations/",
+        "/api/challenges/{slug}/webhooks/",
+        "/api/challenges/{slug}/webhooks/{id}/",
+    } <= paginated
 
 
 def test_no_field_of_a_response_is_left_untyped():
@@ -184,3 +195,19 @@ def challenge(host):
 @pytest.fixture
 def host():
     return make_user("contract-host")
+
+
+def test_a_second_generator_s_models_parse_the_responses_and_catch_a_wrong_type(challenge):
+    """datamodel-code-generator makes a pydantic model of every component; each response is parsed by its model."""
+    from tests.api_contract import api_schema, generated_models, model_problems
+
+    models = generated_models()
+    missing = [name for name in api_schema()["components"]["schemas"] if not hasattr(models, name)]
+    assert missing == []
+    body = APIClient().get(f"/api/challenges/{challenge[0].slug}/").json()
+    ref = {"$ref": "#/components/schemas/Challenge"}
+    assert model_problems(ref, body) == []
+    assert "k_runs" in model_problems(ref, {**body, "k_runs": "five"})[0]
+    assert "in_force" in model_problems(ref, {**body, "in_force": {"open": "maybe"}})[0]
+    listed = APIClient().get("/api/challenges/").json()
+    assert model_problems({"$ref": "#/components/schemas/PaginatedChallengeList"}, listed) == []

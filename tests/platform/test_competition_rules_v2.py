@@ -115,7 +115,7 @@ def test_the_reveal_ends_every_open_phase_and_later_submissions_are_refused(host
     assert client_for(alice).post(f"/api/challenges/{challenge.slug}/reveal/").status_code == 403
     revealed = client_for(host).post(f"/api/challenges/{challenge.slug}/reveal/")
     assert revealed.status_code == 200, revealed.content
-    phases = client_for(host).get(f"/api/challenges/{challenge.slug}/phases/").json()
+    phases = client_for(host).get(f"/api/challenges/{challenge.slug}/phases/").json()["results"]
     phases = phases["results"] if isinstance(phases, dict) else phases
     assert phases and all(p["closes_at"] for p in phases)
     after = post_predictions(contestant, challenge, split_predictions(challenge, 1.0, 1.0), name="after reveal")
@@ -237,7 +237,7 @@ def test_a_person_takes_part_in_a_challenge_with_one_team_only(host, alice):
     accept = me.post(f"/api/invitations/{invited.json()['id']}/accept/")
     assert accept.status_code == 403, accept.content
     assert "one team per challenge" in accept.json()["detail"]
-    assert [t["name"] for t in me.get("/api/teams/").json() if t["name"] == "bobs"] == []
+    assert [t["name"] for t in me.get("/api/teams/").json()["results"] if t["name"] == "bobs"] == []
     # a team whose member already takes part with another team cannot enter either
     carol = make_user("carol")
     joined = client_for(carol).post("/api/teams/", {"name": "carols"}, format="json").json()

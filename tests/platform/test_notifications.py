@@ -143,10 +143,10 @@ def test_the_api_invites_lists_and_accepts(alice, bob):
     assert invited.status_code == 201 and invited.json()["status"] == "pending"
     pk = invited.json()["id"]
     assert api(alice).post(f"/api/invitations/{pk}/accept/").status_code == 403
-    assert [row["id"] for row in api(bob).get("/api/invitations/?status=pending").json()] == [pk]
+    assert [row["id"] for row in api(bob).get("/api/invitations/?status=pending").json()["results"]] == [pk]
     accepted = api(bob).post(f"/api/invitations/{pk}/accept/")
     assert accepted.status_code == 200 and accepted.json()["status"] == "accepted"
-    teams = {row["name"]: row["members"] for row in api(bob).get("/api/teams/").json()}
+    teams = {row["name"]: row["members"] for row in api(bob).get("/api/teams/").json()["results"]}
     assert teams["Lab"] == ["alice", "bob"]
     assert Membership.objects.filter(team_id=team_id, user=bob).exists()
 

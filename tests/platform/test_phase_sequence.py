@@ -42,7 +42,7 @@ def test_phases_added_through_the_api_get_their_own_order_after_the_last(host):
     late = _api(host).post(url, {"name": "late", "opens_at": _minute(10)}, format="json")
     assert (dev.status_code, late.status_code) == (201, 201), (dev.content, late.content)
     assert (dev.json()["order"], late.json()["order"]) == (1, 2)
-    listed = _api(host).get(url).json()
+    listed = _api(host).get(url).json()["results"]
     assert [(p["name"], p["order"]) for p in listed] == [("main", 0), ("final", 1), ("late", 2)]
 
 

@@ -331,7 +331,7 @@ def test_failures_are_listed_with_a_public_reason_only(refusing, host, listener)
     for name, url in (("closed", f"http://127.0.0.1:{closed_port}/"), ("silent", f"http://127.0.0.1:{listener.port}/")):
         webhook = Webhook.objects.get(pk=post_hook(host, challenge, url).json()["id"])
         deliver(webhook)
-        listed = api_host.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()
+        listed = api_host.get(f"/api/challenges/{challenge.slug}/webhooks/{webhook.pk}/").json()["results"]
         (row,) = listed if isinstance(listed, list) else listed["deliveries"]
         reasons[name] = row["last_error"]
     assert reasons == {"closed": "could not connect", "silent": "timed out"}
