@@ -28,8 +28,8 @@ from evaluation.predictions import PredictionFileError, parse_predictions
 from evaluation.recipes import RecipeError, inspect_recipe
 from evaluation.seeds import seed_record
 
-from ..choices import Device, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
-from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team
+from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
+from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
 from .boards import board_private_revealed
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
@@ -68,6 +68,16 @@ def content_hash(parts: list[bytes]) -> str:
 def digests_hash(digests: list[str]) -> str:
     """``content_hash`` from the parts' SHA-256 hex digests."""
     return hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+
+
+def _check_not_disqualified(challenge: Challenge, team: Team) -> None:
+    """Refuse a submission from a team its hosts disqualified on this challenge (``services.moderation``)."""
+    moderation = TeamModeration.objects.filter(challenge=challenge, team=team, state=Moderation.DISQUALIFIED).first()
+    if moderation is not None:
+        raise NotAllowed(
+            f"The team {team.name} is disqualified from this challenge ({moderation.reason}): it takes no "
+            "more submissions from it."
+        )
 
 
 def _check_not_resubmitted(challenge: Challenge, team: Team, sha256: str) -> None:
@@ -315,6 +325,7 @@ def submission_create_predictions(
     try:
         with transaction.atomic():
             _lock_team_and_check_quota(phase, team, user, n_files=len(files))
+            _check_not_disqualified(challenge, team)
             _check_not_resubmitted(challenge, team, sha256)
             submission = Submission.objects.create(
                 challenge=challenge,
@@ -414,6 +425,7 @@ def submission_create_recipe(
     try:
         with transaction.atomic():
             _lock_team_and_check_quota(phase, team, user)
+            _check_not_disqualified(challenge, team)
             _check_not_resubmitted(challenge, team, sha256)
             submission = Submission(
                 challenge=challenge,

@@ -84,6 +84,15 @@ def test_a_hidden_team_leaves_the_boards_with_its_later_entries(entries, host, a
     assert on_board(challenge) == {a1.pk, a2.pk, b.pk, later.pk}
 
 
+def test_a_disqualified_team_takes_no_more_submissions(entries, host, alice):
+    challenge, a1, a2, b = entries
+    team_moderate(challenge=challenge, team=a1.team, user=host, state="disqualified", reason="Shared labels.")
+    with pytest.raises(NotAllowed, match=r"is disqualified from this challenge \(Shared labels\.\)"):
+        submit(challenge, alice, 0.95, "alice three")
+    team_restore(challenge=challenge, team=a1.team, user=host)
+    assert submit(challenge, alice, 0.95, "alice three").pk
+
+
 def test_only_hosts_moderate_and_a_reason_and_a_known_state_are_required(entries, host, alice):
     challenge, a1, _, _ = entries
     with pytest.raises(NotAllowed, match="Only the challenge's hosts"):
