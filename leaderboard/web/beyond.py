@@ -305,18 +305,12 @@ def results_import(request, slug: str):
 def board_history(request, slug: str):
     """The board over time: the current best entries' ranks since they arrived, an entry's own history
     (``?entry=``), and once the private board is readable, the public-to-private shake-up."""
-    from ..services.boards import board_scope
-    from ..services.errors import NotAllowed
     from ..services.history import BOARD_CHART_ENTRIES, history_board, history_entry, shakeup
     from ..services.reports import report_current
+    from .views import _scope, _visible_challenge
 
-    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
-    try:
-        scope = board_scope(challenge=challenge, user=request.user, board=request.GET.get("board"))
-    except NotAllowed as exc:
-        raise PermissionDenied(exc.message) from None
-    except ServiceError as exc:
-        raise Http404(exc.message) from None
+    challenge = _visible_challenge(request, slug)
+    scope = _scope(request, challenge)  # the viewer's board, 403 or 404 as the board pages answer
     data = report_current(challenge=challenge, board=scope.board).data
     rows = {row["submission_id"]: row for row in data["entries"]}
     best = [row["submission_id"] for row in data["entries"] if row.get("rank") is not None][:BOARD_CHART_ENTRIES]
