@@ -10,8 +10,10 @@ One pass, in order:
    out of memory, its machine gone) and publishes its task again at once, on the queue stored with
    the run (``Run.queue``, never the recipe read again): a claimed run's
    message was taken off the queue, so nothing else would bring it back. After an absence of the
-   janitor (a database outage stops its passes), leases are judged only once the workers have had
-   two heartbeats to renew theirs (:func:`leases_judgeable`). Should a live worker still lose its
+   janitor (a database outage stops its passes and the heartbeats alike), the lease clock restarts:
+   every running run gets a full lease from the janitor's return to renew it in
+   (:func:`leases_resume_after_absence`), so only the runs whose workers are really gone are
+   queued again, one lease after the database came back. Should a live worker still lose its
    run (a lease judged just before its renewal), its heartbeat takes the run back from the queue
    (``lifecycle.run_renew_lease``); if another worker claimed it first, the first attempt to
    finish stores the result and the other's is dropped (``lifecycle.run_store``);
@@ -50,7 +52,14 @@ from ..choices import SUBMISSION_ENDED, RunQueue, RunStatus, SubmissionKind
 from ..models import Report, Run, StudyRun
 from . import dispatch
 from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
-from .lifecycle import run_is_stuck, runs_fail_stuck, runs_requeue_expired, submissions_settle
+from .lifecycle import (
+    lease_duration,
+    run_is_stuck,
+    runs_extend_leases,
+    runs_fail_stuck,
+    runs_requeue_expired,
+    submissions_settle,
+)
 from .notifications import notifications_heal, reveals_record_due
 from .queues import queues_unattended_record
 
@@ -142,7 +151,8 @@ def janitor_run(*, now=None) -> JanitorPass:
     failed = runs_fail_stuck(now=now)
     settled = submissions_settle()
 
-    lost = runs_requeue_expired(now=now) if leases_judgeable() else []
+    leases_resume_after_absence(now=now)
+    lost = runs_requeue_expired(now=now)
     lost_runs = list(Run.objects.filter(pk__in=[run.pk for run in lost]).select_related("submission__challenge"))
     for run in lost_runs:
         logger.warning(
@@ -199,33 +209,30 @@ def janitor_run(*, now=None) -> JanitorPass:
     return result
 
 
-#: Cache key of the time (epoch seconds) the janitor came back after an absence (see leases_judgeable).
-BACK_KEY = "varboard:janitor:back-since"
-
-
-def leases_judgeable() -> bool:
-    """Whether this pass may judge expired leases: not within two heartbeats after an absence.
+def leases_resume_after_absence(*, now) -> int:
+    """After an absence of the janitor, give every running run a full lease from now; returns how many.
 
     A database outage stops the heartbeats and the janitor's passes alike, so every running run's
-    lease has expired when the database comes back, its worker alive or not. A pass that follows
-    a gap longer than 1.5 janitor intervals plus a heartbeat (an outage, or beat stopped) records
-    when it came back and leaves the leases alone until the workers have had two heartbeats
-    (``HEARTBEAT_S``) to renew theirs; only the runs whose workers are really gone are then
-    requeued. With no pass on record (a first pass, or a cache that lost it) leases are judged.
+    lease has expired when the database comes back, its worker alive or not; judged at once, live
+    runs would be queued again and executed twice. A pass that follows a gap longer than 1.5
+    janitor intervals plus a heartbeat (an outage, or beat stopped) restarts the lease clock: each
+    running run's lease expires ``LEASE_S`` after the return, as if renewed then, so a live worker
+    has a whole lease (several heartbeats, whatever the machine's load) to renew it, and a lost one
+    is queued again one lease later. With no pass on record (a first pass, or a cache that lost it)
+    nothing is extended. The restart is written to the runs themselves, not kept in the cache.
     """
     conf = settings.VARBOARD
     gap = janitor_last_pass_age()
-    now = time.time()
-    if gap is not None and gap > 1.5 * conf["JANITOR_INTERVAL_S"] + conf["HEARTBEAT_S"]:
-        cache.set(BACK_KEY, now, timeout=max(60.0, 10 * conf["HEARTBEAT_S"]))
-        logger.warning(
-            "janitor: no pass for %.0f s (the database or beat was away): leases are judged "
-            "after the workers' next two heartbeats",
-            gap,
-        )
-        return False
-    back = cache.get(BACK_KEY)
-    return back is None or now - float(back) >= 2 * conf["HEARTBEAT_S"]
+    if gap is None or gap <= 1.5 * conf["JANITOR_INTERVAL_S"] + conf["HEARTBEAT_S"]:
+        return 0
+    extended = runs_extend_leases(until=now + lease_duration())
+    logger.warning(
+        "janitor: no pass for %.0f s (the database or beat was away): the leases of %d running run(s) "
+        "restart now, so that their workers renew them before they are judged",
+        gap,
+        extended,
+    )
+    return extended
 
 
 def janitor_last_pass_age() -> float | None:

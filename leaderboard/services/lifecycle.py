@@ -438,6 +438,12 @@ def runs_requeue_expired(*, now=None) -> list[Run]:
     return runs
 
 
+def runs_extend_leases(*, until) -> int:
+    """Push every running run's lease out to at least ``until`` (the janitor's return after an
+    absence); returns how many leases moved. Leases already reaching further are left alone."""
+    return Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=until).update(lease_expires_at=until)
+
+
 def submissions_settle() -> int:
     """Bring up to date the submissions still marked queued or running whose runs have all ended.
 
