@@ -5,6 +5,7 @@ the test suite checks this): uploads are validated with :mod:`evaluation.recipes
 reads a recipe without running it.
 
 - :mod:`execution.run`: one run end to end (``execute_recipe_run``);
+- :mod:`execution.scoring_program`: a host's scoring program, run in the sandbox (docs/scoring-programs.md);
 - :mod:`execution.workspace`: the files a run receives; :mod:`execution.outputs`: what it returns;
 - :mod:`execution.runners`: where a workspace runs (this process's sandbox or a runner service);
 - :mod:`execution.sandbox`: the isolation;
