@@ -429,18 +429,60 @@ def test_docker_compose_passes_every_setting_of_env_example_without_an_env_file(
             assert "VARBOARD_ALLOW_UNSANDBOXED" not in service["environment"], name
 
 
-#: The Compose Specification's JSON schema (compose-spec/compose-spec, schema/compose-spec.json at
-#: commit 170098b, June 2026, Apache-2.0): what ``docker compose config`` validates a file against.
+#: The Compose Specification's JSON schema, vendored unchanged from
+#: https://github.com/compose-spec/compose-spec/blob/170098b/schema/compose-spec.json (commit 170098b,
+#: June 2026; Apache-2.0): what ``docker compose config`` validates a file against.
 COMPOSE_SCHEMA = Path(__file__).with_name("compose-spec.json")
-_VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+#: What Compose 1.29 and every Compose v2 expand alike: ``$$``, ``$NAME``, ``${NAME}`` and
+#: ``${NAME<op>word}`` (op ``:-``, ``-``, ``:?``, ``?``, ``:+`` or ``+``) with a word free of ``$`` and ``}``.
+#: Anything else is refused: a variable inside another's default (``${A:-${B}}``) is, by Compose v2
+#: before 2.18 ("invalid interpolation format"), and 1.29 passes the inner text on unexpanded.
+_INTERPOLATION = re.compile(
+    r"\$(?:(?P<escaped>\$)|(?P<named>[A-Za-z_]\w*)"
+    r"|\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?+])(?P<word>[^$}]*))?\}|(?P<invalid>))"
+)
+#: A Go duration, as Compose reads healthcheck intervals and timeouts.
+_DURATION = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
 
 
-def compose_document(text: str) -> dict:
-    """A compose file as Compose reads it before validating: ``${VAR:-default}`` set to the defaults."""
+def interpolate(value: str, environ: dict[str, str], where: str) -> str:
+    def substitute(match: re.Match) -> str:
+        if match["escaped"]:
+            return "$"
+        if match["invalid"] is not None:
+            raise ValueError(f"invalid interpolation format for {where}: {value!r}")
+        name, op, word = match["named"] or match["braced"], match["op"] or "", match["word"] or ""
+        current = environ.get(name)
+        present = current is not None and (current != "" or not op.startswith(":"))
+        if op.endswith("-"):
+            return current if present else word
+        if op.endswith("?"):
+            if not present:
+                raise ValueError(f"required variable {name} is missing a value: {word} ({where})")
+            return current
+        if op.endswith("+"):
+            return word if present else ""
+        return current or ""
+
+    return _INTERPOLATION.sub(substitute, value)
+
+
+def _expand(node, environ: dict[str, str], where: str):
+    if isinstance(node, str):
+        return interpolate(node, environ, where)
+    if isinstance(node, dict):
+        return {key: _expand(value, environ, f"{where}.{key}".lstrip(".")) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_expand(item, environ, f"{where}[{index}]") for index, item in enumerate(node)]
+    return node
+
+
+def compose_document(text: str, environ: dict[str, str] | None = None) -> dict:
+    """A compose file as Compose validates it: YAML anchors and ``<<`` merges resolved, then every string
+    value expanded with ``environ`` (default: an empty shell and no ``.env``, so the defaults)."""
     import yaml
 
-    escaped = text.replace("$$", "\x00")  # Compose's escaped dollar
-    return yaml.safe_load(_VARIABLE.sub(lambda match: match.group(2) or "", escaped).replace("\x00", "$$"))
+    return _expand(yaml.safe_load(text), environ or {}, "")
 
 
 def compose_schema_errors(document: dict) -> list[str]:
@@ -455,13 +497,99 @@ def compose_schema_errors(document: dict) -> list[str]:
     return [f"{'.'.join(map(str, error.path))}: {error.message}" for error in validator.iter_errors(document)]
 
 
+def _dependency_errors(name: str, service: dict, services: dict) -> list[str]:
+    """compose-go's ``depends_on`` checks: the service exists and is enabled whenever ``name`` is."""
+    depends_on = service.get("depends_on") or {}
+    dependencies = {key: {} for key in depends_on} if isinstance(depends_on, list) else depends_on
+    errors = []
+    for target, condition in dependencies.items():
+        if target not in services:
+            errors.append(f"service {name!r} depends on undefined service {target!r}")
+            continue
+        required = (condition or {}).get("required", True)
+        needed, offered = set(service.get("profiles") or []), set(services[target].get("profiles") or [])
+        if required and offered and (not needed or needed - offered):
+            errors.append(f"service {name!r} depends on {target!r}, disabled without profile {sorted(offered)}")
+        if (condition or {}).get("condition") == "service_healthy" and "test" not in (
+            services[target].get("healthcheck") or {}
+        ):
+            errors.append(f"service {name!r} waits for {target!r} to be healthy, which has no health check")
+    return errors
+
+
+def compose_consistency_errors(document: dict) -> list[str]:
+    """What Compose checks beyond the schema (compose-go's loader/validate.go), as far as this file uses it."""
+    services, networks = document["services"], set(document.get("networks") or {}) | {"default"}
+    volumes = set(document.get("volumes") or {})
+    errors = []
+    for name, service in services.items():
+        if "image" not in service and "build" not in service:
+            errors.append(f"service {name!r} has neither an image nor a build context specified")
+        if "network_mode" in service and "networks" in service:
+            errors.append(f"service {name} declares mutually exclusive `network_mode` and `networks`")
+        errors += [
+            f"service {name!r} refers to undefined network {network}"
+            for network in service.get("networks") or []
+            if network not in networks
+        ]
+        for volume in service.get("volumes") or []:
+            source = volume.get("source", "") if isinstance(volume, dict) else volume.split(":")[0]
+            if source and not source.startswith((".", "/", "~", "$")) and source not in volumes:
+                errors.append(f"service {name!r} refers to undefined volume {source}")
+        healthcheck = service.get("healthcheck") or {}
+        test = healthcheck.get("test")
+        if isinstance(test, list) and test[0] not in ("CMD", "CMD-SHELL", "NONE"):
+            errors.append(f'services.{name}.healthcheck.test must start either by "CMD", "CMD-SHELL" or "NONE"')
+        for key in ("interval", "timeout", "start_period", "start_interval"):
+            if key in healthcheck and not _DURATION.match(str(healthcheck[key])):
+                errors.append(f"services.{name}.healthcheck.{key}: not a duration: {healthcheck[key]!r}")
+        errors += _dependency_errors(name, service, services)
+    return errors
+
+
 def test_docker_compose_yml_follows_the_compose_specification():
-    document = compose_document((ROOT / "docker-compose.yml").read_text())
+    """Expanded as Compose expands it, the file passes the schema and Compose's own further checks;
+    each check catches what it is there for."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    document = compose_document(text)
     assert compose_schema_errors(document) == []
+    assert compose_consistency_errors(document) == []
     document["services"]["web"]["healthcheck_typo"] = {}  # what the schema catches: an unknown key
     document["services"]["worker-cpu"]["env_file"] = [{"required": False}]  # an env_file without its path
     errors = compose_schema_errors(document)
     assert any("healthcheck_typo" in error for error in errors) and any("env_file" in error for error in errors)
+    document = compose_document(text)
+    document["services"]["beat"]["depends_on"]["runner-gpu"] = {"condition": "service_healthy"}  # gpu profile
+    document["services"]["web"]["networks"] = ["runner"]
+    document["services"]["beat"]["healthcheck"]["interval"] = "60"
+    errors = compose_consistency_errors(document)
+    assert any("'beat' depends on 'runner-gpu'" in error for error in errors), errors
+    assert any("undefined network runner" in error for error in errors), errors
+    assert any("healthcheck.interval" in error for error in errors), errors
+    with pytest.raises(ValueError, match="invalid interpolation format for x-app.environment.DATABASE_URL"):
+        compose_document("x-app:\n  environment:\n    DATABASE_URL: ${DATABASE_URL:-pg://u:${PW:-pw}@db/d}\n")
+
+
+def test_docker_compose_gives_the_app_the_credentials_of_the_stacks_own_services():
+    """Without a .env, with the stack's passwords set, and on a machine joining with its own DATABASE_URL."""
+    joining = "postgres://varboard:machine-1@10.0.0.1:5432/varboard"
+    for environ in (
+        {},
+        {"POSTGRES_PASSWORD": "pg-secret", "MINIO_ROOT_USER": "minio-user", "MINIO_ROOT_PASSWORD": "minio-secret"},
+        {"DATABASE_URL": joining, "POSTGRES_PASSWORD": "pg-secret"},
+    ):
+        services = compose_document((ROOT / "docker-compose.yml").read_text(), environ)["services"]
+        postgres, minio = services["postgres"]["environment"], services["minio"]["environment"]
+        for name in APP_SERVICES:
+            env = services[name]["environment"]
+            if "DATABASE_URL" in environ:
+                assert env["DATABASE_URL"] == joining, name  # its own password wins over PGPASSWORD
+            else:
+                assert env["DATABASE_URL"] == "postgres://varboard@postgres:5432/varboard", name
+                assert env["PGPASSWORD"] == postgres["POSTGRES_PASSWORD"], name  # libpq's password then
+            assert env["AWS_ACCESS_KEY_ID"] == minio["MINIO_ROOT_USER"], (name, environ)
+            assert env["AWS_SECRET_ACCESS_KEY"] == minio["MINIO_ROOT_PASSWORD"], (name, environ)
+        assert postgres["POSTGRES_PASSWORD"] == environ.get("POSTGRES_PASSWORD", "varboard")
 
 
 # ---------------------------------------------------------------- the README's first command
