@@ -78,6 +78,9 @@ class RunOutcome:
     part_scores : dict of str to float
         The chosen trial's score on each named part of the test rows (``test_parts``), e.g.
         the public and the private board's rows.
+    extra_scores : dict of str to dict of str to float
+        The chosen trial's score under each of ``extra_metrics`` on the test rows (``"test"``)
+        and on each named part: ``{part: {metric name: score}}``; empty without extra metrics.
     """
 
     status: str
@@ -96,6 +99,7 @@ class RunOutcome:
     warnings: tuple = field(default=())
     isolation: tuple = field(default=())
     part_scores: dict = field(default_factory=dict)
+    extra_scores: dict = field(default_factory=dict)
 
 
 def _hpo_iv(hpo) -> dict:
@@ -245,6 +249,7 @@ def execute_recipe_run(
     higher_is_better: bool = True,
     runner=None,
     test_parts: dict | None = None,
+    extra_metrics: dict | None = None,
 ) -> RunOutcome:
     """Run a recipe once on a runner and score it here.
 
@@ -279,6 +284,9 @@ def execute_recipe_run(
         Named masks over ``split.test`` (e.g. ``{"public": ..., "private": ...}``); each
         non-empty part is scored here too (``RunOutcome.part_scores``). The sandbox sees only
         the mixed rows.
+    extra_metrics : dict of str to callable, optional
+        Secondary metrics by name, each called as ``metric``, scored on the chosen trial's test
+        predictions and on each part (``RunOutcome.extra_scores``); they never choose a trial.
 
     Returns
     -------
@@ -295,7 +303,7 @@ def execute_recipe_run(
     """
     limits = limits or Limits()
     seeds = _run_iv(data, metric, prediction_kind, seeds, split)
-    scoring = _Scoring(data, split, metric, prediction_kind, higher_is_better, test_parts or {})
+    scoring = _Scoring(data, split, metric, prediction_kind, higher_is_better, test_parts or {}, extra_metrics or {})
     return _run_trials(recipe_source, hyperparameters, _hpo_iv(hpo), seeds, scoring, limits, device, runner)
 
 
@@ -309,6 +317,7 @@ class _Scoring:
     prediction_kind: str
     higher_is_better: bool
     test_parts: dict
+    extra_metrics: dict = field(default_factory=dict)
 
 
 def _run_trials(
@@ -373,6 +382,7 @@ def _score(
         for name, mask in scoring.test_parts.items()
         if np.any(mask)
     }
+    extra_scores = _extra_scores(scoring, data.y[split.test], test_predictions[best])
     result = ran.sandbox
     return RunOutcome(
         status="succeeded",
@@ -391,4 +401,17 @@ def _score(
         warnings=result.warnings,
         isolation=result.isolation,
         part_scores=part_scores,
+        extra_scores=extra_scores,
     )
+
+
+def _extra_scores(scoring: _Scoring, y_test: np.ndarray, predictions: np.ndarray) -> dict:
+    """``{part: {name: score}}`` of the extra metrics on the test rows ("test") and each non-empty part."""
+    if not scoring.extra_metrics:
+        return {}
+    parts = {"test": np.ones(len(y_test), dtype=bool), **scoring.test_parts}
+    return {
+        part: {name: float(fn(y_test[mask], predictions[mask])[0]) for name, fn in scoring.extra_metrics.items()}
+        for part, mask in parts.items()
+        if np.any(mask)
+    }

@@ -6,6 +6,8 @@ outcomes), so the report is a cache, never a source of truth.
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import orjson
 from django.conf import settings
@@ -123,6 +125,7 @@ class Challenge(models.Model):
         "feedback",
         "feedback_digits",
         "ladder_margin",
+        "secondary_metrics",
     )
 
     slug = models.SlugField(max_length=60, unique=True)
@@ -134,6 +137,12 @@ class Challenge(models.Model):
     )
     metric = models.CharField(max_length=40, choices=METRIC_CHOICES)
     higher_is_better = models.BooleanField(help_text="Direction of the metric.")
+    secondary_metrics = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Names of further built-in metrics shown on the board with their intervals (the primary "
+        "metric alone ranks); each fits the dataset and takes the primary metric's kind of predictions.",
+    )
     allow_predictions = models.BooleanField(default=True)
     allow_recipes = models.BooleanField(default=False)
 
@@ -405,6 +414,12 @@ class Run(models.Model):
     private_outcomes = models.BinaryField(null=True, blank=True)
     # Per-example outcomes on the test rows, float32 little-endian bytes (see ``outcomes_array``).
     outcomes = models.BinaryField(null=True, blank=True)
+    # The secondary metrics' scores by part of the test rows: {"test": {name: score}, "public": {...},
+    # "private": {...}}, the parts as for the primary (services.scoring; a host's scoring program fills it too).
+    extra_scores = models.JSONField(default=dict, blank=True)
+    # Their per-example outcomes where the metric decomposes (prediction files), keyed "part/name"
+    # (see ``pack_extra_outcomes``); a metric without outcomes is shown with an interval over runs only.
+    extra_outcomes = models.BinaryField(null=True, blank=True)
     hyperparameters = models.JSONField(default=dict, blank=True)
     hpo_trials = models.JSONField(default=list, blank=True)
     duration_s = models.FloatField(null=True, blank=True)
@@ -462,6 +477,23 @@ class Run(models.Model):
         if values is None:
             return None
         return np.asarray(values, dtype="<f4").tobytes()
+
+    @staticmethod
+    def pack_extra_outcomes(arrays: dict) -> bytes | None:
+        """Per-example outcomes keyed ``"part/name"`` as one blob (float32 arrays in an uncompressed npz)."""
+        if not arrays:
+            return None
+        buffer = io.BytesIO()
+        np.savez(buffer, **{key: np.asarray(value, dtype="<f4") for key, value in arrays.items()})
+        return buffer.getvalue()
+
+    @staticmethod
+    def unpack_extra_outcomes(blob) -> dict[str, np.ndarray]:
+        """The arrays :meth:`pack_extra_outcomes` packed ({} for none)."""
+        if not blob:
+            return {}
+        with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as packed:
+            return {key: packed[key] for key in packed.files}
 
 
 class ReportBase(models.Model):

@@ -229,6 +229,7 @@ SNAPSHOT_RUN_COLUMNS = (
     "valid_score",
     "public_score",
     "private_score",
+    "extra_scores",
 )
 SNAPSHOT_SUBMISSION_COLUMNS = (
     "id",

@@ -78,6 +78,11 @@ Seeds.
     master seed, the section, the purpose and (per entry) the entry id, so an entry's
     own intervals do not move when other entries arrive, and the report is a
     deterministic function of its inputs.
+Secondary metrics.
+    ``settings.secondary`` lists metrics shown next to the primary (:mod:`evaluation.report.secondary`):
+    each row's ``secondary`` holds, per metric, the mean of its runs' scores with the interval the
+    board uses for the primary's mean (the test-set interval of a prediction entry's outcomes, else
+    the studentized bootstrap over runs). They never rank, group or enter the state of the art.
 Levels.
     The challenge's ``alpha`` is a significance level: of the γ decision rule (whose
     test is the P(A>B) interval at level ``1 - alpha``), of the adjusted p-values, of
@@ -109,6 +114,7 @@ from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_compariso
 from evaluation.report.coverage import coverage_notes
 from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_rows, reused_row, row_intervals
+from evaluation.report.secondary import MetricInfo, secondary_rows
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
 from evaluation.stats.torch_backend import describe_device
@@ -117,6 +123,7 @@ __all__ = [
     "REPORT_FORMAT",
     "SECTION_PAIRS",
     "EntryRuns",
+    "MetricInfo",
     "ReportSettings",
     "build_report",
     "compare",
@@ -131,8 +138,9 @@ __all__ = [
 #: verdict-consistent order with inversions, both Boo_n estimators, runs needed per board size;
 #: 3: rows name ``runs_left_out``, Boo_n rank intervals by each entry's own key, loss boards mirrored:
 #: a stored report of format 2 is recomputed, never reused row by row; 4: ``settings.computed_on`` says
-#: where the resampling ran, numpy or torch on a named device).
-REPORT_FORMAT = 4
+#: where the resampling ran, numpy or torch on a named device; 5: rows carry ``secondary``, the settings
+#: ``secondary_metrics``: the secondary metrics with their intervals, evaluation.report.secondary).
+REPORT_FORMAT = 5
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -238,6 +246,7 @@ def _build_report(
     fresh = [e for e in entries if not (e.id in reuse and e.kind == "recipe")]
     rows = entry_rows(fresh, s, noether_n)
     row_intervals(fresh, rows, s)  # all fresh rows at once
+    secondary_rows(fresh, rows, s)
     rows = {e.id: rows[e.id] if e.id in rows else reused_row(reuse[e.id], e, s, noether_n) for e in entries}
     sections = []
     for kind, builder in (("recipe", recipe_section), ("predictions", prediction_section)):
@@ -272,6 +281,9 @@ def _build_report(
             "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
             "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n), statistic=s.statistic),
             "computed_on": describe_device(s.backend, s.device),
+            "secondary_metrics": [
+                {"name": m.name, "label": m.label, "higher_is_better": bool(m.higher_is_better)} for m in s.secondary
+            ],
         },
         "entries": ordered,
         "sections": sections,

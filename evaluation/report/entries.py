@@ -48,6 +48,10 @@ class EntryRuns:
     left_out : tuple of (int, str)
         Runs :func:`check_entries` left out of every statistic, with the reason: (run
         index, reason). Set by :func:`check_entries`, not by the caller.
+    secondary : mapping of str to (ndarray, ndarray or None), optional
+        The secondary metrics' scores of each run (shape (runs,), NaN where a run has none)
+        and, where the metric decomposes and every run has them, their per-example outcomes
+        (runs, examples), by metric name (:mod:`evaluation.report.secondary`). Shown, never ranked.
     """
 
     id: int
@@ -63,6 +67,7 @@ class EntryRuns:
     in_progress: bool = False
     provenance: dict | None = None
     left_out: tuple = ()
+    secondary: dict | None = None
 
 
 def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
@@ -102,14 +107,18 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
                 f"entry {e.id}: `outcomes` must be finite, of shape (runs, examples) with runs = {test.size}."
             )
         keep, left_out = complete_pairs(index, valid)
+        secondary = e.secondary
         if valid is not None and not keep.any():
             valid = None  # no validation score at all: Boo_n chooses by test score
         elif left_out:  # a subset of the runs: still ascending if it was
             assert valid is not None  # complete_pairs leaves runs out only by their validation score
             test, index, valid = test[keep], index[keep], valid[keep]
             outcomes = None if outcomes is None else outcomes[keep]
-        if ascending and all(
-            a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid), (outcomes, e.outcomes))
+            secondary = _secondary_runs(secondary, keep)
+        if (
+            ascending
+            and secondary is e.secondary
+            and all(a is b for a, b in ((test, e.test), (index, e.run_index), (valid, e.valid), (outcomes, e.outcomes)))
         ):
             checked.append(e)  # already float64/int64 and sorted: nothing to copy
             continue
@@ -122,9 +131,20 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
                 valid=None if valid is None else valid[order],
                 outcomes=None if outcomes is None else outcomes[order],
                 left_out=tuple(sorted((*e.left_out, *left_out))),
+                secondary=_secondary_runs(secondary, order),
             )
         )
     return checked
+
+
+def _secondary_runs(secondary: dict | None, runs) -> dict | None:
+    """The secondary metrics' per-run arrays restricted to (or put in the order of) ``runs``."""
+    if not secondary:
+        return secondary
+    return {
+        name: (np.asarray(scores, dtype=np.float64)[runs], None if outcomes is None else np.asarray(outcomes)[runs])
+        for name, (scores, outcomes) in secondary.items()
+    }
 
 
 def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, tuple]:

@@ -71,6 +71,7 @@ ROW_KEYS = (
     "run_scores",
     "provenance",
     "runs_left_out",
+    "secondary",
 )
 
 
@@ -184,6 +185,8 @@ def entry_row(
         "provenance": None if e.provenance is None else dict(e.provenance),
         # Runs without a finite validation score, left out of every statistic above (check_entries).
         "runs_left_out": [{"run_index": int(i), "reason": reason} for i, reason in e.left_out],
+        # The secondary metrics (evaluation.report.secondary), filled by build_report.
+        "secondary": [],
     }
     if k >= 2 and intervals:
         row_intervals([e], {e.id: row}, s)
@@ -273,6 +276,10 @@ def entry_fingerprint(e: EntryRuns) -> str:
     )
     for array in (e.run_index, e.test, e.valid):
         digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
+    for name, (scores, outcomes) in sorted((e.secondary or {}).items()):  # absent: the digest as before
+        digest.update(name.encode())
+        for array in (scores, outcomes):
+            digest.update(b"-" if array is None else np.ascontiguousarray(array, dtype=np.float64).tobytes())
     return digest.hexdigest()[:24]
 
 
@@ -284,7 +291,8 @@ def reused_row(previous: dict, e: EntryRuns, s: ReportSettings, noether_n: int |
     (:func:`~evaluation.report.settings.derive_seed`), so its row is what
     :func:`entry_row` would compute. What the sections fill in is reset.
     """
-    row = {key: previous[key] for key in ROW_KEYS}
+    row = {key: previous.get(key, []) if key == "secondary" else previous[key] for key in ROW_KEYS}
+    row["secondary"] = [{**value, "mean": dict(value["mean"])} for value in row["secondary"]]
     for key in ("mean", "boo_n", "boo_n_unbiased"):  # the nested intervals sections may update
         row[key] = dict(row[key])
     row.update(

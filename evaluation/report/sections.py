@@ -23,7 +23,15 @@ from evaluation.stats.boon import min_runs_for_interval
 from evaluation.stats.bootstrap import rank_intervals_backend
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
-__all__ = ["assemble_section", "prediction_section", "recipe_section", "shared_runs"]
+#: The names of a prediction entry's interval of its mean (:func:`evaluation.stats.testset.entry_mean_intervals`).
+ENTRY_METHODS = {
+    "wilson": "Wilson score interval",
+    "t": "Student t over test examples",
+    "welch-t": "Welch t over test examples and files",
+    "wilson-deff": "Wilson score interval at the design-effect sample size (test examples and files)",
+}
+
+__all__ = ["ENTRY_METHODS", "assemble_section", "prediction_section", "recipe_section", "shared_runs"]
 
 
 def shared_runs(entries: list[EntryRuns]) -> tuple[list[EntryRuns], np.ndarray]:
@@ -335,16 +343,10 @@ def prediction_section(
 
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
     """An entry's mean interval from the test set (and its files), in the metric's units."""
-    names = {
-        "wilson": "Wilson score interval",
-        "t": "Student t over test examples",
-        "welch-t": "Welch t over test examples and files",
-        "wilson-deff": "Wilson score interval at the design-effect sample size (test examples and files)",
-    }
     row["mean"].update(
         low=finite(apply_map(s.metric_from_mean, tb.low[i])),
         high=finite(apply_map(s.metric_from_mean, tb.high[i])),
         se=finite(se_through(s.metric_from_mean, float(tb.estimate[i]), float(tb.standard_error[i]))),
         source="test examples" if tb.files[i] == 1 else "test examples and files",
-        method=names[str(tb.entry_method[i])],
+        method=ENTRY_METHODS[str(tb.entry_method[i])],
     )

@@ -36,7 +36,7 @@ SECTION_LABELS = {
     "predictions": "Predictions (paired bootstrap over the hidden test set)",
 }
 SECTION_CODE = {"recipe": 1, "predictions": 2}
-PURPOSE = {"mean": 1, "boo_n": 2, "pairs": 3, "ranks": 4, "boo_n_unbiased": 5}
+PURPOSE = {"mean": 1, "boo_n": 2, "pairs": 3, "ranks": 4, "boo_n_unbiased": 5, "secondary": 6}
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ class ReportSettings:
     ``comparison_table``: each section holds its comparisons as one table of columns
     (``comparison_table``, :func:`evaluation.report.comparisons.comparison_table`) instead of a
     list of rows (``comparisons``): the form the service stores (docs/scale.md); the values are
-    the same.
+    the same. ``secondary``: the secondary metrics shown next to the primary, each a
+    :class:`evaluation.report.secondary.MetricInfo` (never ranked on).
     """
 
     higher_is_better: bool = True
@@ -82,6 +83,7 @@ class ReportSettings:
     device: str = "auto"
     score_range: tuple[float | None, float | None] = (None, None)
     comparison_table: bool = False
+    secondary: tuple = ()
 
 
 def derive_seed(master_seed: int, *keys: int) -> int:

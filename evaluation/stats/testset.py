@@ -70,7 +70,7 @@ from .decisions import decide_pairs
 from .multiplicity import METHODS
 from .outperform import assemble_pairwise
 
-__all__ = ["paired_test_bootstrap"]
+__all__ = ["entry_mean_intervals", "paired_test_bootstrap"]
 
 # Count-matrix elements per matrix product (resamples x examples): 160 resamples of
 # 100,000 examples, a 64 MB float32 block allocated once; BLAS is more efficient
@@ -291,6 +291,36 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
             shift[np.abs(shift) <= 1e-12 * np.maximum(np.abs(d), 1.0)] = 0.0
             out[side][start:stop] = _fraction_above(boot, shift)
     return out
+
+
+def entry_mean_intervals(files, confidence_level=0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each entry's interval of its mean outcome, as :func:`paired_test_bootstrap` gives it (no resampling).
+
+    The same rule (module docstring: Wilson for 0/1 outcomes, at the design-effect sample size for
+    several files; Student's t, Welch's with several files, otherwise), for one entry or many.
+
+    Parameters
+    ----------
+    files : sequence of array_like
+        One array per entry of shape (files, examples) or (examples,), every entry on the same
+        examples, at least 2 of them, finite.
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    (estimate, low, high, method) : arrays of shape (entries,)
+        ``method`` names the interval (``"wilson"``, ``"wilson-deff"``, ``"t"``, ``"welch-t"``).
+
+    Examples
+    --------
+    >>> est, low, high, method = entry_mean_intervals([[1, 1, 0, 1]], 0.95)
+    >>> float(est[0]), str(method[0]), bool(low[0] < 0.75 < high[0])
+    (0.75, 'wilson', True)
+    """
+    entries = _paired_test_bootstrap_iv(None, files, 1, 0, confidence_level, 0.75, 0.05, "none", True, None)[0]
+    design = _Design(entries, 1.0)
+    low, high, method = _entry_intervals(design, check_open_unit(confidence_level, "confidence_level"))
+    return design.estimate, low, high, method
 
 
 # long because it states the whole contract of the prediction sections in its docstring

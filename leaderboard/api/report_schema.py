@@ -74,6 +74,28 @@ def _interval(name: str, **extra):
     )
 
 
+class MetricInfoSerializer(serializers.Serializer):
+    """A secondary metric of the board: shown with its interval, never ranked on."""
+
+    name = serializers.CharField()
+    label = serializers.CharField()
+    higher_is_better = serializers.BooleanField(help_text="Direction: true when higher is better (↑).")
+
+
+class SecondaryValueSerializer(MetricInfoSerializer):
+    """One secondary metric of an entry: the mean over its runs and the interval the board uses for the primary's."""
+
+    runs = serializers.IntegerField(allow_null=True, help_text="Runs with a score of this metric (null: Ladder).")
+    mean = _interval(
+        "ReportSecondaryMean",
+        se=serializers.FloatField(allow_null=True),
+        source=serializers.ChoiceField(
+            choices=["runs", "test examples", "test examples and files", "ladder"], allow_null=True
+        ),
+        method=serializers.CharField(allow_null=True, required=False, help_text="How the interval was made."),
+    )
+
+
 class EntrySerializer(serializers.Serializer):
     submission_id = serializers.IntegerField()
     method_name = serializers.CharField()
@@ -163,6 +185,12 @@ class EntrySerializer(serializers.Serializer):
     )
     rank_change = serializers.IntegerField(
         allow_null=True, required=False, help_text="Private board: public rank minus private rank (up is positive)."
+    )
+    secondary = SecondaryValueSerializer(
+        many=True,
+        required=False,
+        help_text="The challenge's secondary metrics, in its order: mean and interval on this board's rows "
+        "(published as the primary's: rounded, or withheld under the Ladder).",
     )
 
 
@@ -291,6 +319,9 @@ class ReportSettingsSerializer(serializers.Serializer):
         help_text="Per section kind: every test-set evaluation ever made (the SOTA's m).",
     )
     m_note = serializers.CharField(required=False, help_text="What m counts.")
+    secondary_metrics = MetricInfoSerializer(
+        many=True, required=False, help_text="The secondary metrics shown on each row (never ranked on)."
+    )
 
 
 class FeedbackSerializer(serializers.Serializer):
@@ -314,6 +345,7 @@ class LeaderboardSerializer(serializers.Serializer):
     feedback = FeedbackSerializer(allow_null=True)
     metric = serializers.CharField()
     higher_is_better = serializers.BooleanField()
+    secondary_metrics = MetricInfoSerializer(many=True, help_text="The secondary metrics (primary: `metric`).")
     computed_at = serializers.DateTimeField(allow_null=True)
     recompute_pending = serializers.BooleanField()
     overrides = OverridesSerializer()

@@ -149,6 +149,15 @@ def _ordered(row: dict) -> dict:
     return {key: _ordered(row[key]) if isinstance(row[key], dict) else row[key] for key in keys}
 
 
+def csv_row(row: dict) -> dict:
+    """An entry as a CSV row: its secondary metrics keyed by name (columns ``secondary.<name>.mean.low``, ...)."""
+    out = {key: value for key, value in row.items() if key not in ("run_scores", "secondary")}
+    out["secondary"] = {
+        value["name"]: {key: item for key, item in value.items() if key != "name"} for value in row.get("secondary", ())
+    }
+    return _ordered(out)
+
+
 @extend_schema(
     parameters=[*OVERRIDE_PARAMETERS, *PAGING_PARAMETERS, FORMAT_PARAMETER, BOARD_PARAMETER],
     responses={
@@ -203,9 +212,7 @@ class LeaderboardView(ReportViewMixin, APIView):
         renderer = request.accepted_renderer
         if isinstance(renderer, CSVRenderer):  # every entry, streamed
             data, _ = self.get_report(challenge, overrides, board)
-            rows = [
-                _ordered({key: value for key, value in row.items() if key != "run_scores"}) for row in data["entries"]
-            ]
+            rows = [csv_row(row) for row in data["entries"]]
             return StreamingHttpResponse(renderer.stream(rows), content_type="text/csv; charset=utf-8")
         paging = self.get_paging()
         if overrides or board != Board.PUBLIC or isinstance(renderer, BrowsableAPIRenderer):
@@ -241,6 +248,7 @@ class LeaderboardView(ReportViewMixin, APIView):
             "feedback": data.get("feedback"),
             "metric": challenge.metric,
             "higher_is_better": challenge.higher_is_better,
+            "secondary_metrics": data["settings"].get("secondary_metrics", []),
             "computed_at": meta["computed_at"],
             "recompute_pending": meta["recompute_pending"],
             "overrides": overrides,

@@ -6,16 +6,50 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evaluation.metrics import METRICS
 from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
 from ..models import AuditEntry, Challenge, Dataset, Phase, Registration, ReportVersion, Run, Submission
 from ..selectors import phase_in_force, submission_can_see_details, user_is_host
-from ..services.boards import BoardScope, board_private_revealed, board_scope
+from ..services.boards import BoardScope, board_private_revealed, board_scope, board_submission_secondary
 from ..services.challenges import CHALLENGE_FIELDS, challenge_warnings
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
 from ..services.queues import challenge_queue_waits, submission_queue_wait
 from .schema import JSONObjectField, LabelField
+
+
+def secondary_metrics_field(**kwargs) -> serializers.ListField:
+    """``secondary_metrics``: built-in metric names (the services check they fit the challenge)."""
+    return serializers.ListField(
+        child=serializers.ChoiceField(choices=sorted(METRICS)),
+        help_text="Further metrics shown on the board with their intervals, each with its direction; the "
+        "primary `metric` alone ranks. They take the primary's kind of predictions and fit the dataset.",
+        **kwargs,
+    )
+
+
+SECONDARY_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "label": {"type": "string"},
+            "higher_is_better": {"type": "boolean"},
+            "mean": {
+                "type": "object",
+                "properties": {
+                    "estimate": {"type": "number", "nullable": True},
+                    "low": {"type": "number", "nullable": True},
+                    "high": {"type": "number", "nullable": True},
+                },
+                "required": ["estimate", "low", "high"],
+            },
+        },
+        "required": ["name", "label", "higher_is_better", "mean"],
+    },
+}
 
 
 def scope_for(context: dict, challenge: Challenge) -> BoardScope:
@@ -88,6 +122,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 class ChallengeSerializer(serializers.ModelSerializer):
     hosts = serializers.SlugRelatedField(many=True, read_only=True, slug_field="username")
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), read_only=True)
+    secondary_metrics = secondary_metrics_field(read_only=True)
     dataset = serializers.SerializerMethodField()
     downloads = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
@@ -187,6 +222,7 @@ class ChallengeCreateSerializer(FirstPhaseFields, serializers.ModelSerializer):
     allow_recipes = serializers.BooleanField(required=False, default=False)
     stratify = serializers.BooleanField(required=False, default=True)
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
+    secondary_metrics = secondary_metrics_field(required=False)
     dataset = serializers.FileField(write_only=True, help_text="CSV or Parquet: an id column, features, a label.")
     test_dataset = serializers.FileField(
         write_only=True,
@@ -225,6 +261,7 @@ class ChallengeCreateSerializer(FirstPhaseFields, serializers.ModelSerializer):
 
 class ChallengeUpdateSerializer(FirstPhaseFields, serializers.ModelSerializer):
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
+    secondary_metrics = secondary_metrics_field(required=False)
 
     class Meta:
         model = Challenge
@@ -258,6 +295,9 @@ class RunSerializer(serializers.ModelSerializer):
     )
     public_score = serializers.SerializerMethodField()
     private_score = serializers.SerializerMethodField(help_text="Hosts, and everyone after the reveal.")
+    secondary_scores = serializers.SerializerMethodField(
+        help_text="The secondary metrics' scores on the board you read, by name, published as `test_score` is."
+    )
 
     class Meta:
         model = Run
@@ -273,6 +313,7 @@ class RunSerializer(serializers.ModelSerializer):
             "test_score",
             "public_score",
             "private_score",
+            "secondary_scores",
             "valid_score",
             "hyperparameters",
             "duration_s",
@@ -297,6 +338,11 @@ class RunSerializer(serializers.ModelSerializer):
 
     def get_private_score(self, run: Run) -> float | None:
         return self._scores(run)["private_score"]
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "nullable": True}})
+    def get_secondary_scores(self, run: Run) -> dict:
+        scope = self.context.get("scope") or scope_for(self.context, run.submission.challenge)
+        return scope.run_secondary(run)
 
 
 class RunDetailSerializer(RunSerializer):
@@ -332,6 +378,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     phase = serializers.CharField(source="phase.name", read_only=True, allow_null=True, default=None)
     score = serializers.SerializerMethodField(help_text="The submission's score as your board shows it.")
+    secondary = serializers.SerializerMethodField(
+        help_text="The secondary metrics as your board shows them: name, label, direction, mean and interval "
+        "(the interval when the board lists the entry)."
+    )
     queue_wait = serializers.SerializerMethodField(
         help_text="While queued: why it does not start (no worker takes its queue now); else null."
     )
@@ -357,6 +407,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "phase",
             "selected_for_final",
             "score",
+            "secondary",
             "queue_wait",
             "runs",
         ]
@@ -369,6 +420,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
     def get_score(self, submission: Submission) -> float | None:
         scope = scope_for(self.context, submission.challenge)
         return scope.submission_score(submission.pk, list(submission.runs.all()))
+
+    @extend_schema_field(SECONDARY_SCHEMA)
+    def get_secondary(self, submission: Submission) -> list[dict]:
+        scope = scope_for(self.context, submission.challenge)
+        return board_submission_secondary(scope=scope, submission=submission, runs=list(submission.runs.all()))
 
     @extend_schema_field(
         {

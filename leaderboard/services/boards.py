@@ -23,12 +23,13 @@ from django.utils import timezone
 
 from evaluation.boards import ladder, pack_mask, public_part, publish_rounded, shown_submission_score, unpack_mask
 
-from ..choices import Board, Feedback
-from ..models import Challenge, Dataset, Run, Submission
+from ..choices import Board, Feedback, RunStatus
+from ..models import Challenge, Dataset, ReportRow, Run, Submission
 from ..selectors import user_is_host
 from .dataset_files import dataset_hidden_labels
 from .entries import Version, entry_versions
 from .errors import NotAllowed, ServiceError
+from .metrics import challenge_metrics
 
 PRIVATE_HIDDEN = "The private board is visible to the challenge's hosts until they reveal it."
 
@@ -146,6 +147,15 @@ class BoardScope:
             "private_score": private,
         }
 
+    def run_secondary(self, run: Run) -> dict[str, float | None]:
+        """The run's secondary metrics on this viewer's board, published as its primary score is
+        (:meth:`public`: rounded, none under the Ladder; the private part only to who sees it)."""
+        extra = run.extra_scores or {}
+        if self.board == Board.PRIVATE:
+            return dict(extra.get("private") or {}) if self.sees_private else {}
+        scores = extra.get("public" if self.has_private else "test") or {}
+        return {name: self.public(value) for name, value in scores.items()}
+
     def submission_score(self, submission_id: int, runs: list[Run]) -> float | None:
         """The submission's score as shown: the mean of its runs' exact scores, then rounded as the report rounds
         it (:func:`evaluation.boards.shown_submission_score`), or the Ladder's release."""
@@ -188,6 +198,53 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
         feedback=feedback,
         digits=challenge.feedback_digits,
         ladder=releases,
+    )
+
+
+def board_submission_secondary(*, scope: BoardScope, submission: Submission, runs: list[Run]) -> list[dict]:
+    """The submission's secondary metrics on the viewer's board: ``name``, ``label``, ``higher_is_better`` and
+    ``mean`` (``estimate``, ``low``, ``high``). Its row of the board's stored report when the board shows it
+    (published: rounded, or withheld under the Ladder); else the mean of its runs as :meth:`BoardScope.public`
+    gives them, without an interval."""
+    metrics = challenge_metrics(submission.challenge)
+    if not metrics:
+        return []
+    stored = (
+        ReportRow.objects.filter(challenge_id=submission.challenge_id, board=scope.board, submission_id=submission.pk)
+        .values_list("data", flat=True)
+        .first()
+    )
+    shown = {value["name"]: value for value in (stored or {}).get("secondary", ())}
+    scored = [run for run in runs if run.status == RunStatus.SUCCEEDED]
+    out = []
+    for metric in metrics:
+        value = shown.get(metric.name)
+        if value is None:
+            exact = [(run.extra_scores or {}).get(_board_part(scope), {}).get(metric.name) for run in scored]
+            mean = _shown_mean(scope, [x for x in exact if x is not None])
+            value = {"mean": {"estimate": mean, "low": None, "high": None}}
+        out.append(
+            {
+                "name": metric.name,
+                "label": metric.label,
+                "higher_is_better": metric.higher_is_better,
+                "mean": {key: value["mean"].get(key) for key in ("estimate", "low", "high")},
+            }
+        )
+    return out
+
+
+def _board_part(scope: BoardScope) -> str:
+    if scope.board == Board.PRIVATE:
+        return "private" if scope.sees_private else ""
+    return "public" if scope.has_private else "test"
+
+
+def _shown_mean(scope: BoardScope, exact: list[float]) -> float | None:
+    if not exact or (scope.board == Board.PUBLIC and scope.feedback == Feedback.LADDER):
+        return None
+    return shown_submission_score(
+        exact, scope.feedback if scope.board == Board.PUBLIC else Feedback.EXACT, scope.digits
     )
 
 
@@ -274,6 +331,15 @@ def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
         "run_scores": [],
         "mean": {"estimate": shown, "low": None, "high": None, "se": None, "source": "ladder"},
         "boo_n": {"estimate": None, "low": None, "high": None, "n": row["boo_n"].get("n")},
+        # The Ladder releases one number per submission: the secondary metrics publish none.
+        "secondary": [
+            {
+                **value,
+                "runs": None,
+                "mean": {"estimate": None, "low": None, "high": None, "se": None, "source": "ladder"},
+            }
+            for value in row.get("secondary", ())
+        ],
     }
 
 

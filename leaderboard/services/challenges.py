@@ -33,6 +33,7 @@ from ..selectors import user_is_host
 from .audit import audit_record, audit_save
 from .boards import board_assign_parts, board_draw_mask, board_has_private
 from .errors import NotAllowed, ServiceError
+from .metrics import check_secondary_metrics, metric_fit_error
 from .notifications import event_record
 from .phases import FIRST_PHASE_FIELDS, SHARED_WITH_PHASE, phase_default, phase_update_single
 from .reports import report_request
@@ -44,6 +45,7 @@ CHALLENGE_FIELDS = (
     "description",
     "metric",
     "higher_is_better",
+    "secondary_metrics",
     "allow_predictions",
     "allow_recipes",
     "k_runs",
@@ -77,6 +79,7 @@ CHALLENGE_FIELDS = (
 FROZEN_AFTER_FIRST_SUBMISSION = (
     "metric",
     "higher_is_better",
+    "secondary_metrics",
     "master_seed",
     "randomize_sources",
     "split_scheme",
@@ -134,6 +137,8 @@ def _check_settings(fields: dict) -> None:
                 f"{metric.label} is better when {direction}; the direction contradicts the metric.",
                 field="higher_is_better",
             )
+    if "secondary_metrics" in fields and metric is not None:
+        fields["secondary_metrics"] = check_secondary_metrics(fields["secondary_metrics"], primary=metric.name)
     if not fields.get("allow_predictions", True) and not fields.get("allow_recipes", False):
         raise ServiceError("Allow predictions, recipes, or both.", field="allow_predictions")
     unknown = sorted(set(fields.get("randomize_sources") or []) - set(SOURCES))
@@ -159,13 +164,12 @@ def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
     if dataset is None:
         return
     metric = get_metric(fields["metric"])
-    if (metric.task == "regression") != (dataset.task == "regression"):
-        kind = "numeric" if dataset.task == "regression" else "class"
-        raise ServiceError(f"{metric.label} does not fit this dataset's {kind} labels.", field="metric")
-    if metric.task == "binary" and len(dataset.classes or []) != 2:
-        raise ServiceError(
-            f"{metric.label} needs exactly 2 classes; the dataset has {len(dataset.classes or [])}.", field="metric"
-        )
+    problem = metric_fit_error(metric, task=dataset.task, classes=dataset.classes)
+    if problem:
+        raise ServiceError(problem, field="metric")
+    check_secondary_metrics(
+        fields.get("secondary_metrics"), primary=metric.name, task=dataset.task, classes=dataset.classes
+    )
     if not dataset.test_inputs_file:
         raise ServiceError(
             "This challenge's dataset has no hidden test rows, which predictions and recipe runs "
@@ -448,11 +452,12 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     saved: list = []
     with tempfile.TemporaryDirectory(prefix="varboard-dataset-") as folder:
         prepared = _prepare_guarded(dataset, task=task, challenge=challenge, folder=folder)
-        if metric.task == "binary" and len(prepared.spec.classes or []) != 2:
-            raise ServiceError(
-                f"{metric.label} needs exactly 2 classes; the label column has {len(prepared.spec.classes or [])}.",
-                field="metric",
-            )
+        problem = metric_fit_error(metric, task=task, classes=prepared.spec.classes)
+        if problem:
+            raise ServiceError(problem.replace("the dataset has", "the label column has"), field="metric")
+        check_secondary_metrics(
+            fields.get("secondary_metrics"), primary=metric.name, task=task, classes=prepared.spec.classes
+        )
         try:
             with transaction.atomic():
                 challenge.save(force_insert=True)

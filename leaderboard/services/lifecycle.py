@@ -64,6 +64,8 @@ RESULT_FIELDS = (
     "private_score",
     "public_outcomes",
     "private_outcomes",
+    "extra_scores",
+    "extra_outcomes",
 )
 #: Database errors that mean "unreachable for now", not "wrong".
 DATABASE_DOWN = (OperationalError, InterfaceError)

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 import numpy as np
+import orjson
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -53,6 +54,7 @@ from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids
 from .errors import ServiceError
 from .history import record_moves
+from .metrics import challenge_metrics
 
 #: Query parameters that may override a challenge's report settings, and the Challenge field each
 #: overrides (its model validators are the override's validators).
@@ -268,6 +270,7 @@ def report_settings(
         backend=settings.VARBOARD.get("STATS_BACKEND", "auto"),
         device=settings.VARBOARD.get("STATS_DEVICE", "auto"),
         comparison_table=True,
+        secondary=tuple(challenge_metrics(challenge)),
     )
 
 
@@ -315,11 +318,50 @@ def report_entries(
             recipes.add(sid)
         if submission[state] != SubmissionStatus.CANCELLED and not submission[moderated] and sid in shown:
             runs[sid] = group
-    outcomes = _prediction_outcomes(
-        challenge, outcomes_field, [sid for sid in runs if about[sid][kind] == SubmissionKind.PREDICTIONS]
-    )
-    entries = _entries(about, runs, SNAPSHOT_RUN_COLUMNS.index(score_field), outcomes)
+    predictions = [sid for sid in runs if about[sid][kind] == SubmissionKind.PREDICTIONS]
+    outcomes = _prediction_outcomes(challenge, outcomes_field, predictions)
+    part = "test" if score_field == "test_score" else str(board)
+    secondary = _secondary_runs(challenge, part, runs, predictions)
+    entries = _entries(about, runs, SNAPSHOT_RUN_COLUMNS.index(score_field), outcomes, secondary)
     return entries, {SubmissionKind.PREDICTIONS: files, SubmissionKind.RECIPE: len(recipes)}
+
+
+def _stored_json(value) -> dict:
+    """A JSON column as ``rows_as_stored`` returns it (decoded by the driver or not)."""
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        value = orjson.loads(bytes(value) if not isinstance(value, str) else value)
+    return value if isinstance(value, dict) else {}
+
+
+def _secondary_runs(
+    challenge: Challenge, part: str, runs: dict[int, list[tuple]], prediction_ids: list[int]
+) -> dict[int, dict]:
+    """Each entry's secondary metrics on ``part`` of the test rows (``EntryRuns.secondary``): the runs'
+    scores (NaN where a run has none) and, for prediction files, the runs' outcomes when all have them."""
+    names = [metric.name for metric in challenge_metrics(challenge)]
+    if not names:
+        return {}
+    extra, run = SNAPSHOT_RUN_COLUMNS.index("extra_scores"), SNAPSHOT_RUN_COLUMNS.index("index")
+    blobs = _prediction_outcomes(challenge, "extra_outcomes", prediction_ids)
+    out = {}
+    for sid, group in runs.items():
+        scores = [_stored_json(row[extra]).get(part) or {} for row in group]
+        packed = [Run.unpack_extra_outcomes(blobs.get((sid, row[run]))) for row in group] if blobs else []
+        out[sid] = {
+            name: (
+                np.array([np.nan if s.get(name) is None else s[name] for s in scores], dtype=np.float64),
+                _stacked([p.get(f"{part}/{name}") for p in packed]),
+            )
+            for name in names
+        }
+    return out
+
+
+def _stacked(arrays: list) -> np.ndarray | None:
+    """(runs, examples) float64 when every run has outcomes of one length, else None."""
+    if not arrays or any(a is None for a in arrays) or len({a.size for a in arrays}) != 1 or not arrays[0].size:
+        return None
+    return np.stack(arrays).astype(np.float64)
 
 
 def _prediction_outcomes(challenge: Challenge, field: str, submission_ids: list[int]) -> dict[tuple, bytes]:
@@ -339,7 +381,11 @@ def _prediction_outcomes(challenge: Challenge, field: str, submission_ids: list[
 
 
 def _entries(
-    about: dict[int, tuple], runs: dict[int, list[tuple]], score: int, outcomes: dict[tuple, bytes]
+    about: dict[int, tuple],
+    runs: dict[int, list[tuple]],
+    score: int,
+    outcomes: dict[tuple, bytes],
+    secondary: dict[int, dict] | None = None,
 ) -> list[EntryRuns]:
     """One :class:`EntryRuns` per submission of ``runs`` (rows of :data:`SNAPSHOT_RUN_COLUMNS`, ``score`` the
     board's score column; ``about``: rows of :data:`SNAPSHOT_SUBMISSION_COLUMNS`). The columns of all the
@@ -373,6 +419,7 @@ def _entries(
                 created=created,
                 in_progress=status in SUBMISSION_ACTIVE,
                 provenance=None if source is None else {"source": source, "link": link or ""},
+                secondary=(secondary or {}).get(sid),
             )
         )
     return out
@@ -472,6 +519,7 @@ def build_report_data(
         "slug": challenge.slug,
         "metric": challenge.metric,
         "higher_is_better": challenge.higher_is_better,
+        "secondary_metrics": data["settings"]["secondary_metrics"],
     }
     data["settings"]["m_total"] = {str(kind): count for kind, count in ever.items()}
     data["settings"]["m_note"] = MULTIPLICITY_NOTE

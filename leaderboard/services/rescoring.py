@@ -28,6 +28,7 @@ from .audit import audit_record
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
+from .metrics import check_secondary_metrics
 from .reports import report_request
 
 
@@ -132,6 +133,9 @@ def challenge_rescore(
             raise ServiceError(str(exc), field="metric") from None
         if (new_metric.task == "regression") != (dataset.task == "regression"):
             raise ServiceError(f"{new_metric.label} does not fit this dataset's labels.", field="metric")
+        check_secondary_metrics(
+            challenge.secondary_metrics, primary=new_metric.name, task=dataset.task, classes=dataset.classes
+        )
         _check_no_recipe_entries(challenge, new_metric)
     labels = _read_labels(dataset, hidden_labels[1], hidden_labels[0]) if hidden_labels else None
     submissions = Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)

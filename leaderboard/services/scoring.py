@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 
+import numpy as np
 from django.conf import settings
 from django.db import DatabaseError
 
@@ -57,7 +58,7 @@ def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true
 
 def score_parts(submission: Submission, y_true, predictions) -> dict:
     """Scores and outcomes on the public board's rows and (where the phase scores it) the private board's,
-    each computed on its part alone."""
+    each computed on its part alone; the secondary metrics' on the test rows and the same parts."""
     challenge, dataset = submission.challenge, submission.challenge.dataset
     public = board_public_mask(dataset=dataset)
     parts = [("public", public)]
@@ -69,7 +70,28 @@ def score_parts(submission: Submission, y_true, predictions) -> dict:
             part = score_predictions(challenge.metric, y_true[rows], predictions[rows], classes=dataset.classes or None)
             fields[f"{name}_score"] = float(part.score)
             fields[f"{name}_outcomes"] = Run.pack_outcomes(part.outcomes)
+    everything = np.ones(len(y_true), dtype=bool)
+    extra_scores, extra_outcomes = score_secondary(
+        challenge.secondary_metrics, y_true, predictions, [("test", everything), *parts], dataset.classes
+    )
+    fields.update(extra_scores=extra_scores, extra_outcomes=Run.pack_extra_outcomes(extra_outcomes))
     return fields
+
+
+def score_secondary(names, y_true, predictions, parts, classes) -> tuple[dict, dict]:
+    """The secondary metrics ``names`` on each non-empty part (``(part, row mask)``), each part scored alone:
+    ``({part: {name: score}}, {"part/name": outcomes})``, the layout of ``Run.extra_scores``."""
+    scores: dict[str, dict[str, float]] = {}
+    outcomes: dict[str, np.ndarray] = {}
+    for part, rows in parts:
+        if not names or not rows.any():
+            continue
+        scores[part] = {}
+        for name in names:
+            result = score_predictions(name, y_true[rows], predictions[rows], classes=classes or None)
+            scores[part][name] = float(result.score)
+            outcomes[f"{part}/{name}"] = result.outcomes
+    return scores, outcomes
 
 
 def _score_or_fail(submission: Submission, run: Run, expected_ids: list[str], y_true) -> dict:
@@ -140,6 +162,8 @@ def submission_rescore(*, submission_id: int) -> int:
                 outcomes=None,
                 public_outcomes=None,
                 private_outcomes=None,
+                extra_scores={},
+                extra_outcomes=None,
             )
         changed += run_store_rescored(run_id=run.pk, **fields)
     return changed

@@ -17,7 +17,7 @@ from django.forms.utils import ErrorDict
 from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
-from ..models import Challenge, Phase, Team, default_sources, validate_gamma
+from ..models import METRIC_CHOICES, Challenge, Phase, Team, default_sources, validate_gamma
 from ..services.challenges import CHALLENGE_FIELDS, FROZEN_AFTER_FIRST_SUBMISSION, DatasetUpload
 from ..services.errors import ServiceError
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
@@ -113,6 +113,14 @@ class ChallengeSettingsForm(forms.ModelForm):
         required=False,
         help_text="Leave at the default unless the metric's usual direction is wrong.",
     )
+    secondary_metrics = forms.MultipleChoiceField(
+        choices=METRIC_CHOICES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Secondary metrics",
+        help_text="Shown on the board with their intervals and directions; the metric above alone ranks. "
+        "Each takes the same predictions as the metric and must fit the dataset.",
+    )
     randomize_sources = forms.MultipleChoiceField(
         choices=[(source, source.replace("_", " ")) for source in SOURCES],
         required=False,
@@ -160,7 +168,7 @@ class ChallengeSettingsForm(forms.ModelForm):
 
     # Grouping for the templates: (legend, field names).
     settings_groups = [
-        ("Challenge", ["title", "description", "metric", "direction", "visibility"]),
+        ("Challenge", ["title", "description", "metric", "direction", "secondary_metrics", "visibility"]),
         ("Submissions", ["allow_predictions", "allow_recipes", "daily_quota", "total_quota", "opens_at", "closes_at"]),
         ("Statistics", ["k_runs", "boo_n", "gamma", "alpha", "bootstrap_resamples", "ranking_statistic", "correction"]),
         ("Seeds and splits", ["master_seed", "randomize_sources", "split_scheme", "stratify"]),

@@ -52,8 +52,8 @@ def run_hpo(challenge: Challenge) -> dict:
     return {"mode": "fixed"}
 
 
-def _metric(challenge: Challenge, classes):
-    name = get_metric(challenge.metric).name
+def _metric(challenge: Challenge, classes, name: str | None = None):
+    name = get_metric(name or challenge.metric).name
 
     def metric(y_true, y_pred):
         result = score_predictions(name, y_true, y_pred, classes=classes or None)
@@ -96,6 +96,7 @@ def run_execute(*, run_id: int, delivery: str = "", cause: str = "") -> Run | No
                 higher_is_better=challenge.higher_is_better,
                 runner=configured_runner(),
                 test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase),
+                extra_metrics={name: _metric(challenge, data.classes, name) for name in challenge.secondary_metrics},
             )
         except (OSError, MemoryError) as exc:
             raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
@@ -118,6 +119,7 @@ def _result_fields(outcome) -> dict:
         valid_score=outcome.valid_score,
         public_score=outcome.part_scores.get("public"),
         private_score=outcome.part_scores.get("private"),
+        extra_scores=dict(getattr(outcome, "extra_scores", None) or {}),
         outcomes=Run.pack_outcomes(outcome.outcomes),
         hyperparameters=outcome.hyperparameters or {},
         hpo_trials=list(outcome.trials or []),

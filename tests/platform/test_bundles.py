@@ -14,6 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from evaluation.boards import round_floats
 from leaderboard.models import AuditEntry, Challenge
 from leaderboard.services.boards import board_public_mask
 from leaderboard.services.bundles import bundle_export, bundle_import
@@ -43,6 +44,7 @@ def _phased(host):
         closes_at=_minute(3),
         rules="Be kind.",
         description="Digits, *bundled*.",
+        secondary_metrics=["macro_f1", "balanced_accuracy"],
     )
     phase_create(
         challenge=challenge,
@@ -59,7 +61,14 @@ def _phased(host):
 def _board(challenge, board):
     data = report_current(challenge=challenge, board=board).data
     return [
-        (e["method_name"], e["mean"]["estimate"], e["mean"]["low"], e["mean"]["high"], e["rank_display"])
+        (
+            e["method_name"],
+            e["mean"]["estimate"],
+            e["mean"]["low"],
+            e["mean"]["high"],
+            e["rank_display"],
+            round_floats(e["secondary"], 9),  # the copy's test rows come in another order: sums differ in the ulp
+        )
         for e in data["entries"]
     ]
 
@@ -70,6 +79,7 @@ def test_a_challenge_round_trips_through_its_bundle_with_identical_boards(host, 
     assert AuditEntry.objects.filter(challenge=original, action="bundle_exported", actor=host).exists()
     manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
     assert manifest["format"] == "varboard-bundle" and manifest["pages"]["rules"] == "Be kind."
+    assert manifest["challenge"]["secondary_metrics"] == ["macro_f1", "balanced_accuracy"]
     copy = bundle_import(data=data, user=bob, slug="bundled-copy")
     assert list(copy.hosts.all()) == [bob]
     for name in CHALLENGE_FIELDS:
@@ -98,6 +108,9 @@ def test_a_challenge_round_trips_through_its_bundle_with_identical_boards(host, 
         submit(challenge, alice, [guesses[i] for i in ids], "guess")
     assert _board(original, "public") == _board(copy, "public")
     assert _board(original, "private") == _board(copy, "private")
+    assert copy.secondary_metrics == ["macro_f1", "balanced_accuracy"]
+    assert [v["name"] for v in _board(copy, "private")[0][-1]] == ["macro_f1", "balanced_accuracy"]
+    assert all(v["mean"]["low"] is not None for row in _board(copy, "public") for v in row[-1])
 
 
 def test_only_hosts_export_and_a_bad_bundle_is_refused_leaving_nothing(host, alice, media):

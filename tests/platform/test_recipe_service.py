@@ -196,3 +196,27 @@ def test_recipe_runs_are_scored_on_each_board_part_separately(host):
     assert run.status == "succeeded", run.error_message
     assert 0.5 < run.public_score <= 1 and 0.5 < run.private_score <= 1
     assert run.public_score != run.test_score or run.private_score == run.test_score
+
+
+def test_recipe_runs_store_the_secondary_metrics_on_each_part_and_the_board_shows_them(host):
+    """Issue 26: a recipe run's predictions are scored by the secondary metrics too, on the test rows and on
+    each board part; the board shows their mean over runs with the runs' bootstrap interval."""
+    from leaderboard.services.reports import report_recompute
+
+    challenge, _ = digits_challenge(
+        host, k_runs=2, public_fraction=0.5, master_seed=5, secondary_metrics=["macro_f1"], bootstrap_resamples=200
+    )
+    submission = submit(challenge, make_user("alice"), recipe("logistic_regression.py"))
+    for run in submission.runs.all():
+        assert run_execute(run_id=run.pk) is not None
+    runs = list(submission.runs.order_by("index"))
+    for run in runs:
+        assert run.status == "succeeded", run.error_message
+        assert set(run.extra_scores) == {"test", "public", "private"}
+        assert all(0.5 < part["macro_f1"] <= 1 for part in run.extra_scores.values())
+    report = report_recompute(challenge_id=challenge.pk)
+    (row,) = report.data["entries"]
+    (value,) = row["secondary"]
+    assert value["name"] == "macro_f1" and value["runs"] == 2
+    assert value["mean"]["estimate"] == pytest.approx(sum(r.extra_scores["public"]["macro_f1"] for r in runs) / 2)
+    assert value["mean"]["method"] == "studentized bootstrap" and value["mean"]["source"] == "runs"

@@ -1,0 +1,94 @@
+"""A challenge's metrics: the primary (ranking) and the secondary ones (shown with intervals), issue 26.
+
+What a metric may be on a challenge is decided here, once, for the primary and the secondary
+metrics alike (:func:`metric_fit_error`); what the report, the API and the exports know of each
+secondary metric comes from :func:`challenge_metrics` (name, label, direction), not from a lookup
+in ``evaluation.metrics.METRICS``, so a host's scoring program can declare its own.
+"""
+
+from __future__ import annotations
+
+from evaluation.metrics import METRICS, Metric, get_metric
+from evaluation.report import MetricInfo
+
+from ..models import Challenge
+from .errors import ServiceError
+
+__all__ = [
+    "MetricInfo",
+    "challenge_metrics",
+    "check_secondary_metrics",
+    "metric_fit_error",
+    "metric_info",
+]
+
+
+def metric_info(metric: Metric) -> MetricInfo:
+    """A built-in metric as the report describes it."""
+    return MetricInfo(
+        name=metric.name,
+        label=metric.label,
+        higher_is_better=metric.higher_is_better,
+        from_mean=metric.from_mean,
+        score_range=metric.score_range,
+    )
+
+
+def challenge_metrics(challenge: Challenge) -> list[MetricInfo]:
+    """The challenge's secondary metrics, in the host's order (the primary is ``challenge.metric``).
+
+    Names no longer known (a metric removed from the platform) are skipped rather than failing the board.
+    """
+    return [metric_info(METRICS[name]) for name in challenge.secondary_metrics or [] if name in METRICS]
+
+
+def metric_fit_error(metric: Metric, *, task: str | None, classes) -> str | None:
+    """Why ``metric`` cannot score a dataset of ``task`` ("classification" or "regression") with
+    ``classes``, or None when it can (``task`` None: no dataset to check against)."""
+    if task is None:
+        return None
+    if (metric.task == "regression") != (task == "regression"):
+        kind = "numeric" if task == "regression" else "class"
+        return f"{metric.label} does not fit this dataset's {kind} labels."
+    if metric.task == "binary" and len(classes or []) != 2:
+        return f"{metric.label} needs exactly 2 classes; the dataset has {len(classes or [])}."
+    return None
+
+
+def check_secondary_metrics(names, *, primary: str, task: str | None = None, classes=None) -> list[str]:
+    """``names`` checked as a challenge's secondary metrics (returned as a list of names).
+
+    Each must be a built-in metric, not the primary, listed once, take the primary's kind of
+    predictions (one prediction file is scored by all of them) and fit the dataset.
+
+    Raises
+    ------
+    ServiceError
+        Naming the metric and the reason (field ``secondary_metrics``).
+    """
+    if names is None:
+        return []
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise ServiceError("secondary_metrics must be a list of metric names.", field="secondary_metrics")
+    first = get_metric(primary)
+    seen: list[str] = []
+    for name in names:
+        try:
+            metric = get_metric(name)
+        except ValueError as exc:
+            raise ServiceError(f"secondary_metrics: {exc}", field="secondary_metrics") from None
+        if name == first.name or name in seen:
+            raise ServiceError(
+                f"secondary_metrics: {name} is listed twice (or is the primary metric).", field="secondary_metrics"
+            )
+        if metric.prediction_kind != first.prediction_kind:
+            raise ServiceError(
+                f"secondary_metrics: {metric.label} scores {metric.prediction_kind} predictions, but the primary "
+                f"metric {first.label} takes {first.prediction_kind} predictions.",
+                field="secondary_metrics",
+            )
+        problem = metric_fit_error(metric, task=task, classes=classes)
+        if problem:
+            raise ServiceError(f"secondary_metrics: {problem}", field="secondary_metrics")
+        seen.append(name)
+    return seen
