@@ -64,15 +64,16 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
     if scores.shape not in ((e.test.size,), (0,)):
         raise ValueError(f"entry {e.id}: secondary metric {metric.name!r} needs one score per run.")
     scored = scores[np.isfinite(scores)]
+    mean: dict = interval(scored.mean() if scored.size else None, se=None, source=None, method=None)
     value = {
         "name": metric.name,
         "label": metric.label,
         "higher_is_better": bool(metric.higher_is_better),
         "runs": int(scored.size),
-        "mean": interval(scored.mean() if scored.size else None, se=None, source=None, method=None),
+        "mean": mean,
     }
     if outcomes is not None and scored.size == e.test.size and np.asarray(outcomes).shape[-1] >= 2:
-        _from_outcomes(value["mean"], np.asarray(outcomes, dtype=np.float64), metric, 1 - s.alpha)
+        _from_outcomes(mean, np.asarray(outcomes, dtype=np.float64), metric, 1 - s.alpha)
     elif scored.size >= 2:
         seed = derive_seed(s.master_seed, SECTION_CODE[e.kind], PURPOSE["secondary"], e.id, _metric_key(metric.name))
         low, high = stats.seeded_intervals(
@@ -84,7 +85,7 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
             higher_is_better=metric.higher_is_better,
         )
         low, high = clip_to_range(low, high, metric.score_range)
-        value["mean"].update(
+        mean.update(
             low=finite(low[0]),
             high=finite(high[0]),
             se=finite(scored.std(ddof=1) / math.sqrt(scored.size)),
