@@ -8,12 +8,6 @@ A bundle is a zip file holding ``manifest.json`` and the dataset's three stored 
     data/train.csv           the training rows with their labels
     data/test_inputs.csv     the test rows' inputs
     data/hidden_labels.csv   the test rows' labels (id and label columns)
-    scoring/scoring.py       the host's scoring program, where the challenge has one
-
-``scoring_program`` (absent without one) is ``{"file": "scoring/scoring.py", "metrics": [...]}``, the
-metrics it declared; the imported challenge gets the program and its metrics, and checks it again on
-its own sample submission (status ``checking``, then ``ok`` or ``failed``). It is created private: its
-hosts publish it once the check has passed.
 
 ``challenge`` holds every setting of :data:`~leaderboard.services.challenges.CHALLENGE_FIELDS` (the
 pages excepted), ``phases`` each phase's :data:`~leaderboard.services.phases.PHASE_FIELDS` (dates in ISO
@@ -37,7 +31,6 @@ from django.db import transaction
 
 from evaluation.boards import pack_mask
 
-from ..choices import Visibility
 from ..models import Challenge
 from ..selectors import user_is_host
 from .audit import audit_record
@@ -46,7 +39,6 @@ from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
 from .dataset_files import dataset_frame
 from .errors import NotAllowed, ServiceError
 from .phases import PHASE_FIELDS, phase_create, phase_update
-from .programs import program_restore
 
 BUNDLE_FORMAT, BUNDLE_VERSION = "varboard-bundle", 1
 PARTS = {"train": "data/train.csv", "test_inputs": "data/test_inputs.csv", "hidden_labels": "data/hidden_labels.csv"}
@@ -54,13 +46,6 @@ PAGES = ("description", "rules")
 #: The largest bundle read (compressed and each member unpacked), in bytes.
 MAX_BUNDLE_BYTES = 200 * 1024 * 1024
 _DATES = ("opens_at", "closes_at")
-PROGRAM_FILE = "scoring/scoring.py"
-
-
-def _program_manifest(challenge: Challenge) -> dict:
-    if not challenge.scoring_program:
-        return {}
-    return {"scoring_program": {"file": PROGRAM_FILE, "metrics": list(challenge.program_metrics or [])}}
 
 
 def bundle_export(*, challenge: Challenge, user: User) -> bytes:
@@ -87,7 +72,6 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
             {name: _plain(getattr(phase, name)) for name in PHASE_FIELDS}
             for phase in challenge.phases.order_by("order", "id")
         ],
-        **_program_manifest(challenge),
         "dataset": {
             "id_column": dataset.id_column,
             "label_column": dataset.label_column,
@@ -103,9 +87,6 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
         archive.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
         for part, name in PARTS.items():
             archive.writestr(name, frames[part].to_csv(index=False))
-        if challenge.scoring_program:
-            with challenge.scoring_program.open("rb") as handle:
-                archive.writestr(PROGRAM_FILE, handle.read())
     audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
     return out.getvalue()
 
@@ -117,11 +98,7 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
     challenge behind. The message names the member or the field.
     """
     manifest, parts = _read(data)
-    program = _read_program(data, manifest)
     settings = dict(manifest["challenge"]) | {name: manifest.get("pages", {}).get(name, "") for name in PAGES}
-    if program is not None:
-        settings["higher_is_better"] = None  # the program's primary gives it (program_restore)
-        settings["visibility"] = Visibility.PRIVATE  # published by its hosts once the program passed its check
     if title:
         settings["title"] = title
     unknown = sorted(set(settings) - set(CHALLENGE_FIELDS))
@@ -145,8 +122,6 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
             challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"), **settings)
             _restore_public_rows(challenge, columns.get("public_ids"))
             _restore_phases(challenge, manifest.get("phases") or [], user)
-            if program is not None:
-                program_restore(challenge=challenge, user=user, data=program[0], metrics=program[1])
             audit_record(
                 challenge=challenge,
                 actor=user,
@@ -160,8 +135,6 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
                 field = getattr(challenge.dataset, part)
                 if field:
                     field.storage.delete(field.name)
-            if challenge.scoring_program:
-                challenge.scoring_program.storage.delete(challenge.scoring_program.name)
         raise
     return challenge
 
@@ -203,19 +176,6 @@ def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
             if not isinstance(manifest.get(key), dict):
                 raise ServiceError(f"manifest.json: `{key}` must be an object.", field="bundle")
         return manifest, {part: archive.read(name) for part, name in PARTS.items()}
-
-
-def _read_program(data: bytes, manifest: dict) -> tuple[bytes, list] | None:
-    """The bundle's scoring program and its declared metrics, or None without one."""
-    entry = manifest.get("scoring_program")
-    if entry is None:
-        return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), list):
-        raise ServiceError("manifest.json: `scoring_program` must be {file, metrics: [...]}.", field="bundle")
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        if PROGRAM_FILE not in archive.namelist():
-            raise ServiceError(f"The bundle lacks {PROGRAM_FILE}, which its manifest names.", field="bundle")
-        return archive.read(PROGRAM_FILE), entry["metrics"]
 
 
 def _restore_public_rows(challenge: Challenge, public_ids) -> None:
