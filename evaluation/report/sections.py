@@ -15,7 +15,7 @@ from evaluation import stats
 from evaluation.report.comparisons import TABLE_COLUMNS, comparison_rows, comparison_table
 from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import inversion_rows, priority_order, rank_and_group, sort_key
-from evaluation.report.rows import exclude
+from evaluation.report.rows import clip_to_range, exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, se_through
@@ -342,10 +342,15 @@ def prediction_section(
 
 
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
-    """An entry's mean interval from the test set (and its files), in the metric's units."""
+    """An entry's mean interval from the test set (and its files), in the metric's units, clipped to the
+    metric's range: a linearized metric's outcomes (macro-F1's reach 1.05 and more) give a t interval past
+    its bound near a perfect score, where the truth cannot lie (as :func:`clip_to_range` for runs)."""
+    low, high = clip_to_range(
+        apply_map(s.metric_from_mean, tb.low[i]), apply_map(s.metric_from_mean, tb.high[i]), s.score_range
+    )
     row["mean"].update(
-        low=finite(apply_map(s.metric_from_mean, tb.low[i])),
-        high=finite(apply_map(s.metric_from_mean, tb.high[i])),
+        low=finite(low),
+        high=finite(high),
         se=finite(se_through(s.metric_from_mean, float(tb.estimate[i]), float(tb.standard_error[i]))),
         source="test examples" if tb.files[i] == 1 else "test examples and files",
         method=ENTRY_METHODS[str(tb.entry_method[i])],

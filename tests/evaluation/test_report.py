@@ -457,3 +457,20 @@ def test_rows_of_many_entries_equal_the_entry_by_entry_figures(higher_is_better)
             e.test, 5, valid=e.valid, higher_is_better=higher_is_better
         )
         assert rows[e.id]["boo_n_curve"] == [float(v) for v in boo_n_curve(e, min(20, e.test.size), higher_is_better)]
+
+
+def test_a_prediction_entry_interval_stays_inside_the_metrics_range():
+    """Macro-F1's linearized outcomes exceed 1 (here up to 1.05): near a perfect score its t interval
+    reached 1.036, a value the metric cannot take; it is clipped to [0, 1] like the runs' intervals."""
+    from evaluation.metrics import METRICS, score_predictions
+
+    rng = np.random.default_rng(0)
+    truth = np.array(list("abc") * 10)
+    guess = np.where(rng.random(truth.size) < 0.97, truth, "a")
+    result = score_predictions("macro_f1", truth, guess, classes=list("abc"))
+    assert result.outcomes.max() > 1  # the premise: outcomes past the metric's bound
+    metric = METRICS["macro_f1"]
+    s = settings(k_runs=1, metric_from_mean=metric.from_mean, score_range=metric.score_range)
+    (row,) = build_report([prediction(1, result.outcomes)], s)["entries"]
+    assert row["mean"]["estimate"] == pytest.approx(result.score)
+    assert row["mean"]["low"] < row["mean"]["estimate"] < row["mean"]["high"] == 1.0
