@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from io import StringIO
 
-import numpy as np
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -21,15 +20,15 @@ from evaluation.boards import round_floats
 from leaderboard.management.commands._demo_beyond import WINE_SLUG
 from leaderboard.management.commands.demo import DIGITS_SLUG
 from leaderboard.models import Challenge, PredictionFile, Submission
-from leaderboard.services.boards import board_public_mask
 from leaderboard.services.bundles import bundle_export, bundle_import
-from leaderboard.services.challenges import CHALLENGE_FIELDS, challenge_reveal
-from leaderboard.services.dataset_files import dataset_frame, dataset_test_ids
-from leaderboard.services.phases import PHASE_FIELDS, phase_update
+from leaderboard.services.challenges import challenge_reveal
+from leaderboard.services.phases import phase_update
 from leaderboard.services.registrations import registration_register
 from leaderboard.services.reports import report_current, report_recompute
 from leaderboard.services.scoring import submission_score
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+
+from .test_bundles import assert_same_challenge
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # the demo builds its boards: about a minute
 
@@ -67,24 +66,6 @@ def _board(challenge: Challenge, board: str) -> list[list]:
     ]
 
 
-def _same_challenge(original: Challenge, copy: Challenge) -> None:
-    for name in CHALLENGE_FIELDS:
-        assert getattr(copy, name) == getattr(original, name), name
-    phases = [[getattr(p, name) for name in PHASE_FIELDS] for p in original.phases.order_by("order")]
-    assert [[getattr(p, name) for name in PHASE_FIELDS] for p in copy.phases.order_by("order")] == phases
-    for part in ("train", "test_inputs", "hidden_labels"):
-        a, b = (
-            dataset_frame(dataset=c.dataset, part=part).sort_values("id").reset_index(drop=True)
-            for c in (original, copy)
-        )
-        assert a.equals(b), part
-    public = [
-        set(np.array(dataset_test_ids(dataset=c.dataset))[board_public_mask(dataset=c.dataset)])
-        for c in (original, copy)
-    ]
-    assert public[0] == public[1]
-
-
 def _resubmit_final_entries(original: Challenge, copy: Challenge) -> int:
     """The original's final-phase prediction entries submitted to the copy with the same files and names."""
     count = 0
@@ -115,7 +96,7 @@ def test_the_demo_challenges_round_trip_through_their_bundles(demo):
 
     for original in (digits, wine):
         copy = bundle_import(data=bundle_export(challenge=original, user=host), user=host, slug=f"{original.slug}-copy")
-        _same_challenge(original, copy)
+        assert_same_challenge(original, copy)
         assert (copy.description, copy.rules) == (original.description, original.rules)
 
     copy = Challenge.objects.get(slug=f"{DIGITS_SLUG}-copy")
