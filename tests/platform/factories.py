@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import io
+from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
 from django.contrib.auth.models import User
+from django.utils import timezone
 from sklearn.datasets import load_digits
 
 from leaderboard.services.challenges import DatasetUpload, challenge_create
 
 PASSWORD = "a-long-test-password-7"
+
+#: One whole minute for a whole test module: dates a test computes twice (once to send, once to compare
+#: with an error message that names them) must not straddle a minute boundary.
+_ANCHOR = timezone.now().replace(second=0, microsecond=0)
+
+
+def days_ahead(days: float) -> datetime:
+    """The same whole minute, ``days`` after this module was imported, however often it is asked for."""
+    return _ANCHOR + timedelta(days=days)
 
 
 def make_user(username: str) -> User:

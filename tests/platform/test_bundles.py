@@ -7,12 +7,10 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
 
 from evaluation.boards import round_floats
 from leaderboard.models import AuditEntry, Challenge
@@ -25,14 +23,10 @@ from leaderboard.services.phases import PHASE_FIELDS, phase_create
 from leaderboard.services.registrations import registration_register
 from leaderboard.services.reports import report_current
 
-from .factories import digits_challenge, make_user
+from .factories import days_ahead, digits_challenge, make_user
 from .test_boards import submit
 
 pytestmark = pytest.mark.django_db
-
-
-def _minute(days: float):
-    return (timezone.now() + timedelta(days=days)).replace(second=0, microsecond=0)
 
 
 def _phased(host):
@@ -41,7 +35,7 @@ def _phased(host):
         public_fraction=0.5,
         bootstrap_resamples=200,
         title="Bundled",
-        closes_at=_minute(3),
+        closes_at=days_ahead(3),
         rules="Be kind.",
         description="Digits, *bundled*.",
         secondary_metrics=["macro_f1", "balanced_accuracy"],
@@ -50,8 +44,8 @@ def _phased(host):
         challenge=challenge,
         user=host,
         name="final",
-        opens_at=_minute(3),
-        closes_at=_minute(9),
+        opens_at=days_ahead(3),
+        closes_at=days_ahead(9),
         total_quota=2,
         test_rows="all",
     )

@@ -5,22 +5,15 @@ stored."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from django.contrib.auth.models import User
-from django.utils import timezone
 
 from leaderboard.models import AuditEntry, Phase
 
-from .factories import digits_challenge, make_user
+from .factories import days_ahead, digits_challenge, make_user
 from .test_admin import change_form_data
 
 pytestmark = pytest.mark.django_db
-
-
-def _minute(days: float):
-    return (timezone.now() + timedelta(days=days)).replace(second=0, microsecond=0)
 
 
 def _local(value) -> str:
@@ -44,7 +37,7 @@ def _phase_post(prefix: str, target: str, **values) -> dict:
 
 
 def test_a_host_adds_and_changes_phases_on_the_web(client, host):
-    challenge, _ = digits_challenge(host, closes_at=_minute(3))
+    challenge, _ = digits_challenge(host, closes_at=days_ahead(3))
     url = f"/c/{challenge.slug}/phases/"
     client.force_login(host)
     assert f'href="{url}"' in client.get(f"/c/{challenge.slug}/edit/").content.decode()
@@ -53,12 +46,12 @@ def test_a_host_adds_and_changes_phases_on_the_web(client, host):
     added = client.post(
         url,
         _phase_post(
-            "new", "new", name="final", opens_at=_local(_minute(3)), closes_at=_local(_minute(10)), total_quota=2
+            "new", "new", name="final", opens_at=_local(days_ahead(3)), closes_at=_local(days_ahead(10)), total_quota=2
         ),
     )
     assert added.status_code == 302, added.content.decode()[:2000]
     final = challenge.phases.get(name="final")
-    assert (final.order, final.total_quota, final.closes_at) == (1, 2, _minute(10))
+    assert (final.order, final.total_quota, final.closes_at) == (1, 2, days_ahead(10))
     assert AuditEntry.objects.filter(challenge=challenge, action="phase_created").count() == 1
     changed = client.post(
         url,
@@ -67,24 +60,24 @@ def test_a_host_adds_and_changes_phases_on_the_web(client, host):
             str(final.pk),
             name="final",
             order=1,
-            opens_at=_local(_minute(3)),
-            closes_at=_local(_minute(12)),
+            opens_at=_local(days_ahead(3)),
+            closes_at=_local(days_ahead(12)),
             total_quota=3,
         ),
     )
     assert changed.status_code == 302
     final.refresh_from_db()
-    assert (final.total_quota, final.closes_at) == (3, _minute(12))
+    assert (final.total_quota, final.closes_at) == (3, days_ahead(12))
     entry = AuditEntry.objects.filter(challenge=challenge, action="phase_changed").latest("id")
     assert "total_quota" in str(entry.details) and "2" in str(entry.details)  # the old value is kept
 
 
 def test_an_overlapping_phase_is_refused_on_the_form_and_nothing_is_stored(client, host):
-    challenge, _ = digits_challenge(host, closes_at=_minute(3))
+    challenge, _ = digits_challenge(host, closes_at=days_ahead(3))
     client.force_login(host)
     response = client.post(
         f"/c/{challenge.slug}/phases/",
-        _phase_post("new", "new", name="final", opens_at=_local(_minute(2)), closes_at=_local(_minute(9))),
+        _phase_post("new", "new", name="final", opens_at=_local(days_ahead(2)), closes_at=_local(days_ahead(9))),
     )
     assert response.status_code == 200
     page = response.content.decode()
@@ -101,7 +94,7 @@ def test_only_hosts_see_the_phases_page(client, host):
 
 
 def test_the_admin_adds_a_phase_through_the_service_and_shows_its_refusal(client, host):
-    challenge, _ = digits_challenge(host, closes_at=_minute(3))
+    challenge, _ = digits_challenge(host, closes_at=days_ahead(3))
     admin = User.objects.create_superuser("root", "root@example.org", "root-password-1")
     client.force_login(admin)
     url = f"/admin/leaderboard/challenge/{challenge.pk}/change/"
@@ -111,8 +104,8 @@ def test_the_admin_adds_a_phase_through_the_service_and_shows_its_refusal(client
     data["phases-TOTAL_FORMS"] = "2"
     overlap = {
         "phases-1-name": "final",
-        "phases-1-opens_at": _local(_minute(1)),
-        "phases-1-closes_at": _local(_minute(9)),
+        "phases-1-opens_at": _local(days_ahead(1)),
+        "phases-1-closes_at": _local(days_ahead(9)),
         "phases-1-daily_quota": 5,
         "phases-1-total_quota": 50,
         "phases-1-daily_file_quota": 0,
@@ -125,8 +118,8 @@ def test_the_admin_adds_a_phase_through_the_service_and_shows_its_refusal(client
     refused = client.post(url, {**data, **overlap})
     assert refused.status_code == 200 and "overlaps the main phase" in refused.content.decode()
     assert Phase.objects.filter(challenge=challenge).count() == 1
-    saved = client.post(url, {**data, **overlap, "phases-1-opens_at": _local(_minute(3))})
+    saved = client.post(url, {**data, **overlap, "phases-1-opens_at": _local(days_ahead(3))})
     assert saved.status_code == 302, saved.context and saved.context["errors"]
     final = Phase.objects.get(challenge=challenge, name="final")
-    assert final.order == 1 and final.opens_at == _minute(3)
+    assert final.order == 1 and final.opens_at == days_ahead(3)
     assert AuditEntry.objects.filter(challenge=challenge, action="phase_created", actor=admin).exists()
