@@ -71,16 +71,16 @@ def variance_study(request, slug: str, pk: int):
     study = get_object_or_404(VarianceStudy.objects.select_related("submission"), pk=pk, challenge=challenge)
     shown = variance_study_shown(study=study, user=request.user)  # what the boards let this reader see
     result = shown["result"] or {}
-    chart = None
+    chart = chart_narrow = None
     if result.get("available"):
         rows = [
             {"method_name": r["source"], "sd": {"estimate": r["sd"], "low": r["low"], "high": r["high"]}}
             for r in (*result["sources"], {**result["total"], "source": "all jointly"})
         ]
-        chart = mark_safe(
-            charts.forest_plot(
-                rows, statistic="sd", id_prefix="study", title="Standard deviation of the score, by source of variation"
-            )
+        title = "Standard deviation of the score, by source of variation"
+        chart, chart_narrow = (
+            mark_safe(charts.forest_plot(rows, statistic="sd", id_prefix=prefix, title=title, narrow=narrow))
+            for prefix, narrow in (("study", False), ("studyn", True))
         )
     counts = {s: study.runs.filter(status=s).count() for s in ("queued", "running", "succeeded", "failed")}
     return render(
@@ -91,6 +91,7 @@ def variance_study(request, slug: str, pk: int):
             "study": study,
             "result": result,
             "chart": chart,
+            "chart_narrow": chart_narrow,
             "counts": counts,
             "withheld": shown["result_withheld"],
             "coverage": _coverage("study.", study.k_runs),
@@ -109,15 +110,14 @@ def suite_detail(request, slug: str):
     suite = get_object_or_404(suite_list_visible(user=request.user), slug=slug)
     board = suite_board(suite=suite)
     names = [f"{e['method_name']} ({e['team']})" for e in board["entries"]]
-    forest = heatmap = None
+    forest = forest_narrow = heatmap = None
     if board["entries"] and "iqm" in board["entries"][0]:
-        forest = mark_safe(
-            charts.forest_plot(
-                board["entries"],
-                statistic="iqm",
-                id_prefix="suite-iqm",
-                title="Interquartile mean over every run of every task",
+        title = "Interquartile mean over every run of every task"
+        forest, forest_narrow = (
+            mark_safe(
+                charts.forest_plot(board["entries"], statistic="iqm", id_prefix=prefix, title=title, narrow=narrow)
             )
+            for prefix, narrow in (("suite-iqm", False), ("suite-iqmn", True))
         )
     if board["probability_of_improvement"]:
         heatmap = mark_safe(
@@ -149,6 +149,7 @@ def suite_detail(request, slug: str):
             "board": board,
             "names": names,
             "forest": forest,
+            "forest_narrow": forest_narrow,
             "heatmap": heatmap,
             "cd_chart": cd_chart,
             "profile": profile,

@@ -44,6 +44,8 @@ LABEL_W, ROW_H, PLOT_W, PAD = 220, 24, 420, 40
 #: WCAG 2.1 contrast a text colour needs against the white page (AA, normal text).
 TEXT_CONTRAST = 4.5
 LABEL_CHARS = 30  # what fits in LABEL_W at 12 px; longer names are cut (the tooltip keeps the whole name)
+#: The phone's forest plot: the width of a 360 px screen's content box, less its margins; names above the bars.
+NARROW_W, NARROW_PAD, NARROW_LABEL_CHARS = 300, 20, 38
 
 
 def _num(x) -> str:
@@ -214,12 +216,19 @@ def _label_width(labels: Sequence[str]) -> int:
 
 
 def forest_plot(
-    entries: Sequence[Mapping], *, statistic: str = "mean", title: str | None = None, id_prefix: str = "forest"
+    entries: Sequence[Mapping],
+    *,
+    statistic: str = "mean",
+    title: str | None = None,
+    id_prefix: str = "forest",
+    narrow: bool = False,
 ) -> str:
     """Intervals as horizontal bars with the point estimate, one row per entry.
 
     The axis leaves out outlying entries (``_robust_domain``); a bar or
     dot beyond it is drawn to the edge with an arrow, its tooltip giving the value.
+    ``narrow`` draws the phone's variant (issue 25): :data:`NARROW_W` px wide, each entry's name on its own
+    line above its bar, so that a 360 px screen reads names and bars without scrolling sideways.
 
     Parameters
     ----------
@@ -234,22 +243,28 @@ def forest_plot(
         [(row[statistic]["low"], row[statistic]["high"]) for row in entries],
     )
     labels = [_label(row) for row in entries]
-    left = _label_width(labels)
-    height = PAD + ROW_H * len(entries) + 2 * PAD
+    left, plot_w, row_h = (
+        (NARROW_PAD, NARROW_W - 2 * NARROW_PAD, 2 * ROW_H) if narrow else (_label_width(labels), PLOT_W, ROW_H)
+    )
+    height = PAD + row_h * len(entries) + 2 * PAD
 
     def sx(v):
-        return left + (v - lo) / (hi - lo) * PLOT_W
+        return left + (v - lo) / (hi - lo) * plot_w
 
     body = []
     for i, (row, label) in enumerate(zip(entries, labels)):
         stat = row[statistic]
-        y = PAD + ROW_H * i + ROW_H / 2
+        y = PAD + row_h * i + row_h - ROW_H / 2
         tip = f"{label}: {statistic} {_num(stat['estimate'])}, interval [{_num(stat['low'])}, {_num(stat['high'])}]" + (
             f", groups {row['groups']}" if row.get("groups") else ""
         )
         body.append(
             f'<g class="entry" aria-label={quoteattr(tip)}><title>{escape(tip)}</title>'
-            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>'
+            + (
+                f'<text x="{left}" y="{y - 10}">{escape(_fit(label, NARROW_LABEL_CHARS))}</text>'
+                if narrow
+                else f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}</text>'
+            )
         )
         if stat["low"] is not None and stat["high"] is not None:
             (a, out_a), (b, out_b) = _clamp(stat["low"], lo, hi), _clamp(stat["high"], lo, hi)
@@ -265,11 +280,11 @@ def forest_plot(
             if side and not (stat["low"] is not None and _clamp(stat["low"], lo, hi)[1] == side):
                 body.append(_arrow(sx(v), y, side))
         body.append("</g>")
-    body += _x_axis(lo, hi, left, PLOT_W, PAD + ROW_H * len(entries) + 4, statistic)
+    body += _x_axis(lo, hi, left, plot_w, PAD + row_h * len(entries) + 4, statistic)
     desc = f"{len(entries)} entries: {', '.join(labels)}; bars are confidence intervals, dots the point estimates." + (
         f" {CLIPPED_NOTE}" if clipped else ""
     )
-    return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
+    return _svg(NARROW_W if narrow else left + PLOT_W + PAD, height, title, desc, body, id_prefix)
 
 
 def pairwise_matrix(section: Mapping, entries: Sequence[Mapping]):

@@ -295,20 +295,19 @@ def _section_charts(kind: str, entries: list[dict], settings: dict, *, paged: bo
     """The section's charts of its page of entries: intervals (forest plots), every run, Boo_n against n."""
     statistic = settings["statistic"]
     curves = [row for row in entries if row["runs_succeeded"] > 1]  # one run: Boo_n is that run at every n
+    title = f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with its {settings['confidence']:.0%} interval, per entry"
+    other = "mean" if statistic == "boo_n" else "boo_n"
     return {
+        # each forest plot twice: as wide as its names need, and the phone's (``narrow``); the page shows one
         "forest_svg": mark_safe(
-            charts.forest_plot(
-                entries,
-                statistic=statistic,
-                id_prefix=f"forest-{kind}",
-                title=f"{'Boo_n' if statistic == 'boo_n' else 'Mean'} with its {settings['confidence']:.0%} interval, "
-                f"per entry",
-            )
+            charts.forest_plot(entries, statistic=statistic, id_prefix=f"forest-{kind}", title=title)
         ),
-        "forest_other_svg": mark_safe(
-            charts.forest_plot(
-                entries, statistic="mean" if statistic == "boo_n" else "boo_n", id_prefix=f"forest2-{kind}"
-            )
+        "forest_narrow_svg": mark_safe(
+            charts.forest_plot(entries, statistic=statistic, id_prefix=f"forestn-{kind}", title=title, narrow=True)
+        ),
+        "forest_other_svg": mark_safe(charts.forest_plot(entries, statistic=other, id_prefix=f"forest2-{kind}")),
+        "forest_other_narrow_svg": mark_safe(
+            charts.forest_plot(entries, statistic=other, id_prefix=f"forest2n-{kind}", narrow=True)
         ),
         "strip_svg": mark_safe(
             charts.strip_plot(

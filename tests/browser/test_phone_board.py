@@ -15,6 +15,7 @@ import pytest
 
 from leaderboard.models import Run, Submission
 from leaderboard.services.teams import team_personal_for
+from leaderboard.web import charts
 from tests.browser.test_leaderboard_browser import screenshot
 from tests.browser.test_pages_browser import AXE_RUN
 from tests.platform.factories import digits_challenge, make_user
@@ -29,6 +30,12 @@ document.querySelectorAll('details').forEach(d => d.open = true);
 return Array.from(document.querySelectorAll('figure.chart svg text')).filter(t => t.getClientRects().length)
   .map(t => { const m = t.getScreenCTM();
               return [parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b), t.textContent]; });
+"""
+# Every forest plot on screen (after the <details> are opened): its drawn width, its box's, and its names.
+FORESTS = """
+return Array.from(document.querySelectorAll('figure.chart.forest svg')).filter(s => s.getClientRects().length)
+  .map(s => [s.getBoundingClientRect().width, s.parentElement.clientWidth,
+             Array.from(s.querySelectorAll('g.entry text')).map(t => t.textContent)]);
 """
 LAYOUT = """
 const row = document.querySelector('table.leaderboard tbody tr[data-submission]');
@@ -100,6 +107,7 @@ def measure(driver, url: str, width: int) -> dict:
     opened = driver.execute_script("return document.documentElement.scrollWidth")
     return {
         **layout,
+        "forests": driver.execute_script(FORESTS),
         "scrollWidth": max(layout["scrollWidth"], opened),
         "texts": texts,
         "smallest": min(size for size, _ in texts),
@@ -124,6 +132,16 @@ def test_the_board_comes_first_and_charts_read_on_a_phone(live_server, driver, a
             problems.append(f"{width} px: the first leaderboard row starts {seen['rowTop']:.0f} px down")
         if small:
             problems.append(f"{width} px: {len(small)} chart texts under {MIN_TEXT_PX:g} px, e.g. {small[:3]}")
+        if len(seen["forests"]) != 2:  # the board's statistic, and the other one's in its <details>
+            problems.append(f"{width} px shows {len(seen['forests'])} forest plots, not 2")
+        for drawn, box, names in seen["forests"]:
+            if width < DESKTOP and drawn > box:  # a phone reads names and bars without scrolling the chart
+                problems.append(f"{width} px: a forest plot {drawn:.0f} px wide in a {box} px box")
+            if width == DESKTOP and drawn <= charts.NARROW_W:
+                problems.append(f"{width} px: the phone's forest plot ({drawn:.0f} px) on a desktop")
+            in_order = len(names) == len(NAMES) and all(map(str.startswith, names, (n[:15] for n in NAMES)))
+            if not in_order:  # NAMES in rank order: their true centres fall 0.02 apart, 6σ of a mean of 10 runs
+                problems.append(f"{width} px: a forest plot names {names}")
         if seen["scrollWidth"] > seen["innerWidth"]:
             problems.append(f"{width} px scrolls sideways: {seen['scrollWidth']} > {seen['innerWidth']}")
         driver.execute_script(axe_source)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from evaluation.report import EntryRuns, ReportSettings, build_report
+from leaderboard.web import charts
 from leaderboard.web.charts import boo_n_curve, forest_plot, heatmap, pairwise_matrix, strip_plot
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -113,6 +114,27 @@ def test_charts_are_drawn_at_their_own_size_with_readable_text():
         assert sizes and min(sizes) >= 11, (min(sizes), svg[:200])
     cell_values = [t for t in parse(charts[-1]).iter(f"{SVG}text") if t.get("font-size")]
     assert len(cell_values) == 12  # the 4 x 4 matrix's values are drawn (cells of 40 px), at 11 px
+
+
+def test_the_phones_forest_plot_fits_a_phone_with_each_name_above_its_bar():
+    """Issue 25: the forest plot was 680 px wide with its names on the left, so a 360 px phone saw either the
+    names or the bars. The narrow variant is NARROW_W (300) px wide, every mark inside it, each name on its
+    own line above its bar, and the same entries, intervals and tooltips as the wide one."""
+    entries = [_row(f"A long method name number {i} (team {i})", 0.9 + i / 100, 0.88 + i / 100, 0.93) for i in range(5)]
+    wide, narrow = parse(forest_plot(entries)), parse(forest_plot(entries, narrow=True, id_prefix="forestn"))
+    assert int(narrow.get("width")) == charts.NARROW_W < int(wide.get("width"))
+    names = [t for t in narrow.iter(f"{SVG}text") if t.get("text-anchor") is None]
+    bars = marks(narrow, "rect", "interval")
+    assert len(names) == len(bars) == 5
+    for name, bar in zip(names, bars):
+        assert float(name.get("y")) < float(bar.get("y"))  # above its bar
+        assert float(name.get("x")) <= float(bar.get("x"))  # starts at the plot's left edge or before
+        assert len(name.text) <= charts.NARROW_LABEL_CHARS and name.text.startswith("A long method name")
+        assert float(bar.get("x")) + float(bar.get("width")) <= charts.NARROW_W
+    xs = [float(x) for el in narrow.iter() for x in (el.get("x"), el.get("cx")) if x is not None]
+    assert 0 <= min(xs) and max(xs) <= charts.NARROW_W
+    tips = [[t.text for t in root.iter(f"{SVG}title")][1:] for root in (wide, narrow)]
+    assert tips[0] == tips[1] and len(tips[0]) == 5  # the same entries and values, in the same order
 
 
 def test_an_outlier_cannot_flatten_the_axis():
