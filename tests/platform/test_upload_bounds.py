@@ -22,6 +22,11 @@ pytestmark = pytest.mark.django_db
 MB = 1024 * 1024
 
 
+#: A refusal before parsing takes 0.13-0.55 s (benchmarks/bench_uploads.py holds the figures); parsing the same
+#: files took minutes and gigabytes. 5 s tells the two apart on a 2-core machine shared with CPU burners.
+REFUSED_WITHIN_S = 5.0
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -31,7 +36,7 @@ def wide_csv(columns: int) -> bytes:
     return header + b"\n" + b",".join([b"1"] * columns) + b"\n"
 
 
-def test_dataset_with_one_and_a_half_million_columns_is_refused_in_under_a_second(alice, media):
+def test_dataset_with_one_and_a_half_million_columns_is_refused_without_parsing_it(alice, media):
     data = wide_csv(1_500_000)
     assert len(data) > 14 * MB
     client = client_for(alice)
@@ -51,7 +56,7 @@ def test_dataset_with_one_and_a_half_million_columns_is_refused_in_under_a_secon
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert "1,500,000 columns; the limit is 10,000 columns" in response.content.decode()
-    assert elapsed < 1.0, elapsed
+    assert elapsed < REFUSED_WITHIN_S, elapsed
     assert Challenge.objects.count() == 0
 
 
@@ -83,7 +88,7 @@ def test_prediction_file_of_two_million_rows_is_refused_by_its_row_count(challen
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert f"2,000,000 rows after its header; the limit is {n_test + 1000:,} rows" in response.content.decode()
-    assert elapsed < 1.0, elapsed
+    assert elapsed < REFUSED_WITHIN_S, elapsed
     assert peak_rss_mb() - before < 100  # the 8 MB file, a copy or two: no parse
     assert Submission.objects.count() == 0
 
@@ -177,7 +182,7 @@ def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
     elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert "915.5 MB once decompressed; the limit is 256 MB decompressed" in response.content.decode()
-    assert elapsed < 1.0, elapsed
+    assert elapsed < REFUSED_WITHIN_S, elapsed
     assert peak_rss_mb() - before < 100  # nothing decoded
     assert Challenge.objects.count() == 0
 
