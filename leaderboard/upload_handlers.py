@@ -3,9 +3,8 @@
 Django's parser writes every file of a request to disk before the view sees the first
 one: 40 prediction files of 19 MB (725 MB) took 14.6 s to be refused by their count.
 ``BoundedUploadHandler`` runs first among ``FILE_UPLOAD_HANDLERS``: it counts the files
-and the bytes of each against the limits in force for the request (the platform's
-``MAX_PREDICTION_FILES``, ``MAX_PREDICTION_MB``, ``MAX_DATASET_MB``, ``MAX_RECIPE_KB`` and,
-for a submission, the challenge's own k), and at the first file or byte over a limit it
+and the bytes of each against the limits in force for the request (``limits.upload_limit``
+of the field's kind, ``FIELD_KINDS``, the file count and, for a submission, the challenge's own k), and at the first file or byte over a limit it
 drops what was stored, reads the rest of the body without keeping it (so the client
 receives the answer), and raises ``UploadRefused``: a 400 naming the limit (issue 22).
 
@@ -19,20 +18,28 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 
+from .limits import upload_file_count_limit, upload_limit
 from .models import Challenge
 from .services.errors import ServiceError
 
 MB = 1024 * 1024
 DATASET_FIELDS = ("dataset", "test_dataset", "test_labels", "hidden_labels")
+#: The form field a file travels in -> its kind of upload (``limits.upload_limit``): the readers apply the same.
+FIELD_KINDS = {
+    **dict.fromkeys(DATASET_FIELDS, "dataset"),
+    "recipe": "recipe",
+    "files": "prediction",  # a submission's prediction files, or a results import's files
+    "instances": "prediction",  # a results import's list of instance ids
+    "bundle": "bundle",
+}
 # URL names that take a submission's files: the API's, and the challenge page's form.
 SUBMISSION_URLS = ("api-challenge-submissions", "challenge-detail")
 # Views that show a refusal on their form (they call ``upload_refusal``); elsewhere it is a 400.
-WEB_FORMS = ("challenge-create", "challenge-detail")
+WEB_FORMS = ("challenge-create", "challenge-detail", "challenge-bundle-import", "results-import")
 DRAIN_SECONDS = 0.5  # past this, the connection is closed rather than the whole body read
 
 
@@ -62,18 +69,18 @@ class BoundedUploadHandler(FileUploadHandler):
 
     def _check_request_size(self, content_length: int) -> None:
         """A submission can't be larger than its files at their limit (+1 MB of fields and headers)."""
-        per_file = settings.VARBOARD["MAX_PREDICTION_MB"]
-        most = self._max_files * per_file + 1
+        per_file = upload_limit("prediction")
+        most = self._max_files * per_file.max_bytes // MB + 1
         if content_length > most * MB:
             self._refuse(
                 f"the request is {content_length / MB:.1f} MB; a submission here takes at most "
-                f"{self._max_files} files of {per_file} MB ({most} MB with its fields).",
+                f"{self._max_files} files of {per_file.label} ({most} MB with its fields).",
                 "files",
             )
 
     @staticmethod
     def _file_limit(k: int | None) -> tuple[int, str]:
-        most = settings.VARBOARD["MAX_PREDICTION_FILES"]
+        most = upload_file_count_limit()
         if k is not None and max(k, 1) < most:
             return max(k, 1), f"this challenge takes at most {max(k, 1)} (one per seed, k = {k})"
         return most, f"the limit is {most} files per submission"
@@ -95,14 +102,11 @@ class BoundedUploadHandler(FileUploadHandler):
         return Challenge.objects.filter(slug=slug).values_list("k_runs", flat=True).first(), True
 
     def _byte_limit(self, field_name: str) -> tuple[int, str] | None:
-        limits = settings.VARBOARD
-        if field_name in DATASET_FIELDS:
-            return limits["MAX_DATASET_MB"] * MB, f"{limits['MAX_DATASET_MB']} MB"
-        if field_name == "recipe":
-            return limits["MAX_RECIPE_KB"] * 1024, f"{limits['MAX_RECIPE_KB']} KB"
-        if field_name == "files" and self._on_submission:
-            return limits["MAX_PREDICTION_MB"] * MB, f"{limits['MAX_PREDICTION_MB']} MB"
-        return None
+        kind = FIELD_KINDS.get(field_name)
+        if kind is None:
+            return None
+        limit = upload_limit(kind)
+        return limit.max_bytes, limit.label
 
     def new_file(self, field_name, file_name, content_type, content_length, charset=None, content_type_extra=None):
         super().new_file(field_name, file_name, content_type, content_length, charset, content_type_extra)

@@ -16,29 +16,29 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from django.conf import settings
-
+from .limits import UploadLimit, upload_file_count_limit, upload_limit
 from .services.errors import ServiceError
 from .services.submissions import UploadedFile
 
 
-def _too_large(name: str, size: int, limit_mb: int, field: str) -> ServiceError:
-    return ServiceError(f"{name} is {size / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB.", field=field)
+def _too_large(name: str, size: int, limit: UploadLimit, field: str) -> ServiceError:
+    return ServiceError(f"{name} is {limit.size(size)}; the limit is {limit.label}.", field=field)
 
 
-def _read_bounded(upload, *, limit_mb: int, field: str) -> bytes:
-    limit = limit_mb * 1024 * 1024
+def _read_bounded(upload, *, kind: str, field: str) -> bytes:
+    limit = upload_limit(kind)
     size = getattr(upload, "size", None)
-    if size is not None and size > limit:
-        raise _too_large(upload.name, size, limit_mb, field)
-    data = upload.read(limit + 1)
-    if len(data) > limit:  # the declared size was missing or wrong
-        raise _too_large(upload.name, len(data), limit_mb, field)
+    if limit.exceeded_by(size):
+        raise _too_large(upload.name, size, limit, field)
+    data = upload.read(limit.max_bytes + 1)
+    if limit.exceeded_by(len(data)):  # the declared size was missing or wrong
+        raise _too_large(upload.name, len(data), limit, field)
     return data
 
 
-def read_upload(upload, *, limit_mb: int, field: str) -> UploadedFile:
-    return UploadedFile(name=upload.name, data=_read_bounded(upload, limit_mb=limit_mb, field=field))
+def read_upload(upload, *, kind: str, field: str) -> UploadedFile:
+    """One uploaded file of ``kind`` (``limits.KINDS``), read up to its limit and refused past it."""
+    return UploadedFile(name=upload.name, data=_read_bounded(upload, kind=kind, field=field))
 
 
 class LazyUpload:
@@ -49,34 +49,32 @@ class LazyUpload:
     and ``data`` is never read in the web process.
     """
 
-    def __init__(self, upload, *, limit_mb: int, field: str):
+    def __init__(self, upload, *, kind: str, field: str):
         self.name = upload.name
         spooled = getattr(upload, "temporary_file_path", None)
         self.path = Path(spooled()) if spooled is not None else None
-        self._upload, self._limit_mb, self._field = upload, limit_mb, field
+        self._upload, self._kind, self._field = upload, kind, field
 
     @cached_property
     def data(self) -> bytes:
-        return _read_bounded(self._upload, limit_mb=self._limit_mb, field=self._field)
+        return _read_bounded(self._upload, kind=self._kind, field=self._field)
 
 
 def read_prediction_uploads(uploads) -> list[UploadedFile]:
-    limit = settings.VARBOARD["MAX_PREDICTION_MB"]
-    most = settings.VARBOARD["MAX_PREDICTION_FILES"]
+    limit, most = upload_limit("prediction"), upload_file_count_limit()
     uploads = list(uploads)
     if len(uploads) > most:
         raise ServiceError(
             f"{len(uploads)} files were uploaded; the limit is {most} files per submission.", field="files"
         )
     for upload in uploads:  # refuse by the declared sizes before reading any file
-        size = getattr(upload, "size", None)
-        if size is not None and size > limit * 1024 * 1024:
-            raise _too_large(upload.name, size, limit, "files")
-    return [LazyUpload(upload, limit_mb=limit, field="files") for upload in uploads]
+        if limit.exceeded_by(getattr(upload, "size", None)):
+            raise _too_large(upload.name, upload.size, limit, "files")
+    return [LazyUpload(upload, kind="prediction", field="files") for upload in uploads]
 
 
 def read_recipe_upload(upload) -> UploadedFile:
-    return read_upload(upload, limit_mb=max(1, settings.VARBOARD["MAX_RECIPE_KB"] // 1024 + 1), field="recipe")
+    return read_upload(upload, kind="recipe", field="recipe")
 
 
 @dataclass(frozen=True)
@@ -89,11 +87,10 @@ class DatasetFile:
 
 def read_dataset_upload(upload, *, field: str = "dataset") -> DatasetFile:
     """Size-checked; an upload spooled to disk is not read here: the child that prepares the dataset reads it."""
-    limit_mb = settings.VARBOARD["MAX_DATASET_MB"]
     spooled = getattr(upload, "temporary_file_path", None)
     if spooled is None:
-        return DatasetFile(name=upload.name, data=_read_bounded(upload, limit_mb=limit_mb, field=field))
-    size = upload.size
-    if size > limit_mb * 1024 * 1024:
-        raise _too_large(upload.name, size, limit_mb, field)
+        return DatasetFile(name=upload.name, data=_read_bounded(upload, kind="dataset", field=field))
+    limit = upload_limit("dataset")
+    if limit.exceeded_by(upload.size):
+        raise _too_large(upload.name, upload.size, limit, field)
     return DatasetFile(name=upload.name, data=Path(spooled()))

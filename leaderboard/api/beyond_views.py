@@ -6,7 +6,6 @@ errors become HTTP errors through the project's exception handler.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -169,13 +168,12 @@ class ResultsImportView(ChallengeScopedView):
     def post(self, request, slug: str):
         challenge = self.challenge(slug)
         data = self.validated(ResultsImportSerializer)
-        limit = settings.VARBOARD["MAX_PREDICTION_MB"]
-        uploads = [read_upload(f, limit_mb=limit, field="files") for f in data["files"]]
+        uploads = [read_upload(f, kind="prediction", field="files") for f in data["files"]]
         names = data.get("models") or [None] * len(uploads)
         files = [ImportFile(name=u.name, data=u.data, model=m) for u, m in zip(uploads, names)]
         instances = None
         if data.get("instances") is not None:
-            raw = read_upload(data["instances"], limit_mb=limit, field="instances").data.decode("utf-8", "replace")
+            raw = read_upload(data["instances"], kind="prediction", field="instances").data.decode("utf-8", "replace")
             instances = [line.strip() for line in raw.splitlines() if line.strip()]
         batch = results_import_create(
             challenge=challenge,

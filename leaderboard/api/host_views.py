@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from ..choices import Visibility
 from ..models import Phase, Registration
 from ..selectors import user_is_host
-from ..services.bundles import MAX_BUNDLE_BYTES, bundle_export, bundle_import
+from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_reveal
 from ..services.phases import phase_create, phase_update
 from ..services.registrations import registration_decide, registration_register
@@ -269,7 +269,7 @@ class ChallengeMovingActions:
         incoming = BundleImportSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
-        upload = read_upload(data["bundle"], limit_mb=MAX_BUNDLE_BYTES // 2**20, field="bundle")
+        upload = read_upload(data["bundle"], kind="bundle", field="bundle")
         challenge = bundle_import(data=upload.data, user=request.user, slug=data.get("slug"), title=data.get("title"))
         return Response(ChallengeSerializer(challenge, context={"request": request}).data, status=201)
 

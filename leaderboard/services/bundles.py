@@ -31,6 +31,7 @@ from django.db import transaction
 
 from evaluation.boards import pack_mask
 
+from ..limits import upload_limit
 from ..models import Challenge
 from ..selectors import user_is_host
 from .audit import audit_record
@@ -44,7 +45,6 @@ BUNDLE_FORMAT, BUNDLE_VERSION = "varboard-bundle", 1
 PARTS = {"train": "data/train.csv", "test_inputs": "data/test_inputs.csv", "hidden_labels": "data/hidden_labels.csv"}
 PAGES = ("description", "rules")
 #: The largest bundle read (compressed and each member unpacked), in bytes.
-MAX_BUNDLE_BYTES = 200 * 1024 * 1024
 _DATES = ("opens_at", "closes_at")
 
 
@@ -140,10 +140,9 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
 
 
 def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
-    if len(data) > MAX_BUNDLE_BYTES:
-        raise ServiceError(
-            f"The bundle is {len(data) / 2**20:.0f} MB; the limit is {MAX_BUNDLE_BYTES // 2**20} MB.", field="bundle"
-        )
+    limit = upload_limit("bundle")
+    if limit.exceeded_by(len(data)):
+        raise ServiceError(f"The bundle is {limit.size(len(data))}; the limit is {limit.label}.", field="bundle")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -154,10 +153,9 @@ def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
         if missing:
             raise ServiceError(f"The bundle lacks {', '.join(missing)}.", field="bundle")
         for info in archive.infolist():
-            if info.file_size > MAX_BUNDLE_BYTES:
+            if limit.exceeded_by(info.file_size):
                 raise ServiceError(
-                    f"{info.filename} unpacks to {info.file_size / 2**20:.0f} MB; the limit is "
-                    f"{MAX_BUNDLE_BYTES // 2**20} MB.",
+                    f"{info.filename} unpacks to {limit.size(info.file_size)}; the limit is {limit.label}.",
                     field="bundle",
                 )
         try:

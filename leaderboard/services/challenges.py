@@ -28,6 +28,7 @@ from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
 from evaluation.stats.boon import min_runs_for_interval
 
+from ..limits import upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
 from .audit import audit_record, audit_save
@@ -188,23 +189,23 @@ def _source_bytes(data: bytes | Path, limit: int) -> bytes:
 
 def _table(data: bytes | Path, filename: str, text_columns: tuple[str, ...], field: str = "dataset") -> pd.DataFrame:
     """One uploaded table parsed; run only in the child of ``_prepare_guarded`` (its memory is limited there)."""
-    limits = settings.VARBOARD
-    max_bytes = limits["MAX_DATASET_MB"] * 1024 * 1024
+    max_bytes = upload_limit("dataset").max_bytes
     try:
         return read_table(
             _source_bytes(data, max_bytes),
             filename=filename,
             max_bytes=max_bytes,
             text_columns=text_columns,
-            max_columns=limits["MAX_DATASET_COLUMNS"],
-            max_decoded_bytes=limits["MAX_DATASET_DECODED_MB"] * 1024 * 1024,
+            max_columns=settings.VARBOARD["MAX_DATASET_COLUMNS"],
+            max_decoded_bytes=upload_limit("dataset_decoded").max_bytes,
         )
     except TableError as exc:
         message = str(exc) if str(exc).startswith(f"{filename}:") else f"{filename}: {exc}"
         raise ServiceError(message, field=field) from None
     except MemoryError:
         raise ServiceError(
-            f"{filename}: {memory_message('to parse', limits['DATASET_PARSE_MB'] * 1024 * 1024)}", field=field
+            f"{filename}: {memory_message('to parse', settings.VARBOARD['DATASET_PARSE_MB'] * 1024 * 1024)}",
+            field=field,
         ) from None
     except (ValueError, OSError, ArithmeticError, LookupError) as exc:  # the parser's own failure
         raise ServiceError(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 
 import pandas as pd
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -22,6 +21,7 @@ from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 
 from ..choices import SubmissionKind, SubmissionStatus
+from ..limits import upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
 from .audit import audit_record
@@ -38,7 +38,7 @@ def _read_labels(dataset: Dataset, data: bytes, filename: str) -> bytes:
         frame = read_table(
             data,
             filename=filename,
-            max_bytes=settings.VARBOARD["MAX_DATASET_MB"] * 1024 * 1024,
+            max_bytes=upload_limit("dataset").max_bytes,
             text_columns=(dataset.id_column, dataset.label_column),
         )
     except TableError as exc:

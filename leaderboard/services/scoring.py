@@ -11,13 +11,13 @@ import logging
 import time
 
 import numpy as np
-from django.conf import settings
 from django.db import DatabaseError
 
 from evaluation.metrics import score_predictions
 from evaluation.predictions import PredictionFileError, parse_predictions
 
 from ..choices import RunStatus, SubmissionKind, TestRows
+from ..limits import upload_limit
 from ..logs import log_context
 from ..models import Run, Submission
 from ..storage import STORAGE_DOWN
@@ -43,7 +43,7 @@ def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true
         expected_ids=expected_ids,
         metric=challenge.metric_info,
         classes=dataset.classes or None,
-        max_bytes=settings.VARBOARD["MAX_PREDICTION_MB"] * 1024 * 1024,
+        max_bytes=upload_limit("prediction").max_bytes,
     )
     result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
     return dict(

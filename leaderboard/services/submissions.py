@@ -29,6 +29,7 @@ from evaluation.recipes import RecipeError, inspect_recipe
 from evaluation.seeds import seed_record
 
 from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
+from ..limits import upload_file_count_limit, upload_limit
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
 from .boards import board_private_revealed
@@ -158,7 +159,7 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
     are streamed to a local file, whose ids the child reads (issue 22).
     """
     dataset = challenge.dataset
-    max_files = min(max(challenge.k_runs, 1), settings.VARBOARD["MAX_PREDICTION_FILES"])
+    max_files = min(max(challenge.k_runs, 1), upload_file_count_limit())
     if not files:
         raise ServiceError("Upload at least one predictions file.", field="files")
     if len(files) > max_files:
@@ -172,7 +173,7 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
         "id_column": dataset.id_column,
         "classes": list(dataset.classes or []),
         "metric": challenge.metric_info,
-        "max_bytes": limits["MAX_PREDICTION_MB"] * 1024 * 1024,
+        "max_bytes": upload_limit("prediction").max_bytes,
     }
     with tempfile.TemporaryDirectory(prefix="varboard-predictions-") as folder:
         ids_file = os.path.join(folder, "test_inputs.csv")
@@ -373,12 +374,12 @@ def _stored_content(upload):
 
 
 def _check_recipe_source(name: str, data: bytes) -> str:
-    limit_kb = settings.VARBOARD["MAX_RECIPE_KB"]
+    limit = upload_limit("recipe")
     if not data:
         raise ServiceError(f"{name}: the recipe file is empty.", field="recipe")
-    if len(data) > limit_kb * 1024:
+    if limit.exceeded_by(len(data)):
         raise ServiceError(
-            f"{name}: the recipe is {len(data) / 1024:.0f} KB; the limit is {limit_kb} KB.", field="recipe"
+            f"{name}: the recipe is {limit.size(len(data))}; the limit is {limit.label}.", field="recipe"
         )
     if not name.endswith(".py"):
         raise ServiceError(f"{name}: a recipe is one Python file ending in .py.", field="recipe")

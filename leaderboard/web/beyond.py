@@ -24,9 +24,10 @@ from ..services.errors import ServiceError
 from ..services.results_import import ImportFile, challenge_create_results_only, results_import_create
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
+from ..upload_handlers import upload_refusal
 from ..uploads import read_upload
 from . import charts
-from .forms import MultipleFileField, add_service_error
+from .forms import MultipleFileField, add_service_error, show_upload_refusal
 
 
 def _visible(request, slug):
@@ -264,19 +265,21 @@ def results_import(request, slug: str):
     challenge = _visible(request, slug)
     if not user_is_host(user=request.user, challenge=challenge):
         raise PermissionDenied
+    refusal = upload_refusal(request)
     form = ImportForm(request.POST or None, request.FILES or None)
+    if refusal is not None:  # a file over its limit, stopped while it streamed
+        show_upload_refusal(form, refusal)
+        context = {"challenge": challenge, "form": form, "imports": challenge.results_imports.all()}
+        return render(request, "challenges/import.html", context, status=400)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        uploads = [read_upload(f, limit_mb=50, field="files") for f in data["files"]]
-        names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
-        instances = None
-        if data["instances"]:
-            instances = [
-                line.strip()
-                for line in data["instances"].read().decode("utf-8", "replace").splitlines()
-                if line.strip()
-            ]
         try:
+            uploads = [read_upload(f, kind="prediction", field="files") for f in data["files"]]
+            names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
+            instances = None
+            if data["instances"]:
+                listed = read_upload(data["instances"], kind="prediction", field="instances").data
+                instances = [line.strip() for line in listed.decode("utf-8", "replace").splitlines() if line.strip()]
             batch = results_import_create(
                 challenge=challenge,
                 user=request.user,

@@ -25,7 +25,9 @@ from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
 from ..services.phases import phase_create, phase_update
-from .forms import PhaseForm, PlannerForm, add_service_error, in_words
+from ..upload_handlers import upload_refusal
+from ..uploads import read_upload
+from .forms import PhaseForm, PlannerForm, add_service_error, in_words, show_upload_refusal
 
 
 def planner_context(data, *, initial: dict | None = None) -> dict:
@@ -164,12 +166,17 @@ class BundleImportForm(forms.Form):
 @login_required
 def challenge_bundle_import(request):
     """A new challenge, hosted by the user, from a bundle; nothing is stored when it is refused."""
+    refusal = upload_refusal(request)
     form = BundleImportForm(request.POST or None, request.FILES or None)
+    if refusal is not None:  # a bundle over its limit, stopped while it streamed
+        show_upload_refusal(form, refusal)
+        return render(request, "challenges/bundle_import.html", {"form": form}, status=400)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
+            bundle = read_upload(data["bundle"], kind="bundle", field="bundle").data
             challenge = bundle_import(
-                data=data["bundle"].read(), user=request.user, slug=data["slug"] or None, title=data["title"] or None
+                data=bundle, user=request.user, slug=data["slug"] or None, title=data["title"] or None
             )
         except ServiceError as exc:
             add_service_error(form, exc)

@@ -1,0 +1,64 @@
+"""Every upload's size limit, decided in one place (issue 24: one ``upload_limit(kind)`` for every upload).
+
+The streaming handler (``upload_handlers``), the readers (``uploads``), the services that parse or check
+an uploaded file (datasets, label corrections, prediction files, recipes, bundles, result imports) and the
+children they start all ask :func:`upload_limit`; the ``VARBOARD["MAX_*"]`` sizes are read nowhere else.
+Before, the same recipe was refused at 512 KB while it streamed and at 1 MB when read, and a results
+import took 20 MB files through the API and 50 MB ones through the web form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+KB, MB = 1024, 1024 * 1024
+#: A bundle (a challenge's settings, pages, phases, data and public rows as one zip) and each file in it.
+BUNDLE_MB = 200
+
+#: kind -> (the setting, its unit). ``dataset``: a host's table (the dataset, its test rows or labels, a
+#: label correction); ``dataset_decoded``: the same once decompressed (Parquet); ``prediction``: one
+#: prediction file, or one file of a results import; ``recipe``: one recipe.
+_SETTINGS = {
+    "dataset": ("MAX_DATASET_MB", MB),
+    "dataset_decoded": ("MAX_DATASET_DECODED_MB", MB),
+    "prediction": ("MAX_PREDICTION_MB", MB),
+    "recipe": ("MAX_RECIPE_KB", KB),
+}
+KINDS = (*_SETTINGS, "bundle")
+
+
+@dataclass(frozen=True)
+class UploadLimit:
+    """The most bytes one file of a kind may hold, and how messages name it ("100 MB", "512 KB")."""
+
+    kind: str
+    max_bytes: int
+    unit: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.max_bytes // self.unit} {'KB' if self.unit == KB else 'MB'}"
+
+    def size(self, size: int) -> str:
+        """``size`` bytes in this limit's unit, as messages show it: "1.5 MB", "600 KB"."""
+        return f"{size / KB:.0f} KB" if self.unit == KB else f"{size / MB:.1f} MB"
+
+    def exceeded_by(self, size: int | None) -> bool:
+        return size is not None and size > self.max_bytes
+
+
+def upload_limit(kind: str) -> UploadLimit:
+    """The limit in force for one uploaded file of ``kind`` (one of :data:`KINDS`)."""
+    if kind == "bundle":
+        return UploadLimit(kind, BUNDLE_MB * MB, MB)
+    if kind not in _SETTINGS:
+        raise ValueError(f"no upload limit for {kind!r}; the kinds are {', '.join(KINDS)}")
+    setting, unit = _SETTINGS[kind]
+    return UploadLimit(kind, settings.VARBOARD[setting] * unit, unit)
+
+
+def upload_file_count_limit() -> int:
+    """The most files one submission (or one results import) may upload."""
+    return settings.VARBOARD["MAX_PREDICTION_FILES"]
