@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import zipfile
+import zlib
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 from django.contrib.auth.models import User
@@ -44,7 +47,6 @@ from .phases import PHASE_FIELDS, phase_create, phase_update
 BUNDLE_FORMAT, BUNDLE_VERSION = "varboard-bundle", 1
 PARTS = {"train": "data/train.csv", "test_inputs": "data/test_inputs.csv", "hidden_labels": "data/hidden_labels.csv"}
 PAGES = ("description", "rules")
-#: The largest bundle read (compressed and each member unpacked), in bytes.
 _DATES = ("opens_at", "closes_at")
 
 
@@ -97,7 +99,13 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
     All or nothing: a bundle refused at any step (its manifest, a setting, a phase, the data) leaves no
     challenge behind. The message names the member or the field.
     """
-    manifest, parts = _read(data)
+    with tempfile.TemporaryDirectory(prefix="varboard-bundle-") as folder:
+        manifest, parts = _read(data, Path(folder))
+        return _create_from(manifest, parts, user=user, slug=slug, title=title)
+
+
+def _create_from(manifest: dict, parts: dict[str, Path], *, user: User, slug: str | None, title: str | None):
+    """``bundle_import``'s creation, from the manifest and the data parts unpacked to files."""
     settings = dict(manifest["challenge"]) | {name: manifest.get("pages", {}).get(name, "") for name in PAGES}
     if title:
         settings["title"] = title
@@ -139,7 +147,8 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
     return challenge
 
 
-def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
+def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
+    """The manifest, and each data part unpacked into ``folder`` while it is counted (``_unpack``)."""
     limit = upload_limit("bundle")
     if limit.exceeded_by(len(data)):
         raise ServiceError(f"The bundle is {limit.size(len(data))}; the limit is {limit.label}.", field="bundle")
@@ -159,7 +168,7 @@ def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
                     field="bundle",
                 )
         try:
-            manifest = json.loads(archive.read("manifest.json"))
+            manifest = json.loads(_unpack(archive, "manifest.json", folder).read_bytes())
         except ValueError as exc:
             raise ServiceError(f"manifest.json is not JSON: {exc}.", field="bundle") from None
         if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
@@ -173,7 +182,26 @@ def _read(data: bytes) -> tuple[dict, dict[str, bytes]]:
         for key in ("challenge", "dataset"):
             if not isinstance(manifest.get(key), dict):
                 raise ServiceError(f"manifest.json: `{key}` must be an object.", field="bundle")
-        return manifest, {part: archive.read(name) for part, name in PARTS.items()}
+        return manifest, {part: _unpack(archive, name, folder) for part, name in PARTS.items()}
+
+
+def _unpack(archive: zipfile.ZipFile, name: str, folder: Path) -> Path:
+    """One member written to ``folder`` a megabyte at a time and refused past a dataset's limit
+    (``upload_limit("dataset")``), whatever its header declares. A data part is then parsed only by
+    the child that prepares the challenge, so a small zip that unpacks to gigabytes never reaches the
+    web process's memory (a bundle's parts were read into it whole, up to 200 MB each)."""
+    limit = upload_limit("dataset")
+    target, written = folder / name.replace("/", "_"), 0
+    try:
+        with archive.open(name) as source, open(target, "wb") as out:
+            while chunk := source.read(1024 * 1024):
+                written += len(chunk)
+                if limit.exceeded_by(written):
+                    raise ServiceError(f"{name} unpacks to more than {limit.label}, a dataset's limit.", field="bundle")
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a damaged member (its CRC, its stream)
+        raise ServiceError(f"{name} is damaged in the bundle: {exc}.", field="bundle") from None
+    return target
 
 
 def _restore_public_rows(challenge: Challenge, public_ids) -> None:

@@ -138,6 +138,48 @@ def test_only_hosts_export_and_a_bad_bundle_is_refused_leaving_nothing(host, ali
     assert sorted(p for p in media.rglob("*") if p.is_file()) == files_before  # no stored file left behind
 
 
+def _replaced(data: bytes, name: str, content: bytes) -> bytes:
+    """The bundle ``data`` with member ``name`` holding ``content`` (deflated)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.namelist():
+            target.writestr(item, content if item == name else source.read(item))
+    return out.getvalue()
+
+
+def test_a_bundle_part_is_unpacked_to_disk_and_refused_past_a_datasets_limit(host, settings, media, monkeypatch):
+    """A 40 KB zip whose train.csv unpacks to 3 MB, under a 1 MB dataset limit: refused while it unpacks, by the
+    limit of a dataset upload; a part was read whole into the web process before (up to 200 MB each). An accepted
+    bundle's parts reach the challenge's preparation as files, never as bytes of the web process."""
+    data = bundle_export(challenge=_phased(host), user=host)
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_MB": 1}
+    bomb = _replaced(data, "data/train.csv", b"id,label\n" + b"1,1\n" * 800_000)
+    assert len(bomb) < 100_000
+    before = Challenge.objects.count()
+    with pytest.raises(ServiceError, match=r"^data/train.csv unpacks to more than 1 MB, a dataset's limit.$"):
+        bundle_import(data=bomb, user=host, slug="bomb")
+    assert Challenge.objects.count() == before
+    import leaderboard.services.bundles as bundles
+
+    seen = []
+    original = bundles.challenge_create
+
+    def recording(*, dataset, **kwargs):
+        seen.append((type(dataset.data), type(dataset.test_data), type(dataset.test_labels_data)))
+        return original(dataset=dataset, **kwargs)
+
+    monkeypatch.setattr(bundles, "challenge_create", recording)
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_MB": 100}
+    assert bundle_import(data=data, user=host, slug="from-files").dataset.n_test > 0
+    assert [tuple(kind.__name__ for kind in kinds) for kinds in seen] == [("PosixPath",) * 3]
+    damaged = bytearray(data)
+    at = damaged.find(b"data/hidden_labels.csv") + len(b"data/hidden_labels.csv") + 40  # inside its deflated stream
+    damaged[at : at + 8] = b"\x00" * 8
+    with pytest.raises(ServiceError) as refused:
+        bundle_import(data=bytes(damaged), user=host, slug="damaged")
+    assert refused.value.message.startswith("data/hidden_labels.csv is damaged in the bundle: ")
+
+
 def test_bundles_on_the_web(client, host):
     original = _phased(host)
     client.force_login(make_user("stranger"))
