@@ -22,11 +22,10 @@ from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 
-from .limits import upload_file_count_limit, upload_limit
+from .limits import MB, upload_file_count_limit, upload_limit
 from .models import Challenge
 from .services.errors import ServiceError
 
-MB = 1024 * 1024
 DATASET_FIELDS = ("dataset", "test_dataset", "test_labels", "hidden_labels")
 #: The form field a file travels in -> its kind of upload (``limits.upload_limit``): the readers apply the same.
 FIELD_KINDS = {

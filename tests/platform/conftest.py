@@ -101,3 +101,22 @@ def bob():
 @pytest.fixture
 def challenge(host):
     return digits_challenge(host)
+
+
+@pytest.fixture
+def spooled(monkeypatch):
+    """Bytes the upload handlers after ours stored (memory or temporary file), per file name."""
+    from django.core.files import uploadhandler
+
+    stored: dict[str, int] = {}
+    for cls in (uploadhandler.MemoryFileUploadHandler, uploadhandler.TemporaryFileUploadHandler):
+        original = cls.receive_data_chunk
+
+        def counting(self, raw_data, start, original=original):
+            result = original(self, raw_data, start)
+            if result is None:  # this handler kept the chunk
+                stored[self.file_name] = stored.get(self.file_name, 0) + len(raw_data)
+            return result
+
+        monkeypatch.setattr(cls, "receive_data_chunk", counting)
+    return stored

@@ -190,25 +190,6 @@ def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
 # ------------------------------------------------ refused while streaming (leaderboard/upload_handlers.py)
 
 
-@pytest.fixture
-def spooled(monkeypatch):
-    """Bytes the upload handlers after ours stored (memory or temporary file), per file name."""
-    from django.core.files import uploadhandler
-
-    stored: dict[str, int] = {}
-    for cls in (uploadhandler.MemoryFileUploadHandler, uploadhandler.TemporaryFileUploadHandler):
-        original = cls.receive_data_chunk
-
-        def counting(self, raw_data, start, original=original):
-            result = original(self, raw_data, start)
-            if result is None:  # this handler kept the chunk
-                stored[self.file_name] = stored.get(self.file_name, 0) + len(raw_data)
-            return result
-
-        monkeypatch.setattr(cls, "receive_data_chunk", counting)
-    return stored
-
-
 def test_files_past_the_challenges_k_are_never_stored(challenge, alice, spooled, media):
     """Under the request-size bound (40 x 2 MB), so the count stops it at file k + 1."""
     challenge, _ = challenge

@@ -20,8 +20,6 @@ from leaderboard.models import Challenge, Submission
 from leaderboard.services.errors import ServiceError
 from leaderboard.uploads import read_recipe_upload, read_upload
 
-from .test_upload_bounds import spooled  # noqa: F401 (a fixture)
-
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
 SIZE_SETTINGS = (
@@ -71,7 +69,7 @@ def test_a_results_import_takes_the_same_file_size_through_the_api_and_the_web(s
         read_upload(SimpleUploadedFile("r.csv", b"x" * (3 * 512 * 1024)), kind="prediction", field="files")
 
 
-def test_a_web_bundle_over_its_limit_is_refused_on_the_form_while_it_streams(client, host, monkeypatch, spooled):  # noqa: F811
+def test_a_web_bundle_over_its_limit_is_refused_on_the_form_while_it_streams(client, host, monkeypatch, spooled):
     """The web import read the whole upload into memory (``data["bundle"].read()``) before any check."""
     monkeypatch.setattr(limits, "BUNDLE_MB", 1)
     client.force_login(host)
@@ -82,7 +80,7 @@ def test_a_web_bundle_over_its_limit_is_refused_on_the_form_while_it_streams(cli
     assert Challenge.objects.count() == 0
 
 
-def test_a_web_results_import_file_over_the_limit_is_refused_on_the_form(client, host, settings, spooled):  # noqa: F811
+def test_a_web_results_import_file_over_the_limit_is_refused_on_the_form(client, host, settings, spooled):
     client.force_login(host)
     created = client.post(
         "/challenges/new/results-only/",
