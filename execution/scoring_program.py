@@ -55,7 +55,7 @@ DEFAULT_LIMITS = Limits(
     max_disk_mb=1024,
     max_output_bytes=200_000,
 )
-MAX_PROGRAM_BYTES = 1_000_000
+MAX_PROGRAM_BYTES = 1000 * 1024  # leaderboard.limits.PROGRAM_KB
 PROGRAM_FILE = "scoring.py"
 HARNESS_FILE = "score_harness.py"
 TRACEBACK_LINES = 20

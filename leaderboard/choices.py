@@ -8,6 +8,15 @@ class Visibility(models.TextChoices):
     PRIVATE = "private", "Private (hosts only)"
 
 
+class ProgramStatus(models.TextChoices):
+    """Where a challenge's scoring program stands (issue 26): checked on the sample submission before publishing."""
+
+    NONE = "", "No scoring program"
+    CHECKING = "checking", "Being checked"
+    OK = "ok", "Checked"
+    FAILED = "failed", "Check failed"
+
+
 class SubmissionKind(models.TextChoices):
     PREDICTIONS = "predictions", "Predictions"
     RECIPE = "recipe", "Training recipe"

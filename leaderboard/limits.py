@@ -16,17 +16,20 @@ from django.conf import settings
 KB, MB = 1024, 1024 * 1024
 #: A bundle (a challenge's settings, pages, phases, data and public rows as one zip) and each file in it.
 BUNDLE_MB = 200
+#: A host's scoring program: ``execution.scoring_program.MAX_PROGRAM_BYTES``, which the web side cannot import.
+PROGRAM_KB = 1000
 
 #: kind -> (the setting, its unit). ``dataset``: a host's table (the dataset, its test rows or labels, a
 #: label correction); ``dataset_decoded``: the same once decompressed (Parquet); ``prediction``: one
-#: prediction file, or one file of a results import; ``recipe``: one recipe.
+#: prediction file, or one file of a results import; ``recipe``: one recipe; ``bundle``: a bundle and each file in
+#: it; ``program``: a host's scoring program.
 _SETTINGS = {
     "dataset": ("MAX_DATASET_MB", MB),
     "dataset_decoded": ("MAX_DATASET_DECODED_MB", MB),
     "prediction": ("MAX_PREDICTION_MB", MB),
     "recipe": ("MAX_RECIPE_KB", KB),
 }
-KINDS = (*_SETTINGS, "bundle")
+KINDS = (*_SETTINGS, "bundle", "program")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ def upload_limit(kind: str) -> UploadLimit:
     """The limit in force for one uploaded file of ``kind`` (one of :data:`KINDS`)."""
     if kind == "bundle":
         return UploadLimit(kind, BUNDLE_MB * MB, MB)
+    if kind == "program":
+        return UploadLimit(kind, PROGRAM_KB * KB, KB)
     if kind not in _SETTINGS:
         raise ValueError(f"no upload limit for {kind!r}; the kinds are {', '.join(KINDS)}")
     setting, unit = _SETTINGS[kind]

@@ -33,6 +33,7 @@ from .choices import (
     HpoMethod,
     HpoMode,
     Moderation,
+    ProgramStatus,
     RankingStatistic,
     RegistrationStatus,
     RunQueue,
@@ -105,6 +106,10 @@ class Membership(models.Model):
         constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique")]
 
 
+def scoring_program_path(instance: Challenge, filename: str) -> str:
+    return f"challenges/{instance.slug}/scoring/{filename}"
+
+
 class Challenge(models.Model):
     #: Settings the leaderboard report depends on: the report's cache key, the version of its
     #: inputs and the API's one-query read of a cached report all derive from this one list.
@@ -126,6 +131,7 @@ class Challenge(models.Model):
         "feedback_digits",
         "ladder_margin",
         "secondary_metrics",
+        "program_metrics",
     )
 
     slug = models.SlugField(max_length=60, unique=True)
@@ -143,6 +149,14 @@ class Challenge(models.Model):
         help_text="Names of further built-in metrics shown on the board with their intervals (the primary "
         "metric alone ranks); each fits the dataset and takes the primary metric's kind of predictions.",
     )
+    # A host's scoring program (docs/scoring-programs.md): private like the hidden labels, hosts only.
+    scoring_program = models.FileField(upload_to=scoring_program_path, storage=hidden_labels_storage, blank=True)
+    program_metrics = models.JSONField(
+        default=list, blank=True, help_text="The metrics the scoring program declared (ProgramMetric.as_dict())."
+    )
+    program_status = models.CharField(max_length=10, choices=ProgramStatus.choices, default="", blank=True)
+    program_error = models.TextField(blank=True, help_text="Why the scoring program's check failed (hosts only).")
+    program_checked_at = models.DateTimeField(null=True, blank=True)
     allow_predictions = models.BooleanField(default=True)
     allow_recipes = models.BooleanField(default=False)
 
@@ -250,7 +264,22 @@ class Challenge(models.Model):
 
     @property
     def metric_info(self):
+        """The built-in metric: with a scoring program, only the prediction files' format (label, proba, …)."""
         return METRICS[self.metric]
+
+    @property
+    def program_primary(self) -> dict | None:
+        """The scoring program's primary metric (``ProgramMetric.as_dict()``), which ranks the board; None
+        without a program (or before its check has read its metrics: the metrics are cleared with the program).
+        ``services.metrics.primary_metric`` builds on it; it reads ``program_metrics`` alone (a report setting,
+        so the leaderboard API's one-query read has it)."""
+        return next((metric for metric in self.program_metrics or [] if metric.get("primary")), None)
+
+    @property
+    def primary_label(self) -> str:
+        """What the pages call the metric that ranks the board."""
+        primary = self.program_primary
+        return primary["label"] if primary else self.metric_info.label
 
 
 def dataset_path(instance: Dataset, filename: str) -> str:

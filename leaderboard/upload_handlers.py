@@ -34,11 +34,18 @@ FIELD_KINDS = {
     "files": "prediction",  # a submission's prediction files, or a results import's files
     "instances": "prediction",  # a results import's list of instance ids
     "bundle": "bundle",
+    "program": "program",  # a host's scoring program
 }
 # URL names that take a submission's files: the API's, and the challenge page's form.
 SUBMISSION_URLS = ("api-challenge-submissions", "challenge-detail")
 # Views that show a refusal on their form (they call ``upload_refusal``); elsewhere it is a 400.
-WEB_FORMS = ("challenge-create", "challenge-detail", "challenge-bundle-import", "results-import")
+WEB_FORMS = (
+    "challenge-create",
+    "challenge-detail",
+    "challenge-bundle-import",
+    "results-import",
+    "challenge-scoring-program",
+)
 DRAIN_SECONDS = 0.5  # past this, the connection is closed rather than the whole body read
 
 

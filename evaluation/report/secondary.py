@@ -11,7 +11,9 @@ primary's mean:
 * otherwise, with at least 2 runs: the studentized bootstrap over runs of
   :func:`evaluation.stats.seeded_intervals`, seeded by the entry and the metric
   (:func:`~evaluation.report.settings.derive_seed`), clipped to the metric's range;
-* otherwise the mean alone.
+* otherwise the mean alone, with ``mean["note"]`` saying why (:data:`NO_INTERVAL_NOTE`): a metric
+  without per-example outcomes (a host's non-decomposable metric, e.g. macro-F1) of an entry of one
+  file has nothing to draw an interval from.
 
 The estimate is the mean of the runs' scores (the runs that have one). Pure: numpy and
 :mod:`evaluation.stats` only.
@@ -50,6 +52,13 @@ class MetricInfo:
     higher_is_better: bool = True
     from_mean: Callable | None = None
     score_range: tuple[float | None, float | None] = (None, None)
+
+
+#: Why an entry's secondary metric has no interval: one scored run and no per-example outcomes.
+NO_INTERVAL_NOTE = (
+    "no interval: this metric gives no per-example outcomes (it does not decompose over the test rows), "
+    "and an interval over the entry's files needs at least 2 files"
+)
 
 
 def _metric_key(name: str) -> int:
@@ -92,6 +101,8 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
             source="runs",
             method="studentized bootstrap",
         )
+    elif scored.size == 1:
+        mean["note"] = NO_INTERVAL_NOTE
     return value
 
 

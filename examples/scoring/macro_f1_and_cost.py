@@ -1,12 +1,13 @@
 """A sample host scoring program (docs/scoring-programs.md): two metrics on a 3-class sentiment task.
 
-- ``macro_f1``: the macro-averaged F1 of the predicted labels, the primary metric. It does
+- ``macro_f1``: the macro-averaged F1 of the predicted labels, a secondary metric. It does
   not decompose into per-row terms, so it returns a plain number: the board shows its
-  interval but no paired statistics (test bootstrap, McNemar) for it.
+  interval (over an entry's files) but no paired statistics (test bootstrap, McNemar) for it,
+  and it cannot be the primary metric.
 - ``cost``: a cost-weighted error, the mean over rows of the cost of predicting
   ``prediction`` when the truth is ``label`` (confusing negative and positive costs 5,
-  any other mistake 1). It decomposes, so it returns its per-row outcomes too, and the
-  paired statistics stay available.
+  any other mistake 1), marked primary: it ranks the board. It decomposes, so it returns
+  its per-row outcomes too, on which the board's paired statistics are built.
 
 ``y_true`` has the dataset's ``label`` column, ``y_pred`` the submission's ``prediction``
 column; both are indexed by the id column, rows in the same order. Only numpy and pandas
@@ -17,7 +18,7 @@ import numpy as np
 
 METRICS = [
     {"name": "macro_f1", "label": "Macro F1", "higher_is_better": True},
-    {"name": "cost", "label": "Cost-weighted error", "higher_is_better": False},
+    {"name": "cost", "label": "Cost-weighted error", "higher_is_better": False, "primary": True},
 ]
 
 COSTS = {("negative", "positive"): 5.0, ("positive", "negative"): 5.0}

@@ -23,6 +23,7 @@ from ..selectors import user_is_host
 from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_reveal
 from ..services.phases import phase_create, phase_update
+from ..services.programs import program_remove, program_state, program_upload
 from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
@@ -202,6 +203,72 @@ class ChallengeHostActions:
             challenge=challenge, user=request.user, phase=phase, hidden_labels=labels, metric=data["metric"] or None
         )
         return Response(result, status=202)
+
+
+class ScoringProgramUploadSerializer(serializers.Serializer):
+    program = serializers.FileField(help_text="The scoring program: one Python file (docs/scoring-programs.md).")
+
+
+class ProgramMetricSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    primary = serializers.BooleanField()
+
+
+class ScoringProgramSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=["", "checking", "ok", "failed"],
+        help_text='"" no program; "checking" queued or running on the sample submission; "ok"; "failed".',
+    )
+    metrics = ProgramMetricSerializer(many=True, help_text="What the program declared (after a successful check).")
+    error = serializers.CharField(help_text="Why the check failed (may quote the hidden labels: hosts only).")
+    checked_at = serializers.DateTimeField(allow_null=True)
+
+
+class ScoringProgramActions:
+    """``{slug}/scoring-program``: a host's scoring program (``services.programs``)."""
+
+    @extend_schema(
+        methods=["GET"],
+        request=None,
+        responses=ScoringProgramSerializer,
+        description="The scoring program's check (hosts): status, declared metrics, error, when checked.",
+    )
+    @extend_schema(
+        methods=["PUT"],
+        request={"multipart/form-data": ScoringProgramUploadSerializer},
+        responses={202: ScoringProgramSerializer, **error_responses(409)},
+        description="Upload the challenge's scoring program (hosts; before the first submission): it is "
+        "checked on the sample submission by a worker (status `checking`, then `ok` or `failed`).",
+    )
+    @extend_schema(
+        methods=["DELETE"],
+        request=None,
+        responses={200: ScoringProgramSerializer},
+        description="Remove the scoring program (hosts; before the first submission): the built-in metric scores.",
+    )
+    @action(
+        detail=True,
+        methods=["get", "put", "delete"],
+        url_path="scoring-program",
+        permission_classes=[IsAuthenticated],
+        parser_classes=[MultiPartParser, FormParser],
+    )
+    def scoring_program(self, request, slug=None):
+        challenge = self.get_object()
+        status = 200
+        if request.method == "PUT":
+            incoming = ScoringProgramUploadSerializer(data=request.data)
+            incoming.is_valid(raise_exception=True)
+            upload = read_upload(incoming.validated_data["program"], kind="program", field="program")
+            challenge = program_upload(challenge=challenge, user=request.user, data=upload.data, filename=upload.name)
+            status = 202
+        elif request.method == "DELETE":
+            challenge = program_remove(challenge=challenge, user=request.user)
+        return Response(
+            ScoringProgramSerializer(program_state(challenge=challenge, user=request.user)).data, status=status
+        )
 
 
 class ResultsOnlySerializer(serializers.Serializer):

@@ -93,6 +93,9 @@ class SecondaryValueSerializer(MetricInfoSerializer):
             choices=["runs", "test examples", "test examples and files", "ladder"], allow_null=True
         ),
         method=serializers.CharField(allow_null=True, required=False, help_text="How the interval was made."),
+        note=serializers.CharField(
+            required=False, help_text="Why there is no interval (one file and no per-example outcomes)."
+        ),
     )
 
 
@@ -343,7 +346,10 @@ class LeaderboardSerializer(serializers.Serializer):
     challenge = serializers.CharField()
     board = serializers.ChoiceField(choices=Board.choices)
     feedback = FeedbackSerializer(allow_null=True)
-    metric = serializers.CharField()
+    metric = serializers.CharField(
+        help_text="The primary metric, which ranks: the built-in metric's name, or the host's scoring program's primary."
+    )
+    metric_label = serializers.CharField(help_text="What the board calls the primary metric.")
     higher_is_better = serializers.BooleanField()
     secondary_metrics = MetricInfoSerializer(many=True, help_text="The secondary metrics (primary: `metric`).")
     computed_at = serializers.DateTimeField(allow_null=True)

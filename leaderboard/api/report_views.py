@@ -32,6 +32,7 @@ from ..choices import Board
 from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
+from ..services.metrics import primary_metric
 from ..services.paging import entries_page, page_limit
 from ..services.reports import OVERRIDABLE, build_report_data, report_current, report_with_overrides_key, section_pair
 from ..throttles import ClientScopedRateThrottle
@@ -242,11 +243,13 @@ class LeaderboardView(ReportViewMixin, APIView):
         ]
         page = entries_page(data["entries"], **(paging or {}))
         rows = {row["submission_id"]: row for row in data["entries"]}
+        primary = primary_metric(challenge)
         return {
             "challenge": challenge.slug,
             "board": data.get("board", Board.PUBLIC),
             "feedback": data.get("feedback"),
-            "metric": challenge.metric,
+            "metric": primary.name,
+            "metric_label": primary.label,
             "higher_is_better": challenge.higher_is_better,
             "secondary_metrics": data["settings"].get("secondary_metrics", []),
             "computed_at": meta["computed_at"],
@@ -402,7 +405,7 @@ class SotaView(ReportViewMixin, APIView):
             {
                 "challenge": challenge.slug,
                 "board": board,
-                "metric": challenge.metric,
+                "metric": primary_metric(challenge).name,
                 "higher_is_better": challenge.higher_is_better,
                 "computed_at": meta["computed_at"],
                 "m_note": data["settings"].get("m_note"),

@@ -35,7 +35,7 @@ from ..services.submissions import (
 )
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
 from .filters import ChallengeFilter, RunFilter, SubmissionFilter
-from .host_views import ChallengeHostActions, ChallengeMovingActions
+from .host_views import ChallengeHostActions, ChallengeMovingActions, ScoringProgramActions
 from .permissions import IsHostOrReadOnly
 from .renderers import CSVRenderer
 from .report_schema import BOARD_PARAMETER, FORMAT_PARAMETER, RUN_FILTERS, SUBMISSION_FILTERS
@@ -59,6 +59,7 @@ from .serializers import (
 class ChallengeViewSet(
     ChallengeHostActions,
     ChallengeMovingActions,
+    ScoringProgramActions,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,

@@ -8,6 +8,12 @@ A bundle is a zip file holding ``manifest.json`` and the dataset's three stored 
     data/train.csv           the training rows with their labels
     data/test_inputs.csv     the test rows' inputs
     data/hidden_labels.csv   the test rows' labels (id and label columns)
+    scoring/scoring.py       the host's scoring program, where the challenge has one
+
+``scoring_program`` (absent without one) is ``{"file": "scoring/scoring.py", "metrics": [...]}``, the
+metrics it declared; the imported challenge gets the program and its metrics, and checks it again on
+its own sample submission (status ``checking``, then ``ok`` or ``failed``). It is created private: its
+hosts publish it once the check has passed.
 
 ``challenge`` holds every setting of :data:`~leaderboard.services.challenges.CHALLENGE_FIELDS` (the
 pages excepted), ``phases`` each phase's :data:`~leaderboard.services.phases.PHASE_FIELDS` (dates in ISO
@@ -34,6 +40,7 @@ from django.db import transaction
 
 from evaluation.boards import pack_mask
 
+from ..choices import Visibility
 from ..limits import upload_limit
 from ..models import Challenge
 from ..selectors import user_is_host
@@ -43,11 +50,19 @@ from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
 from .dataset_files import dataset_frame
 from .errors import NotAllowed, ServiceError
 from .phases import PHASE_FIELDS, phase_create, phase_update
+from .programs import program_restore
 
 BUNDLE_FORMAT, BUNDLE_VERSION = "varboard-bundle", 1
 PARTS = {"train": "data/train.csv", "test_inputs": "data/test_inputs.csv", "hidden_labels": "data/hidden_labels.csv"}
 PAGES = ("description", "rules")
 _DATES = ("opens_at", "closes_at")
+PROGRAM_FILE = "scoring/scoring.py"
+
+
+def _program_manifest(challenge: Challenge) -> dict:
+    if not challenge.scoring_program:
+        return {}
+    return {"scoring_program": {"file": PROGRAM_FILE, "metrics": list(challenge.program_metrics or [])}}
 
 
 def bundle_export(*, challenge: Challenge, user: User) -> bytes:
@@ -74,6 +89,7 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
             {name: _plain(getattr(phase, name)) for name in PHASE_FIELDS}
             for phase in challenge.phases.order_by("order", "id")
         ],
+        **_program_manifest(challenge),
         "dataset": {
             "id_column": dataset.id_column,
             "label_column": dataset.label_column,
@@ -89,6 +105,9 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
         archive.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
         for part, name in PARTS.items():
             archive.writestr(name, frames[part].to_csv(index=False))
+        if challenge.scoring_program:
+            with challenge.scoring_program.open("rb") as handle:
+                archive.writestr(PROGRAM_FILE, handle.read())
     audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
     return out.getvalue()
 
@@ -101,12 +120,19 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
     """
     with tempfile.TemporaryDirectory(prefix="varboard-bundle-") as folder:
         manifest, parts = _read(data, Path(folder))
-        return _create_from(manifest, parts, user=user, slug=slug, title=title)
+        program = _read_program(data, manifest)
+        return _create_from(manifest, parts, program, user=user, slug=slug, title=title)
 
 
-def _create_from(manifest: dict, parts: dict[str, Path], *, user: User, slug: str | None, title: str | None):
-    """``bundle_import``'s creation, from the manifest and the data parts unpacked to files."""
+def _create_from(
+    manifest: dict, parts: dict[str, Path], program: tuple[bytes, list] | None, *, user: User, slug: str | None,
+    title: str | None,
+):
+    """``bundle_import``'s creation, from the manifest, the data parts unpacked to files and the program."""
     settings = dict(manifest["challenge"]) | {name: manifest.get("pages", {}).get(name, "") for name in PAGES}
+    if program is not None:
+        settings["higher_is_better"] = None  # the program's primary gives it (program_restore)
+        settings["visibility"] = Visibility.PRIVATE  # published by its hosts once the program passed its check
     if title:
         settings["title"] = title
     unknown = sorted(set(settings) - set(CHALLENGE_FIELDS))
@@ -130,6 +156,8 @@ def _create_from(manifest: dict, parts: dict[str, Path], *, user: User, slug: st
             challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"), **settings)
             _restore_public_rows(challenge, columns.get("public_ids"))
             _restore_phases(challenge, manifest.get("phases") or [], user)
+            if program is not None:
+                program_restore(challenge=challenge, user=user, data=program[0], metrics=program[1])
             audit_record(
                 challenge=challenge,
                 actor=user,
@@ -143,6 +171,8 @@ def _create_from(manifest: dict, parts: dict[str, Path], *, user: User, slug: st
                 field = getattr(challenge.dataset, part)
                 if field:
                     field.storage.delete(field.name)
+            if challenge.scoring_program:
+                challenge.scoring_program.storage.delete(challenge.scoring_program.name)
         raise
     return challenge
 
@@ -202,6 +232,19 @@ def _unpack(archive: zipfile.ZipFile, name: str, folder: Path) -> Path:
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a damaged member (its CRC, its stream)
         raise ServiceError(f"{name} is damaged in the bundle: {exc}.", field="bundle") from None
     return target
+
+
+def _read_program(data: bytes, manifest: dict) -> tuple[bytes, list] | None:
+    """The bundle's scoring program and its declared metrics, or None without one."""
+    entry = manifest.get("scoring_program")
+    if entry is None:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), list):
+        raise ServiceError("manifest.json: `scoring_program` must be {file, metrics: [...]}.", field="bundle")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        if PROGRAM_FILE not in archive.namelist():
+            raise ServiceError(f"The bundle lacks {PROGRAM_FILE}, which its manifest names.", field="bundle")
+        return archive.read(PROGRAM_FILE), entry["metrics"]
 
 
 def _restore_public_rows(challenge: Challenge, public_ids) -> None:

@@ -29,12 +29,13 @@ from evaluation.seeds import SOURCES
 from evaluation.stats.boon import min_runs_for_interval
 
 from ..limits import upload_limit
+from ..choices import ProgramStatus, Visibility
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
 from .audit import audit_record, audit_save
 from .boards import board_assign_parts, board_draw_mask, board_has_private
 from .errors import NotAllowed, ServiceError
-from .metrics import check_secondary_metrics, metric_fit_error
+from .metrics import check_program_fits, check_secondary_metrics, metric_fit_error
 from .notifications import event_record
 from .phases import FIRST_PHASE_FIELDS, SHARED_WITH_PHASE, phase_default, phase_update_single
 from .reports import report_request
@@ -129,9 +130,12 @@ def _unique_slug(title: str, requested: str | None) -> str:
     return slug
 
 
-def _check_settings(fields: dict) -> None:
+def _check_settings(fields: dict, *, program: bool = False) -> None:
+    """``program``: the challenge has a scoring program, whose primary metric gives the direction."""
     metric = get_metric(fields["metric"]) if fields.get("metric") else None
-    if metric is not None and "higher_is_better" in fields and fields["higher_is_better"] is not None:
+    if program:
+        check_program_fits(allow_recipes=fields.get("allow_recipes"), secondary_metrics=fields.get("secondary_metrics"))
+    elif metric is not None and "higher_is_better" in fields and fields["higher_is_better"] is not None:
         if fields["higher_is_better"] != metric.higher_is_better:
             direction = "higher" if metric.higher_is_better else "lower"
             raise ServiceError(
@@ -514,8 +518,9 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
                 "the stored runs were made under the old values.",
                 field=frozen[0],
             )
+    _check_program_fields(challenge, fields)
     merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
-    _check_settings(merged)
+    _check_settings(merged, program=bool(challenge.scoring_program))
     _check_dataset_fits(merged, getattr(challenge, "dataset", None))
     phase_fields = {name: fields.pop(name) for name in FIRST_PHASE_FIELDS if name in fields}
     with transaction.atomic():
@@ -528,6 +533,29 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
             board_assign_parts(challenge=challenge)
     report_request(challenge_id=challenge.pk)
     return challenge
+
+
+def _check_program_fields(challenge: Challenge, fields: dict) -> None:
+    """With a scoring program the direction is its primary metric's, and the challenge is published only
+    once the program passed its check on the sample submission."""
+    if not challenge.scoring_program:
+        return
+    if "higher_is_better" in fields and fields["higher_is_better"] != challenge.higher_is_better:
+        raise ServiceError(
+            "The direction is the scoring program's primary metric's; change the program instead.",
+            field="higher_is_better",
+        )
+    publishing = fields.get("visibility") == Visibility.PUBLIC and challenge.visibility != Visibility.PUBLIC
+    if publishing and challenge.program_status != ProgramStatus.OK:
+        why = {
+            ProgramStatus.CHECKING: "its check on the sample submission has not finished yet",
+            ProgramStatus.FAILED: f"its check on the sample submission failed: {challenge.program_error[:500]}",
+        }.get(challenge.program_status, "it has not been checked")
+        raise ServiceError(
+            f"The challenge cannot be published while its scoring program is not checked: {why}. "
+            "Upload a corrected program, or remove it.",
+            field="visibility",
+        )
 
 
 def challenge_reveal(*, challenge: Challenge, user: User) -> Challenge:

@@ -21,6 +21,7 @@ EXECUTE_RUN = "tasks.runs.execute_run"
 RECOMPUTE_REPORT = "tasks.reports.recompute_report"
 EXECUTE_STUDY_RUN = "tasks.variance_studies.execute_study_run"
 RESCORE_SUBMISSION = "tasks.scoring.rescore_submission"
+CHECK_SCORING_PROGRAM = "tasks.scoring.check_scoring_program"
 PROCESS_EVENT = "tasks.notifications.process_event"
 DELIVER_WEBHOOK = "tasks.notifications.deliver_webhook"
 

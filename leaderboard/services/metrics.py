@@ -10,17 +10,25 @@ from __future__ import annotations
 
 from evaluation.metrics import METRICS, Metric, get_metric
 from evaluation.report import MetricInfo
+from evaluation.scoring_programs import ProgramMetric
 
 from ..models import Challenge
 from .errors import ServiceError
 
 __all__ = [
+    "RECIPES_REFUSED",
     "MetricInfo",
     "challenge_metrics",
+    "check_program_fits",
     "check_secondary_metrics",
     "metric_fit_error",
     "metric_info",
+    "primary_metric",
+    "program_metrics",
+    "program_primary_error",
 ]
+
+RECIPES_REFUSED = "scoring programs score prediction submissions; recipe challenges use the built-in metrics."
 
 
 def metric_info(metric: Metric) -> MetricInfo:
@@ -34,12 +42,76 @@ def metric_info(metric: Metric) -> MetricInfo:
     )
 
 
-def challenge_metrics(challenge: Challenge) -> list[MetricInfo]:
-    """The challenge's secondary metrics, in the host's order (the primary is ``challenge.metric``).
+def program_metrics(challenge: Challenge) -> list[ProgramMetric]:
+    """The metrics the challenge's scoring program declared (empty: no program, or not read yet; they are
+    cleared with the program)."""
+    return [ProgramMetric(**raw) for raw in challenge.program_metrics or []]
 
-    Names no longer known (a metric removed from the platform) are skipped rather than failing the board.
+
+def _program_info(metric: ProgramMetric) -> MetricInfo:
+    """A program's metric as the report describes it: identity ``from_mean``, unbounded."""
+    return MetricInfo(name=metric.name, label=metric.label, higher_is_better=metric.higher_is_better)
+
+
+def primary_metric(challenge: Challenge) -> MetricInfo:
+    """The metric that ranks the board: the scoring program's primary where it has one, else ``challenge.metric``.
+
+    With a program, ``challenge.metric`` only fixes the prediction files' format.
     """
+    primary = challenge.program_primary
+    if primary is not None:
+        return _program_info(ProgramMetric(**primary))
+    return metric_info(get_metric(challenge.metric))
+
+
+def challenge_metrics(challenge: Challenge) -> list[MetricInfo]:
+    """The challenge's secondary metrics, in the host's order (the primary is :func:`primary_metric`).
+
+    A scoring program's: the metrics it declared but the primary, in ``METRICS`` order. Else the built-in
+    ``secondary_metrics``; names no longer known (a metric removed from the platform) are skipped rather
+    than failing the board.
+    """
+    declared = program_metrics(challenge)
+    if declared:
+        return [_program_info(metric) for metric in declared if not metric.primary]
     return [metric_info(METRICS[name]) for name in challenge.secondary_metrics or [] if name in METRICS]
+
+
+def check_program_fits(*, allow_recipes: bool, secondary_metrics) -> None:
+    """A challenge may take a scoring program: prediction submissions only, no built-in secondary metrics.
+
+    Raises
+    ------
+    ServiceError
+        Field ``scoring_program``, saying why.
+    """
+    if allow_recipes:
+        raise ServiceError(f"This challenge accepts recipes: {RECIPES_REFUSED}", field="scoring_program")
+    if secondary_metrics:
+        raise ServiceError(
+            "A challenge takes either built-in secondary_metrics or a scoring program, not both: the program "
+            "declares the board's metrics. Clear secondary_metrics first.",
+            field="scoring_program",
+        )
+
+
+def program_primary_error(metrics: list[ProgramMetric], outcome_names) -> str | None:
+    """Why a program's scores cannot rank a board, or None: its primary metric must give per-example outcomes.
+
+    The board's paired statistics (the test bootstrap, McNemar, the Wilson and t intervals) are built on
+    the primary's outcomes; a metric that does not decompose (a plain number, e.g. macro-F1) can only be
+    a secondary one.
+    """
+    primary = next((metric for metric in metrics if metric.primary), None)
+    if primary is None:
+        return "the scoring program declares no primary metric."
+    if primary.name not in set(outcome_names):
+        return (
+            f"the primary metric {primary.name!r} returned a plain number; the primary metric must return "
+            '{"score": s, "outcomes": [...]} (one outcome per row) because the board\'s paired statistics are '
+            'built on them. Mark a decomposable metric primary ("primary": True) and keep this one secondary.'
+        )
+    return None
 
 
 def metric_fit_error(metric: Metric, *, task: str | None, classes) -> str | None:

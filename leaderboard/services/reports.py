@@ -54,7 +54,7 @@ from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids
 from .errors import ServiceError
 from .history import record_moves
-from .metrics import challenge_metrics
+from .metrics import challenge_metrics, primary_metric
 
 #: Query parameters that may override a challenge's report settings, and the Challenge field each
 #: overrides (its model validators are the override's validators).
@@ -251,7 +251,7 @@ def report_settings(
     values = {field: getattr(challenge, field) for field in OVERRIDABLE.values()}
     for key, value in (overrides or {}).items():
         values[OVERRIDABLE[key]] = value
-    metric = challenge.metric_info
+    metric = primary_metric(challenge)
     return ReportSettings(
         higher_is_better=challenge.higher_is_better,
         n_resamples=challenge.bootstrap_resamples,
@@ -260,7 +260,7 @@ def report_settings(
         k_runs=challenge.k_runs,
         m_total_predictions=m_total_predictions,
         m_total_recipes=m_total_recipes,
-        accuracy_like=metric.name == "accuracy",
+        accuracy_like=metric.name == "accuracy" and challenge.program_primary is None,
         metric_from_mean=metric.from_mean,
         score_range=metric.score_range,
         boo_n=values["boo_n"],
@@ -517,7 +517,7 @@ def build_report_data(
         raise ServiceError(f"The report of {challenge.slug!r} cannot be computed: {exc}") from exc
     data["challenge"] = {
         "slug": challenge.slug,
-        "metric": challenge.metric,
+        "metric": primary_metric(challenge).name,
         "higher_is_better": challenge.higher_is_better,
         "secondary_metrics": data["settings"]["secondary_metrics"],
     }

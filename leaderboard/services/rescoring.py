@@ -126,6 +126,12 @@ def challenge_rescore(
         raise NotAllowed("Only the challenge's hosts can rescore it.")
     dataset = challenge.dataset
     new_metric = None
+    if metric and metric != challenge.metric and challenge.scoring_program:
+        raise ServiceError(
+            "This challenge's scoring program ranks the board; its metric only fixes the prediction files' "
+            "format, which cannot change once submissions exist.",
+            field="metric",
+        )
     if metric and metric != challenge.metric:
         try:
             new_metric = get_metric(metric)

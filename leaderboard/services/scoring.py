@@ -9,27 +9,44 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 from django.db import DatabaseError
 
 from evaluation.metrics import score_predictions
 from evaluation.predictions import PredictionFileError, parse_predictions
+from evaluation.scoring_programs import ProgramScores, ScoringProgramError
 
 from ..choices import RunStatus, SubmissionKind, TestRows
 from ..limits import upload_limit
 from ..logs import log_context
 from ..models import Run, Submission
 from ..storage import STORAGE_DOWN
+from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_hidden_labels, dataset_test_ids
 from .errors import PlatformError
 from .lifecycle import run_claim, run_heartbeat, run_store_rescored, run_store_retrying, submission_refund
+from .metrics import program_metrics
+from .programs import program_error_text, program_predictions, program_truth
 
 logger = logging.getLogger(__name__)
 
+#: Runs a host's scoring program in the sandbox: ``(source, y_true, y_pred) -> ProgramScores``. The worker
+#: gives it (``leaderboard.worker.program_check.run_program``): the services cannot import the sandbox.
+ProgramRunner = Callable[[bytes, pd.DataFrame, pd.DataFrame], ProgramScores]
+#: What a contestant reads when the host's program fails on their file: never its message, which may quote
+#: hidden labels (the hosts read that in the audit log).
+PROGRAM_FAILED = (
+    "The host's scoring program failed on this submission; the hosts have been told (not charged to your quota)."
+)
 
-def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true) -> dict:
+
+def _score_one(
+    submission: Submission, run: Run, expected_ids: list[str], y_true, runner: ProgramRunner | None = None
+) -> dict:
     """The result fields of one run: its file parsed and scored."""
     challenge, dataset = submission.challenge, submission.challenge.dataset
     record = submission.prediction_files.get(index=run.index)
@@ -45,25 +62,71 @@ def _score_one(submission: Submission, run: Run, expected_ids: list[str], y_true
         classes=dataset.classes or None,
         max_bytes=upload_limit("prediction").max_bytes,
     )
-    result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
-    return dict(
-        status=RunStatus.SUCCEEDED,
-        test_score=float(result.score),
-        outcomes=Run.pack_outcomes(result.outcomes),
-        duration_s=time.monotonic() - started,
-        device="scoring",
-        **score_parts(submission, y_true, predictions),
-    )
+    if challenge.scoring_program:
+        fields = score_with_program(submission, predictions, expected_ids, runner)
+    else:
+        result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
+        fields = dict(
+            test_score=float(result.score),
+            outcomes=Run.pack_outcomes(result.outcomes),
+            **score_parts(submission, y_true, predictions),
+        )
+    return dict(status=RunStatus.SUCCEEDED, duration_s=time.monotonic() - started, device="scoring", **fields)
+
+
+def _board_parts(submission: Submission) -> list[tuple[str, np.ndarray]]:
+    """``(part, row mask)`` of the public board and (where the phase scores it) the private board."""
+    public = board_public_mask(dataset=submission.challenge.dataset)
+    parts = [("public", public)]
+    if submission.phase is None or submission.phase.test_rows != TestRows.PUBLIC:
+        parts.append(("private", ~public))
+    return parts
+
+
+def score_with_program(
+    submission: Submission, predictions: np.ndarray, expected_ids: list[str], runner: ProgramRunner | None
+) -> dict:
+    """The result fields of one run scored by the host's program, called on the test rows and on each board's
+    part alone (a non-decomposable metric needs the part by itself): the primary metric's in ``test_score``,
+    ``outcomes``, ``public_*``, ``private_*``; the others' in ``extra_scores`` and ``extra_outcomes``.
+
+    Raises ScoringProgramError (for the hosts) when the program fails.
+    """
+    challenge = submission.challenge
+    if runner is None:
+        raise RuntimeError("scoring programs run on a worker, which passes the sandbox's runner")
+    with challenge.scoring_program.open("rb") as handle:
+        source = handle.read()
+    ids = [str(i) for i in expected_ids]
+    y_true, y_pred = program_truth(challenge.dataset, ids), program_predictions(challenge, predictions, ids)
+    primary = next(metric.name for metric in program_metrics(challenge) if metric.primary)
+    fields: dict = {}
+    extra_scores: dict[str, dict[str, float]] = {}
+    extra_outcomes: dict[str, np.ndarray] = {}
+    results: dict[bytes, ProgramScores] = {}  # a part of every test row (no private board) is not run twice
+    for part, rows in [("test", np.ones(len(ids), dtype=bool)), *_board_parts(submission)]:
+        if not rows.any():
+            continue
+        key = np.packbits(rows).tobytes()
+        if key not in results:
+            results[key] = runner(source, y_true[rows], y_pred[rows])
+        result = results[key]
+        if primary not in result.outcomes:
+            raise ScoringProgramError(f"the primary metric {primary!r} returned no per-example outcomes.")
+        prefix = "" if part == "test" else f"{part}_"
+        fields[f"{prefix or 'test_'}score"] = float(result.scores[primary])
+        fields[f"{prefix}outcomes"] = Run.pack_outcomes(result.outcomes[primary])
+        extra_scores[part] = {name: float(value) for name, value in result.scores.items() if name != primary}
+        extra_outcomes.update({f"{part}/{name}": values for name, values in result.outcomes.items() if name != primary})
+    fields.update(extra_scores=extra_scores, extra_outcomes=Run.pack_extra_outcomes(extra_outcomes))
+    return fields
 
 
 def score_parts(submission: Submission, y_true, predictions) -> dict:
     """Scores and outcomes on the public board's rows and (where the phase scores it) the private board's,
     each computed on its part alone; the secondary metrics' on the test rows and the same parts."""
     challenge, dataset = submission.challenge, submission.challenge.dataset
-    public = board_public_mask(dataset=dataset)
-    parts = [("public", public)]
-    if submission.phase is None or submission.phase.test_rows != TestRows.PUBLIC:
-        parts.append(("private", ~public))
+    parts = _board_parts(submission)
     fields = {}
     for name, rows in parts:
         if rows.any():
@@ -94,13 +157,26 @@ def score_secondary(names, y_true, predictions, parts, classes) -> tuple[dict, d
     return scores, outcomes
 
 
-def _score_or_fail(submission: Submission, run: Run, expected_ids: list[str], y_true) -> dict:
+def _score_or_fail(
+    submission: Submission, run: Run, expected_ids: list[str], y_true, runner: ProgramRunner | None = None
+) -> dict:
     """Scored result fields, or failed ones naming the problem; transient errors propagate."""
     try:
-        return _score_one(submission, run, expected_ids, y_true)
+        return _score_one(submission, run, expected_ids, y_true, runner)
     except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
         return dict(status=RunStatus.FAILED, error_message=str(exc))
-    except DatabaseError:
+    except ScoringProgramError as exc:  # the host's program: its message is for the hosts only
+        audit_record(
+            challenge=submission.challenge,
+            actor=None,
+            action="scoring_program_failed",
+            submission=submission.pk,
+            run=run.index,
+            error=program_error_text(exc),
+        )
+        submission_refund(submission_id=submission.pk)
+        return dict(status=RunStatus.FAILED, error_message=PROGRAM_FAILED)
+    except (DatabaseError, PlatformError):
         raise  # transient: the task retries
     except (OSError, *STORAGE_DOWN) as exc:  # a disk or the object store: transient, retried with backoff
         raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
@@ -113,8 +189,11 @@ def _score_or_fail(submission: Submission, run: Run, expected_ids: list[str], y_
         )
 
 
-def submission_score(*, submission_id: int, delivery: str = "", cause: str = "") -> Submission:
-    """Score every run of a prediction submission that has not ended yet.
+def submission_score(
+    *, submission_id: int, delivery: str = "", cause: str = "", runner: ProgramRunner | None = None
+) -> Submission:
+    """Score every run of a prediction submission that has not ended yet (``runner``: the sandbox's, for a
+    challenge with a scoring program).
 
     Each run is claimed (a lease, an attempt counted) and stored with its attempt as token, so
     a redelivered or resent task scores only what is left and writes nothing twice.
@@ -133,12 +212,12 @@ def submission_score(*, submission_id: int, delivery: str = "", cause: str = "")
             if run is None:
                 continue
             with log_context(run_id=run_id), run_heartbeat(run):
-                result = _score_or_fail(submission, run, expected_ids, y_true)
+                result = _score_or_fail(submission, run, expected_ids, y_true, runner)
                 run_store_retrying(run_id=run_id, attempt=run.attempts, **result)
     return Submission.objects.get(pk=submission_id)
 
 
-def submission_rescore(*, submission_id: int) -> int:
+def submission_rescore(*, submission_id: int, runner: ProgramRunner | None = None) -> int:
     """Score every ended run of a prediction submission again (labels or metric corrected); how many changed.
 
     Runs whose file no longer parses against the corrected data fail with the reason.
@@ -151,7 +230,7 @@ def submission_rescore(*, submission_id: int) -> int:
     y_true = dataset_hidden_labels(dataset=dataset)
     changed = 0
     for run in submission.runs.filter(status__in=(RunStatus.SUCCEEDED, RunStatus.FAILED)).order_by("index"):
-        fields = _score_or_fail(submission, run, expected_ids, y_true)
+        fields = _score_or_fail(submission, run, expected_ids, y_true, runner)
         fields.pop("duration_s", None), fields.pop("device", None)
         fields.setdefault("error_message", "")
         if fields["status"] == RunStatus.FAILED:

@@ -25,6 +25,7 @@ from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
 from ..services.phases import phase_create, phase_update
+from ..services.programs import program_remove, program_upload
 from ..upload_handlers import upload_refusal
 from ..uploads import read_upload
 from .forms import PhaseForm, PlannerForm, add_service_error, in_words, show_upload_refusal
@@ -139,6 +140,35 @@ def challenge_phases(request, slug: str):
         "challenges/phases.html",
         {"challenge": challenge, "phase_forms": [(p, forms_by_phase[p.pk]) for p in phases], "new_form": new_form},
     )
+
+
+@login_required
+def challenge_scoring_program(request, slug: str):
+    """Upload (``program``) or remove (``remove``) the challenge's scoring program; POST only, from the edit page."""
+    challenge = get_object_or_404(Challenge, slug=slug)
+    if not user_is_host(user=request.user, challenge=challenge):
+        raise PermissionDenied("Only the challenge's hosts can manage its scoring program.")
+    if request.method != "POST":
+        return redirect("challenge-edit", slug=challenge.slug)
+    refusal = upload_refusal(request)
+    if refusal is not None:  # a program over its limit, stopped while it streamed
+        messages.error(request, refusal.message)
+        return redirect("challenge-edit", slug=challenge.slug)
+    try:
+        if "remove" in request.POST:
+            program_remove(challenge=challenge, user=request.user)
+            messages.success(request, "The scoring program is removed; the built-in metric scores again.")
+        elif "program" in request.FILES:
+            upload = read_upload(request.FILES["program"], kind="program", field="program")
+            program_upload(challenge=challenge, user=request.user, data=upload.data, filename=upload.name)
+            messages.success(
+                request, "The scoring program is uploaded; a worker now checks it on the sample submission."
+            )
+        else:
+            messages.error(request, "Choose a scoring program (a .py file) to upload.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect("challenge-edit", slug=challenge.slug)
 
 
 @login_required

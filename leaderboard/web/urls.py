@@ -22,6 +22,7 @@ urlpatterns = [
     path("challenges/new/results-only/", beyond.challenge_new_results_only, name="challenge-create-results-only"),
     path("challenges/new/bundle/", host_views.challenge_bundle_import, name="challenge-bundle-import"),
     path("c/<slug:slug>/bundle/", host_views.challenge_bundle_export, name="challenge-bundle-export"),
+    path("c/<slug:slug>/scoring-program/", host_views.challenge_scoring_program, name="challenge-scoring-program"),
     path("c/<slug:slug>/history/", beyond.board_history, name="challenge-history"),
     path("challenges/plan/", host_views.challenge_planner, name="challenge-planner"),
     path("c/<slug:slug>/", views.challenge_detail, name="challenge-detail"),

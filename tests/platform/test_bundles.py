@@ -16,12 +16,12 @@ from evaluation.boards import round_floats
 from leaderboard.models import AuditEntry, Challenge
 from leaderboard.services.boards import board_public_mask
 from leaderboard.services.bundles import bundle_export, bundle_import
-from leaderboard.services.challenges import CHALLENGE_FIELDS
+from leaderboard.services.challenges import CHALLENGE_FIELDS, challenge_reveal, challenge_update
 from leaderboard.services.dataset_files import dataset_frame, dataset_hidden_labels, dataset_test_ids
 from leaderboard.services.errors import NotAllowed, ServiceError
 from leaderboard.services.phases import PHASE_FIELDS, phase_create
 from leaderboard.services.registrations import registration_register
-from leaderboard.services.reports import report_current
+from leaderboard.services.reports import report_current, report_recompute
 
 from .factories import days_ahead, digits_challenge, make_user
 from .test_boards import submit
@@ -219,3 +219,45 @@ def test_bundles_through_the_api(host, alice):
     assert created.json()["slug"] == "api-copy" and len(created.json()["phases"]) == 2
     refused = api.post("/api/challenges/bundle/", {"bundle": SimpleUploadedFile("b.zip", b"nope")}, format="multipart")
     assert refused.status_code == 400 and "not a zip file" in refused.json()["detail"]
+
+
+def test_a_scoring_program_and_its_metrics_travel_in_the_bundle_and_are_checked_again(
+    host, queued, django_capture_on_commit_callbacks
+):
+    from leaderboard.choices import ProgramStatus
+    from leaderboard.services.dispatch import CHECK_SCORING_PROGRAM
+
+    from .test_scoring_programs import PROGRAM, check_in_process, guesses, ready
+    from .test_scoring_programs import submit as submit_scored
+
+    original = ready(host, public_fraction=0.5)
+    data = bundle_export(challenge=original, user=host)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+        assert archive.read("scoring/scoring.py") == PROGRAM
+    assert manifest["scoring_program"] == {"file": "scoring/scoring.py", "metrics": original.program_metrics}
+    with django_capture_on_commit_callbacks(execute=True):
+        copy = bundle_import(data=data, user=host, slug="animals-copy")
+    assert copy.program_status == ProgramStatus.CHECKING and queued.ids(CHECK_SCORING_PROGRAM) == [copy.pk]
+    with copy.scoring_program.open("rb") as handle:
+        assert handle.read() == PROGRAM
+    assert copy.program_metrics == original.program_metrics and copy.higher_is_better is False
+    with pytest.raises(ServiceError, match="has not finished yet"):
+        challenge_update(challenge=copy, user=host, visibility="public")
+    copy = check_in_process(copy)
+    assert copy.program_status == ProgramStatus.OK
+    copy = challenge_update(challenge=copy, user=host, visibility="public")
+    truth = dict(zip(dataset_test_ids(dataset=original.dataset), dataset_hidden_labels(dataset=original.dataset)))
+    labels = dict(zip(truth, guesses(np.array(list(truth.values())), 0.7, 9)))
+    for challenge in (original, copy):
+        ids = dataset_test_ids(dataset=challenge.dataset)
+        submit_scored(challenge, make_user(f"a-{challenge.pk}"), [np.array([labels[i] for i in ids])], "mine")
+        submit_scored(challenge, make_user(f"b-{challenge.pk}"), [np.array([truth[i] for i in ids])], "truth")
+        report_recompute(challenge_id=challenge.pk)
+    for board in ("public", "private"):
+        if board == "private":
+            for challenge in (original, copy):
+                challenge_reveal(challenge=challenge, user=host)
+                report_recompute(challenge_id=challenge.pk)
+        assert _board(copy, board) == _board(original, board)
+        assert _board(copy, board)[0][0] == "truth"  # cost 0 ranks first

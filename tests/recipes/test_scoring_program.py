@@ -65,8 +65,8 @@ def test_the_sample_program_gives_both_metrics_and_the_cost_outcomes(no_leftover
 
 def test_the_sample_programs_metrics_are_read_without_scoring():
     assert read_program_metrics(SAMPLE, limits=Limits(wall_time_s=60)) == [
-        ProgramMetric("macro_f1", "Macro F1", True, True),
-        ProgramMetric("cost", "Cost-weighted error", False, False),
+        ProgramMetric("macro_f1", "Macro F1", True, False),
+        ProgramMetric("cost", "Cost-weighted error", False, True),  # marked primary: it gives outcomes
     ]
 
 

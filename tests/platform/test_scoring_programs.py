@@ -1,0 +1,485 @@
+"""Issue 26, host scoring programs on a challenge: uploaded by the hosts (API and edit page), checked by a worker
+on the challenge's own sample submission before the challenge can be published, then scoring every prediction
+file: the program's primary metric (which must give per-example outcomes) ranks the board, the others are shown
+with their intervals. A program's errors reach the hosts only; a contestant whose file breaks it reads a
+generic message and is not charged.
+
+The unit lane runs the program in-process (:func:`in_process`, the same checks of its result as the sandbox's
+runner); the ``slow`` tests at the end run it in the real sandbox (``leaderboard.worker.program_check``).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.urls import reverse
+from sklearn.metrics import f1_score
+
+from evaluation.boards import round_floats
+from evaluation.scoring_programs import ProgramScores, ScoringProgramError, parse_metrics, parse_scores
+from leaderboard.choices import ProgramStatus, RunStatus, Visibility
+from leaderboard.models import AuditEntry, Challenge, Run, Submission
+from leaderboard.services.boards import board_public_mask
+from leaderboard.services.challenges import DatasetUpload, challenge_create, challenge_update
+from leaderboard.services.dataset_files import dataset_hidden_labels, dataset_test_ids
+from leaderboard.services.dispatch import CHECK_SCORING_PROGRAM
+from leaderboard.services.errors import ServiceError
+from leaderboard.services.metrics import (
+    RECIPES_REFUSED,
+    challenge_metrics,
+    primary_metric,
+    program_primary_error,
+)
+from leaderboard.services.programs import program_check_inputs, program_store_check, program_upload
+from leaderboard.services.reports import report_current, report_recompute
+from leaderboard.services.scoring import PROGRAM_FAILED, submission_score
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+
+from .factories import csv_bytes, make_user
+from .test_boards import client_for
+
+pytestmark = pytest.mark.django_db
+
+PROGRAM = (Path(__file__).parent / "programs" / "cost_and_macro_f1.py").read_bytes()
+CLASSES = ("cat", "dog", "fox")
+COSTS = {("cat", "fox"): 5.0, ("fox", "cat"): 5.0}
+
+
+def animals_challenge(host, **overrides) -> Challenge:
+    """A 3-class prediction challenge (cat, dog, fox), 150 rows of which 60 are hidden test rows; private."""
+    rng = np.random.default_rng(11)
+    n = 150
+    frame = pd.DataFrame({"id": [f"a{i:03d}" for i in range(n)], "x1": rng.normal(size=n), "x2": rng.normal(size=n)})
+    frame["label"] = np.array(CLASSES)[rng.integers(0, 3, n)]
+    frame["is_test"] = (np.arange(n) % 5 < 2).astype(int)
+    fields = dict(
+        title="Animals",
+        metric="accuracy",
+        k_runs=3,
+        allow_predictions=True,
+        allow_recipes=False,
+        bootstrap_resamples=200,
+        master_seed=5,
+        visibility=Visibility.PRIVATE,
+    )
+    fields.update(overrides)
+    upload = DatasetUpload(
+        data=csv_bytes(frame), filename="animals.csv", id_column="id", label_column="label", test_column="is_test"
+    )
+    return challenge_create(created_by=host, dataset=upload, **fields)
+
+
+def in_process(source: bytes, y_true: pd.DataFrame, y_pred: pd.DataFrame) -> ProgramScores:
+    """The program run in this process, its result checked as the sandbox's runner checks it (unit lane)."""
+    namespace: dict = {}
+    exec(compile(source, "scoring.py", "exec"), namespace)  # noqa: S102 - the tests' own program
+    metrics = parse_metrics(namespace["METRICS"])
+    raw = namespace["score"](y_true.copy(), y_pred.copy())
+    as_json = json.loads(json.dumps(raw, default=lambda value: value.tolist()))  # as the harness sends it back
+    return parse_scores(as_json, metrics, len(y_true))
+
+
+def check_in_process(challenge: Challenge) -> Challenge:
+    """What the worker's check does, with :func:`in_process` in place of the sandbox."""
+    challenge.refresh_from_db()
+    with challenge.scoring_program.open("rb") as handle:
+        source = handle.read()
+    namespace: dict = {}
+    exec(compile(source, "scoring.py", "exec"), namespace)  # noqa: S102 - the tests' own program
+    scores = in_process(source, *program_check_inputs(challenge))
+    program_store_check(
+        challenge_id=challenge.pk,
+        program=challenge.scoring_program.name,
+        metrics=parse_metrics(namespace["METRICS"]),
+        outcome_names=list(scores.outcomes),
+    )
+    challenge.refresh_from_db()
+    return challenge
+
+
+def cost(truth, guess) -> np.ndarray:
+    return np.array([0.0 if t == p else COSTS.get((t, p), 1.0) for t, p in zip(truth, guess)])
+
+
+def guesses(truth: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    wrong = np.array(CLASSES)[rng.integers(0, 3, truth.size)]
+    return np.where(rng.random(truth.size) < fraction, truth, wrong)
+
+
+def submit(challenge, user, labels_list, name, runner=in_process) -> Submission:
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    files = [
+        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(labels)})))
+        for i, labels in enumerate(labels_list)
+    ]
+    submission = submission_create_predictions(challenge=challenge, user=user, method_name=name, files=files)
+    submission_score(submission_id=submission.pk, runner=runner)
+    return Submission.objects.get(pk=submission.pk)
+
+
+def ready(host, **overrides) -> Challenge:
+    """An animals challenge with the program uploaded, checked (in-process) and published."""
+    challenge = animals_challenge(host, **overrides)
+    program_upload(challenge=challenge, user=host, data=PROGRAM)
+    challenge = check_in_process(challenge)
+    assert challenge.program_status == ProgramStatus.OK, challenge.program_error
+    return challenge_update(challenge=challenge, user=host, visibility=Visibility.PUBLIC)
+
+
+# -- the pure parts: which metric ranks, which are shown, what is refused -----------------------------------------
+
+
+def test_the_programs_primary_ranks_and_its_other_metrics_are_the_secondary_ones(host):
+    challenge = animals_challenge(host)
+    assert primary_metric(challenge).name == "accuracy" and challenge_metrics(challenge) == []
+    challenge = ready(host, title="Ranked")
+    primary = primary_metric(challenge)
+    assert (primary.name, primary.label, primary.higher_is_better) == ("cost", "Cost-weighted error", False)
+    assert (primary.from_mean, primary.score_range) == (None, (None, None))
+    assert [(m.name, m.label, m.higher_is_better) for m in challenge_metrics(challenge)] == [
+        ("macro_f1", "Macro F1", True)
+    ]
+    assert challenge.higher_is_better is False and challenge.metric == "accuracy"  # accuracy: the files' format
+    challenge_update(challenge=challenge, user=host, title="Renamed", higher_is_better=False)  # no contradiction
+    with pytest.raises(ServiceError, match="direction is the scoring program's primary metric's"):
+        challenge_update(challenge=challenge, user=host, higher_is_better=True)
+
+
+def test_a_primary_metric_without_per_example_outcomes_is_refused_naming_it(host):
+    metrics = parse_metrics([{"name": "f1", "higher_is_better": True}, {"name": "cost", "higher_is_better": False}])
+    assert program_primary_error(metrics, ["f1", "cost"]) is None
+    problem = program_primary_error(metrics, ["cost"])
+    assert "'f1'" in problem and "outcomes" in problem
+    challenge = animals_challenge(host)
+    program_upload(challenge=challenge, user=host, data=PROGRAM)
+    challenge.refresh_from_db()
+    stored = program_store_check(
+        challenge_id=challenge.pk, program=challenge.scoring_program.name, metrics=metrics, outcome_names=["cost"]
+    )
+    assert stored.program_status == ProgramStatus.FAILED and "'f1'" in stored.program_error
+    with pytest.raises(ServiceError, match="scoring program is not checked.*'f1'"):
+        challenge_update(challenge=stored, user=host, visibility=Visibility.PUBLIC)
+
+
+def test_built_in_secondary_metrics_and_a_program_are_exclusive(host):
+    with_secondary = animals_challenge(host, secondary_metrics=["macro_f1"], title="Both")
+    with pytest.raises(ServiceError, match="either built-in secondary_metrics or a scoring program"):
+        program_upload(challenge=with_secondary, user=host, data=PROGRAM)
+    challenge = ready(host)
+    with pytest.raises(ServiceError, match="either built-in secondary_metrics or a scoring program"):
+        challenge_update(challenge=challenge, user=host, secondary_metrics=["macro_f1"])
+
+
+def test_recipe_challenges_keep_the_built_in_metrics(host):
+    recipes = animals_challenge(host, allow_recipes=True, title="Recipes")
+    with pytest.raises(ServiceError, match=RECIPES_REFUSED):
+        program_upload(challenge=recipes, user=host, data=PROGRAM)
+    challenge = ready(host)
+    with pytest.raises(ServiceError, match="recipe challenges use the built-in metrics"):
+        challenge_update(challenge=challenge, user=host, allow_recipes=True)
+
+
+# -- upload and check through the API and the edit page -----------------------------------------------------------
+
+
+def test_the_api_uploads_checks_shows_and_removes_a_program_for_hosts_only(
+    host, queued, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    challenge = animals_challenge(host)
+    url = f"/api/challenges/{challenge.slug}/scoring-program/"
+    hostess, other = client_for(host), client_for(make_user("nosy"))
+    upload = {"program": SimpleUploadedFile("mine.py", PROGRAM, content_type="text/x-python")}
+    assert other.put(url, upload, format="multipart").status_code in (403, 404)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = hostess.put(url, {"program": SimpleUploadedFile("mine.py", PROGRAM)}, format="multipart")
+    assert response.status_code == 202, response.content
+    assert response.json() == {"status": "checking", "metrics": [], "error": "", "checked_at": None}
+    assert queued.ids(CHECK_SCORING_PROGRAM) == [challenge.pk] and queued.queues(CHECK_SCORING_PROGRAM) == [None]
+    refused = hostess.patch(f"/api/challenges/{challenge.slug}/", {"visibility": "public"}, format="json")
+    assert refused.status_code == 400 and "has not finished yet" in refused.content.decode()
+    check_in_process(challenge)
+    body = hostess.get(url).json()
+    assert body["status"] == "ok" and body["checked_at"]
+    assert [(m["name"], m["primary"]) for m in body["metrics"]] == [("macro_f1", False), ("cost", True)]
+    assert other.get(url).status_code in (403, 404)
+    assert hostess.delete(url).json()["status"] == ""
+    challenge.refresh_from_db()
+    assert not challenge.scoring_program and challenge.higher_is_better is True  # accuracy's again
+
+
+def test_the_edit_page_uploads_and_shows_the_check_and_its_error(host, queued):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    challenge = animals_challenge(host)
+    client = client_for(host)
+    posted = client.post(
+        reverse("challenge-scoring-program", kwargs={"slug": challenge.slug}),
+        {"program": SimpleUploadedFile("scoring.py", PROGRAM)},
+    )
+    assert posted.status_code == 302
+    page = client.get(reverse("challenge-edit", kwargs={"slug": challenge.slug})).content.decode()
+    assert 'data-scoring-program="checking"' in page and "Being checked" in page
+    challenge.refresh_from_db()
+    program_store_check(
+        challenge_id=challenge.pk,
+        program=challenge.scoring_program.name,
+        error=ScoringProgramError(
+            "score(y_true, y_pred) raised ValueError: boom (line 7 of scoring.py)", kind="raised"
+        ),
+    )
+    page = client.get(reverse("challenge-edit", kwargs={"slug": challenge.slug})).content.decode()
+    assert "Check failed" in page and "raised ValueError: boom" in page
+    contestant = client_for(make_user("peeker")).get(reverse("challenge-edit", kwargs={"slug": challenge.slug}))
+    assert contestant.status_code in (403, 404)
+
+
+# -- scoring ------------------------------------------------------------------------------------------------------
+
+
+def _entries(challenge):
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    files = {
+        "good": [guesses(truth, 0.9, 1), guesses(truth, 0.85, 4)],
+        "fair": [guesses(truth, 0.7, 2)],
+        "poor": [guesses(truth, 0.4, 3)],
+    }
+    for (name, labels), user in zip(files.items(), ("ann", "ben", "cid")):
+        submit(challenge, make_user(user), labels, name)
+    report_recompute(challenge_id=challenge.pk)
+    return truth, files
+
+
+def test_the_program_scores_each_file_on_the_test_rows_and_each_part_alone(host):
+    challenge = ready(host, public_fraction=0.5)
+    truth, files = _entries(challenge)
+    public = board_public_mask(dataset=challenge.dataset)
+    run = Run.objects.get(submission__method_name="fair")
+    guess = files["fair"][0]
+    assert run.status == RunStatus.SUCCEEDED and run.test_score == pytest.approx(cost(truth, guess).mean())
+    assert run.outcomes_array == pytest.approx(cost(truth, guess))
+    assert run.public_score == pytest.approx(cost(truth[public], guess[public]).mean())
+    assert run.private_score == pytest.approx(cost(truth[~public], guess[~public]).mean())
+    for part, rows in (("test", slice(None)), ("public", public), ("private", ~public)):
+        expected = f1_score(truth[rows], guess[rows], average="macro")
+        assert run.extra_scores[part]["macro_f1"] == pytest.approx(expected, abs=1e-12)  # each part alone
+    assert Run.unpack_extra_outcomes(run.extra_outcomes) == {}  # macro-F1 gives no outcomes
+
+
+def test_the_board_ranks_by_the_programs_primary_and_shows_the_secondary(host):
+    challenge = ready(host)
+    truth, files = _entries(challenge)
+    data = report_current(challenge=challenge).data
+    means = {name: np.mean([cost(truth, g).mean() for g in guess]) for name, guess in files.items()}
+    assert [row["method_name"] for row in data["entries"]] == sorted(means, key=means.get)  # lower cost first
+    rows = {row["method_name"]: row for row in data["entries"]}
+    for name, guess in files.items():
+        assert rows[name]["mean"]["estimate"] == pytest.approx(means[name])
+        f1 = rows[name]["secondary"][0]
+        assert f1["name"] == "macro_f1" and f1["higher_is_better"] is True
+        assert f1["mean"]["estimate"] == pytest.approx(np.mean([f1_score(truth, g, average="macro") for g in guess]))
+    assert rows["good"]["secondary"][0]["mean"]["low"] is not None  # 2 files: bootstrap over them
+    assert rows["fair"]["secondary"][0]["mean"]["low"] is None
+    assert "no per-example outcomes" in rows["fair"]["secondary"][0]["mean"]["note"]
+    body = client_for(make_user("reader")).get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    assert body["metric"] == "cost" and body["higher_is_better"] is False
+    assert body["metric_label"] == "Cost-weighted error"
+    assert body["secondary_metrics"] == [{"name": "macro_f1", "label": "Macro F1", "higher_is_better": True}]
+    page = client_for(make_user("viewer")).get(reverse("challenge-detail", kwargs={"slug": challenge.slug}))
+    text = page.content.decode()
+    assert "Cost-weighted error" in text and "Macro F1 ↑" in text and "no interval (1 file)" in text
+
+
+def test_a_program_failing_on_a_file_fails_the_run_for_the_hosts_only_and_refunds_it(host):
+    challenge = ready(host)
+    secret = "hidden label cat of a007"
+
+    def broken(source, y_true, y_pred):
+        raise ScoringProgramError(f"score(y_true, y_pred) raised KeyError: {secret}", kind="raised", log=secret)
+
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    contestant = make_user("dora")
+    submission = submit(challenge, contestant, [truth], "mine", runner=broken)
+    run = submission.runs.get()
+    assert run.status == RunStatus.FAILED and run.error_message == PROGRAM_FAILED
+    assert submission.counts_toward_quota is False
+    failure = AuditEntry.objects.get(challenge=challenge, action="scoring_program_failed")
+    assert secret in failure.details["error"] and failure.details["submission"] == submission.pk
+    seen = client_for(contestant).get(f"/api/submissions/{submission.pk}/").content.decode()
+    assert secret not in seen and "hosts have been told" in seen
+
+
+def test_submissions_wait_for_a_checked_program(host, queued):
+    challenge = ready(host)
+    Challenge.objects.filter(pk=challenge.pk).update(program_status=ProgramStatus.CHECKING)
+    challenge.refresh_from_db()
+    with pytest.raises(ServiceError, match="scoring program is not ready"):
+        submit(challenge, make_user("early"), [guesses(np.array(["cat"] * 60), 1.0, 0)], "early")
+
+
+def test_the_program_freezes_at_the_first_submission(host):
+    challenge = ready(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    submit(challenge, make_user("first"), [truth], "first")
+    with pytest.raises(ServiceError, match="cannot change once submissions exist"):
+        program_upload(challenge=challenge, user=host, data=PROGRAM)
+
+
+# -- the real sandbox (slow lane) ---------------------------------------------------------------------------------
+
+HOSTILE = {
+    "raises": (
+        """
+        METRICS = [{"name": "cost", "higher_is_better": False}]
+
+        def score(y_true, y_pred):
+            raise ValueError("boom " + str(y_true.iloc[0, 0]))
+        """,
+        "raised ValueError: boom",
+    ),
+    "loops": (
+        """
+        METRICS = [{"name": "cost", "higher_is_better": False}]
+
+        def score(y_true, y_pred):
+            while True:
+                pass
+        """,
+        "wall-time limit",
+    ),
+    "reads /etc/shadow": (
+        """
+        METRICS = [{"name": "cost", "higher_is_better": False}]
+
+        def score(y_true, y_pred):
+            return {"cost": len(open("/etc/shadow").read())}
+        """,
+        "FileNotFoundError",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_hostile_program_fails_its_check_with_a_message_for_the_host_and_blocks_publishing(host, case, monkeypatch):
+    from execution.sandbox import Limits
+    from leaderboard.worker.program_check import program_check
+
+    monkeypatch.setattr("execution.scoring_program.DEFAULT_LIMITS", Limits(wall_time_s=8, memory_mb=1024))
+    source, message = HOSTILE[case]
+    challenge = animals_challenge(host)
+    program_upload(challenge=challenge, user=host, data=textwrap.dedent(source).encode())
+    checked = program_check(challenge_id=challenge.pk)
+    assert checked.program_status == ProgramStatus.FAILED and message in checked.program_error
+    with pytest.raises(ServiceError, match="check on the sample submission failed"):
+        challenge_update(challenge=checked, user=host, visibility=Visibility.PUBLIC)
+    body = client_for(host).get(f"/api/challenges/{challenge.slug}/scoring-program/").json()
+    assert body["status"] == "failed" and message in body["error"]
+
+
+@pytest.mark.slow
+def test_a_contestant_whose_file_breaks_the_program_never_sees_its_traceback(host):
+    from leaderboard.worker.program_check import program_check, run_program
+
+    source = PROGRAM.replace(
+        b"def score(y_true, y_pred):\n",
+        b"def score(y_true, y_pred):\n    if (y_pred['prediction'] == 'fox').all():\n"
+        b"        raise KeyError('truth ' + ' '.join(y_true['label'].astype(str)))\n",
+    )
+    challenge = animals_challenge(host)
+    program_upload(challenge=challenge, user=host, data=source)
+    assert program_check(challenge_id=challenge.pk).program_status == ProgramStatus.OK  # the sample says "cat"
+    challenge = challenge_update(challenge=Challenge.objects.get(pk=challenge.pk), user=host, visibility="public")
+    contestant = make_user("fred")
+    submission = submit(challenge, contestant, [np.array(["fox"] * challenge.dataset.n_test)], "foxes", run_program)
+    seen = client_for(contestant).get(f"/api/submissions/{submission.pk}/").content.decode()
+    assert PROGRAM_FAILED.split(";")[0] in seen and "truth" not in seen and "KeyError" not in seen
+    assert "KeyError: 'truth" in AuditEntry.objects.get(action="scoring_program_failed").details["error"]
+
+
+@pytest.mark.slow
+def test_a_host_program_end_to_end_in_the_sandbox_and_through_a_bundle(
+    host, queued, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from leaderboard.services.bundles import bundle_export, bundle_import
+    from leaderboard.worker.program_check import program_check, run_program
+
+    challenge = animals_challenge(host, public_fraction=0.5)
+    hostess = client_for(host)
+    url = f"/api/challenges/{challenge.slug}/scoring-program/"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = hostess.put(url, {"program": SimpleUploadedFile("s.py", PROGRAM)}, format="multipart")
+    assert response.status_code == 202
+    assert queued.ids(CHECK_SCORING_PROGRAM) == [challenge.pk]
+    program_check(challenge_id=challenge.pk)
+    assert hostess.get(url).json()["status"] == "ok"
+    assert (
+        hostess.patch(f"/api/challenges/{challenge.slug}/", {"visibility": "public"}, format="json").status_code == 200
+    )
+    challenge.refresh_from_db()
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    files = {"good": [guesses(truth, 0.9, 1)], "fair": [guesses(truth, 0.7, 2)], "poor": [guesses(truth, 0.4, 3)]}
+    users = {name: make_user(f"u-{name}") for name in files}
+
+    ids = dataset_test_ids(dataset=challenge.dataset)
+
+    def board(target: Challenge) -> list:
+        order = [ids.index(i) for i in dataset_test_ids(dataset=target.dataset)]  # a copy shuffles its test rows
+        for name, labels in files.items():
+            submit(target, users[name], [labels[0][order]], name, run_program)
+        report_recompute(challenge_id=target.pk)
+        body = client_for(make_user(f"reader-{target.pk}")).get(f"/api/challenges/{target.slug}/leaderboard/").json()
+        assert body["metric"] == "cost"
+        # the mean's se is a bootstrap's, seeded by the submission's id: the boards show the interval
+        return [
+            [e["method_name"], e["rank"], {k: e["mean"][k] for k in ("estimate", "low", "high")}, e["secondary"]]
+            for e in body["entries"]
+        ]
+
+    original = board(challenge)
+    shown = board_public_mask(dataset=challenge.dataset)  # the public board: its rows alone
+    means = {name: cost(truth[shown], labels[0][shown]).mean() for name, labels in files.items()}
+    assert [row[0] for row in original] == sorted(means, key=means.get)
+    for name, _, mean, secondary in original:
+        assert mean["estimate"] == pytest.approx(means[name], abs=1e-12)
+        assert secondary[0]["mean"]["estimate"] == pytest.approx(
+            f1_score(truth[shown], files[name][0][shown], average="macro"), abs=1e-12
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        copy = bundle_import(data=bundle_export(challenge=challenge, user=host), user=host, slug="animals-copy")
+    assert copy.program_status == ProgramStatus.CHECKING and queued.ids(CHECK_SCORING_PROGRAM)[-1] == copy.pk
+    assert program_check(challenge_id=copy.pk).program_status == ProgramStatus.OK
+    copy = challenge_update(challenge=Challenge.objects.get(pk=copy.pk), user=host, visibility="public")
+    # the copy's test rows come in another order: sums differ in the last bits
+    assert round_floats(board(copy), 9) == round_floats(original, 9)
+
+
+def test_the_metric_cannot_be_swapped_under_a_program_by_rescoring(host):
+    from leaderboard.services.rescoring import challenge_rescore
+
+    challenge = ready(host)
+    with pytest.raises(ServiceError, match="scoring program ranks the board"):
+        challenge_rescore(challenge=challenge, user=host, metric="macro_f1")
+
+
+def test_without_a_private_board_the_program_runs_once_per_file(host):
+    challenge = ready(host)  # public_fraction 1: the public board's rows are every test row
+    calls = []
+
+    def counting(source, y_true, y_pred):
+        calls.append(len(y_true))
+        return in_process(source, y_true, y_pred)
+
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    run = submit(challenge, make_user("once"), [truth], "once", runner=counting).runs.get()
+    assert calls == [challenge.dataset.n_test] and run.test_score == run.public_score == 0.0
+    assert run.extra_scores["test"] == run.extra_scores["public"] == {"macro_f1": 1.0}
