@@ -21,7 +21,7 @@ from .sandbox.warm import WarmStartFailed
 from .warm import WarmKey, recipe_imports, warm_pool
 from .workspace import HARNESS_FILES, harness_files
 
-__all__ = ["LocalRunner", "RemoteRunner", "RunnerResult", "configured_runner"]
+__all__ = ["LocalRunner", "RemoteRunner", "RunnerResult", "configured_program_runner", "configured_runner"]
 
 logger = logging.getLogger(__name__)
 
@@ -214,4 +214,18 @@ def configured_runner():
     url = os.environ.get("VARBOARD_RUNNER_URL", "").strip()
     if url:
         return RemoteRunner(url, token=os.environ.get("VARBOARD_RUNNER_TOKEN", ""))
+    return LocalRunner()
+
+
+def configured_program_runner():
+    """Where hosts' scoring programs run: the runner service named by ``VARBOARD_PROGRAM_RUNNER_URL`` (with
+    ``VARBOARD_PROGRAM_RUNNER_TOKEN``), else this process's sandbox.
+
+    A program is any signed-in host's code, and the worker that scores holds the database credentials and
+    every challenge's labels: in production it runs on a runner service of its own (docker-compose.yml's
+    ``runner-programs``), which receives one call's rows and holds nothing else.
+    """
+    url = os.environ.get("VARBOARD_PROGRAM_RUNNER_URL", "").strip()
+    if url:
+        return RemoteRunner(url, token=os.environ.get("VARBOARD_PROGRAM_RUNNER_TOKEN", ""))
     return LocalRunner()

@@ -2,18 +2,20 @@
 
 The contract a program follows is in :mod:`evaluation.scoring_programs` (and, for hosts, in
 docs/scoring-programs.md). Here the program runs: its workspace holds the program
-(``scoring.py``), the harness (``execution/harness/score_harness.py``), ``inputs/spec.json``
-and, to score, ``inputs/y_true.csv`` and ``inputs/y_pred.csv``; nothing else of the machine
-is in view. It is started with `execution.sandbox.run_sandboxed`, the recipes' isolation:
+(``scoring.py``), the harness (``execution/harness/score_harness.py``, as ``harness.py``),
+``inputs/spec.json`` and, to score, ``inputs/y_true.csv`` and ``inputs/y_pred.csv``; nothing
+else of the machine is in view. A runner executes the workspace
+(`execution.runners.configured_program_runner`): a runner service of its own in production,
+which receives one call's rows and holds nothing else, or this process's sandbox. Either way
+it is started with `execution.sandbox.run_sandboxed`, the recipes' isolation:
 no network, a clean environment, a fresh uid (as root) or the worker's own in a user
 namespace, a read-only view of only what Python needs, and the limits of ``limits``
 (wall time, memory, processes, file and disk sizes, output). The JSON it writes back is
 checked here, outside the sandbox, by `evaluation.scoring_programs.parse_metrics` and
 `~evaluation.scoring_programs.parse_scores`.
 
-The program sees the ground truth, hidden rows included: it runs on the worker that holds
-them, never on a runner service (`execution.runners.RemoteRunner` machines hold nothing
-worth stealing, docs/DESIGN.md §5). Every failure raises
+The program sees the ground truth of the rows it scores and nothing else: never the
+database credentials or other challenges' labels the scoring worker holds. Every failure raises
 `~evaluation.scoring_programs.ScoringProgramError`, whose message (and ``log``) is for the
 challenge's hosts only: it may quote the program's traceback and output, and with them
 ground truth.
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -40,8 +41,8 @@ from evaluation.scoring_programs import (
 
 from .messages import log_text, shorten
 from .outputs import MAX_JSON_BYTES
-from .runners import LocalRunner, collect_outputs, write_workspace
-from .sandbox import Limits, SandboxResult, python_command, run_sandboxed
+from .runners import configured_program_runner
+from .sandbox import Limits, SandboxResult
 from .workspace import HARNESS_DIR
 
 __all__ = ["DEFAULT_LIMITS", "MAX_PROGRAM_BYTES", "read_program_metrics", "run_scoring_program"]
@@ -58,13 +59,15 @@ DEFAULT_LIMITS = Limits(
 MAX_PROGRAM_BYTES = 1000 * 1024  # leaderboard.limits.PROGRAM_KB
 PROGRAM_FILE = "scoring.py"
 HARNESS_FILE = "score_harness.py"
+#: The name a runner starts a workspace by (``execution.runners.LocalRunner.command``).
+RUNNER_HARNESS = "harness.py"
 TRACEBACK_LINES = 20
 TRACEBACK_CHARS = 2000
 _LIMIT_STATUSES = ("timeout", "cpu_time", "memory", "processes", "file_size", "disk", "output_limit")
 _NETWORK_ERRNOS = (101, 111, 113)  # ENETUNREACH, ECONNREFUSED, EHOSTUNREACH
 
 
-def read_program_metrics(source: bytes, *, limits: Limits | None = None) -> list[ProgramMetric]:
+def read_program_metrics(source: bytes, *, limits: Limits | None = None, runner=None) -> list[ProgramMetric]:
     """The metrics a scoring program declares: it is imported in the sandbox, ``METRICS`` read.
 
     ``score`` is not called. Raises `ScoringProgramError` (for the host) when the program
@@ -72,13 +75,13 @@ def read_program_metrics(source: bytes, *, limits: Limits | None = None) -> list
     `execution.sandbox.SandboxUnavailable` when the sandbox cannot run (a platform failure).
     """
     files = _program_files(source)
-    files["inputs/spec.json"] = json.dumps({"id_column": "id", "y_true": {}, "y_pred": {}}).encode()
-    result, _ = _run(files, "metrics", limits or DEFAULT_LIMITS)
+    files["inputs/spec.json"] = json.dumps({"mode": "metrics", "id_column": "id", "y_true": {}, "y_pred": {}}).encode()
+    result, _ = _run(files, limits or DEFAULT_LIMITS, runner)
     return parse_metrics(result.get("metrics"))
 
 
 def run_scoring_program(
-    source: bytes, y_true: pd.DataFrame, y_pred: pd.DataFrame, *, limits: Limits | None = None
+    source: bytes, y_true: pd.DataFrame, y_pred: pd.DataFrame, *, limits: Limits | None = None, runner=None
 ) -> ProgramScores:
     """Score one submission with a host's scoring program, in the sandbox.
 
@@ -94,6 +97,8 @@ def run_scoring_program(
         prediction column(s) as submitted.
     limits : Limits, optional
         Default `DEFAULT_LIMITS`.
+    runner : LocalRunner or RemoteRunner, optional
+        Where the workspace runs; default `execution.runners.configured_program_runner`.
 
     Returns
     -------
@@ -114,12 +119,12 @@ def run_scoring_program(
     id_column = _check_frames(y_true, y_pred)
     files = _program_files(source)
     files["inputs/spec.json"] = json.dumps(
-        {"id_column": id_column, "y_true": _column_kinds(y_true), "y_pred": _column_kinds(y_pred)}
+        {"mode": "score", "id_column": id_column, "y_true": _column_kinds(y_true), "y_pred": _column_kinds(y_pred)}
     ).encode()
     for name, frame in (("y_true", y_true), ("y_pred", y_pred)):
         files[f"inputs/{name}.csv"] = frame.to_csv(index=True, index_label=id_column).encode("utf-8")
     limits = limits or DEFAULT_LIMITS
-    result, ran = _run(files, "score", limits)
+    result, ran = _run(files, limits, runner)
     log = log_text(ran)
     try:
         metrics = parse_metrics(result.get("metrics"))
@@ -142,7 +147,7 @@ def _program_files(source) -> dict:
         )
     with open(os.path.join(HARNESS_DIR, HARNESS_FILE), "rb") as handle:
         harness = handle.read()
-    return {PROGRAM_FILE: source, HARNESS_FILE: harness}
+    return {PROGRAM_FILE: source, RUNNER_HARNESS: harness}
 
 
 def _check_frames(y_true, y_pred) -> str:
@@ -183,17 +188,12 @@ def _column_kinds(frame: pd.DataFrame) -> dict:
     return kinds
 
 
-def _run(files: dict, mode: str, limits: Limits) -> tuple[dict, SandboxResult]:
-    """(the harness's result.json, the sandbox's result); ScoringProgramError when the program failed."""
-    run_root, work = LocalRunner().new_workspace()
-    try:
-        write_workspace(work, files)
-        prefix, env, _ = python_command()
-        ran = run_sandboxed([*prefix, HARNESS_FILE, mode], workdir=work, env=dict(env), limits=limits, device="cpu")
-        expected = {"result.json": int(limits.max_file_mb * 1024 * 1024), "error.json": MAX_JSON_BYTES}
-        outputs, faults = collect_outputs(run_root, expected)
-    finally:
-        shutil.rmtree(run_root, ignore_errors=True)
+def _run(files: dict, limits: Limits, runner=None) -> tuple[dict, SandboxResult]:
+    """(the harness's result.json, the sandbox's result); ScoringProgramError when the program failed,
+    `execution.sandbox.SandboxUnavailable` when the runner could not run it."""
+    expected = {"result.json": int(limits.max_file_mb * 1024 * 1024), "error.json": MAX_JSON_BYTES}
+    answer = (runner or configured_program_runner()).run(files, expected, limits, "cpu")
+    ran, outputs, faults = answer.sandbox, answer.outputs, answer.faults
     error = _json(outputs.get("error.json"))
     result = _json(outputs.get("result.json"))
     if not ran.ok or error is not None or result is None:

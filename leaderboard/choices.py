@@ -15,6 +15,7 @@ class ProgramStatus(models.TextChoices):
     CHECKING = "checking", "Being checked"
     OK = "ok", "Checked"
     FAILED = "failed", "Check failed"
+    SUSPENDED = "suspended", "Suspended after failures"
 
 
 class SubmissionKind(models.TextChoices):

@@ -157,6 +157,14 @@ class Challenge(models.Model):
     program_status = models.CharField(max_length=10, choices=ProgramStatus.choices, default="", blank=True)
     program_error = models.TextField(blank=True, help_text="Why the scoring program's check failed (hosts only).")
     program_checked_at = models.DateTimeField(null=True, blank=True)
+    program_check_key = models.CharField(
+        max_length=64, blank=True, help_text="What the last check ran on (services.programs.program_check_key)."
+    )
+    program_check_sent_at = models.DateTimeField(null=True, blank=True)
+    program_check_attempts = models.PositiveSmallIntegerField(default=0)
+    program_failures = models.PositiveIntegerField(
+        default=0, help_text="Contestants' files the program failed on since its last check."
+    )
     allow_predictions = models.BooleanField(default=True)
     allow_recipes = models.BooleanField(default=False)
 

@@ -1,11 +1,12 @@
 """Runs a host's scoring program inside the sandbox. Copied into the run's working directory.
 
 Usage: ``score_harness.py metrics`` (import the program, report its METRICS) or
-``score_harness.py score`` (also call ``score(y_true, y_pred)``).
+``score_harness.py score`` (also call ``score(y_true, y_pred)``); without an argument, the
+``mode`` of ``inputs/spec.json`` (a runner starts every workspace as ``harness.py``, no argument).
 
 Reads (relative to the working directory):
     scoring.py        the host's program (docs/scoring-programs.md)
-    inputs/spec.json  {"id_column": ..., "y_true": {column: dtype}, "y_pred": {column: dtype}},
+    inputs/spec.json  {"mode": ..., "id_column": ..., "y_true": {column: dtype}, "y_pred": {column: dtype}},
                       dtype one of "int", "float", "bool", "text"
     inputs/y_true.csv, inputs/y_pred.csv   (score only) the id column, then the others
 
@@ -133,11 +134,12 @@ def _load_program():
     return program
 
 
-def main(mode: str) -> int:
+def main(mode: str | None) -> int:
     os.makedirs(OUT, exist_ok=True)
     try:
         with open(os.path.join("inputs", "spec.json")) as fh:
             spec = json.load(fh)
+        mode = mode or spec.get("mode", "score")
         if mode == "score":
             y_true, y_pred = _read("y_true", spec), _read("y_pred", spec)
         elif mode != "metrics":
@@ -178,4 +180,4 @@ def _exit(status: int) -> None:
 
 
 if __name__ == "__main__":
-    _exit(main(sys.argv[1] if len(sys.argv) > 1 else "score"))
+    _exit(main(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -23,7 +23,7 @@ from ..selectors import user_is_host
 from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_reveal
 from ..services.phases import phase_create, phase_update
-from ..services.programs import program_remove, program_state, program_upload
+from ..services.programs import program_remove, program_resume, program_state, program_upload
 from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
@@ -218,12 +218,14 @@ class ProgramMetricSerializer(serializers.Serializer):
 
 class ScoringProgramSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
-        choices=["", "checking", "ok", "failed"],
-        help_text='"" no program; "checking" queued or running on the sample submission; "ok"; "failed".',
+        choices=["", "checking", "ok", "failed", "suspended"],
+        help_text='"" no program; "checking" queued or running on the sample submission; "ok"; "failed"; '
+        '"suspended" after failing on VARBOARD_PROGRAM_MAX_FAILURES contestants\' files (POST .../resume/).',
     )
     metrics = ProgramMetricSerializer(many=True, help_text="What the program declared (after a successful check).")
     error = serializers.CharField(help_text="Why the check failed (may quote the hidden labels: hosts only).")
     checked_at = serializers.DateTimeField(allow_null=True)
+    failures = serializers.IntegerField(help_text="Contestants' files the program failed on since its last check.")
 
 
 class ScoringProgramActions:
@@ -268,6 +270,25 @@ class ScoringProgramActions:
             challenge = program_remove(challenge=challenge, user=request.user)
         return Response(
             ScoringProgramSerializer(program_state(challenge=challenge, user=request.user)).data, status=status
+        )
+
+    @extend_schema(
+        request=None,
+        responses={202: ScoringProgramSerializer, **error_responses(400)},
+        description="Resume a suspended scoring program (hosts): it is checked again on the sample submission "
+        "and takes submissions once the check passes; its failure count starts from zero.",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="scoring-program/resume",
+        url_name="scoring-program-resume",
+        permission_classes=[IsAuthenticated],
+    )
+    def scoring_program_resume(self, request, slug=None):
+        challenge = program_resume(challenge=self.get_object(), user=request.user)
+        return Response(
+            ScoringProgramSerializer(program_state(challenge=challenge, user=request.user)).data, status=202
         )
 
 

@@ -40,9 +40,36 @@ class Migration(migrations.Migration):
                     ("checking", "Being checked"),
                     ("ok", "Checked"),
                     ("failed", "Check failed"),
+                    ("suspended", "Suspended after failures"),
                 ],
                 default="",
                 max_length=10,
+            ),
+        ),
+        migrations.AddField(
+            model_name="challenge",
+            name="program_check_key",
+            field=models.CharField(
+                blank=True,
+                help_text="What the last check ran on (services.programs.program_check_key).",
+                max_length=64,
+            ),
+        ),
+        migrations.AddField(
+            model_name="challenge",
+            name="program_check_sent_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="challenge",
+            name="program_check_attempts",
+            field=models.PositiveSmallIntegerField(default=0),
+        ),
+        migrations.AddField(
+            model_name="challenge",
+            name="program_failures",
+            field=models.PositiveIntegerField(
+                default=0, help_text="Contestants' files the program failed on since its last check."
             ),
         ),
         migrations.AddField(

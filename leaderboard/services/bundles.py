@@ -125,7 +125,12 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
 
 
 def _create_from(
-    manifest: dict, parts: dict[str, Path], program: tuple[bytes, list] | None, *, user: User, slug: str | None,
+    manifest: dict,
+    parts: dict[str, Path],
+    program: tuple[bytes, list] | None,
+    *,
+    user: User,
+    slug: str | None,
     title: str | None,
 ):
     """``bundle_import``'s creation, from the manifest, the data parts unpacked to files and the program."""

@@ -28,8 +28,8 @@ from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
 from evaluation.stats.boon import min_runs_for_interval
 
-from ..limits import upload_limit
 from ..choices import ProgramStatus, Visibility
+from ..limits import upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
 from .audit import audit_record, audit_save
@@ -550,6 +550,7 @@ def _check_program_fields(challenge: Challenge, fields: dict) -> None:
         why = {
             ProgramStatus.CHECKING: "its check on the sample submission has not finished yet",
             ProgramStatus.FAILED: f"its check on the sample submission failed: {challenge.program_error[:500]}",
+            ProgramStatus.SUSPENDED: "it is suspended after failing on contestants' files; resume it once fixed",
         }.get(challenge.program_status, "it has not been checked")
         raise ServiceError(
             f"The challenge cannot be published while its scoring program is not checked: {why}. "

@@ -61,6 +61,7 @@ from .lifecycle import (
     submissions_settle,
 )
 from .notifications import notifications_heal, reveals_record_due
+from .programs import program_checks_resend
 from .queues import queues_unattended_record
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ class JanitorPass:
     resent_runs: int = 0
     resent_scorings: int = 0
     resent_reports: int = 0
+    resent_program_checks: int = 0
     notifications: int = 0
     broker_unreachable: bool = False
 
@@ -192,6 +194,7 @@ def janitor_run(*, now=None) -> JanitorPass:
                 Report.objects.filter(challenge_id=challenge_id).update(requested_at=now)
                 resent_reports += 1
     more_runs += _resend_study_runs(publisher, now)
+    program_checks = 0 if publisher.down else program_checks_resend(now=now)
     notified = reveals_record_due(now=now) + (0 if publisher.down else notifications_heal(now=now))
     result = JanitorPass(
         failed_stuck=failed,
@@ -200,6 +203,7 @@ def janitor_run(*, now=None) -> JanitorPass:
         resent_runs=sent_runs + more_runs,
         resent_scorings=sent_scorings + more_scorings,
         resent_reports=resent_reports,
+        resent_program_checks=program_checks,
         notifications=notified,
         broker_unreachable=publisher.down,
     )

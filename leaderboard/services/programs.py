@@ -7,16 +7,34 @@ the metrics and ``ok``, or ``failed`` with the message for the hosts. Nothing he
 the web side loads no execution code.
 
 The frames a program is called with are built here (:func:`program_truth`, :func:`program_predictions`),
-for the check and for scoring alike.
+and the parts of the test rows it is called on (:func:`scoring_parts`), for the check and for scoring alike.
+
+What keeps hidden labels hidden (issue 26):
+
+* a check holds for what it ran on (:func:`program_check_key`: the program, the data's version, the
+  metric, the classes and the public rows); a challenge changed since takes no submission until a new
+  check passed (:func:`program_ready`), and a check that finishes after a change is dropped;
+* a program's failure on a contestant's file is charged like any scored file (a refund would make the
+  failure a free question about the labels), with one fixed message; after
+  ``VARBOARD_PROGRAM_MAX_FAILURES`` failures since its check the program is suspended until its hosts
+  resume it (:func:`program_failure_record`, :func:`program_resume`);
+* in a phase that scores the public rows only, the program never sees a private row (:func:`scoring_parts`);
+* the janitor resends a check the broker lost (:func:`program_checks_resend`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from datetime import timedelta
+
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from evaluation.metrics import get_metric
@@ -24,11 +42,12 @@ from evaluation.predictions import parse_predictions, prediction_columns
 from evaluation.samples import sample_submission
 from evaluation.scoring_programs import ProgramMetric, ScoringProgramError, parse_metrics
 
-from ..choices import ProgramStatus
+from ..choices import ProgramStatus, TestRows
 from ..limits import upload_limit
-from ..models import Challenge, Dataset
+from ..models import Challenge, Dataset, Phase
 from ..selectors import user_is_host
 from .audit import audit_record
+from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import CHECK_SCORING_PROGRAM, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
@@ -36,8 +55,15 @@ from .metrics import check_program_fits, program_primary_error
 from .reports import report_request
 
 __all__ = [
+    "PROGRAM_FAILED",
     "program_check_gave_up",
     "program_check_inputs",
+    "program_check_key",
+    "program_checks_resend",
+    "program_failure_record",
+    "scoring_parts",
+    "program_ready",
+    "program_resume",
     "program_predictions",
     "program_remove",
     "program_restore",
@@ -49,6 +75,16 @@ __all__ = [
 
 #: The most characters of a failed check's message and log kept for the hosts.
 MAX_ERROR_CHARS = 8000
+#: A check still ``checking`` this long after it was sent was lost (a broker without persistence, a killed
+#: worker): the janitor sends it again. A check is one METRICS read and three scoring calls, each bounded
+#: by ``execution.scoring_program.DEFAULT_LIMITS`` (300 s).
+CHECK_LOST_AFTER = timedelta(minutes=30)
+#: What a contestant reads when the host's program fails on their file: never its message, which may quote
+#: hidden labels (the hosts read that in the audit log). The file counts toward the quota like any other.
+PROGRAM_FAILED = (
+    "The host's scoring program failed on this submission; the hosts have been told. "
+    "It counts toward your quota like any scored submission."
+)
 
 
 def _hosted(challenge: Challenge, user: User) -> None:
@@ -90,8 +126,8 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
     with transaction.atomic():
         challenge.scoring_program.save("scoring.py", ContentFile(data), save=False)
         _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
+        _send_check(challenge)
         audit_record(challenge=challenge, actor=user, action="scoring_program_uploaded", filename=filename)
-        enqueue_on_commit(CHECK_SCORING_PROGRAM, challenge.pk)
     if old and old != challenge.scoring_program.name:
         challenge.scoring_program.storage.delete(old)
     return challenge
@@ -129,12 +165,75 @@ def program_remove(*, challenge: Challenge, user: User) -> Challenge:
     return challenge
 
 
-def _set_state(challenge: Challenge, *, status: str, metrics: list, error: str, checked_at) -> None:
+def _set_state(challenge: Challenge, *, status: str, metrics: list, error: str, checked_at, key: str = "") -> None:
     challenge.program_status, challenge.program_metrics = status, metrics
     challenge.program_error, challenge.program_checked_at = error, checked_at
+    challenge.program_check_key = key
     challenge.save(
-        update_fields=["scoring_program", "program_status", "program_metrics", "program_error", "program_checked_at"]
+        update_fields=[
+            "scoring_program",
+            "program_status",
+            "program_metrics",
+            "program_error",
+            "program_checked_at",
+            "program_check_key",
+        ]
     )
+
+
+def _send_check(challenge: Challenge, *, attempt: int = 1) -> None:
+    """Queue a check of the stored program (once the transaction commits); its failures count from zero."""
+    challenge.program_check_sent_at, challenge.program_check_attempts = timezone.now(), attempt
+    challenge.program_failures = 0
+    challenge.save(update_fields=["program_check_sent_at", "program_check_attempts", "program_failures"])
+    enqueue_on_commit(CHECK_SCORING_PROGRAM, challenge.pk)
+
+
+def program_check_key(challenge: Challenge) -> str:
+    """What a check's verdict holds for: a hash of the program, the data's version (a label correction
+    changes it), the metric and classes (the prediction frame's columns) and the public rows (the parts
+    the program is called on). Any change needs a new check before the next submission."""
+    digest = hashlib.sha256()
+    with challenge.scoring_program.open("rb") as handle:
+        digest.update(handle.read())
+    dataset = challenge.dataset
+    digest.update(json.dumps([dataset.version, challenge.metric, [str(c) for c in dataset.classes or []]]).encode())
+    digest.update(np.packbits(board_public_mask(dataset=dataset)).tobytes())
+    return digest.hexdigest()
+
+
+def program_ready(challenge: Challenge) -> str | None:
+    """None when the challenge's program may score a submission now; else why not, for the contestant.
+
+    A program checked on what the challenge no longer is (its data, metric or public rows changed since) is
+    sent to be checked again here, so every change is caught however it was made.
+    """
+    if not challenge.scoring_program:
+        return None
+    status = challenge.program_status
+    if status == ProgramStatus.SUSPENDED:
+        return (
+            "This challenge's scoring program is suspended: it failed on several submissions and its hosts "
+            "have been told. Submissions reopen once they have fixed or resumed it."
+        )
+    if status == ProgramStatus.OK and challenge.program_check_key != program_check_key(challenge):
+        with transaction.atomic():
+            locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
+            if locked.program_status == ProgramStatus.OK:
+                _set_state(
+                    locked, status=ProgramStatus.CHECKING, metrics=locked.program_metrics, error="", checked_at=None
+                )
+                _send_check(locked)
+        return (
+            "This challenge changed since its scoring program was checked (its data, metric or public rows); "
+            "the program is being checked again. Try again in a minute."
+        )
+    if status != ProgramStatus.OK:
+        return (
+            "This challenge's scoring program is not ready yet (the hosts' check has not passed); "
+            "submissions open once it has."
+        )
+    return None
 
 
 def program_state(*, challenge: Challenge, user: User) -> dict:
@@ -145,6 +244,7 @@ def program_state(*, challenge: Challenge, user: User) -> dict:
         "metrics": list(challenge.program_metrics or []),
         "error": challenge.program_error,
         "checked_at": challenge.program_checked_at,
+        "failures": challenge.program_failures,
     }
 
 
@@ -163,12 +263,20 @@ def program_store_check(
     metrics: list[ProgramMetric] | None = None,
     outcome_names=(),
     error: ScoringProgramError | None = None,
+    key: str = "",
 ) -> Challenge | None:
-    """Record a finished check of the stored program ``program`` (its file name): the metrics and ``ok``, or
-    ``failed`` with the message. A check of a program since replaced or removed is dropped (None)."""
+    """Record a finished check of the stored program ``program`` (its file name) run on ``key``
+    (:func:`program_check_key` when it started): the metrics and ``ok``, or ``failed`` with the message.
+
+    A check of a program since replaced or removed, or that is no longer waited for, is dropped (None);
+    one that ran on a challenge that changed meanwhile is dropped and sent again.
+    """
     with transaction.atomic():
         challenge = Challenge.objects.select_for_update().get(pk=challenge_id)
-        if challenge.scoring_program.name != program:
+        if challenge.scoring_program.name != program or challenge.program_status != ProgramStatus.CHECKING:
+            return None
+        if key != program_check_key(challenge):
+            _send_check(challenge)
             return None
         problem = None if error is not None else program_primary_error(metrics or [], outcome_names)
         if error is not None or problem:
@@ -177,7 +285,7 @@ def program_store_check(
             audit_record(challenge=challenge, actor=None, action="scoring_program_failed", error=text[:2000])
             return challenge
         declared = [metric.as_dict() for metric in metrics or []]
-        _set_state(challenge, status=ProgramStatus.OK, metrics=declared, error="", checked_at=timezone.now())
+        _set_state(challenge, status=ProgramStatus.OK, metrics=declared, error="", checked_at=timezone.now(), key=key)
         primary = next(metric for metric in metrics or [] if metric.primary)
         challenge.higher_is_better = primary.higher_is_better
         challenge.save(update_fields=["higher_is_better"])
@@ -196,10 +304,92 @@ def program_check_gave_up(*, challenge_id: int, reason: str) -> None:
         _set_state(challenge, status=ProgramStatus.FAILED, metrics=[], error=text, checked_at=timezone.now())
 
 
+def program_checks_resend(*, now) -> int:
+    """Send again each check still waited for :data:`CHECK_LOST_AFTER` after it was sent (the janitor's);
+    past ``VARBOARD_MAX_RUN_ATTEMPTS`` sendings the hosts are told instead. Returns how many were sent."""
+    sent = 0
+    stale = Challenge.objects.filter(
+        program_status=ProgramStatus.CHECKING, program_check_sent_at__lt=now - CHECK_LOST_AFTER
+    ).values_list("pk", flat=True)
+    for challenge_id in stale:
+        with transaction.atomic():
+            challenge = Challenge.objects.select_for_update().get(pk=challenge_id)
+            if challenge.program_status != ProgramStatus.CHECKING:
+                continue
+            attempts = challenge.program_check_attempts
+            if attempts >= settings.VARBOARD["MAX_RUN_ATTEMPTS"]:
+                program_check_gave_up(challenge_id=challenge_id, reason=f"its check was lost {attempts} times")
+                continue
+            _send_check(challenge, attempt=attempts + 1)
+            sent += 1
+    return sent
+
+
+def program_failure_record(
+    *, challenge_id: int, submission_id: int, run_index: int, error: ScoringProgramError
+) -> None:
+    """The program failed on a contestant's file: the hosts read why (audit log), the failure is counted, and
+    at ``VARBOARD_PROGRAM_MAX_FAILURES`` since its last check the program is suspended (no submission is taken
+    until its hosts resume it): a program that contestants' files can break is a question about the labels
+    asked at the price of one submission, and the suspension caps how many can be asked."""
+    with transaction.atomic():
+        Challenge.objects.filter(pk=challenge_id).update(program_failures=F("program_failures") + 1)
+        challenge = Challenge.objects.select_for_update().get(pk=challenge_id)
+        text = program_error_text(error)
+        audit_record(
+            challenge=challenge,
+            actor=None,
+            action="scoring_program_failed",
+            submission=submission_id,
+            run=run_index,
+            error=text,
+        )
+        most = settings.VARBOARD["PROGRAM_MAX_FAILURES"]
+        if challenge.program_failures >= most and challenge.program_status == ProgramStatus.OK:
+            challenge.program_status = ProgramStatus.SUSPENDED
+            challenge.program_error = (
+                f"Suspended after failing on {challenge.program_failures} contestants' files (the last: "
+                f"submission {submission_id}, run {run_index}): {text}"
+            )[:MAX_ERROR_CHARS]
+            challenge.save(update_fields=["program_status", "program_error"])
+            audit_record(challenge=challenge, actor=None, action="scoring_program_suspended", failures=most)
+
+
+def program_resume(*, challenge: Challenge, user: User) -> Challenge:
+    """A suspended program is checked again and, once it passes, takes submissions (hosts only)."""
+    _hosted(challenge, user)
+    with transaction.atomic():
+        challenge = Challenge.objects.select_for_update().get(pk=challenge.pk)
+        if challenge.program_status != ProgramStatus.SUSPENDED:
+            raise ServiceError("The scoring program is not suspended.", field="scoring_program")
+        _set_state(
+            challenge, status=ProgramStatus.CHECKING, metrics=challenge.program_metrics, error="", checked_at=None
+        )
+        _send_check(challenge)
+        audit_record(challenge=challenge, actor=user, action="scoring_program_resumed")
+    return challenge
+
+
+def scoring_parts(challenge: Challenge, phase: Phase | None) -> list[tuple[str, np.ndarray]]:
+    """``(part, row mask)`` of each part of the test rows a run is scored on (the built-in metrics and a
+    host's program alike): ``test`` (the run's own score), ``public`` and, where ``phase`` scores it,
+    ``private``. A program gets one call per part, each part alone (a non-decomposable metric needs
+    the part by itself): ``test`` (the run's own score), ``public`` and, where ``phase`` scores it,
+    ``private``. A phase of the public rows only never shows the program a private row: its ``test`` part
+    is the public rows. ``phase`` None: every part, as a check runs them (whatever a phase may ask)."""
+    public = board_public_mask(dataset=challenge.dataset)
+    if phase is not None and phase.test_rows == TestRows.PUBLIC:
+        return [("test", public), ("public", public)]
+    return [("test", np.ones(public.size, dtype=bool)), ("public", public), ("private", ~public)]
+
+
 def program_truth(dataset: Dataset, ids: list[str]) -> pd.DataFrame:
-    """``y_true``: the hidden labels of ``ids`` (in that order), indexed by the id column (ids as text)."""
+    """``y_true``: the hidden labels of ``ids`` (in that order), indexed by the id column (ids as text);
+    a regression dataset's (no classes) as float64, a classification dataset's as the classes' text."""
     hidden = dataset_frame(dataset=dataset, part="hidden_labels")
     hidden[dataset.id_column] = hidden[dataset.id_column].astype(str)
+    if not dataset.classes:
+        hidden[dataset.label_column] = pd.to_numeric(hidden[dataset.label_column]).astype(np.float64)
     frame = hidden.set_index(dataset.id_column).loc[ids, [dataset.label_column]]
     frame.index = pd.Index(ids, name=dataset.id_column)
     frame.columns = [str(column) for column in frame.columns]

@@ -19,29 +19,22 @@ from evaluation.metrics import score_predictions
 from evaluation.predictions import PredictionFileError, parse_predictions
 from evaluation.scoring_programs import ProgramScores, ScoringProgramError
 
-from ..choices import RunStatus, SubmissionKind, TestRows
+from ..choices import RunStatus, SubmissionKind
 from ..limits import upload_limit
 from ..logs import log_context
 from ..models import Run, Submission
 from ..storage import STORAGE_DOWN
-from .audit import audit_record
-from .boards import board_public_mask
 from .dataset_files import dataset_hidden_labels, dataset_test_ids
 from .errors import PlatformError
 from .lifecycle import run_claim, run_heartbeat, run_store_rescored, run_store_retrying, submission_refund
 from .metrics import program_metrics
-from .programs import program_error_text, program_predictions, program_truth
+from .programs import PROGRAM_FAILED, program_failure_record, program_predictions, program_truth, scoring_parts
 
 logger = logging.getLogger(__name__)
 
 #: Runs a host's scoring program in the sandbox: ``(source, y_true, y_pred) -> ProgramScores``. The worker
 #: gives it (``leaderboard.worker.program_check.run_program``): the services cannot import the sandbox.
 ProgramRunner = Callable[[bytes, pd.DataFrame, pd.DataFrame], ProgramScores]
-#: What a contestant reads when the host's program fails on their file: never its message, which may quote
-#: hidden labels (the hosts read that in the audit log).
-PROGRAM_FAILED = (
-    "The host's scoring program failed on this submission; the hosts have been told (not charged to your quota)."
-)
 
 
 def _score_one(
@@ -76,11 +69,7 @@ def _score_one(
 
 def _board_parts(submission: Submission) -> list[tuple[str, np.ndarray]]:
     """``(part, row mask)`` of the public board and (where the phase scores it) the private board."""
-    public = board_public_mask(dataset=submission.challenge.dataset)
-    parts = [("public", public)]
-    if submission.phase is None or submission.phase.test_rows != TestRows.PUBLIC:
-        parts.append(("private", ~public))
-    return parts
+    return [(part, rows) for part, rows in scoring_parts(submission.challenge, submission.phase) if part != "test"]
 
 
 def score_with_program(
@@ -103,8 +92,8 @@ def score_with_program(
     fields: dict = {}
     extra_scores: dict[str, dict[str, float]] = {}
     extra_outcomes: dict[str, np.ndarray] = {}
-    results: dict[bytes, ProgramScores] = {}  # a part of every test row (no private board) is not run twice
-    for part, rows in [("test", np.ones(len(ids), dtype=bool)), *_board_parts(submission)]:
+    results: dict[bytes, ProgramScores] = {}  # a part equal to another (test and public, say) is run once
+    for part, rows in scoring_parts(challenge, submission.phase):
         if not rows.any():
             continue
         key = np.packbits(rows).tobytes()
@@ -165,16 +154,10 @@ def _score_or_fail(
         return _score_one(submission, run, expected_ids, y_true, runner)
     except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
         return dict(status=RunStatus.FAILED, error_message=str(exc))
-    except ScoringProgramError as exc:  # the host's program: its message is for the hosts only
-        audit_record(
-            challenge=submission.challenge,
-            actor=None,
-            action="scoring_program_failed",
-            submission=submission.pk,
-            run=run.index,
-            error=program_error_text(exc),
+    except ScoringProgramError as exc:  # the host's program: its message is for the hosts only; charged
+        program_failure_record(
+            challenge_id=submission.challenge_id, submission_id=submission.pk, run_index=run.index, error=exc
         )
-        submission_refund(submission_id=submission.pk)
         return dict(status=RunStatus.FAILED, error_message=PROGRAM_FAILED)
     except (DatabaseError, PlatformError):
         raise  # transient: the task retries

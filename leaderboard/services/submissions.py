@@ -28,7 +28,7 @@ from evaluation.predictions import PredictionFileError, parse_predictions
 from evaluation.recipes import RecipeError, inspect_recipe
 from evaluation.seeds import seed_record
 
-from ..choices import Device, Moderation, ProgramStatus, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
+from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
 from ..limits import upload_file_count_limit, upload_limit
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
@@ -36,6 +36,7 @@ from .boards import board_private_revealed
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError
 from .phases import phase_open
+from .programs import program_ready
 from .registrations import registration_check
 from .reports import report_request
 from .teams import team_for_submission, team_lock_for_entry
@@ -317,12 +318,9 @@ def submission_create_predictions(
         raise ServiceError("This challenge does not take prediction files.", field="kind")
     if not hasattr(challenge, "dataset") or not challenge.dataset.test_inputs_file:
         raise ServiceError("This challenge has no test set to score predictions against.")
-    if challenge.scoring_program and challenge.program_status != ProgramStatus.OK:
-        raise ServiceError(
-            "This challenge's scoring program is not ready yet (the hosts' check has not passed); "
-            "submissions open once it has.",
-            field="kind",
-        )
+    not_ready = program_ready(challenge)
+    if not_ready:
+        raise ServiceError(not_ready, field="kind")
     phase = _open_phase(challenge, user, SubmissionKind.PREDICTIONS)
     method_name = _check_method_name(method_name)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)

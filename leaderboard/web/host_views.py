@@ -25,7 +25,7 @@ from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
 from ..services.phases import phase_create, phase_update
-from ..services.programs import program_remove, program_upload
+from ..services.programs import program_remove, program_resume, program_upload
 from ..upload_handlers import upload_refusal
 from ..uploads import read_upload
 from .forms import PhaseForm, PlannerForm, add_service_error, in_words, show_upload_refusal
@@ -158,6 +158,9 @@ def challenge_scoring_program(request, slug: str):
         if "remove" in request.POST:
             program_remove(challenge=challenge, user=request.user)
             messages.success(request, "The scoring program is removed; the built-in metric scores again.")
+        elif "resume" in request.POST:
+            program_resume(challenge=challenge, user=request.user)
+            messages.success(request, "The scoring program is checked again; submissions reopen once it passes.")
         elif "program" in request.FILES:
             upload = read_upload(request.FILES["program"], kind="program", field="program")
             program_upload(challenge=challenge, user=request.user, data=upload.data, filename=upload.name)

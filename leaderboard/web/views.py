@@ -3,6 +3,7 @@ and turns a ``ServiceError`` into a form error naming the problem exactly as the
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -361,7 +362,13 @@ def challenge_edit(request, slug: str):
             for warning in challenge_warnings(challenge=stored):
                 messages.warning(request, warning)
             return redirect(stored)
-    return render(request, "challenges/edit.html", {"challenge": challenge, "form": form, "frozen": form.frozen})
+    context = {
+        "challenge": challenge,
+        "form": form,
+        "frozen": form.frozen,
+        "program_max_failures": settings.VARBOARD["PROGRAM_MAX_FAILURES"],
+    }
+    return render(request, "challenges/edit.html", context)
 
 
 # --------------------------------------------------------------------------- the statistical leaderboard

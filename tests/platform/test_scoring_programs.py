@@ -2,7 +2,9 @@
 on the challenge's own sample submission before the challenge can be published, then scoring every prediction
 file: the program's primary metric (which must give per-example outcomes) ranks the board, the others are shown
 with their intervals. A program's errors reach the hosts only; a contestant whose file breaks it reads a
-generic message and is not charged.
+generic message and is charged (a refund would make the failure a free question about the labels), and after
+``VARBOARD_PROGRAM_MAX_FAILURES`` failures the program is suspended until its hosts resume it. A check holds
+for what it ran on (``program_check_key``); a public-only phase never shows the program a private row.
 
 The unit lane runs the program in-process (:func:`in_process`, the same checks of its result as the sandbox's
 runner); the ``slow`` tests at the end run it in the real sandbox (``leaderboard.worker.program_check``).
@@ -18,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.urls import reverse
+from django.utils.timezone import now as timezone_now
 from sklearn.metrics import f1_score
 
 from evaluation.boards import round_floats
@@ -35,9 +38,16 @@ from leaderboard.services.metrics import (
     primary_metric,
     program_primary_error,
 )
-from leaderboard.services.programs import program_check_inputs, program_store_check, program_upload
+from leaderboard.services.programs import (
+    PROGRAM_FAILED,
+    program_check_key,
+    program_checks_resend,
+    program_store_check,
+    program_truth,
+    program_upload,
+)
 from leaderboard.services.reports import report_current, report_recompute
-from leaderboard.services.scoring import PROGRAM_FAILED, submission_score
+from leaderboard.services.scoring import submission_score
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 
 from .factories import csv_bytes, make_user
@@ -84,20 +94,17 @@ def in_process(source: bytes, y_true: pd.DataFrame, y_pred: pd.DataFrame) -> Pro
     return parse_scores(as_json, metrics, len(y_true))
 
 
-def check_in_process(challenge: Challenge) -> Challenge:
-    """What the worker's check does, with :func:`in_process` in place of the sandbox."""
-    challenge.refresh_from_db()
-    with challenge.scoring_program.open("rb") as handle:
-        source = handle.read()
+def metrics_in_process(source: bytes):
     namespace: dict = {}
     exec(compile(source, "scoring.py", "exec"), namespace)  # noqa: S102 - the tests' own program
-    scores = in_process(source, *program_check_inputs(challenge))
-    program_store_check(
-        challenge_id=challenge.pk,
-        program=challenge.scoring_program.name,
-        metrics=parse_metrics(namespace["METRICS"]),
-        outcome_names=list(scores.outcomes),
-    )
+    return parse_metrics(namespace["METRICS"])
+
+
+def check_in_process(challenge: Challenge, run=in_process) -> Challenge:
+    """The worker's check (``leaderboard.worker.program_check``), with :func:`in_process` in place of the sandbox."""
+    from leaderboard.worker.program_check import program_check
+
+    program_check(challenge_id=challenge.pk, run=run, read_metrics=metrics_in_process)
     challenge.refresh_from_db()
     return challenge
 
@@ -160,7 +167,11 @@ def test_a_primary_metric_without_per_example_outcomes_is_refused_naming_it(host
     program_upload(challenge=challenge, user=host, data=PROGRAM)
     challenge.refresh_from_db()
     stored = program_store_check(
-        challenge_id=challenge.pk, program=challenge.scoring_program.name, metrics=metrics, outcome_names=["cost"]
+        challenge_id=challenge.pk,
+        program=challenge.scoring_program.name,
+        metrics=metrics,
+        outcome_names=["cost"],
+        key=program_check_key(challenge),
     )
     assert stored.program_status == ProgramStatus.FAILED and "'f1'" in stored.program_error
     with pytest.raises(ServiceError, match="scoring program is not checked.*'f1'"):
@@ -201,7 +212,7 @@ def test_the_api_uploads_checks_shows_and_removes_a_program_for_hosts_only(
     with django_capture_on_commit_callbacks(execute=True):
         response = hostess.put(url, {"program": SimpleUploadedFile("mine.py", PROGRAM)}, format="multipart")
     assert response.status_code == 202, response.content
-    assert response.json() == {"status": "checking", "metrics": [], "error": "", "checked_at": None}
+    assert response.json() == {"status": "checking", "metrics": [], "error": "", "checked_at": None, "failures": 0}
     assert queued.ids(CHECK_SCORING_PROGRAM) == [challenge.pk] and queued.queues(CHECK_SCORING_PROGRAM) == [None]
     refused = hostess.patch(f"/api/challenges/{challenge.slug}/", {"visibility": "public"}, format="json")
     assert refused.status_code == 400 and "has not finished yet" in refused.content.decode()
@@ -234,6 +245,7 @@ def test_the_edit_page_uploads_and_shows_the_check_and_its_error(host, queued):
         error=ScoringProgramError(
             "score(y_true, y_pred) raised ValueError: boom (line 7 of scoring.py)", kind="raised"
         ),
+        key=program_check_key(challenge),
     )
     page = client.get(reverse("challenge-edit", kwargs={"slug": challenge.slug})).content.decode()
     assert "Check failed" in page and "raised ValueError: boom" in page
@@ -297,7 +309,7 @@ def test_the_board_ranks_by_the_programs_primary_and_shows_the_secondary(host):
     assert "Cost-weighted error" in text and "Macro F1 ↑" in text and "no interval (1 file)" in text
 
 
-def test_a_program_failing_on_a_file_fails_the_run_for_the_hosts_only_and_refunds_it(host):
+def test_a_program_failing_on_a_file_fails_the_run_for_the_hosts_only_and_charges_it(host):
     challenge = ready(host)
     secret = "hidden label cat of a007"
 
@@ -309,7 +321,8 @@ def test_a_program_failing_on_a_file_fails_the_run_for_the_hosts_only_and_refund
     submission = submit(challenge, contestant, [truth], "mine", runner=broken)
     run = submission.runs.get()
     assert run.status == RunStatus.FAILED and run.error_message == PROGRAM_FAILED
-    assert submission.counts_toward_quota is False
+    assert submission.counts_toward_quota is True  # a refunded failure would be a free question about the labels
+    assert "counts toward your quota" in PROGRAM_FAILED
     failure = AuditEntry.objects.get(challenge=challenge, action="scoring_program_failed")
     assert secret in failure.details["error"] and failure.details["submission"] == submission.pk
     seen = client_for(contestant).get(f"/api/submissions/{submission.pk}/").content.decode()
@@ -483,3 +496,160 @@ def test_without_a_private_board_the_program_runs_once_per_file(host):
     run = submit(challenge, make_user("once"), [truth], "once", runner=counting).runs.get()
     assert calls == [challenge.dataset.n_test] and run.test_score == run.public_score == 0.0
     assert run.extra_scores["test"] == run.extra_scores["public"] == {"macro_f1": 1.0}
+
+
+# -- what keeps the hidden labels hidden ---------------------------------------------------------------------------
+
+
+def _breaks(source, y_true, y_pred):
+    raise ScoringProgramError("score(y_true, y_pred) raised KeyError: 'a007 is cat'", kind="raised")
+
+
+def test_after_enough_failures_the_program_is_suspended_until_its_hosts_resume_it(
+    host, queued, settings, django_capture_on_commit_callbacks
+):
+    settings.VARBOARD = {**settings.VARBOARD, "PROGRAM_MAX_FAILURES": 3}
+    challenge = ready(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    miner = make_user("miner")
+    for probe in range(3):  # each probe costs a submission of the quota, and the third suspends the program
+        assert submit(challenge, miner, [truth], f"probe{probe}", runner=_breaks).counts_toward_quota is True
+    challenge.refresh_from_db()
+    assert challenge.program_status == ProgramStatus.SUSPENDED and challenge.program_failures == 3
+    assert "Suspended after failing on 3 contestants' files" in challenge.program_error
+    assert AuditEntry.objects.filter(challenge=challenge, action="scoring_program_suspended").count() == 1
+    with pytest.raises(ServiceError, match="scoring program is suspended"):
+        submit(challenge, miner, [truth], "probe3")
+    url = f"/api/challenges/{challenge.slug}/scoring-program/"
+    assert client_for(host).get(url).json() | {"checked_at": None, "metrics": []} == {
+        "status": "suspended",
+        "metrics": [],
+        "error": challenge.program_error,
+        "checked_at": None,
+        "failures": 3,
+    }
+    assert client_for(miner).post(f"{url}resume/").status_code in (403, 404)
+    with django_capture_on_commit_callbacks(execute=True):
+        resumed = client_for(host).post(f"{url}resume/")
+    assert resumed.status_code == 202 and resumed.json()["status"] == "checking" and resumed.json()["failures"] == 0
+    assert queued.ids(CHECK_SCORING_PROGRAM)[-1] == challenge.pk
+    assert check_in_process(challenge).program_status == ProgramStatus.OK
+    assert submit(challenge, miner, [truth], "after").runs.get().status == RunStatus.SUCCEEDED
+    assert client_for(host).post(f"{url}resume/").status_code == 400  # not suspended: said so
+
+
+def test_a_check_holds_only_for_what_it_ran_on(host, queued, django_capture_on_commit_callbacks):
+    challenge = ready(host, public_fraction=0.5)
+    ran_on = challenge.program_check_key
+    assert ran_on == program_check_key(challenge)
+    challenge = challenge_update(challenge=challenge, user=host, public_fraction=0.4)  # other public rows
+    assert program_check_key(challenge) != ran_on
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    with django_capture_on_commit_callbacks(execute=True):
+        with pytest.raises(ServiceError, match="changed since its scoring program was checked"):
+            submit(challenge, make_user("eager"), [truth], "eager")
+    challenge.refresh_from_db()
+    assert challenge.program_status == ProgramStatus.CHECKING
+    assert queued.ids(CHECK_SCORING_PROGRAM)[-1] == challenge.pk
+    # a check that ran on the challenge as it was is dropped, and the program sent to be checked again
+    with django_capture_on_commit_callbacks(execute=True):
+        late = program_store_check(
+            challenge_id=challenge.pk,
+            program=challenge.scoring_program.name,
+            metrics=metrics_in_process(PROGRAM),
+            outcome_names=["cost"],
+            key=ran_on,
+        )
+    assert late is None and queued.ids(CHECK_SCORING_PROGRAM)[-2:] == [challenge.pk, challenge.pk]
+    checked = check_in_process(challenge)
+    assert checked.program_status == ProgramStatus.OK and checked.program_check_key == program_check_key(checked)
+    assert submit(checked, make_user("patient"), [truth], "patient").runs.get().status == RunStatus.SUCCEEDED
+
+
+def test_the_check_calls_the_program_on_every_part_a_submission_may_be_scored_on(host):
+    challenge = animals_challenge(host, public_fraction=0.5)
+    program_upload(challenge=challenge, user=host, data=PROGRAM)
+    public = board_public_mask(dataset=challenge.dataset)
+    sizes = []
+
+    def recording(source, y_true, y_pred):
+        sizes.append(len(y_true))
+        return in_process(source, y_true, y_pred)
+
+    assert check_in_process(challenge, run=recording).program_status == ProgramStatus.OK
+    assert sizes == [public.size, int(public.sum()), int((~public).sum())]
+
+
+def test_a_public_only_phase_never_shows_the_program_a_private_row(host):
+    challenge = ready(host, public_fraction=0.5)
+    phase = challenge.phases.get()
+    phase.test_rows = "public"
+    phase.save()
+    ids = np.array(dataset_test_ids(dataset=challenge.dataset), dtype=str)
+    public_ids = set(ids[board_public_mask(dataset=challenge.dataset)])
+    seen: list[set] = []
+
+    def recording(source, y_true, y_pred):
+        seen.append(set(y_true.index))
+        return in_process(source, y_true, y_pred)
+
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    run = submit(challenge, make_user("dev"), [guesses(truth, 0.7, 9)], "dev", runner=recording).runs.get()
+    assert seen == [public_ids]  # one call, on the public rows alone
+    assert run.private_score is None and run.test_score == run.public_score
+
+
+def test_a_regression_programs_truth_is_float64(host):
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"id": [f"h{i}" for i in range(40)], "x": rng.normal(size=40), "y": rng.normal(size=40)})
+    frame["is_test"] = (np.arange(40) % 2).astype(int)
+    upload = DatasetUpload(
+        data=csv_bytes(frame), filename="houses.csv", id_column="id", label_column="y", test_column="is_test"
+    )
+    challenge = challenge_create(
+        created_by=host, dataset=upload, title="Houses", metric="mae", allow_predictions=True, allow_recipes=False
+    )
+    ids = [str(i) for i in dataset_test_ids(dataset=challenge.dataset)]
+    truth = program_truth(challenge.dataset, ids)
+    assert truth["y"].dtype == np.float64
+    assert truth["y"].to_numpy() == pytest.approx(frame.set_index("id").loc[ids, "y"].to_numpy(), abs=1e-12)
+
+
+def test_a_lost_check_is_sent_again_and_the_hosts_are_told_when_it_keeps_getting_lost(
+    host, queued, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from leaderboard.services.janitor import janitor_run
+    from leaderboard.services.programs import CHECK_LOST_AFTER
+
+    challenge = animals_challenge(host)
+    with django_capture_on_commit_callbacks(execute=True):
+        program_upload(challenge=challenge, user=host, data=PROGRAM)
+    now = timezone_now()
+    assert program_checks_resend(now=now) == 0  # just sent
+    with django_capture_on_commit_callbacks(execute=True):
+        assert janitor_run(now=now + CHECK_LOST_AFTER + timedelta(minutes=1)).resent_program_checks == 1
+    challenge.refresh_from_db()
+    assert challenge.program_check_attempts == 2 and queued.ids(CHECK_SCORING_PROGRAM) == [challenge.pk] * 2
+    Challenge.objects.filter(pk=challenge.pk).update(
+        program_check_sent_at=now - 2 * CHECK_LOST_AFTER, program_check_attempts=3
+    )
+    assert program_checks_resend(now=now) == 0
+    challenge.refresh_from_db()
+    assert challenge.program_status == ProgramStatus.FAILED and "its check was lost 3 times" in challenge.program_error
+
+
+def test_a_program_over_its_limit_is_refused_naming_it(host):
+    challenge = animals_challenge(host)
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    big = b"# padding\n" * (1000 * 1024 // 10 + 1)
+    response = client_for(host).put(
+        f"/api/challenges/{challenge.slug}/scoring-program/",
+        {"program": SimpleUploadedFile("big.py", big)},
+        format="multipart",
+    )
+    assert response.status_code == 400 and "1000 KB" in response.json()["detail"], response.json()
+    challenge.refresh_from_db()
+    assert not challenge.scoring_program

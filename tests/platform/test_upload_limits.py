@@ -48,10 +48,11 @@ def test_every_kind_has_a_limit_named_in_its_unit(settings):
         "prediction": "20 MB",
         "recipe": "512 KB",
         "bundle": f"{limits.BUNDLE_MB} MB",
+        "program": f"{limits.PROGRAM_KB} KB",
     }
     assert upload_limit("recipe").max_bytes == 512 * 1024 and upload_limit("recipe").size(600 * 1024) == "600 KB"
-    with pytest.raises(ValueError, match="no upload limit for 'program'; the kinds are dataset, "):
-        upload_limit("program")
+    with pytest.raises(ValueError, match="no upload limit for 'notebook'; the kinds are dataset, "):
+        upload_limit("notebook")
 
 
 def test_a_recipe_is_refused_by_its_reader_at_the_size_the_handler_refuses(settings):

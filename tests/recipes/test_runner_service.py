@@ -1,4 +1,5 @@
-"""The runner service (execution.service) under gunicorn, and the worker's RemoteRunner.
+"""The runner service (execution.service) under gunicorn, and the worker's RemoteRunner, for recipes and
+for hosts' scoring programs.
 
 A real gunicorn process on 127.0.0.1 runs workspaces in its sandbox; the worker side sends
 a run's workspace over HTTP and scores what comes back. Same seeds, same scores as running
@@ -14,17 +15,23 @@ import socket
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
 import pytest
 import requests
 
+from evaluation.scoring_programs import ScoringProgramError
 from execution.readiness import readiness, remote_probe, runs_get_cuda
-from execution.runners import LocalRunner, RemoteRunner, configured_runner
+from execution.runners import LocalRunner, RemoteRunner, configured_program_runner, configured_runner
 from execution.sandbox import Limits, SandboxUnavailable
+from execution.scoring_program import read_program_metrics, run_scoring_program
 from tests.serving import wait_until_served
 
 from .helpers import HOSTILE, RECIPES, ROOT, run_file
+from .scoring_cases import RAISES
 
 TOKEN = "runner-test-token-5d2a"
+PROGRAM = (ROOT / "examples" / "scoring" / "macro_f1_and_cost.py").read_bytes()
 
 
 def _free_port() -> int:
@@ -132,3 +139,38 @@ def test_the_worker_uses_the_service_named_by_the_environment(monkeypatch, servi
     monkeypatch.delenv("VARBOARD_RUNNER_URL")
     assert isinstance(configured_runner(), LocalRunner)
     assert os.environ.get("VARBOARD_RUNNER_URL") is None
+
+
+# -- hosts' scoring programs on a runner service of their own (docker-compose.yml's runner-programs) --
+
+
+def test_a_scoring_program_runs_on_the_service_as_it_would_locally(service):
+    """A program's workspace crosses to the service like a recipe's: the same scores, and a program that
+    raises fails with the same message for its host. The worker that scores holds the database
+    credentials and every challenge's labels; the service holds one call's rows."""
+    ids = pd.Index([f"r{i}" for i in range(40)], name="review_id")
+    truth = np.array(["negative", "neutral", "positive"])[np.arange(40) % 3]
+    predicted = np.where(np.arange(40) % 4 == 0, "neutral", truth)
+    y_true, y_pred = pd.DataFrame({"label": truth}, index=ids), pd.DataFrame({"prediction": predicted}, index=ids)
+    remote_runner = RemoteRunner(service, token=TOKEN)
+    limits = Limits(wall_time_s=60)
+    remote = run_scoring_program(PROGRAM, y_true, y_pred, limits=limits, runner=remote_runner)
+    local = run_scoring_program(PROGRAM, y_true, y_pred, limits=limits, runner=LocalRunner())
+    assert remote.scores == local.scores and set(remote.scores) == {"macro_f1", "cost"}
+    assert np.array_equal(remote.outcomes["cost"], local.outcomes["cost"])
+    assert [m.name for m in read_program_metrics(PROGRAM, runner=remote_runner)] == ["macro_f1", "cost"]
+    with pytest.raises(ScoringProgramError) as raised:
+        run_scoring_program(RAISES, y_true, y_pred, limits=limits, runner=remote_runner)
+    assert str(raised.value).startswith("score(y_true, y_pred) raised ValueError: boom after 3 steps (line 7")
+
+
+def test_the_scoring_worker_sends_programs_to_the_service_named_by_the_environment(monkeypatch, service):
+    monkeypatch.setenv("VARBOARD_PROGRAM_RUNNER_URL", service)
+    monkeypatch.setenv("VARBOARD_PROGRAM_RUNNER_TOKEN", TOKEN)
+    runner = configured_program_runner()
+    assert isinstance(runner, RemoteRunner) and runner.url == service and runner.token == TOKEN
+    monkeypatch.setenv("VARBOARD_PROGRAM_RUNNER_TOKEN", "wrong")
+    with pytest.raises(SandboxUnavailable, match="answered 401"):  # a platform fault: retried, never the host's
+        read_program_metrics(PROGRAM)
+    monkeypatch.delenv("VARBOARD_PROGRAM_RUNNER_URL")
+    assert isinstance(configured_program_runner(), LocalRunner)
