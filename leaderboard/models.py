@@ -974,3 +974,21 @@ class BoardHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.submission_id} on the {self.board} board at {self.at:%Y-%m-%d %H:%M}: {self.rank}"
+
+
+class JanitorState(models.Model):
+    """The janitor's one row (``pk`` :data:`JANITOR_STATE_PK`): when its last pass ended.
+
+    In the database rather than a cache so that every process (a prefork worker's children, other
+    workers, beat's health check, /metrics) reads the same time (``services.janitor``).
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True)
+    last_pass_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"janitor: last pass ended at {self.last_pass_at:%Y-%m-%d %H:%M:%S}"
+
+
+#: The primary key of the one ``JanitorState`` row.
+JANITOR_STATE_PK = 1

@@ -40,16 +40,15 @@ resending those makes a duplicate that the claim turns away.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from ..choices import SUBMISSION_ENDED, RunQueue, RunStatus, SubmissionKind
-from ..models import Report, Run, StudyRun
+from ..models import JANITOR_STATE_PK, JanitorState, Report, Run, StudyRun
 from . import dispatch
 from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
 from .lifecycle import (
@@ -66,8 +65,6 @@ from .queues import queues_unattended_record
 
 logger = logging.getLogger(__name__)
 SCORING_QUEUE = RunQueue.SCORING.value
-#: Cache key of the time (epoch seconds) the last pass ended: beat's health check and a metric read it.
-LAST_PASS_KEY = "varboard:janitor:last-pass"
 
 
 @dataclass(frozen=True)
@@ -209,8 +206,29 @@ def janitor_run(*, now=None) -> JanitorPass:
     )
     if result != JanitorPass():
         logger.info("janitor: %s", result)
-    cache.set(LAST_PASS_KEY, time.time(), timeout=None)
+    janitor_record_pass()
     return result
+
+
+def janitor_record_pass() -> None:
+    """Record that a pass ended now, in the one ``JanitorState`` row that every process reads.
+
+    The row, not a cache: with a per-process cache each process of a worker knew only its own
+    passes, so after an outage a process with none saw no gap (and judged the leases at once),
+    and one whose own pass was long ago saw a gap without an outage (and restarted every lease).
+    A database error here is logged and the pass still returns what it did (its work is written);
+    the next pass records its time, and until then the last pass only looks older.
+    """
+    try:
+        with transaction.atomic():
+            JanitorState.objects.bulk_create(
+                [JanitorState(pk=JANITOR_STATE_PK, last_pass_at=timezone.now())],
+                update_conflicts=True,
+                unique_fields=["id"],
+                update_fields=["last_pass_at"],
+            )
+    except DatabaseError:
+        logger.exception("janitor: could not record the time of this pass")
 
 
 def leases_resume_after_absence(*, now) -> int:
@@ -222,8 +240,9 @@ def leases_resume_after_absence(*, now) -> int:
     janitor intervals plus a heartbeat (an outage, or beat stopped) restarts the lease clock: each
     running run's lease expires ``LEASE_S`` after the return, as if renewed then, so a live worker
     has a whole lease (several heartbeats, whatever the machine's load) to renew it, and a lost one
-    is queued again one lease later. With no pass on record (a first pass, or a cache that lost it)
-    nothing is extended. The restart is written to the runs themselves, not kept in the cache.
+    is queued again one lease later. With no pass on record (a first pass) nothing is extended. The
+    restart is written to the runs themselves, and the last pass is read from the database
+    (``JanitorState``), the same for every process that runs the janitor.
     """
     conf = settings.VARBOARD
     gap = janitor_last_pass_age()
@@ -240,6 +259,6 @@ def leases_resume_after_absence(*, now) -> int:
 
 
 def janitor_last_pass_age() -> float | None:
-    """Seconds since the last janitor pass ended (as the shared cache knows it), or None if none is known."""
-    last = cache.get(LAST_PASS_KEY)
-    return None if last is None else max(time.time() - float(last), 0.0)
+    """Seconds since the last janitor pass ended (as the database records it), or None if none is known."""
+    last = JanitorState.objects.filter(pk=JANITOR_STATE_PK).values_list("last_pass_at", flat=True).first()
+    return None if last is None else max((timezone.now() - last).total_seconds(), 0.0)

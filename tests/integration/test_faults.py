@@ -487,11 +487,11 @@ def test_a_postgresql_outage_of_half_a_minute_keeps_every_result_and_every_runni
             beat=True,
             env={
                 **FAST_HEALING,
-                # The janitor's passes run in any of the 5 processes, and the time of the last pass (its rule
-                # after an absence) must be one for all: a shared cache, as docker-compose.yml gives the workers.
-                # With each process's own memory, a process with no pass of its own judged leases at once (a
-                # live run was queued again in 1 run of 4 under two CPU burners).
-                "CACHE_URL": f"redis://127.0.0.1:{redis_server.port}/1",
+                # No CACHE_URL: each of the 5 processes has its own cache memory. The janitor's passes run
+                # in any of them, and the time of the last pass (its rule after an absence) is one row in the
+                # database for all; when it was in the cache, a process with no pass of its own judged the
+                # leases at once after the outage (a live run was queued again in 1 run of 4 under two CPU
+                # burners), unless the processes shared a Redis cache.
                 "VARBOARD_VAR_DIR": env["VARBOARD_VAR_DIR"],
                 "VARBOARD_MEDIA_ROOT": env["VARBOARD_MEDIA_ROOT"],
             },

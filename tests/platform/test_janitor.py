@@ -15,10 +15,10 @@ from django.core.cache import cache
 from django.db import OperationalError
 from django.utils import timezone
 
-from leaderboard.models import Report, Run, Submission
+from leaderboard.models import JANITOR_STATE_PK, JanitorState, Report, Run, Submission
 from leaderboard.services import dispatch
 from leaderboard.services.dispatch import EXECUTE_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
-from leaderboard.services.janitor import LAST_PASS_KEY, JanitorPass, janitor_run
+from leaderboard.services.janitor import JanitorPass, janitor_last_pass_age, janitor_run
 from leaderboard.services.lifecycle import LOST_WORKER, run_claim, run_heartbeat, run_store, runs_requeue_expired
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
 
@@ -47,6 +47,13 @@ def recipe_submission(challenge, user, k=2) -> Submission:
 def age(runs, seconds: float, **fields) -> None:
     """Move the runs' enqueued_at (and any other fields given) ``seconds`` into the past."""
     runs.update(enqueued_at=timezone.now() - timedelta(seconds=seconds), **fields)
+
+
+def last_pass(seconds_ago: float) -> None:
+    """Record in the database that the janitor's last pass ended ``seconds_ago`` (run by any process)."""
+    JanitorState.objects.update_or_create(
+        pk=JANITOR_STATE_PK, defaults={"last_pass_at": timezone.now() - timedelta(seconds=seconds_ago)}
+    )
 
 
 # ---------------------------------------------------------------- claim, lease, store
@@ -153,7 +160,7 @@ def test_after_an_absence_every_running_lease_restarts_before_the_janitor_judges
     run_claim(run_id=run.pk, delivery="alive-or-not")
     expired = timezone.now() - timedelta(seconds=20)
     Run.objects.filter(pk=run.pk).update(lease_expires_at=expired)
-    cache.set(LAST_PASS_KEY, time.time() - 40, timeout=None)  # the last pass before a 40 s outage
+    last_pass(40)  # the last pass before a 40 s outage
     back = timezone.now()  # each pass is told its time, so a slow pass cannot eat into the lease it checks
     assert janitor_run(now=back).requeued_lost == 0  # back from the outage: the lease clock restarts
     restarted = Run.objects.get(pk=run.pk)
@@ -170,8 +177,50 @@ def test_a_janitor_pass_without_an_absence_judges_expired_leases_at_once(challen
     run = recipe_submission(challenge, alice).runs.get(index=0)
     run_claim(run_id=run.pk, delivery="lost")
     Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    cache.set(LAST_PASS_KEY, time.time(), timeout=None)  # the janitor passed a moment ago
+    last_pass(0)  # the janitor passed a moment ago
     assert janitor_run().requeued_lost == 1
+
+
+def test_every_process_sees_the_last_pass_any_process_recorded(challenge, alice, queued, lengths, settings):
+    """The last pass lives in the database, not in each process's cache: a worker's processes agree.
+
+    Before, it was kept in Django's cache, per-process memory without ``CACHE_URL``: after an outage, a
+    process that had run no pass itself knew no gap and judged every lease at once (a live run was
+    queued again), and one whose own pass was long ago saw a gap with no outage and restarted every
+    lease. Clearing the cache stands for another process's empty memory.
+    """
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.1, "JANITOR_INTERVAL_S": 2.0, "LEASE_S": 0.6}
+    assert janitor_last_pass_age() is None  # no pass on record
+    janitor_run()  # a pass in one process...
+    cache.clear()  # ...is seen by another, whose cache never heard of it
+    seen = janitor_last_pass_age()
+    assert seen is not None and seen < 5
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    run_claim(run_id=run.pk, delivery="alive")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=20))
+    JanitorState.objects.filter(pk=JANITOR_STATE_PK).update(last_pass_at=timezone.now() - timedelta(seconds=40))
+    cache.clear()  # the 40 s outage is known only through the database
+    back = timezone.now()
+    assert janitor_run(now=back).requeued_lost == 0  # the lease clock restarts: the live run is kept
+    assert Run.objects.get(pk=run.pk).lease_expires_at == back + timedelta(seconds=0.6)
+    assert janitor_last_pass_age() < 5  # and this pass is the last one now, for every process
+
+
+def test_a_database_error_recording_the_pass_does_not_fail_it(challenge, alice, queued, lengths, monkeypatch):
+    """The pass's work is written; its time is recorded by the next pass, the last one only looks older."""
+    challenge, _ = challenge
+    run = recipe_submission(challenge, alice).runs.get(index=0)
+    run_claim(run_id=run.pk, delivery="lost")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    last_pass(10)
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(JanitorState.objects, "bulk_create", refuse)
+    assert janitor_run() == JanitorPass(requeued_lost=1, resent_runs=1)
+    assert 9 < janitor_last_pass_age() < 15  # still the earlier pass
 
 
 @pytest.mark.django_db(transaction=True)
@@ -281,17 +330,13 @@ def test_tasks_without_a_claim_keep_a_bounded_celery_retry(settings):
 
 
 def test_beat_s_health_check_needs_a_recent_janitor_pass(lengths):
-    from django.core.cache import cache
     from django.core.management import CommandError, call_command
 
-    from leaderboard.services.janitor import LAST_PASS_KEY
-
-    cache.delete(LAST_PASS_KEY)
     with pytest.raises(CommandError, match="no janitor pass is recorded"):
         call_command("janitor_check")
     janitor_run()
     call_command("janitor_check")
-    cache.set(LAST_PASS_KEY, time.time() - 500)
+    last_pass(500)
     with pytest.raises(CommandError, match=r"ended 50\d s ago \(limit 150 s\)"):
         call_command("janitor_check")
 

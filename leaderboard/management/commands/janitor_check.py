@@ -1,7 +1,7 @@
 """``manage.py janitor_check``: exit 1 unless the janitor ran recently (celery beat's health check).
 
 Beat has no ping of its own; what matters is that its schedule drives janitor passes, which
-record their time in the shared cache (``CACHE_URL``: Redis in docker-compose.yml). The check
+record their time in the database (``JanitorState``, one row for every process). The check
 fails when no pass ended within ``--max-age`` seconds (default: three janitor intervals plus a
 minute, so a slow pass or a busy scoring queue does not flap it).
 """
@@ -27,8 +27,8 @@ class Command(BaseCommand):
         age = janitor_last_pass_age()
         if age is None:
             raise CommandError(
-                "no janitor pass is recorded in the cache: is beat running, and a worker on the "
-                "scoring queue, with the same CACHE_URL?"
+                "no janitor pass is recorded in the database: is beat running, and a worker on the "
+                "scoring queue, with the same DATABASE_URL?"
             )
         if age > limit:
             raise CommandError(f"the last janitor pass ended {age:.0f} s ago (limit {limit:.0f} s)")
