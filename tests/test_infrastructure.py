@@ -319,6 +319,7 @@ COMPOSE_SERVICES = {
     "worker-gpu",
     "runner-cpu",
     "runner-gpu",
+    "runner-programs",
     "beat",
 }
 #: The services that run the app (Django settings): the runners run the execution engine only.
@@ -411,6 +412,8 @@ COMPOSE_ONLY_VARIABLES = {
     "VARBOARD_RUNNER_WORKDIR",
     "PROMETHEUS_MULTIPROC_DIR",
     "VARBOARD_RUNNER_URL",
+    "VARBOARD_PROGRAM_RUNNER_URL",
+    "VARBOARD_PROGRAM_RUNNER_TOKEN",
     "VARBOARD_RUNNER_TOKEN",
     "VARBOARD_ALLOW_UNSANDBOXED",
 }
