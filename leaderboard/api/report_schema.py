@@ -93,6 +93,9 @@ class SecondaryValueSerializer(MetricInfoSerializer):
             choices=["runs", "test examples", "test examples and files", "ladder"], allow_null=True
         ),
         method=serializers.CharField(allow_null=True, required=False, help_text="How the interval was made."),
+        warning=serializers.CharField(
+            allow_null=True, required=False, help_text="Why the mean has no interval (fewer than 6 runs)."
+        ),
     )
 
 
@@ -116,6 +119,9 @@ class EntrySerializer(serializers.Serializer):
         source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
         method=serializers.CharField(
             allow_null=True, required=False, help_text="How the interval was made (not under the Ladder)."
+        ),
+        warning=serializers.CharField(
+            allow_null=True, required=False, help_text="Why the mean has no interval (fewer than 6 runs)."
         ),
     )
     boo_n = _interval(
