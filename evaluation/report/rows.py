@@ -27,11 +27,13 @@ from evaluation.report.settings import (
 )
 from evaluation.report.values import finite, interval
 from evaluation.stats.boon import _boo_weights, min_runs_for_interval
+from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 
 __all__ = [
     "ROW_KEYS",
     "boo_n_curve",
     "boo_n_warning",
+    "mean_warning",
     "entry_fingerprint",
     "entry_row",
     "entry_rows",
@@ -85,6 +87,17 @@ def boo_n_warning(k: int, n: int) -> str | None:
         f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {need} (3n) are needed for a stable "
         f"estimate (with fewer, the paper's estimator is biased low and a bootstrap interval covers far less "
         f"than its level)"
+    )
+
+
+def mean_warning(k: int) -> str | None:
+    """Why the mean of k runs has no interval (k < 6, :func:`~evaluation.stats.bootstrap.mean_interval_shown`),
+    else None."""
+    if mean_interval_shown(k):
+        return None
+    return (
+        f"{k} run{'' if k == 1 else 's'}: no interval of the mean below {MIN_RUNS_MEAN_INTERVAL} runs (an interval "
+        f"inside the runs' range covers at most 1 - 2/2^k = {1 - 2 / 2**k:.1%} of true means)"
     )
 
 
@@ -169,7 +182,9 @@ def entry_row(
         "rank_display": None,
         "tied": False,
         "ranking_value": None,
-        "mean": interval(e.test.mean(), se=None, source="runs", method=None),
+        "mean": interval(
+            e.test.mean(), se=None, source="runs", method=None, warning=mean_warning(k) if e.kind == "recipe" else None
+        ),
         "boo_n": interval(boo, n=int(s.boo_n), estimator="paper", method=None, warning=boo_n_warning(k, s.boo_n)),
         "boo_n_unbiased": interval(unbiased, n=int(s.boo_n), estimator="unbiased", method=None),
         "median": finite(np.median(e.test)),
@@ -207,7 +222,8 @@ _INTERVALS = (
 def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings) -> None:
     """Fill the bootstrap intervals of the rows of ``entries`` (those with >= 2 runs).
 
-    Mean of recipes (studentized), Boo_n and unbiased Boo_n (Bajgar et al. 2018, eq. 7; studentized,
+    Mean of recipes (studentized, from :func:`~evaluation.stats.bootstrap.mean_interval_shown` runs; its
+    standard error always), Boo_n and unbiased Boo_n (Bajgar et al. 2018, eq. 7; studentized,
     only from :func:`~evaluation.stats.boon.min_runs_for_interval` runs), each seeded by the
     entry alone (:func:`derive_seed`), computed for all entries of one section, run count and
     validation layout at once (:func:`evaluation.stats.bootstrap.seeded_intervals`: the same
@@ -227,6 +243,10 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
                 if rows[e.id][key]["estimate"] is not None
                 and (kind == "recipe" if statistic == "mean" else k >= min_runs_for_interval(s.boo_n))
             ]
+            if statistic == "mean":
+                for e in todo:  # its standard error whether or not the interval is shown (the state of the art's)
+                    rows[e.id][key]["se"] = finite(e.test.std(ddof=1) / math.sqrt(k))
+                todo = todo if mean_interval_shown(k) else []
             if not todo:
                 continue
             seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
@@ -247,8 +267,6 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
             low, high = clip_to_range(low, high, s.score_range)
             for e, lo, hi in zip(todo, low, high):
                 rows[e.id][key].update(low=finite(lo), high=finite(hi), method=method)
-                if key == "mean":
-                    rows[e.id][key]["se"] = finite(e.test.std(ddof=1) / math.sqrt(k))
 
 
 def clip_to_range(low: np.ndarray, high: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarray]:

@@ -30,10 +30,11 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.report.entries import EntryRuns
-from evaluation.report.rows import clip_to_range
+from evaluation.report.rows import clip_to_range, mean_warning
 from evaluation.report.sections import ENTRY_METHODS
 from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
 from evaluation.report.values import apply_map, finite, interval
+from evaluation.stats.bootstrap import mean_interval_shown
 from evaluation.stats.testset import entry_mean_intervals
 
 __all__ = ["MetricInfo", "secondary_rows", "secondary_value"]
@@ -83,6 +84,10 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
     }
     if outcomes is not None and scored.size == e.test.size and np.asarray(outcomes).shape[-1] >= 2:
         _from_outcomes(mean, np.asarray(outcomes, dtype=np.float64), metric, 1 - s.alpha)
+    elif scored.size >= 2 and not mean_interval_shown(scored.size):
+        mean.update(
+            se=finite(scored.std(ddof=1) / math.sqrt(scored.size)), source="runs", warning=mean_warning(scored.size)
+        )
     elif scored.size >= 2:
         seed = derive_seed(s.master_seed, SECTION_CODE[e.kind], PURPOSE["secondary"], e.id, _metric_key(metric.name))
         low, high = stats.seeded_intervals(

@@ -20,7 +20,7 @@ from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, Re
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, se_through
 from evaluation.stats.boon import min_runs_for_interval
-from evaluation.stats.bootstrap import rank_intervals_backend
+from evaluation.stats.bootstrap import mean_interval_shown, rank_intervals_backend
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
 #: The names of a prediction entry's interval of its mean (:func:`evaluation.stats.testset.entry_mean_intervals`).
@@ -205,8 +205,12 @@ def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
     """No rank interval on a board ranked by Boo_n with fewer than 3n paired runs (issue 23): like the
     entries' Boo_n intervals (:func:`evaluation.report.rows.boo_n_warning`), its resampled Boo_n is biased
     and the intervals cover far less than their level (74.5 % at k = 5, 88.2 % at k = 10 on a Boo_5 board,
-    ``benchmarks/bench_coverage.py``); the reason is :func:`evaluation.report.coverage.rank_withheld_reason`."""
-    return s.statistic == "boo_n" and paired_runs < min_runs_for_interval(int(s.boo_n))
+    ``benchmarks/bench_coverage.py``); nor on a board ranked by the mean where the mean has no interval
+    (:func:`evaluation.stats.bootstrap.mean_interval_shown`: 88-92 % at k = 5). The reason is
+    :func:`evaluation.report.coverage.rank_withheld_reason`."""
+    if s.statistic == "boo_n":
+        return paired_runs < min_runs_for_interval(int(s.boo_n))
+    return not mean_interval_shown(paired_runs)
 
 
 def decided_rows(compared: list[dict]) -> None:

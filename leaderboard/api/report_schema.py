@@ -96,6 +96,9 @@ class SecondaryValueSerializer(MetricInfoSerializer):
         note=serializers.CharField(
             required=False, help_text="Why there is no interval (one file and no per-example outcomes)."
         ),
+        warning=serializers.CharField(
+            allow_null=True, required=False, help_text="Why the mean has no interval (fewer than 6 runs)."
+        ),
     )
 
 
@@ -119,6 +122,9 @@ class EntrySerializer(serializers.Serializer):
         source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
         method=serializers.CharField(
             allow_null=True, required=False, help_text="How the interval was made (not under the Ladder)."
+        ),
+        warning=serializers.CharField(
+            allow_null=True, required=False, help_text="Why the mean has no interval (fewer than 6 runs)."
         ),
     )
     boo_n = _interval(
