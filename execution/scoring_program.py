@@ -41,8 +41,8 @@ from evaluation.scoring_programs import (
 
 from .messages import log_text, shorten
 from .outputs import MAX_JSON_BYTES
-from .runners import configured_program_runner
-from .sandbox import Limits, SandboxResult
+from .runners import LocalRunner, configured_program_runner
+from .sandbox import Limits, SandboxResult, SandboxUnavailable, probe
 from .workspace import HARNESS_DIR
 
 __all__ = ["DEFAULT_LIMITS", "MAX_PROGRAM_BYTES", "read_program_metrics", "run_scoring_program"]
@@ -61,6 +61,11 @@ PROGRAM_FILE = "scoring.py"
 HARNESS_FILE = "score_harness.py"
 #: The name a runner starts a workspace by (``execution.runners.LocalRunner.command``).
 RUNNER_HARNESS = "harness.py"
+#: The most bytes of result.json read back: what METRICS and scores with outcomes for a few metrics need
+#: (a float in JSON is at most ~25 bytes). More would be a program filling the worker's memory (json.loads
+#: of hundreds of MB is gigabytes of objects); past it the result is refused as unusable.
+RESULT_BASE_BYTES = 64 * 1024
+RESULT_BYTES_PER_ROW = 256
 TRACEBACK_LINES = 20
 TRACEBACK_CHARS = 2000
 _LIMIT_STATUSES = ("timeout", "cpu_time", "memory", "processes", "file_size", "disk", "output_limit")
@@ -76,7 +81,7 @@ def read_program_metrics(source: bytes, *, limits: Limits | None = None, runner=
     """
     files = _program_files(source)
     files["inputs/spec.json"] = json.dumps({"mode": "metrics", "id_column": "id", "y_true": {}, "y_pred": {}}).encode()
-    result, _ = _run(files, limits or DEFAULT_LIMITS, runner)
+    result, _ = _run(files, limits or DEFAULT_LIMITS, runner, result_cap=RESULT_BASE_BYTES)
     return parse_metrics(result.get("metrics"))
 
 
@@ -124,7 +129,7 @@ def run_scoring_program(
     for name, frame in (("y_true", y_true), ("y_pred", y_pred)):
         files[f"inputs/{name}.csv"] = frame.to_csv(index=True, index_label=id_column).encode("utf-8")
     limits = limits or DEFAULT_LIMITS
-    result, ran = _run(files, limits, runner)
+    result, ran = _run(files, limits, runner, result_cap=RESULT_BASE_BYTES + RESULT_BYTES_PER_ROW * len(y_true))
     log = log_text(ran)
     try:
         metrics = parse_metrics(result.get("metrics"))
@@ -188,11 +193,15 @@ def _column_kinds(frame: pd.DataFrame) -> dict:
     return kinds
 
 
-def _run(files: dict, limits: Limits, runner=None) -> tuple[dict, SandboxResult]:
+def _run(files: dict, limits: Limits, runner=None, *, result_cap: int) -> tuple[dict, SandboxResult]:
     """(the harness's result.json, the sandbox's result); ScoringProgramError when the program failed,
-    `execution.sandbox.SandboxUnavailable` when the runner could not run it."""
-    expected = {"result.json": int(limits.max_file_mb * 1024 * 1024), "error.json": MAX_JSON_BYTES}
-    answer = (runner or configured_program_runner()).run(files, expected, limits, "cpu")
+    `execution.sandbox.SandboxUnavailable` when the runner could not run it. A host's program never runs
+    unsandboxed here, whatever ``VARBOARD_ALLOW_UNSANDBOXED`` allows recipes on a developer's laptop."""
+    runner = runner or configured_program_runner()
+    if isinstance(runner, LocalRunner) and not probe().ok:
+        raise SandboxUnavailable(f"scoring programs never run unsandboxed: {probe().missing}")
+    expected = {"result.json": result_cap, "error.json": MAX_JSON_BYTES}
+    answer = runner.run(files, expected, limits, "cpu")
     ran, outputs, faults = answer.sandbox, answer.outputs, answer.faults
     error = _json(outputs.get("error.json"))
     result = _json(outputs.get("result.json"))
@@ -201,6 +210,13 @@ def _run(files: dict, limits: Limits, runner=None) -> tuple[dict, SandboxResult]
             raise ScoringProgramError(
                 f"the scoring program's result is unusable: {faults['result.json']}", kind="crashed", log=log_text(ran)
             )
+        if "result.json" in outputs and ran.ok and error is None:  # written by the program itself, say
+            raise ScoringProgramError(
+                "the scoring program's result is unusable: outputs/result.json is not a JSON object (or is nested "
+                "deeper than the platform reads)",
+                kind="crashed",
+                log=log_text(ran),
+            )
         raise _failure(ran, error, limits)
     return result, ran
 
@@ -208,7 +224,7 @@ def _run(files: dict, limits: Limits, runner=None) -> tuple[dict, SandboxResult]
 def _json(raw: bytes | None) -> dict | None:
     try:
         value = json.loads(raw.decode("utf-8", errors="replace")) if raw is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the decoder goes
         return None
     return value if isinstance(value, dict) else None
 

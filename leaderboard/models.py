@@ -162,8 +162,8 @@ class Challenge(models.Model):
     )
     program_check_sent_at = models.DateTimeField(null=True, blank=True)
     program_check_attempts = models.PositiveSmallIntegerField(default=0)
-    program_failures = models.PositiveIntegerField(
-        default=0, help_text="Contestants' files the program failed on since its last check."
+    program_team_failures = models.JSONField(
+        default=dict, blank=True, help_text="Team id -> contestants' files the program failed on since its check."
     )
     allow_predictions = models.BooleanField(default=True)
     allow_recipes = models.BooleanField(default=False)
@@ -274,6 +274,11 @@ class Challenge(models.Model):
     def metric_info(self):
         """The built-in metric: with a scoring program, only the prediction files' format (label, proba, …)."""
         return METRICS[self.metric]
+
+    @property
+    def program_failures(self) -> int:
+        """Contestants' files the scoring program failed on since its last check, all teams together."""
+        return sum((self.program_team_failures or {}).values())
 
     @property
     def program_primary(self) -> dict | None:

@@ -184,7 +184,7 @@ VARBOARD = {
     "STUCK_RUN_GRACE_S": env.int("VARBOARD_STUCK_RUN_GRACE_S", default=300, minimum=0),
     # How many times a run or a scoring may be started (redeliveries and retries together).
     "MAX_RUN_ATTEMPTS": env.int("VARBOARD_MAX_RUN_ATTEMPTS", default=3, minimum=1),
-    # A host's scoring program that fails on this many contestants' files since its check is suspended.
+    # A team whose files broke a host's scoring program this many times since its check submits no more.
     "PROGRAM_MAX_FAILURES": env.int("VARBOARD_PROGRAM_MAX_FAILURES", default=5, minimum=1),
     # Self-healing (leaderboard/services/janitor.py): a running run holds a lease its worker renews
     # every HEARTBEAT_S; the janitor runs every JANITOR_INTERVAL_S, queues again a run whose lease

@@ -220,12 +220,14 @@ class ScoringProgramSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=["", "checking", "ok", "failed", "suspended"],
         help_text='"" no program; "checking" queued or running on the sample submission; "ok"; "failed"; '
-        '"suspended" after failing on VARBOARD_PROGRAM_MAX_FAILURES contestants\' files (POST .../resume/).',
+        '"suspended" after failing on several teams\' files (POST .../resume/).',
     )
     metrics = ProgramMetricSerializer(many=True, help_text="What the program declared (after a successful check).")
     error = serializers.CharField(help_text="Why the check failed (may quote the hidden labels: hosts only).")
     checked_at = serializers.DateTimeField(allow_null=True)
-    failures = serializers.IntegerField(help_text="Contestants' files the program failed on since its last check.")
+    failures = serializers.IntegerField(
+        help_text="Contestants' files the program failed on since its last check (all teams together)."
+    )
 
 
 class ScoringProgramActions:
@@ -275,8 +277,8 @@ class ScoringProgramActions:
     @extend_schema(
         request=None,
         responses={202: ScoringProgramSerializer, **error_responses(400)},
-        description="Resume a suspended scoring program (hosts): it is checked again on the sample submission "
-        "and takes submissions once the check passes; its failure count starts from zero.",
+        description="Check the scoring program again (hosts), after a suspension or teams blocked by their "
+        "failures: it takes their submissions once the check passes, its failure counts from zero.",
     )
     @action(
         detail=True,

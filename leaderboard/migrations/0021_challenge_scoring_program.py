@@ -67,9 +67,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="challenge",
-            name="program_failures",
-            field=models.PositiveIntegerField(
-                default=0, help_text="Contestants' files the program failed on since its last check."
+            name="program_team_failures",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Team id -> contestants' files the program failed on since its check.",
             ),
         ),
         migrations.AddField(

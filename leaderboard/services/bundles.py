@@ -246,10 +246,18 @@ def _read_program(data: bytes, manifest: dict) -> tuple[bytes, list] | None:
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), list):
         raise ServiceError("manifest.json: `scoring_program` must be {file, metrics: [...]}.", field="bundle")
+    limit = upload_limit("program")
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         if PROGRAM_FILE not in archive.namelist():
             raise ServiceError(f"The bundle lacks {PROGRAM_FILE}, which its manifest names.", field="bundle")
-        return archive.read(PROGRAM_FILE), entry["metrics"]
+        try:
+            with archive.open(PROGRAM_FILE) as member:  # read up to the limit, whatever the header declares
+                source = member.read(limit.max_bytes + 1)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise ServiceError(f"{PROGRAM_FILE} is damaged in the bundle: {exc}.", field="bundle") from None
+    if limit.exceeded_by(len(source)):
+        raise ServiceError(f"{PROGRAM_FILE} is larger than {limit.label}, a scoring program's limit.", field="bundle")
+    return source, entry["metrics"]
 
 
 def _restore_public_rows(challenge: Challenge, public_ids) -> None:

@@ -34,5 +34,13 @@ class ChallengeClosed(ServiceError):
     status_code = 409
 
 
+#: What a contestant reads when the host's program fails on their file: never its message, which may quote
+#: hidden labels (the hosts read that in the audit log). The file counts toward the quota like any other.
+PROGRAM_FAILED = (
+    "The host's scoring program failed on this submission; the hosts have been told. "
+    "It counts toward your quota like any scored submission."
+)
+
+
 class PlatformError(Exception):
     """A fault of the platform, not of the contestant: the work is retried, and never charged to a quota."""

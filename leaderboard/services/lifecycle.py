@@ -36,11 +36,13 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..choices import RUN_ENDED, SUBMISSION_ACTIVE, RunStatus, SubmissionStatus
 from ..models import Run, StudyRun, Submission
 from ..storage import DISK_FULL_ERRNOS, STORAGE_DOWN
+from .errors import PROGRAM_FAILED
 from .notifications import submission_ended_record
 from .reports import report_request
 
@@ -349,7 +351,14 @@ def submission_fail_for_platform(*, submission_id: int, reason: str) -> None:
 
 
 def submission_refund(*, submission_id: int) -> None:
-    """The submission no longer counts toward the team's quotas."""
+    """The submission no longer counts toward the team's quotas, unless a host's scoring program has already
+    scored one of its runs or failed on it: what the team saw of that run is an answer about the hidden
+    labels, which a refund would make free (issue 26). Cancelling follows the same rule."""
+    answered = Run.objects.filter(submission_id=submission_id, submission__challenge__scoring_program__gt="").filter(
+        Q(status=RunStatus.SUCCEEDED) | Q(status=RunStatus.FAILED, error_message=PROGRAM_FAILED)
+    )
+    if answered.exists():
+        return
     Submission.objects.filter(pk=submission_id).update(counts_toward_quota=False)
 
 

@@ -34,7 +34,6 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from evaluation.metrics import get_metric
@@ -50,12 +49,14 @@ from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import CHECK_SCORING_PROGRAM, enqueue_on_commit
-from .errors import NotAllowed, ServiceError
+from .errors import PROGRAM_FAILED, NotAllowed, PlatformError, ServiceError
 from .metrics import check_program_fits, program_primary_error
 from .reports import report_request
 
 __all__ = [
     "PROGRAM_FAILED",
+    "ProgramWaiting",
+    "program_scoring_gate",
     "program_check_gave_up",
     "program_check_inputs",
     "program_check_key",
@@ -78,13 +79,16 @@ MAX_ERROR_CHARS = 8000
 #: A check still ``checking`` this long after it was sent was lost (a broker without persistence, a killed
 #: worker): the janitor sends it again. A check is one METRICS read and three scoring calls, each bounded
 #: by ``execution.scoring_program.DEFAULT_LIMITS`` (300 s).
-CHECK_LOST_AFTER = timedelta(minutes=30)
-#: What a contestant reads when the host's program fails on their file: never its message, which may quote
-#: hidden labels (the hosts read that in the audit log). The file counts toward the quota like any other.
-PROGRAM_FAILED = (
-    "The host's scoring program failed on this submission; the hosts have been told. "
-    "It counts toward your quota like any scored submission."
+CHECK_LOST_AFTER = timedelta(hours=2)
+#: A run that the program's state kept from being scored (never a question to the program: not charged).
+PROGRAM_HELD_SUSPENDED = "Not scored: the host's scoring program is suspended (it failed on several teams' files)."
+PROGRAM_HELD_TEAM = (
+    "Not scored: your team's files broke the host's scoring program too often; the hosts have been told."
 )
+PROGRAM_HELD_FAILED = "Not scored: the host's scoring program no longer passes its check; the hosts have been told."
+#: Failures since the program's check from this many teams suspend it for everyone: a program that breaks on many
+#: teams' files is broken (one team alone blocks only itself, at ``VARBOARD_PROGRAM_MAX_FAILURES``).
+SUSPEND_AFTER_TEAMS = 3
 
 
 def _hosted(challenge: Challenge, user: User) -> None:
@@ -93,6 +97,8 @@ def _hosted(challenge: Challenge, user: User) -> None:
 
 
 def _check_changeable(challenge: Challenge) -> None:
+    """Under the challenge's row lock (a submission being accepted takes it too)."""
+    Challenge.objects.select_for_update().filter(pk=challenge.pk).first()
     if challenge.submissions.exists():
         raise ServiceError(
             "The scoring program cannot change once submissions exist: the stored runs were scored by the "
@@ -104,7 +110,6 @@ def _check_changeable(challenge: Challenge) -> None:
 def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: str = "scoring.py") -> Challenge:
     """Store ``data`` as the challenge's scoring program (hosts only) and queue its check (status ``checking``)."""
     _hosted(challenge, user)
-    _check_changeable(challenge)
     check_program_fits(allow_recipes=challenge.allow_recipes, secondary_metrics=challenge.secondary_metrics)
     if getattr(challenge, "dataset", None) is None or not challenge.dataset.hidden_labels_file:
         raise ServiceError(
@@ -124,6 +129,7 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
         raise ServiceError("The scoring program is not UTF-8 text (a Python file).", field="scoring_program") from None
     old = challenge.scoring_program.name if challenge.scoring_program else None
     with transaction.atomic():
+        _check_changeable(challenge)
         challenge.scoring_program.save("scoring.py", ContentFile(data), save=False)
         _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
         _send_check(challenge)
@@ -150,11 +156,11 @@ def program_restore(*, challenge: Challenge, user: User, data: bytes, metrics: l
 def program_remove(*, challenge: Challenge, user: User) -> Challenge:
     """The challenge scores with its built-in metric again (hosts only; before the first submission)."""
     _hosted(challenge, user)
-    _check_changeable(challenge)
     if not challenge.scoring_program:
         return challenge
     name = challenge.scoring_program.name
     with transaction.atomic():
+        _check_changeable(challenge)
         challenge.scoring_program = ""
         _set_state(challenge, status=ProgramStatus.NONE, metrics=[], error="", checked_at=None)
         challenge.higher_is_better = get_metric(challenge.metric).higher_is_better
@@ -182,10 +188,9 @@ def _set_state(challenge: Challenge, *, status: str, metrics: list, error: str, 
 
 
 def _send_check(challenge: Challenge, *, attempt: int = 1) -> None:
-    """Queue a check of the stored program (once the transaction commits); its failures count from zero."""
+    """Queue a check of the stored program (once the transaction commits)."""
     challenge.program_check_sent_at, challenge.program_check_attempts = timezone.now(), attempt
-    challenge.program_failures = 0
-    challenge.save(update_fields=["program_check_sent_at", "program_check_attempts", "program_failures"])
+    challenge.save(update_fields=["program_check_sent_at", "program_check_attempts"])
     enqueue_on_commit(CHECK_SCORING_PROGRAM, challenge.pk)
 
 
@@ -202,37 +207,70 @@ def program_check_key(challenge: Challenge) -> str:
     return digest.hexdigest()
 
 
-def program_ready(challenge: Challenge) -> str | None:
-    """None when the challenge's program may score a submission now; else why not, for the contestant.
+def _recheck_if_changed(challenge: Challenge) -> bool:
+    """True (and a new check sent) when the program was checked on what the challenge no longer is: its data,
+    metric or public rows changed since (caught here, at the next submission or scoring, however it changed)."""
+    if challenge.program_status != ProgramStatus.OK or challenge.program_check_key == program_check_key(challenge):
+        return False
+    with transaction.atomic():
+        locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
+        if locked.program_status == ProgramStatus.OK:
+            _set_state(locked, status=ProgramStatus.CHECKING, metrics=locked.program_metrics, error="", checked_at=None)
+            _send_check(locked)
+    return True
 
-    A program checked on what the challenge no longer is (its data, metric or public rows changed since) is
-    sent to be checked again here, so every change is caught however it was made.
-    """
+
+def _team_failures(challenge: Challenge, team_id: int | None) -> int:
+    return int((challenge.program_team_failures or {}).get(str(team_id), 0)) if team_id is not None else 0
+
+
+def program_ready(challenge: Challenge, team_id: int | None = None) -> str | None:
+    """None when the challenge's program may score a submission of ``team_id`` now; else why not, for the
+    contestant. A changed challenge has its program checked again first (:func:`_recheck_if_changed`)."""
     if not challenge.scoring_program:
         return None
-    status = challenge.program_status
-    if status == ProgramStatus.SUSPENDED:
+    if challenge.program_status == ProgramStatus.SUSPENDED:
         return (
-            "This challenge's scoring program is suspended: it failed on several submissions and its hosts "
-            "have been told. Submissions reopen once they have fixed or resumed it."
+            "This challenge's scoring program is suspended: it failed on several teams' files and its hosts "
+            "have been told. Submissions reopen once they have checked it again."
         )
-    if status == ProgramStatus.OK and challenge.program_check_key != program_check_key(challenge):
-        with transaction.atomic():
-            locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
-            if locked.program_status == ProgramStatus.OK:
-                _set_state(
-                    locked, status=ProgramStatus.CHECKING, metrics=locked.program_metrics, error="", checked_at=None
-                )
-                _send_check(locked)
+    if _recheck_if_changed(challenge):
         return (
             "This challenge changed since its scoring program was checked (its data, metric or public rows); "
             "the program is being checked again. Try again in a minute."
         )
-    if status != ProgramStatus.OK:
+    if challenge.program_status != ProgramStatus.OK:
         return (
             "This challenge's scoring program is not ready yet (the hosts' check has not passed); "
             "submissions open once it has."
         )
+    if _team_failures(challenge, team_id) >= settings.VARBOARD["PROGRAM_MAX_FAILURES"]:
+        return (
+            "Your team's files broke the host's scoring program "
+            f"{_team_failures(challenge, team_id)} times; the hosts have been told, and your team can submit "
+            "again once they have checked it again."
+        )
+    return None
+
+
+class ProgramWaiting(PlatformError):
+    """The program is being checked (again): the run is scored once the check has passed (retried)."""
+
+
+def program_scoring_gate(challenge_id: int, team_id: int) -> str | None:
+    """Asked before each run is scored by the program, whatever its submission was accepted under: None to
+    score it; a message (:data:`PROGRAM_HELD_SUSPENDED` …) to fail it unscored, not a question to the program;
+    :class:`ProgramWaiting` while a check is due or running. So a suspension, a team's block or a change of
+    the challenge holds the runs already queued too, not only new submissions."""
+    challenge = Challenge.objects.select_related("dataset").get(pk=challenge_id)
+    if challenge.program_status == ProgramStatus.SUSPENDED:
+        return PROGRAM_HELD_SUSPENDED
+    if challenge.program_status == ProgramStatus.FAILED:
+        return PROGRAM_HELD_FAILED
+    if challenge.program_status == ProgramStatus.CHECKING or _recheck_if_changed(challenge):
+        raise ProgramWaiting("the host's scoring program is being checked; the run is scored after its check")
+    if _team_failures(challenge, team_id) >= settings.VARBOARD["PROGRAM_MAX_FAILURES"]:
+        return PROGRAM_HELD_TEAM
     return None
 
 
@@ -288,7 +326,8 @@ def program_store_check(
         _set_state(challenge, status=ProgramStatus.OK, metrics=declared, error="", checked_at=timezone.now(), key=key)
         primary = next(metric for metric in metrics or [] if metric.primary)
         challenge.higher_is_better = primary.higher_is_better
-        challenge.save(update_fields=["higher_is_better"])
+        challenge.program_team_failures = {}  # a passed check starts every team's count again
+        challenge.save(update_fields=["higher_is_better", "program_team_failures"])
         audit_record(challenge=challenge, actor=None, action="scoring_program_checked", metrics=declared)
     report_request(challenge_id=challenge.pk)
     return challenge
@@ -325,16 +364,19 @@ def program_checks_resend(*, now) -> int:
     return sent
 
 
-def program_failure_record(
-    *, challenge_id: int, submission_id: int, run_index: int, error: ScoringProgramError
-) -> None:
-    """The program failed on a contestant's file: the hosts read why (audit log), the failure is counted, and
-    at ``VARBOARD_PROGRAM_MAX_FAILURES`` since its last check the program is suspended (no submission is taken
-    until its hosts resume it): a program that contestants' files can break is a question about the labels
-    asked at the price of one submission, and the suspension caps how many can be asked."""
+def program_failure_record(*, challenge_id: int, team_id: int, submission_id: int, run_index: int, error) -> None:
+    """The program failed on a contestant's file: the hosts read why (audit log) and the failure is counted for
+    the team. A team at ``VARBOARD_PROGRAM_MAX_FAILURES`` since the last check submits no more (its runs still
+    queued are not scored) until the hosts check the program again; failures from :data:`SUSPEND_AFTER_TEAMS`
+    teams suspend the program for everyone. A program that contestants' files can break is a question about
+    the labels at the price of one run: the block caps how many one team can ask, and one team alone cannot
+    close the challenge to the others."""
     with transaction.atomic():
-        Challenge.objects.filter(pk=challenge_id).update(program_failures=F("program_failures") + 1)
         challenge = Challenge.objects.select_for_update().get(pk=challenge_id)
+        counts = dict(challenge.program_team_failures or {})
+        counts[str(team_id)] = int(counts.get(str(team_id), 0)) + 1
+        challenge.program_team_failures = counts
+        challenge.save(update_fields=["program_team_failures"])
         text = program_error_text(error)
         audit_record(
             challenge=challenge,
@@ -342,26 +384,27 @@ def program_failure_record(
             action="scoring_program_failed",
             submission=submission_id,
             run=run_index,
+            team=team_id,
             error=text,
         )
-        most = settings.VARBOARD["PROGRAM_MAX_FAILURES"]
-        if challenge.program_failures >= most and challenge.program_status == ProgramStatus.OK:
+        if len(counts) >= SUSPEND_AFTER_TEAMS and challenge.program_status == ProgramStatus.OK:
             challenge.program_status = ProgramStatus.SUSPENDED
             challenge.program_error = (
-                f"Suspended after failing on {challenge.program_failures} contestants' files (the last: "
-                f"submission {submission_id}, run {run_index}): {text}"
+                f"Suspended after failing on the files of {len(counts)} teams ({sum(counts.values())} files; the "
+                f"last: submission {submission_id}, run {run_index}): {text}"
             )[:MAX_ERROR_CHARS]
             challenge.save(update_fields=["program_status", "program_error"])
-            audit_record(challenge=challenge, actor=None, action="scoring_program_suspended", failures=most)
+            audit_record(challenge=challenge, actor=None, action="scoring_program_suspended", teams=len(counts))
 
 
 def program_resume(*, challenge: Challenge, user: User) -> Challenge:
-    """A suspended program is checked again and, once it passes, takes submissions (hosts only)."""
+    """Check the program again and forget its failures (hosts only): a suspended program, or one that blocked
+    teams whose files broke it, takes their submissions again once the check has passed."""
     _hosted(challenge, user)
     with transaction.atomic():
         challenge = Challenge.objects.select_for_update().get(pk=challenge.pk)
-        if challenge.program_status != ProgramStatus.SUSPENDED:
-            raise ServiceError("The scoring program is not suspended.", field="scoring_program")
+        if challenge.program_status != ProgramStatus.SUSPENDED and not challenge.program_team_failures:
+            raise ServiceError("The scoring program is neither suspended nor has it failed.", field="scoring_program")
         _set_state(
             challenge, status=ProgramStatus.CHECKING, metrics=challenge.program_metrics, error="", checked_at=None
         )
@@ -385,11 +428,11 @@ def scoring_parts(challenge: Challenge, phase: Phase | None) -> list[tuple[str, 
 
 def program_truth(dataset: Dataset, ids: list[str]) -> pd.DataFrame:
     """``y_true``: the hidden labels of ``ids`` (in that order), indexed by the id column (ids as text);
-    a regression dataset's (no classes) as float64, a classification dataset's as the classes' text."""
+    a regression dataset's as float64, a classification dataset's as read."""
     hidden = dataset_frame(dataset=dataset, part="hidden_labels")
     hidden[dataset.id_column] = hidden[dataset.id_column].astype(str)
-    if not dataset.classes:
-        hidden[dataset.label_column] = pd.to_numeric(hidden[dataset.label_column]).astype(np.float64)
+    if dataset.task == "regression":  # as dataset_hidden_labels reads them for the built-in metrics
+        hidden[dataset.label_column] = hidden[dataset.label_column].astype(np.float64)
     frame = hidden.set_index(dataset.id_column).loc[ids, [dataset.label_column]]
     frame.index = pd.Index(ids, name=dataset.id_column)
     frame.columns = [str(column) for column in frame.columns]

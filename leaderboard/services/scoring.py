@@ -28,7 +28,14 @@ from .dataset_files import dataset_hidden_labels, dataset_test_ids
 from .errors import PlatformError
 from .lifecycle import run_claim, run_heartbeat, run_store_rescored, run_store_retrying, submission_refund
 from .metrics import program_metrics
-from .programs import PROGRAM_FAILED, program_failure_record, program_predictions, program_truth, scoring_parts
+from .programs import (
+    PROGRAM_FAILED,
+    program_failure_record,
+    program_predictions,
+    program_scoring_gate,
+    program_truth,
+    scoring_parts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +63,12 @@ def _score_one(
         max_bytes=upload_limit("prediction").max_bytes,
     )
     if challenge.scoring_program:
+        held = program_scoring_gate(challenge.pk, submission.team_id)
+        if held:
+            return dict(status=RunStatus.FAILED, error_message=held)
         fields = score_with_program(submission, predictions, expected_ids, runner)
+        # No duration: how long the calls took would say which part of the rows a failure came from.
+        return dict(status=RunStatus.SUCCEEDED, duration_s=None, device="scoring", **fields)
     else:
         result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
         fields = dict(
@@ -92,14 +104,11 @@ def score_with_program(
     fields: dict = {}
     extra_scores: dict[str, dict[str, float]] = {}
     extra_outcomes: dict[str, np.ndarray] = {}
-    results: dict[bytes, ProgramScores] = {}  # a part equal to another (test and public, say) is run once
+    results = _call_every_part(challenge, submission, source, y_true, y_pred, runner)
     for part, rows in scoring_parts(challenge, submission.phase):
         if not rows.any():
             continue
-        key = np.packbits(rows).tobytes()
-        if key not in results:
-            results[key] = runner(source, y_true[rows], y_pred[rows])
-        result = results[key]
+        result = results[np.packbits(rows).tobytes()]
         if primary not in result.outcomes:
             raise ScoringProgramError(f"the primary metric {primary!r} returned no per-example outcomes.")
         prefix = "" if part == "test" else f"{part}_"
@@ -109,6 +118,25 @@ def score_with_program(
         extra_outcomes.update({f"{part}/{name}": values for name, values in result.outcomes.items() if name != primary})
     fields.update(extra_scores=extra_scores, extra_outcomes=Run.pack_extra_outcomes(extra_outcomes))
     return fields
+
+
+def _call_every_part(challenge, submission, source, y_true, y_pred, runner) -> dict[bytes, ProgramScores]:
+    """The program's result on each part (keyed by its packed row mask; a part equal to another is called
+    once). Every part is called even after one failed, and the first failure raised then: which part failed
+    (all rows, public or private) must not show in how long the run took."""
+    results: dict[bytes, ProgramScores] = {}
+    failure: ScoringProgramError | None = None
+    for _part, rows in scoring_parts(challenge, submission.phase):
+        key = np.packbits(rows).tobytes()
+        if rows.any() and key not in results:
+            try:
+                results[key] = runner(source, y_true[rows], y_pred[rows])
+            except ScoringProgramError as exc:
+                failure = failure or exc
+                results[key] = None  # type: ignore[assignment]
+    if failure is not None:
+        raise failure
+    return results
 
 
 def score_parts(submission: Submission, y_true, predictions) -> dict:
@@ -147,16 +175,26 @@ def score_secondary(names, y_true, predictions, parts, classes) -> tuple[dict, d
 
 
 def _score_or_fail(
-    submission: Submission, run: Run, expected_ids: list[str], y_true, runner: ProgramRunner | None = None
+    submission: Submission,
+    run: Run,
+    expected_ids: list[str],
+    y_true,
+    runner: ProgramRunner | None = None,
+    refund: bool = True,
 ) -> dict:
-    """Scored result fields, or failed ones naming the problem; transient errors propagate."""
+    """Scored result fields, or failed ones naming the problem; transient errors propagate. ``refund``: a
+    platform fault refunds the submission (not on a rescore of an old one)."""
     try:
         return _score_one(submission, run, expected_ids, y_true, runner)
     except PredictionFileError as exc:  # validated at upload; only a changed dataset gets here
         return dict(status=RunStatus.FAILED, error_message=str(exc))
     except ScoringProgramError as exc:  # the host's program: its message is for the hosts only; charged
         program_failure_record(
-            challenge_id=submission.challenge_id, submission_id=submission.pk, run_index=run.index, error=exc
+            challenge_id=submission.challenge_id,
+            team_id=submission.team_id,
+            submission_id=submission.pk,
+            run_index=run.index,
+            error=exc,
         )
         return dict(status=RunStatus.FAILED, error_message=PROGRAM_FAILED)
     except (DatabaseError, PlatformError):
@@ -165,7 +203,12 @@ def _score_or_fail(
         raise PlatformError(f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:  # the platform's fault (a bug, an inconsistent challenge): fail, don't loop
         logger.exception("scoring run %s of submission %s failed", run.index, submission.pk)
-        submission_refund(submission_id=submission.pk)
+        if refund:
+            submission_refund(submission_id=submission.pk)
+        if submission.challenge.scoring_program:  # the exception's text could quote the hidden labels
+            return dict(
+                status=RunStatus.FAILED, error_message="platform error while scoring (logged for the operators)"
+            )
         return dict(
             status=RunStatus.FAILED,
             error_message=f"platform error while scoring: {type(exc).__name__}: {exc} (not charged to your quota)",
@@ -213,7 +256,7 @@ def submission_rescore(*, submission_id: int, runner: ProgramRunner | None = Non
     y_true = dataset_hidden_labels(dataset=dataset)
     changed = 0
     for run in submission.runs.filter(status__in=(RunStatus.SUCCEEDED, RunStatus.FAILED)).order_by("index"):
-        fields = _score_or_fail(submission, run, expected_ids, y_true, runner)
+        fields = _score_or_fail(submission, run, expected_ids, y_true, runner, refund=False)
         fields.pop("duration_s", None), fields.pop("device", None)
         fields.setdefault("error_message", "")
         if fields["status"] == RunStatus.FAILED:

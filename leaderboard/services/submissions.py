@@ -318,17 +318,18 @@ def submission_create_predictions(
         raise ServiceError("This challenge does not take prediction files.", field="kind")
     if not hasattr(challenge, "dataset") or not challenge.dataset.test_inputs_file:
         raise ServiceError("This challenge has no test set to score predictions against.")
-    not_ready = program_ready(challenge)
-    if not_ready:
-        raise ServiceError(not_ready, field="kind")
     phase = _open_phase(challenge, user, SubmissionKind.PREDICTIONS)
     method_name = _check_method_name(method_name)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
+    not_ready = program_ready(challenge, team.pk)
+    if not_ready:
+        raise ServiceError(not_ready, field="kind")
     digests = _parse_prediction_files(challenge, files)
     sha256 = digests_hash(digests)
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():
+            _check_program_unchanged(challenge)
             _lock_team_and_check_quota(phase, team, user, n_files=len(files))
             _check_not_disqualified(challenge, team)
             _check_not_resubmitted(challenge, team, sha256)
@@ -365,6 +366,16 @@ def submission_create_predictions(
             record.file.storage.delete(record.file.name)
         raise
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
+
+
+def _check_program_unchanged(challenge: Challenge) -> None:
+    """Under the challenge's row lock (``program_upload`` takes it too): the program approved before the files
+    were read is still the challenge's, so the first submission freezes the program it was accepted under."""
+    locked = Challenge.objects.select_for_update().only("scoring_program", "program_status").get(pk=challenge.pk)
+    if locked.scoring_program.name != challenge.scoring_program.name or (
+        locked.scoring_program and locked.program_status != challenge.program_status
+    ):
+        raise ServiceError("The challenge's scoring program changed while you submitted; submit again.", field="kind")
 
 
 @contextmanager

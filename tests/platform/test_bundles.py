@@ -265,3 +265,15 @@ def test_a_scoring_program_and_its_metrics_travel_in_the_bundle_and_are_checked_
                 report_recompute(challenge_id=challenge.pk)
         assert _board(copy, board) == _board(original, board)
         assert _board(copy, board)[0][0] == "truth"  # cost 0 ranks first
+
+
+def test_a_bundles_program_is_read_up_to_a_programs_limit_and_refused_past_it(host, media):
+    from .test_scoring_programs import ready
+
+    data = bundle_export(challenge=ready(host), user=host)
+    padded = _replaced(data, "scoring/scoring.py", b"# pad\n" * 400_000)  # 2.4 MB that deflates to a few KB
+    assert len(padded) < 200_000
+    before = Challenge.objects.count()
+    with pytest.raises(ServiceError, match=r"scoring/scoring.py is larger than 1000 KB, a scoring program's limit"):
+        bundle_import(data=padded, user=host, slug="padded")
+    assert Challenge.objects.count() == before and not Challenge.objects.filter(slug="padded").exists()

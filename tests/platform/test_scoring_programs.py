@@ -506,37 +506,101 @@ def _breaks(source, y_true, y_pred):
     raise ScoringProgramError("score(y_true, y_pred) raised KeyError: 'a007 is cat'", kind="raised")
 
 
-def test_after_enough_failures_the_program_is_suspended_until_its_hosts_resume_it(
+def test_a_team_whose_files_break_the_program_is_blocked_alone_until_the_hosts_check_it_again(
     host, queued, settings, django_capture_on_commit_callbacks
 ):
     settings.VARBOARD = {**settings.VARBOARD, "PROGRAM_MAX_FAILURES": 3}
     challenge = ready(host)
     truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
-    miner = make_user("miner")
-    for probe in range(3):  # each probe costs a submission of the quota, and the third suspends the program
+    miner, other = make_user("miner"), make_user("other")
+    for probe in range(3):  # each probe costs a submission of the quota
         assert submit(challenge, miner, [truth], f"probe{probe}", runner=_breaks).counts_toward_quota is True
     challenge.refresh_from_db()
-    assert challenge.program_status == ProgramStatus.SUSPENDED and challenge.program_failures == 3
-    assert "Suspended after failing on 3 contestants' files" in challenge.program_error
-    assert AuditEntry.objects.filter(challenge=challenge, action="scoring_program_suspended").count() == 1
-    with pytest.raises(ServiceError, match="scoring program is suspended"):
+    assert challenge.program_status == ProgramStatus.OK and challenge.program_failures == 3
+    with pytest.raises(ServiceError, match="Your team's files broke the host's scoring program 3 times"):
         submit(challenge, miner, [truth], "probe3")
+    assert submit(challenge, other, [truth], "honest").runs.get().status == RunStatus.SUCCEEDED  # others go on
     url = f"/api/challenges/{challenge.slug}/scoring-program/"
-    assert client_for(host).get(url).json() | {"checked_at": None, "metrics": []} == {
-        "status": "suspended",
-        "metrics": [],
-        "error": challenge.program_error,
-        "checked_at": None,
-        "failures": 3,
-    }
+    assert client_for(host).get(url).json()["failures"] == 3
     assert client_for(miner).post(f"{url}resume/").status_code in (403, 404)
     with django_capture_on_commit_callbacks(execute=True):
         resumed = client_for(host).post(f"{url}resume/")
-    assert resumed.status_code == 202 and resumed.json()["status"] == "checking" and resumed.json()["failures"] == 0
+    assert resumed.status_code == 202 and resumed.json()["status"] == "checking"
     assert queued.ids(CHECK_SCORING_PROGRAM)[-1] == challenge.pk
-    assert check_in_process(challenge).program_status == ProgramStatus.OK
-    assert submit(challenge, miner, [truth], "after").runs.get().status == RunStatus.SUCCEEDED
-    assert client_for(host).post(f"{url}resume/").status_code == 400  # not suspended: said so
+    checked = check_in_process(challenge)
+    assert checked.program_status == ProgramStatus.OK and checked.program_failures == 0
+    assert submit(checked, miner, [truth], "after").runs.get().status == RunStatus.SUCCEEDED
+    assert client_for(host).post(f"{url}resume/").status_code == 400  # nothing to resume: said so
+
+
+def test_failures_from_several_teams_suspend_the_program_and_hold_the_runs_already_queued(host, queued):
+    from leaderboard.services.programs import PROGRAM_HELD_SUSPENDED, SUSPEND_AFTER_TEAMS
+
+    challenge = ready(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    teams = [make_user(f"team{i}") for i in range(SUSPEND_AFTER_TEAMS)]
+    for user in teams[:-1]:
+        submit(challenge, user, [truth], "breaks", runner=_breaks)
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    files = [
+        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)}))) for i in range(3)
+    ]
+    queued_entry = submission_create_predictions(challenge=challenge, user=teams[0], method_name="queued", files=files)
+    last = submit(challenge, teams[-1], [truth], "breaks", runner=_breaks)
+    challenge.refresh_from_db()
+    assert last.runs.get().error_message == PROGRAM_FAILED
+    assert challenge.program_status == ProgramStatus.SUSPENDED and "files of 3 teams" in challenge.program_error
+    assert AuditEntry.objects.filter(challenge=challenge, action="scoring_program_suspended").count() == 1
+    calls = []
+    submission_score(submission_id=queued_entry.pk, runner=lambda *args: calls.append(args))
+    held = Submission.objects.get(pk=queued_entry.pk)
+    assert calls == [] and {run.error_message for run in held.runs.all()} == {PROGRAM_HELD_SUSPENDED}
+    with pytest.raises(ServiceError, match="scoring program is suspended"):
+        submit(challenge, make_user("late"), [truth], "late")
+
+
+def test_a_charged_failure_is_not_refunded_by_a_later_platform_fault(host):
+    from leaderboard.services.lifecycle import submission_fail_for_platform
+
+    challenge = ready(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    calls = []
+
+    def breaks_once(source, y_true, y_pred):
+        calls.append(len(y_true))
+        if len(calls) == 1:
+            raise ScoringProgramError("score(y_true, y_pred) raised KeyError", kind="raised")
+        raise RuntimeError("a platform bug")
+
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    files = [
+        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)}))) for i in range(2)
+    ]
+    entry = submission_create_predictions(challenge=challenge, user=make_user("prober"), method_name="two", files=files)
+    submission_score(submission_id=entry.pk, runner=breaks_once)
+    entry = Submission.objects.get(pk=entry.pk)
+    runs = list(entry.runs.order_by("index"))
+    assert runs[0].error_message == PROGRAM_FAILED and "platform error" in runs[1].error_message
+    assert "a platform bug" not in runs[1].error_message  # its text could quote labels on a program challenge
+    submission_fail_for_platform(submission_id=entry.pk, reason="the janitor gave up")
+    assert Submission.objects.get(pk=entry.pk).counts_toward_quota is True  # the first run answered
+
+
+def test_every_part_is_called_even_after_one_failed(host):
+    challenge = ready(host, public_fraction=0.5)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    sizes = []
+
+    def fails_first(source, y_true, y_pred):
+        sizes.append(len(y_true))
+        if len(sizes) == 1:
+            raise ScoringProgramError("score(y_true, y_pred) raised KeyError", kind="raised")
+        return in_process(source, y_true, y_pred)
+
+    run = submit(challenge, make_user("timer"), [truth], "timer", runner=fails_first).runs.get()
+    public = board_public_mask(dataset=challenge.dataset)
+    assert sizes == [public.size, int(public.sum()), int((~public).sum())]
+    assert run.error_message == PROGRAM_FAILED and run.duration_s is None
 
 
 def test_a_check_holds_only_for_what_it_ran_on(host, queued, django_capture_on_commit_callbacks):

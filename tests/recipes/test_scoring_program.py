@@ -307,3 +307,47 @@ EXPECTED = {
         r"score\(y_true, y_pred\) raised PermissionError: could not read anything: .*", flags=re.S
     ),
 }
+
+
+# -- what a program writes back is bounded -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # the program writes the harness's result file itself, far past what its scores need
+            'open("outputs/result.json", "w").write("[" * 10 + "1" * 5_000_000 + "]" * 10); os._exit(0)',
+            "the scoring program's result is unusable: outputs/result.json is 5,000,020 bytes, more than the 70,656",
+        ),
+        (  # nested deeper than json.loads goes: a RecursionError in the worker, before
+            'open("outputs/result.json", "w").write("[" * 30_000 + "]" * 30_000); os._exit(0)',
+            "the scoring program's result is unusable: outputs/result.json is not a JSON object (or is nested",
+        ),
+    ],
+)
+def test_a_result_the_program_writes_itself_is_refused_without_reaching_the_workers_memory(body, expected):
+    source = textwrap.dedent(
+        f"""
+        import os
+        METRICS = [{{"name": "accuracy", "higher_is_better": True}}]
+
+        def score(y_true, y_pred):
+            {body}
+        """
+    ).encode()
+    y_true, y_pred = _sentiment(20)
+    with pytest.raises(ScoringProgramError) as raised:
+        run_scoring_program(source, y_true, y_pred, limits=Limits(wall_time_s=30))
+    assert str(raised.value).startswith(expected), str(raised.value)
+
+
+def test_a_program_never_runs_unsandboxed(monkeypatch):
+    from execution.sandbox import SandboxUnavailable
+    from execution.sandbox.backend import Probe
+
+    monkeypatch.setenv("VARBOARD_ALLOW_UNSANDBOXED", "1")  # recipes would run unconfined on such a laptop
+    monkeypatch.setattr(
+        "execution.scoring_program.probe", lambda: Probe(ok=False, backend="bubblewrap", missing="no bwrap here")
+    )
+    with pytest.raises(SandboxUnavailable, match="scoring programs never run unsandboxed: no bwrap here"):
+        run_scoring_program(SAMPLE, *_sentiment(10), limits=Limits(wall_time_s=30))
