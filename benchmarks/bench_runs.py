@@ -54,6 +54,7 @@ machine, read the scaling verdict against that ceiling. Everything is bounded by
     .venv/bin/python benchmarks/bench_runs.py --quick      # k = 12, smaller references
     .venv/bin/python benchmarks/bench_runs.py --runs 100
     .venv/bin/python benchmarks/bench_runs.py --torch-only       # torch recipe, warm against cold
+    .venv/bin/python benchmarks/bench_runs.py --starts-direct    # light mode: cold/warm/forked, no API
 """
 
 from __future__ import annotations
@@ -996,7 +997,16 @@ def main() -> None:
     parser.add_argument("--torch-runs", type=int, default=10, help="torch recipe: runs back to back per start mode")
     parser.add_argument("--torch-only", action="store_true", help="only the torch recipe's warm/cold comparison")
     parser.add_argument("--quick", action="store_true", help="k = 12, 5 reference runs, 3 single runs, 4 torch runs")
+    parser.add_argument(
+        "--starts-direct",
+        action="store_true",
+        help="the light mode only: cold, warm and forked runs back to back through execution, no API (bench_starts.py)",
+    )
     args = parser.parse_args()
+    if args.starts_direct:
+        import subprocess
+
+        sys.exit(subprocess.call([sys.executable, str(Path(__file__).with_name("bench_starts.py"))]))
     if args.quick:
         args.runs, args.reference_runs, args.latency_runs = min(args.runs, 12), 5, 3
         args.torch_runs = min(args.torch_runs, 4)
