@@ -38,6 +38,15 @@ harness blocked reading stdin, seen in /proc). The PASS/FAIL line: enqueue -> st
 recipe's compute on the idle worker, warm, at most 0.5 s, printed next to the cold start.
 ``--torch-only`` runs only this part.
 
+``--fork-acceptance`` (issue 28, forked runs) runs only the issue's acceptance: submissions POSTed to
+``/api/challenges/{slug}/submissions/`` on a gunicorn of this benchmark's own (one process, 127.0.0.1,
+a token of the host), one real worker ``-Q cpu -c 1`` per start mode (cold: ``VARBOARD_WARM_SANDBOXES=0``;
+warm: ``VARBOARD_WARM_SANDBOXES=1``, today's default; forked: ``VARBOARD_FORK_RUNS=1``), each given
+``--fork-runs`` (6) runs of the trivial recipe, then 6 of the same plus ``import torch``, back to back.
+Per run: the difference of consecutive ``finished_at`` (5 intervals of 6 runs; the first run of each
+submission, which makes the template or warm sandbox for its imports, is shown apart as POST -> stored).
+PASS when ``import torch`` costs forked runs at most 0.5 s per run (median and mean) and every run forked.
+
 Overhead per run = per-run wall time minus the recipe's own compute (its ``fit_predict``,
 timed in this process on the same rows: the trivial recipe's compute is microseconds). The
 per-run wall time is taken two ways: back to back on one worker (consecutive ``finished_at``,
@@ -54,6 +63,8 @@ machine, read the scaling verdict against that ceiling. Everything is bounded by
     .venv/bin/python benchmarks/bench_runs.py --quick      # k = 12, smaller references
     .venv/bin/python benchmarks/bench_runs.py --runs 100
     .venv/bin/python benchmarks/bench_runs.py --torch-only       # torch recipe, warm against cold
+    .venv/bin/python benchmarks/bench_runs.py --fork-acceptance  # forked runs: issue 28's acceptance
+    .venv/bin/python benchmarks/bench_runs.py --starts-direct    # light mode: cold/warm/forked, no API
 """
 
 from __future__ import annotations
@@ -835,6 +846,190 @@ def torch_benchmark(args, user, worker_env: dict, var_dir: Path, deadline: float
     )
 
 
+# ----------------------------------------------------------------------------- forked runs: the acceptance through the API
+#: Start modes of --fork-acceptance: (VARBOARD_WARM_SANDBOXES, VARBOARD_FORK_RUNS) of the worker.
+START_MODES = {"cold": ("0", "0"), "warm": ("1", "0"), "forked": ("0", "1")}
+
+
+def start_web(env: dict, port: int, log_path: Path) -> subprocess.Popen:
+    """gunicorn (one process, the production settings otherwise) serving the benchmark's database."""
+    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn_web.conf.py")]
+    command += ["--bind", f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning"]
+    command += ["--access-logfile", "-", "leaderboard.wsgi:application"]
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(
+            [*command],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {server.returncode}:\n{log_path.read_text(errors='replace')}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    stop_web(server)
+    raise RuntimeError("gunicorn did not listen within 60 s")
+
+
+def stop_web(server: subprocess.Popen | None) -> None:
+    if server is None:
+        return
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(server.pid, signal.SIGKILL)  # its worker too, if it lingers
+    except OSError:
+        pass
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def api_submit(url: str, token: str, slug: str, name: str, recipe: bytes) -> tuple[int, float]:
+    """POST a recipe to /api/challenges/{slug}/submissions/; (submission id, time.time() at the POST)."""
+    import requests
+
+    sent = time.time()
+    response = requests.post(
+        f"{url}/api/challenges/{slug}/submissions/",
+        headers={"Authorization": f"Token {token}"},
+        data={"kind": "recipe", "method_name": name},
+        files=[("recipe", (f"{name}.py", recipe, "text/x-python"))],
+        timeout=60,
+    )
+    if response.status_code != 202:
+        raise RuntimeError(f"POST {name}: HTTP {response.status_code}: {response.text[:2000]}")
+    return int(response.json()["id"]), sent
+
+
+def started_as(submission_id: int) -> list[str]:
+    """How each run of the submission started, in order of finishing: forked, warm or cold."""
+    from leaderboard.models import Run
+
+    found = []
+    for isolation, fingerprint in (
+        Run.objects.filter(submission_id=submission_id).order_by("finished_at").values_list("isolation", "fingerprint")
+    ):
+        if "forked from a template" in (isolation or []):
+            found.append("forked")
+        else:
+            found.append("warm" if (fingerprint or {}).get("warm_start") else "cold")
+    return found
+
+
+def acceptance_recipes(mode: str) -> dict[str, bytes]:
+    """The trivial recipe and the same plus ``import torch``, a comment naming the mode (another
+    file each time: a team's identical resubmission is refused)."""
+    trivial = RECIPE.read_bytes()
+    header = f"# bench_runs --fork-acceptance, {mode} worker\n".encode()
+    return {"trivial": header + trivial, "+torch": header + b"import torch  # noqa: F401\n" + trivial}
+
+
+def acceptance_mode(mode: str, env: dict, var_dir: Path, api: dict, k: int, deadline: float) -> dict:
+    """One worker started in `mode`; k runs of the trivial recipe, then k of it plus torch, via the API."""
+    from execution.forked import FORK_ENV
+    from execution.warm import WARM_ENV
+
+    warm, fork = START_MODES[mode]
+    worker = Worker(
+        f"bench-runs-{os.getpid()}-F{mode}", {**env, WARM_ENV: warm, FORK_ENV: fork}, var_dir / f"F{mode}.log"
+    )
+    try:
+        ready = worker.wait_ready(timeout=max(5.0, min(90.0, deadline - time.monotonic())))
+        result: dict = {"ready": ready, "load_before": load()}
+        for name, source in acceptance_recipes(mode).items():
+            submission_id, sent = api_submit(api["url"], api["token"], api["slug"], f"{name}-{mode}", source)
+            wait_runs(submission_id, k, timeout=deadline - time.monotonic(), workers=[worker])
+            rows = run_rows(submission_id)
+            finished = np.array([r["finished"] for r in rows])
+            result[name] = {
+                "per_run": np.diff(finished),
+                "first": finished[0] - sent,  # POST -> first run stored: worker pick-up, template or sandbox
+                "sandbox": np.array([r["duration_s"] for r in rows]),
+                "started_as": started_as(submission_id),
+            }
+        result["load_after"] = load()
+        return result
+    finally:
+        worker.stop()
+
+
+def print_acceptance(results: dict, k: int) -> None:
+    print(f"\n  per run, back to back (diff of consecutive finished_at, {k - 1} intervals of {k} runs), seconds:")
+    print(f"  {'mode':7} {'recipe':7} {'mean':>6} {'median':>6} {'max':>6}  {'1st run':>7}  intervals; runs started as")
+    for mode, res in results.items():
+        for name in ("trivial", "+torch"):
+            r = res[name]
+            starts = ", ".join(f"{n} {s}" for s in ("forked", "warm", "cold") if (n := r["started_as"].count(s)))
+            print(
+                f"  {mode:7} {name:7} {np.mean(r['per_run']):6.3f} {med(r['per_run']):6.3f} "
+                f"{np.max(r['per_run']):6.3f}  {r['first']:7.3f}  "
+                f"{' '.join(f'{v:.2f}' for v in r['per_run'])}; {starts}"
+            )
+    overhead = {
+        mode: (
+            np.mean(res["+torch"]["per_run"]) - np.mean(res["trivial"]["per_run"]),
+            med(res["+torch"]["per_run"]) - med(res["trivial"]["per_run"]),
+        )
+        for mode, res in results.items()
+    }
+    print("  torch overhead per run (+torch minus trivial): mean (the cost of the k runs / k), median")
+    for mode, res in results.items():
+        print(
+            f"  {mode:7} {overhead[mode][0]:+7.3f} {overhead[mode][1]:+7.3f}   "
+            f"load {res['load_before']} -> {res['load_after']}"
+        )
+    forked = results["forked"]
+    all_forked = all(s == "forked" for name in ("trivial", "+torch") for s in forked[name]["started_as"])
+    ok = max(overhead["forked"]) <= OVERHEAD_TARGET_S and all_forked
+    print(
+        f"{'PASS' if ok else 'FAIL'}: forked runs, through the REST API and one worker (-c 1), {k} back-to-back "
+        f"runs each: `import torch` costs {overhead['forked'][0]:+.3f} s per run (mean; median "
+        f"{overhead['forked'][1]:+.3f} s) more than the trivial recipe (target <= {OVERHEAD_TARGET_S} s; every "
+        f"run forked: {all_forked}); in the same benchmark run, mean: warm {overhead['warm'][0]:+.3f} s, "
+        f"cold {overhead['cold'][0]:+.3f} s"
+    )
+
+
+def fork_acceptance(args, user, worker_env: dict, var_dir: Path, deadline: float) -> None:
+    """Issue 28's acceptance: through the REST API (gunicorn on 127.0.0.1) and one worker (-c 1), k
+    back-to-back runs of the trivial recipe and of it plus ``import torch``, per start mode."""
+    from dev import free_port
+    from leaderboard.services.accounts import token_create
+    from tests.platform.factories import digits_challenge
+
+    k = args.fork_runs
+    challenge, _ = digits_challenge(
+        user, title="Forked runs", k_runs=k, daily_quota=0, total_quota=0, allow_recipes=True
+    )
+    port = free_port()
+    api = {"url": f"http://127.0.0.1:{port}", "token": token_create(user=user)[1], "slug": challenge.slug}
+    web = start_web({**worker_env, "WEB_CONCURRENCY": "1", "GUNICORN_THREADS": "2"}, port, var_dir / "web.log")
+    print(
+        f"\nforked runs (issue 28's acceptance): POST /api/challenges/{challenge.slug}/submissions/ to gunicorn on "
+        f"127.0.0.1:{port}; per start mode a fresh `celery worker -Q cpu -c 1` (cold: VARBOARD_WARM_SANDBOXES=0; "
+        f"warm: VARBOARD_WARM_SANDBOXES=1; forked: VARBOARD_FORK_RUNS=1), then {k} runs of {RECIPE.relative_to(ROOT)} and "
+        f"{k} of it plus `import torch`, back to back; load {load()}"
+    )
+    try:
+        results = {mode: acceptance_mode(mode, worker_env, var_dir, api, k, deadline) for mode in START_MODES}
+    finally:
+        stop_web(web)
+    print_acceptance(results, k)
+
+
 # ----------------------------------------------------------------------------- output
 def row(label: str, values, note: str = "") -> str:
     return f"  {label:<52} {med(values):8.3f} {p90(values):8.3f}  {note}"
@@ -996,12 +1191,27 @@ def main() -> None:
     parser.add_argument("--torch-runs", type=int, default=10, help="torch recipe: runs back to back per start mode")
     parser.add_argument("--torch-only", action="store_true", help="only the torch recipe's warm/cold comparison")
     parser.add_argument("--quick", action="store_true", help="k = 12, 5 reference runs, 3 single runs, 4 torch runs")
+    parser.add_argument(
+        "--fork-acceptance",
+        action="store_true",
+        help="only issue 28's acceptance: cold, warm and forked workers, trivial vs + import torch, via the API",
+    )
+    parser.add_argument("--fork-runs", type=int, default=6, help="--fork-acceptance: runs per recipe (default 6)")
+    parser.add_argument(
+        "--starts-direct",
+        action="store_true",
+        help="the light mode only: cold, warm and forked runs back to back through execution, no API (bench_starts.py)",
+    )
     args = parser.parse_args()
+    if args.starts_direct:
+        import subprocess
+
+        sys.exit(subprocess.call([sys.executable, str(Path(__file__).with_name("bench_starts.py"))]))
     if args.quick:
         args.runs, args.reference_runs, args.latency_runs = min(args.runs, 12), 5, 3
         args.torch_runs = min(args.torch_runs, 4)
-    if args.runs < 2:
-        parser.error("--runs must be at least 2")
+    if args.runs < 2 or args.fork_runs < 2:
+        parser.error("--runs and --fork-runs must be at least 2")
 
     def on_alarm(signum, frame):
         raise BenchTimeout(f"the overall limit of {args.timeout} s was reached")
@@ -1060,6 +1270,9 @@ def main() -> None:
             f"-c 1 --prefetch-multiplier=1 -P prefork --without-gossip --without-mingle --without-heartbeat"
         )
 
+        if args.fork_acceptance:
+            fork_acceptance(args, user, worker_env, var_dir, deadline)
+            return
         if not args.torch_only:
             trivial_benchmark(args, challenge, user, single, worker_env, var_dir, k, deadline)
         torch_benchmark(args, user, worker_env, var_dir, deadline)

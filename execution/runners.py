@@ -15,11 +15,14 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
+from .forked import TEMPLATE_FILE, template_pool
 from .outputs import Outputs, RecipeFault
 from .sandbox import Limits, SandboxResult, SandboxUnavailable, python_command, run_sandboxed
+from .sandbox.supervise import finish
 from .sandbox.warm import WarmStartFailed
+from .sandbox.zygote import ForkFailed
 from .warm import WarmKey, recipe_imports, warm_pool
-from .workspace import HARNESS_FILES, harness_files
+from .workspace import HARNESS_DIR, HARNESS_FILES, harness_files
 
 __all__ = ["LocalRunner", "RemoteRunner", "RunnerResult", "configured_program_runner", "configured_runner"]
 
@@ -78,8 +81,9 @@ def collect_outputs(run_root: str, expected: dict) -> tuple[dict, dict]:
 class LocalRunner:
     """Runs workspaces in this process's sandbox, under ``workdir_root`` (default: the system's).
 
-    With warm starts on (`execution.warm`), a run takes the sandbox this process prepared
-    during its previous run when it fits, and prepares the next one while it executes.
+    With forked runs on (`execution.forked`), a run is a fork of this process's template;
+    otherwise, with warm starts on (`execution.warm`), a run takes the sandbox this process
+    prepared during its previous run when it fits, and prepares the next one while it executes.
     """
 
     def __init__(self, *, workdir_root: str | None = None, python: str | None = None):
@@ -122,6 +126,13 @@ class LocalRunner:
     def run(self, files: dict, expected_outputs: dict, limits: Limits, device: str) -> RunnerResult:
         argv, env, note = self.command()
         pool, key, imports, harness = self._warm_plan(files, limits, device)
+        templates = template_pool() if len(harness) == len(HARNESS_FILES) else None
+        if templates is not None:
+            try:
+                return self._run_forked(templates, key, imports, harness, files, expected_outputs, note)
+            except ForkFailed as exc:
+                logger.warning("forked run unavailable, the run starts without a template: %s", exc)
+                note = "; ".join(filter(None, [note, f"forked run unavailable ({exc}): started without a template"]))
         warm = pool.take(key, imports) if pool else None
 
         def prepare_next():
@@ -138,6 +149,34 @@ class LocalRunner:
         try:
             write_workspace(work, files)
             result = run_sandboxed(argv, workdir=work, env=env, limits=limits, device=device)
+            return self._result(run_root, result, note, expected_outputs)
+        finally:
+            shutil.rmtree(run_root, ignore_errors=True)
+
+    def prefork(self, limits: Limits, device: str = "cpu", recipe: bytes = b"", timeout: float = 120.0) -> bool:
+        """Start this process's template for runs of `recipe` with these limits and wait for its
+        imports; False when forked runs are off (tests, benchmarks). ForkFailed when it cannot start."""
+        templates = template_pool()
+        if templates is None:
+            return False
+        _, key, imports, harness = self._warm_plan({**harness_files(), "recipe.py": recipe}, limits, device)
+        template = templates.template(key, imports, harness, _template_file(), self.new_workspace)
+        return template.ready(timeout)
+
+    def _run_forked(self, templates, key, imports, harness, files, expected_outputs, note) -> RunnerResult:
+        """The run in a fork of this process's template (made for its key and imports if need be)."""
+        template = templates.template(key, imports, harness, _template_file(), self.new_workspace)
+        run_root, work = self.new_workspace()
+        try:
+            write_workspace(work, files)
+            try:
+                forked = template.fork(work)
+                template.release(forked)
+            except ForkFailed:
+                templates.discard()  # the next run makes a new one
+                raise
+            result = finish(forked, key.limits)
+            result = SandboxResult(**{**result.__dict__, "warm_start": True})
             return self._result(run_root, result, note, expected_outputs)
         finally:
             shutil.rmtree(run_root, ignore_errors=True)
@@ -160,6 +199,11 @@ class LocalRunner:
             result = SandboxResult(**{**result.__dict__, "warnings": (*result.warnings, note)})
         outputs, faults = collect_outputs(run_root, expected_outputs)
         return RunnerResult(sandbox=result, outputs=outputs, faults=faults)
+
+
+def _template_file() -> bytes:
+    with open(os.path.join(HARNESS_DIR, TEMPLATE_FILE), "rb") as handle:
+        return handle.read()
 
 
 class RemoteRunner:

@@ -124,10 +124,13 @@ def _pin_gpu(**_kwargs) -> None:
 
 @worker_process_shutdown.connect
 def _discard_waiting_sandbox(**_kwargs) -> None:
-    """A pool process that ends takes its waiting sandbox with it, reaped (see execution.warm.discard_waiting)."""
+    """A pool process that ends takes its waiting sandbox and its template with it, reaped (see
+    execution.warm.discard_waiting, execution.forked.discard_template)."""
+    from execution.forked import discard_template
     from execution.warm import discard_waiting
 
     discard_waiting()
+    discard_template()
 
 
 #: Queues whose tasks execute contestants' code.

@@ -23,6 +23,8 @@ outside the sandbox, splits the predictions and scores them. Exit status: 0 succ
 
 Started ahead of its run (a warm start, ``VARBOARD_WARM`` set: execution.sandbox.warm), it
 first imports what it is told and waits for the go on stdin, before its inputs exist.
+Started as a template (``VARBOARD_TEMPLATE`` set: execution.sandbox.zygote), it imports, then
+forks one confined process per run (varboard_template.py), which goes on from here.
 """
 
 import os
@@ -131,6 +133,12 @@ def _wait_for_run() -> None:
     finds, the recipe then sees what a cold run sees: stdin on /dev/null, no ack pipe, no
     ``VARBOARD_WARM``. Anything but the go (the worker discarded this sandbox) ends it.
     """
+    template = os.environ.pop("VARBOARD_TEMPLATE", "")
+    if template:  # a template (execution.sandbox.zygote): returns in a forked run's process only
+        import varboard_template
+
+        varboard_template.serve(int(template))
+        return
     setting = os.environ.pop("VARBOARD_WARM", "")
     if not setting:
         return

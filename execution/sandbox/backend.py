@@ -41,7 +41,9 @@ class RunSpec:
     `workdir` is the host path of the workspace; `env` the caller's extra variables
     (already checked for credentials); `uid` a uid the caller chose (root only). A run
     started ahead of its inputs (`execution.sandbox.warm`) gets a pipe as its stdin
-    (`stdin_pipe`) and keeps the file descriptors `pass_fds` open.
+    (`stdin_pipe`) and keeps the file descriptors `pass_fds` open. A `template`
+    (`execution.sandbox.zygote`) is started without the seccomp filter and with user
+    namespaces allowed: it never runs contestant code, and each run it forks applies both.
     """
 
     argv: tuple[str, ...]
@@ -52,6 +54,7 @@ class RunSpec:
     uid: int | None = None
     stdin_pipe: bool = False
     pass_fds: tuple[int, ...] = ()
+    template: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,10 @@ class Started(ABC):
     def collect(self) -> None:  # noqa: B027 (a hook: most backends have nothing to collect)
         """Bring the run's ``outputs/`` back to `workdir` once it ended (a no-op where the
         run wrote to `workdir` itself)."""
+
+    def wait4(self, options: int):
+        """(pid, wait status, rusage) of the run's main process, as os.wait4 (pid 0: still running)."""
+        return os.wait4(self.proc.pid, options)
 
     @abstractmethod
     def kill(self) -> None:

@@ -37,6 +37,7 @@ the limit could not even start bwrap (measured). Set inside, it counts this run'
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import errno
 import json
 import os
@@ -78,6 +79,9 @@ _START_TIMEOUT_S = 30
 #: How long killing a run waits for its sandbox's init to exit, then for any process left in its namespace.
 _KILL_WAIT_S = 10
 _PR_SET_CHILD_SUBREAPER = 36
+#: Tasks a template's RLIMIT_NPROC allows beyond a run's: bubblewrap's init, the template, and
+#: the two processes of each forked run that are not the run's (`execution.sandbox.zygote`).
+TEMPLATE_TASKS = 4
 
 
 def allocate_uid() -> int:
@@ -223,7 +227,7 @@ def _argv(bwrap: str, spec: RunSpec, fds: _Fds) -> list[str]:
         bwrap,
         "--unshare-all",
         "--unshare-user",
-        "--disable-userns",
+        *([] if spec.template else ["--disable-userns"]),  # a template's runs make their own
         "--die-with-parent",
         "--new-session",
         "--cap-drop",
@@ -271,15 +275,17 @@ def _argv(bwrap: str, spec: RunSpec, fds: _Fds) -> list[str]:
         "/",
         "--chdir",
         SANDBOX_HOME,
-        "--seccomp",
-        str(fds.seccomp),
+        *([] if spec.template else ["--seccomp", str(fds.seccomp)]),  # a template's runs load it
         "--json-status-fd",
         str(fds.status_write),
         "--block-fd",
         str(fds.block_read),
         "--",
     ]
-    return argv + prlimit_argv(spec.limits, spec.device, nproc=True) + list(spec.argv)
+    limits = spec.limits
+    if spec.template:  # the template and, per run, the two processes that fork the harness (`zygote`)
+        limits = dataclasses.replace(limits, max_processes=limits.max_processes + TEMPLATE_TASKS)
+    return argv + prlimit_argv(limits, spec.device, nproc=True) + list(spec.argv)
 
 
 def _describe(header: dict, version: str, uid: int | None) -> tuple[str, ...]:

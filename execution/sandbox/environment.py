@@ -58,6 +58,10 @@ def clean_env(home: str, extra: Mapping[str, str], limits: Limits, device: str) 
         "PYTHONUNBUFFERED": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "MALLOC_ARENA_MAX": "2",
+        # pyarrow's bundled jemalloc (loaded by pandas, so by scikit-learn) otherwise starts a
+        # background purging thread at import: a forked run's template must hold one thread
+        # (execution.forked). Purging then happens in the allocating thread; results are the same.
+        "JE_ARROW_MALLOC_CONF": "background_thread:false",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "HF_HUB_DISABLE_TELEMETRY": "1",

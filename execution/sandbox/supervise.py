@@ -69,7 +69,7 @@ def supervise(started: Started, limits: Limits) -> Ended:
     deadline = start + limits.wall_time_s
     try:
         while True:
-            pid, ended.wait_status, ended.rusage = os.wait4(proc.pid, os.WNOHANG)
+            pid, ended.wait_status, ended.rusage = started.wait4(os.WNOHANG)
             if pid:
                 break
             now = time.monotonic()
@@ -86,7 +86,7 @@ def supervise(started: Started, limits: Limits) -> Ended:
                 next_disk = now + 1.0
             if ended.reason is not None:
                 started.kill()
-                _, ended.wait_status, ended.rusage = os.wait4(proc.pid, 0)
+                _, ended.wait_status, ended.rusage = started.wait4(0)
                 break
             timeout = min(0.05 if now - start < 1 else 0.1, max(0.0, deadline - now))
             if pidfd is not None:

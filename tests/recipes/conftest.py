@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from execution.forked import template_pool
 from execution.recipe_data import RecipeData
 from execution.sandbox.bubblewrap import Bubblewrap
 from execution.sandbox.procs import pids_in_namespace
+from execution.sandbox.zygote import Template
 from execution.warm import warm_pool
 
 from .helpers import HOSTILE, MASTER_SEED, RECIPES, ROOT, accuracy, load_digits_data, plan, proba_accuracy, run_file  # noqa: F401
@@ -64,15 +66,27 @@ def no_leftovers(monkeypatch):
         namespaces.add(run.namespace)
         return run
 
+    fork = Template.fork
+
+    def recording_fork(self, workdir):
+        run = fork(self, workdir)
+        namespaces.add(run.namespace)
+        return run
+
     monkeypatch.setattr(Bubblewrap, "start", recording)
+    monkeypatch.setattr(Template, "fork", recording_fork)
     yield namespaces
     assert leftovers(namespaces) == [], "a sandboxed process outlived its run"
 
 
 def waiting_namespaces() -> set:
-    """The PID namespace of this process's waiting sandbox (not a run yet: it waits for the next)."""
-    pool = warm_pool()
-    return {pool.warm.waiting.started.namespace} if pool and pool.warm else set()
+    """The PID namespaces of this process's waiting sandbox and of its template (not runs: they
+    wait for the next; a template's runs each have a PID namespace of their own)."""
+    pool, templates = warm_pool(), template_pool()
+    waiting = {pool.warm.waiting.started.namespace} if pool and pool.warm else set()
+    if templates and templates.held:
+        waiting.add(templates.held.template.started.namespace)
+    return waiting
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from execution.forked import FORK_ENV
 from execution.recipe_data import RecipeData
 from execution.runners import LocalRunner
 from execution.sandbox import Limits
@@ -103,17 +104,21 @@ def run_case(steps: list[Step], data: RecipeData, start: str = "cold") -> dict:
     ``start="cold"`` runs every step with warm starts off; ``"warm"`` first prepares, for
     each step, a waiting sandbox for its limits and recipe and waits for its imports, so
     that the step runs in a sandbox started ahead (the second step of a case in one that
-    was started while the first step ran).
+    was started while the first step ran); ``"forked"`` forks every step from this process's
+    template (execution.forked), the second step of a case from the same template as the first.
     """
     runner = LocalRunner()
-    previous = os.environ.get(WARM_ENV)
+    previous = {name: os.environ.get(name) for name in (WARM_ENV, FORK_ENV)}
     os.environ[WARM_ENV] = "1" if start == "warm" else "0"
+    os.environ[FORK_ENV] = "1" if start == "forked" else "0"
     try:
         runs = []
         for step in steps:
             recipe = HOSTILE / f"{step.recipe}.py"
             if start == "warm" and not runner.prewarm(step.limits, recipe=recipe.read_bytes()):
                 raise RuntimeError("no waiting sandbox could be prepared")
+            if start == "forked" and not runner.prefork(step.limits, recipe=recipe.read_bytes()):
+                raise RuntimeError("no template could be made")
             runs.append(
                 _summary(
                     run_file(recipe, data, limits=step.limits, hyperparameters=step.hyperparameters, runner=runner)
@@ -121,10 +126,11 @@ def run_case(steps: list[Step], data: RecipeData, start: str = "cold") -> dict:
             )
         after = run_file(RECIPES / "trivial.py", data, limits=LIMITS, runner=runner)
     finally:
-        if previous is None:
-            os.environ.pop(WARM_ENV)
-        else:
-            os.environ[WARM_ENV] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
     return {"runs": runs, "next_ok": after.status == "succeeded", "next_error": after.error}
 
 

@@ -10,9 +10,10 @@ As root every run has a fresh uid; as uid 1000 (the Docker image's workers, see
 tests/recipes/unprivileged.py) the recipe runs as the worker's own uid, so only the
 namespaces and the mount view protect the worker: both are run.
 
-Each case runs twice: with cold starts, and with warm starts (execution.warm), every step
+Each case runs three times: with cold starts; with warm starts (execution.warm), every step
 in a sandbox started ahead of its run, the second step of a write-then-read case in one
-started while the first step executed.
+started while the first step executed; and forked (execution.forked), every step a fork of
+the same template, so a write-then-read case is also a cross-run planting test.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from .unprivileged import needs_worker_uid, run_as_worker
 pytestmark = [needs_linux]
 
 NAMES = list(cases({"db": "", "media": "", "labels_npy": ""}))
-STARTS = ("cold", "warm")  # warm: each run in a sandbox started ahead of it (execution.warm)
+#: warm: each run in a sandbox started ahead of it (execution.warm); forked: a fork of a template (execution.forked)
+STARTS = ("cold", "warm", "forked")
 SYSV_KEY = 0x5EC2E7
 
 
@@ -65,7 +67,7 @@ def test_hostile_recipe_as_root(name, start, digits, host_files, monkeypatch, no
 @pytest.fixture(scope="module", params=STARTS)
 def as_worker(request, host_files):
     """Every case, run once by a driver as uid 1000, with the secrets in its environment;
-    once with cold starts, once with warm starts."""
+    once with cold starts, once with warm starts, once forked."""
     start = request.param
     results = run_as_worker(
         f"""
@@ -73,19 +75,28 @@ def as_worker(request, host_files):
     from execution.sandbox.procs import pids_in_namespace
     from tests.recipes.helpers import load_digits_data
     from execution.warm import warm_pool
+    from execution.forked import template_pool
+    from execution.sandbox.zygote import Template
     from tests.recipes.hostile_cases import cases, run_case
-    namespaces, start = [], Bubblewrap.start
+    namespaces, start, fork = [], Bubblewrap.start, Template.fork
     def recording(self, spec):
         run = start(self, spec)
         namespaces.append(run.namespace)
         return run
-    Bubblewrap.start = recording
+    def recording_fork(self, workdir):
+        run = fork(self, workdir)
+        namespaces.append(run.namespace)
+        return run
+    Bubblewrap.start, Template.fork = recording, recording_fork
     data, results = load_digits_data(), {{}}
     for name, steps in cases({host_files!r}).items():
         namespaces.clear()
         results[name] = run_case(steps, data, {start!r})
         pool = warm_pool()
         waiting = {{pool.warm.waiting.started.namespace}} if pool and pool.warm else set()
+        templates = template_pool()
+        if templates and templates.held:
+            waiting.add(templates.held.template.started.namespace)
         results[name]["leftovers"] = [pid for ns in namespaces if ns not in waiting for pid in pids_in_namespace(ns)]
     print(json.dumps(results))
     """,
@@ -110,14 +121,16 @@ def test_hostile_recipe_as_the_workers_uid(name, as_worker, host_files):
 
 def check(name: str, outcome: dict, host_files: dict, start: str) -> None:
     assert outcome["next_ok"], outcome["next_error"]
-    assert [run["warm_start"] for run in outcome["runs"]] == [start == "warm"] * len(outcome["runs"])
+    assert [run["warm_start"] for run in outcome["runs"]] == [start != "cold"] * len(outcome["runs"])
+    forked = ["forked from a template" in run["isolation"] for run in outcome["runs"]]
+    assert forked == [start == "forked"] * len(outcome["runs"]), [run["warnings"] for run in outcome["runs"]]
     everything = json.dumps(outcome)
     for secret in [*SECRETS.values(), DB_CONTENT, MEDIA_CONTENT, "PONG"]:
         assert secret not in everything
     runs = outcome["runs"]
     expected = EXPECTED[name]
     if callable(expected):
-        expected(runs, host_files)
+        expected(runs, host_files, start)
         return
     run = runs[0]
     assert run["status"] == "failed", run["log"]
@@ -131,24 +144,24 @@ def _report(run: dict, tag: str) -> dict:
     return json.loads(line[len(tag) + 1 :])
 
 
-def _fork_bomb(runs, _):
+def _fork_bomb(runs, _, start):
     assert runs[0]["error"] == "the run reached the limit of 32 processes" and runs[0]["duration_s"] < 10
 
 
-def _garbage(runs, _):
+def _garbage(runs, _, start):
     run = runs[0]
     assert run["error"] == "the run printed more than the 1,000,000-byte output limit"
     assert run["sandbox_status"] == "output_limit" and len(run["log"]) < 1_100_000
     assert "bytes omitted …]" in run["log"]
 
 
-def _network(runs, _):
+def _network(runs, _, start):
     error = runs[0]["error"]
     assert error.startswith("the recipe raised ConnectionError: 127.0.0.1:5432 [Errno 111] Connection refused; ")
     assert "1.1.1.1:53 [Errno 101] Network is unreachable" in error and "CONNECTED" not in runs[0]["log"]
 
 
-def _services(runs, _):
+def _services(runs, _, start):
     assert runs[0]["error"].startswith(
         "the recipe raised ConnectionError: 127.0.0.1:6379 Connection refused; 127.0.0.1:5432 Connection refused; "
         "/var/run/postgresql/.s.PGSQL.5432 No such file or directory; /run/postgresql/.s.PGSQL.5432 No such file "
@@ -157,17 +170,20 @@ def _services(runs, _):
     assert "REACHED" not in runs[0]["log"]
 
 
-def _read_secrets(runs, files):
+def _read_secrets(runs, files, start):
     error = runs[0]["error"]
     assert error.startswith("the recipe raised PermissionError: could not read anything: "), error
     for path in (files["db"], files["media"]):
         assert f"FileNotFoundError reading {path}" in error
         assert f"FileNotFoundError listing {os.path.dirname(path)}" in error
-    assert "nothing in /proc/1/environ" in error  # bwrap's init: started with an empty environment
+    if start == "forked":  # the run's init: a fork of the template, its environment the clean one of a run
+        assert "PermissionError reading /proc/1/environ" in error  # non-dumpable: not readable
+    else:
+        assert "nothing in /proc/1/environ" in error  # bwrap's init: started with an empty environment
     assert all(f"KeyError {name}" in error for name in SECRETS)
 
 
-def _daemon(runs, _):
+def _daemon(runs, _, start):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
     assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid) == f"sleep {DAEMON_MARKER}"]
 
@@ -180,21 +196,24 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
-def _proc_snoop(runs, _):
+def _proc_snoop(runs, _, start):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
     seen = _report(runs[0], "PROC-SNOOP")
     assert seen["ppid"] == 1 and set(seen["processes"]) == {"1", str(seen["pid"])}
     init, harness = seen["processes"]["1"], seen["processes"][str(seen["pid"])]
-    assert init["cmdline"].split()[0].endswith("bwrap") and init["environ"] == ""
+    if start == "forked":  # the run's init is the fork of the template that forked the harness
+        assert init["cmdline"].endswith("harness.py") and "DJANGO" not in init["environ"]
+    else:
+        assert init["cmdline"].split()[0].endswith("bwrap") and init["environ"] == ""
     assert harness["cmdline"].endswith("harness.py") and "DJANGO" not in harness["environ"]
 
 
-def _signals(runs, _):
+def _signals(runs, _, start):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
     assert _report(runs[0], "SIGNALS")["-1"] == "No such process"  # nobody else in reach
 
 
-def _list_host(runs, _):
+def _list_host(runs, _, start):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
     seen = _report(runs[0], "HOST-VIEW")
     for folder in ("/home", "/root", "/var", "/run", "/media", "/mnt", "/srv", "/data"):
@@ -230,7 +249,7 @@ def _list_host(runs, _):
     assert [line.split(":")[0] for line in seen["/etc/passwd"].splitlines()] == ["sandbox"]
 
 
-def _sysv_shm(runs, _):
+def _sysv_shm(runs, _, start):
     assert [run["error"].split(" (line")[0] for run in runs] == [
         f"the recipe raised PermissionError: System V shared memory: shmget({SYSV_KEY:#x}) for {mode} failed: "
         "Operation not permitted"
@@ -240,7 +259,7 @@ def _sysv_shm(runs, _):
         assert str(SYSV_KEY) not in [line.split()[0] for line in fh.readlines()[1:]]
 
 
-def _previous_run(runs, _):
+def _previous_run(runs, _, start):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
     assert runs[1]["error"].startswith(
         "the recipe raised FileNotFoundError: nothing of another run in view; saw 7 files, all this run's own"
@@ -248,7 +267,7 @@ def _previous_run(runs, _):
     assert SHM_TOKEN not in json.dumps(runs[1])
 
 
-def _posix_shm(runs, _):
+def _posix_shm(runs, _, start):
     assert runs[0]["status"] == "succeeded", runs[0]["error"]
     assert runs[1]["error"].startswith("the recipe raised FileNotFoundError: /dev/shm is empty")
     assert SHM_TOKEN not in json.dumps(runs[1])

@@ -70,6 +70,7 @@ def test_clean_environment_and_private_workdir(workspace, monkeypatch):
         "PYTHONUNBUFFERED",
         "PYTHONDONTWRITEBYTECODE",
         "MALLOC_ARENA_MAX",
+        "JE_ARROW_MALLOC_CONF",
         "HF_HUB_OFFLINE",
         "TRANSFORMERS_OFFLINE",
         "HF_HUB_DISABLE_TELEMETRY",
