@@ -44,6 +44,13 @@ def report_split(data: Mapping) -> tuple[dict, dict[int, dict]]:
 
     A :data:`MOVING_KEYS` key that some row lacks stays in the own rows (nothing is lost).
     """
+    skeleton = report_skeleton(data)
+    moving = set(skeleton[ROW_TABLE]["columns"])
+    return skeleton, {row["submission_id"]: own_row(row, moving) for row in data["entries"]}
+
+
+def report_skeleton(data: Mapping) -> dict:
+    """The skeleton of :func:`report_split` alone (its ``row_table`` columns name the moving keys)."""
     entries = data["entries"]
     moving = [key for key in MOVING_KEYS if all(key in row for row in entries)]
     skeleton = {key: value for key, value in data.items() if key != "entries"}
@@ -51,10 +58,12 @@ def report_split(data: Mapping) -> tuple[dict, dict[int, dict]]:
         "ids": [row["submission_id"] for row in entries],
         "columns": {key: [row[key] for row in entries] for key in moving},
     }
-    own = {}
-    for row in entries:
-        own[row["submission_id"]] = {key: value for key, value in row.items() if key not in moving}
-    return skeleton, own
+    return skeleton
+
+
+def own_row(row: Mapping, moving: set[str]) -> dict:
+    """An entry's own row: ``row`` without the ``moving`` keys."""
+    return {key: value for key, value in row.items() if key not in moving}
 
 
 def row_ids(skeleton: Mapping) -> list[int] | None:

@@ -133,10 +133,13 @@ def verdict_rank_bounds(winners, losers, order) -> tuple[np.ndarray, np.ndarray]
 
 
 def _closure_counts(k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """For positions 0..k-1 and edges src -> dst with src < dst: how many positions reach each one."""
-    reach = np.zeros((k, (k + 7) // 8), dtype=np.uint8)
+    """For positions 0..k-1 and edges src -> dst with src < dst: how many positions reach each one.
+
+    Each position's set is a Python int used as a bit set (one C-level OR of k/64 words per edge, the
+    counts by ``int.bit_count``): a board of 20,000 entries and ~30,000 verdicts in ~0.02 s, not the
+    ~0.2 s of one numpy row operation per edge (docs/scale.md)."""
+    reach = [0] * k
     by_dst = np.argsort(dst, kind="stable")
     for s, d in zip(src[by_dst].tolist(), dst[by_dst].tolist()):
-        reach[d] |= reach[s]
-        reach[d, s >> 3] |= np.uint8(0x80 >> (s & 7))
-    return np.unpackbits(reach, axis=1, count=k).sum(axis=1)
+        reach[d] |= reach[s] | (1 << s)
+    return np.array([bits.bit_count() for bits in reach], dtype=np.int64)

@@ -40,7 +40,7 @@ from evaluation.report import (
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, PrivateReport, Report, ReportRow, Run
-from ..report_rows import ROW_TABLE, report_split, row_ids
+from ..report_rows import ROW_TABLE, own_row, report_skeleton, row_ids
 from ..selectors import (
     REPORT_MODELS,
     SNAPSHOT_RUN_COLUMNS,
@@ -183,26 +183,33 @@ def _write_rows(report, data: dict) -> dict:
     """Write the own rows of ``data`` that differ from those stored with ``report`` (its ``data`` still the
     previous report), delete those of entries no longer shown; returns the skeleton to store
     (``report.written_rows``: how many rows were written)."""
-    skeleton, own = report_split(data)
+    skeleton = report_skeleton(data)
+    moving = set(skeleton[ROW_TABLE]["columns"])
+    rows = {row["submission_id"]: row for row in data["entries"]}
     stored = ReportRow.objects.filter(challenge_id=report.challenge_id, board=type(report).BOARD)
     before_ids = getattr(report, "row_ids", None)
     if before_ids is None:  # stored whole until now, or never: every row is written
         stored.delete()
-        changed = list(own)
+        changed = list(rows)
     else:
-        gone = [sid for sid in before_ids if sid not in own]
+        gone = [sid for sid in before_ids if sid not in rows]
         for start in range(0, len(gone), 500):
             stored.filter(submission_id__in=gone[start : start + 500]).delete()
-        moving = set(skeleton[ROW_TABLE]["columns"])
         before = {row["submission_id"]: row for row in (report.data or {}).get("entries", ())}
+        # A row equal as a whole has the same own row (one comparison, most rows); else the own rows are compared.
         changed = [
             sid
-            for sid, row in own.items()
-            if sid not in before or row != {key: value for key, value in before[sid].items() if key not in moving}
+            for sid, row in rows.items()
+            if sid not in before or (row != before[sid] and own_row(row, moving) != own_row(before[sid], moving))
         ]
     ReportRow.objects.bulk_create(
         [
-            ReportRow(challenge_id=report.challenge_id, board=type(report).BOARD, submission_id=sid, data=own[sid])
+            ReportRow(
+                challenge_id=report.challenge_id,
+                board=type(report).BOARD,
+                submission_id=sid,
+                data=own_row(rows[sid], moving),
+            )
             for sid in changed
         ],
         update_conflicts=True,

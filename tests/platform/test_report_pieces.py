@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from leaderboard.models import Challenge, Report, ReportRow, Submission
 from leaderboard.report_rows import MOVING_KEYS, ROW_TABLE, report_join, report_split
@@ -18,9 +20,11 @@ from .test_report_incremental import _comparable, _same
 pytestmark = pytest.mark.django_db
 
 
-def _board(n: int = 6, spread: float = 0.01):
-    host = make_user("host")
-    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+def _board(n: int = 6, spread: float = 0.01, name: str = "host"):
+    host = make_user(name)
+    challenge, _ = digits_challenge(
+        host, title=f"Digits of {name}", k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7
+    )
     rng = np.random.default_rng(3)
     for i in range(n):
         add_entry(challenge, host, f"m{i}", "recipe", 0.8 - spread * i + 0.01 * rng.standard_normal(6))
@@ -122,3 +126,21 @@ def test_the_page_names_a_few_of_a_large_leader_group_and_counts_the_others():
     leaders = html[html.index('class="muted leaders"') :].split("</p>")[0]
     assert "and 9 more." in leaders  # the leader, 20 names, 9 counted
     assert leaders.split(": ", 1)[1].count(",") == 19
+
+
+def _writes_of_one_new_entry(n: int) -> tuple[int, list[str]]:
+    """(rows written, the write statements) of the update after one new entry on a board of ``n`` entries."""
+    challenge, host = _board(n=n, spread=0.002, name=f"host{n}")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.001 * np.arange(6))
+    with CaptureQueriesContext(connection) as queries:
+        report = report_recompute(challenge_id=challenge.pk)
+    assert report.data["reused_rows"] == n
+    writes = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    return report.written_rows, [w for w in writes if w in {"INSERT", "UPDATE", "DELETE"}]
+
+
+def test_an_update_writes_as_much_on_a_board_of_hundreds_as_on_a_small_one():
+    small, large = _writes_of_one_new_entry(8), _writes_of_one_new_entry(240)
+    assert small[0] == large[0] == 1  # the newcomer's own row only
+    assert small[1] == large[1]  # the same statements: no write grows with the board
