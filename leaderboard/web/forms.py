@@ -206,6 +206,20 @@ class ChallengeSettingsForm(forms.ModelForm):
                     if name in self.fields:
                         self.fields[name].disabled = True
                         self.fields[name].help_text = "Fixed: submissions exist."
+            self._program_fields()
+
+    def _program_fields(self) -> None:
+        """With a scoring program, the metric only fixes the prediction files' format and the direction is the
+        program's primary metric's (``challenges._check_program_fields`` refuses another): said on the form."""
+        if not self.instance.scoring_program:
+            return
+        if "metric" in self.fields and not self.fields["metric"].disabled:
+            self.fields[
+                "metric"
+            ].help_text = "Only the prediction files' format: the scoring program's primary metric ranks the board."
+        if "direction" in self.fields:
+            self.fields["direction"].disabled = True
+            self.fields["direction"].help_text = "The scoring program's primary metric's."
 
     def _phase_initial(self) -> None:
         """The only phase's dates and quotas; with several phases they are set per phase, not here."""

@@ -718,3 +718,14 @@ def test_a_program_over_its_limit_is_refused_naming_it(host):
     assert response.status_code == 400 and "1000 KB" in response.json()["detail"], response.json()
     challenge.refresh_from_db()
     assert not challenge.scoring_program
+
+
+def test_the_edit_form_says_the_direction_is_the_programs_and_the_metric_only_a_format(host):
+    challenge = ready(host)
+    page = client_for(host).get(reverse("challenge-edit", kwargs={"slug": challenge.slug})).content.decode()
+    assert "The scoring program&#x27;s primary metric&#x27;s." in page
+    assert "Only the prediction files&#x27; format: the scoring program&#x27;s primary metric ranks" in page
+    from leaderboard.web.forms import ChallengeSettingsForm
+
+    form = ChallengeSettingsForm(instance=challenge)
+    assert form.fields["direction"].disabled and form.initial["direction"] == "lower"  # cost: lower is better
