@@ -229,6 +229,8 @@ def submission_score(
         raise ValueError(f"submission {submission_id} is a {submission.kind}, not predictions")
     if submission.has_ended:
         return submission
+    if submission.challenge.scoring_program:  # a check due or running: wait (retried) before claiming any run,
+        program_scoring_gate(submission.challenge_id, submission.team_id)  # so the wait spends no attempt
     with log_context(submission_id=submission_id):
         dataset = submission.challenge.dataset
         expected_ids = dataset_test_ids(dataset=dataset)

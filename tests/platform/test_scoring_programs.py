@@ -729,3 +729,21 @@ def test_the_edit_form_says_the_direction_is_the_programs_and_the_metric_only_a_
 
     form = ChallengeSettingsForm(instance=challenge)
     assert form.fields["direction"].disabled and form.initial["direction"] == "lower"  # cost: lower is better
+
+
+def test_runs_wait_for_a_check_without_spending_an_attempt(host, queued):
+    from leaderboard.services.programs import ProgramWaiting
+
+    challenge = ready(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    files = [UploadedFile("p.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)})))]
+    entry = submission_create_predictions(challenge=challenge, user=make_user("patient"), method_name="p", files=files)
+    Challenge.objects.filter(pk=challenge.pk).update(program_status=ProgramStatus.CHECKING)  # a re-check, say
+    with pytest.raises(ProgramWaiting):
+        submission_score(submission_id=entry.pk, runner=in_process)
+    run = entry.runs.get()
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.attempts == 0  # the task is retried; no attempt spent
+    Challenge.objects.filter(pk=challenge.pk).update(program_status=ProgramStatus.OK)
+    assert submission_score(submission_id=entry.pk, runner=in_process).runs.get().status == RunStatus.SUCCEEDED
