@@ -242,7 +242,7 @@ class ScoringProgramActions:
     @extend_schema(
         methods=["PUT"],
         request={"multipart/form-data": ScoringProgramUploadSerializer},
-        responses={202: ScoringProgramSerializer, **error_responses(409)},
+        responses={202: ScoringProgramSerializer, **error_responses(409, 429)},
         description="Upload the challenge's scoring program (hosts; before the first submission): it is "
         "checked on the sample submission by a worker (status `checking`, then `ok` or `failed`).",
     )
@@ -276,7 +276,7 @@ class ScoringProgramActions:
 
     @extend_schema(
         request=None,
-        responses={202: ScoringProgramSerializer, **error_responses(400)},
+        responses={202: ScoringProgramSerializer, **error_responses(400, 429)},
         description="Check the scoring program again (hosts), after a suspension or teams blocked by their "
         "failures: it takes their submissions once the check passes, its failure counts from zero.",
     )

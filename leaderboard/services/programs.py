@@ -43,13 +43,13 @@ from evaluation.scoring_programs import ProgramMetric, ScoringProgramError, pars
 
 from ..choices import ProgramStatus, TestRows
 from ..limits import upload_limit
-from ..models import Challenge, Dataset, Phase
+from ..models import AuditEntry, Challenge, Dataset, Phase
 from ..selectors import user_is_host
 from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import CHECK_SCORING_PROGRAM, enqueue_on_commit
-from .errors import PROGRAM_FAILED, NotAllowed, PlatformError, ServiceError
+from .errors import PROGRAM_FAILED, NotAllowed, PlatformError, QuotaExceeded, ServiceError
 from .metrics import check_program_fits, program_primary_error
 from .reports import report_request
 
@@ -80,6 +80,9 @@ MAX_ERROR_CHARS = 8000
 #: worker): the janitor sends it again. A check is one METRICS read and three scoring calls, each bounded
 #: by ``execution.scoring_program.DEFAULT_LIMITS`` (300 s).
 CHECK_LOST_AFTER = timedelta(hours=2)
+#: Checks of scoring programs one user may ask for in an hour (uploads, bundle imports, resumes): a check runs
+#: a program up to four times 300 s on the programs' runner, and any signed-in user can host a challenge.
+CHECKS_PER_HOUR = 12
 #: A run that the program's state kept from being scored (never a question to the program: not charged).
 PROGRAM_HELD_SUSPENDED = "Not scored: the host's scoring program is suspended (it failed on several teams' files)."
 PROGRAM_HELD_TEAM = (
@@ -96,6 +99,26 @@ def _hosted(challenge: Challenge, user: User) -> None:
         raise NotAllowed("Only the challenge's hosts can manage its scoring program.")
 
 
+def _check_rate(user: User) -> None:
+    """QuotaExceeded (HTTP 429, with Retry-After) when ``user`` asked for :data:`CHECKS_PER_HOUR` checks in the
+    last hour, counted from the audit log: no host keeps the programs' runner busy for the others."""
+    recent = AuditEntry.objects.filter(
+        actor=user,
+        action__in=("scoring_program_uploaded", "scoring_program_resumed"),
+        created__gte=timezone.now() - timedelta(hours=1),
+    )
+    if recent.count() < CHECKS_PER_HOUR:
+        return
+    frees_at = recent.order_by("created").values_list("created", flat=True)[0] + timedelta(hours=1)
+    wait_s = max((frees_at - timezone.now()).total_seconds(), 1.0)
+    raise QuotaExceeded(
+        f"You asked for {CHECKS_PER_HOUR} checks of scoring programs in the last hour, the most an hour allows; "
+        f"the next is possible in {int(wait_s // 60) + 1} minutes.",
+        field="scoring_program",
+        retry_after=wait_s,
+    )
+
+
 def _check_changeable(challenge: Challenge) -> None:
     """Under the challenge's row lock (a submission being accepted takes it too)."""
     Challenge.objects.select_for_update().filter(pk=challenge.pk).first()
@@ -110,6 +133,7 @@ def _check_changeable(challenge: Challenge) -> None:
 def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: str = "scoring.py") -> Challenge:
     """Store ``data`` as the challenge's scoring program (hosts only) and queue its check (status ``checking``)."""
     _hosted(challenge, user)
+    _check_rate(user)
     check_program_fits(allow_recipes=challenge.allow_recipes, secondary_metrics=challenge.secondary_metrics)
     if getattr(challenge, "dataset", None) is None or not challenge.dataset.hidden_labels_file:
         raise ServiceError(
@@ -401,6 +425,7 @@ def program_resume(*, challenge: Challenge, user: User) -> Challenge:
     """Check the program again and forget its failures (hosts only): a suspended program, or one that blocked
     teams whose files broke it, takes their submissions again once the check has passed."""
     _hosted(challenge, user)
+    _check_rate(user)
     with transaction.atomic():
         challenge = Challenge.objects.select_for_update().get(pk=challenge.pk)
         if challenge.program_status != ProgramStatus.SUSPENDED and not challenge.program_team_failures:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -747,3 +748,23 @@ def test_runs_wait_for_a_check_without_spending_an_attempt(host, queued):
     assert run.status == RunStatus.QUEUED and run.attempts == 0  # the task is retried; no attempt spent
     Challenge.objects.filter(pk=challenge.pk).update(program_status=ProgramStatus.OK)
     assert submission_score(submission_id=entry.pk, runner=in_process).runs.get().status == RunStatus.SUCCEEDED
+
+
+def test_one_user_asks_for_a_bounded_number_of_checks_an_hour(host, queued, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    monkeypatch.setattr("leaderboard.services.programs.CHECKS_PER_HOUR", 2)
+    first, second = animals_challenge(host, title="One"), animals_challenge(host, title="Two")
+    client = client_for(host)
+    put = lambda challenge: client.put(  # noqa: E731
+        f"/api/challenges/{challenge.slug}/scoring-program/",
+        {"program": SimpleUploadedFile("scoring.py", PROGRAM)},
+        format="multipart",
+    )
+    assert put(first).status_code == 202 and put(second).status_code == 202
+    refused = put(first)  # across the user's challenges: the runner is shared
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 3600
+    assert "2 checks of scoring programs in the last hour" in refused.json()["detail"]
+    assert client_for(make_user("other-host")).get("/api/challenges/").status_code == 200
+    AuditEntry.objects.filter(actor=host).update(created=timezone_now() - timedelta(hours=2))
+    assert put(first).status_code == 202  # an hour later
