@@ -132,6 +132,16 @@ class Started(ABC):
         Raises SandboxUnavailable when the program never started (a platform failure).
         """
 
+    def stop(self) -> None:
+        """Kill a run nobody waits for (a waiting sandbox, a template) and release what it holds: the
+        second kill reaps the sandbox's init, left to this process once bwrap's monitor is gone."""
+        self.kill()
+        if self.proc.returncode is None:
+            self.proc.wait()
+        self.kill()
+        self.output.join(timeout=1)
+        self.close()
+
     def close(self) -> None:  # noqa: B027 (a hook: most backends hold nothing)
         """Release what the handle holds (file descriptors); the run has ended."""
 

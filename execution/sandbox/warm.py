@@ -129,12 +129,7 @@ class Waiting:
                 started.proc.stdin.close()
         except OSError:
             pass
-        started.kill()
-        if started.proc.returncode is None:
-            started.proc.wait()
-        started.kill()  # reaps the sandbox's init, left to this process once bwrap's monitor is gone
-        started.output.join(timeout=1)
-        started.close()
+        started.stop()
         self._close_ack()
 
 

@@ -227,13 +227,7 @@ class Template:
             self.control.close()
         except OSError:
             pass
-        started = self.started
-        started.kill()
-        if started.proc.returncode is None:
-            started.proc.wait()
-        started.kill()
-        started.output.join(timeout=1)
-        started.close()
+        self.started.stop()
 
 
 def start_template(

@@ -69,13 +69,12 @@ def _score_one(
         fields = score_with_program(submission, predictions, expected_ids, runner)
         # No duration: how long the calls took would say which part of the rows a failure came from.
         return dict(status=RunStatus.SUCCEEDED, duration_s=None, device="scoring", **fields)
-    else:
-        result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
-        fields = dict(
-            test_score=float(result.score),
-            outcomes=Run.pack_outcomes(result.outcomes),
-            **score_parts(submission, y_true, predictions),
-        )
+    result = score_predictions(challenge.metric, y_true, predictions, classes=dataset.classes or None)
+    fields = dict(
+        test_score=float(result.score),
+        outcomes=Run.pack_outcomes(result.outcomes),
+        **score_parts(submission, y_true, predictions),
+    )
     return dict(status=RunStatus.SUCCEEDED, duration_s=time.monotonic() - started, device="scoring", **fields)
 
 
