@@ -38,6 +38,7 @@ __all__ = [
     "entry_row",
     "entry_rows",
     "exclude",
+    "own_moments",
     "own_statistics",
     "reused_row",
     "row_intervals",
@@ -109,7 +110,29 @@ def entry_rows(entries: list[EntryRuns], s: ReportSettings, noether_n: int | Non
     :func:`evaluation.stats.boo_n` and :func:`boo_n_curve` entry by entry (the same products).
     """
     own = own_statistics(entries, s)
-    return {e.id: entry_row(e, s, noether_n, intervals=False, own=own.get(e.id)) for e in entries}
+    moments = own_moments(entries)
+    return {
+        e.id: entry_row(e, s, noether_n, intervals=False, own=own.get(e.id), moments=moments[e.id]) for e in entries
+    }
+
+
+def own_moments(entries: list[EntryRuns]) -> dict[int, tuple[float, float, float | None]]:
+    """(mean, median, ddof=1 standard deviation or None below 2 runs) of each entry's runs, by id.
+
+    One reduction along the runs per run count: each row is reduced as the entry's own array
+    would be (the same summation, the same partition), so the figures equal entry by entry's.
+    """
+    groups: dict[int, list[EntryRuns]] = {}
+    for e in entries:
+        groups.setdefault(e.test.size, []).append(e)
+    out: dict[int, tuple[float, float, float | None]] = {}
+    for k, members in groups.items():
+        test = np.stack([e.test for e in members])
+        means, medians = test.mean(axis=1), np.median(test, axis=1)
+        stds = test.std(axis=1, ddof=1) if k >= 2 else [None] * len(members)
+        for e, mean, median, std in zip(members, means.tolist(), medians.tolist(), list(stds)):
+            out[e.id] = (mean, median, None if std is None else float(std))
+    return out
 
 
 def own_statistics(entries: list[EntryRuns], s: ReportSettings) -> dict[int, tuple]:
@@ -150,14 +173,21 @@ def _curve_weights(m: int, n_max: int) -> np.ndarray:
 
 
 def entry_row(
-    e: EntryRuns, s: ReportSettings, noether_n: int | None, intervals: bool = True, own: tuple | None = None
+    e: EntryRuns,
+    s: ReportSettings,
+    noether_n: int | None,
+    intervals: bool = True,
+    own: tuple | None = None,
+    moments: tuple | None = None,
 ) -> dict:
     """What an entry's own runs say: location, spread, Boo_n (both estimators) and its curve.
 
     ``intervals=False`` leaves the bootstrap intervals to :func:`row_intervals` (many rows at once);
-    ``own``: its (Boo_n, unbiased Boo_n, curve) from :func:`own_statistics`, else computed here.
+    ``own``: its (Boo_n, unbiased Boo_n, curve) from :func:`own_statistics`, ``moments`` its (mean,
+    median, std) from :func:`own_moments`; else computed here.
     """
     k = e.test.size
+    mean, median, std = moments or own_moments([e])[e.id]
     if own is None:
         boo = stats.boo_n(e.test, s.boo_n, valid=e.valid, higher_is_better=s.higher_is_better)
         unbiased = (
@@ -183,12 +213,12 @@ def entry_row(
         "tied": False,
         "ranking_value": None,
         "mean": interval(
-            e.test.mean(), se=None, source="runs", method=None, warning=mean_warning(k) if e.kind == "recipe" else None
+            mean, se=None, source="runs", method=None, warning=mean_warning(k) if e.kind == "recipe" else None
         ),
         "boo_n": interval(boo, n=int(s.boo_n), estimator="paper", method=None, warning=boo_n_warning(k, s.boo_n)),
         "boo_n_unbiased": interval(unbiased, n=int(s.boo_n), estimator="unbiased", method=None),
-        "median": finite(np.median(e.test)),
-        "std": finite(e.test.std(ddof=1)) if k >= 2 else None,
+        "median": finite(median),
+        "std": None if std is None else finite(std),
         "groups": "",
         "rank_interval": None,
         "runs_needed_for_decision": (max(0, noether_n - k) if noether_n is not None and e.kind == "recipe" else None),
@@ -245,7 +275,8 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
             ]
             if statistic == "mean":
                 for e in todo:  # its standard error whether or not the interval is shown (the state of the art's)
-                    rows[e.id][key]["se"] = finite(e.test.std(ddof=1) / math.sqrt(k))
+                    std = rows[e.id]["std"]
+                    rows[e.id][key]["se"] = finite((e.test.std(ddof=1) if std is None else std) / math.sqrt(k))
                 todo = todo if mean_interval_shown(k) else []
             if not todo:
                 continue

@@ -192,8 +192,10 @@ def test_rank_intervals_without_the_distribution_keep_every_other_field(device):
     kept = stats.rank_intervals(x, n_resamples=3000, rng=2, backend="torch", device=device)
     bare = stats.rank_intervals(x, n_resamples=3000, rng=2, backend="torch", device=device, keep_distribution=False)
     assert bare.bootstrap_distribution is None and kept.bootstrap_distribution.shape == (15, 3000)
-    for field in ("rank", "low", "high", "standard_error"):
+    for field in ("rank", "low", "high"):
         np.testing.assert_array_equal(getattr(kept, field), getattr(bare, field))
+    # on a GPU the bare intervals come from histograms of the ranks: the same sums in another order
+    np.testing.assert_allclose(kept.standard_error, bare.standard_error, rtol=1e-9)
     np.testing.assert_allclose(kept.standard_error, kept.bootstrap_distribution.std(axis=1, ddof=1))
     lo, hi = np.percentile(kept.bootstrap_distribution, [2.5, 97.5], axis=1)
     (
@@ -223,3 +225,43 @@ def test_ranking_a_boo_n_distribution_on_the_device_gives_numpy_s_intervals(devi
     routed = stats.rank_intervals(x, statistic="boo_n", n=3, n_resamples=1500, rng=5, backend="auto")
     for field in ("rank", "low", "high", "bootstrap_distribution"):
         np.testing.assert_array_equal(getattr(on_numpy, field), getattr(routed, field))
+
+
+def test_rank_histograms_give_the_sort_s_intervals(device, monkeypatch):
+    from evaluation.stats import torch_backend as tb
+
+    x = np.round(_scores(40, 10, seed=6), 2)  # tied means: competition ranks share a level
+    kw = dict(n_resamples=2001, confidence_level=0.9, seed=3, device=device)
+    monkeypatch.setattr(tb, "RANK_HISTOGRAMS_ON", ())
+    ordered = tb.rank_intervals_torch(x, keep_distribution=False, **kw)
+    monkeypatch.setattr(tb, "RANK_HISTOGRAMS_ON", ("cpu", "cuda"))
+    counted = tb.rank_intervals_torch(x, keep_distribution=False, **kw)
+    kept = tb.rank_intervals_torch(x, keep_distribution=True, **kw)  # the distribution asks for the sort
+    for field in ("rank", "low", "high"):
+        np.testing.assert_array_equal(getattr(ordered, field), getattr(counted, field))
+        np.testing.assert_array_equal(getattr(kept, field), getattr(counted, field))
+    np.testing.assert_allclose(counted.standard_error, ordered.standard_error, rtol=1e-9)
+    np.testing.assert_allclose(counted.standard_error, kept.bootstrap_distribution.std(axis=1, ddof=1), rtol=1e-9)
+    assert counted.bootstrap_distribution is None and (counted.low < counted.high).any()
+
+
+def test_the_unpaired_gather_and_product_kernels_give_the_same_numerators(monkeypatch):
+    """numpy's O(B·k) arithmetic (the CPU's) and the bilinear product (a GPU's) on the same draws."""
+    from evaluation.stats import torch_backend as tb
+
+    rng = np.random.default_rng(21)
+    rows = [np.round(0.8 + 0.02 * rng.standard_normal(k), 2) for k in (9, 4, 13, 9, 6)]  # ties, unequal k
+    i, j = np.triu_indices(5, 1)
+    kw = dict(paired=False, n_resamples=1500, seed=9, q=[2.5, 50, 97.5], device="cpu", keep_distribution=True)
+    gathered = tb.pairs_p_bootstrap(rows, i, j, **kw)
+    monkeypatch.setattr(tb, "UNPAIRED_PRODUCT_ON", ("cpu", "cuda"))
+    product = tb.pairs_p_bootstrap(rows, i, j, **kw)
+    np.testing.assert_array_equal(gathered.distribution, product.distribution)
+    np.testing.assert_array_equal(gathered.percentiles, product.percentiles)
+    # and pairs in any order, first entries repeated apart, as a caller may list them
+    shuffled = np.random.default_rng(1).permutation(i.size)
+    again = tb.pairs_p_bootstrap(rows, j[shuffled], i[shuffled], **kw)
+    for p, q in enumerate(shuffled):
+        np.testing.assert_allclose(
+            again.distribution[p] + gathered.distribution[q], 1.0, atol=1e-6
+        )  # P(B>A) = 1 - P(A>B)
