@@ -329,6 +329,7 @@ def submission_create_predictions(
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():
+            _lock_challenge_open(challenge, phase)
             _check_program_unchanged(challenge)
             _lock_team_and_check_quota(phase, team, user, n_files=len(files))
             _check_not_disqualified(challenge, team)
@@ -366,6 +367,15 @@ def submission_create_predictions(
             record.file.storage.delete(record.file.name)
         raise
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
+
+
+def _lock_challenge_open(challenge: Challenge, phase: Phase) -> None:
+    """Under the challenge's row lock, which the reveal takes while it closes every phase (``challenge_reveal``):
+    the phase the entry was checked against still takes it, so no entry is accepted after the reveal (its
+    private score would be public at once). Taken before the team's lock, as every path that takes both."""
+    locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
+    if phase_open(challenge=locked).pk != phase.pk:
+        raise ChallengeClosed(f"The {phase.name} phase closed while you submitted.")
 
 
 def _check_program_unchanged(challenge: Challenge) -> None:
@@ -440,6 +450,7 @@ def submission_create_recipe(
     submission = None
     try:
         with transaction.atomic():
+            _lock_challenge_open(challenge, phase)
             _lock_team_and_check_quota(phase, team, user)
             _check_not_disqualified(challenge, team)
             _check_not_resubmitted(challenge, team, sha256)
@@ -494,11 +505,10 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
     challenge = submission.challenge
     if not user_teams(user=user).filter(pk=submission.team_id).exists():
         raise NotAllowed("Only members of the submitting team can choose its final entries.")
-    if board_private_revealed(challenge=challenge):
-        raise ChallengeClosed("The private board has been revealed: final selections are locked.")
-    if selected:
-        _check_final_candidate(submission)
     with transaction.atomic():
+        _lock_finals_open(challenge)
+        if selected:
+            _check_final_candidate(submission)
         Team.objects.select_for_update().get(pk=submission.team_id)
         team_rows = Submission.objects.filter(challenge=challenge, team_id=submission.team_id)
         chosen = list(
@@ -517,6 +527,15 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
         team_rows.filter(pk=submission.pk).update(selected_for_final=selected)
     report_request(challenge_id=challenge.pk)
     return Submission.objects.get(pk=submission.pk)
+
+
+def _lock_finals_open(challenge: Challenge) -> None:
+    """Under the challenge's row lock, which the reveal takes (``challenge_reveal``), before the team's: a
+    choice that lands after the reveal is refused, not saved after the private board was shown. The
+    same lock order as a submission (challenge, then team)."""
+    locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
+    if board_private_revealed(challenge=locked):
+        raise ChallengeClosed("The private board has been revealed: final selections are locked.")
 
 
 def _check_final_candidate(submission: Submission, field: str = "selected") -> None:
@@ -543,9 +562,8 @@ def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, su
     """
     if not user_teams(user=user).filter(pk=team.pk).exists():
         raise NotAllowed("Only members of the submitting team can choose its final entries.")
-    if board_private_revealed(challenge=challenge):
-        raise ChallengeClosed("The private board has been revealed: final selections are locked.")
     with transaction.atomic():
+        _lock_finals_open(challenge)
         Team.objects.select_for_update().get(pk=team.pk)
         team_rows = Submission.objects.filter(challenge=challenge, team=team)
         kept = (
