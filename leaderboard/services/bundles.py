@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import json
-import tempfile
 import zipfile
 import zlib
 from datetime import datetime
@@ -51,6 +50,7 @@ from .dataset_files import dataset_frame
 from .errors import NotAllowed, ServiceError
 from .phases import PHASE_FIELDS, phase_create, phase_update
 from .programs import program_restore
+from .workdirs import work_folder
 
 BUNDLE_FORMAT, BUNDLE_VERSION = "varboard-bundle", 1
 PARTS = {"train": "data/train.csv", "test_inputs": "data/test_inputs.csv", "hidden_labels": "data/hidden_labels.csv"}
@@ -118,7 +118,7 @@ def bundle_import(*, data: bytes, user: User, slug: str | None = None, title: st
     All or nothing: a bundle refused at any step (its manifest, a setting, a phase, the data) leaves no
     challenge behind. The message names the member or the field.
     """
-    with tempfile.TemporaryDirectory(prefix="varboard-bundle-") as folder:
+    with work_folder("bundle") as folder:
         manifest, parts = _read(data, Path(folder))
         program = _read_program(data, manifest)
         return _create_from(manifest, parts, program, user=user, slug=slug, title=title)

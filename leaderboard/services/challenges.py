@@ -6,7 +6,6 @@ import hashlib
 import hmac
 import io
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -39,6 +38,7 @@ from .metrics import check_program_fits, check_secondary_metrics, metric_fit_err
 from .notifications import event_record
 from .phases import FIRST_PHASE_FIELDS, SHARED_WITH_PHASE, phase_default, phase_update_single
 from .reports import report_request
+from .workdirs import work_folder
 
 # Fields a host sets on a challenge; the serializer and the form validate their types. Dates and quotas
 # belong to phases: create and update also take FIRST_PHASE_FIELDS for the first (the only) phase.
@@ -455,7 +455,7 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     task = "regression" if metric.task == "regression" else "classification"
     challenge = Challenge(slug=_unique_slug(fields["title"], slug), created_by=created_by, **fields)
     saved: list = []
-    with tempfile.TemporaryDirectory(prefix="varboard-dataset-") as folder:
+    with work_folder("dataset") as folder:
         prepared = _prepare_guarded(dataset, task=task, challenge=challenge, folder=folder)
         problem = metric_fit_error(metric, task=task, classes=prepared.spec.classes)
         if problem:

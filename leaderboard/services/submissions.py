@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -40,6 +39,7 @@ from .programs import program_ready
 from .registrations import registration_check
 from .reports import report_request
 from .teams import team_for_submission, team_lock_for_entry
+from .workdirs import work_folder
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
         "metric": challenge.metric_info,
         "max_bytes": upload_limit("prediction").max_bytes,
     }
-    with tempfile.TemporaryDirectory(prefix="varboard-predictions-") as folder:
+    with work_folder("predictions") as folder:
         ids_file = os.path.join(folder, "test_inputs.csv")
         with dataset.test_inputs_file.open("rb") as source, open(ids_file, "wb") as copy:
             shutil.copyfileobj(source, copy, 1024 * 1024)
