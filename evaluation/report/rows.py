@@ -275,8 +275,8 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
             ]
             if statistic == "mean":
                 for e in todo:  # its standard error whether or not the interval is shown (the state of the art's)
-                    std = rows[e.id]["std"]
-                    rows[e.id][key]["se"] = finite((e.test.std(ddof=1) if std is None else std) / math.sqrt(k))
+                    std = rows[e.id]["std"]  # None when not finite: so is its standard error
+                    rows[e.id][key]["se"] = None if std is None else finite(std / math.sqrt(k))
                 todo = todo if mean_interval_shown(k) else []
             if not todo:
                 continue

@@ -329,8 +329,7 @@ def submission_create_predictions(
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():
-            _lock_challenge_open(challenge, phase)
-            _check_program_unchanged(challenge)
+            _check_program_unchanged(challenge, _lock_challenge_open(challenge, phase))
             _lock_team_and_check_quota(phase, team, user, n_files=len(files))
             _check_not_disqualified(challenge, team)
             _check_not_resubmitted(challenge, team, sha256)
@@ -369,19 +368,21 @@ def submission_create_predictions(
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
 
 
-def _lock_challenge_open(challenge: Challenge, phase: Phase) -> None:
+def _lock_challenge_open(challenge: Challenge, phase: Phase) -> Challenge:
     """Under the challenge's row lock, which the reveal takes while it closes every phase (``challenge_reveal``):
     the phase the entry was checked against still takes it, so no entry is accepted after the reveal (its
-    private score would be public at once). Taken before the team's lock, as every path that takes both."""
+    private score would be public at once). Taken before the team's lock, as every path that takes both.
+    Returns the challenge as locked."""
     locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
     if phase_open(challenge=locked).pk != phase.pk:
         raise ChallengeClosed(f"The {phase.name} phase closed while you submitted.")
+    return locked
 
 
-def _check_program_unchanged(challenge: Challenge) -> None:
-    """Under the challenge's row lock (``program_upload`` takes it too): the program approved before the files
-    were read is still the challenge's, so the first submission freezes the program it was accepted under."""
-    locked = Challenge.objects.select_for_update().only("scoring_program", "program_status").get(pk=challenge.pk)
+def _check_program_unchanged(challenge: Challenge, locked: Challenge) -> None:
+    """``locked``: the challenge read under its row lock (``program_upload`` takes it too). The program approved
+    before the files were read is still the challenge's, so the first submission freezes the program it was
+    accepted under."""
     if locked.scoring_program.name != challenge.scoring_program.name or (
         locked.scoring_program and locked.program_status != challenge.program_status
     ):
