@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .capture import Output
 from .environment import SAFE_PATH
@@ -93,6 +94,10 @@ class Started(ABC):
     isolation: tuple[str, ...]
     warnings: list = field(default_factory=list)
     uid: int | None = None  # the run's fresh uid (root workers), else None
+    #: Whether the kernel refuses writes past the disk limit (a size-capped file system). Then a
+    #: run that reached it is never stopped for it: it got ENOSPC, and it fails (reporting as it
+    #: likes) or recovers. Otherwise the limit is polled, and the run is stopped once over it.
+    disk_capped_by_kernel: ClassVar[bool] = False
 
     @abstractmethod
     def members(self) -> list[int]:

@@ -47,7 +47,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .backend import Backend, Probe, RunSpec, Started, check_program
 from .capture import Output
@@ -299,6 +299,7 @@ class BwrapRun(Started):
     """A run inside bwrap. Its processes are those of its PID namespace, whose init is
     held through a pidfd: SIGKILL to that init kills every process in the namespace."""
 
+    disk_capped_by_kernel: ClassVar[bool] = True  # the workspace is a size-capped tmpfs
     status_fd: int = -1
     status_rest: bytes = b""
     init_fd: int | None = None

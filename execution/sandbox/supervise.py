@@ -80,8 +80,8 @@ def supervise(started: Started, limits: Limits) -> Ended:
             elif now >= next_scan:
                 ended.reason = poll.check()
                 next_scan = now + (0.1 if now - start < 2 else 0.25)
-            if ended.reason is None and now >= next_disk:
-                if started.disk_exceeded(limits.max_disk_mb):  # the kernel caps it; this says so early
+            if ended.reason is None and now >= next_disk and not started.disk_capped_by_kernel:
+                if started.disk_exceeded(limits.max_disk_mb):
                     ended.reason = "disk"
                 next_disk = now + 1.0
             if ended.reason is not None:

@@ -105,3 +105,32 @@ def test_outputs_come_back_and_nothing_else_does(workspace):
     assert (workspace / "outputs" / "p.npy").read_bytes() == b"p" * 100
     assert os.readlink(workspace / "outputs" / "link") == "/etc/passwd"  # a link, refused by name by Outputs
     assert not (workspace / "kept").exists()
+
+
+def test_a_run_that_meets_its_full_workspace_may_recover_and_succeed(workspace):
+    """The kernel caps the workspace, so reaching the cap is not a reason to stop the run: it
+    got ENOSPC and may free space and go on (before, a poll that saw the tmpfs nearly full
+    killed it, sometimes before it could even print its own error)."""
+    code = """
+import errno, os, time
+MB = 2 ** 20
+held = []
+try:
+    for i in range(10):
+        with open(f'/tmp/blob{i}', 'wb') as f:
+            f.write(b'x' * MB)
+        held.append(i)
+except OSError as exc:
+    assert exc.errno == errno.ENOSPC, exc
+time.sleep(2.5)  # nearly full across more than two disk polls
+for i in held:
+    os.remove(f'/tmp/blob{i}')
+print('RECOVERED after', len(held), 'MB')
+"""
+    r = run_sandboxed(
+        [python_command()[0][0], "-S", "-c", code],
+        workdir=str(workspace),
+        limits=Limits(wall_time_s=20, max_file_mb=2, max_disk_mb=4),
+    )
+    assert r.status == "ok", r
+    assert re.search(r"RECOVERED after [1-4] MB", r.stdout_tail), r.stdout_tail
