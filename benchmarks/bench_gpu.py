@@ -4,7 +4,7 @@ For each kernel of :mod:`evaluation.stats.torch_backend`, in one run on one devi
 
 * **kernel**: the project's torch function (counts drawn on the device, chunks, the
   summaries that cross to the host), timed with the device synchronised, median of
-  ``--repeats`` after one warm-up;
+  ``--repeats`` after one warm-up, its calls alternating with the floor's (the same clocks);
 * **floor**: the plainest torch code of the same arithmetic on the same device (the counts
   drawn the same way, one matrix product over everything, no summaries): the kernel's target
   is at most 2x the floor;
@@ -58,6 +58,21 @@ def timed(fn, repeats: int, sync, warm_up: bool = True) -> tuple[float, object]:
         sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+def timed_together(first, second, repeats: int, sync) -> tuple[tuple[float, object], tuple[float, object]]:
+    """:func:`timed` of two functions called in turn (one warm-up each), so that both meet the device
+    in the same state (its clocks rise and fall with the load): a kernel against its floor."""
+    results = [first(), second()]
+    sync()
+    times: list[list[float]] = [[], []]
+    for _ in range(repeats):
+        for n, fn in enumerate((first, second)):
+            start = time.perf_counter()
+            results[n] = fn()
+            sync()
+            times[n].append(time.perf_counter() - start)
+    return (statistics.median(times[0]), results[0]), (statistics.median(times[1]), results[1])
 
 
 def scores(entries: int, runs: int, seed: int = 0) -> np.ndarray:
@@ -146,8 +161,7 @@ class Bench:
             self.torch.cuda.synchronize()
 
     def row(self, name, kernel, floor, numpy_fn, agree=None, limit=None):
-        t_kernel, got = timed(kernel, self.repeats, self.sync)
-        t_floor, _ = timed(floor, self.repeats, self.sync)
+        (t_kernel, got), (t_floor, _) = timed_together(kernel, floor, self.repeats, self.sync)
         t_numpy, ref = timed(numpy_fn, max(1, self.repeats // 2), lambda: None, warm_up=False)
         verdict = []
         if self.dev.type == "cuda":
@@ -193,6 +207,14 @@ def kernel_rows(bench: Bench, args):
             agree=lambda got, ref: agreement(got[0], got[1], ref[0], ref[1]),
             limit=limit,
         )
+        if paired and dev.type in tb.FUSED_PAIRED_ON:  # the same draws without the fused Triton kernel
+            saved_fused = tb.FUSED_PAIRED_ON
+            tb.FUSED_PAIRED_ON = ()
+            try:
+                t_unfused, _ = timed(kernel, bench.repeats, bench.sync)
+            finally:
+                tb.FUSED_PAIRED_ON = saved_fused
+            print(f"{'':<46} the same without the fused Triton kernel (numerators, then a scatter): {t_unfused:.4f} s")
         if args.sort_rows:  # the same kernel with the device's other summary
             saved = tb.GPU_SUMMARY
             tb.GPU_SUMMARY = "histogram" if saved == "sort" else "sort"
@@ -281,7 +303,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="auto", help="cuda, cpu or auto (CUDA when present)")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-functions", action="store_true", help="only the kernels")
     parser.add_argument(
         "--sort-rows", action="store_true", help="also time P(A>B) with the other summary (histograms on a GPU)"

@@ -86,6 +86,10 @@ UNPAIRED_PRODUCT_ON = ("cuda",)
 #: (entries + 1) counters, up to HISTOGRAM_ELEMENTS) instead of a sort of each entry's B ranks. On the
 #: CPU the sort of small integers is as fast and needs no counters.
 RANK_HISTOGRAMS_ON = ("cuda",)
+#: Device types whose paired P(A>B) histograms come from the fused Triton kernel
+#: (:mod:`evaluation.stats.triton_kernels`) when Triton is installed: the same counts, no
+#: (pairs x B) matrix of numerators in global memory.
+FUSED_PAIRED_ON = ("cuda",)
 
 
 def cuda_present() -> bool:
@@ -228,17 +232,17 @@ def _histogram_summary(hist, n_resamples: int, q):
 
     lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
     cum = torch.cumsum(hist, dim=1)
-    levels = torch.arange(hist.shape[1], dtype=torch.float64, device=cum.device)
-    hist = hist.to(torch.float64)
-    mean = hist @ levels / n_resamples
-    spread = (hist @ levels**2 - n_resamples * mean * mean).clamp_min(0.0)
-    std = (spread / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
-    order = (
-        torch.stack([(cum <= t).sum(dim=1) for t in np.concatenate([lo_idx, hi_idx]).tolist()])
-        .cpu()
-        .numpy()
-        .astype(np.float64)
-    )
+    positions = np.concatenate([lo_idx, hi_idx]).astype(np.float64)
+    levels = np.arange(hist.shape[1], dtype=np.float64)
+    # one small constant for the few products below: the levels and their squares, then the positions
+    const = torch.as_tensor(np.concatenate([levels, levels**2, positions]), device=cum.device)
+    sums = hist.to(torch.float64) @ const[: 2 * levels.size].view(2, -1).T  # (rows, 2): Σ v·h, Σ v²·h
+    # order statistic t = the number of levels whose cumulative count is at most t (rows are sorted)
+    wanted = const[2 * levels.size :].to(cum.dtype).expand(cum.shape[0], positions.size).contiguous()
+    counted = torch.searchsorted(cum, wanted, right=True).to(torch.float64)
+    # Σ(v − mean)² = Σ v² − (Σ v)² / B; everything crosses to the host in one transfer, at the end
+    spread = (sums[:, 1] - sums[:, 0] * sums[:, 0] / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)
+    *order, std = torch.cat([counted.T, spread.sqrt()[None, :]]).cpu().numpy()
     pct = np.stack([rs._lerp(order[j], order[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
     return pct, std
 
@@ -302,6 +306,11 @@ def pairs_p_bootstrap(
     sort = i.size * (vmax + 1) > HISTOGRAM_ELEMENTS or (
         dev.type == "cuda" and GPU_SUMMARY == "sort" and i.size * n_resamples <= SORT_ELEMENTS
     )
+    if paired and not (sort or keep_distribution) and dev.type in FUSED_PAIRED_ON:
+        fused = _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype)
+        if fused is not None:
+            pct, std = _histogram_summary(fused[:, : vmax + 1], n_resamples, q)
+            return PairSummary(pct / denominator, std / denominator, None)
     hist = None if sort else _Histograms(i.size, vmax, dev)
     full = torch.empty((i.size, n_resamples), dtype=dtype, device=dev) if sort or keep_distribution else None
     if paired:
@@ -332,13 +341,49 @@ def _paired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
     x = torch.as_tensor(np.stack(rows).astype(np.float64), device=dev)
     k = x.shape[1]
     ti, tj = torch.as_tensor(i, device=dev), torch.as_tensor(j, device=dev)
-    b_step = max(1, min(n_resamples, _chunk(dev) // max(1, k, i.size)))
-    for b0 in range(0, n_resamples, b_step):
-        b1 = min(n_resamples, b0 + b_step)
+    for b0, b1 in _paired_resample_chunks(k, i.size, n_resamples, dev):
         counts_t = _counts(k, b1 - b0, generator, dev, dtype).T.contiguous()  # (k, Bc)
         for pairs in _pair_chunks(i.size, b1 - b0, dev):
             w = _paired_numerators(x, ti[pairs], tj[pairs], dtype)
             yield b0, b1, w @ counts_t, pairs
+
+
+def _paired_resample_chunks(k: int, npairs: int, n_resamples: int, dev) -> list[tuple[int, int]]:
+    """The chunks [b0, b1) of resamples whose counts the paired kernels draw, one call each."""
+    step = max(1, min(n_resamples, _chunk(dev) // max(1, k, npairs)))
+    return [(b0, min(n_resamples, b0 + step)) for b0 in range(0, n_resamples, step)]
+
+
+def _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype):
+    """Each pair's histogram of paired numerators (pairs, bins) from the fused Triton kernel, or
+    None (no Triton, or too many runs for its bins) before any draw. The counts are drawn as
+    :func:`_paired_kernel` draws them, so the histograms equal the unfused path's."""
+    import torch
+
+    try:
+        from . import triton_kernels as tk
+    except ImportError:
+        return None
+    k = np.size(rows[0])
+    bins = tk.histogram_bins(k)
+    if bins is None:
+        return None
+    x = torch.as_tensor(np.stack(rows).astype(np.float64), device=dev)
+    padded_pairs = -(-i.size // tk.PAIRS_PER_PROGRAM) * tk.PAIRS_PER_PROGRAM
+    pairs = np.zeros((2, padded_pairs), dtype=np.int32)  # padding pairs: entry 0 with itself, sliced off
+    pairs[:, : i.size] = i, j
+    pairs_t = torch.as_tensor(pairs, device=dev)
+    out = torch.zeros((padded_pairs, bins), dtype=torch.int32, device=dev)
+    small = torch.uint8 if k < 2**8 else torch.int16
+    padding = 0
+    for b0, b1 in _paired_resample_chunks(k, i.size, n_resamples, dev):
+        columns = -(-(b1 - b0) // tk.RESAMPLES_PER_TILE) * tk.RESAMPLES_PER_TILE
+        counts_t = torch.zeros((k, columns), dtype=small, device=dev)
+        counts_t[:, : b1 - b0] = _counts(k, b1 - b0, generator, dev, dtype).T
+        tk.paired_histograms(x, pairs_t, counts_t, out)
+        padding += columns - (b1 - b0)
+    out[:, 0] -= padding  # the padding columns' numerators, 0
+    return out[: i.size].to(torch.float32)
 
 
 def _unpaired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
@@ -487,7 +532,10 @@ def rank_intervals_torch(
     x = torch.as_tensor(np.asarray(scores, dtype=np.float64), device=dev)
     counts = _counts(x.shape[1], n_resamples, _generator(seed, dev), dev, torch.float64)
     means = counts @ x.T / x.shape[1]  # (B, entries)
-    return _rank_intervals(means, x.mean(dim=1).cpu().numpy(), confidence_level, keep_distribution)
+    # the observed means on the host, as numpy's path computes them: no wait for the device here
+    return _rank_intervals(
+        means, np.asarray(scores, dtype=np.float64).mean(axis=1), confidence_level, keep_distribution
+    )
 
 
 def rank_intervals_from_distribution_torch(
@@ -514,18 +562,19 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
 
     n_resamples, n_entries = means.shape
     ordered = torch.sort(means, dim=1).values
-    # competition rank: 1 + entries with a strictly larger value in the same resample, (B, entries)
-    ranks = 1 + n_entries - torch.searchsorted(ordered, means, right=True, out_int32=True)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
     if not keep_distribution and _rank_histograms(means.device, n_entries):
-        (lo, hi), spread = _rank_histogram_summary(ranks, q)
+        (lo, hi), spread = _rank_histogram_summary(torch.searchsorted(ordered, means, right=True), q)
+        boot_ranks = None
     else:
+        # competition rank: 1 + entries with a strictly larger value in the same resample, (B, entries)
+        ranks = 1 + n_entries - torch.searchsorted(ordered, means, right=True, out_int32=True)
         compact = torch.int16 if n_entries < 2**15 else torch.int32  # fewer radix passes in the sort below
         ranks = ranks.T.to(compact)  # (entries, B)
         lo, hi = _linear_quantiles(ranks, q).cpu().numpy()
         total, squares = ranks.sum(dim=1, dtype=torch.float64), (ranks.to(torch.float64) ** 2).sum(dim=1)
         spread = ((squares - total * total / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
-    boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
+        boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
     return RankIntervals(
         stats.rankdata(-estimate, method="min").astype(np.int64),
         np.floor(lo + 1e-9).astype(np.int64),
@@ -541,18 +590,21 @@ def _rank_histograms(device, n_entries: int) -> bool:
     return device.type in RANK_HISTOGRAMS_ON and n_entries * (n_entries + 1) <= HISTOGRAM_ELEMENTS
 
 
-def _rank_histogram_summary(ranks, q):
-    """Percentiles (in ranks) and standard errors of each entry's ranks (B, entries), by histogram.
+def _rank_histogram_summary(positions, q):
+    """Percentiles (in ranks) and standard errors of each entry's ranks, by histogram.
 
-    Entry e's rank r is counted in bin ``e·(entries + 1) + r``: one scatter over the resamples as
-    they lie (no transpose, no sort of the B ranks of every entry); the same numbers as sorting.
+    ``positions`` (B, entries): each value's ``searchsorted(..., right=True)`` in its sorted
+    resample, so its competition rank is ``1 + entries - position``. Entry e's rank r is
+    counted in bin ``e·(entries + 1) + r``, computed in one pass from the positions, then one
+    scatter over the resamples as they lie (no transpose, no sort of the B ranks of every
+    entry); the same numbers as sorting.
     """
     import torch
 
-    n_resamples, n_entries = ranks.shape
+    n_resamples, n_entries = positions.shape
     width = n_entries + 1
-    offsets = torch.arange(n_entries, dtype=torch.int64, device=ranks.device) * width
-    flat = (ranks + offsets).reshape(-1)
-    counters = torch.zeros(n_entries * width, dtype=torch.float32, device=ranks.device)
-    counters.scatter_add_(0, flat, torch.ones(1, dtype=torch.float32, device=ranks.device).expand(flat.numel()))
+    bin_of_position_zero = torch.arange(n_entries, dtype=torch.int64, device=positions.device) * width + width
+    flat = (bin_of_position_zero - positions).reshape(-1)
+    counters = torch.zeros(n_entries * width, dtype=torch.float32, device=positions.device)
+    counters.scatter_add_(0, flat, torch.ones(1, dtype=torch.float32, device=positions.device).expand(flat.numel()))
     return _histogram_summary(counters.view(n_entries, width), n_resamples, q)
