@@ -366,7 +366,7 @@ def _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype):
         return None
     k = np.size(rows[0])
     bins = tk.histogram_bins(k)
-    if bins is None:
+    if bins is None or i.size == 0:  # too many runs for the kernel's bins; no pair to launch it for
         return None
     x = torch.as_tensor(np.stack(rows).astype(np.float64), device=dev)
     padded_pairs = -(-i.size // tk.PAIRS_PER_PROGRAM) * tk.PAIRS_PER_PROGRAM
