@@ -16,20 +16,25 @@ from django.conf import settings
 KB, MB = 1024, 1024 * 1024
 #: A bundle (a challenge's settings, pages, phases, data and public rows as one zip) and each file in it.
 BUNDLE_MB = 200
+#: A bundle's manifest.json (settings, pages, phases, the public rows' ids: about a million short ids fit),
+#: and the arrays and objects it may hold (a bundle's has a few dozen). Parsed JSON takes many times its
+#: text in memory (94 MB of ``[],`` took 2.3 GB), so the manifest is bounded before it is parsed.
+MANIFEST_MB = 8
+MANIFEST_CONTAINERS = 10_000
 #: A host's scoring program: ``execution.scoring_program.MAX_PROGRAM_BYTES``, which the web side cannot import.
 PROGRAM_KB = 1000
 
 #: kind -> (the setting, its unit). ``dataset``: a host's table (the dataset, its test rows or labels, a
 #: label correction); ``dataset_decoded``: the same once decompressed (Parquet); ``prediction``: one
 #: prediction file, or one file of a results import; ``recipe``: one recipe; ``bundle``: a bundle and each file in
-#: it; ``program``: a host's scoring program.
+#: it; ``manifest``: a bundle's manifest.json; ``program``: a host's scoring program.
 _SETTINGS = {
     "dataset": ("MAX_DATASET_MB", MB),
     "dataset_decoded": ("MAX_DATASET_DECODED_MB", MB),
     "prediction": ("MAX_PREDICTION_MB", MB),
     "recipe": ("MAX_RECIPE_KB", KB),
 }
-KINDS = (*_SETTINGS, "bundle", "program")
+KINDS = (*_SETTINGS, "bundle", "manifest", "program")
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,8 @@ def upload_limit(kind: str) -> UploadLimit:
     """The limit in force for one uploaded file of ``kind`` (one of :data:`KINDS`)."""
     if kind == "bundle":
         return UploadLimit(kind, BUNDLE_MB * MB, MB)
+    if kind == "manifest":
+        return UploadLimit(kind, MANIFEST_MB * MB, MB)
     if kind == "program":
         return UploadLimit(kind, PROGRAM_KB * KB, KB)
     if kind not in _SETTINGS:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 import zlib
 from datetime import datetime
@@ -40,7 +41,7 @@ from django.db import transaction
 from evaluation.boards import pack_mask
 
 from ..choices import Visibility
-from ..limits import upload_limit
+from ..limits import MANIFEST_CONTAINERS, upload_limit
 from ..models import Challenge
 from ..selectors import user_is_host
 from .audit import audit_record
@@ -203,7 +204,7 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
                     field="bundle",
                 )
         try:
-            manifest = json.loads(_unpack(archive, "manifest.json", folder).read_bytes())
+            manifest = json.loads(_bounded_manifest(_unpack(archive, "manifest.json", folder, "manifest").read_bytes()))
         except ValueError as exc:
             raise ServiceError(f"manifest.json is not JSON: {exc}.", field="bundle") from None
         if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
@@ -220,23 +221,44 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
         return manifest, {part: _unpack(archive, name, folder) for part, name in PARTS.items()}
 
 
-def _unpack(archive: zipfile.ZipFile, name: str, folder: Path) -> Path:
-    """One member written to ``folder`` a megabyte at a time and refused past a dataset's limit
-    (``upload_limit("dataset")``), whatever its header declares. A data part is then parsed only by
-    the child that prepares the challenge, so a small zip that unpacks to gigabytes never reaches the
-    web process's memory (a bundle's parts were read into it whole, up to 200 MB each)."""
-    limit = upload_limit("dataset")
+_LIMIT_NAMES = {"dataset": "a dataset's limit", "manifest": "a bundle manifest's limit"}
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _unpack(archive: zipfile.ZipFile, name: str, folder: Path, kind: str = "dataset") -> Path:
+    """One member written to ``folder`` a megabyte at a time and refused past the limit of ``kind``
+    (``upload_limit``: a dataset's for the data parts), whatever its header declares. A data part is
+    then parsed only by the child that prepares the challenge, so a small zip that unpacks to gigabytes
+    never reaches the web process's memory (a bundle's parts were read into it whole, up to 200 MB each)."""
+    limit = upload_limit(kind)
     target, written = folder / name.replace("/", "_"), 0
     try:
         with archive.open(name) as source, open(target, "wb") as out:
             while chunk := source.read(1024 * 1024):
                 written += len(chunk)
                 if limit.exceeded_by(written):
-                    raise ServiceError(f"{name} unpacks to more than {limit.label}, a dataset's limit.", field="bundle")
+                    raise ServiceError(
+                        f"{name} unpacks to more than {limit.label}, {_LIMIT_NAMES[kind]}.", field="bundle"
+                    )
                 out.write(chunk)
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a damaged member (its CRC, its stream)
         raise ServiceError(f"{name} is damaged in the bundle: {exc}.", field="bundle") from None
     return target
+
+
+def _bounded_manifest(text: bytes) -> bytes:
+    """``text`` if its arrays and objects (counted outside its strings) are at most
+    :data:`~leaderboard.limits.MANIFEST_CONTAINERS`: each becomes a Python object once parsed, so a
+    few megabytes of ``[],`` would take hundreds of megabytes of the web process's memory."""
+    outside = _JSON_STRING.sub(b'""', text)
+    containers = outside.count(b"[") + outside.count(b"{")
+    if containers > MANIFEST_CONTAINERS:
+        raise ServiceError(
+            f"manifest.json holds {containers:,} arrays and objects; a bundle's manifest may hold "
+            f"{MANIFEST_CONTAINERS:,}.",
+            field="bundle",
+        )
+    return text
 
 
 def _read_program(data: bytes, manifest: dict) -> tuple[bytes, list] | None:

@@ -184,6 +184,35 @@ def test_a_bundle_part_is_unpacked_to_disk_and_refused_past_a_datasets_limit(hos
     assert refused.value.message.startswith("data/hidden_labels.csv is damaged in the bundle: ")
 
 
+def test_a_manifest_is_bounded_before_it_is_parsed(host, media, monkeypatch):
+    """A 94 KB bundle whose manifest.json unpacks to 94 MB of ``[],`` took 2.3 GB of the web process's
+    memory in json.loads. The manifest is unpacked under its own limit (8 MB) and its arrays and objects
+    counted outside its strings before it is parsed; a long page full of brackets is still a bundle."""
+    import leaderboard.services.bundles as bundles
+
+    challenge = _phased(host)
+    data = bundle_export(challenge=challenge, user=host)
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
+    head = json.dumps({**manifest, "dataset": {**manifest["dataset"], "public_ids": []}}).encode()
+    cut = head.index(b'"public_ids": [') + len(b'"public_ids": [')
+    bomb = _replaced(data, "manifest.json", head[:cut] + b"[]," * 33_000_000 + b"[]" + head[cut:])
+    assert len(bomb) < 200_000
+    parsed = []
+    real_loads = json.loads
+    monkeypatch.setattr(bundles.json, "loads", lambda text, **kw: parsed.append(len(text)) or real_loads(text, **kw))
+    before = Challenge.objects.count()
+    with pytest.raises(ServiceError, match=r"^manifest.json unpacks to more than 8 MB, a bundle manifest's limit.$"):
+        bundle_import(data=bomb, user=host, slug="manifest-bomb")
+    nested = _replaced(data, "manifest.json", head[:cut] + b"[]," * 20_000 + b"[]" + head[cut:])  # 60 KB
+    with pytest.raises(ServiceError, match=r"^manifest.json holds 20,0\d\d arrays and objects; .* may hold 10,000.$"):
+        bundle_import(data=nested, user=host, slug="manifest-nested")
+    assert parsed == [] and Challenge.objects.count() == before  # refused unparsed, nothing created
+    brackets = {**manifest, "pages": {**manifest["pages"], "description": "[link] {x} " * 20_000}}
+    text = json.dumps(brackets).encode()
+    copy = bundle_import(data=_replaced(data, "manifest.json", text), user=host, slug="pages")
+    assert copy.description.count("[link]") == 20_000 and parsed[0] == len(text)  # the manifest, parsed
+
+
 def test_bundles_on_the_web(client, host):
     original = _phased(host)
     client.force_login(make_user("stranger"))

@@ -48,6 +48,7 @@ def test_every_kind_has_a_limit_named_in_its_unit(settings):
         "prediction": "20 MB",
         "recipe": "512 KB",
         "bundle": f"{limits.BUNDLE_MB} MB",
+        "manifest": f"{limits.MANIFEST_MB} MB",
         "program": f"{limits.PROGRAM_KB} KB",
     }
     assert upload_limit("recipe").max_bytes == 512 * 1024 and upload_limit("recipe").size(600 * 1024) == "600 KB"
