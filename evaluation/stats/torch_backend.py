@@ -36,6 +36,7 @@ Bouthillier, X. et al. (2021). Accounting for Variance in Machine Learning Bench
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ from typing import Any
 import numpy as np
 
 from . import _resample as rs
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "AUTO_MIN_ELEMENTS",
@@ -306,8 +309,12 @@ def pairs_p_bootstrap(
     sort = i.size * (vmax + 1) > HISTOGRAM_ELEMENTS or (
         dev.type == "cuda" and GPU_SUMMARY == "sort" and i.size * n_resamples <= SORT_ELEMENTS
     )
-    if paired and not (sort or keep_distribution) and dev.type in FUSED_PAIRED_ON:
-        fused = _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype)
+    if paired and not (sort or keep_distribution) and dev.type in FUSED_PAIRED_ON and not _fused_failed:
+        try:
+            fused = _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype)
+        except Exception as exc:  # Triton cannot build or run it on this device (an older GPU, a driver)
+            _fused_unavailable(exc)
+            fused, generator = None, _generator(seed, dev)  # the plain path, from the same first draw
         if fused is not None:
             pct, std = _histogram_summary(fused[:, : vmax + 1], n_resamples, q)
             return PairSummary(pct / denominator, std / denominator, None)
@@ -352,6 +359,18 @@ def _paired_resample_chunks(k: int, npairs: int, n_resamples: int, dev) -> list[
     """The chunks [b0, b1) of resamples whose counts the paired kernels draw, one call each."""
     step = max(1, min(n_resamples, _chunk(dev) // max(1, k, npairs)))
     return [(b0, min(n_resamples, b0 + step)) for b0 in range(0, n_resamples, step)]
+
+
+_fused_failed = False
+
+
+def _fused_unavailable(exc: Exception) -> None:
+    """Stop using the fused kernel in this process, and say so once: the plain torch path gives the same numbers."""
+    global _fused_failed
+    _fused_failed = True
+    log.warning(
+        "the fused Triton kernel of paired P(A>B) failed (%s: %s); using the plain torch path", type(exc).__name__, exc
+    )
 
 
 def _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype):

@@ -137,3 +137,31 @@ def _check_large(torch):
         tb.FUSED_PAIRED_ON = saved
     np.testing.assert_array_equal(fused.percentiles, plain.percentiles)
     np.testing.assert_array_equal(fused.standard_error, plain.standard_error)
+
+
+def test_a_kernel_that_cannot_run_falls_back_to_the_same_numbers(monkeypatch, caplog):
+    """Triton cannot build the kernel for every GPU (nor every driver): the first failure is logged, the
+    call gives the plain path's numbers from the same seed, and the process stops trying."""
+    from evaluation.stats import torch_backend as tb
+    from evaluation.stats import triton_kernels as tk
+
+    x = np.round(np.random.default_rng(4).normal(size=(6, 9)), 1)
+    i, j = np.triu_indices(6, 1)
+    kw = dict(paired=True, n_resamples=700, seed=3, q=[2.5, 97.5], device="cpu")
+    plain = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+    calls = []
+
+    def broken(*args):
+        calls.append(1)
+        raise RuntimeError("no kernel image is available for execution on the device")
+
+    monkeypatch.setattr(tk, "paired_histograms", broken)
+    monkeypatch.setattr(tb, "FUSED_PAIRED_ON", ("cpu",))
+    monkeypatch.setattr(tb, "_fused_failed", False)
+    with caplog.at_level("WARNING", logger=tb.__name__):
+        first = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+        second = tb.pairs_p_bootstrap(list(x), i, j, **kw)
+    for got in (first, second):
+        np.testing.assert_array_equal(got.percentiles, plain.percentiles)
+        np.testing.assert_array_equal(got.standard_error, plain.standard_error)
+    assert calls == [1] and "no kernel image" in caplog.text  # tried once, said once
