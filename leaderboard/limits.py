@@ -21,20 +21,24 @@ BUNDLE_MB = 200
 #: text in memory (94 MB of ``[],`` took 2.3 GB), so the manifest is bounded before it is parsed.
 MANIFEST_MB = 8
 MANIFEST_CONTAINERS = 10_000
+#: A recipe submission's fixed hyperparameters as JSON text: a few values, stored with every submission
+#: and read back with each list of them (5 MB of JSON took about 130 MB per row once parsed).
+HYPERPARAMETERS_KB = 64
 #: A host's scoring program: ``execution.scoring_program.MAX_PROGRAM_BYTES``, which the web side cannot import.
 PROGRAM_KB = 1000
 
 #: kind -> (the setting, its unit). ``dataset``: a host's table (the dataset, its test rows or labels, a
 #: label correction); ``dataset_decoded``: the same once decompressed (Parquet); ``prediction``: one
 #: prediction file, or one file of a results import; ``recipe``: one recipe; ``bundle``: a bundle and each file in
-#: it; ``manifest``: a bundle's manifest.json; ``program``: a host's scoring program.
+#: it; ``manifest``: a bundle's manifest.json; ``program``: a host's scoring program; ``hyperparameters``: a
+#: recipe submission's hyperparameters as JSON text.
 _SETTINGS = {
     "dataset": ("MAX_DATASET_MB", MB),
     "dataset_decoded": ("MAX_DATASET_DECODED_MB", MB),
     "prediction": ("MAX_PREDICTION_MB", MB),
     "recipe": ("MAX_RECIPE_KB", KB),
 }
-KINDS = (*_SETTINGS, "bundle", "manifest", "program")
+KINDS = (*_SETTINGS, "bundle", "manifest", "program", "hyperparameters")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ def upload_limit(kind: str) -> UploadLimit:
         return UploadLimit(kind, BUNDLE_MB * MB, MB)
     if kind == "manifest":
         return UploadLimit(kind, MANIFEST_MB * MB, MB)
+    if kind == "hyperparameters":
+        return UploadLimit(kind, HYPERPARAMETERS_KB * KB, KB)
     if kind == "program":
         return UploadLimit(kind, PROGRAM_KB * KB, KB)
     if kind not in _SETTINGS:

@@ -14,9 +14,23 @@ from ..models import AuditEntry, Challenge, Dataset, Phase, Registration, Report
 from ..selectors import phase_in_force, submission_can_see_details, user_is_host
 from ..services.boards import BoardScope, board_private_revealed, board_scope, board_submission_secondary
 from ..services.challenges import CHALLENGE_FIELDS, challenge_warnings
+from ..services.errors import ServiceError
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
 from ..services.queues import challenge_queue_waits, submission_queue_wait
+from ..services.submissions import hyperparameters_size_check
 from .schema import JSONObjectField, LabelField
+
+
+class HyperparametersField(JSONObjectField):
+    """A recipe's hyperparameters; as JSON text (multipart), refused past their limit before it is parsed."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, (str, bytes)):
+            try:
+                hyperparameters_size_check(len(data.encode() if isinstance(data, str) else data))
+            except ServiceError as exc:
+                raise serializers.ValidationError(exc.message) from None
+        return super().to_internal_value(data)
 
 
 def secondary_metrics_field(**kwargs) -> serializers.ListField:
@@ -487,8 +501,10 @@ class SubmissionCreateSerializer(serializers.Serializer):
         help_text="Prediction CSV files, one per seed run (each file is a run).",
     )
     recipe = serializers.FileField(required=False, help_text="A recipe .py file (kind=recipe).")
-    hyperparameters = JSONObjectField(
-        required=False, default=dict, help_text='Fixed hyperparameters of the recipe (kind=recipe), e.g. {"C": 0.5}.'
+    hyperparameters = HyperparametersField(
+        required=False,
+        default=dict,
+        help_text='Fixed hyperparameters of the recipe (kind=recipe), e.g. {"C": 0.5}; at most 64 KB as JSON.',
     )
 
     def validate(self, attrs):

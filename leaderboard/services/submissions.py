@@ -423,6 +423,17 @@ def _check_recipe_source(name: str, data: bytes) -> str:
     return source
 
 
+def hyperparameters_size_check(size: int) -> None:
+    """ServiceError when a recipe's hyperparameters take more than their limit as JSON text (``upload_limit``):
+    checked on the text before it is parsed (web form, API) and on the object before it is stored."""
+    limit = upload_limit("hyperparameters")
+    if limit.exceeded_by(size):
+        raise ServiceError(
+            f"The hyperparameters take {limit.size(size)} as JSON; the limit is {limit.label}.",
+            field="hyperparameters",
+        )
+
+
 def submission_create_recipe(
     *,
     challenge: Challenge,
@@ -443,6 +454,7 @@ def submission_create_recipe(
     method_name = _check_method_name(method_name)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
+    hyperparameters_size_check(len(json.dumps(hyperparameters or {}, separators=(",", ":")).encode()))
     source = _check_recipe_source(recipe.name, recipe.data)
     queue = run_queue(challenge=challenge, recipe_source=source, name=recipe.name)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)

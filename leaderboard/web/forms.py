@@ -21,6 +21,7 @@ from ..models import METRIC_CHOICES, Challenge, Phase, Team, default_sources, va
 from ..services.challenges import CHALLENGE_FIELDS, FROZEN_AFTER_FIRST_SUBMISSION, DatasetUpload
 from ..services.errors import ServiceError
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
+from ..services.submissions import hyperparameters_size_check
 from ..uploads import read_dataset_upload
 
 DIRECTION_CHOICES = [("", "Default for the metric"), ("higher", "Higher is better"), ("lower", "Lower is better")]
@@ -465,6 +466,10 @@ class SubmissionForm(forms.Form):
         text = (self.cleaned_data.get("hyperparameters") or "").strip()
         if not text:
             return {}
+        try:
+            hyperparameters_size_check(len(text.encode()))  # before the parse: parsed JSON takes many times its text
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -50,6 +50,7 @@ def test_every_kind_has_a_limit_named_in_its_unit(settings):
         "bundle": f"{limits.BUNDLE_MB} MB",
         "manifest": f"{limits.MANIFEST_MB} MB",
         "program": f"{limits.PROGRAM_KB} KB",
+        "hyperparameters": f"{limits.HYPERPARAMETERS_KB} KB",
     }
     assert upload_limit("recipe").max_bytes == 512 * 1024 and upload_limit("recipe").size(600 * 1024) == "600 KB"
     with pytest.raises(ValueError, match="no upload limit for 'notebook'; the kinds are dataset, "):

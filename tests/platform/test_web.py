@@ -315,6 +315,15 @@ def _bad_submissions(frame):
             "hyperparameters",
             "Not valid JSON",
         ),
+        "hyperparameters too large": (  # refused on its text, before it is parsed
+            {
+                "kind": "recipe",
+                "recipe": upload("r.py", RECIPE),
+                "hyperparameters": '{"x": [' + "[]," * 30_000 + "[]]}",
+            },
+            "hyperparameters",
+            "the hyperparameters take 88 kb as json; the limit is 64 kb.",
+        ),
         "hyperparameters a list": (
             {"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "[1]"},
             "hyperparameters",
