@@ -33,6 +33,26 @@ class ResultsImportError(ValueError):
     """An import is unusable; the message names the file and the line, row or field."""
 
 
+#: The most results (models x instances) and instances one import holds: the dense table is allocated
+#: before the outcomes fill it, so a short file naming many models and many instances (a diagonal) would
+#: ask for models x instances floats (0.21 MB of CSV asked for 800 MB).
+MAX_RESULTS = 10_000_000
+MAX_INSTANCES = 1_000_000
+#: The longest instance id: ids are stored with the import and shown by name.
+MAX_ID_CHARS = 200
+
+
+def check_table_shape(n_models: int, n_instances: int, where: str) -> None:
+    """ResultsImportError when a models x instances table is past :data:`MAX_RESULTS` or :data:`MAX_INSTANCES`."""
+    if n_instances > MAX_INSTANCES:
+        raise ResultsImportError(f"{where}: {n_instances:,} instances; an import holds at most {MAX_INSTANCES:,}")
+    if n_models * n_instances > MAX_RESULTS:
+        raise ResultsImportError(
+            f"{where}: {n_models:,} models x {n_instances:,} instances would be {n_models * n_instances:,} "
+            f"results; an import holds at most {MAX_RESULTS:,} (each model needs a result on every instance)"
+        )
+
+
 @dataclass(frozen=True, eq=False)
 class ImportedResults:
     """Models x instances outcomes (NaN where a model has no result), and what they are.
@@ -111,12 +131,19 @@ def read_csv_results(
         )
     if not cells:
         raise ResultsImportError(f"{name}: no result rows")
-    return _table(cells, value_column == "correct", value_column)
+    return _table(cells, value_column == "correct", value_column, name)
 
 
-def _table(cells: dict[tuple[str, str], float], binary: bool, metric: str) -> ImportedResults:
+def _table(cells: dict[tuple[str, str], float], binary: bool, metric: str, where: str) -> ImportedResults:
     models = tuple(dict.fromkeys(m for m, _ in cells))
     instances = tuple(dict.fromkeys(i for _, i in cells))
+    check_table_shape(len(models), len(instances), where)
+    too_long = next((i for i in instances if len(i) > MAX_ID_CHARS), None)
+    if too_long is not None:
+        raise ResultsImportError(
+            f"{where}: an instance id of {len(too_long):,} characters ({show_values([too_long[:40] + '…'])}); "
+            f"the limit is {MAX_ID_CHARS}"
+        )
     mi, ii = {m: k for k, m in enumerate(models)}, {i: k for k, i in enumerate(instances)}
     outcomes = np.full((len(models), len(instances)), np.nan)
     for (m, i), value in cells.items():
@@ -144,6 +171,8 @@ def read_lm_eval_samples(
             raise ResultsImportError(f"{name}, line {number}: not JSON ({exc.msg})") from None
         if not isinstance(sample, dict) or "doc_id" not in sample:
             raise ResultsImportError(f"{name}, line {number}: a sample needs a `doc_id`")
+        if isinstance(sample["doc_id"], (bool, list, dict)) or sample["doc_id"] is None:
+            raise ResultsImportError(f"{name}, line {number}: `doc_id` must be a number or a string")
         if metric is None:
             metric = next((m for m in LM_EVAL_METRICS if m in sample), None)
             if metric is None:
@@ -162,7 +191,7 @@ def read_lm_eval_samples(
     if not cells:
         raise ResultsImportError(f"{name}: no samples")
     assert metric is not None  # named, or found in the first sample
-    return _table(cells, False, metric)
+    return _table(cells, False, metric, name)
 
 
 def read_solved_ids(
@@ -190,7 +219,7 @@ def read_solved_ids(
     if unknown:
         raise ResultsImportError(f"{name}: {len(unknown)} solved id(s) are not instances: {show_values(unknown)}")
     cells = {(model, i): float(i in solved) for i in universe}
-    return _table(cells, True, "solved")
+    return _table(cells, True, "solved", name)
 
 
 def read_results(
@@ -227,6 +256,7 @@ def combine(parts, *, instances=None, on_missing: str = "error") -> ImportedResu
                 raise ResultsImportError(f"model {m!r} appears in two files")
             models.append(m)
     order = list(instances) if instances is not None else list(dict.fromkeys(i for p in parts for i in p.instances))
+    check_table_shape(len(models), len(order), "the files together")
     position = {i: k for k, i in enumerate(order)}
     outcomes = np.full((len(models), len(order)), np.nan)
     row = 0

@@ -19,7 +19,7 @@ from evaluation.imports import FORMATS
 
 from ..models import EntryProvenance, ResultsImport, Submission, Suite, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible
-from ..services.results_import import ImportFile, results_import_create
+from ..services.results_import import ImportFile, results_import_create, results_instance_list
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..uploads import read_upload
@@ -173,8 +173,7 @@ class ResultsImportView(ChallengeScopedView):
         files = [ImportFile(name=u.name, data=u.data, model=m) for u, m in zip(uploads, names)]
         instances = None
         if data.get("instances") is not None:
-            raw = read_upload(data["instances"], kind="prediction", field="instances").data.decode("utf-8", "replace")
-            instances = [line.strip() for line in raw.splitlines() if line.strip()]
+            instances = results_instance_list(read_upload(data["instances"], kind="prediction", field="instances").data)
         batch = results_import_create(
             challenge=challenge,
             user=request.user,

@@ -14,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.imports import FORMATS, ResultsImportError, combine, read_results
+from evaluation.imports.formats import MAX_INSTANCES
+from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
 
 from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
 from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
@@ -76,6 +79,26 @@ def challenge_create_results_only(
     return challenge
 
 
+def _read_table(files: list[ImportFile], format: str, metric: str | None, instances, known):
+    """Every file read and aligned on the instances (``known``: an earlier import's order): in the child."""
+    parts = [
+        read_results(f.data, format=format, filename=f.name, model=f.model, metric=metric, instances=instances)
+        for f in files
+    ]
+    return combine(parts, instances=known)
+
+
+def results_instance_list(data: bytes) -> list[str]:
+    """The instance ids of an uploaded list, one per line (blank lines skipped), counted before they are split."""
+    lines = data.count(b"\n") + 1
+    if lines > MAX_INSTANCES:
+        raise ServiceError(
+            f"The instance list has {lines:,} lines; an import holds at most {MAX_INSTANCES:,} instances.",
+            field="instances",
+        )
+    return [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+
+
 def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: str | None, instances: list[str] | None):
     """The uploaded files as one models x instances table aligned on the challenge's instances."""
     if format not in FORMATS:
@@ -84,16 +107,28 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
         raise ServiceError("Upload at least one file of results.", field="files")
     earlier = ResultsImport.objects.filter(challenge=challenge).order_by("created").first()
     known = earlier.instance_ids if earlier is not None else None
+    limits = settings.VARBOARD
     try:
-        parts = [
-            read_results(
-                f.data, format=format, filename=f.name, model=f.model, metric=metric, instances=instances or known
-            )
-            for f in files
-        ]
-        table = combine(parts, instances=known)
+        table = run_guarded(  # parsed outside the web process: only the (bounded) table comes back
+            _read_table,
+            files,
+            format,
+            metric,
+            instances or known,
+            known,
+            memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
+            timeout=limits["UPLOAD_CHECK_S"],
+        )
     except ResultsImportError as exc:
         raise ServiceError(str(exc), field="files") from None
+    except ChildLimitExceeded as exc:
+        names = ", ".join(f.name for f in files)
+        if exc.kind == "time":
+            seconds = limits["UPLOAD_CHECK_S"]
+            raise ServiceError(
+                f"{names}: reading the results took more than {seconds:g} s; the limit is {seconds:g} s.", field="files"
+            ) from None
+        raise ServiceError(f"{names}: {memory_message('to read', exc.limit)}", field="files") from None
     if len(table.models) > MAX_MODELS_PER_IMPORT:
         raise ServiceError(
             f"{len(table.models)} models in one import; the limit is {MAX_MODELS_PER_IMPORT}.", field="files"

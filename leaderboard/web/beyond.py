@@ -21,7 +21,12 @@ from ..choices import Visibility
 from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
-from ..services.results_import import ImportFile, challenge_create_results_only, results_import_create
+from ..services.results_import import (
+    ImportFile,
+    challenge_create_results_only,
+    results_import_create,
+    results_instance_list,
+)
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..upload_handlers import upload_refusal
@@ -278,8 +283,9 @@ def results_import(request, slug: str):
             names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
             instances = None
             if data["instances"]:
-                listed = read_upload(data["instances"], kind="prediction", field="instances").data
-                instances = [line.strip() for line in listed.decode("utf-8", "replace").splitlines() if line.strip()]
+                instances = results_instance_list(
+                    read_upload(data["instances"], kind="prediction", field="instances").data
+                )
             batch = results_import_create(
                 challenge=challenge,
                 user=request.user,

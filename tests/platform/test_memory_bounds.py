@@ -60,3 +60,82 @@ def test_the_api_refuses_hyperparameters_past_their_limit_on_their_text(host):
         "The hyperparameters take 88 KB as JSON; the limit is 64 KB."
     ]
     assert not Submission.objects.exists()
+
+
+def _results_only(host, title: str = "Imported"):
+    from leaderboard.services.results_import import challenge_create_results_only
+
+    return challenge_create_results_only(created_by=host, title=title)
+
+
+def test_a_short_results_file_cannot_ask_for_a_huge_table(host):
+    """0.21 MB of CSV: 10,000 models on one instance and one model on 10,000 instances asked for a dense
+    10,000 x 10,000 table (800 MB, +1.6 GB measured) before anything noticed that cells were missing."""
+    from leaderboard.models import ResultsImport
+    from leaderboard.services.results_import import ImportFile, results_import_create
+
+    rows = [
+        "model,instance_id,correct",
+        *(f"m{i},x0,1" for i in range(10_000)),
+        *(f"m0,x{j},1" for j in range(1, 10_000)),
+    ]
+    data = ("\n".join(rows) + "\n").encode()
+    assert len(data) < 250_000
+    with pytest.raises(ServiceError) as refused:
+        results_import_create(challenge=_results_only(host), user=host, files=[ImportFile("f.csv", data)], format="csv")
+    assert refused.value.message == (
+        "f.csv: 10,000 models x 10,000 instances would be 100,000,000 results; an import holds at most "
+        "10,000,000 (each model needs a result on every instance)"
+    )
+    assert not ResultsImport.objects.exists() and not Submission.objects.exists()
+
+
+def test_results_are_read_in_a_child_under_the_parse_limit(host, settings):
+    """The files are parsed outside the web process, under DATASET_PARSE_MB: a file that needs more says so."""
+    from leaderboard.services.results_import import ImportFile, results_import_create
+
+    settings.VARBOARD = {**settings.VARBOARD, "DATASET_PARSE_MB": 16}
+    rows = ["model,instance_id,correct", *(f"model-{i % 3},instance-{i // 3},1" for i in range(300_000))]
+    data = ("\n".join(rows) + "\n").encode()
+    with pytest.raises(ServiceError) as refused:
+        results_import_create(
+            challenge=_results_only(host), user=host, files=[ImportFile("big.csv", data)], format="csv"
+        )
+    assert refused.value.message == "big.csv: the file needs more than 16 MB to read; the limit is 16 MB."
+    settings.VARBOARD = {**settings.VARBOARD, "DATASET_PARSE_MB": 1024}
+    batch = results_import_create(
+        challenge=_results_only(host, "Imported again"), user=host, files=[ImportFile("big.csv", data)], format="csv"
+    )
+    assert batch.challenge.submissions.count() == 3
+
+
+def test_an_instance_list_is_counted_before_it_is_split():
+    from leaderboard.services.results_import import results_instance_list
+
+    assert results_instance_list(b"a\n\n b \nc") == ["a", "b", "c"]
+    with pytest.raises(ServiceError) as refused:
+        results_instance_list(b"ab\n" * 1_000_000)
+    assert (refused.value.message, refused.value.field) == (
+        "The instance list has 1,000,001 lines; an import holds at most 1,000,000 instances.",
+        "instances",
+    )
+
+
+def test_an_lm_eval_doc_id_is_a_number_or_a_short_string(host):
+    """A 15 MB sample whose doc_id was a list of 5 million empty lists became one instance id of 20 MB,
+    stored and shown (+221 MB in the web process)."""
+    from leaderboard.services.results_import import ImportFile, results_import_create
+
+    challenge = _results_only(host)
+    bomb = b'{"acc": 1, "doc_id": [' + b"[]," * 1000 + b"[]]}\n"
+    long = b'{"acc": 1, "doc_id": "' + b"x" * 300 + b'"}\n'
+    for data, message in (
+        (bomb, "s.jsonl, line 1: `doc_id` must be a number or a string"),
+        (long, "s.jsonl: an instance id of 300 characters ('xxxx"),
+    ):
+        with pytest.raises(ServiceError) as refused:
+            results_import_create(
+                challenge=challenge, user=host, files=[ImportFile("s.jsonl", data, "m")], format="lm-eval-jsonl"
+            )
+        assert refused.value.message.startswith(message), refused.value.message
+    assert refused.value.message.endswith("…'); the limit is 200")
