@@ -139,3 +139,44 @@ def test_an_lm_eval_doc_id_is_a_number_or_a_short_string(host):
             )
         assert refused.value.message.startswith(message), refused.value.message
     assert refused.value.message.endswith("…'); the limit is 200")
+
+
+def _host_client(host) -> APIClient:
+    client = APIClient()
+    token = client.post("/api/auth/token/", {"username": host.username, "password": PASSWORD}, format="json")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.json()['token']}")
+    return client
+
+
+def test_a_label_correction_is_read_in_a_child_spooled_or_not_and_parquet_is_bounded_decoded(host, settings):
+    """A label file over a megabyte is spooled to disk, and its Path reached read_table, which wanted
+    bytes (a 500); a small Parquet file decoding to 900 MB was read in the web process with the
+    default decoded limit of ten times a dataset's (+1.76 GB). Both go to the child now."""
+    import io
+
+    import pandas as pd
+
+    from leaderboard.models import AuditEntry
+    from leaderboard.services.dataset_files import dataset_hidden_labels, dataset_test_ids
+
+    challenge, _ = digits_challenge(host)
+    ids, truth = dataset_test_ids(dataset=challenge.dataset), dataset_hidden_labels(dataset=challenge.dataset)
+    frame = pd.DataFrame({"id": ids, "label": truth, "note": ["n" * 20_000] * len(ids)})  # spooled: over 1 MB
+    labels = frame.to_csv(index=False).encode()
+    assert len(labels) > 1024 * 1024
+    url = f"/api/challenges/{challenge.slug}/rescore/"
+    client = _host_client(host)
+    response = client.post(url, {"hidden_labels": SimpleUploadedFile("fixed.csv", labels)}, format="multipart")
+    assert response.status_code == 202, response.content[:300]
+    assert AuditEntry.objects.filter(challenge=challenge, action="hidden_labels_replaced").exists()
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_DATASET_DECODED_MB": 1}
+    parquet = io.BytesIO()
+    frame.to_parquet(parquet, index=False, compression="zstd")
+    assert len(parquet.getvalue()) < 100_000
+    response = client.post(
+        url, {"hidden_labels": SimpleUploadedFile("fixed.parquet", parquet.getvalue())}, format="multipart"
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["detail"] == (
+        "fixed.parquet: the data takes more than 1.4 MB once decompressed; the limit is 1 MB decompressed"
+    )
