@@ -24,7 +24,7 @@ from django.utils import timezone
 from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
 from evaluation.io.read import TableError, check_columns, check_lines
 from evaluation.predictions import PredictionFileError, parse_predictions
-from evaluation.recipes import RecipeError, inspect_recipe
+from evaluation.recipes import RecipeError, RecipeInfo, inspect_recipe
 from evaluation.seeds import seed_record
 
 from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
@@ -273,13 +273,15 @@ def _enqueue_scoring(submission_id: int) -> None:
     enqueue_on_commit(SCORE_SUBMISSION, submission_id)
 
 
-def run_queue(*, challenge: Challenge, recipe_source: str, name: str = "recipe.py") -> RunQueue:
+def run_queue(
+    *, challenge: Challenge, recipe_source: str, name: str = "recipe.py", info: RecipeInfo | None = None
+) -> RunQueue:
     """The queue of a new recipe run, decided once when its runs are created and stored on them (``Run.queue``):
     the challenge's device. A recipe declaring ``NEEDS_GPU = True`` on a challenge whose host chose the CPU is
     refused (ServiceError naming the file): no run of that challenge ever gets a GPU."""
     if challenge.device == Device.GPU:
         return RunQueue.GPU
-    if inspect_recipe(recipe_source).needs_gpu:
+    if (info or recipe_inspect(name, recipe_source)).needs_gpu:
         raise ServiceError(
             f"{name} declares NEEDS_GPU = True, but this challenge runs recipes on CPUs only "
             "(its host chose the CPU): remove NEEDS_GPU to run on the CPU.",
@@ -399,7 +401,7 @@ def _stored_content(upload):
         yield File(handle, name=os.path.basename(path))
 
 
-def _check_recipe_source(name: str, data: bytes) -> str:
+def _check_recipe_source(name: str, data: bytes) -> tuple[str, RecipeInfo]:
     limit = upload_limit("recipe")
     if not data:
         raise ServiceError(f"{name}: the recipe file is empty.", field="recipe")
@@ -416,11 +418,31 @@ def _check_recipe_source(name: str, data: bytes) -> str:
             f"{name}: the recipe is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}).",
             field="recipe",
         ) from None
+    return source, recipe_inspect(name, source)
+
+
+def recipe_inspect(name: str, source: str) -> RecipeInfo:
+    """The recipe's declarations (``inspect_recipe``: ast, runs nothing), read in a forked child under the
+    parse limit (``DATASET_PARSE_MB``, ``UPLOAD_CHECK_S``): a syntax tree takes many times its source
+    (512 KB of one-name lines took +461 MB), so the web process never builds one. ServiceError naming
+    the file when the recipe is unusable or too costly to read."""
+    limits = settings.VARBOARD
     try:
-        inspect_recipe(source)  # reads the declarations with ast; runs nothing
+        return run_guarded(
+            inspect_recipe,
+            source,
+            memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
+            timeout=limits["UPLOAD_CHECK_S"],
+        )
     except RecipeError as exc:
         raise ServiceError(f"{name}: {exc}", field="recipe") from None
-    return source
+    except ChildLimitExceeded as exc:
+        if exc.kind == "time":
+            seconds = limits["UPLOAD_CHECK_S"]
+            raise ServiceError(
+                f"{name}: the recipe took more than {seconds:g} s to read; the limit is {seconds:g} s.", field="recipe"
+            ) from None
+        raise ServiceError(f"{name}: {memory_message('to read', exc.limit)}", field="recipe") from None
 
 
 def hyperparameters_size_check(size: int) -> None:
@@ -455,8 +477,8 @@ def submission_create_recipe(
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
     hyperparameters_size_check(len(json.dumps(hyperparameters or {}, separators=(",", ":")).encode()))
-    source = _check_recipe_source(recipe.name, recipe.data)
-    queue = run_queue(challenge=challenge, recipe_source=source, name=recipe.name)
+    source, info = _check_recipe_source(recipe.name, recipe.data)
+    queue = run_queue(challenge=challenge, recipe_source=source, name=recipe.name, info=info)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)
     plan = run_seed_plan(challenge=challenge)
     sha256 = content_hash([recipe.data, json.dumps(hyperparameters or {}, sort_keys=True).encode()])

@@ -26,7 +26,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from evaluation.recipes import inspect_recipe
 from evaluation.report.values import finite
 from evaluation.seeds import SOURCES, seed_record
 from evaluation.stats.variance_study import JOINT, JOINT_FIXED_HPO, variance_study
@@ -37,6 +36,7 @@ from ..selectors import user_is_host
 from .boards import board_scope
 from .dispatch import EXECUTE_STUDY_RUN, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
+from .submissions import recipe_inspect
 
 #: The Celery task that executes one study run (see ``tasks.variance_studies``).
 MAX_STUDY_RUNS = 5_000
@@ -89,7 +89,7 @@ def _check_study(submission: Submission, user: User, k_runs: int, sources) -> tu
     if isinstance(k_runs, bool) or not isinstance(k_runs, int) or not 2 <= k_runs <= 100:
         raise ServiceError("k_runs must be an integer from 2 to 100.", field="k_runs")
     with submission.recipe_file.open("rb") as handle:
-        search = inspect_recipe(handle.read().decode("utf-8")).search_space is not None
+        search = recipe_inspect("recipe.py", handle.read().decode("utf-8")).search_space is not None
     if sources is None:
         sources = [s for s in SOURCES if s != "hpo" or search]
     unknown = sorted(set(sources) - set(SOURCES))

@@ -180,3 +180,28 @@ def test_a_label_correction_is_read_in_a_child_spooled_or_not_and_parquet_is_bou
     assert response.json()["detail"] == (
         "fixed.parquet: the data takes more than 1.4 MB once decompressed; the limit is 1 MB decompressed"
     )
+
+
+def test_a_recipe_is_read_in_a_child_under_the_parse_limit(host, settings):
+    """ast.parse of 512 KB of one-name lines took +461 MB in the web process; a syntax tree is built
+    only in a child now, under DATASET_PARSE_MB, and a recipe that needs more says so."""
+    challenge, _ = digits_challenge(host)
+    alice = make_user("alice")
+    settings.VARBOARD = {**settings.VARBOARD, "DATASET_PARSE_MB": 32}
+    names = RECIPE + b"a\n" * 250_000  # 500 KB, under the 512 KB recipe limit
+    with pytest.raises(ServiceError) as refused:
+        submission_create_recipe(
+            challenge=challenge, user=alice, method_name="names", recipe=UploadedFile(name="names.py", data=names)
+        )
+    assert (refused.value.message, refused.value.field) == (
+        "names.py: the file needs more than 32 MB to read; the limit is 32 MB.",
+        "recipe",
+    )
+    with pytest.raises(ServiceError, match=r"^bad.py: recipe.py has a syntax error on line 1"):
+        submission_create_recipe(
+            challenge=challenge, user=alice, method_name="bad", recipe=UploadedFile(name="bad.py", data=b"def (:\n")
+        )
+    kept = submission_create_recipe(
+        challenge=challenge, user=alice, method_name="small", recipe=UploadedFile(name="r.py", data=RECIPE)
+    )
+    assert kept.runs.count() == challenge.k_runs and not Submission.objects.exclude(pk=kept.pk).exists()
