@@ -129,6 +129,14 @@ def run_guarded(func: Callable[..., T], /, *args: Any, memory_limit: int, timeou
     raise value
 
 
+def limit_exceeded_message(exc: ChildLimitExceeded, name: str, what: str) -> str:
+    """The message of a file whose child ran out of memory or time: "big.csv: the file needs more than
+    16 MB to read; the limit is 16 MB." (`what`: "to read", "to parse", ...)."""
+    if exc.kind == "time":
+        return f"{name}: the file took more than {exc.limit:g} s {what}; the limit is {exc.limit:g} s."
+    return f"{name}: {memory_message(what, int(exc.limit))}"
+
+
 def memory_message(what: str, limit: int) -> str:
     """ "the file needs more than 8 MB to parse; the limit is 8 MB." (`what`: "to parse", ...)."""
     return f"the file needs more than {limit / MB:,.0f} MB {what}; the limit is {limit / MB:,.0f} MB."

@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
+from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, memory_message, run_guarded
 from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 
@@ -62,12 +62,7 @@ def _read_labels(dataset: Dataset, data: bytes | Path, filename: str) -> bytes:
             timeout=limits["UPLOAD_CHECK_S"],
         )
     except ChildLimitExceeded as exc:
-        if exc.kind == "time":
-            seconds = limits["UPLOAD_CHECK_S"]
-            value = f"{filename}: the file took more than {seconds:g} s to check; the limit is {seconds:g} s."
-        else:
-            value = f"{filename}: {memory_message('to parse', exc.limit)}"
-        outcome = "refused"
+        outcome, value = "refused", limit_exceeded_message(exc, filename, "to parse")
     if outcome == "refused":
         raise ServiceError(value, field="hidden_labels")
     return value

@@ -22,7 +22,7 @@ from django.utils.text import slugify
 
 from evaluation.imports import FORMATS, ResultsImportError, combine, read_results
 from evaluation.imports.formats import MAX_INSTANCES
-from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
+from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, run_guarded
 
 from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
 from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
@@ -123,12 +123,7 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
         raise ServiceError(str(exc), field="files") from None
     except ChildLimitExceeded as exc:
         names = ", ".join(f.name for f in files)
-        if exc.kind == "time":
-            seconds = limits["UPLOAD_CHECK_S"]
-            raise ServiceError(
-                f"{names}: reading the results took more than {seconds:g} s; the limit is {seconds:g} s.", field="files"
-            ) from None
-        raise ServiceError(f"{names}: {memory_message('to read', exc.limit)}", field="files") from None
+        raise ServiceError(limit_exceeded_message(exc, names, "to read"), field="files") from None
     if len(table.models) > MAX_MODELS_PER_IMPORT:
         raise ServiceError(
             f"{len(table.models)} models in one import; the limit is {MAX_MODELS_PER_IMPORT}.", field="files"

@@ -21,7 +21,7 @@ from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
 
-from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarded
+from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, memory_message, run_guarded
 from evaluation.io.read import TableError, check_columns, check_lines
 from evaluation.predictions import PredictionFileError, parse_predictions
 from evaluation.recipes import RecipeError, RecipeInfo, inspect_recipe
@@ -437,12 +437,7 @@ def recipe_inspect(name: str, source: str) -> RecipeInfo:
     except RecipeError as exc:
         raise ServiceError(f"{name}: {exc}", field="recipe") from None
     except ChildLimitExceeded as exc:
-        if exc.kind == "time":
-            seconds = limits["UPLOAD_CHECK_S"]
-            raise ServiceError(
-                f"{name}: the recipe took more than {seconds:g} s to read; the limit is {seconds:g} s.", field="recipe"
-            ) from None
-        raise ServiceError(f"{name}: {memory_message('to read', exc.limit)}", field="recipe") from None
+        raise ServiceError(limit_exceeded_message(exc, name, "to read"), field="recipe") from None
 
 
 def hyperparameters_size_check(size: int) -> None:
