@@ -252,6 +252,11 @@ def _feature_columns(
     return features
 
 
+#: The most classes of a classification task. They are stored with the dataset and read with it by every
+#: page and check (a million distinct labels took 59 MB each time its row was loaded); beyond, a label is an id.
+MAX_CLASSES = 10_000
+
+
 def _check_labels(labels: pd.Series, label_column: str, task: Task) -> tuple[str, ...] | None:
     """Every row labelled; the classes of a classification task (None for regression)."""
     label_text = as_text(labels)
@@ -264,7 +269,13 @@ def _check_labels(labels: pd.Series, label_column: str, task: Task) -> tuple[str
     if task == "regression":
         regression_labels(labels, label_column)
         return None
-    classes = sorted_classes(label_text.unique())
+    distinct = label_text.unique()
+    if len(distinct) > MAX_CLASSES:
+        raise TableError(
+            f"the label column {show_value(label_column)} holds {len(distinct):,} distinct labels; a classification "
+            f"task takes at most {MAX_CLASSES:,} classes (for numbers, choose regression)"
+        )
+    classes = sorted_classes(distinct)
     if len(classes) < 2:
         raise TableError(
             f"the label column {show_value(label_column)} holds a single class "

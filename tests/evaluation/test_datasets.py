@@ -35,6 +35,21 @@ def test_validate_dataset_numeric_classes_sort_numerically():
     )
 
 
+def test_a_classification_task_takes_at_most_ten_thousand_classes():
+    """A 15 MB CSV of a million distinct labels stored a million classes with the dataset (+187 MB to
+    create it, +59 MB at each load of its row): refused, naming the count; 10,000 classes still fit."""
+    labels = [f"c{i}" for i in range(10_001)]
+    df = pd.DataFrame({"id": range(10_001), "y": labels})
+    with pytest.raises(
+        TableError, match=r"holds 10,001 distinct labels; .* at most 10,000 classes \(for numbers, choose"
+    ):
+        validate_dataset(df, id_column="id", label_column="y", task="classification")
+    assert (
+        len(validate_dataset(df.iloc[:10_000], id_column="id", label_column="y", task="classification").classes)
+        == 10_000
+    )
+
+
 def test_validate_dataset_explicit_features_and_regression():
     df = pd.DataFrame({"id": ["a", "b"], "f": [1, 2], "g": [3, 4], "y": ["1.5", "2"]})
     spec = validate_dataset(df, id_column="id", label_column="y", feature_columns=["g"], task="regression")
