@@ -19,10 +19,10 @@ from evaluation.imports import FORMATS
 
 from ..models import EntryProvenance, ResultsImport, Submission, Suite, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible
-from ..services.results_import import ImportFile, results_import_create, results_instance_list
+from ..services.results_import import results_import_create, results_import_files, results_instance_list
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
-from ..uploads import read_upload
+from ..uploads import read_prediction_uploads, read_upload
 from .beyond_schema import (
     ResultsImportOutSerializer,
     SuiteBoardSerializer,
@@ -168,9 +168,8 @@ class ResultsImportView(ChallengeScopedView):
     def post(self, request, slug: str):
         challenge = self.challenge(slug)
         data = self.validated(ResultsImportSerializer)
-        uploads = [read_upload(f, kind="prediction", field="files") for f in data["files"]]
-        names = data.get("models") or [None] * len(uploads)
-        files = [ImportFile(name=u.name, data=u.data, model=m) for u, m in zip(uploads, names)]
+        uploads = read_prediction_uploads(data["files"])
+        files = results_import_files(uploads, data.get("models") or [None] * len(uploads))
         instances = None
         if data.get("instances") is not None:
             instances = results_instance_list(read_upload(data["instances"], kind="prediction", field="instances").data)

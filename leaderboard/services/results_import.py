@@ -12,6 +12,7 @@ cover them. Parsing is :mod:`evaluation.imports`; this module stores, all or not
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -39,7 +40,7 @@ class ImportFile:
     """One uploaded file and, for per-model formats, the model it belongs to."""
 
     name: str
-    data: bytes
+    data: bytes | Path  # the file's bytes, or the temporary file a large upload was spooled to (read in the child)
     model: str | None = None
 
 
@@ -82,10 +83,24 @@ def challenge_create_results_only(
 def _read_table(files: list[ImportFile], format: str, metric: str | None, instances, known):
     """Every file read and aligned on the instances (``known``: an earlier import's order): in the child."""
     parts = [
-        read_results(f.data, format=format, filename=f.name, model=f.model, metric=metric, instances=instances)
+        read_results(
+            f.data.read_bytes() if isinstance(f.data, Path) else f.data,
+            format=format,
+            filename=f.name,
+            model=f.model,
+            metric=metric,
+            instances=instances,
+        )
         for f in files
     ]
     return combine(parts, instances=known)
+
+
+def results_import_files(uploads, models: list[str | None]) -> list[ImportFile]:
+    """The uploaded files of an import (``read_prediction_uploads``: counted and size-checked), each with its
+    model. One spooled to disk stays there: only the child that reads the import opens it (100 files of 20 MB
+    were read into the web process at once)."""
+    return [ImportFile(u.name, u.path if u.path is not None else u.data, m) for u, m in zip(uploads, models)]
 
 
 def results_instance_list(data: bytes) -> list[str]:

@@ -22,15 +22,15 @@ from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite, Varianc
 from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
 from ..services.results_import import (
-    ImportFile,
     challenge_create_results_only,
     results_import_create,
+    results_import_files,
     results_instance_list,
 )
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
 from ..upload_handlers import upload_refusal
-from ..uploads import read_upload
+from ..uploads import read_prediction_uploads, read_upload
 from . import charts
 from .forms import MultipleFileField, add_service_error, show_upload_refusal
 
@@ -279,7 +279,7 @@ def results_import(request, slug: str):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            uploads = [read_upload(f, kind="prediction", field="files") for f in data["files"]]
+            uploads = read_prediction_uploads(data["files"])
             names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
             instances = None
             if data["instances"]:
@@ -291,7 +291,7 @@ def results_import(request, slug: str):
                 user=request.user,
                 format=data["format"],
                 metric=data["metric"] or None,
-                files=[ImportFile(u.name, u.data, m) for u, m in zip(uploads, names)],
+                files=results_import_files(uploads, names),
                 instances=instances,
                 team_name=data["team"],
                 source=data["source"],

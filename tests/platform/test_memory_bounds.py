@@ -205,3 +205,32 @@ def test_a_recipe_is_read_in_a_child_under_the_parse_limit(host, settings):
         challenge=challenge, user=alice, method_name="small", recipe=UploadedFile(name="r.py", data=RECIPE)
     )
     assert kept.runs.count() == challenge.k_runs and not Submission.objects.exclude(pk=kept.pk).exists()
+
+
+def test_a_large_results_file_is_read_by_the_child_only(host, monkeypatch):
+    """A results import took every file into the web process (up to 100 files of 20 MB); a file over a
+    megabyte, spooled to disk by Django, is now opened only by the child that reads the import."""
+    import leaderboard.uploads as uploads
+
+    challenge = _results_only(host)
+    rows = [
+        "model,instance_id,correct",
+        *(f"model-{m},item-{i:07d},{(i * 7 + m) % 2}" for m in range(2) for i in range(40_000)),
+    ]
+    data = ("\n".join(rows) + "\n").encode()
+    assert len(data) > 1024 * 1024
+
+    bounded = uploads._read_bounded
+
+    def read_here(upload, **kwargs):
+        assert upload.size < 1024 * 1024, f"{upload.name} was read in the web process"
+        return bounded(upload, **kwargs)
+
+    monkeypatch.setattr(uploads, "_read_bounded", read_here)
+    response = _host_client(host).post(
+        f"/api/challenges/{challenge.slug}/imports/",
+        {"format": "csv", "files": [SimpleUploadedFile("big.csv", data)]},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content[:300]
+    assert sorted(challenge.submissions.values_list("method_name", flat=True)) == ["model-0", "model-1"]
