@@ -60,6 +60,8 @@ _DATES = ("opens_at", "closes_at")
 PROGRAM_FILE = "scoring/scoring.py"
 #: A bundle holds the manifest, three data parts and a scoring program; room for a few more.
 MAX_BUNDLE_MEMBERS = 64
+#: Bytes of a bundle's zip directory: 46 bytes and a name (and extras) per file.
+MAX_BUNDLE_DIRECTORY = MAX_BUNDLE_MEMBERS * 1024
 
 
 def _program_manifest(challenge: Challenge) -> dict:
@@ -190,16 +192,17 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
     limit = upload_limit("bundle")
     if limit.exceeded_by(len(data)):
         raise ServiceError(f"The bundle is {limit.size(len(data))}; the limit is {limit.label}.", field="bundle")
-    members = _declared_members(data)
-    if members > MAX_BUNDLE_MEMBERS:
-        raise ServiceError(
-            f"The bundle holds {members:,} files; a bundle holds at most {MAX_BUNDLE_MEMBERS}.", field="bundle"
-        )
+    _check_directory(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise ServiceError("The bundle is not a zip file.", field="bundle") from None
     with archive:
+        if len(archive.infolist()) > MAX_BUNDLE_MEMBERS:  # counted again: the end record's counts may lie
+            raise ServiceError(
+                f"The bundle holds {len(archive.infolist()):,} files; a bundle holds at most {MAX_BUNDLE_MEMBERS} files.",
+                field="bundle",
+            )
         names = set(archive.namelist())
         missing = sorted({"manifest.json", *PARTS.values()} - names)
         if missing:
@@ -229,17 +232,28 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
 
 
 _LIMIT_NAMES = {"dataset": "a dataset's limit", "manifest": "a bundle manifest's limit"}
-_STRING_OR_OPENING = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[{]')
+# a string (or an unterminated one, to the end: linear, never rescanned from each quote), or an opening
+_STRING_OR_OPENING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[{]', re.DOTALL)
 
 
-def _declared_members(data: bytes) -> int:
-    """The number of files a zip's end-of-central-directory record declares, read before ``zipfile`` builds
-    one object per entry (177,000 empty entries in 14 MB took +100 MB); 0 when there is no such record
-    (``zipfile`` then says the file is not a zip). A ZIP64 count (0xFFFF) is more than a bundle holds."""
+def _check_directory(data: bytes) -> None:
+    """Refuse a zip whose central directory is larger than a bundle's, from its end record, before
+    ``zipfile`` builds one object per entry (177,000 empty entries in 14 MB took +100 MB). ``zipfile``
+    reads entries until it has covered the directory's declared size, whatever count the record gives,
+    so the size is bounded, as is the count; a ZIP64 archive (its locator before the record) is refused.
+    Without an end record nothing is checked here: ``zipfile`` then says the file is not a zip."""
     at = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 0xFFFF))  # the record, then a comment of up to 64 KB
     if at < 0 or at + 22 > len(data):
-        return 0
-    return int.from_bytes(data[at + 10 : at + 12], "little")
+        return
+    members = int.from_bytes(data[at + 10 : at + 12], "little")
+    size = int.from_bytes(data[at + 12 : at + 16], "little")
+    zip64 = at >= 20 and data[at - 20 : at - 16] == b"PK\x06\x07"
+    if zip64 or members > MAX_BUNDLE_MEMBERS or size > MAX_BUNDLE_DIRECTORY:
+        raise ServiceError(
+            f"The bundle holds {'a ZIP64 directory' if zip64 else f'{members:,} files ({size:,} bytes of directory)'}; "
+            f"a bundle holds at most {MAX_BUNDLE_MEMBERS} files.",
+            field="bundle",
+        )
 
 
 def _unpack(archive: zipfile.ZipFile, name: str, folder: Path, kind: str = "dataset") -> Path:
@@ -267,6 +281,10 @@ def _bounded_manifest(text: bytes) -> bytes:
     """``text`` if its arrays and objects (counted outside its strings) are at most
     :data:`~leaderboard.limits.MANIFEST_CONTAINERS`: each becomes a Python object once parsed, so a
     few megabytes of ``[],`` would take hundreds of megabytes of the web process's memory."""
+    try:  # json.loads would take UTF-16 or UTF-32 too, where the count below would read the escapes wrong
+        text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ServiceError(f"manifest.json is not UTF-8 text (byte {exc.start}).", field="bundle") from None
     containers = text.count(b"[") + text.count(b"{")  # an upper bound: brackets in strings counted too
     if containers > MANIFEST_CONTAINERS:  # then count those outside strings, one token at a time (no copy)
         containers = sum(1 for token in _STRING_OR_OPENING.finditer(text) if token.end() - token.start() == 1)

@@ -213,6 +213,22 @@ def test_a_manifest_is_bounded_before_it_is_parsed(host, media, monkeypatch):
     assert copy.description.count("[link]") == 20_000 and parsed[0] == len(text)  # the manifest, parsed
 
 
+def test_the_manifest_count_reads_each_byte_once_and_only_utf8():
+    """An unterminated string after many brackets made the count rescan from every quote (16,000 pairs
+    took 3.5 s, growing as their square: an 8 MB manifest hours); and UTF-16, which json.loads accepts,
+    hid brackets from a count made on the raw bytes."""
+    from leaderboard.services.bundles import _bounded_manifest
+
+    stalled = b"[" * 10_001 + b'"' + b'\\"' * 200_000  # 400 KB: minutes of rescanning before
+    with pytest.raises(ServiceError, match=r"^manifest.json holds 10,001 arrays and objects; .* may hold 10,000.$"):
+        _bounded_manifest(stalled)
+    inside = b'{"page": "' + b"[" * 20_000 + b'"}'  # brackets in a string are text
+    assert _bounded_manifest(inside) == inside
+    wide = ('{"a": "\\"", "v": [' + "[]," * 20_000 + '[]], "b": "\\""}').encode("utf-16")
+    with pytest.raises(ServiceError, match=r"^manifest.json is not UTF-8 text \(byte 0\).$"):
+        _bounded_manifest(wide)
+
+
 def test_a_bundle_of_many_files_is_refused_before_the_zip_is_read(host, media):
     """zipfile builds one object per entry of the central directory: 177,000 empty entries (14 MB) took
     +100 MB, and a bundle may be 200 MB. The count declared by the zip's last record is read first."""
@@ -223,8 +239,21 @@ def test_a_bundle_of_many_files_is_refused_before_the_zip_is_read(host, media):
             target.writestr(item, source.read(item))
         for n in range(100):
             target.writestr(f"extra/{n}", b"")
-    with pytest.raises(ServiceError, match=r"^The bundle holds 104 files; a bundle holds at most 64.$"):
-        bundle_import(data=out.getvalue(), user=host, slug="many")
+    many = out.getvalue()
+    with pytest.raises(
+        ServiceError, match=r"^The bundle holds 104 files \(.* bytes of directory\); a bundle holds at most 64 files.$"
+    ):
+        bundle_import(data=many, user=host, slug="many")
+    end = many.rfind(b"PK\x05\x06")  # the counts set to 1: zipfile reads the directory's size, not them
+    lying = many[: end + 8] + (1).to_bytes(2, "little") * 2 + many[end + 12 :]
+    assert len(zipfile.ZipFile(io.BytesIO(lying)).namelist()) == 104
+    with pytest.raises(ServiceError, match=r"^The bundle holds 104 files; a bundle holds at most 64 files.$"):
+        bundle_import(data=lying, user=host, slug="many")
+    huge = lying[: end + 12] + (10**6).to_bytes(4, "little") + lying[end + 16 :]  # a directory declared too large
+    with pytest.raises(
+        ServiceError, match=r"^The bundle holds 1 files \(1,000,000 bytes of directory\); .* 64 files.$"
+    ):
+        bundle_import(data=huge, user=host, slug="many")
     assert bundle_import(data=data, user=host, slug="few").slug == "few"  # 4 or 5 files
 
 
