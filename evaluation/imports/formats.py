@@ -169,6 +169,8 @@ def read_lm_eval_samples(
             sample = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ResultsImportError(f"{name}, line {number}: not JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, arrays nested too deep
+            raise ResultsImportError(f"{name}, line {number}: not usable JSON ({type(exc).__name__})") from None
         if not isinstance(sample, dict) or "doc_id" not in sample:
             raise ResultsImportError(f"{name}, line {number}: a sample needs a `doc_id`")
         if isinstance(sample["doc_id"], (bool, list, dict)) or sample["doc_id"] is None:
@@ -208,6 +210,8 @@ def read_solved_ids(
         parsed = json.loads(text)
     except json.JSONDecodeError:
         parsed = [line.strip() for line in text.splitlines() if line.strip()]
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, arrays nested too deep
+        raise ResultsImportError(f"{name}: not usable JSON ({type(exc).__name__})") from None
     if isinstance(parsed, dict):
         parsed = parsed.get("resolved", parsed.get("resolved_ids"))
     if not isinstance(parsed, list):

@@ -30,7 +30,10 @@ class HyperparametersField(JSONObjectField):
                 hyperparameters_size_check(len(data.encode() if isinstance(data, str) else data))
             except ServiceError as exc:
                 raise serializers.ValidationError(exc.message) from None
-        return super().to_internal_value(data)
+        try:
+            return super().to_internal_value(data)
+        except RecursionError:
+            raise serializers.ValidationError("Not usable JSON: its arrays or objects are nested too deeply.") from None
 
 
 def secondary_metrics_field(**kwargs) -> serializers.ListField:

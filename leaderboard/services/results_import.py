@@ -104,14 +104,15 @@ def results_import_files(uploads, models: list[str | None]) -> list[ImportFile]:
 
 
 def results_instance_list(data: bytes) -> list[str]:
-    """The instance ids of an uploaded list, one per line (blank lines skipped), counted before they are split."""
+    """The instance ids of an uploaded list, one per line ending in ``\\n`` (``\\r\\n`` too; blank lines
+    skipped), counted before they are split: exactly as many lines as the split makes."""
     lines = data.count(b"\n") + 1
     if lines > MAX_INSTANCES:
         raise ServiceError(
             f"The instance list has {lines:,} lines; an import holds at most {MAX_INSTANCES:,} instances.",
             field="instances",
         )
-    return [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return [line.strip() for line in data.decode("utf-8", "replace").split("\n") if line.strip()]
 
 
 def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: str | None, instances: list[str] | None):
@@ -137,7 +138,7 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
     except ResultsImportError as exc:
         raise ServiceError(str(exc), field="files") from None
     except ChildLimitExceeded as exc:
-        names = ", ".join(f.name for f in files)
+        names = ", ".join(f.name for f in files) if len(files) <= 3 else f"{len(files)} files"
         raise ServiceError(limit_exceeded_message(exc, names, "to read"), field="files") from None
     if len(table.models) > MAX_MODELS_PER_IMPORT:
         raise ServiceError(

@@ -471,7 +471,9 @@ def submission_create_recipe(
     method_name = _check_method_name(method_name)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise ServiceError("hyperparameters must be a JSON object.", field="hyperparameters")
-    hyperparameters_size_check(len(json.dumps(hyperparameters or {}, separators=(",", ":")).encode()))
+    hyperparameters_size_check(
+        len(json.dumps(hyperparameters or {}, separators=(",", ":"), ensure_ascii=False).encode())
+    )
     source, info = _check_recipe_source(recipe.name, recipe.data)
     queue = run_queue(challenge=challenge, recipe_source=source, name=recipe.name, info=info)
     team = team_for_submission(user=user, team_id=team_id, challenge=challenge)

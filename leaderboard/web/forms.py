@@ -474,6 +474,8 @@ class SubmissionForm(forms.Form):
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from exc
+        except RecursionError:
+            raise forms.ValidationError("Not usable JSON: its arrays or objects are nested too deeply.") from None
         if not isinstance(value, dict):
             raise forms.ValidationError('The hyperparameters must be a JSON object, like {"C": 1.0}.')
         return value

@@ -42,6 +42,8 @@ def test_hyperparameters_past_their_limit_are_refused_and_nothing_is_stored(host
     assert not Submission.objects.exists()
     kept = submission_create_recipe(method_name="grid", hyperparameters=_nested(20_000), **submit)  # 59 KB
     assert len(kept.hyperparameters["grid"]) == 20_000
+    wide = submission_create_recipe(method_name="wide", hyperparameters={"note": "漢" * 15_000}, **submit)
+    assert len(wide.hyperparameters["note"]) == 15_000  # 45 KB of UTF-8, counted as UTF-8 (not as \\u escapes)
 
 
 def test_the_api_refuses_hyperparameters_past_their_limit_on_their_text(host):
@@ -112,7 +114,8 @@ def test_results_are_read_in_a_child_under_the_parse_limit(host, settings):
 def test_an_instance_list_is_counted_before_it_is_split():
     from leaderboard.services.results_import import results_instance_list
 
-    assert results_instance_list(b"a\n\n b \nc") == ["a", "b", "c"]
+    assert results_instance_list(b"a\n\n b \nc") == ["a", "b", "c"] == results_instance_list(b"a\r\nb\r\nc\r\n")
+    assert len(results_instance_list(b"x\r" * 2_000_000)) == 1  # split on \\n only: as many lines as counted
     with pytest.raises(ServiceError) as refused:
         results_instance_list(b"ab\n" * 1_000_000)
     assert (refused.value.message, refused.value.field) == (
@@ -127,6 +130,11 @@ def test_an_lm_eval_doc_id_is_a_number_or_a_short_string(host):
     from leaderboard.services.results_import import ImportFile, results_import_create
 
     challenge = _results_only(host)
+    digits = b'{"acc": 1, "doc_id": ' + b"7" * 5000 + b"}\n"  # int() refuses 5,000 digits: a 500 before
+    with pytest.raises(ServiceError, match=r"^s.jsonl, line 1: not usable JSON \(ValueError\)$"):
+        results_import_create(
+            challenge=challenge, user=host, files=[ImportFile("s.jsonl", digits, "m")], format="lm-eval-jsonl"
+        )
     bomb = b'{"acc": 1, "doc_id": [' + b"[]," * 1000 + b"[]]}\n"
     long = b'{"acc": 1, "doc_id": "' + b"x" * 300 + b'"}\n'
     for data, message in (

@@ -324,6 +324,11 @@ def _bad_submissions(frame):
             "hyperparameters",
             "the hyperparameters take 88 kb as json; the limit is 64 kb.",
         ),
+        "hyperparameters nested too deeply": (  # a RecursionError was a 500
+            {"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "[" * 60_000},
+            "hyperparameters",
+            "nested too deeply",
+        ),
         "hyperparameters a list": (
             {"kind": "recipe", "recipe": upload("r.py", RECIPE), "hyperparameters": "[1]"},
             "hyperparameters",
