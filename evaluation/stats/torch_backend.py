@@ -312,6 +312,8 @@ def pairs_p_bootstrap(
     if paired and not (sort or keep_distribution) and dev.type in FUSED_PAIRED_ON and not _fused_failed:
         try:
             fused = _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype)
+        except torch.OutOfMemoryError:  # the device's memory, not the kernel: the plain path would not fare better
+            raise
         except Exception as exc:  # Triton cannot build or run it on this device (an older GPU, a driver)
             _fused_unavailable(exc)
             fused, generator = None, _generator(seed, dev)  # the plain path, from the same first draw
@@ -393,16 +395,14 @@ def _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype):
     pairs[:, : i.size] = i, j
     pairs_t = torch.as_tensor(pairs, device=dev)
     out = torch.zeros((padded_pairs, bins), dtype=torch.int32, device=dev)
-    small = torch.uint8 if k < 2**8 else torch.int16
-    padding = 0
+    # every chunk's draws side by side as small integers (k x B bytes), one launch; only the end is padded
+    columns = -(-n_resamples // tk.RESAMPLES_PER_TILE) * tk.RESAMPLES_PER_TILE
+    counts_t = torch.zeros((k, columns), dtype=torch.uint8 if k < 2**8 else torch.int16, device=dev)
     for b0, b1 in _paired_resample_chunks(k, i.size, n_resamples, dev):
-        columns = -(-(b1 - b0) // tk.RESAMPLES_PER_TILE) * tk.RESAMPLES_PER_TILE
-        counts_t = torch.zeros((k, columns), dtype=small, device=dev)
-        counts_t[:, : b1 - b0] = _counts(k, b1 - b0, generator, dev, dtype).T
-        tk.paired_histograms(x, pairs_t, counts_t, out)
-        padding += columns - (b1 - b0)
-    out[:, 0] -= padding  # the padding columns' numerators, 0
-    return out[: i.size].to(torch.float32)
+        counts_t[:, b0:b1] = _counts(k, b1 - b0, generator, dev, dtype).T
+    tk.paired_histograms(x, pairs_t, counts_t, out)
+    out[:, 0] -= columns - n_resamples  # the padding columns' numerators, 0
+    return out[: i.size, : 2 * k + 1].to(torch.float32)
 
 
 def _unpaired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
