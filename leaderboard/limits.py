@@ -80,3 +80,11 @@ def upload_limit(kind: str) -> UploadLimit:
 def upload_file_count_limit() -> int:
     """The most files one submission (or one results import) may upload."""
     return settings.VARBOARD["MAX_PREDICTION_FILES"]
+
+
+def upload_child_limits() -> dict:
+    """``run_guarded``'s allowance for the forked child that parses an upload (a dataset, prediction files,
+    a results import, a label correction, a recipe's declarations): ``memory_limit`` bytes
+    (``DATASET_PARSE_MB``) and ``timeout`` seconds (``UPLOAD_CHECK_S``)."""
+    limits = settings.VARBOARD
+    return {"memory_limit": limits["DATASET_PARSE_MB"] * MB, "timeout": limits["UPLOAD_CHECK_S"]}

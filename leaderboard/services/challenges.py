@@ -28,7 +28,7 @@ from evaluation.seeds import SOURCES
 from evaluation.stats.boon import min_runs_for_interval
 
 from ..choices import ProgramStatus, Visibility
-from ..limits import upload_limit
+from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
 from .audit import audit_record, audit_save
@@ -383,8 +383,7 @@ def _prepare_guarded(upload: DatasetUpload, *, task: str, challenge: Challenge, 
             task=task,
             challenge=challenge,
             folder=folder,
-            memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
-            timeout=limits["UPLOAD_CHECK_S"],
+            **upload_child_limits(),
         )
     except ChildLimitExceeded as exc:
         if exc.kind == "time":

@@ -14,7 +14,6 @@ import hashlib
 from pathlib import Path
 
 import pandas as pd
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -24,7 +23,7 @@ from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 
 from ..choices import SubmissionKind, SubmissionStatus
-from ..limits import upload_limit
+from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
 from .audit import audit_record
@@ -43,14 +42,13 @@ def _read_labels(dataset: Dataset, data: bytes | Path, filename: str) -> bytes:
     (0.11 MB of Parquet decoding to 900 MB took +1.76 GB in the web process). ``data`` is the upload's
     bytes, or the file it was spooled to (larger than a megabyte).
     """
-    limits = settings.VARBOARD
     spec = {
         "id_column": dataset.id_column,
         "label_column": dataset.label_column,
         "regression": dataset.task == "regression",
         "classes": [str(c) for c in dataset.classes or []],
         "expected": dataset_test_ids(dataset=dataset),
-        "memory_limit": limits["DATASET_PARSE_MB"] * 1024 * 1024,
+        "memory_limit": upload_child_limits()["memory_limit"],
     }
     try:
         outcome, value = run_guarded(
@@ -58,8 +56,7 @@ def _read_labels(dataset: Dataset, data: bytes | Path, filename: str) -> bytes:
             data,
             filename,
             spec,
-            memory_limit=spec["memory_limit"],
-            timeout=limits["UPLOAD_CHECK_S"],
+            **upload_child_limits(),
         )
     except ChildLimitExceeded as exc:
         outcome, value = "refused", limit_exceeded_message(exc, filename, "to parse")

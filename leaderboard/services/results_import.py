@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -26,6 +25,7 @@ from evaluation.imports.formats import MAX_INSTANCES
 from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, run_guarded
 
 from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
+from ..limits import upload_child_limits
 from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
 from ..selectors import user_is_host
 from .errors import NotAllowed, ServiceError
@@ -123,7 +123,6 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
         raise ServiceError("Upload at least one file of results.", field="files")
     earlier = ResultsImport.objects.filter(challenge=challenge).order_by("created").first()
     known = earlier.instance_ids if earlier is not None else None
-    limits = settings.VARBOARD
     try:
         table = run_guarded(  # parsed outside the web process: only the (bounded) table comes back
             _read_table,
@@ -132,8 +131,7 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
             metric,
             instances or known,
             known,
-            memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
-            timeout=limits["UPLOAD_CHECK_S"],
+            **upload_child_limits(),
         )
     except ResultsImportError as exc:
         raise ServiceError(str(exc), field="files") from None

@@ -28,7 +28,7 @@ from evaluation.recipes import RecipeError, RecipeInfo, inspect_recipe
 from evaluation.seeds import seed_record
 
 from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, SubmissionStatus, TestRows
-from ..limits import upload_file_count_limit, upload_limit
+from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
 from .boards import board_private_revealed
@@ -186,8 +186,7 @@ def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> 
                 files,
                 ids_file,
                 check,
-                memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
-                timeout=limits["UPLOAD_CHECK_S"],
+                **upload_child_limits(),
             )
         except ChildLimitExceeded as exc:
             names = ", ".join(upload.name for upload in files)
@@ -426,13 +425,11 @@ def recipe_inspect(name: str, source: str) -> RecipeInfo:
     parse limit (``DATASET_PARSE_MB``, ``UPLOAD_CHECK_S``): a syntax tree takes many times its source
     (512 KB of one-name lines took +461 MB), so the web process never builds one. ServiceError naming
     the file when the recipe is unusable or too costly to read."""
-    limits = settings.VARBOARD
     try:
         return run_guarded(
             inspect_recipe,
             source,
-            memory_limit=limits["DATASET_PARSE_MB"] * 1024 * 1024,
-            timeout=limits["UPLOAD_CHECK_S"],
+            **upload_child_limits(),
         )
     except RecipeError as exc:
         raise ServiceError(f"{name}: {exc}", field="recipe") from None
