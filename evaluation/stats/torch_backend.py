@@ -318,7 +318,7 @@ def pairs_p_bootstrap(
             _fused_unavailable(exc)
             fused, generator = None, _generator(seed, dev)  # the plain path, from the same first draw
         if fused is not None:
-            pct, std = _histogram_summary(fused[:, : vmax + 1], n_resamples, q)
+            pct, std = _histogram_summary(fused, n_resamples, q)  # sliced to the 2k + 1 levels already
             return PairSummary(pct / denominator, std / denominator, None)
     hist = None if sort else _Histograms(i.size, vmax, dev)
     full = torch.empty((i.size, n_resamples), dtype=dtype, device=dev) if sort or keep_distribution else None
