@@ -182,6 +182,18 @@ class Bench:
         return f"{'PASS' if ok else 'FAIL'} {what}"
 
 
+def print_unfused(fn, bench: Bench, how: str) -> None:
+    """Time ``fn`` again without the fused Triton kernels (the same draws), where they run."""
+    if bench.dev.type not in tb.FUSED_PAIRED_ON:
+        return
+    saved, tb.FUSED_PAIRED_ON = tb.FUSED_PAIRED_ON, ()
+    try:
+        t_unfused, _ = timed(fn, bench.repeats, bench.sync)
+    finally:
+        tb.FUSED_PAIRED_ON = saved
+    print(f"{'':<46} the same without the fused Triton kernel ({how}): {t_unfused:.4f} s")
+
+
 def kernel_rows(bench: Bench, args):
     torch, dev, b = bench.torch, bench.dev, args.resamples
     for paired, entries in ((True, args.entries), (False, 20), (False, args.entries)):
@@ -207,14 +219,8 @@ def kernel_rows(bench: Bench, args):
             agree=lambda got, ref: agreement(got[0], got[1], ref[0], ref[1]),
             limit=limit,
         )
-        if paired and dev.type in tb.FUSED_PAIRED_ON:  # the same draws without the fused Triton kernel
-            saved_fused = tb.FUSED_PAIRED_ON
-            tb.FUSED_PAIRED_ON = ()
-            try:
-                t_unfused, _ = timed(kernel, bench.repeats, bench.sync)
-            finally:
-                tb.FUSED_PAIRED_ON = saved_fused
-            print(f"{'':<46} the same without the fused Triton kernel (numerators, then a scatter): {t_unfused:.4f} s")
+        if paired:
+            print_unfused(kernel, bench, "numerators, then a scatter")
         if args.sort_rows:  # the same kernel with the device's other summary
             saved = tb.GPU_SUMMARY
             tb.GPU_SUMMARY = "histogram" if saved == "sort" else "sort"
@@ -234,17 +240,22 @@ def kernel_rows(bench: Bench, args):
         bench.sync,
     )
     print(f"rank intervals with the ranks of every resample copied to the host: {t_kept:.4f} s")
+
+    def ranks(x=x):
+        return tb.rank_intervals_torch(
+            x, n_resamples=b, confidence_level=0.95, seed=1, device=dev, keep_distribution=False
+        )
+
     bench.row(
         f"rank intervals, paired, {args.rank_entries} x 10, B={b}",
-        lambda: tb.rank_intervals_torch(
-            x, n_resamples=b, confidence_level=0.95, seed=1, device=dev, keep_distribution=False
-        ),
+        ranks,
         lambda: floor_ranks(torch, x, b, dev),
         lambda: stats.rank_intervals(x, n_resamples=b, rng=1),
         agree=lambda got, ref: (
             f"max |d rank end| {int(max(np.abs(got.low - ref.low).max(), np.abs(got.high - ref.high).max()))}"
         ),
     )
+    print_unfused(ranks, bench, "a scatter into counters, then a summary")
 
     rng = np.random.default_rng(3)
     table = (rng.random((100, args.examples)) < np.linspace(0.8, 0.7, 100)[:, None]).astype(np.float64)

@@ -89,9 +89,9 @@ UNPAIRED_PRODUCT_ON = ("cuda",)
 #: (entries + 1) counters, up to HISTOGRAM_ELEMENTS) instead of a sort of each entry's B ranks. On the
 #: CPU the sort of small integers is as fast and needs no counters.
 RANK_HISTOGRAMS_ON = ("cuda",)
-#: Device types whose paired P(A>B) histograms come from the fused Triton kernel
+#: Device types whose paired P(A>B) and rank-interval summaries come from the fused Triton kernels
 #: (:mod:`evaluation.stats.triton_kernels`) when Triton is installed: the same counts, no
-#: (pairs x B) matrix of numerators in global memory.
+#: (pairs x B) matrix of numerators nor global counters, one launch.
 FUSED_PAIRED_ON = ("cuda",)
 
 
@@ -244,10 +244,20 @@ def _histogram_summary(hist, n_resamples: int, q):
     wanted = const[2 * levels.size :].to(cum.dtype).expand(cum.shape[0], positions.size).contiguous()
     counted = torch.searchsorted(cum, wanted, right=True).to(torch.float64)
     # Σ(v − mean)² = Σ v² − (Σ v)² / B; everything crosses to the host in one transfer, at the end
-    spread = (sums[:, 1] - sums[:, 0] * sums[:, 0] / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)
-    *order, std = torch.cat([counted.T, spread.sqrt()[None, :]]).cpu().numpy()
-    pct = np.stack([rs._lerp(order[j], order[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
-    return pct, std
+    *order, s1, s2 = torch.cat([counted.T, sums.T]).cpu().numpy()
+    return _lerped(order, lo_idx.size, frac), _sd_from_moments(s1, s2, n_resamples)
+
+
+def _lerped(order, n_q: int, frac) -> np.ndarray:
+    """Percentiles (n_q, rows) from the order statistics below (``order[:n_q]``) and above each one."""
+    return np.stack([rs._lerp(order[j], order[j + n_q], frac[j]) for j in range(n_q)])
+
+
+def _sd_from_moments(s1: np.ndarray, s2: np.ndarray, n: int) -> np.ndarray:
+    """ddof=1 standard deviations of integer values from their exact sums ``s1 = Σ v`` and ``s2 = Σ v²``:
+    ``sqrt(max(s2 − s1²/n, 0) / (n − 1))``, on the host in IEEE float64, so that every summary (sort,
+    histograms, the fused kernels) gives the same bits (torch divides by a scalar as a product)."""
+    return np.sqrt(np.maximum(s2 - s1 * s1 / n, 0.0) / max(n - 1, 1))
 
 
 def _sorted_summary(numerators, vmax: int, n_resamples: int, q, denominator: np.ndarray):
@@ -265,9 +275,9 @@ def _sorted_summary(numerators, vmax: int, n_resamples: int, q, denominator: np.
     wide = numerators if vmax * vmax < 2**24 else numerators.to(torch.float64)  # squares exact
     total = numerators.sum(dim=1, dtype=torch.float64)
     squares = (wide * wide).sum(dim=1, dtype=torch.float64)
-    spread = (squares - total * total / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)
     picked = torch.cat([ordered[:, lo_idx], ordered[:, hi_idx]], dim=1).to(torch.float64).cpu().numpy().T
-    std = spread.sqrt().cpu().numpy()
+    s1, s2 = torch.stack([total, squares]).cpu().numpy()
+    std = _sd_from_moments(s1, s2, n_resamples)
     out = np.stack([rs._lerp(picked[j], picked[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
     return out / denominator, std / denominator
 
@@ -311,14 +321,14 @@ def pairs_p_bootstrap(
     )
     if paired and not (sort or keep_distribution) and dev.type in FUSED_PAIRED_ON and not _fused_failed:
         try:
-            fused = _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype)
+            fused = _fused_paired_summary(rows, i, j, n_resamples, generator, dev, dtype, q)
         except torch.OutOfMemoryError:  # the device's memory, not the kernel: the plain path would not fare better
             raise
         except Exception as exc:  # Triton cannot build or run it on this device (an older GPU, a driver)
             _fused_unavailable(exc)
             fused, generator = None, _generator(seed, dev)  # the plain path, from the same first draw
         if fused is not None:
-            pct, std = _histogram_summary(fused, n_resamples, q)  # sliced to the 2k + 1 levels already
+            pct, std = fused
             return PairSummary(pct / denominator, std / denominator, None)
     hist = None if sort else _Histograms(i.size, vmax, dev)
     full = torch.empty((i.size, n_resamples), dtype=dtype, device=dev) if sort or keep_distribution else None
@@ -371,14 +381,18 @@ def _fused_unavailable(exc: Exception) -> None:
     global _fused_failed
     _fused_failed = True
     log.warning(
-        "the fused Triton kernel of paired P(A>B) failed (%s: %s); using the plain torch path", type(exc).__name__, exc
+        "a fused Triton kernel (paired P(A>B), rank intervals) failed (%s: %s); using the plain torch path",
+        type(exc).__name__,
+        exc,
     )
 
 
-def _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype):
-    """Each pair's histogram of paired numerators (pairs, bins) from the fused Triton kernel, or
-    None (no Triton, or too many runs for its bins) before any draw. The counts are drawn as
-    :func:`_paired_kernel` draws them, so the histograms equal the unfused path's."""
+def _fused_paired_summary(rows, i, j, n_resamples, generator, dev, dtype, q, hist=None):
+    """Each pair's numpy-linear percentiles ``q`` ``(len(q), pairs)`` and ddof=1 standard deviations of the
+    paired numerators, from the fused Triton kernel (one launch, one transfer back), or None (no Triton, or
+    too many runs for its bins) before any draw. The counts are drawn as :func:`_paired_kernel` draws
+    them, so the numbers equal the unfused path's (:func:`_histogram_summary` of the same histograms).
+    ``hist``: a list that receives the (pairs, 2k + 1) histograms (the tests)."""
     import torch
 
     try:
@@ -391,18 +405,25 @@ def _fused_paired_histograms(rows, i, j, n_resamples, generator, dev, dtype):
         return None
     x = torch.as_tensor(np.stack(rows).astype(np.float64), device=dev)
     padded_pairs = -(-i.size // tk.PAIRS_PER_PROGRAM) * tk.PAIRS_PER_PROGRAM
-    pairs = np.zeros((2, padded_pairs), dtype=np.int32)  # padding pairs: entry 0 with itself, sliced off
-    pairs[:, : i.size] = i, j
-    pairs_t = torch.as_tensor(pairs, device=dev)
-    out = torch.zeros((padded_pairs, bins), dtype=torch.int32, device=dev)
+    lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
+    # the pairs (padding: entry 0 with itself, sliced off) and the order statistics wanted, in one copy
+    small = np.zeros(2 * padded_pairs + 2 * lo_idx.size, dtype=np.int32)
+    small[: i.size], small[padded_pairs : padded_pairs + i.size] = i, j
+    small[2 * padded_pairs :] = np.concatenate([lo_idx, hi_idx])
+    small_t = torch.as_tensor(small, device=dev)
     # every chunk's draws side by side as small integers (k x B bytes), one launch; only the end is padded
     columns = -(-n_resamples // tk.RESAMPLES_PER_TILE) * tk.RESAMPLES_PER_TILE
     counts_t = torch.zeros((k, columns), dtype=torch.uint8 if k < 2**8 else torch.int16, device=dev)
     for b0, b1 in _paired_resample_chunks(k, i.size, n_resamples, dev):
         counts_t[:, b0:b1] = _counts(k, b1 - b0, generator, dev, dtype).T
-    tk.paired_histograms(x, pairs_t, counts_t, out)
-    out[:, 0] -= columns - n_resamples  # the padding columns' numerators, 0
-    return out[: i.size, : 2 * k + 1].to(torch.float32)
+    out = torch.empty((padded_pairs, 2 * lo_idx.size + 2), dtype=torch.float64, device=dev)
+    counted = None if hist is None else torch.empty((padded_pairs, bins), dtype=torch.int32, device=dev)
+    pairs_t, positions_t = small_t[: 2 * padded_pairs].view(2, padded_pairs), small_t[2 * padded_pairs :]
+    tk.paired_summaries(x, pairs_t, counts_t, n_resamples, positions_t, out, counted)
+    if counted is not None:
+        hist.append(counted[: i.size, : 2 * k + 1])
+    *order, s1, s2 = out[: i.size].cpu().numpy().T
+    return _lerped(order, lo_idx.size, frac), _sd_from_moments(s1, s2, n_resamples)
 
 
 def _unpaired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
@@ -582,7 +603,11 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
     n_resamples, n_entries = means.shape
     ordered = torch.sort(means, dim=1).values
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
-    if not keep_distribution and _rank_histograms(means.device, n_entries):
+    fused = None if keep_distribution else _fused_rank_summary(ordered, means, q)
+    if fused is not None:
+        (lo, hi), spread = fused
+        boot_ranks = None
+    elif not keep_distribution and _rank_histograms(means.device, n_entries):
         (lo, hi), spread = _rank_histogram_summary(torch.searchsorted(ordered, means, right=True), q)
         boot_ranks = None
     else:
@@ -592,7 +617,8 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
         ranks = ranks.T.to(compact)  # (entries, B)
         lo, hi = _linear_quantiles(ranks, q).cpu().numpy()
         total, squares = ranks.sum(dim=1, dtype=torch.float64), (ranks.to(torch.float64) ** 2).sum(dim=1)
-        spread = ((squares - total * total / n_resamples).clamp_min(0.0) / max(n_resamples - 1, 1)).sqrt().cpu().numpy()
+        s1, s2 = torch.stack([total, squares]).cpu().numpy()
+        spread = _sd_from_moments(s1, s2, n_resamples)
         boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
     return RankIntervals(
         stats.rankdata(-estimate, method="min").astype(np.int64),
@@ -602,6 +628,37 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
         spread,
         boot_ranks,
     )
+
+
+def _fused_rank_summary(ordered, means, q):
+    """Each entry's rank percentiles ``q`` ``(len(q), entries)`` and standard errors from the fused Triton
+    kernel (:data:`FUSED_PAIRED_ON` devices), or None (not such a device, no Triton, more entries than its
+    bins, or it failed here: :func:`_fused_unavailable`); the numbers of :func:`_rank_histogram_summary`."""
+    import torch
+
+    n_resamples, n_entries = means.shape
+    if means.device.type not in FUSED_PAIRED_ON or _fused_failed:
+        return None
+    try:
+        from . import triton_kernels as tk
+    except ImportError:
+        return None
+    if tk.rank_bins(n_entries) is None:
+        return None
+    lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
+    try:
+        positions = torch.searchsorted(ordered, means, right=True, out_int32=True)
+        wanted = torch.as_tensor(np.concatenate([lo_idx, hi_idx]).astype(np.int32), device=means.device)
+        padded = -(-n_entries // tk.ENTRIES_PER_PROGRAM) * tk.ENTRIES_PER_PROGRAM
+        out = torch.empty((padded, wanted.numel() + 2), dtype=torch.float64, device=means.device)
+        tk.rank_summaries(positions, wanted, out)
+        *order, s1, s2 = out[:n_entries].cpu().numpy().T
+    except torch.OutOfMemoryError:
+        raise
+    except Exception as exc:  # Triton cannot build or run it on this device: the histograms give the same numbers
+        _fused_unavailable(exc)
+        return None
+    return _lerped(order, lo_idx.size, frac), _sd_from_moments(s1, s2, n_resamples)
 
 
 def _rank_histograms(device, n_entries: int) -> bool:

@@ -1,6 +1,6 @@
 """The fused Triton kernel of paired P(A>B) (evaluation/stats/triton_kernels.py) counts what the
-unfused path counts: the same histograms, count for count, so the same percentiles and
-standard errors, bitwise.
+unfused path counts: the same histograms, count for count, and summarizes them as the unfused
+path does: the same percentiles and standard errors, bitwise.
 
 On the CPU it runs through Triton's interpreter (``TRITON_INTERPRET=1``), in a subprocess
 because Triton reads that switch when the kernel is defined; compiled on CUDA when a device
@@ -24,8 +24,10 @@ pytest.importorskip("triton")
 ROOT = Path(__file__).resolve().parents[2]
 
 # (entries, runs, resamples, CPU chunk elements or None): pairs not a multiple of the kernel's
-# block, resamples not a multiple of its tile, one run, and several chunks of draws (each padded).
-CASES = [(5, 7, 600, None), (3, 1, 50, None), (9, 6, 700, 36 * 350)]  # the last: 2 chunks of 350
+# block, resamples not a multiple of its tile, one run, several chunks of draws (2 chunks of 350),
+# 100 runs, whose numerators (up to 200) fill the bytes of the packed counts, and 130 runs, whose
+# numerators (up to 260) no longer fit them (the unpacked loop).
+CASES = [(5, 7, 600, None), (3, 1, 50, None), (9, 6, 700, 36 * 350), (4, 100, 300, None), (4, 130, 300, None)]
 
 COMPARE = """
 import json, sys
@@ -41,7 +43,11 @@ def compare(device, cases):
         i, j = np.triu_indices(entries, 1)
         if chunk:
             tb.CPU_CHUNK_ELEMENTS = chunk
-        fused = tb._fused_paired_histograms(list(x), i, j, n_resamples, tb._generator(5, dev), dev, torch.float32)
+        kept = []  # the kernel's histograms, written beside its summaries
+        tb._fused_paired_summary(
+            list(x), i, j, n_resamples, tb._generator(5, dev), dev, torch.float32, [2.5, 97.5], hist=kept
+        )
+        fused = kept[0]
         counted = tb._Histograms(i.size, 2 * runs, dev)
         for b0, b1, numerators, pairs in tb._paired_kernel(
             list(x), i, j, n_resamples, tb._generator(5, dev), dev, torch.float32
@@ -55,7 +61,7 @@ def compare(device, cases):
         tb.FUSED_PAIRED_ON, tb.CPU_CHUNK_ELEMENTS = saved
         out.append(
             {
-                "equal_histograms": bool(torch.equal(fused[:, : 2 * runs + 1].cpu(), counted.hist.cpu())),
+                "equal_histograms": bool(torch.equal(fused.cpu().float(), counted.hist.cpu())),
                 "counted": float(fused.sum()),
                 "expected": float(i.size * n_resamples),
                 "equal_percentiles": bool(np.array_equal(a.percentiles, b.percentiles)),
@@ -64,7 +70,33 @@ def compare(device, cases):
             }
         )
     return out
+
+
+def compare_ranks(device, cases):
+    # the fused rank kernel against the unfused path (a sort on the CPU, histograms on CUDA)
+    out, saved = [], tb.FUSED_PAIRED_ON
+    for entries, runs, n_resamples in cases:
+        x = np.round(0.8 + 0.02 * np.random.default_rng(entries).standard_normal((entries, runs)), 2)  # tied means
+        kw = dict(n_resamples=n_resamples, confidence_level=0.9, seed=3, device=device, keep_distribution=False)
+        tb.FUSED_PAIRED_ON = (device,)
+        fused = tb.rank_intervals_torch(x, **kw)
+        tb.FUSED_PAIRED_ON = ()
+        plain = tb.rank_intervals_torch(x, **kw)
+        tb.FUSED_PAIRED_ON = saved
+        out.append(
+            {
+                "equal": all(np.array_equal(getattr(fused, f), getattr(plain, f)) for f in ("rank", "low", "high")),
+                "equal_standard_errors": bool(np.array_equal(fused.standard_error, plain.standard_error)),
+                "widths": int((fused.high - fused.low).sum()),
+                "fused_failed": tb._fused_failed,
+            }
+        )
+    return out
 """
+
+#: (entries, runs, resamples) of the rank kernel: entries not a multiple of its block, resamples not a
+#: multiple of its tile, and a single resample tile.
+RANK_CASES = [(41, 10, 2001), (3, 5, 300)]
 
 INTERPRETED = """
 import triton.runtime.interpreter as interpreter
@@ -80,8 +112,16 @@ def _patch_scalars(tensor, scope):
 
 
 interpreter._patch_lang_tensor = _patch_scalars
-print(json.dumps(compare("cpu", json.loads(sys.argv[1]))))
+cases, rank_cases = json.loads(sys.argv[1])
+print(json.dumps([compare("cpu", cases), compare_ranks("cpu", rank_cases)]))
 """
+
+
+def _check_ranks(results):
+    for case, got in zip(RANK_CASES, results):
+        assert not got["fused_failed"], (case, got)  # the kernel ran, it did not fall back
+        assert got["equal"] and got["equal_standard_errors"], (case, got)
+    assert results[0]["widths"] > 0  # overlapping entries: real intervals were counted
 
 
 def _check(results):
@@ -99,7 +139,7 @@ def test_the_interpreted_kernel_counts_what_the_unfused_path_counts():
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     done = subprocess.run(
-        [sys.executable, "-c", COMPARE + INTERPRETED, json.dumps(CASES)],
+        [sys.executable, "-c", COMPARE + INTERPRETED, json.dumps([CASES, RANK_CASES])],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -107,7 +147,9 @@ def test_the_interpreted_kernel_counts_what_the_unfused_path_counts():
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    _check(json.loads(done.stdout.strip().splitlines()[-1]))
+    pairs, ranks = json.loads(done.stdout.strip().splitlines()[-1])
+    _check(pairs)
+    _check_ranks(ranks)
 
 
 def test_the_compiled_kernel_counts_what_the_unfused_path_counts():
@@ -118,6 +160,7 @@ def test_the_compiled_kernel_counts_what_the_unfused_path_counts():
     scope: dict = {}
     exec(COMPARE, scope)
     _check(scope["compare"]("cuda", CASES))
+    _check_ranks(scope["compare_ranks"]("cuda", RANK_CASES))
     # a board's size, still equal: 100 entries x 50 runs, B = 10,000
     _check_large(torch)
 
@@ -155,7 +198,7 @@ def test_a_kernel_that_cannot_run_falls_back_to_the_same_numbers(monkeypatch, ca
         calls.append(1)
         raise RuntimeError("no kernel image is available for execution on the device")
 
-    monkeypatch.setattr(tk, "paired_histograms", broken)
+    monkeypatch.setattr(tk, "paired_summaries", broken)
     monkeypatch.setattr(tb, "FUSED_PAIRED_ON", ("cpu",))
     monkeypatch.setattr(tb, "_fused_failed", False)
     with caplog.at_level("WARNING", logger=tb.__name__):
