@@ -9,6 +9,7 @@ import took 20 MB files through the API and 50 MB ones through the web form.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -21,6 +22,11 @@ BUNDLE_MB = 200
 #: text in memory (94 MB of ``[],`` took 2.3 GB), so the manifest is bounded before it is parsed.
 MANIFEST_MB = 8
 MANIFEST_CONTAINERS = 10_000
+#: Arrays, objects and values (``[``, ``{`` and ``,`` outside strings) one JSON body of the API may hold: its
+#: settings and forms hold dozens, and the largest hyperparameters (64 KB) at most 65,536. The body's size is
+#: DATA_UPLOAD_MAX_MEMORY_SIZE's (5 MB), but 5 MB of ``[],`` parsed took 135 MB of the web process, for anyone,
+#: before any log-in; at this bound a body parses to a few megabytes (``api.parsers``).
+JSON_BODY_TOKENS = 100_000
 #: A recipe submission's fixed hyperparameters as JSON text: a few values, stored with every submission
 #: and read back with each list of them (5 MB of JSON took about 130 MB per row once parsed).
 HYPERPARAMETERS_KB = 64
@@ -88,3 +94,28 @@ def upload_child_limits() -> dict:
     (``DATASET_PARSE_MB``) and ``timeout`` seconds (``UPLOAD_CHECK_S``)."""
     limits = settings.VARBOARD
     return {"memory_limit": limits["DATASET_PARSE_MB"] * MB, "timeout": limits["UPLOAD_CHECK_S"]}
+
+
+# a string (or an unterminated one, to the end: linear, never rescanned from each quote), or one structural byte
+_STRING_OR_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[{,]', re.DOTALL)
+
+
+def json_structure_count(text: bytes, chars: bytes, limit: int) -> int:
+    """Whether the UTF-8 JSON ``text`` holds more than ``limit`` of ``chars`` (bytes among ``[{,``) outside its
+    strings: a number above ``limit`` if so (the count stops at the first one beyond it), else one at most
+    ``limit`` (an upper bound: when the bytes themselves are few, those in strings are counted too). Linear,
+    no copy of the text.
+
+    Parsed JSON takes many times its text in memory, one Python object per array, object or value, so
+    what may be parsed is bounded by this count first (a manifest's containers, an API body's tokens).
+    """
+    bound = sum(text.count(bytes([c])) for c in chars)  # an upper bound: those in strings counted too
+    if bound <= limit:
+        return bound
+    count = 0
+    for token in _STRING_OR_STRUCTURE.finditer(text):
+        if token.end() - token.start() == 1 and text[token.start()] in chars:
+            count += 1
+            if count > limit:
+                break
+    return count

@@ -36,8 +36,9 @@ FIELD_KINDS = {
     "bundle": "bundle",
     "program": "program",  # a host's scoring program
 }
-# URL names that take a submission's files: the API's, and the challenge page's form.
+# URL names that take a submission's files: the API's, and the challenge page's form; and a results import's.
 SUBMISSION_URLS = ("api-challenge-submissions", "challenge-detail")
+IMPORT_URLS = ("api-results-imports", "results-import")
 # Views that show a refusal on their form (they call ``upload_refusal``); elsewhere it is a 400.
 WEB_FORMS = (
     "challenge-create",
@@ -68,7 +69,8 @@ class BoundedUploadHandler(FileUploadHandler):
         url_name = self._url_name()
         self._on_web_form = url_name in WEB_FORMS
         k, self._on_submission = self._challenge_k(url_name)
-        self._max_files, self._who = self._file_limit(k)
+        per = "submission" if self._on_submission else "import" if url_name in IMPORT_URLS else "upload"
+        self._max_files, self._who = self._file_limit(k, per)
         if self._on_submission and content_length:
             self._check_request_size(content_length)
         return None  # the next handlers parse as usual
@@ -85,11 +87,11 @@ class BoundedUploadHandler(FileUploadHandler):
             )
 
     @staticmethod
-    def _file_limit(k: int | None) -> tuple[int, str]:
+    def _file_limit(k: int | None, per: str) -> tuple[int, str]:
         most = upload_file_count_limit()
         if k is not None and max(k, 1) < most:
             return max(k, 1), f"this challenge takes at most {max(k, 1)} (one per seed, k = {k})"
-        return most, f"the limit is {most} files per submission"
+        return most, f"the limit is {most} files per {per}"
 
     def _url_name(self) -> str | None:
         if self.request is None:

@@ -60,13 +60,12 @@ class LazyUpload:
         return _read_bounded(self._upload, kind=self._kind, field=self._field)
 
 
-def read_prediction_uploads(uploads) -> list[UploadedFile]:
+def read_prediction_uploads(uploads, per: str = "submission") -> list[UploadedFile]:
+    """Prediction files (or a results import's files: ``per="import"``), counted, then each by its declared size."""
     limit, most = upload_limit("prediction"), upload_file_count_limit()
     uploads = list(uploads)
     if len(uploads) > most:
-        raise ServiceError(
-            f"{len(uploads)} files were uploaded; the limit is {most} files per submission.", field="files"
-        )
+        raise ServiceError(f"{len(uploads)} files were uploaded; the limit is {most} files per {per}.", field="files")
     for upload in uploads:  # refuse by the declared sizes before reading any file
         if limit.exceeded_by(getattr(upload, "size", None)):
             raise _too_large(upload.name, upload.size, limit, "files")

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +29,7 @@ from .beyond_schema import (
     SuiteSummarySerializer,
     VarianceStudySerializer,
 )
+from .parsers import BoundedJSONParser
 
 
 def study_data(study: VarianceStudy, user) -> dict:
@@ -152,7 +153,7 @@ def import_data(batch: ResultsImport) -> dict:
 class ResultsImportView(ChallengeScopedView):
     """Per-instance results produced elsewhere, imported into a results-only challenge (hosts only)."""
 
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
 
     @extend_schema(responses=ResultsImportOutSerializer(many=True))
     def get(self, request, slug: str):
@@ -168,7 +169,7 @@ class ResultsImportView(ChallengeScopedView):
     def post(self, request, slug: str):
         challenge = self.challenge(slug)
         data = self.validated(ResultsImportSerializer)
-        uploads = read_prediction_uploads(data["files"])
+        uploads = read_prediction_uploads(data["files"], per="import")
         files = results_import_files(uploads, data.get("models") or [None] * len(uploads))
         instances = None
         if data.get("instances") is not None:

@@ -1,5 +1,7 @@
 """Turn service exceptions into clear HTTP errors: ``{"detail": ..., "field": ...}``."""
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -9,6 +11,15 @@ from ..services.errors import ServiceError
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):  # Django's own bound on a JSON or form body (else an HTML 400)
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(
+            {
+                "detail": f"The request body is larger than {limit / 2**20:g} MB, the API's limit for a JSON or "
+                "form body; files go as multipart uploads."
+            },
+            status=413,
+        )
     if isinstance(exc, ServiceError):
         body = {"detail": exc.message}
         if exc.field:

@@ -13,7 +13,7 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 
@@ -29,6 +29,7 @@ from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
 from ..uploads import read_dataset_upload, read_upload
 from .paging import page_of
+from .parsers import BoundedJSONParser
 from .schema import error_responses
 from .serializers import (
     AuditEntrySerializer,
@@ -73,7 +74,7 @@ class ChallengeHostActions:
         detail=True,
         methods=["get", "post"],
         permission_classes=[IsAuthenticatedOrReadOnly],
-        parser_classes=[JSONParser, FormParser, MultiPartParser],
+        parser_classes=[BoundedJSONParser, FormParser, MultiPartParser],
         filter_backends=[],
     )
     def phases(self, request, slug=None):
@@ -91,7 +92,7 @@ class ChallengeHostActions:
         methods=["patch"],
         url_path=r"phases/(?P<phase_id>\d+)",
         permission_classes=[IsAuthenticated],
-        parser_classes=[JSONParser, FormParser, MultiPartParser],
+        parser_classes=[BoundedJSONParser, FormParser, MultiPartParser],
     )
     def phase(self, request, slug=None, phase_id=None):
         phase = get_object_or_404(Phase, challenge=self.get_object(), pk=int(phase_id))
@@ -187,7 +188,7 @@ class ChallengeHostActions:
         detail=True,
         methods=["post"],
         permission_classes=[IsAuthenticated],
-        parser_classes=[MultiPartParser, FormParser, JSONParser],
+        parser_classes=[MultiPartParser, FormParser, BoundedJSONParser],
     )
     def rescore(self, request, slug=None):
         challenge = self.get_object()
@@ -325,7 +326,7 @@ class ChallengeMovingActions:
         methods=["post"],
         url_path="results-only",
         permission_classes=[IsAuthenticated],
-        parser_classes=[JSONParser, FormParser, MultiPartParser],
+        parser_classes=[BoundedJSONParser, FormParser, MultiPartParser],
     )
     def results_only(self, request):
         incoming = ResultsOnlySerializer(data=request.data)

@@ -5,8 +5,8 @@
   names the one a generated client should send.
 * One error shape for every 4xx (:class:`ErrorSerializer`, the exception handler's body), declared
   where it can happen: 400 (a body or query parameters to validate), 401 (a token that does not
-  authenticate), 403, 404 (also an unknown ``?format=``), 406 (an ``Accept`` no renderer meets), 415
-  (a body in another content type), 429 (a throttled view), and the platform's faults in the same
+  authenticate), 403, 404 (also an unknown ``?format=``), 406 (an ``Accept`` no renderer meets), 413 (a
+  body over its size), 415 (a body in another content type), 429 (a throttled view), and the platform's faults in the same
   shape: 503 (database or storage down, ``leaderboard.ops.unavailable``), 507 (an upload the disk cannot
   take). A view declares the others it raises (409 challenge closed, 429 quota) with :func:`error_responses`.
 """
@@ -57,6 +57,7 @@ ERROR_DESCRIPTIONS = {
     "404": "No such object visible to you (or an unknown `format`).",
     "406": "No representation matches the `Accept` header.",
     "409": "The challenge does not take this now (closed, revealed, or busy rescoring).",
+    "413": "The request body is larger than the API takes (5 MB as JSON or a form; files by their own limits).",
     "415": "The request body is not in the declared content type.",
     "429": "Throttled or over a quota: retry after `Retry-After` seconds.",
     "503": "The database or the file storage is unavailable: retry after `Retry-After` seconds.",
@@ -108,7 +109,7 @@ class VarboardAutoSchema(AutoSchema):
         if self.view.get_authenticators():
             codes.append("401")
         if has_body:
-            codes += ["415", "507"]
+            codes += ["413", "415", "507"]
         if getattr(self.view, "throttle_scope", None) or self.view.get_throttles():
             codes.append("429")
         return codes

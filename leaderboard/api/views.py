@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -36,6 +36,7 @@ from ..services.submissions import (
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
 from .filters import ChallengeFilter, RunFilter, SubmissionFilter
 from .host_views import ChallengeHostActions, ChallengeMovingActions, ScoringProgramActions
+from .parsers import BoundedJSONParser
 from .permissions import IsHostOrReadOnly
 from .renderers import CSVRenderer
 from .report_schema import BOARD_PARAMETER, FORMAT_PARAMETER, RUN_FILTERS, SUBMISSION_FILTERS
@@ -69,7 +70,7 @@ class ChallengeViewSet(
     lookup_field = "slug"
     serializer_class = ChallengeSerializer
     permission_classes = [IsAuthenticatedOrReadOnly, IsHostOrReadOnly]
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
     filterset_class = ChallengeFilter
     ordering_fields = ["created", "title"]
 

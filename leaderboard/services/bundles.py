@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import zipfile
 import zlib
 from datetime import datetime
@@ -41,7 +40,7 @@ from django.db import transaction
 from evaluation.boards import pack_mask
 
 from ..choices import Visibility
-from ..limits import MANIFEST_CONTAINERS, upload_limit
+from ..limits import MANIFEST_CONTAINERS, json_structure_count, upload_limit
 from ..models import Challenge
 from ..selectors import user_is_host
 from .audit import audit_record
@@ -232,8 +231,6 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
 
 
 _LIMIT_NAMES = {"dataset": "a dataset's limit", "manifest": "a bundle manifest's limit"}
-# a string (or an unterminated one, to the end: linear, never rescanned from each quote), or an opening
-_STRING_OR_OPENING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[{]', re.DOTALL)
 
 
 def _check_directory(data: bytes) -> None:
@@ -285,13 +282,10 @@ def _bounded_manifest(text: bytes) -> bytes:
         text.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ServiceError(f"manifest.json is not UTF-8 text (byte {exc.start}).", field="bundle") from None
-    containers = text.count(b"[") + text.count(b"{")  # an upper bound: brackets in strings counted too
-    if containers > MANIFEST_CONTAINERS:  # then count those outside strings, one token at a time (no copy)
-        containers = sum(1 for token in _STRING_OR_OPENING.finditer(text) if token.end() - token.start() == 1)
-    if containers > MANIFEST_CONTAINERS:
+    if json_structure_count(text, b"[{", MANIFEST_CONTAINERS) > MANIFEST_CONTAINERS:
         raise ServiceError(
-            f"manifest.json holds {containers:,} arrays and objects; a bundle's manifest may hold "
-            f"{MANIFEST_CONTAINERS:,}.",
+            f"manifest.json holds more than {MANIFEST_CONTAINERS:,} arrays and objects; a bundle's manifest may "
+            f"hold {MANIFEST_CONTAINERS:,}.",
             field="bundle",
         )
     return text

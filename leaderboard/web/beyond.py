@@ -279,7 +279,7 @@ def results_import(request, slug: str):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            uploads = read_prediction_uploads(data["files"])
+            uploads = read_prediction_uploads(data["files"], per="import")
             names = [m.strip() for m in data["models"].split(",")] if data["models"] else [None] * len(uploads)
             instances = None
             if data["instances"]:

@@ -204,7 +204,9 @@ def test_a_manifest_is_bounded_before_it_is_parsed(host, media, monkeypatch):
     with pytest.raises(ServiceError, match=r"^manifest.json unpacks to more than 8 MB, a bundle manifest's limit.$"):
         bundle_import(data=bomb, user=host, slug="manifest-bomb")
     nested = _replaced(data, "manifest.json", head[:cut] + b"[]," * 20_000 + b"[]" + head[cut:])  # 60 KB
-    with pytest.raises(ServiceError, match=r"^manifest.json holds 20,0\d\d arrays and objects; .* may hold 10,000.$"):
+    with pytest.raises(
+        ServiceError, match=r"^manifest.json holds more than 10,000 arrays and objects; .* may hold 10,000.$"
+    ):
         bundle_import(data=nested, user=host, slug="manifest-nested")
     assert parsed == [] and Challenge.objects.count() == before  # refused unparsed, nothing created
     brackets = {**manifest, "pages": {**manifest["pages"], "description": "[link] {x} " * 20_000}}
@@ -220,7 +222,9 @@ def test_the_manifest_count_reads_each_byte_once_and_only_utf8():
     from leaderboard.services.bundles import _bounded_manifest
 
     stalled = b"[" * 10_001 + b'"' + b'\\"' * 200_000  # 400 KB: minutes of rescanning before
-    with pytest.raises(ServiceError, match=r"^manifest.json holds 10,001 arrays and objects; .* may hold 10,000.$"):
+    with pytest.raises(
+        ServiceError, match=r"^manifest.json holds more than 10,000 arrays and objects; .* may hold 10,000.$"
+    ):
         _bounded_manifest(stalled)
     inside = b'{"page": "' + b"[" * 20_000 + b'"}'  # brackets in a string are text
     assert _bounded_manifest(inside) == inside

@@ -276,3 +276,57 @@ def test_a_large_results_file_is_read_by_the_child_only(host, monkeypatch):
     )
     assert response.status_code == 201, response.content[:300]
     assert sorted(challenge.submissions.values_list("method_name", flat=True)) == ["model-0", "model-1"]
+
+
+def test_a_results_import_of_too_many_files_is_refused_per_import(host, settings):
+    """The file count of a results import said "per submission" (the same reader as prediction files)."""
+    settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_FILES": 2}
+    challenge = _results_only(host)
+    files = [SimpleUploadedFile(f"r{i}.csv", b"model,instance_id,correct\nm,x,1\n") for i in range(3)]
+    response = _host_client(host).post(
+        f"/api/challenges/{challenge.slug}/imports/", {"format": "csv", "files": files}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"].endswith("more than 2 files were uploaded; the limit is 2 files per import.")
+    from leaderboard.uploads import read_prediction_uploads
+
+    with pytest.raises(ServiceError, match=r"^3 files were uploaded; the limit is 2 files per import.$"):
+        read_prediction_uploads(files, per="import")
+
+
+def test_a_json_body_is_counted_before_it_is_parsed_and_an_oversized_one_refused_as_json(client, monkeypatch):
+    """5 MB of ``[],`` sent to the anonymous ``POST /api/auth/token/`` took +135 MB of the web process to parse;
+    over 5 MB, Django's own bound answered an HTML 400. Now the body's arrays, objects and values are counted
+    outside its strings first (at most 100,000), and an oversized body gets a 413 that says why, in JSON."""
+    from rest_framework import parsers
+
+    parsed = []
+    real_load = parsers.json.load
+    monkeypatch.setattr(parsers.json, "load", lambda *a, **kw: parsed.append(1) or real_load(*a, **kw))
+    bomb = b"[" + b"[]," * 1_700_000 + b"[]]"  # 5.1 MB, 3.4 million tokens
+    refused = client.post("/api/auth/token/", data=bomb, content_type="application/json")
+    assert refused.status_code == 400 and parsed == []
+    assert refused.json()["detail"] == (
+        "The JSON body holds more than 100,000 arrays, objects and values; the API takes at most 100,000 in one "
+        "body (files go as multipart uploads)."
+    )
+    oversized = client.post("/api/auth/token/", data=b"[" + b"0," * 3_000_000 + b"0]", content_type="application/json")
+    assert oversized.status_code == 413 and parsed == []
+    assert oversized.json()["detail"] == (
+        "The request body is larger than 5 MB, the API's limit for a JSON or form body; files go as multipart uploads."
+    )
+    # brackets and commas inside strings are text: 300,000 of them in a password are parsed and answered
+    text = json.dumps({"username": "nobody", "password": "[{," * 100_000}).encode()
+    answered = client.post("/api/auth/token/", data=text, content_type="application/json")
+    assert parsed == [1] and answered.status_code == 403  # parsed, then refused by the log-in itself
+    assert answered.json()["detail"] == "Unable to log in with the username and password given."
+
+
+def test_the_json_structure_count_stops_past_its_limit_and_skips_strings():
+    from leaderboard.limits import json_structure_count
+
+    assert json_structure_count(b'{"a": [1, 2], "b": "[[[,,,"}', b"[{,", 3) > 3  # 4 outside the string
+    assert json_structure_count(b'{"a": [1, 2], "b": "[[[,,,"}', b"[{,", 4) <= 4
+    assert json_structure_count(b'{"a": "' + b"[" * 50 + b'"}', b"[{", 10) <= 10  # brackets in a string
+    assert json_structure_count(b"[" * 1_000_000, b"[", 10) == 11  # stops at the first beyond the limit
+    assert json_structure_count(b'["\\"[", [', b"[", 1) > 1  # an escaped quote does not end the string
