@@ -96,8 +96,10 @@ def upload_child_limits() -> dict:
     return {"memory_limit": limits["DATASET_PARSE_MB"] * MB, "timeout": limits["UPLOAD_CHECK_S"]}
 
 
-# a string (or an unterminated one, to the end: linear, never rescanned from each quote), or one structural byte
-_STRING_OR_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[{,]', re.DOTALL)
+# a string (or an unterminated one, to the end, a last lone backslash included: a match from a quote never
+# fails, so nothing is rescanned from each quote, which made ``\"`` repeated then ``\`` quadratic), or one
+# structural byte
+_STRING_OR_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[{,]', re.DOTALL)
 
 
 def json_structure_count(text: bytes, chars: bytes, limit: int) -> int:

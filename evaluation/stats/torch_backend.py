@@ -401,7 +401,9 @@ def _fused_paired_summary(rows, i, j, n_resamples, generator, dev, dtype, q, his
         return None
     k = np.size(rows[0])
     bins = tk.histogram_bins(k)
-    if bins is None or i.size == 0:  # too many runs for the kernel's bins; no pair to launch it for
+    columns = -(-n_resamples // tk.RESAMPLES_PER_TILE) * tk.RESAMPLES_PER_TILE
+    # too many runs for the kernel's bins; no pair to launch it for; counts past its 32-bit offsets
+    if bins is None or i.size == 0 or k * columns >= 2**31:
         return None
     x = torch.as_tensor(np.stack(rows).astype(np.float64), device=dev)
     padded_pairs = -(-i.size // tk.PAIRS_PER_PROGRAM) * tk.PAIRS_PER_PROGRAM
@@ -412,7 +414,6 @@ def _fused_paired_summary(rows, i, j, n_resamples, generator, dev, dtype, q, his
     small[2 * padded_pairs :] = np.concatenate([lo_idx, hi_idx])
     small_t = torch.as_tensor(small, device=dev)
     # every chunk's draws side by side as small integers (k x B bytes), one launch; only the end is padded
-    columns = -(-n_resamples // tk.RESAMPLES_PER_TILE) * tk.RESAMPLES_PER_TILE
     counts_t = torch.zeros((k, columns), dtype=torch.uint8 if k < 2**8 else torch.int16, device=dev)
     for b0, b1 in _paired_resample_chunks(k, i.size, n_resamples, dev):
         counts_t[:, b0:b1] = _counts(k, b1 - b0, generator, dev, dtype).T
@@ -643,7 +644,7 @@ def _fused_rank_summary(ordered, means, q):
         from . import triton_kernels as tk
     except ImportError:
         return None
-    if tk.rank_bins(n_entries) is None:
+    if tk.rank_bins(n_entries) is None or n_resamples * n_entries >= 2**31:  # past the kernel's 32-bit offsets
         return None
     lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
     try:

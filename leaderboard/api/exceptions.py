@@ -11,12 +11,12 @@ from ..services.errors import ServiceError
 
 
 def exception_handler(exc, context):
-    if isinstance(exc, RequestDataTooBig):  # Django's own bound on a JSON or form body (else an HTML 400)
+    if isinstance(exc, RequestDataTooBig):  # Django's bound on a JSON body or form fields (else an HTML 400)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(
             {
-                "detail": f"The request body is larger than {limit / 2**20:g} MB, the API's limit for a JSON or "
-                "form body; files go as multipart uploads."
+                "detail": f"The request's JSON body or form fields take more than {limit / 2**20:g} MB, the API's "
+                "limit (files are counted apart, each under its own limit)."
             },
             status=413,
         )

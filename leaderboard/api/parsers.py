@@ -36,4 +36,7 @@ class BoundedJSONParser(JSONParser):
                 f"The JSON body holds more than {JSON_BODY_TOKENS:,} arrays, objects and values; the API "
                 f"takes at most {JSON_BODY_TOKENS:,} in one body (files go as multipart uploads)."
             )
-        return super().parse(io.BytesIO(raw), media_type, parser_context)
+        try:
+            return super().parse(io.BytesIO(raw), media_type, parser_context)
+        except RecursionError:  # e.g. 50,000 nested arrays: few tokens, but deeper than json's recursion
+            raise ParseError("JSON parse error - the body nests its arrays and objects too deeply.") from None

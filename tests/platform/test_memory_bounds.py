@@ -313,7 +313,8 @@ def test_a_json_body_is_counted_before_it_is_parsed_and_an_oversized_one_refused
     oversized = client.post("/api/auth/token/", data=b"[" + b"0," * 3_000_000 + b"0]", content_type="application/json")
     assert oversized.status_code == 413 and parsed == []
     assert oversized.json()["detail"] == (
-        "The request body is larger than 5 MB, the API's limit for a JSON or form body; files go as multipart uploads."
+        "The request's JSON body or form fields take more than 5 MB, the API's limit (files are counted apart, each "
+        "under its own limit)."
     )
     # brackets and commas inside strings are text: 300,000 of them in a password are parsed and answered
     text = json.dumps({"username": "nobody", "password": "[{," * 100_000}).encode()
@@ -330,3 +331,14 @@ def test_the_json_structure_count_stops_past_its_limit_and_skips_strings():
     assert json_structure_count(b'{"a": "' + b"[" * 50 + b'"}', b"[{", 10) <= 10  # brackets in a string
     assert json_structure_count(b"[" * 1_000_000, b"[", 10) == 11  # stops at the first beyond the limit
     assert json_structure_count(b'["\\"[", [', b"[", 1) > 1  # an escaped quote does not end the string
+    # a string of escaped quotes ending in a lone backslash, after a string of commas that passes the quick bound:
+    # every quote restarted the string's match (quadratic: 16,000 of them took 6.6 s, 5 MB hours); now linear
+    stalled = b'"' + b"," * 100_001 + b'""' + b'\\"' * 1_000_000 + b"\\"
+    assert json_structure_count(stalled, b"[{,", 100_000) == 0
+
+
+def test_a_json_body_nested_past_the_recursion_limit_is_a_400(client):
+    deep = b"[" * 50_000 + b"]" * 50_000  # 50,000 tokens: counted, then too deep for json
+    response = client.post("/api/auth/token/", data=deep, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == "JSON parse error - the body nests its arrays and objects too deeply."
