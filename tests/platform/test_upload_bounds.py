@@ -156,17 +156,25 @@ def test_uploads_over_a_megabyte_spool_to_disk(settings):
     assert settings.FILE_UPLOAD_MAX_MEMORY_SIZE <= MB
 
 
-def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
+def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice, monkeypatch):
+    """Refused from the footer's sizes: no batch is ever decoded (shown by a reader that fails the check if
+    called, in this process or the forked child that reads the dataset), rather than by a wall-clock bound,
+    which a loaded machine broke (6.2 s against 5 s; benchmarks/bench_uploads.py holds the timings)."""
     import io
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    def never_decoded(*args, **kwargs):
+        raise AssertionError("a batch of the Parquet file was decoded")
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", never_decoded)
+    monkeypatch.setattr(pq.ParquetFile, "read", never_decoded)
+
     zeros = pa.chunked_array([pa.array([0] * 1_000_000, type=pa.int64())] * 4)
     buffer = io.BytesIO()
     pq.write_table(pa.table({f"c{i}": zeros for i in range(30)}), buffer, compression="zstd", row_group_size=50_000_000)
     before = peak_rss_mb()
-    start = time.perf_counter()
     response = client_for(alice).post(
         "/api/challenges/",
         {
@@ -179,10 +187,8 @@ def test_parquet_dataset_decoding_to_960_mb_is_refused_from_its_footer(alice):
         },
         format="multipart",
     )
-    elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert "915.5 MB once decompressed; the limit is 256 MB decompressed" in response.content.decode()
-    assert elapsed < REFUSED_WITHIN_S, elapsed
     assert peak_rss_mb() - before < 100  # nothing decoded
     assert Challenge.objects.count() == 0
 
