@@ -243,9 +243,16 @@ def _histogram_summary(hist, n_resamples: int, q):
     # order statistic t = the number of levels whose cumulative count is at most t (rows are sorted)
     wanted = const[2 * levels.size :].to(cum.dtype).expand(cum.shape[0], positions.size).contiguous()
     counted = torch.searchsorted(cum, wanted, right=True).to(torch.float64)
-    # Σ(v − mean)² = Σ v² − (Σ v)² / B; everything crosses to the host in one transfer, at the end
-    *order, s1, s2 = torch.cat([counted.T, sums.T]).cpu().numpy()
-    return _lerped(order, lo_idx.size, frac), _sd_from_moments(s1, s2, n_resamples)
+    # everything crosses to the host in one transfer, at the end
+    return _read_summary(torch.cat([counted, sums], dim=1), frac, n_resamples)
+
+
+def _read_summary(table, frac, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Percentiles ``(len(frac), rows)`` and ddof=1 standard deviations from a device table (rows, 2·len(frac)
+    + 2): each row's order statistics below then above each percentile, then ``Σ v`` and ``Σ v²``; one
+    transfer to the host."""
+    *order, s1, s2 = table.cpu().numpy().T
+    return _lerped(order, len(frac), frac), _sd_from_moments(s1, s2, n_resamples)
 
 
 def _lerped(order, n_q: int, frac) -> np.ndarray:
@@ -278,8 +285,7 @@ def _sorted_summary(numerators, vmax: int, n_resamples: int, q, denominator: np.
     picked = torch.cat([ordered[:, lo_idx], ordered[:, hi_idx]], dim=1).to(torch.float64).cpu().numpy().T
     s1, s2 = torch.stack([total, squares]).cpu().numpy()
     std = _sd_from_moments(s1, s2, n_resamples)
-    out = np.stack([rs._lerp(picked[j], picked[j + lo_idx.size], frac[j]) for j in range(lo_idx.size)])
-    return out / denominator, std / denominator
+    return _lerped(picked, lo_idx.size, frac) / denominator, std / denominator
 
 
 def _paired_numerators(x, i, j, dtype):
@@ -423,8 +429,7 @@ def _fused_paired_summary(rows, i, j, n_resamples, generator, dev, dtype, q, his
     tk.paired_summaries(x, pairs_t, counts_t, n_resamples, positions_t, out, counted)
     if counted is not None:
         hist.append(counted[: i.size, : 2 * k + 1])
-    *order, s1, s2 = out[: i.size].cpu().numpy().T
-    return _lerped(order, lo_idx.size, frac), _sd_from_moments(s1, s2, n_resamples)
+    return _read_summary(out[: i.size], frac, n_resamples)
 
 
 def _unpaired_kernel(rows, i, j, n_resamples, generator, dev, dtype):
@@ -653,13 +658,12 @@ def _fused_rank_summary(ordered, means, q):
         padded = -(-n_entries // tk.ENTRIES_PER_PROGRAM) * tk.ENTRIES_PER_PROGRAM
         out = torch.empty((padded, wanted.numel() + 2), dtype=torch.float64, device=means.device)
         tk.rank_summaries(positions, wanted, out)
-        *order, s1, s2 = out[:n_entries].cpu().numpy().T
+        return _read_summary(out[:n_entries], frac, n_resamples)
     except torch.OutOfMemoryError:
         raise
     except Exception as exc:  # Triton cannot build or run it on this device: the histograms give the same numbers
         _fused_unavailable(exc)
         return None
-    return _lerped(order, lo_idx.size, frac), _sd_from_moments(s1, s2, n_resamples)
 
 
 def _rank_histograms(device, n_entries: int) -> bool:

@@ -157,10 +157,15 @@ def _summarize(hist, bins, positions_ptr, out_ptr, NPOS: tl.constexpr):
     tl.store(out_ptr + NPOS + 1, tl.sum(h * (levels * levels), axis=1))
 
 
-def histogram_bins(n_runs: int) -> int | None:
-    """Bins of the kernel's histograms for k runs (a power of two above 2k), None beyond MAX_BINS."""
-    bins = max(32, triton.next_power_of_2(2 * n_runs + 1))
+def _bins(levels: int) -> int | None:
+    """Bins of a histogram of ``levels`` integer levels (a power of two, at least 32), None beyond MAX_BINS."""
+    bins = max(32, triton.next_power_of_2(levels))
     return bins if bins <= MAX_BINS else None
+
+
+def histogram_bins(n_runs: int) -> int | None:
+    """Bins of the paired kernel's histograms for k runs (numerators 0 ... 2k)."""
+    return _bins(2 * n_runs + 1)
 
 
 def paired_summaries(scores, pairs, counts, n_resamples: int, positions, out, hist=None) -> None:
@@ -203,9 +208,8 @@ RESAMPLES_PER_RANK_TILE = 1024
 
 
 def rank_bins(n_entries: int) -> int | None:
-    """Bins of :func:`rank_summaries`' histograms (levels 0 ... entries), None beyond MAX_BINS."""
-    bins = max(32, triton.next_power_of_2(n_entries + 1))
-    return bins if bins <= MAX_BINS else None
+    """Bins of :func:`rank_summaries`' histograms (levels 0 ... entries)."""
+    return _bins(n_entries + 1)
 
 
 def rank_summaries(positions, wanted, out) -> None:
