@@ -1,8 +1,10 @@
 """Issue 22: oversized uploads refused through the REST API before they are parsed.
 
 Each case is the issue's measured attack (1.5 M-column dataset, 2 M-row prediction
-file, 40 prediction files of 19 MB): each must answer 400 naming the limit in under a
-second, store nothing, and leave the web process's peak memory where it was.
+file, 40 prediction files of 19 MB): each must answer 400 naming the limit, store nothing,
+and leave the web process's peak memory where it was. That nothing was parsed is shown by a
+CSV reader that fails if it is called, not by a wall-clock bound (the timings of a refusal
+are in benchmarks/bench_uploads.py).
 """
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ pytestmark = pytest.mark.django_db
 MB = 1024 * 1024
 
 
-#: A refusal before parsing takes 0.13-0.55 s (benchmarks/bench_uploads.py holds the figures); parsing the same
-#: files took minutes and gigabytes. 5 s tells the two apart on a 2-core machine shared with CPU burners.
-REFUSED_WITHIN_S = 5.0
+@pytest.fixture
+def csv_never_parsed(monkeypatch):
+    """Fail the test if a CSV body is parsed at all, in this process or a child forked from it."""
+    from evaluation.io import read
+
+    def never_parsed(*args, **kwargs):
+        raise AssertionError("the CSV file was parsed")
+
+    monkeypatch.setattr(read, "_read_csv", never_parsed)
 
 
 def peak_rss_mb() -> float:
@@ -36,11 +44,10 @@ def wide_csv(columns: int) -> bytes:
     return header + b"\n" + b",".join([b"1"] * columns) + b"\n"
 
 
-def test_dataset_with_one_and_a_half_million_columns_is_refused_without_parsing_it(alice, media):
+def test_dataset_with_one_and_a_half_million_columns_is_refused_without_parsing_it(alice, media, csv_never_parsed):
     data = wide_csv(1_500_000)
     assert len(data) > 14 * MB
     client = client_for(alice)
-    start = time.perf_counter()
     response = client.post(
         "/api/challenges/",
         {
@@ -53,10 +60,8 @@ def test_dataset_with_one_and_a_half_million_columns_is_refused_without_parsing_
         },
         format="multipart",
     )
-    elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert "1,500,000 columns; the limit is 10,000 columns" in response.content.decode()
-    assert elapsed < REFUSED_WITHIN_S, elapsed
     assert Challenge.objects.count() == 0
 
 
@@ -78,17 +83,14 @@ def test_dataset_column_limit_is_a_setting(alice, settings):
     assert "the file has 6 columns; the limit is 5 columns" in response.content.decode()
 
 
-def test_prediction_file_of_two_million_rows_is_refused_by_its_row_count(challenge, alice):
+def test_prediction_file_of_two_million_rows_is_refused_by_its_row_count(challenge, alice, csv_never_parsed):
     challenge, frame = challenge
     n_test = int((frame.is_test == 1).sum())
     data = b"id,prediction\n" + b"x,1\n" * 2_000_000
     before = peak_rss_mb()
-    start = time.perf_counter()
     response = submit(client_for(alice), challenge.slug, [("p.csv", data)])
-    elapsed = time.perf_counter() - start
     assert response.status_code == 400, response.content
     assert f"2,000,000 rows after its header; the limit is {n_test + 1000:,} rows" in response.content.decode()
-    assert elapsed < REFUSED_WITHIN_S, elapsed
     assert peak_rss_mb() - before < 100  # the 8 MB file, a copy or two: no parse
     assert Submission.objects.count() == 0
 
