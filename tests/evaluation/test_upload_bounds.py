@@ -1,7 +1,9 @@
 """Issue 22: uploads refused by their header or footer before anything is parsed.
 
 The wide CSV below (1.5 M columns, 15 MB) took the web process to 20 GB before; here it
-must be refused from its header line in well under a second, naming the limit.
+must be refused from its header line, naming the limit. That nothing was parsed or decoded is
+shown by readers that fail if they are called, not by a wall-clock bound (the timings of a
+refusal are in benchmarks/bench_uploads.py).
 """
 
 from __future__ import annotations
@@ -23,13 +25,21 @@ def wide_csv(columns: int) -> bytes:
     return header + b"\n" + b",".join([b"1"] * columns) + b"\n"
 
 
-def test_csv_with_one_and_a_half_million_columns_is_refused_from_its_header_in_under_a_second():
+def _never_called(what: str):
+    def fail(*args, **kwargs):
+        raise AssertionError(f"{what} was called")
+
+    return fail
+
+
+def test_csv_with_one_and_a_half_million_columns_is_refused_from_its_header(monkeypatch):
+    from evaluation.io import read
+
+    monkeypatch.setattr(read, "_read_csv", _never_called("the CSV parser"))
     data = wide_csv(1_500_000)
     assert len(data) > 14 * MB
-    start = time.perf_counter()
     with pytest.raises(TableError, match=r"dataset\.csv: the file has 1,500,000 columns; the limit is 10,000 columns"):
         read_table(data, filename="dataset.csv", max_bytes=100 * MB)
-    assert time.perf_counter() - start < 1.0
 
 
 def test_csv_at_the_column_limit_is_read():
@@ -64,24 +74,30 @@ def test_wide_parquet_is_refused_from_its_footer():
         read_table(data, filename="d.parquet", max_bytes=100 * MB, max_columns=1_000)
 
 
-def test_parquet_decoding_to_960_mb_is_refused_from_its_footer_in_under_a_second():
+def test_parquet_decoding_to_960_mb_is_refused_from_its_footer(monkeypatch):
     # 120 M int64 zeros: 960 MB decoded, a few hundred kilobytes on disk.
     column = pa.array([0] * 1_000_000, type=pa.int64())
     table = pa.table({"x": pa.chunked_array([column] * 120)})
     data = parquet_bytes(table, compression="zstd", row_group_size=10_000_000)
     assert len(data) < 10 * MB
-    start = time.perf_counter()
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", _never_called("a batch read"))
+    monkeypatch.setattr(pq.ParquetFile, "read", _never_called("a whole-file read"))
     with pytest.raises(TableError, match="once decompressed; the limit is"):
         read_table(data, filename="bomb.parquet", max_bytes=10 * MB, max_rows=200_000_000)
-    assert time.perf_counter() - start < 1.0
 
 
 def test_prediction_lines_are_counted_before_parsing():
+    import tracemalloc
+
     data = b"id,p\n" + b"a,0.5\n" * 2_000_000
-    start = time.perf_counter()
-    with pytest.raises(TableError, match="the file has 2,000,000 rows after its header; the limit is 1,100 rows"):
-        check_lines(data, filename="p.csv", max_rows=1_100)
-    assert time.perf_counter() - start < 1.0
+    tracemalloc.start()
+    try:
+        with pytest.raises(TableError, match="the file has 2,000,000 rows after its header; the limit is 1,100 rows"):
+            check_lines(data, filename="p.csv", max_rows=1_100)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20  # the 12 MB file counted where it lies: neither copied nor split
     check_lines(b"id,p\na,1\nb,2", filename="p.csv", max_rows=2)  # no final newline: 2 rows
 
 

@@ -157,8 +157,7 @@ def _constant_parquet(rows: int, chunk: int = 1_000_000) -> bytes:
     return buf.getvalue()
 
 
-def test_parquet_bomb_is_refused_from_its_metadata_fast_and_without_memory():
-    import time
+def test_parquet_bomb_is_refused_from_its_metadata_without_memory():
     import tracemalloc
 
     import pyarrow as pa
@@ -169,16 +168,13 @@ def test_parquet_bomb_is_refused_from_its_metadata_fast_and_without_memory():
     arrow_before = pool.max_memory()
     tracemalloc.start()
     try:
-        start = time.perf_counter()
         with pytest.raises(
             TableError, match=r"^bomb\.parquet: the file has 20,000,000 rows; the limit is 5,000,000 rows$"
         ):
             read_table(data, filename="bomb.parquet", max_bytes=1_000_000)
-        elapsed = time.perf_counter() - start
         _, python_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert elapsed < 1.0
     assert python_peak < 5 * 2**20  # numpy and pandas allocations: nothing was decoded
     assert pool.max_memory() - arrow_before < 16 * 2**20  # nor by Arrow
 
