@@ -171,6 +171,8 @@ def address_is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
             return address_is_public(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
         if address.teredo is not None or int(address) < 2**32:  # Teredo; ::/96 (IPv4-compatible, ::1, ::)
             return False
+        if address.is_site_local:  # fec0::/10, deprecated (RFC 3879) but still routed inside some networks
+            return False
     return address.is_global and not (
         address.is_multicast
         or address.is_reserved

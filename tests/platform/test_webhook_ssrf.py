@@ -183,6 +183,7 @@ def test_ambiguous_urls_are_refused_even_where_private_addresses_are_allowed(ref
         "http://[2002:7f00:1::]:{port}/",
         "http://[fe80::1]/",
         "http://[fc00::1]/",
+        "http://[fec0::1]:6379/",
         "http://localhost:{port}/",
     ],
 )
@@ -220,6 +221,7 @@ def test_a_private_address_or_a_name_for_one_is_refused(host, listener, url):
         ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),
         ("fd00::1", False),
         ("fe80::1", False),
+        ("fec0::1", False),  # site-local (RFC 3879): ipaddress calls it global
         ("ff02::1", False),
         ("2001:db8::1", False),
     ],
