@@ -30,6 +30,7 @@ __all__ = [
     "pack_mask",
     "public_part",
     "publish_rounded",
+    "publish_shown_sota",
     "round_floats",
     "rounded_tie_reason",
     "shown_submission_score",
@@ -253,7 +254,8 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     (the union of the block's letters) and their rank interval (the block's hull), and are listed
     among themselves in a public order (``created``, then ``submission_id``), never by the exact
     score. Comparisons between entries that show the same value are removed (a pair's P(A>B) would
-    tell them apart), as is ``runs_needed_for_decision`` of tied entries. ``data`` is a report of
+    tell them apart), as is ``runs_needed_for_decision`` of tied entries; ``compared`` follows the public order
+    and the state of the art is the shown one (:func:`publish_shown_sota`). ``data`` is a report of
     :func:`evaluation.report` (changed in place and returned).
     """
     data["entries"] = round_floats(data["entries"], digits)
@@ -280,9 +282,59 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
             position += len(block)
         section["entries"] = ranked + rest
         section["leader_group"] = [sid for sid in ranked if rows[sid]["rank"] == 1]
+        compared = set(section.get("compared") or ())
+        section["compared"] = [sid for sid in section["entries"] if sid in compared]  # the public order
         _drop_tied_pairs(section, rows)
+        publish_shown_sota(section, rows, higher_is_better=higher_is_better, note=rounded_sota_note(digits))
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]
     return data
+
+
+def rounded_sota_note(digits: int) -> str:
+    """Why a board under rounded feedback shows its best score but no adjusted state of the art."""
+    return (
+        f"Feedback is rounded to {digits} digit{'s' if digits != 1 else ''}: the adjusted estimate and its bound, "
+        "computed from the exact scores and each test row's outcome, are published with exact feedback and on the "
+        "private board after the reveal."
+    )
+
+
+def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, note: str) -> None:
+    """A section's state of the art as a board under rounded or Ladder feedback publishes it: from shown values only.
+
+    ``raw`` is the best shown mean among the section's compared entries (all its entries when none is
+    compared) and ``submission_id`` the entry the published order lists first among those showing it; ``m``
+    counts every evaluation, repeated outcome vectors included. The adjusted estimate, its bound, the
+    dependence ``rho`` and the count of repeated outcome vectors are ``None``: they come from the exact
+    scores and each row's outcome, so a one-row probe that leaves every shown score as it was would still
+    move them (and name which of two tied entries is better, or whether a changed row was right).
+    ``rows`` (submission id -> published row) and ``section`` are the published ones; changed in place.
+    """
+    sign = 1.0 if higher_is_better else -1.0
+    compared = set(section.get("compared") or ())
+    shown = [
+        sid
+        for sid in section["entries"]
+        if (not compared or sid in compared) and rows[sid]["mean"].get("estimate") is not None
+    ]
+    leader = max(shown, key=lambda sid: sign * rows[sid]["mean"]["estimate"], default=None)  # the first of ties
+    sota = section["sota"]
+    section["sota"] = {
+        **sota,
+        "raw": None if leader is None else rows[leader]["mean"]["estimate"],
+        "estimate": None,
+        "bound": None,
+        "method": None,
+        "n": None,
+        "se": None,
+        "submission_id": leader,
+        "note": note,
+        "model": None,
+        "shrinkage": None,
+        "m": sota["m"] + (sota.get("duplicates") or 0),
+        "rho": None,
+        "duplicates": None,
+    }
 
 
 def _tie_block(block: list[dict], rank: int) -> None:

@@ -242,7 +242,10 @@ class SotaSerializer(serializers.Serializer):
         help_text="Dependence of the entries' per-example outcomes (eq. 10); null: none known.",
     )
     duplicates = serializers.IntegerField(
-        required=False, help_text="Entries whose outcomes repeat another's, counted once in m."
+        allow_null=True,
+        required=False,
+        help_text="Entries whose outcomes repeat another's, counted once in m; null under rounded or Ladder "
+        "feedback, which publish only the best shown score (and m counting every evaluation).",
     )
 
 

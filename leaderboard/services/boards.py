@@ -21,7 +21,15 @@ import numpy as np
 from django.db.models import Q
 from django.utils import timezone
 
-from evaluation.boards import ladder, pack_mask, public_part, publish_rounded, shown_submission_score, unpack_mask
+from evaluation.boards import (
+    ladder,
+    pack_mask,
+    public_part,
+    publish_rounded,
+    publish_shown_sota,
+    shown_submission_score,
+    unpack_mask,
+)
 
 from ..choices import Board, Feedback, RunStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
@@ -279,8 +287,8 @@ def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:
 # ------------------------------------------------------------------ publishing a board's report
 LADDER_NOTE = (
     "Ladder feedback (Blum & Hardt 2015): a submitter's shown score changes only when a new submission "
-    "beats their best release, across all their teams, by more than η = {margin:g}; intervals and "
-    "comparisons are not published."
+    "beats their best release, across all their teams, by more than η = {margin:g}; intervals, "
+    "comparisons and the adjusted state of the art are not published."
 )
 
 
@@ -343,10 +351,6 @@ def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
     }
 
 
-def _grid(value, margin: float):
-    return None if value is None else round(round(value / margin) * margin, 12)
-
-
 def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float | None]) -> None:
     """Replace every published number by the Ladder's release (ranks follow it; ties share a rank)."""
     sign = 1.0 if challenge.higher_is_better else -1.0
@@ -375,10 +379,7 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
         section.update(
             entries=order, compared=[], comparisons=[], leader_group=[sid for sid in order if rows[sid]["rank"] == 1]
         )
-        section["sota"] = {
-            **section["sota"],
-            "se": None,
-            "note": LADDER_NOTE.format(margin=margin),
-            **{k: _grid(section["sota"].get(k), margin) for k in ("raw", "estimate", "bound")},
-        }
+        publish_shown_sota(
+            section, rows, higher_is_better=challenge.higher_is_better, note=LADDER_NOTE.format(margin=margin)
+        )
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]

@@ -5,6 +5,7 @@ API (scoring runs in-process, as in test_boards.py)."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 
@@ -124,3 +125,73 @@ def test_ladder_is_per_person_a_fresh_team_gets_no_fresh_release(host, alice):
     assert shown[probe.pk] == shown[base.pk] != own_team_release  # per team it would read a new grid value
     assert anonymous.get(f"/api/submissions/{probe.pk}/").json()["score"] == shown[base.pk]
     assert client_for(alice).get(f"/api/submissions/{probe.pk}/").json()["score"] == shown[base.pk]
+
+
+# ------------------------------------------- the state of the art from shown values only (rounded and Ladder)
+
+
+def _published(reader, challenge) -> tuple[dict, dict, str]:
+    board = reader.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    board.pop("computed_at", None)
+    sota = reader.get(f"/api/challenges/{challenge.slug}/sota/").json()
+    sota.pop("computed_at", None)
+    return board, sota, reader.get(f"/c/{challenge.slug}/").content.decode()
+
+
+def _one_row_world(host, alice, feedback: str, *, right: bool, title: str):
+    """A base file and a probe that changes one wrong row of it: to the label (``right``) or to another wrong class."""
+    extra = {"ladder_margin": 0.05} if feedback == "ladder" else {"feedback_digits": 1}
+    challenge, _ = digits_challenge(host, title=title, feedback=feedback, bootstrap_resamples=200, **extra)
+    truth = np.asarray(dataset_hidden_labels(dataset=challenge.dataset)).astype(str)
+    base = np.array([t if i % 3 else wrong(t) for i, t in enumerate(truth)])
+    probe = base.copy()
+    probe[0] = truth[0] if right else wrong(wrong(truth[0]))
+    subs = [submit(challenge, alice, base, "base"), submit(challenge, alice, probe, "probe")]
+    exact = [Run.objects.get(submission=s).test_score for s in subs]
+    return challenge, subs, exact
+
+
+@pytest.mark.parametrize("feedback", ["ladder", "rounded"])
+def test_a_probe_that_moves_no_shown_score_moves_no_published_number(host, alice, feedback):
+    """Found by an attack on this board: the state of the art named the exact best of two entries showing the same
+    score, and its m, rho and repeated outcome vectors told whether the changed row was right (docs/integrity.md)."""
+    right, _, right_exact = _one_row_world(host, alice, feedback, right=True, title="Right")
+    wrong_world, _, wrong_exact = _one_row_world(host, alice, feedback, right=False, title="Wrong")
+    assert right_exact[1] > right_exact[0] == wrong_exact[0] == wrong_exact[1]  # one row apart, exactly
+    published = {}
+    for name, challenge in (("right", right), ("wrong", wrong_world)):
+        board, sota, page = _published(APIClient(), challenge)
+        ids = {row["submission_id"]: row["method_name"] for row in board["entries"]}
+        named = json.loads(json.dumps([board, sota]), object_hook=functools.partial(_by_name, ids=ids))
+        published[name] = (named, page.replace(challenge.slug, "slug").replace(challenge.title, "title"))
+        (section,) = sota["sota"]
+        assert section["estimate"] is None and section["bound"] is None and section["rho"] is None
+        assert section["duplicates"] is None and section["m"] == 2
+        assert ids[section["submission_id"]] == "base"  # the first of the tied entries in the public order
+        assert "data-sota-withheld" in page
+    assert published["right"][0] == published["wrong"][0]
+    assert _sota_banner(published["right"][1]) == _sota_banner(published["wrong"][1])
+
+
+def _by_name(d: dict, ids: dict) -> dict:
+    """Submission ids replaced by method names, so that two challenges' boards compare."""
+    for key in ("submission_id", "a", "b"):
+        if isinstance(d.get(key), int) and d[key] in ids:
+            d[key] = ids[d[key]]
+    for key in ("entries", "compared", "leader_group"):
+        if isinstance(d.get(key), list) and all(isinstance(v, int) for v in d[key]):
+            d[key] = [ids.get(v, v) for v in d[key]]
+    for key in ("slug", "challenge", "title", "url", "id", "created"):
+        d.pop(key, None)
+    return d
+
+
+def _sota_banner(page: str) -> str:
+    start = page.index("data-sota>")
+    return page[start : page.index("</div>\n", page.index("</p>", start))]
+
+
+def test_the_state_of_the_art_is_adjusted_with_exact_feedback(host, alice):
+    challenge, _, _ = _one_row_world(host, alice, "exact", right=True, title="Exact")
+    (section,) = APIClient().get(f"/api/challenges/{challenge.slug}/sota/").json()["sota"]
+    assert section["estimate"] is not None and section["bound"] is not None and section["duplicates"] == 0
