@@ -229,6 +229,35 @@ def test_adjusted_sota_extremes():
     assert adjusted_sota(0.0, 10, n=100).lower == 0.0
 
 
+def test_adjusted_sota_with_a_dependence_within_rounding_of_one_is_the_single_classifier():
+    """Found on a board: two entries whose outcome vectors are perfectly correlated gave ρ = 1 - 4e-16, where
+    θ + ρ(1 - θ) rounds to 1.0 and the binomial pmf's x·log1p(-1) made the root search fail on a NaN; the report
+    could not be computed and the board stopped updating. Eq. 10 at ρ -> 1 is the leader's own count."""
+    at_one = adjusted_sota(1.0, 4, n=30, rho=1.0, estimates=[1.0, 0.9333, 0.8667])
+    near = adjusted_sota(1.0, 4, n=30, rho=0.9999999999999996, estimates=[1.0, 0.9333, 0.8667])
+    assert near.estimate == at_one.estimate == 1.0
+    assert near.lower == pytest.approx(0.025 ** (1 / 30), abs=1e-9) == at_one.lower  # Clopper–Pearson at n = 30
+
+
+@pytest.mark.parametrize("n", [10, 30, 1000])
+@pytest.mark.parametrize("best", [0.5, 0.9, 0.95, 1.0])
+def test_adjusted_sota_is_finite_and_continuous_as_the_dependence_reaches_one(n, best):
+    """Finite and ordered up to ρ = 1 - 1e-16, and settled: within 1e-4 of ρ = 1 - 1e-6. Where the exact grid
+    is small (n <= 30) it equals ρ = 1; at n = 1000 below ρ = 1 it is eq. 10's Gaussian analogue, within 1/n of
+    the exact binomial of ρ = 1."""
+    at_one = adjusted_sota(best, 4, n=n, rho=1.0)
+    first = adjusted_sota(best, 4, n=n, rho=1.0 - 1e-6)
+    for digits in (9, 12, 15, 16):
+        got = adjusted_sota(best, 4, n=n, rho=1.0 - 10.0**-digits)
+        assert np.isfinite(got.estimate) and np.isfinite(got.lower)
+        assert 0.0 <= got.lower <= got.estimate <= best
+        assert got.estimate == pytest.approx(first.estimate, abs=1e-4)
+        assert got.lower == pytest.approx(first.lower, abs=1e-4)
+    tolerance = 1e-6 if n <= 30 else 1.0 / n
+    assert got.estimate == pytest.approx(at_one.estimate, abs=tolerance)
+    assert got.lower == pytest.approx(at_one.lower, abs=tolerance)
+
+
 # ---------------------------------------------------------------- errors
 @pytest.mark.parametrize(
     "call, match",
