@@ -50,6 +50,19 @@ def test_row7_ten_copies_of_one_classifier_are_one_classifier():
     assert sota["bound"] == pytest.approx(sps.binomtest(x, N).proportion_ci(0.95, method="exact").low, abs=1e-12)
 
 
+def test_row7_an_entry_of_two_files_and_another_of_one_of_them_give_a_report():
+    """Found by a new host: alice's entry (a file 26 of 30 right and one all right) and bob's (the first file
+    alone) have mean outcome vectors correlated at 1 - 4e-16, where the dependent model failed on a NaN and
+    the board stopped updating. The report now computes, at eq. 10's single classifier (ρ -> 1)."""
+    right = np.ones(30)
+    most = right.copy()
+    most[[3, 11, 19, 27]] = 0.0  # 26 of 30
+    sota = sota_of([prediction(1, np.stack([most, right])), prediction(2, most)], m_total_predictions=3)
+    assert sota["rho"] == pytest.approx(1.0, abs=1e-12) and sota["model"] == "dependent"
+    assert sota["raw"] == pytest.approx(28 / 30, abs=1e-15)
+    assert np.isfinite(sota["estimate"]) and np.isfinite(sota["bound"]) and sota["bound"] <= sota["estimate"]
+
+
 def test_row7_identical_classifiers_cover_at_the_nominal_level_by_brute_force():
     """ρ = 1 (ten copies, the others not shown): coverage summed over every count x = 0..n."""
     theta, m = 0.85, 10
