@@ -501,7 +501,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(Report)
 class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["challenge", "computed_at", "duration_s", "recompute_pending", "requested_at"]
+    list_display = ["challenge", "computed_at", "duration_s", "recompute_pending", "requested_at", "failed_at"]
     readonly_fields = [
         "challenge",
         "inputs_version",
@@ -510,6 +510,8 @@ class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "duration_s",
         "recompute_pending",
         "requested_at",
+        "recompute_failure",
+        "failed_at",
     ]
 
     def get_queryset(self, request):

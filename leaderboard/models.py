@@ -551,6 +551,10 @@ class ReportBase(models.Model):
     requested_at = models.DateTimeField(null=True, blank=True)
     # How many times the report was rebuilt (exported as a Prometheus counter).
     recompute_count = models.PositiveBigIntegerField(default=0)
+    # Why the latest recomputation failed, and when ("": the stored report is the latest); the stored report
+    # is kept and served, marked with this.
+    recompute_failure = models.TextField(blank=True, default="")
+    failed_at = models.DateTimeField(null=True, blank=True)
 
     #: The board whose report this is (its own rows are ``ReportRow``s of this board).
     BOARD: str = Board.PUBLIC

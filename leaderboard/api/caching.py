@@ -31,6 +31,7 @@ HOT_FIELDS = (
     "report__inputs_version",
     "report__computed_at",
     "report__recompute_pending",
+    "report__failed_at",
 )
 
 
@@ -65,8 +66,19 @@ MICRO_CACHE = MicroCache()
 
 
 def leaderboard_cache_key(
-    challenge: Challenge, renderer_format: str, version: str, computed_at, pending: bool, page: str = ""
+    challenge: Challenge,
+    renderer_format: str,
+    version: str,
+    computed_at,
+    pending: bool,
+    page: str = "",
+    *,
+    failed_at=None,
 ) -> str:
-    """Key of a rendered leaderboard page: the report's version and time, the challenge's settings, the page."""
-    raw = f"{challenge.pk}:{version}:{computed_at.isoformat()}:{pending}:{report_settings_key(challenge)}:{page}"
+    """Key of a rendered leaderboard page: the report's version and time, the challenge's settings, the page, and
+    when its latest recomputation failed (the page then says so)."""
+    failed = failed_at.isoformat() if failed_at else ""
+    raw = (
+        f"{challenge.pk}:{version}:{computed_at.isoformat()}:{pending}:{failed}:{report_settings_key(challenge)}:{page}"
+    )
     return f"varboard:leaderboard:{renderer_format}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"

@@ -363,6 +363,13 @@ class LeaderboardSerializer(serializers.Serializer):
     secondary_metrics = MetricInfoSerializer(many=True, help_text="The secondary metrics (primary: `metric`).")
     computed_at = serializers.DateTimeField(allow_null=True)
     recompute_pending = serializers.BooleanField()
+    recompute_failure = inline_serializer(
+        "RecomputeFailure",
+        fields={"message": serializers.CharField(), "at": serializers.DateTimeField()},
+        allow_null=True,
+        help_text="Why the latest recomputation failed, and when; the report shown is the last one computed "
+        "(``computed_at``). Null when the report is the latest.",
+    )
     overrides = OverridesSerializer()
     settings = ReportSettingsSerializer()
     sections = SectionSerializer(many=True)

@@ -34,7 +34,14 @@ from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
 from ..services.metrics import primary_metric
 from ..services.paging import entries_page, page_limit
-from ..services.reports import OVERRIDABLE, build_report_data, report_current, report_with_overrides_key, section_pair
+from ..services.reports import (
+    OVERRIDABLE,
+    build_report_data,
+    report_current,
+    report_failure,
+    report_with_overrides_key,
+    section_pair,
+)
 from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
 from .renderers import CSVRenderer
@@ -96,11 +103,12 @@ class ReportViewMixin:
                     )
                 data = build_report_data(challenge=challenge, overrides=overrides, board=board)
                 cache.set(key, data, timeout=600)
-            return data, {"computed_at": None, "recompute_pending": False}
+            return data, {"computed_at": None, "recompute_pending": False, "recompute_failure": None}
         report = report_current(challenge=challenge, board=board)
         return report.data, {
             "computed_at": report.computed_at,
             "recompute_pending": report.recompute_pending,
+            "recompute_failure": report_failure(report),
             "inputs_version": report.inputs_version,
         }
 
@@ -254,6 +262,7 @@ class LeaderboardView(ReportViewMixin, APIView):
             "secondary_metrics": data["settings"].get("secondary_metrics", []),
             "computed_at": meta["computed_at"],
             "recompute_pending": meta["recompute_pending"],
+            "recompute_failure": meta["recompute_failure"],
             "overrides": overrides,
             "settings": data["settings"],
             "sections": sections,
@@ -280,6 +289,7 @@ class LeaderboardView(ReportViewMixin, APIView):
                     report.computed_at,
                     report.recompute_pending,
                     page_key,
+                    failed_at=report.failed_at,
                 )
             )
         if cached is None:
@@ -295,6 +305,7 @@ class LeaderboardView(ReportViewMixin, APIView):
                 meta["computed_at"],
                 meta["recompute_pending"],
                 page_key,
+                failed_at=(meta["recompute_failure"] or {}).get("at"),
             )
             cache.set(key, cached, CACHE_SECONDS)
         body, etag = cached

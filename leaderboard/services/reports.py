@@ -156,7 +156,11 @@ def _save(report, version: str, build) -> None:
     """Store the report ``build()`` returns in pieces (``leaderboard.report_rows``): the rows that changed, the
     skeleton, and the count with it in one UPDATE (SQLite rewrites a whole row at each)."""
     started = time.perf_counter()
-    data = build()
+    try:
+        data = build()
+    except Exception as exc:
+        _record_failure(report, exc)
+        raise
     report.inputs_version = version
     report.computed_at = timezone.now()
     report.duration_s = time.perf_counter() - started
@@ -175,8 +179,25 @@ def _save(report, version: str, build) -> None:
             computed_at=report.computed_at,
             duration_s=report.duration_s,
             recompute_count=F("recompute_count") + 1,
+            recompute_failure="",
+            failed_at=None,
         )
     report.data, report.row_ids = data, row_ids(skeleton)
+    report.recompute_failure, report.failed_at = "", None
+
+
+def report_failure(report) -> dict | None:
+    """``{message, at}`` when the latest recomputation of ``report`` failed (it is served as it was), else None."""
+    return {"message": report.recompute_failure, "at": report.failed_at} if report.recompute_failure else None
+
+
+def _record_failure(report, exc: Exception) -> None:
+    """Mark the stored report with why its recomputation failed: it stays, served with the reason, instead of
+    a board that silently stops updating. A service error says what is wrong; anything else is named by its
+    type only (its text could quote data a reader may not see)."""
+    message = exc.message if isinstance(exc, ServiceError) else f"an internal error ({type(exc).__name__})"
+    report.recompute_failure, report.failed_at = message, timezone.now()
+    type(report).objects.filter(pk=report.pk).update(recompute_failure=message, failed_at=report.failed_at)
 
 
 def _write_rows(report, data: dict) -> dict:
@@ -232,7 +253,9 @@ def report_current(*, challenge: Challenge, board: str = Board.PUBLIC):
     When runs changed, ``report_request`` has already queued a recomputation: the cached
     report is served meanwhile (``recompute_pending`` says so). So is a public board of more
     than :data:`SYNC_MAX_ENTRIES` entries whose settings changed, while its recomputation is
-    queued (docs/scale.md): a full recomputation of thousands of entries takes seconds.
+    queued (docs/scale.md): a full recomputation of thousands of entries takes seconds. When the
+    recomputation fails and a report is stored, that report is served, marked with the failure
+    (``recompute_failure``, ``failed_at``); with none stored, the error is raised.
     """
     model = REPORT_MODELS[Board(board)]
     report = model.objects.filter(challenge=challenge).first()
@@ -241,7 +264,12 @@ def report_current(*, challenge: Challenge, board: str = Board.PUBLIC):
         queued = board == Board.PUBLIC and report.recompute_pending
         missing = not (queued and len(report.data.get("entries", ())) > SYNC_MAX_ENTRIES)
     if missing:
-        report_recompute(challenge_id=challenge.pk, force=True)
+        try:
+            report_recompute(challenge_id=challenge.pk, force=True)
+        except ServiceError:
+            if report is None or not report.data or report.computed_at is None:
+                raise  # nothing to serve
+            return model.objects.get(challenge=challenge)  # the last report, marked with the failure
         report = model.objects.get(challenge=challenge)
     return report
 

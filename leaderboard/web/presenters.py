@@ -19,7 +19,7 @@ from ..models import Challenge
 from ..selectors import report_stored_meta, submission_ids_scored
 from ..services.errors import ServiceError
 from ..services.paging import PAGE_SIZE, entries_page, heatmap_ids
-from ..services.reports import report_current, report_settings_key
+from ..services.reports import report_current, report_failure, report_settings_key
 from . import charts
 
 #: A verdict of row A against column B, in words (``{a}``/``{b}``: the method names).
@@ -184,6 +184,7 @@ def leaderboard_for_page(
         "feedback": data.get("feedback") or {},
         "computed_at": report.computed_at,
         "pending": report.recompute_pending,
+        "failure": report_failure(report),
         "confidence_pct": 100 * settings["confidence"],
         "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
         "correction": Correction(settings["correction"]).label,
