@@ -498,12 +498,12 @@ class SubmissionCreateSerializer(serializers.Serializer):
         required=False, allow_null=True, default=None, help_text="Team id; your personal team when omitted."
     )
     files = serializers.ListField(
-        child=serializers.FileField(),
+        child=serializers.FileField(allow_empty_file=True),  # an empty file is refused by name, by the service
         required=False,
         default=list,
         help_text="Prediction CSV files, one per seed run (each file is a run).",
     )
-    recipe = serializers.FileField(required=False, help_text="A recipe .py file (kind=recipe).")
+    recipe = serializers.FileField(required=False, allow_empty_file=True, help_text="A recipe .py file (kind=recipe).")
     hyperparameters = HyperparametersField(
         required=False,
         default=dict,

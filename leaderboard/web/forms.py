@@ -408,10 +408,11 @@ class SubmissionForm(forms.Form):
     kind = forms.ChoiceField(choices=SubmissionKind.choices, widget=forms.RadioSelect, label="Kind")
     files = MultipleFileField(
         required=False,
+        allow_empty_file=True,  # an empty file is refused by the service, which names it
         label="Prediction files",
         help_text="One file, or one file per seed you ran (each file is a run).",
     )
-    recipe = forms.FileField(required=False, label="Recipe (.py)", help_text=RECIPE_HELP)
+    recipe = forms.FileField(required=False, allow_empty_file=True, label="Recipe (.py)", help_text=RECIPE_HELP)
     # Empty, with a placeholder: a pre-filled "{}" made typing give "{}{...}" (issue 25).
     hyperparameters = forms.CharField(
         required=False,

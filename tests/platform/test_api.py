@@ -247,7 +247,8 @@ def _bad_files(frame: pd.DataFrame) -> dict[str, tuple[list[tuple[str, bytes]], 
     not_class.loc[7, "prediction"] = "11"
     return {
         "latin-1": ([("p.csv", "id,prediction\nimg-0000,é\n".encode("latin-1"))], "UTF-8"),
-        "empty": ([("p.csv", b"")], "empty"),
+        "empty": ([("p.csv", b"")], "p.csv: the file is empty"),
+        "second file empty": ([("a.csv", with_(good)), ("empty.csv", b"")], "empty.csv: the file is empty"),
         "missing id column": ([("p.csv", with_(good.rename(columns={"id": "ident"})))], "id"),
         "missing prediction column": ([("p.csv", with_(good.rename(columns={"prediction": "pred"})))], "prediction"),
         "duplicate id": ([("p.csv", with_(dup))], good.id.iloc[3]),

@@ -290,6 +290,12 @@ def _bad_submissions(frame):
     return {
         "no file": ({"kind": "predictions"}, "files", "Upload at least one predictions file."),
         "unknown id": ({"kind": "predictions", "files": [upload("p.csv", unknown)]}, "files", "img-9999"),
+        "empty file": (
+            {"kind": "predictions", "files": [upload("p.csv", good), upload("empty.csv", b"")]},
+            "files",
+            "empty.csv: the file is empty",
+        ),
+        "empty recipe": ({"kind": "recipe", "recipe": upload("r.py", b"")}, "recipe", "r.py: the recipe file is empty"),
         "too many files": (
             {"kind": "predictions", "files": [upload(f"p{i}.csv", good) for i in range(6)]},
             "files",
