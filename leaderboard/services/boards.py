@@ -43,7 +43,7 @@ PRIVATE_HIDDEN = "The private board is visible to the challenge's hosts until th
 
 
 class BoardNotFound(ServiceError):
-    """The challenge has no such board (HTTP 404)."""
+    """The challenge has no private board (HTTP 404)."""
 
     status_code = 404
 
@@ -181,14 +181,16 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
 
     Raises
     ------
+    ServiceError
+        ``board`` is neither ``public`` nor ``private`` (a bad parameter: 400).
     BoardNotFound
-        ``board`` is not a board of this challenge.
+        The private board of a challenge that has none.
     NotAllowed
         The private board before the reveal, for anyone but the hosts.
     """
     board = board or Board.PUBLIC
     if board not in Board.values:
-        raise BoardNotFound(f"Unknown board {board!r}; choose public or private.", field="board")
+        raise ServiceError(f"Unknown board {board!r}; choose public or private.", field="board")
     is_host = user_is_host(user=user, challenge=challenge)
     has_private = board_has_private(challenge)
     revealed = has_private and board_private_revealed(challenge=challenge)

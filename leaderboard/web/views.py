@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import Count, Exists, F, OuterRef, Q, prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -42,7 +42,7 @@ from ..selectors import (
     user_teams,
 )
 from ..services.accounts import account_signup
-from ..services.boards import BoardScope, board_scope
+from ..services.boards import BoardNotFound, BoardScope, board_scope
 from ..services.challenges import challenge_create, challenge_update, challenge_warnings
 from ..services.entries import entry_history
 from ..services.errors import NotAllowed, ServiceError
@@ -78,13 +78,16 @@ def _visible_challenge(request, slug: str) -> Challenge:
 
 
 def _scope(request, challenge: Challenge) -> BoardScope:
-    """The viewer's board (``?board=``) as ``services.boards`` allows it: 403 or 404 otherwise."""
+    """The viewer's board (``?board=``) as ``services.boards`` allows it: 403 (hidden), 404 (no private board)
+    or 400 (not a board's name) otherwise."""
     try:
         return board_scope(challenge=challenge, user=request.user, board=request.GET.get("board"))
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from None
-    except ServiceError as exc:
+    except BoardNotFound as exc:
         raise Http404(exc.message) from None
+    except ServiceError as exc:
+        raise BadRequest(exc.message) from None
 
 
 # --------------------------------------------------------------------------- home, accounts

@@ -363,3 +363,13 @@ def test_the_data_migration_gives_every_challenge_one_phase(transactional_db):
     moved = Submission.objects.get(pk=submission.pk)
     assert moved.phase == phase and moved.n_files == 2
     assert Run.objects.get(submission=moved).public_score == 0.75
+
+
+def test_an_unknown_board_is_a_bad_parameter_and_a_missing_private_board_is_not_found(challenge):
+    challenge, _ = challenge  # public_fraction 1: no private board
+    reader = APIClient()
+    nope = reader.get(f"/api/challenges/{challenge.slug}/leaderboard/?board=nope")
+    assert nope.status_code == 400 and nope.json()["detail"] == "Unknown board 'nope'; choose public or private."
+    assert reader.get(f"/c/{challenge.slug}/?board=nope").status_code == 400
+    for path in (f"/api/challenges/{challenge.slug}/leaderboard/", f"/c/{challenge.slug}/"):
+        assert reader.get(path + "?board=private").status_code == 404
