@@ -8,6 +8,7 @@ checked: ``tests/browser/conftest.py``). Screenshots go to ``test-artifacts/scre
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
@@ -170,3 +171,27 @@ def test_account_pages_and_api_docs_at_desktop_and_phone_widths(live_server, dri
     assert docs_rendered(driver, base, "/api/docs/", ".opblock"), "Swagger UI drew no operation"
     assert off_site_requests(driver, base) == []
     screenshot(driver, "pages-api-swagger-1400")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_suite_page_fits_a_phone(live_server, driver, axe_source):
+    """Found by a new user: the suite's tables, one column per task, made the page 531 px wide at 400 px."""
+    from leaderboard.models import Suite
+    from tests.platform.factories import digits_challenge
+    from tests.platform.test_beyond import add_entry
+
+    host = make_user("host")
+    rng = np.random.default_rng(4)
+    tasks = []
+    for title in ("Handwritten digits", "Handwritten digits, rotated", "Handwritten digits, noisy"):
+        task, _ = digits_challenge(host, title=title)
+        for name, mean in (("strong baseline", 0.8), ("weak baseline", 0.6), ("middle baseline", 0.7)):
+            add_entry(task, host, name, "recipe", mean + 0.01 * rng.standard_normal(5))
+        tasks.append(task)
+    suite = Suite.objects.create(slug="small-tabular", title="Small tabular", created_by=host)
+    suite.challenges.set(tasks)
+    problems = check_page(
+        driver, live_server.url, "/suites/small-tabular/", "suite", ["h1", "[data-suite]"], axe_source
+    )
+    assert problems == [], "\n".join(problems)
