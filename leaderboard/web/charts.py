@@ -52,6 +52,17 @@ def _num(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
 
 
+def _tick_texts(ticks: Sequence[float]) -> list[str]:
+    """Tick labels with the fewest significant digits (at least 4) that keep them apart: on a narrow axis
+    (0.63340, 0.63345) four digits wrote "0.6334" twice."""
+    texts = [_num(t) for t in ticks]
+    for digits in range(5, 13):
+        if len(set(texts)) == len(texts):
+            break
+        texts = [f"{t:.{digits}g}" for t in ticks]
+    return texts
+
+
 def _finite(values) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
@@ -155,10 +166,10 @@ def _x_axis(lo: float, hi: float, x0: float, width: float, y: float, label: str,
     if integer:  # counts (n of Boo_n): whole numbers only
         ticks = [t for t in ticks if float(t).is_integer()] if hi - lo >= 5 else list(range(math.ceil(lo), int(hi) + 1))
     out = [f'<g class="axis" aria-hidden="true"><line x1="{x0}" y1="{y}" x2="{x0 + width}" y2="{y}" stroke="#333"/>']
-    for t in ticks:
+    for t, text in zip(ticks, _tick_texts(ticks)):
         out.append(
             f'<line x1="{sx(t):.1f}" y1="{y}" x2="{sx(t):.1f}" y2="{y + 4}" stroke="#333"/>'
-            f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{_num(t)}</text>'
+            f'<text x="{sx(t):.1f}" y="{y + 16}" text-anchor="middle">{text}</text>'
         )
     out.append(f'<text x="{x0 + width / 2}" y="{y + 32}" text-anchor="middle">{escape(label)}</text></g>')
     return out
@@ -169,10 +180,11 @@ def _y_axis(lo: float, hi: float, x: float, y0: float, height: float) -> list[st
         return y0 + (hi - v) / (hi - lo) * height
 
     out = [f'<g class="axis" aria-hidden="true"><line x1="{x}" y1="{y0}" x2="{x}" y2="{y0 + height}" stroke="#333"/>']
-    for t in _ticks(lo, hi):
+    ticks = _ticks(lo, hi)
+    for t, text in zip(ticks, _tick_texts(ticks)):
         out.append(
             f'<line x1="{x - 4}" y1="{sy(t):.1f}" x2="{x}" y2="{sy(t):.1f}" stroke="#333"/>'
-            f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+            f'<text x="{x - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{text}</text>'
         )
     out.append("</g>")
     return out
@@ -407,14 +419,17 @@ def boo_n_curve(
 ) -> str:
     """Boo_n (expected best of n runs) for n = 1, 2, ..., one line per entry, its name at its end.
 
-    The y axis leaves out outlying points (``_robust_domain``); points beyond are drawn at
-    the edge with an arrow.
+    The y axis leaves out outlying *curves* (``_robust_domain`` on each curve's last point, the curve
+    drawn with it): a curve's own points are never outliers of each other (a curve that rises at small n
+    and saturates had its first points drawn as arrows below an axis a few units of 1e-5 tall). Points
+    beyond the axis are drawn at its edge with an arrow.
 
     Parameters
     ----------
     curves : mapping label -> values for n = 1..len(values) (report rows' ``boo_n_curve``)
     """
-    lo, hi, clipped = _robust_domain([v for curve in curves.values() for v in curve])
+    drawn = [_finite(curve) for curve in curves.values() if _finite(curve)]
+    lo, hi, clipped = _robust_domain([curve[-1] for curve in drawn], [curve for curve in drawn])
     n_max = max((len(c) for c in curves.values()), default=1)
     x0, width, height = PAD + 30, PLOT_W, 260
     legend_w = _label_width(list(curves))

@@ -161,6 +161,29 @@ def test_an_outlier_cannot_flatten_the_axis():
     assert "clip-mark" not in forest_plot(rows[:3]) and "clip-mark" not in strip_plot({"a": [0.9, 1.0], "b": [0.5]})
 
 
+def test_a_curve_that_rises_then_saturates_keeps_its_own_points_on_the_axis():
+    """Found on /c/boon-asreader-cbt-cn/: Boo_n rising from 0.63157 to 0.63331 over n = 1..5, then within 1e-4
+    up to n = 20. The axis (0.63339 to 0.63351) left n = 1..5 as arrows below it, with "0.6334" twice."""
+    rise = [0.63157, 0.63237, 0.63281, 0.63309, 0.63331]
+    curve = rise + list(np.linspace(0.63339, 0.63350, 15))
+    root = parse(boo_n_curve({"AS Reader": curve}))
+    points = marks(root, "circle", "point")
+    assert len(points) == 20 and not [p for p in points if p.get("data-clipped")]
+    assert "clip-mark" not in ET.tostring(root, encoding="unicode")
+    ticks = [t.text for t in root.iter(f"{SVG}text") if t.get("text-anchor") == "end"]
+    assert len(ticks) >= 3 and len(set(ticks)) == len(ticks), ticks
+    # a whole curve far from the others is still an outlier: drawn at the edge
+    others = {f"e{i}": [0.9 + 0.001 * i + 0.01 * (1 - 1 / n) for n in range(1, 11)] for i in range(4)}
+    far = parse(boo_n_curve({**others, "far": [0.1 + 0.01 * (1 - 1 / n) for n in range(1, 11)]}))
+    clipped = [p for p in marks(far, "circle", "point") if p.get("data-clipped")]
+    assert len(clipped) == 10 and all("far:" in p.find(f"{SVG}title").text for p in clipped)
+
+
+def test_tick_labels_stay_apart_on_a_narrow_axis():
+    assert charts._tick_texts([0.6334, 0.63345, 0.6335]) == ["0.6334", "0.63345", "0.6335"]
+    assert charts._tick_texts([0.5, 0.6, 0.7]) == ["0.5", "0.6", "0.7"]
+
+
 def test_full_names_and_legends_at_the_line_ends():
     name = "A very long method name that the chart has to cut (team with a long name)"
     root = parse(boo_n_curve({name: [0.5, 0.6, 0.65], "short": [0.4, 0.45, 0.47]}))
