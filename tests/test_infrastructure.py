@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib.util
 import json
@@ -663,3 +664,18 @@ def test_dev_py_demo_scores_and_serves_on_the_embedded_defaults(tmp_path):
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)  # its worker and server end with it (dev.die_with_parent)
             demo.wait()
+
+
+def test_dev_py_serve_links_mails_to_the_port_it_serves(monkeypatch):
+    """Found by a new user: `dev.py demo --port 8011` mailed links to port 8000."""
+    dev = load_dev()
+    for name in ("setup", "prepare_var", "migrate_and_collect", "say"):
+        monkeypatch.setattr(dev, name, lambda *args, **kwargs: None)
+    served = []
+    monkeypatch.setattr(dev, "serve", lambda port: served.append((port, os.environ["VARBOARD_SITE_URL"])))
+    monkeypatch.delenv("VARBOARD_SITE_URL", raising=False)
+    dev.cmd_serve(argparse.Namespace(port=8011), [])
+    assert served == [(8011, "http://127.0.0.1:8011")]
+    monkeypatch.setenv("VARBOARD_SITE_URL", "https://board.example.org")  # a setting of the operator's wins
+    dev.cmd_serve(argparse.Namespace(port=8012), [])
+    assert served[-1] == (8012, "https://board.example.org")
