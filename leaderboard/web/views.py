@@ -3,6 +3,8 @@ and turns a ``ServiceError`` into a form error naming the problem exactly as the
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -486,12 +488,26 @@ def submission_detail(request, pk: int):
             "percent": round(100 * finished / expected, 1),
             "scope": scope,
             "score": scope.submission_score(submission.pk, runs),
+            "other_board": _other_board_score(scope, submission, runs),
             "history": entry_history(submission=submission),
             "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
             "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
             **review_context(request, submission, can_see),
         },
     )
+
+
+def _other_board_score(scope: BoardScope, submission: Submission, runs: list) -> dict | None:
+    """The submission's score and rank on the board the page does not show, once the viewer may read both (after
+    the reveal, or a host): Kaggle's public and private scores side by side."""
+    if not scope.sees_private:
+        return None
+    other = dataclasses.replace(scope, board=Board.PUBLIC if scope.board == Board.PRIVATE else Board.PRIVATE)
+    score = other.submission_score(submission.pk, runs)
+    if score is None:
+        return None
+    rank = report_stored_ranks(challenge=submission.challenge, board=other.board).get(submission.pk)
+    return {"board": other.board, "score": score, "rank": rank}
 
 
 @require_POST

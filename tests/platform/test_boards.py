@@ -158,6 +158,10 @@ def test_after_the_reveal_both_boards_are_right(two_boards, host, alice):
         assert sorted(run["test_score"] for run in runs) == [0.0, 1.0]
         page = viewer.get(f"/c/{challenge.slug}/?board=private").content.decode()
         assert "data-rank-change" in page
+        # the entry's page shows both scores, as Kaggle does once the private board is out
+        entry = viewer.get(f"/submissions/{a.pk}/").content.decode()
+        other = re.search(r'data-other-board-score="private">(.*?)</p>', entry, re.S).group(1)
+        assert "<strong>1.0000</strong> · rank <strong>1</strong>" in other and "?board=private" in other
     assert AuditEntry.objects.filter(challenge=challenge, action="private_board_revealed").count() == 1
 
 
