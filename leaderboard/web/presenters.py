@@ -112,6 +112,7 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     return {
         "coverage_short": short,
         "coverage_k": notes[0]["k"] if notes else None,
+        "board_k": settings.get("k_runs"),
         "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
         "rank_withheld": withheld[0] if withheld else None,
     }

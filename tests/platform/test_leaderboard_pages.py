@@ -208,6 +208,7 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     assert "Not compared: 1 run: at least 2 are needed to compare" in html
     # at k = 10 a mean board quotes the mean board's rank coverage (96.9 %; before, the Boo_5 board's 88.2 %)
     assert "data-coverage" in html and "cover less than they claim" not in html
+    assert "intervals at k = 10 runs:" in html  # the board's own k is tabulated: quoted as it is
     # The running entry has no public page yet; the scored ones link to theirs.
     assert f'href="/submissions/{subs[0].pk}/"' in html and f'href="/submissions/{subs[3].pk}/"' not in html
 
@@ -254,6 +255,21 @@ def test_empty_leaderboard(client, host):
     assert "No scored entries yet." in html
     assert "<svg" not in html and "data-sota" not in html
     assert 'id="how-to-read"' in html
+
+
+@pytest.mark.parametrize(
+    "k_runs, quoted",
+    [
+        (40, "at k = 30 runs (the simulated k nearest below this board's 40):"),
+        (3, "at k = 5 runs (the simulated k closest to this board's 3):"),
+    ],
+)
+def test_the_coverage_note_says_when_it_quotes_another_k_than_the_boards(client, host, users, k_runs, quoted):
+    """Found by a new user: a 370-run board said "at k = 30" and a k = 3 board "at k = 5", as if they were theirs."""
+    challenge, _ = known_board(host, users)
+    Challenge.objects.filter(pk=challenge.pk).update(k_runs=k_runs)
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    assert quoted in html
 
 
 def test_a_report_that_cannot_be_computed_is_a_notice_not_an_error(client, host, users):
