@@ -330,7 +330,7 @@ def _align(file_ids: list[str], row_numbers: np.ndarray, ids: list[str], fail: _
         missing = [i for i in ids if i not in seen]
         raise fail(
             f"the file has {len(file_ids)} rows of predictions; the test set has {len(ids)} "
-            f"ids. Missing: {len(missing)} ids, {show_values(missing)}"
+            f"ids. Missing: {len(missing)} id{'s' if len(missing) != 1 else ''}, {show_values(missing)}"
         )
     return position
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
-from evaluation.report import flip_comparison, section_pairs
+from evaluation.report import ReportSettings, flip_comparison, section_pairs
 
 from ..choices import Board, Correction
 from ..models import Challenge
@@ -224,6 +224,7 @@ def section_for_page(
         ],
         **coverage_for_section(kind, settings),
         **_section_heatmap(challenge.slug, section, rows, names, focus),
+        "curve_max_n": ReportSettings.curve_max_n,  # the report draws Boo_n for n = 1 .. min(runs, this)
     }
     out["clipped"] = any("clip-mark" in out[name] for name in ("forest_svg", "strip_svg", "curves_svg"))
     return out

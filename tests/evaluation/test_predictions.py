@@ -256,6 +256,11 @@ def test_missing_ids_count_and_first_few():
         text,
         ids=ids,
     )
+    fails(
+        r"the test set has 20 ids. Missing: 1 id, '019'$",
+        "id,prediction\n" + "".join(f"{i},cat\n" for i in ids[:19]),
+        ids=ids,
+    )
 
 
 def test_wrong_number_of_rows():

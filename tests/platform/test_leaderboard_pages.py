@@ -209,6 +209,7 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     # at k = 10 a mean board quotes the mean board's rank coverage (96.9 %; before, the Boo_5 board's 88.2 %)
     assert "data-coverage" in html and "cover less than they claim" not in html
     assert "intervals at k = 10 runs:" in html  # the board's own k is tabulated: quoted as it is
+    assert "up to the runs available, at most 20." in html
     # The running entry has no public page yet; the scored ones link to theirs.
     assert f'href="/submissions/{subs[0].pk}/"' in html and f'href="/submissions/{subs[3].pk}/"' not in html
 
