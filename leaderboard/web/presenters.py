@@ -230,6 +230,20 @@ def section_for_page(
     return out
 
 
+def ranks_apart(a: dict, b: dict) -> tuple[dict, dict] | None:
+    """(upper, lower) when the two rows' rank intervals do not overlap, else None: the resampled ranking statistic
+    puts one above the other in nearly every resample, which an undecided P(A>B) verdict does not contradict (the
+    two answer different questions) but which the compare page must then explain."""
+    ia, ib = a.get("rank_interval"), b.get("rank_interval")
+    if not (isinstance(ia, dict) and isinstance(ib, dict)):
+        return None
+    if ia["high"] < ib["low"]:
+        return a, b
+    if ib["high"] < ia["low"]:
+        return b, a
+    return None
+
+
 def _entry_for_page(row: dict, kind: str, scored: set, *, charted: bool) -> dict:
     """A copy of the report's ``row`` with its label, date and link, and its own charts when ``charted``
     (a paged board draws the charts of the reader's entry only)."""

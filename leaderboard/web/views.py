@@ -67,7 +67,7 @@ from .forms import (
     show_upload_refusal,
 )
 from .pagecache import anonymous_page_microcache
-from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display
+from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display, ranks_apart
 from .review import review_context
 from .upload_stash import stash_drop, stash_get, stash_put
 
@@ -439,6 +439,8 @@ def challenge_compare(request, slug: str):
             context["verdict"] = pair["words"]
             context["bar"] = {key: 100 * pair[key] for key in ("p", "low", "high") if pair[key] is not None}
             context["bar"]["gamma"] = 100 * data["settings"]["gamma"]
+            context["ranks_apart"] = ranks_apart(a, b)
+            context["statistic"] = "Boo_n" if data["settings"]["statistic"] == "boo_n" else "mean"
     context["strip_svg"] = mark_safe(
         charts.strip_plot(
             {entry_label(a): a["run_scores"], entry_label(b): b["run_scores"]},

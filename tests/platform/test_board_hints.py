@@ -82,3 +82,26 @@ def test_row12_compare_page_of_a_decided_pair_has_no_runs_needed_hint(client, ho
     # an undecided pair (the tie) keeps the hint
     html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={subs[1].pk}").content.decode()
     assert "Runs needed" in html
+
+
+def test_row12_compare_page_explains_ranks_apart_for_an_undecided_pair(client, host):
+    """Found by a new user: "cannot tell apart; either could be the better one" beside rank intervals 1 and 2.
+    Both are right (A's mean is above B's in nearly every resample; A's run beats B's same-seed run in 6 of 10,
+    not significantly above ½): the page now says which question each answers."""
+    from .factories import digits_challenge
+    from .test_leaderboard_pages import write_entry
+
+    challenge, _ = digits_challenge(host, title="Apart", k_runs=10, bootstrap_resamples=500)
+    b_runs = [0.90, 0.92, 0.88, 0.91, 0.89, 0.93, 0.90, 0.92, 0.88, 0.91]
+    margins = [0.05] * 6 + [-0.001] * 4
+    a = write_entry(challenge, make_user("erin"), "Ahead", [x + d for x, d in zip(b_runs, margins)])
+    b = write_entry(challenge, make_user("fred"), "Behind", b_runs)
+    html = client.get(f"/c/{challenge.slug}/compare/?a={a.pk}&b={b.pk}").content.decode()
+    assert 'data-verdict="not_significant"' in html
+    explained = html[html.index("data-ranks-apart") :]
+    assert "Ahead: 1–1" in explained and "Behind: 2–2" in explained
+    assert "reliably ahead on the" in explained
+    # a decided pair needs no such note
+    strong = known_board(host, [make_user("gina"), make_user("hugo")])[1]
+    decided = client.get(f"/c/{strong[0].challenge.slug}/compare/?a={strong[0].pk}&b={strong[2].pk}").content.decode()
+    assert "data-ranks-apart" not in decided
