@@ -555,6 +555,7 @@ class ReportBase(models.Model):
     # is kept and served, marked with this.
     recompute_failure = models.TextField(blank=True, default="")
     failed_at = models.DateTimeField(null=True, blank=True)
+    failed_settings_key = models.CharField(max_length=64, blank=True, default="")
 
     #: The board whose report this is (its own rows are ``ReportRow``s of this board).
     BOARD: str = Board.PUBLIC

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -129,26 +129,35 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
         return report
     versions = entry_versions(challenge=challenge, snapshot=snapshot)
     previous = report.data
-    _save(
-        report,
-        version,
-        lambda: build_report_data(challenge=challenge, versions=versions, previous=previous, snapshot=snapshot),
-    )
-    if board_has_private(challenge):
-        private = private or PrivateReport.objects.create(challenge=challenge)
-        previous_private = private.data
+    failing = [report, private] if board_has_private(challenge) else [report]  # a public failure stales both
+    try:
         _save(
-            private,
+            report,
             version,
-            lambda: build_report_data(
-                challenge=challenge,
-                board=Board.PRIVATE,
-                versions=versions,
-                public_data=report.data,
-                previous=previous_private,
-                snapshot=snapshot,
-            ),
+            lambda: build_report_data(challenge=challenge, versions=versions, previous=previous, snapshot=snapshot),
         )
+        if board_has_private(challenge):
+            private = private or PrivateReport.objects.create(challenge=challenge)
+            failing = [private]
+            previous_private = private.data
+            _save(
+                private,
+                version,
+                lambda: build_report_data(
+                    challenge=challenge,
+                    board=Board.PRIVATE,
+                    versions=versions,
+                    public_data=report.data,
+                    previous=previous_private,
+                    snapshot=snapshot,
+                ),
+            )
+    except Exception as exc:
+        if not isinstance(exc, DatabaseError):  # an outage is answered 503 and retried, not a board's failure
+            key = report_settings_key(challenge)
+            for stale in failing:
+                _record_failure(stale or PrivateReport.objects.create(challenge=challenge), exc, key)
+        raise
     return report
 
 
@@ -156,11 +165,7 @@ def _save(report, version: str, build) -> None:
     """Store the report ``build()`` returns in pieces (``leaderboard.report_rows``): the rows that changed, the
     skeleton, and the count with it in one UPDATE (SQLite rewrites a whole row at each)."""
     started = time.perf_counter()
-    try:
-        data = build()
-    except Exception as exc:
-        _record_failure(report, exc)
-        raise
+    data = build()
     report.inputs_version = version
     report.computed_at = timezone.now()
     report.duration_s = time.perf_counter() - started
@@ -181,9 +186,10 @@ def _save(report, version: str, build) -> None:
             recompute_count=F("recompute_count") + 1,
             recompute_failure="",
             failed_at=None,
+            failed_settings_key="",
         )
     report.data, report.row_ids = data, row_ids(skeleton)
-    report.recompute_failure, report.failed_at = "", None
+    report.recompute_failure, report.failed_at, report.failed_settings_key = "", None, ""
 
 
 def report_failure(report) -> dict | None:
@@ -191,13 +197,15 @@ def report_failure(report) -> dict | None:
     return {"message": report.recompute_failure, "at": report.failed_at} if report.recompute_failure else None
 
 
-def _record_failure(report, exc: Exception) -> None:
-    """Mark the stored report with why its recomputation failed: it stays, served with the reason, instead of
-    a board that silently stops updating. A service error says what is wrong; anything else is named by its
-    type only (its text could quote data a reader may not see)."""
+def _record_failure(report, exc: Exception, settings_key: str) -> None:
+    """Mark the stored report with why its recomputation failed, and under which settings: it stays, served with
+    the reason, instead of a board that silently stops updating. A service error says what is wrong; anything
+    else is named by its type only (its text could quote data a reader may not see)."""
     message = exc.message if isinstance(exc, ServiceError) else f"an internal error ({type(exc).__name__})"
-    report.recompute_failure, report.failed_at = message, timezone.now()
-    type(report).objects.filter(pk=report.pk).update(recompute_failure=message, failed_at=report.failed_at)
+    report.recompute_failure, report.failed_at, report.failed_settings_key = message, timezone.now(), settings_key
+    type(report).objects.filter(pk=report.pk).update(
+        recompute_failure=message, failed_at=report.failed_at, failed_settings_key=settings_key
+    )
 
 
 def _write_rows(report, data: dict) -> dict:
@@ -255,19 +263,24 @@ def report_current(*, challenge: Challenge, board: str = Board.PUBLIC):
     than :data:`SYNC_MAX_ENTRIES` entries whose settings changed, while its recomputation is
     queued (docs/scale.md): a full recomputation of thousands of entries takes seconds. When the
     recomputation fails and a report is stored, that report is served, marked with the failure
-    (``recompute_failure``, ``failed_at``); with none stored, the error is raised.
+    (``recompute_failure``, ``failed_at``), and not recomputed again in readers' requests under the settings
+    it failed with (the worker retries when runs change); with none stored, the error is raised.
     """
     model = REPORT_MODELS[Board(board)]
     report = model.objects.filter(challenge=challenge).first()
-    missing = report is None or not report.data or report.computed_at is None
-    if not missing and report.data.get("settings_key") != report_settings_key(challenge):
+    stored = not (report is None or not report.data or report.computed_at is None)
+    missing = not stored
+    if stored and report.data.get("settings_key") != (key := report_settings_key(challenge)):
         queued = board == Board.PUBLIC and report.recompute_pending
-        missing = not (queued and len(report.data.get("entries", ())) > SYNC_MAX_ENTRIES)
+        failed = report.recompute_failure and report.failed_settings_key == key  # tried with these settings
+        missing = not (queued and len(report.data.get("entries", ())) > SYNC_MAX_ENTRIES) and not failed
     if missing:
         try:
             report_recompute(challenge_id=challenge.pk, force=True)
-        except ServiceError:
-            if report is None or not report.data or report.computed_at is None:
+        except DatabaseError:
+            raise  # an outage: 503, retried
+        except Exception:
+            if not stored:
                 raise  # nothing to serve
             return model.objects.get(challenge=challenge)  # the last report, marked with the failure
         report = model.objects.get(challenge=challenge)

@@ -101,3 +101,55 @@ def test_an_internal_error_is_named_by_its_type_only(host, users, monkeypatch):
         report_recompute(challenge_id=challenge.pk)
     failure = board(challenge)["recompute_failure"]["message"]
     assert failure == "an internal error (KeyError)" and "private" not in failure
+
+
+def test_an_internal_error_after_a_settings_change_serves_the_last_board_and_is_not_retried_per_read(
+    host, users, monkeypatch
+):
+    """Review: a KeyError (not a service error) on a settings change answered 500 to every reader, and every page
+    view rebuilt the report synchronously, failing again."""
+    challenge, _ = known_board(host, users)
+    before = board(challenge)
+    builds = []
+
+    def fail(*args, **kwargs):
+        builds.append(1)
+        raise KeyError("boom")
+
+    monkeypatch.setattr(reports, "build_report", fail)
+    Challenge.objects.filter(pk=challenge.pk).update(gamma=0.6)
+    after = board(challenge)  # the first read tries once, fails, and serves the last board
+    assert after["entries"] == before["entries"] and after["recompute_failure"]["message"].endswith("(KeyError)")
+    assert len(builds) == 1
+    for _ in range(3):
+        assert APIClient().get(challenge.get_absolute_url()).status_code == 200
+        assert APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/?format=csv").status_code == 200
+    assert len(builds) == 1  # not retried per read under the settings it failed with
+    Challenge.objects.filter(pk=challenge.pk).update(gamma=0.7)  # other settings: tried again, once
+    board(challenge)
+    assert len(builds) == 2
+
+
+def test_a_failed_public_recomputation_marks_the_private_board_too(host, users, monkeypatch):
+    """Review: the private report was left stale and unmarked when the public one failed before it."""
+    from .factories import digits_challenge
+
+    challenge, _ = digits_challenge(host, title="Two boards", public_fraction=0.5, k_runs=10, bootstrap_resamples=200)
+    for user, base in zip(users, (0.9, 0.8)):
+        entry = write_entry(challenge, user, f"m{base}", [base] * 10)
+        entry.runs.update(public_score=base, private_score=base)
+    report_recompute(challenge_id=challenge.pk)
+    host_client = APIClient()
+    host_client.force_login(host)
+    private = f"/api/challenges/{challenge.slug}/leaderboard/?board=private"
+    assert host_client.get(private).json()["recompute_failure"] is None
+
+    def fail(*args, **kwargs):
+        raise ValueError("numerical trouble")
+
+    monkeypatch.setattr(reports, "build_report", fail)
+    write_entry(challenge, users[1], "Late", [0.7] * 10).runs.update(public_score=0.7, private_score=0.7)
+    with pytest.raises(ServiceError):
+        report_recompute(challenge_id=challenge.pk)
+    assert "numerical trouble" in host_client.get(private).json()["recompute_failure"]["message"]
+    assert "numerical trouble" in board(challenge)["recompute_failure"]["message"]
