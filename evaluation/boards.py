@@ -258,18 +258,28 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     and the state of the art is the shown one (:func:`publish_shown_sota`). ``data`` is a report of
     :func:`evaluation.report` (changed in place and returned).
     """
+    alphas = [section["sota"].get("alpha") for section in data["sections"]]  # a setting, not a score
     data["entries"] = round_floats(data["entries"], digits)
     data["sections"] = round_floats(data["sections"], digits)
     rows = {row["submission_id"]: row for row in data["entries"]}
     sign = -1.0 if higher_is_better else 1.0
-    for section in data["sections"]:
+
+    def public_order(sid, value_key="ranking_value"):
+        value = rows[sid].get(value_key) if value_key == "ranking_value" else rows[sid]["mean"].get("estimate")
+        return (value is None, 0.0 if value is None else sign * value, str(rows[sid].get("created") or ""), sid)
+
+    for section, alpha in zip(data["sections"], alphas):
+        section["sota"]["alpha"] = alpha
         ranked = [
             sid
             for sid in section["entries"]
             if rows[sid].get("rank") is not None and rows[sid].get("ranking_value") is not None
         ]
-        rest = [sid for sid in section["entries"] if sid not in set(ranked)]
-        ranked.sort(key=lambda sid: (sign * rows[sid]["ranking_value"], str(rows[sid].get("created") or ""), sid))
+        # The entries not ranked (too few runs) follow too: by their shown mean, then time, never the exact one.
+        rest = sorted(
+            (sid for sid in section["entries"] if sid not in set(ranked)), key=lambda sid: public_order(sid, "mean")
+        )
+        ranked.sort(key=public_order)
         blocks: list[list[int]] = []
         for sid in ranked:
             if blocks and rows[blocks[-1][0]]["ranking_value"] == rows[sid]["ranking_value"]:
@@ -284,6 +294,7 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
         section["leader_group"] = [sid for sid in ranked if rows[sid]["rank"] == 1]
         compared = set(section.get("compared") or ())
         section["compared"] = [sid for sid in section["entries"] if sid in compared]  # the public order
+        section["inversions"] = []  # the published order is the shown values': nothing is shown against them
         _drop_tied_pairs(section, rows)
         publish_shown_sota(section, rows, higher_is_better=higher_is_better, note=rounded_sota_note(digits))
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]
@@ -303,7 +314,8 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
     """A section's state of the art as a board under rounded or Ladder feedback publishes it: from shown values only.
 
     ``raw`` is the best shown mean among the section's compared entries (all its entries when none is
-    compared) and ``submission_id`` the entry the published order lists first among those showing it; ``m``
+    compared) and ``submission_id`` the entry the published order (``section["entries"]``, which the
+    caller has put in a public order: shown values, then time or name) lists first among those showing it; ``m``
     counts every evaluation, repeated outcome vectors included. The adjusted estimate, its bound, the
     dependence ``rho`` and the count of repeated outcome vectors are ``None``: they come from the exact
     scores and each row's outcome, so a one-row probe that leaves every shown score as it was would still
@@ -324,6 +336,7 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
         "raw": None if leader is None else rows[leader]["mean"]["estimate"],
         "estimate": None,
         "bound": None,
+        "bound_side": None,
         "method": None,
         "n": None,
         "se": None,

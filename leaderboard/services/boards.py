@@ -379,7 +379,11 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
             row["rank_display"] = f"={row['rank']}" if row["tied"] else str(row["rank"])
         section.pop("comparison_table", None)  # no comparison is published: rows or table alike
         section.update(
-            entries=order, compared=[], comparisons=[], leader_group=[sid for sid in order if rows[sid]["rank"] == 1]
+            entries=order,
+            compared=[],
+            comparisons=[],
+            inversions=[],  # each names a verdict between two entries
+            leader_group=[sid for sid in order if rows[sid]["rank"] == 1],
         )
         publish_shown_sota(
             section, rows, higher_is_better=challenge.higher_is_better, note=LADDER_NOTE.format(margin=margin)

@@ -440,7 +440,9 @@ def challenge_compare(request, slug: str):
             context["bar"] = {key: 100 * pair[key] for key in ("p", "low", "high") if pair[key] is not None}
             context["bar"]["gamma"] = 100 * data["settings"]["gamma"]
             context["ranks_apart"] = ranks_apart(a, b)
-            context["statistic"] = "Boo_n" if data["settings"]["statistic"] == "boo_n" else "mean"
+            # a prediction section ranks by the mean over the test examples, whatever the board's statistic
+            boo_n = data["settings"]["statistic"] == "boo_n" and a["kind"] == SubmissionKind.RECIPE
+            context["statistic"] = "Boo_n" if boo_n else "mean"
     context["strip_svg"] = mark_safe(
         charts.strip_plot(
             {entry_label(a): a["run_scores"], entry_label(b): b["run_scores"]},

@@ -113,3 +113,36 @@ def test_different_shown_values_keep_their_order_and_comparison():
 def test_tie_reason_names_the_digits():
     assert "rounded to 1 digit:" in rounded_tie_reason(1)
     assert "rounded to 3 digits" in rounded_tie_reason(3)
+
+
+def _recipe(i, name, scores, created):
+    scores = np.asarray(scores, dtype=float)
+    return EntryRuns(i, name, "t", "recipe", 10, np.arange(scores.size), scores, created=created)
+
+
+@pytest.mark.parametrize("exact", [(0.812, 0.814), (0.814, 0.812)])
+def test_entries_not_ranked_are_listed_and_led_in_a_public_order(exact):
+    """Review: two one-run entries (not compared) showing 0.81 kept the exact order, and the state of the art
+    named the exactly better one. Swapping their exact scores must change nothing published."""
+    entries = [_recipe(1, "A", [exact[0]], "2024-01-01"), _recipe(2, "B", [exact[1]], "2024-01-02")]
+    data = publish_rounded(build_report(entries, ReportSettings(n_resamples=100, k_runs=10, master_seed=3, boo_n=1)), 2)
+    (section,) = data["sections"]
+    assert section["entries"] == [1, 2] and [row["submission_id"] for row in data["entries"]] == [1, 2]
+    assert section["sota"]["submission_id"] == 1 and section["sota"]["raw"] == 0.81
+
+
+def test_no_order_note_or_rounded_setting_is_published_between_tied_entries():
+    """Review: an inversion ("A is shown above B despite a worse ranking statistic: it beats it on P(A>B)") between
+    two entries both showing 0.8 told their exact order and their comparison; sota.alpha read 0.1 at one digit."""
+    k = 20
+    base = 0.80 + 0.001 * np.random.default_rng(1).standard_normal(k)
+    a = base + 0.002
+    a[0] = base[0] - 0.10
+    entries = [_recipe(1, "A", a, "2024-01-01"), _recipe(2, "B", base, "2024-01-02")]
+    report = build_report(entries, ReportSettings(n_resamples=500, k_runs=k, master_seed=3, boo_n=1))
+    assert report["sections"][0]["inversions"]  # the exact board has one
+    data = publish_rounded(report, 1)
+    (section,) = data["sections"]
+    assert [row["rank_display"] for row in data["entries"]] == ["=1", "=1"]
+    assert section["inversions"] == [] and section["comparisons"] == []
+    assert section["sota"]["alpha"] == 0.05 and section["sota"]["bound_side"] is None

@@ -169,8 +169,14 @@ def test_a_probe_that_moves_no_shown_score_moves_no_published_number(host, alice
         assert section["duplicates"] is None and section["m"] == 2
         assert ids[section["submission_id"]] == "base"  # the first of the tied entries in the public order
         assert "data-sota-withheld" in page
+        if feedback == "ladder":  # no verdict is published, so no "not beaten by any entry" either
+            assert "like the leader" not in page and section_inversions(board) == []
     assert published["right"][0] == published["wrong"][0]
     assert _sota_banner(published["right"][1]) == _sota_banner(published["wrong"][1])
+
+
+def section_inversions(board: dict) -> list:
+    return [inversion for section in board["sections"] for inversion in section.get("inversions", [])]
 
 
 def _by_name(d: dict, ids: dict) -> dict:
