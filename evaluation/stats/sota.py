@@ -786,19 +786,17 @@ def _dependent_grids(theta: float, n: int, rho: float):
 def _binom_pmf(x: np.ndarray, trials: np.ndarray, p: float, log_factorial: np.ndarray) -> np.ndarray:
     """Binomial pmf from a table of log k! (0 <= p <= 1; 0 outside 0..trials): many times faster than scipy's.
 
-    ``xlogy``/``xlog1py`` take 0·log 0 as 0, so p = 1 (all successes) and p = 0 are exact: at a dependence
+    At p = 0 or p = 1, ``xlogy``/``xlog1py`` take 0·log 0 as 0, so the pmf is exact there: at a dependence
     ρ within rounding of 1, P(Y_j = 1 | Y_0 = 1) = θ + ρ(1 - θ) rounds to 1.0, where x·log1p(-p) gave NaN.
     """
     x, trials = np.broadcast_arrays(x, trials)
     inside = (x >= 0) & (x <= trials)
     xs, ts = np.where(inside, x, 0), np.where(inside, trials, 0)
-    log = (
-        log_factorial[ts]
-        - log_factorial[xs]
-        - log_factorial[ts - xs]
-        + special.xlogy(xs, p)
-        + special.xlog1py(ts - xs, -p)
-    )
+    if 0.0 < p < 1.0:  # the common case: log p and log(1 - p) once, not per cell
+        powers = xs * np.log(p) + (ts - xs) * np.log1p(-p)
+    else:
+        powers = special.xlogy(xs, p) + special.xlog1py(ts - xs, -p)
+    log = log_factorial[ts] - log_factorial[xs] - log_factorial[ts - xs] + powers
     return np.where(inside, np.exp(log), 0.0)
 
 
