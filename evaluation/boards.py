@@ -371,6 +371,8 @@ def _tie_block(block: list[dict], rank: int) -> None:
         row.update(rank=rank, tied=tied, rank_display=f"={rank}" if tied else str(rank))
         if tied:
             row.update(groups="".join(letters), rank_interval=hull, runs_needed_for_decision=None)
+            if "group_letters" in row:
+                row["group_letters"] = letters  # the block's union, as ``groups``: never a tied row's own
         elif isinstance(row.get("rank_interval"), dict):
             interval = row["rank_interval"]
             interval.update(low=min(interval["low"], rank), high=max(interval["high"], rank))

@@ -341,6 +341,12 @@ def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
         "run_scores": [],
         "mean": {"estimate": shown, "low": None, "high": None, "se": None, "source": "ladder"},
         "boo_n": {"estimate": None, "low": None, "high": None, "n": row["boo_n"].get("n")},
+        "group_letters": [],
+        "boo_n_unbiased": (  # its numbers withheld, its description (n, estimator, method) kept
+            {key: None if isinstance(value, float) else value for key, value in row["boo_n_unbiased"].items()}
+            if isinstance(row.get("boo_n_unbiased"), dict)
+            else row.get("boo_n_unbiased")
+        ),
         # The Ladder releases one number per submission: the secondary metrics publish none.
         "secondary": [
             {

@@ -145,4 +145,5 @@ def test_no_order_note_or_rounded_setting_is_published_between_tied_entries():
     (section,) = data["sections"]
     assert [row["rank_display"] for row in data["entries"]] == ["=1", "=1"]
     assert section["inversions"] == [] and section["comparisons"] == []
+    assert all(row["group_letters"] == list(row["groups"]) for row in data["entries"])  # the block's, not its own
     assert section["sota"]["alpha"] == 0.05 and section["sota"]["bound_side"] is None

@@ -325,6 +325,8 @@ def test_ladder_pages_and_endpoints_show_only_the_ladder(challenge, alice):
     shown = {row["submission_id"]: row["mean"]["estimate"] for row in board["entries"]}
     assert shown[first.pk] == shown[second.pk]  # the second did not beat the first by η: same release
     assert all(row["mean"]["low"] is None and row["std"] is None for row in board["entries"])
+    # nor the letters or the unbiased Boo_n, each an exact function of the runs (found by a two-worlds crawl)
+    assert all(row["group_letters"] == [] and row["boo_n_unbiased"]["estimate"] is None for row in board["entries"])
     pair = anonymous.get(f"/api/challenges/{challenge.slug}/compare/?a={first.pk}&b={second.pk}").json()
     assert pair["a"]["run_scores"] == [] and pair["comparison"] is None
     runs = anonymous.get(f"/api/challenges/{challenge.slug}/runs/").json()["results"]
