@@ -139,6 +139,7 @@ class ThrowawayRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=die_with_parent,  # a test run killed midway leaves no Redis of its own behind
         )
         wait_until_reachable(("127.0.0.1", self.port), 30)
         return self

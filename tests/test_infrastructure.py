@@ -679,3 +679,36 @@ def test_dev_py_serve_links_mails_to_the_port_it_serves(monkeypatch):
     monkeypatch.setenv("VARBOARD_SITE_URL", "https://board.example.org")  # a setting of the operator's wins
     dev.cmd_serve(argparse.Namespace(port=8012), [])
     assert served[-1] == (8012, "https://board.example.org")
+
+
+def test_a_redis_of_a_test_ends_when_the_test_run_is_killed():
+    """A fault test's own Redis outlived a test run killed midway (48 minutes, seen on this machine)."""
+    if not shutil.which("redis-server"):
+        skip_or_fail("needs redis-server")
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time, dev; r = dev.ThrowawayRedis().start(); print(r.port, r.process.pid, flush=True); "
+            "time.sleep(120)",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port, pid = map(int, parent.stdout.readline().split())
+    try:
+        parent.kill()
+        parent.wait(10)
+
+        def stopped() -> bool:
+            with socket.socket() as probe:
+                probe.settimeout(0.5)
+                return probe.connect_ex(("127.0.0.1", port)) != 0
+
+        wait_for(stopped, timeout=10, message="the Redis of a killed test run to stop")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)  # this test leaves none behind either, pass or fail
+        except ProcessLookupError:
+            pass
