@@ -578,6 +578,12 @@ def serve(port: int) -> None:
 
 
 # ---------------------------------------------------------------- subcommands
+def link_to_port(port: int) -> None:
+    """Links in mails and webhook payloads point at the port served here (VARBOARD_SITE_URL, unless set);
+    children started after this (the demo's worker) inherit it."""
+    os.environ.setdefault("VARBOARD_SITE_URL", f"http://127.0.0.1:{port}")
+
+
 def cmd_setup(args: argparse.Namespace, extra: list[str]) -> None:
     setup()
     say(f"ready: {VENV_PYTHON}")
@@ -589,8 +595,7 @@ def cmd_demo(args: argparse.Namespace, extra: list[str]) -> None:
         fail("the `demo` management command is missing (leaderboard/management/commands/demo.py)")
     if not args.no_serve and reachable(("127.0.0.1", args.port)):
         fail(f"port {args.port} is already in use: stop what serves it or pass --port")
-    # Links in the demo's notification mails point at the port it serves (VARBOARD_SITE_URL, unless set).
-    os.environ.setdefault("VARBOARD_SITE_URL", f"http://127.0.0.1:{args.port}")
+    link_to_port(args.port)
     recipes = not args.no_recipes and ensure_bubblewrap() and sandbox_ready()
     if not recipes:
         say("the demo skips its recipe entries; prediction entries and the published runs are built as usual")
@@ -634,7 +639,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> None:
     setup()
     prepare_var()
     migrate_and_collect()
-    os.environ.setdefault("VARBOARD_SITE_URL", f"http://127.0.0.1:{args.port}")
+    link_to_port(args.port)
     say("no worker is started here: run `python3 dev.py worker` beside it to score submissions")
     serve(args.port)
 

@@ -264,8 +264,8 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     rows = {row["submission_id"]: row for row in data["entries"]}
     sign = -1.0 if higher_is_better else 1.0
 
-    def public_order(sid, value_key="ranking_value"):
-        value = rows[sid].get(value_key) if value_key == "ranking_value" else rows[sid]["mean"].get("estimate")
+    def public_order(sid, value):
+        """Shown value (None last), then time, then id: never the exact score."""
         return (value is None, 0.0 if value is None else sign * value, str(rows[sid].get("created") or ""), sid)
 
     for section, alpha in zip(data["sections"], alphas):
@@ -275,11 +275,13 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
             for sid in section["entries"]
             if rows[sid].get("rank") is not None and rows[sid].get("ranking_value") is not None
         ]
+        ranked_ids = set(ranked)
         # The entries not ranked (too few runs) follow too: by their shown mean, then time, never the exact one.
         rest = sorted(
-            (sid for sid in section["entries"] if sid not in set(ranked)), key=lambda sid: public_order(sid, "mean")
+            (sid for sid in section["entries"] if sid not in ranked_ids),
+            key=lambda sid: public_order(sid, rows[sid]["mean"].get("estimate")),
         )
-        ranked.sort(key=public_order)
+        ranked.sort(key=lambda sid: public_order(sid, rows[sid]["ranking_value"]))
         blocks: list[list[int]] = []
         for sid in ranked:
             if blocks and rows[blocks[-1][0]]["ranking_value"] == rows[sid]["ranking_value"]:
@@ -371,13 +373,13 @@ def _tie_block(block: list[dict], rank: int) -> None:
         row.update(rank=rank, tied=tied, rank_display=f"={rank}" if tied else str(rank))
         if tied:
             row.update(groups="".join(letters), rank_interval=hull, runs_needed_for_decision=None)
-            if "group_letters" in row:
-                row["group_letters"] = letters  # the block's union, as ``groups``: never a tied row's own
         elif isinstance(row.get("rank_interval"), dict):
             interval = row["rank_interval"]
             interval.update(low=min(interval["low"], rank), high=max(interval["high"], rank))
-            if "group_letters" in row:
-                row["group_letters"] = letters
+        else:
+            continue
+        if "group_letters" in row:
+            row["group_letters"] = letters  # the block's union, as ``groups``: never a tied row's own
 
 
 def _drop_tied_pairs(section: dict, rows: dict) -> None:

@@ -129,7 +129,10 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
         return report
     versions = entry_versions(challenge=challenge, snapshot=snapshot)
     previous = report.data
-    failing = [report, private] if board_has_private(challenge) else [report]  # a public failure stales both
+    failing = [report]
+    if board_has_private(challenge):
+        private = private or PrivateReport.objects.create(challenge=challenge)
+        failing.append(private)  # a public failure stales both boards
     try:
         _save(
             report,
@@ -137,7 +140,6 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
             lambda: build_report_data(challenge=challenge, versions=versions, previous=previous, snapshot=snapshot),
         )
         if board_has_private(challenge):
-            private = private or PrivateReport.objects.create(challenge=challenge)
             failing = [private]
             previous_private = private.data
             _save(
@@ -156,7 +158,7 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
         if not isinstance(exc, DatabaseError):  # an outage is answered 503 and retried, not a board's failure
             key = report_settings_key(challenge)
             for stale in failing:
-                _record_failure(stale or PrivateReport.objects.create(challenge=challenge), exc, key)
+                _record_failure(stale, exc, key)
         raise
     return report
 

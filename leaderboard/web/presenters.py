@@ -289,6 +289,8 @@ LEADER_TIES_SHOWN = 20
 def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
     """The section's title, its entries, its leader and state of the art, in words and counts."""
     imported = bool(entries) and all(row.get("provenance") for row in entries)
+    # "Not beaten by any entry" is a statement about verdicts: none where none is published (the Ladder).
+    leaders = section["leader_group"] if section["compared"] else []
     return {
         "kind": section["kind"],
         "label": section["label"],
@@ -301,13 +303,8 @@ def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
         "compared": [row for row in entries if row["compared"]],
         "n_compared": len(section["compared"]),
         "leader": rows[section["compared"][0]]["method_name"] if section["compared"] else None,
-        # "Not beaten by any entry" is a statement about verdicts: none where none is published (the Ladder).
-        "leader_ties": [
-            rows[sid]["method_name"]
-            for sid in section["leader_group"][1 : 1 + LEADER_TIES_SHOWN]
-            if section["compared"]
-        ],
-        "leader_ties_more": max(0, len(section["leader_group"]) - 1 - LEADER_TIES_SHOWN) if section["compared"] else 0,
+        "leader_ties": [rows[sid]["method_name"] for sid in leaders[1 : 1 + LEADER_TIES_SHOWN]],
+        "leader_ties_more": max(0, len(leaders) - 1 - LEADER_TIES_SHOWN),
         "sota": dict(section["sota"], best=rows.get(section["sota"].get("submission_id"), {}).get("method_name")),
         "runs_needed": section.get("runs_needed"),
     }
