@@ -21,9 +21,9 @@ Data (every random draw seeded):
 * P(A>B): seed-paired runs with a shared seed effect, P(A>B) = 0.75 exactly; and with the truth
   drawn uniformly in [0.55, 0.95] for each repetition (coverage averaged over P, as Brown, Cai &
   DasGupta 2001 judge binomial intervals: at one P a discrete interval's coverage oscillates);
-* ranks: two board shapes, 5 entries whose Boo_5 and mean orders differ and a ladder of 10 alike
-  entries, each ranked by Boo_5 (truth: the ranks of the true Boo_5) and by the mean (truth: the
-  ranks of the true means);
+* ranks: three board shapes, 5 entries whose Boo_5 and mean orders differ, a ladder of 10 alike
+  entries and 30 close entries (0.001 apart), each ranked by Boo_5 (truth: the ranks of the true
+  Boo_5) and by the mean (truth: the ranks of the true means);
 * prediction entries: 500 test examples of varying difficulty, one file or k files each
   with its own seed effect (sd 0.02 in accuracy: Bernoulli outcomes clustered by file and
   by example); truth: that one model's accuracy on the population for one file, the
@@ -38,8 +38,10 @@ Data (every random draw seeded):
 Verdicts: a cell the board shows no interval for says why (Boo_n below 3n runs; the mean below 6
 runs, where an interval inside the runs' range covers at most 1 - 2/2^k; the rank cells marked *
 likewise: a Boo_n board below 3n, a mean board below 6); P(A>B) at a fixed P = 0.75 is a reference
-row (the board quotes the row with P drawn). Rank intervals over-cover at k = 30 (98-99 %): as runs
-accumulate, the ranks of entries that differ become certain; the board says so.
+row (the board quotes the row with P drawn). Rank intervals over-cover at k = 30 on few distinct
+entries (98-99 %: as runs accumulate, the ranks of entries that differ become certain) and under-cover
+on 30 close entries (90.5 % at k = 10); ``settings.coverage`` flags the rank note with both ends
+(``evaluation.report.coverage.RANK_RANGE``).
 
 Needs only numpy and scipy; about 40 s on two cores at the default R = 1000.
 """
@@ -238,17 +240,19 @@ RANK_MARK = "*"
 #: The rank cells the board does not show, by row name: filled by :func:`rank_rows`.
 WITHHELD: dict[str, set[int]] = {}
 
-#: Two board shapes: 5 entries whose Boo_5 and mean orders differ, and a ladder of 10 alike entries.
+#: Three board shapes: 5 entries whose Boo_5 and mean orders differ, a ladder of 10 alike entries, and 30 close
+#: entries (0.001 apart, sd 0.02), where the rank intervals cover less than their level.
 BOARDS = {
     "5 entries": (np.array([0.80, 0.795, 0.79, 0.785, 0.78]), np.array([0.005, 0.015, 0.025, 0.035, 0.045])),
     "ladder of 10": (np.linspace(0.80, 0.77, 10), np.full(10, 0.02)),
+    "30 close entries": (np.linspace(0.80, 0.77, 30), np.full(30, 0.02)),
 }
 
 
 def rank_rows(rng, reps):
     """Rank intervals (the percentile interval of the resampled ranks, widened to whole ranks) on a board ranked
     by Boo_5 (truth: the ranks of the true Boo_5) and on one ranked by the mean (truth: the ranks of the true
-    means), on two board shapes."""
+    means), on three board shapes."""
     out = {}
     own = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # the added boards leave `rng` as it was
     for shape, (means, sds) in BOARDS.items():

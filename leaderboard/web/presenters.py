@@ -114,6 +114,10 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
         "coverage_k": notes[0]["k"] if notes else None,
         "board_k": settings.get("k_runs"),
         "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
+        # each flagged interval with its reason (the rank interval's range over board shapes: 90.5-96.9 %)
+        "coverage_flags": [
+            {"label": n["label"], "reason": n["reason"]} for n in notes if not n.get("ok") and n.get("reason")
+        ],
         "rank_withheld": withheld[0] if withheld else None,
     }
 

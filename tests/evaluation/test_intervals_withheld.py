@@ -114,3 +114,17 @@ def test_the_report_path_centres_the_unbiased_bootstrap_t_the_same_way():
     low, high = seeded_intervals(x, [11, 12, 13], "boo_n", n=5, n_resamples=300, estimator="unbiased")
     one = es.bootstrap_interval(x, "boo_n", n=5, n_resamples=300, rng=11, estimator="unbiased")
     assert low[0] == pytest.approx(one.low[0], abs=1e-12) and high[0] == pytest.approx(one.high[0], abs=1e-12)
+
+
+def test_the_page_names_a_flagged_rank_interval_with_its_range():
+    """Before: a mean board at k = 10 quoted its rank interval's 96.9 % (5 entries) as fine, though on 30 close
+    entries the same interval covers 90.5 %; the page now names the range and which end is outside."""
+    from leaderboard.web.presenters import coverage_for_section
+
+    board = build_report(_recipes(10), ReportSettings(statistic="mean", boo_n=5, k_runs=10, n_resamples=200))
+    flags = coverage_for_section("recipe", board["settings"])["coverage_flags"]
+    assert [f["label"] for f in flags] == ["rank"]
+    assert "covers 90.5-96.9 %" in flags[0]["reason"] and "many close entries" in flags[0]["reason"]
+    at30 = build_report(_recipes(30), ReportSettings(statistic="mean", boo_n=5, k_runs=30, n_resamples=200))
+    (flag,) = coverage_for_section("recipe", at30["settings"])["coverage_flags"]
+    assert "95.5-99.2 %" in flag["reason"] and "conservative" in flag["reason"] and "close" not in flag["reason"]

@@ -6,7 +6,8 @@ settings, as built by ``build_report`` for report format 5 (regenerated for issu
 decided on their shared seeds, intervals inside their bootstrap's support, the
 dependence-aware state of the art, no rank interval on a Boo_n board below 3n runs and the coverage
 table's P(A>B) averaged over its truth; then the mean's ``warning``, the unbiased Boo_n's bootstrap-t centred at
-eq. 7 and a mean board's rank coverage; first written at commit 3899679). Refactoring must not move the report: every
+eq. 7 and a mean board's rank coverage, then the rank note flagged by its range over three board shapes; first
+written at commit 3899679). Refactoring must not move the report: every
 key, string, integer, boolean, null, group letter and list length must be identical, and
 every float equal to 1e-12 relative. Not bit for bit: numpy picks its summation kernels by
 the CPU's instruction set (AVX2, AVX-512), so the same code moves the last one or two bits
