@@ -162,8 +162,13 @@ class ThrowawayPostgres:
     """A PostgreSQL cluster of one's own (initdb in a temporary folder, a free port, trust auth).
 
     Run as the ``postgres`` OS user when this process is root (initdb refuses root). ``stop()``
-    with ``mode="immediate"`` is a crash; ``start()`` brings it back with its data.
+    with ``mode="immediate"`` is a crash; ``start()`` brings it back with its data. The postmaster
+    is this process's child (not daemonized by ``pg_ctl``): it gets SIGQUIT, an immediate shutdown,
+    when the process that started it dies, however it dies.
     """
+
+    #: ``stop()``'s modes, as ``pg_ctl -m`` names them, and the signal each sends the postmaster.
+    STOP_SIGNALS = {"smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT}
 
     @staticmethod
     def bin_dir() -> Path | None:
@@ -182,6 +187,7 @@ class ThrowawayPostgres:
         self.folder = Path(tempfile.mkdtemp(prefix="varboard-pg-"))
         self.data = self.folder / "data"
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+        self.process: subprocess.Popen | None = None
 
     def _run(self, *command: str) -> None:
         as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -197,7 +203,7 @@ class ThrowawayPostgres:
     def init(self) -> ThrowawayPostgres:
         if not (self.BIN / "initdb").exists():
             raise RuntimeError(
-                "no PostgreSQL server binaries (initdb, pg_ctl) found: install postgresql or set VARBOARD_PG_BIN"
+                "no PostgreSQL server binaries (initdb, postgres, pg_isready) found: install postgresql or set VARBOARD_PG_BIN"
             )
         self.folder.chmod(0o777)
         if os.geteuid() == 0:
@@ -206,16 +212,43 @@ class ThrowawayPostgres:
         return self.start()
 
     def start(self) -> ThrowawayPostgres:
-        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(
-            str(self.BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w", "start"
-        )
-        wait_until_reachable(("127.0.0.1", self.port), 30)
+        import pwd  # Unix only, like PostgreSQL's own tools here
+
+        owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        with open(self.folder / "log", "ab") as log:
+            self.process = subprocess.Popen(
+                [str(self.BIN / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.folder)]
+                + ["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                user=owner.pw_uid if owner else None,
+                group=owner.pw_gid if owner else None,
+                extra_groups=[] if owner else None,
+                preexec_fn=parent_death_signal(signal.SIGQUIT),  # runs after the user change, which clears it
+            )
+        self._wait_ready(60)
         return self
 
+    def _wait_ready(self, timeout: float) -> None:
+        """Until the cluster accepts queries (``pg_isready``; a recovering one accepts TCP first), bounded."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process is not None and self.process.poll() is not None:
+                log = (self.folder / "log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"the PostgreSQL cluster on port {self.port} exited on start:\n{log}")
+            probe = [str(self.BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port), "-t", "1"]
+            if subprocess.run(probe, stdin=subprocess.DEVNULL, timeout=30).returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the PostgreSQL cluster on port {self.port} was not ready after {timeout:g} s")
+            time.sleep(0.1)
+
     def stop(self, mode: str = "fast") -> None:
-        if (self.data / "postmaster.pid").exists():
-            self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(self.STOP_SIGNALS[mode])
+            self.process.wait(120)
 
     def close(self) -> None:
         try:
@@ -477,6 +510,19 @@ def prepare_var() -> Path:
         for folder in ("queue", "control"):
             (var / "broker" / folder).mkdir(parents=True, exist_ok=True)
     return var
+
+
+def parent_death_signal(sig: int):
+    """A ``preexec_fn`` that asks for ``sig`` when the parent dies (PR_SET_PDEATHSIG), its libc call looked up
+    here, in the parent: a child that changed user first may not read Python's own files (under /root) to import
+    ctypes. A no-op where prctl is missing."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+    return lambda: prctl(1, sig)
 
 
 def die_with_parent() -> None:

@@ -712,3 +712,54 @@ def test_a_redis_of_a_test_ends_when_the_test_run_is_killed():
             os.kill(pid, signal.SIGKILL)  # this test leaves none behind either, pass or fail
         except ProcessLookupError:
             pass
+
+
+def test_a_postgresql_cluster_of_a_test_ends_when_the_test_run_is_killed():
+    """A fault test's own PostgreSQL cluster was daemonized by pg_ctl: a test run killed midway left it running.
+    The postmaster is now the test process's child and gets SIGQUIT (an immediate shutdown) when it dies."""
+    from dev import ThrowawayPostgres
+
+    if ThrowawayPostgres.bin_dir() is None:
+        skip_or_fail("needs the PostgreSQL server binaries (initdb, postgres)")
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time, dev; c = dev.ThrowawayPostgres().init(); print(c.port, c.process.pid, c.folder, flush=True); "
+            "time.sleep(300)",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port, pid, folder = parent.stdout.readline().split()
+    try:
+        assert psycopg_connects(int(port))  # it served
+        parent.kill()
+        parent.wait(10)
+
+        def stopped() -> bool:
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                return True
+            return False
+
+        wait_for(stopped, timeout=30, message="the PostgreSQL cluster of a killed test run to stop")
+        assert not psycopg_connects(int(port))
+    finally:
+        try:
+            os.kill(int(pid), signal.SIGKILL)  # this test leaves none behind either, pass or fail
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def psycopg_connects(port: int) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(f"postgres://postgres@127.0.0.1:{port}/postgres", connect_timeout=3) as conn:
+            return conn.execute("select 1").fetchone() == (1,)
+    except psycopg.OperationalError:
+        return False

@@ -351,7 +351,7 @@ def test_a_postgresql_restart_during_runs_and_requests_loses_nothing(redis_serve
     import psycopg
 
     if ThrowawayPostgres.bin_dir() is None:
-        skip_or_fail("needs the PostgreSQL server binaries (initdb, pg_ctl) to run a cluster of the test's own")
+        skip_or_fail("needs the PostgreSQL server binaries (initdb, postgres) to run a cluster of the test's own")
     cluster = ThrowawayPostgres().init()
     server = worker = None
     try:
@@ -470,7 +470,7 @@ def test_a_postgresql_outage_of_half_a_minute_keeps_every_result_and_every_runni
     import psycopg
 
     if ThrowawayPostgres.bin_dir() is None:
-        skip_or_fail("needs the PostgreSQL server binaries (initdb, pg_ctl) to run a cluster of the test's own")
+        skip_or_fail("needs the PostgreSQL server binaries (initdb, postgres) to run a cluster of the test's own")
     outage_s, short_s, long_s = 32.0, 5.0, 42.0  # the long runs end about 8 s after the database is back
     cluster = ThrowawayPostgres().init()
     worker = server = None
@@ -609,7 +609,7 @@ def test_a_postgresql_blip_during_the_report_recompute_leaves_no_entry_off_the_b
     import psycopg
 
     if ThrowawayPostgres.bin_dir() is None:
-        skip_or_fail("needs the PostgreSQL server binaries (initdb, pg_ctl) to run a cluster of the test's own")
+        skip_or_fail("needs the PostgreSQL server binaries (initdb, postgres) to run a cluster of the test's own")
     blip_s = 1.3
     cluster = ThrowawayPostgres().init()
     worker = server = load = None
