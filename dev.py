@@ -164,7 +164,8 @@ class ThrowawayPostgres:
     Run as the ``postgres`` OS user when this process is root (initdb refuses root). ``stop()``
     with ``mode="immediate"`` is a crash; ``start()`` brings it back with its data. The postmaster
     is this process's child (not daemonized by ``pg_ctl``): it gets SIGQUIT, an immediate shutdown,
-    when the process that started it dies, however it dies.
+    when the thread that started it ends (PR_SET_PDEATHSIG: start it from the main thread), however
+    the process ends.
     """
 
     #: ``stop()``'s modes, as ``pg_ctl -m`` names them, and the signal each sends the postmaster.
@@ -214,6 +215,9 @@ class ThrowawayPostgres:
     def start(self) -> ThrowawayPostgres:
         import pwd  # Unix only, like PostgreSQL's own tools here
 
+        if self.process is not None and self.process.poll() is None:
+            return self  # running: a second postmaster would only fail on the first one's lock
+
         owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
         with open(self.folder / "log", "ab") as log:
             self.process = subprocess.Popen(
@@ -228,7 +232,11 @@ class ThrowawayPostgres:
                 extra_groups=[] if owner else None,
                 preexec_fn=parent_death_signal(signal.SIGQUIT),  # runs after the user change, which clears it
             )
-        self._wait_ready(60)
+        try:
+            self._wait_ready(60)
+        except BaseException:
+            self.stop("immediate")  # never left running by a start that failed
+            raise
         return self
 
     def _wait_ready(self, timeout: float) -> None:
@@ -248,7 +256,11 @@ class ThrowawayPostgres:
     def stop(self, mode: str = "fast") -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(self.STOP_SIGNALS[mode])
-            self.process.wait(120)
+            try:
+                self.process.wait(120)
+            except subprocess.TimeoutExpired:
+                self.process.kill()  # its backends notice the postmaster's death and exit
+                self.process.wait(30)
 
     def close(self) -> None:
         try:

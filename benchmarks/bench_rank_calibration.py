@@ -4,8 +4,8 @@ Run:  .venv/bin/python benchmarks/bench_rank_calibration.py [--reps R] [--quick]
 
 The board's rank interval (``evaluation.stats.rank_intervals``: the percentile interval of the
 resampled ranks at 95 %, widened to whole ranks) over-covers at k = 30 on the coverage benchmark's
-boards (98.7-99.2 %) and, as this benchmark shows, under-covers on a board of many close entries
-(about 91 % on 30 entries at k = 10). Calibration by the double bootstrap (Hall 1986; Beran 1987;
+boards of 5 and 10 entries (97.5-99.2 %) and under-covers on its board of 30 close entries (90.5 %
+at k = 10). Calibration by the double bootstrap (Hall 1986; Beran 1987;
 Hall & Martin 1988; Efron & Tibshirani 1993, §18.3) picks the level λ at which the percentile
 intervals cover the observed ranks in the bootstrap world: ``OUTER`` resamples play the samples,
 each resampled ``INNER`` times (a multinomial draw with the outer counts as probabilities), λ the

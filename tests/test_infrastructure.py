@@ -738,12 +738,11 @@ def test_a_postgresql_cluster_of_a_test_ends_when_the_test_run_is_killed():
         parent.kill()
         parent.wait(10)
 
-        def stopped() -> bool:
+        def stopped() -> bool:  # gone, or a zombie its new parent has not reaped yet
             try:
-                os.kill(int(pid), 0)
-            except ProcessLookupError:
+                return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+            except (FileNotFoundError, ProcessLookupError):
                 return True
-            return False
 
         wait_for(stopped, timeout=30, message="the PostgreSQL cluster of a killed test run to stop")
         assert not psycopg_connects(int(port))

@@ -85,7 +85,7 @@ def _rank_range_reason(low: float, high: float) -> str:
     if low < lo:
         parts.append(f"below its level on many close entries ({100 * low:.1f} % on 30 entries 0.001 apart)")
     if high > hi:
-        parts.append(f"above it on few distinct entries ({100 * high:.1f} %; {RANK_OVER_COVERAGE})")
+        parts.append(f"above its level on few distinct entries ({100 * high:.1f} %; {RANK_OVER_COVERAGE})")
     return f"covers {100 * low:.1f}-{100 * high:.1f} % depending on the board: " + "; ".join(parts)
 
 
@@ -169,7 +169,7 @@ def coverage_notes(
             if low < lo or high > hi:
                 note.update(reason=_rank_range_reason(low, high), ok=False)
         elif note["coverage"] is None:  # not measured where the board shows it: say so, never "fine"
-            note.update(reason="coverage not measured at this k")
+            note.update(reason="has no coverage measured at this k")
         cov, ratio = note["coverage"], note["width_ratio"]
         inside = note["shown"] and cov is not None and lo <= cov <= hi and (ratio is None or ratio <= WIDTH_TARGET)
         note["ok"] = note.get("ok", True) and inside

@@ -114,9 +114,12 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
         "coverage_k": notes[0]["k"] if notes else None,
         "board_k": settings.get("k_runs"),
         "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
-        # each flagged interval with its reason (the rank interval's range over board shapes: 90.5-96.9 %)
+        # each flagged interval the board shows, with its reason (the rank interval's range over board shapes,
+        # 90.5-96.9 %; or no coverage measured at the board's k)
         "coverage_flags": [
-            {"label": n["label"], "reason": n["reason"]} for n in notes if not n.get("ok") and n.get("reason")
+            {"label": n["label"], "reason": n["reason"]}
+            for n in settings.get("coverage", [])
+            if n["interval"].startswith(f"{kind}.") and n.get("shown") and not n.get("ok") and n.get("reason")
         ],
         "rank_withheld": withheld[0] if withheld else None,
     }

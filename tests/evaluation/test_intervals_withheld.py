@@ -128,3 +128,25 @@ def test_the_page_names_a_flagged_rank_interval_with_its_range():
     at30 = build_report(_recipes(30), ReportSettings(statistic="mean", boo_n=5, k_runs=30, n_resamples=200))
     (flag,) = coverage_for_section("recipe", at30["settings"])["coverage_flags"]
     assert "95.5-99.2 %" in flag["reason"] and "conservative" in flag["reason"] and "close" not in flag["reason"]
+    assert "above its level on few distinct entries" in flag["reason"]
+
+
+def test_a_board_whose_k_has_no_measured_coverage_says_so_on_the_page():
+    """Before: a mean board of 7 runs showed rank intervals (and the mean's) with no coverage quoted and no word
+    on the page (the nearest simulated k, 5, has none: nothing is shown there)."""
+    from leaderboard.web.presenters import coverage_for_section
+
+    board = build_report(_recipes(7), ReportSettings(statistic="mean", boo_n=5, k_runs=7, n_resamples=200))
+    flags = {f["label"]: f["reason"] for f in coverage_for_section("recipe", board["settings"])["coverage_flags"]}
+    assert flags == {"mean": "has no coverage measured at this k", "rank": "has no coverage measured at this k"}
+
+
+def test_the_rank_range_holds_the_quoted_coverage():
+    """RANK_RANGE's ends are the lowest and highest of the benchmark's three board shapes, COVERAGE the 5-entry
+    board's: the quoted figure lies in the range, and both are measured where the board shows rank intervals."""
+    from evaluation.report.coverage import COVERAGE, RANK_RANGE
+
+    for key, by_k in RANK_RANGE.items():
+        assert set(by_k) == {k for k, value in COVERAGE[key].items() if value is not None}
+        for k, (low, high) in by_k.items():
+            assert low <= COVERAGE[key][k] <= high
