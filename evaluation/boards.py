@@ -15,6 +15,7 @@ Competitions", ICML, Algorithm 1.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evaluation.report.comparisons import table_pairs
+from evaluation.report.entries import EntryRuns
 from evaluation.splits import Split, out_of_bootstrap_split
 from evaluation.stats.groups import split_letters
 
@@ -32,7 +34,10 @@ __all__ = [
     "publish_rounded",
     "publish_shown_sota",
     "round_floats",
+    "rounded_predictions_reason",
     "rounded_tie_reason",
+    "shown_entries",
+    "shown_run_scores",
     "shown_submission_score",
     "split_with_parts",
     "unpack_mask",
@@ -201,8 +206,33 @@ def round_floats(value, digits: int):
     return value
 
 
+def shown_run_scores(values: np.ndarray, digits: int) -> np.ndarray:
+    """Each run's score as a rounded board shows it: ``round(value, digits)`` (Python's, as the pages'), NaN kept."""
+    return np.array([round(float(v), digits) if math.isfinite(v) else float(v) for v in values], dtype=np.float64)
+
+
+def shown_entries(entries: Sequence[EntryRuns], digits: int) -> list[EntryRuns]:
+    """The entries a board under ``rounded`` feedback is computed from: what it shows, nothing finer.
+
+    Each run's test score (and secondary metric scores) rounded to ``digits``, as the board publishes
+    them, and no per-example outcomes (a prediction file's, or a secondary metric's): every
+    interval, P(A>B), Boo_n, group and rank interval is then a function of the shown per-run
+    scores, so a one-row change that leaves every shown score as it was moves no published number.
+    Computed from the exact scores and rounded afterwards, one such change moved a Boo_n limit
+    0.80 -> 0.81 and P(A>B) 0.6 -> 0.7 (a two-worlds crawl, docs/integrity.md). Validation scores
+    (the recipe's own split of the training data: no hidden row) stay exact.
+    """
+    out = []
+    for e in entries:
+        secondary = None
+        if e.secondary is not None:
+            secondary = {name: (shown_run_scores(scores, digits), None) for name, (scores, _) in e.secondary.items()}
+        out.append(dataclasses.replace(e, test=shown_run_scores(e.test, digits), outcomes=None, secondary=secondary))
+    return out
+
+
 def shown_submission_score(run_scores: Sequence[float | None], feedback: str, digits: int) -> float | None:
-    """A submission's score as published: the mean of its runs' *exact* scores, then rounded.
+    """A submission's score as published: under ``rounded``, the mean of its runs' shown (rounded) scores, rounded.
 
     Parameters
     ----------
@@ -217,12 +247,14 @@ def shown_submission_score(run_scores: Sequence[float | None], feedback: str, di
     Returns
     -------
     float or None
-        The same number the published report shows for the entry (round of the mean, never mean
-        of rounded runs, which would leak a further digit).
+        The same number the published report shows for the entry: the board under ``rounded``
+        feedback is computed from the runs' shown scores (:func:`shown_entries`), so its mean is
+        ``round(mean(round(run, digits)), digits)``; the mean of the shown runs is rounded again,
+        never published with a further digit.
 
     Examples
     --------
-    >>> shown_submission_score([0.8149, 0.8201], "rounded", 2)
+    >>> shown_submission_score([0.8149, 0.8251], "rounded", 2)
     0.82
     >>> shown_submission_score([0.8149, 0.8201], "exact", 2)
     0.8175
@@ -230,9 +262,9 @@ def shown_submission_score(run_scores: Sequence[float | None], feedback: str, di
     values = [float(v) for v in run_scores if v is not None and math.isfinite(float(v))]
     if feedback == "ladder" or not values:
         return None
-    mean = float(np.mean(values))
     if feedback == "rounded":
-        return round(mean, digits)
+        return round(float(np.mean(shown_run_scores(np.array(values), digits))), digits)
+    mean = float(np.mean(values))
     if feedback != "exact":
         raise ValueError(f"`feedback` must be 'exact', 'rounded' or 'ladder', got {feedback!r}")
     return mean
@@ -246,8 +278,46 @@ def rounded_tie_reason(digits: int) -> str:
     )
 
 
+def rounded_predictions_reason(digits: int) -> str:
+    """Why a board under rounded feedback compares no prediction entries (their statistics are per test row)."""
+    return (
+        f"feedback is rounded to {digits} digit{'s' if digits != 1 else ''}: prediction entries are ranked by "
+        "their shown score; comparisons, groups and rank intervals, computed from each test row's outcome, are "
+        "published with exact feedback and on the private board after the reveal"
+    )
+
+
+def _rank_predictions_by_shown_score(section: dict, rows: dict, digits: int) -> None:
+    """A prediction section under rounded feedback: every entry with a shown score is ranked by it alone.
+
+    Its comparisons, groups and rank intervals come from each test row's outcome, which the board
+    withholds (:func:`shown_entries`), so none is published: ``compared`` is empty and each row says why.
+    """
+    reason = rounded_predictions_reason(digits)
+    for sid in section["entries"]:
+        row = rows[sid]
+        if row.get("ranking_value") is None:
+            continue
+        row.update(
+            rank=0,  # ranked below, by the shown value
+            compared=False,
+            groups="",
+            group_letters=[],
+            rank_interval=None,
+            runs_needed_for_decision=None,
+            too_few_runs=False,
+            excluded_reason=reason,
+        )
+    section["compared"] = []
+    section["comparisons"] = []
+    section.pop("comparison_table", None)
+
+
 def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -> dict:
     """A board's report under ``rounded`` feedback: every number a reader gets is a function of the shown values.
+
+    ``data`` is built from :func:`shown_entries` (each run's shown score, no per-example outcomes); a
+    prediction section is then ranked by shown score alone (:func:`_rank_predictions_by_shown_score`).
 
     Every float is rounded to ``digits``; within each section the ranked entries are re-ranked on
     their shown ``ranking_value``: equal shown values tie (same rank, ``=k``), share their groups
@@ -270,6 +340,8 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
 
     for section, alpha in zip(data["sections"], alphas):
         section["sota"]["alpha"] = alpha
+        if section["kind"] == "predictions":
+            _rank_predictions_by_shown_score(section, rows, digits)
         ranked = [
             sid
             for sid in section["entries"]

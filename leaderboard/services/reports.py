@@ -25,7 +25,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evaluation.boards import rounded_tie_reason
+from evaluation.boards import rounded_predictions_reason, rounded_tie_reason, shown_entries
 from evaluation.report import (
     REPORT_FORMAT,
     EntryRuns,
@@ -373,6 +373,8 @@ def report_entries(
     part = "test" if score_field == "test_score" else str(board)
     secondary = _secondary_runs(challenge, part, runs, predictions)
     entries = _entries(about, runs, SNAPSHOT_RUN_COLUMNS.index(score_field), outcomes, secondary)
+    if board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED:
+        entries = shown_entries(entries, challenge.feedback_digits)  # the board computes from what it shows
     return entries, {SubmissionKind.PREDICTIONS: files, SubmissionKind.RECIPE: len(recipes)}
 
 
@@ -653,6 +655,8 @@ def section_pair(
         and a.get("ranking_value") == b.get("ranking_value")
     ):
         return None, rounded_tie_reason(challenge.feedback_digits)  # issue 21: nothing beyond the shown scores
+    if board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED and section["kind"] == "predictions":
+        return None, rounded_predictions_reason(challenge.feedback_digits)  # per-row outcomes are withheld
     names = {a_id: a["method_name"], b_id: b["method_name"]}
     for pair in section_pairs(section, names, among=names):
         if {pair["a"], pair["b"]} == {a_id, b_id}:

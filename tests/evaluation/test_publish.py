@@ -3,18 +3,30 @@ shown values only."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from evaluation.boards import publish_rounded, rounded_tie_reason, shown_submission_score
+from evaluation.boards import (
+    publish_rounded,
+    rounded_tie_reason,
+    shown_entries,
+    shown_run_scores,
+    shown_submission_score,
+)
 from evaluation.report import EntryRuns, ReportSettings, build_report
 from evaluation.report.comparisons import section_pairs
 
 
-def test_shown_submission_score_rounds_the_mean_not_the_runs():
-    # ARCHITECTURE.md's example: rounding each run first gives 0.815, a third digit the report never shows.
-    assert shown_submission_score([0.8149, 0.8201], "rounded", 2) == 0.82
+def test_shown_submission_score_is_the_rounded_mean_of_the_shown_runs():
+    """The rounded board is computed from the runs' shown scores (shown_entries), so the submission's score is
+    round(mean(round(run))): ARCHITECTURE.md's runs 0.8149 and 0.8201 show 0.81 and 0.82, whose mean 0.815 is
+    rounded again (never published with its third digit). Before: round(mean(exact runs)) = 0.82, a number the
+    shown runs do not give."""
     assert np.mean([round(0.8149, 2), round(0.8201, 2)]) == pytest.approx(0.815)
+    assert shown_submission_score([0.8149, 0.8201], "rounded", 2) == round(float(np.mean([0.81, 0.82])), 2)
+    assert shown_submission_score([0.8149, 0.8251], "rounded", 2) == 0.82
     assert shown_submission_score([0.8149, 0.8201], "exact", 2) == pytest.approx(0.8175)
     assert shown_submission_score([0.8149, None], "rounded", 2) == 0.81
     assert shown_submission_score([], "rounded", 2) is None
@@ -72,7 +84,9 @@ def test_probes_that_round_alike_tie_and_are_not_compared():
     assert section_pairs(section, {sid: rows[sid]["method_name"] for sid in rows}) == []
 
 
-def test_different_shown_values_keep_their_order_and_comparison():
+def test_different_shown_values_keep_their_order_and_no_prediction_comparison():
+    """Prediction entries on a rounded board are ranked by their shown score; their comparison (from each test
+    row's outcome) is not published, and each row says why."""
     a = EntryRuns(
         1,
         "low",
@@ -99,8 +113,8 @@ def test_different_shown_values_keep_their_order_and_comparison():
         higher_is_better=True,
     )
     assert [(row["submission_id"], row["rank_display"]) for row in shown["entries"]] == [(2, "1"), (1, "2")]
-    pairs = section_pairs(shown["sections"][0], {1: "low", 2: "high"})
-    assert len(pairs) == 1 and pairs[0]["a"] == 2
+    assert section_pairs(shown["sections"][0], {1: "low", 2: "high"}) == [] and shown["sections"][0]["compared"] == []
+    assert all("prediction entries are ranked by their shown score" in r["excluded_reason"] for r in shown["entries"])
     # lower is better: the order flips
     shown = publish_rounded(
         build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1, higher_is_better=False)),
@@ -147,3 +161,33 @@ def test_no_order_note_or_rounded_setting_is_published_between_tied_entries():
     assert section["inversions"] == [] and section["comparisons"] == []
     assert all(row["group_letters"] == list(row["groups"]) for row in data["entries"])  # the block's, not its own
     assert section["sota"]["alpha"] == 0.05 and section["sota"]["bound_side"] is None
+
+
+def _recipe_world(shift: float) -> list[EntryRuns]:
+    """Three recipe entries of 12 seed-paired runs; ``shift`` moves the second entry's runs inside their rounding
+    cells (each run shows the same at 2 digits), as a one-row probe moves a run's exact score."""
+    rng = np.random.default_rng(4)
+    cells = [np.round(0.80 + 0.02 * rng.standard_normal(12), 2) for _ in range(3)]
+    cells[1] = cells[1] + shift  # |shift| < 0.005: every run of entry 2 still rounds to its cell
+    return [_recipe(i + 1, f"m{i}", runs, f"2026-01-0{i + 1}") for i, runs in enumerate(cells)]
+
+
+def test_a_rounded_recipe_board_moves_no_number_when_no_shown_run_score_moves():
+    """Found by a two-worlds crawl (docs/integrity.md): statistics computed from the exact runs and rounded
+    afterwards (a Boo_n limit, P(A>B), a rank interval) moved across a rounding step while every shown score
+    stayed. The board is now computed from the shown per-run scores (shown_entries)."""
+    settings = ReportSettings(n_resamples=300, k_runs=12, master_seed=5, statistic="boo_n", boo_n=3)
+
+    def published(entries):
+        return json.dumps(publish_rounded(build_report(entries, settings), 2), sort_keys=True)
+
+    worlds = [_recipe_world(shift) for shift in (-0.0049, 0.0, 0.0049)]
+    assert all(
+        [shown_run_scores(e.test, 2).tolist() for e in world]
+        == [shown_run_scores(e.test, 2).tolist() for e in worlds[1]]
+        for world in worlds
+    )
+    shown = {published(shown_entries(world, 2)) for world in worlds}
+    assert len(shown) == 1  # one board for all three worlds
+    exact = {published(world) for world in worlds}
+    assert len(exact) > 1  # built from the exact runs, the same probes moved published numbers (the old leak)

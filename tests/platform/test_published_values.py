@@ -201,3 +201,25 @@ def test_the_state_of_the_art_is_adjusted_with_exact_feedback(host, alice):
     challenge, _, _ = _one_row_world(host, alice, "exact", right=True, title="Exact")
     (section,) = APIClient().get(f"/api/challenges/{challenge.slug}/sota/").json()["sota"]
     assert section["estimate"] is not None and section["bound"] is not None and section["duplicates"] == 0
+
+
+def test_a_probe_moves_nothing_against_an_entry_showing_another_score(host, alice):
+    """Found by a two-worlds crawl (docs/integrity.md): P(A>B) of the probe against an entry showing another
+    score went 0.6 -> 0.7 at one digit on the public rows, telling whether the probed row was right. A rounded
+    board now ranks prediction entries by their shown score and publishes nothing computed from a row's outcome."""
+    published = {}
+    for name, right in (("right", True), ("wrong", False)):
+        challenge, subs, exact = _one_row_world(host, alice, "rounded", right=right, title=f"Other {name}")
+        truth = np.asarray(dataset_hidden_labels(dataset=challenge.dataset)).astype(str)
+        other = submit(challenge, alice, np.array([t if i % 2 else wrong(t) for i, t in enumerate(truth)]), "other")
+        reader = APIClient()
+        board, sota, page = _published(reader, challenge)
+        rows = {row["method_name"]: row for row in board["entries"]}
+        assert rows["other"]["mean"]["estimate"] != rows["probe"]["mean"]["estimate"]  # another shown score
+        pair = reader.get(f"/api/challenges/{challenge.slug}/compare/?a={subs[1].pk}&b={other.pk}").json()
+        assert pair["comparison"] is None and "ranked by their shown score" in pair["reason"]
+        ids = {row["submission_id"]: row["method_name"] for row in board["entries"]}
+        named = json.loads(json.dumps([board, sota, pair]), object_hook=functools.partial(_by_name, ids=ids))
+        published[name] = (named, page.replace(challenge.slug, "slug").replace(challenge.title, "title"))
+    assert published["right"][0] == published["wrong"][0]
+    assert _sota_banner(published["right"][1]) == _sota_banner(published["wrong"][1])

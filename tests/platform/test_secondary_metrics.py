@@ -164,8 +164,9 @@ def test_secondary_numbers_are_published_as_the_primary(host, feedback):
     mean = entry["secondary"][0]["mean"]
     detail = client.get(f"/api/submissions/{submission.pk}/").json()
     if feedback == "rounded":
-        assert all(mean[k] == round(mean[k], 2) for k in ("estimate", "low", "high"))
         assert mean["estimate"] == round(f1_score(truth, _guesses(truth, 0.8, 6), average="macro"), 2)
+        # one file: its interval came from each test row's outcome, which a rounded board withholds, as the primary's
+        assert (mean["low"], mean["high"]) == (None, None)
         assert detail["runs"][0]["secondary_scores"]["macro_f1"] == mean["estimate"]
     else:
         assert (mean["estimate"], mean["low"], mean["high"]) == (None, None, None)
