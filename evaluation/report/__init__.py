@@ -139,8 +139,10 @@ __all__ = [
 #: 3: rows name ``runs_left_out``, Boo_n rank intervals by each entry's own key, loss boards mirrored:
 #: a stored report of format 2 is recomputed, never reused row by row; 4: ``settings.computed_on`` says
 #: where the resampling ran, numpy or torch on a named device; 5: rows carry ``secondary``, the settings
-#: ``secondary_metrics``: the secondary metrics with their intervals, evaluation.report.secondary).
-REPORT_FORMAT = 5
+#: ``secondary_metrics``: the secondary metrics with their intervals, evaluation.report.secondary; 6: a rounded
+#: public board computed from its shown per-run scores, evaluation.boards.shown_entries: every stored report is
+#: recomputed, so no board keeps serving numbers computed from exact scores).
+REPORT_FORMAT = 6
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

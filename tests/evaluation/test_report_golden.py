@@ -1,7 +1,7 @@
 """The leaderboard report against a JSON written by an earlier version.
 
 ``data/report_golden.json`` holds the reports of the synthetic entries below under a few
-settings, as built by ``build_report`` for report format 5 (regenerated for issue 26: rows' ``secondary``, settings'
+settings, as built by ``build_report`` for report format 6 (format 6: the number only; regenerated for issue 26: rows' ``secondary``, settings'
 ``secondary_metrics``, no number moved; for issue 27: settings.computed_on; for issue 23: pairs
 decided on their shared seeds, intervals inside their bootstrap's support, the
 dependence-aware state of the art, no rank interval on a Boo_n board below 3n runs and the coverage
