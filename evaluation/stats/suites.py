@@ -599,7 +599,8 @@ def critical_difference(scores, *, alpha=0.05) -> CriticalDifference:
     Demšar (2006), §3.2.2: entries are ranked on each task (1 = best, ties sharing the
     mean rank); with ``R_j`` the average ranks of k entries over N tasks, Friedman's
     statistic (``scipy.stats.friedmanchisquare``, tie-corrected) tests that all are
-    alike; two entries differ when ``|R_i - R_j| > CD = q_α sqrt(k(k+1)/(6N))`` with
+    alike (0, with p-value 1, where every task ties every entry: scipy's tie correction is then
+    0/0); two entries differ when ``|R_i - R_j| > CD = q_α sqrt(k(k+1)/(6N))`` with
     ``q_α`` the studentized range quantile over sqrt(2) (Nemenyi 1963). The pairwise
     p-value is the studentized range's survival function at
     ``|R_i - R_j| sqrt(2) / sqrt(k(k+1)/(6N))``, as ``scikit_posthocs.posthoc_nemenyi_friedman``.
@@ -614,7 +615,11 @@ def critical_difference(scores, *, alpha=0.05) -> CriticalDifference:
     k, n = x.shape
     ranks = stats.rankdata(-x, axis=0)  # per task, 1 = best
     average = ranks.mean(axis=1)
-    friedman = stats.friedmanchisquare(*x)
+    if np.all(ranks == ranks[:1]):  # every task ties every entry: no evidence of a difference (scipy: 0/0)
+        statistic, friedman_p = 0.0, 1.0
+    else:
+        friedman = stats.friedmanchisquare(*x)
+        statistic, friedman_p = float(friedman.statistic), float(friedman.pvalue)
     scale = np.sqrt(k * (k + 1) / (6.0 * n))
     cd = float(stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2) * scale)
     diff = np.abs(average[:, None] - average[None, :])
@@ -629,7 +634,7 @@ def critical_difference(scores, *, alpha=0.05) -> CriticalDifference:
         if end > a and end > last_end:
             cliques.append(order[a : end + 1].tolist())
             last_end = end
-    return CriticalDifference(average, float(friedman.statistic), float(friedman.pvalue), cd, pvalue, cliques, alpha, n)
+    return CriticalDifference(average, statistic, friedman_p, cd, pvalue, cliques, alpha, n)
 
 
 def _bayesian_signed_rank_iv(x, y, rope, prior, n_samples, rng):

@@ -25,7 +25,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evaluation.boards import rounded_predictions_reason, rounded_tie_reason, shown_entries
+from evaluation.boards import round_floats, rounded_predictions_reason, rounded_tie_reason, shown_entries
 from evaluation.report import (
     REPORT_FORMAT,
     EntryRuns,
@@ -657,6 +657,19 @@ def section_pair(
         return None, rounded_tie_reason(challenge.feedback_digits)  # issue 21: nothing beyond the shown scores
     if board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED and section["kind"] == "predictions":
         return None, rounded_predictions_reason(challenge.feedback_digits)  # per-row outcomes are withheld
+    pair, reason = _stored_or_decided_pair(challenge, section, a, b, overrides, board)
+    if pair is not None and board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED:
+        # as publish_rounded publishes the board: a pair decided on demand has every digit, and flipping a stored
+        # one (1 - 0.33) gives 0.6699999999999999
+        pair = round_floats(pair, challenge.feedback_digits)
+    return pair, reason
+
+
+def _stored_or_decided_pair(
+    challenge: Challenge, section: dict, a: dict, b: dict, overrides: dict[str, Any] | None, board: str
+) -> tuple[dict | None, str | None]:
+    """:func:`section_pair`'s comparison before publication: the stored pair (seen from A), else decided on demand."""
+    a_id, b_id = a["submission_id"], b["submission_id"]
     names = {a_id: a["method_name"], b_id: b["method_name"]}
     for pair in section_pairs(section, names, among=names):
         if {pair["a"], pair["b"]} == {a_id, b_id}:

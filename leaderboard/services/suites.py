@@ -25,6 +25,7 @@ from evaluation.stats import suites as su
 
 from ..choices import Feedback, RunStatus, SubmissionStatus
 from ..models import Challenge, Run, Submission, Suite
+from ..selectors import submissions_moderated
 from .boards import board_scope
 from .errors import ServiceError
 
@@ -83,6 +84,7 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     rows = (
         Run.objects.filter(submission__challenge=task, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
         .exclude(submission__status=SubmissionStatus.CANCELLED)
+        .exclude(submission__in=submissions_moderated(challenge=task))  # a host's moderation: on no board, nor here
         .order_by("submission_id", "index")
         .values_list("submission_id", field)
     )

@@ -97,8 +97,12 @@ def test_a_host_runs_a_challenge_on_their_own_two_metric_program_and_moves_it_by
     program = tmp_path / "scoring.py"
     program.write_bytes(PROGRAM)
     log_in(driver, base, "host", f"/c/{challenge.slug}/edit/")
-    wait_for(lambda: driver.current_url.endswith(f"/c/{challenge.slug}/edit/"), timeout=10, message="the login")
-    driver.find_element(By.CSS_SELECTOR, "#scoring-program input[type=file][name=program]").send_keys(str(program))
+    program_input = wait_for(  # not the URL: the login page's (?next=/c/.../edit/) ends like the edit page's
+        lambda: driver.find_elements(By.CSS_SELECTOR, "#scoring-program input[type=file][name=program]"),
+        timeout=10,
+        message="the edit page",
+    )
+    program_input[0].send_keys(str(program))
     driver.find_element(By.CSS_SELECTOR, "#scoring-program button[type=submit]:not([name])").click()
     text = _checked(driver, base, challenge, wait_for, worker)
     assert "Checked" in text and "Cost-weighted error (cost) ↓ — primary" in text and "Macro F1 (macro_f1) ↑" in text
@@ -153,8 +157,14 @@ def test_a_host_runs_a_challenge_on_their_own_two_metric_program_and_moves_it_by
     archive.write_bytes(b"".join(bundle.streaming_content) if bundle.streaming else bundle.content)
     driver.delete_all_cookies()
     log_in(driver, base, "host", "/challenges/new/bundle/")
-    wait_for(lambda: driver.current_url.endswith("/challenges/new/bundle/"), timeout=10, message="the bundle page")
-    driver.find_element(By.CSS_SELECTOR, "input[type=file][name=bundle]").send_keys(str(archive))
+    # the login page's own URL (/login/?next=/challenges/new/bundle/) ends like the bundle page's: wait for its
+    # form instead (a race CI lost once: the login page was still shown)
+    upload = wait_for(
+        lambda: driver.find_elements(By.CSS_SELECTOR, "input[type=file][name=bundle]"),
+        timeout=10,
+        message="the bundle page",
+    )
+    upload[0].send_keys(str(archive))
     driver.find_element(By.NAME, "slug").send_keys("animals-copy")
     driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
     wait_for(lambda: Challenge.objects.filter(slug="animals-copy").exists(), timeout=30, message=worker.tail)

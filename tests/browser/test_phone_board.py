@@ -13,12 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leaderboard.models import Run, Submission
-from leaderboard.services.teams import team_personal_for
+from leaderboard.models import Run
 from leaderboard.web import charts
 from tests.browser.test_leaderboard_browser import screenshot
 from tests.browser.test_pages_browser import AXE_RUN
-from tests.platform.factories import digits_challenge, make_user
+from tests.platform.factories import digits_challenge, make_user, stored_recipe
 
 PHONE, DESKTOP = 360, 1400
 FIRST_ROW_MAX_PX = 700
@@ -70,15 +69,7 @@ def phone_board(host, users):
     rng = np.random.default_rng(25)
     for i, name in enumerate(NAMES):
         user = users[i % len(users)]
-        submission = Submission.objects.create(
-            challenge=challenge,
-            team=team_personal_for(user=user),
-            submitted_by=user,
-            kind="recipe",
-            method_name=name,
-            status="scored",
-            runs_expected=10,
-        )
+        submission = stored_recipe(challenge, user, name, 10)
         centre = 0.97 - 0.02 * i
         scores = centre + 0.01 * rng.standard_normal((3, 10))
         Run.objects.bulk_create(

@@ -135,6 +135,16 @@ def test_cliques_are_the_bars_of_the_diagram():
     assert cd.cliques == [[0, 1], [1, 2], [2, 3]]  # ranks 1 apart, CD 1.92: neighbours only
 
 
+def test_entries_tied_on_every_task_have_friedman_zero_and_p_one():
+    """Found by an attack on rounded boards: entries that show one score on every task (coarse rounding makes it
+    likely) gave scipy's tie-corrected Friedman statistic 0/0 = NaN, and /api/suites/{slug}/ answered 500."""
+    cd = su.critical_difference([[0.8, 0.7], [0.8, 0.7], [0.8, 0.7]])
+    assert (cd.statistic, cd.pvalue) == (0.0, 1.0)
+    assert cd.average_rank.tolist() == [2.0, 2.0, 2.0] and np.isfinite(cd.pairwise_pvalue).all()
+    partly = su.critical_difference([[0.8, 0.7], [0.8, 0.6], [0.8, 0.5]])  # one task tied: scipy's own answer
+    assert partly.statistic == pytest.approx(stats.friedmanchisquare([0.8, 0.7], [0.8, 0.6], [0.8, 0.5]).statistic)
+
+
 def test_normalize_runs_minmax_and_direction():
     runs = [[np.array([1.0, 3.0]), np.array([0.2, 0.4])], [np.array([2.0]), np.array([0.3])]]
     out = su.normalize_runs(runs, higher_is_better=[True, False])

@@ -92,3 +92,25 @@ def label_predictions(frame: pd.DataFrame, *, correct_fraction: float = 1.0, see
     wrong = rng.random(len(labels)) > correct_fraction
     labels[wrong] = (labels[wrong] + 1) % 10
     return csv_bytes(pd.DataFrame({"id": test.id.to_numpy(), "prediction": labels}))
+
+
+def stored_recipe(challenge, user: User, name: str, runs_expected: int, scores=None):
+    """A scored recipe submission of ``user``'s own team, without a sandbox; with ``scores``, its runs stored too
+    (seed-paired runs 0..k-1, each with its test score)."""
+    from leaderboard.models import Run, Submission
+    from leaderboard.services.teams import team_personal_for
+
+    submission = Submission.objects.create(
+        challenge=challenge,
+        team=team_personal_for(user=user),
+        submitted_by=user,
+        kind="recipe",
+        method_name=name,
+        status="scored",
+        runs_expected=runs_expected,
+    )
+    for i, score in enumerate(scores if scores is not None else ()):
+        Run.objects.create(
+            submission=submission, index=i, status="succeeded", test_score=score, seeds={"split": i}, split_id=f"s{i}"
+        )
+    return submission

@@ -309,3 +309,27 @@ def test_the_one_team_rule_is_checked_again_under_the_members_locks(host, alice)
     )
     with transaction.atomic(), pytest.raises(NotAllowed, match="one team per challenge"):
         team_lock_for_entry(team=second, user=alice, challenge=challenge)
+
+
+def test_a_suite_leaves_out_an_entry_a_host_moderated(host, alice):
+    """Found by an attack on rounded boards: a suite read every scored submission but cancelled ones, so an entry
+    a host hid or disqualified (on neither board) still stood in the suite."""
+    from leaderboard.services.moderation import submission_moderate
+
+    tasks = [digits_challenge(host, title=f"Moderated task {i}", bootstrap_resamples=100)[0] for i in range(2)]
+    contestant = client_for(alice)
+    truth = [dataset_hidden_labels(dataset=task.dataset) for task in tasks]
+    sids = [scored(post_predictions(contestant, task, labels), task) for task, labels in zip(tasks, truth)]
+    created = client_for(host).post(
+        "/api/suites/",
+        {"title": "Moderated", "normalization": "none", "challenges": [t.slug for t in tasks]},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    slug = created.json()["slug"]
+    assert [e["method_name"] for e in client_for().get(f"/api/suites/{slug}/").json()["entries"]] == ["m"]
+    from leaderboard.models import Submission
+
+    submission_moderate(submission=Submission.objects.get(pk=sids[0]), user=host, state="hidden", reason="leak")
+    report_recompute(challenge_id=tasks[0].pk)
+    assert client_for().get(f"/api/suites/{slug}/").json()["entries"] == []

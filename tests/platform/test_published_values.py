@@ -223,3 +223,35 @@ def test_a_probe_moves_nothing_against_an_entry_showing_another_score(host, alic
         published[name] = (named, page.replace(challenge.slug, "slug").replace(challenge.title, "title"))
     assert published["right"][0] == published["wrong"][0]
     assert _sota_banner(published["right"][1]) == _sota_banner(published["wrong"][1])
+
+
+def test_a_far_pair_decided_on_demand_is_published_rounded(host, monkeypatch):
+    """Found by an attack on rounded boards: on a board too large to store every pair, a far pair decided on
+    demand (pair_compare) was published with every digit (high 0.7048385015917769 on a 2-digit board), and a
+    stored pair seen from its other side as 1 - 0.33 = 0.6699999999999999."""
+    import leaderboard.services.reports as reports
+
+    from .factories import make_user, stored_recipe
+
+    decided_on_demand = []
+    real = reports.pair_compare
+    monkeypatch.setattr(reports, "pair_compare", lambda **kw: decided_on_demand.append(kw) or real(**kw))
+
+    challenge, _ = digits_challenge(
+        host, title="Far pairs", feedback="rounded", feedback_digits=2, bootstrap_resamples=200
+    )
+    rng = np.random.default_rng(0)
+    subs = [
+        stored_recipe(
+            challenge, make_user(f"far{i}"), f"m{i}", 6, [0.70 + 0.01 * i + rng.uniform(-0.01, 0.01) for _ in range(6)]
+        )
+        for i in range(14)
+    ]
+    report_recompute(challenge_id=challenge.pk)
+    decided = 0
+    for i, j in ((0, 13), (1, 12), (0, 9), (13, 0), (5, 6), (6, 5)):
+        body = APIClient().get(f"/api/challenges/{challenge.slug}/compare/?a={subs[i].pk}&b={subs[j].pk}").json()
+        numbers = [v for v in (body["comparison"] or {}).values() if isinstance(v, float)]
+        assert all(round(v, 2) == v for v in numbers), json.dumps(body["comparison"])
+        decided += bool(numbers)
+    assert decided and decided_on_demand  # compared, some of them on demand, not refused
