@@ -311,6 +311,7 @@ def _rank_predictions_by_shown_score(section: dict, rows: dict, digits: int) -> 
     section["compared"] = []
     section["comparisons"] = []
     section.pop("comparison_table", None)
+    section["outcomes_withheld"] = reason  # the page says it in place of how examples are resampled
 
 
 def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -> dict:

@@ -304,6 +304,11 @@ class SectionSerializer(serializers.Serializer):
     runs_needed = RunsNeededSerializer(
         allow_null=True, required=False, help_text="Runs a decision needs at this section's size (recipes)."
     )
+    outcomes_withheld = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="Under rounded feedback, why a prediction section compares no entry and shows no interval.",
+    )
 
 
 class ReportSettingsSerializer(serializers.Serializer):

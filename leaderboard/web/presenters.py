@@ -229,7 +229,8 @@ def section_for_page(
         "inversions": [
             inv for inv in section.get("inversions", []) if inv["above"] in visible or inv["below"] in visible
         ],
-        **coverage_for_section(kind, settings),
+        # a rounded board's prediction section shows no interval (its outcomes are withheld): no coverage to quote
+        **coverage_for_section(kind, {} if section.get("outcomes_withheld") else settings),
         **_section_heatmap(challenge.slug, section, rows, names, focus),
         "curve_max_n": ReportSettings.curve_max_n,  # the report draws Boo_n for n = 1 .. min(runs, this)
     }
@@ -314,6 +315,7 @@ def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
         "leader_ties_more": max(0, len(leaders) - 1 - LEADER_TIES_SHOWN),
         "sota": dict(section["sota"], best=rows.get(section["sota"].get("submission_id"), {}).get("method_name")),
         "runs_needed": section.get("runs_needed"),
+        "outcomes_withheld": section.get("outcomes_withheld"),
     }
 
 

@@ -216,6 +216,9 @@ def test_a_probe_moves_nothing_against_an_entry_showing_another_score(host, alic
         board, sota, page = _published(reader, challenge)
         rows = {row["method_name"]: row for row in board["entries"]}
         assert rows["other"]["mean"]["estimate"] != rows["probe"]["mean"]["estimate"]  # another shown score
+        # the page says so once, and quotes no coverage for intervals it does not show
+        assert "hidden test examples. Feedback is rounded to 1 digit: prediction entries are ranked" in page
+        assert "come from resampling those examples" not in page and "data-coverage" not in page
         pair = reader.get(f"/api/challenges/{challenge.slug}/compare/?a={subs[1].pk}&b={other.pk}").json()
         assert pair["comparison"] is None and "ranked by their shown score" in pair["reason"]
         ids = {row["submission_id"]: row["method_name"] for row in board["entries"]}
