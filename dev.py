@@ -537,17 +537,9 @@ def parent_death_signal(sig: int):
     return lambda: prctl(1, sig)
 
 
-def die_with_parent() -> None:
-    """In a child, before exec: SIGTERM when dev.py ends, however it ends (Linux; elsewhere a no-op).
-
-    A demo that is SIGKILLed, or a failing test that kills it, leaves no worker or server behind.
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+#: In a child, before exec: SIGTERM when dev.py ends, however it ends (Linux; elsewhere a no-op). A demo that is
+#: SIGKILLed, or a failing test that kills it, leaves no worker or server behind.
+die_with_parent = parent_death_signal(signal.SIGTERM)
 
 
 def start_worker(var: Path) -> subprocess.Popen:

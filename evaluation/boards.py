@@ -299,7 +299,6 @@ def _rank_predictions_by_shown_score(section: dict, rows: dict, digits: int) -> 
         if row.get("ranking_value") is None:
             continue
         row.update(
-            rank=0,  # ranked below, by the shown value
             compared=False,
             groups="",
             group_letters=[],
@@ -343,10 +342,11 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
         section["sota"]["alpha"] = alpha
         if section["kind"] == "predictions":
             _rank_predictions_by_shown_score(section, rows, digits)
+        withheld = bool(section.get("outcomes_withheld"))  # then every shown score ranks, compared or not
         ranked = [
             sid
             for sid in section["entries"]
-            if rows[sid].get("rank") is not None and rows[sid].get("ranking_value") is not None
+            if (withheld or rows[sid].get("rank") is not None) and rows[sid].get("ranking_value") is not None
         ]
         ranked_ids = set(ranked)
         # The entries not ranked (too few runs) follow too: by their shown mean, then time, never the exact one.

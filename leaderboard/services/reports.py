@@ -647,18 +647,18 @@ def section_pair(
     any other pair of compared recipe entries is decided by :func:`pair_compare`.
     """
     a_id, b_id = a["submission_id"], b["submission_id"]
+    rounded = board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED
     if (
-        board == Board.PUBLIC
-        and challenge.feedback == Feedback.ROUNDED
+        rounded
         and a_id != b_id
         and a.get("ranking_value") is not None
         and a.get("ranking_value") == b.get("ranking_value")
     ):
         return None, rounded_tie_reason(challenge.feedback_digits)  # issue 21: nothing beyond the shown scores
-    if board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED and section["kind"] == "predictions":
+    if rounded and section["kind"] == "predictions":
         return None, rounded_predictions_reason(challenge.feedback_digits)  # per-row outcomes are withheld
     pair, reason = _stored_or_decided_pair(challenge, section, a, b, overrides, board)
-    if pair is not None and board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED:
+    if pair is not None and rounded:
         # as publish_rounded publishes the board: a pair decided on demand has every digit, and flipping a stored
         # one (1 - 0.33) gives 0.6699999999999999
         pair = round_floats(pair, challenge.feedback_digits)
