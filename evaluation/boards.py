@@ -24,6 +24,7 @@ import numpy as np
 
 from evaluation.report.comparisons import table_pairs
 from evaluation.report.entries import EntryRuns
+from evaluation.report.settings import ROUNDED_PREDICTIONS_LABEL
 from evaluation.splits import Split, out_of_bootstrap_split
 from evaluation.stats.groups import split_letters
 
@@ -311,6 +312,7 @@ def _rank_predictions_by_shown_score(section: dict, rows: dict, digits: int) -> 
     section["comparisons"] = []
     section.pop("comparison_table", None)
     section["outcomes_withheld"] = reason  # the page says it in place of how examples are resampled
+    section["label"] = ROUNDED_PREDICTIONS_LABEL  # not "paired bootstrap": nothing is resampled
 
 
 def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -> dict:

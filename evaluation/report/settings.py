@@ -21,6 +21,7 @@ __all__ = [
     "KINDS",
     "PURPOSE",
     "SECTION_CODE",
+    "ROUNDED_PREDICTIONS_LABEL",
     "SECTION_LABELS",
     "STATISTICS",
     "ReportSettings",
@@ -35,6 +36,8 @@ SECTION_LABELS = {
     "recipe": "Training recipes (seed-paired runs on out-of-bootstrap splits)",
     "predictions": "Predictions (paired bootstrap over the hidden test set)",
 }
+#: A prediction section under rounded feedback resamples nothing: it is ranked by the shown score alone.
+ROUNDED_PREDICTIONS_LABEL = "Predictions (ranked by their shown score: feedback is rounded)"
 SECTION_CODE = {"recipe": 1, "predictions": 2}
 PURPOSE = {"mean": 1, "boo_n": 2, "pairs": 3, "ranks": 4, "boo_n_unbiased": 5, "secondary": 6}
 

@@ -115,6 +115,7 @@ def test_different_shown_values_keep_their_order_and_no_prediction_comparison():
     assert [(row["submission_id"], row["rank_display"]) for row in shown["entries"]] == [(2, "1"), (1, "2")]
     assert section_pairs(shown["sections"][0], {1: "low", 2: "high"}) == [] and shown["sections"][0]["compared"] == []
     assert all("prediction entries are ranked by their shown score" in r["excluded_reason"] for r in shown["entries"])
+    assert "bootstrap" not in shown["sections"][0]["label"] and "shown score" in shown["sections"][0]["label"]
     # lower is better: the order flips
     shown = publish_rounded(
         build_report([a, b], ReportSettings(n_resamples=200, k_runs=1, master_seed=3, boo_n=1, higher_is_better=False)),

@@ -219,6 +219,9 @@ def test_a_probe_moves_nothing_against_an_entry_showing_another_score(host, alic
         # the page says so once, and quotes no coverage for intervals it does not show
         assert "hidden test examples. Feedback is rounded to 1 digit: prediction entries are ranked" in page
         assert "come from resampling those examples" not in page and "data-coverage" not in page
+        # nor names a method it did not use, and each row points to that note instead of repeating it
+        assert "paired bootstrap" not in page and "Predictions (ranked by their shown score" in page
+        assert page.count("data-ranked-by-shown") == len(rows) and "Not compared: feedback is rounded" not in page
         pair = reader.get(f"/api/challenges/{challenge.slug}/compare/?a={subs[1].pk}&b={other.pk}").json()
         assert pair["comparison"] is None and "ranked by their shown score" in pair["reason"]
         ids = {row["submission_id"]: row["method_name"] for row in board["entries"]}
