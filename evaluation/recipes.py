@@ -51,11 +51,11 @@ def inspect_recipe(source: str) -> RecipeInfo:
     try:
         tree = ast.parse(source, filename="recipe.py")
     except SyntaxError as exc:
-        raise RecipeError(f"recipe.py has a syntax error on line {exc.lineno}: {exc.msg}") from None
+        raise RecipeError(f"the recipe has a syntax error on line {exc.lineno}: {exc.msg}") from None
     fit = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "fit_predict"]
     if not fit:
         raise RecipeError(
-            "recipe.py must define a top-level function "
+            "the recipe must define a top-level function "
             "fit_predict(train, valid, test_inputs, hyperparameters, seeds, device)"
         )
     args = fit[-1].args

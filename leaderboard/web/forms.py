@@ -463,6 +463,15 @@ class SubmissionForm(forms.Form):
     def shows_kind_choice(self) -> bool:
         return not isinstance(self.fields["kind"].widget, forms.HiddenInput)
 
+    @property
+    def takes_files(self) -> bool:
+        """Whether the form asks for prediction files (the template's ``form.files`` would be the bound uploads)."""
+        return "files" in self.fields
+
+    @property
+    def takes_recipe(self) -> bool:
+        return "recipe" in self.fields
+
     def clean_hyperparameters(self):
         text = (self.cleaned_data.get("hyperparameters") or "").strip()
         if not text:

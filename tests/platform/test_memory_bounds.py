@@ -222,7 +222,7 @@ def test_a_recipe_is_read_in_a_child_under_the_parse_limit(host, settings, monke
     challenge, _ = digits_challenge(host)
     alice = make_user("alice")
     submit = dict(challenge=challenge, user=alice, method_name="r")
-    with pytest.raises(ServiceError, match=r"^bad.py: recipe.py has a syntax error on line 1"):
+    with pytest.raises(ServiceError, match=r"^bad.py: the recipe has a syntax error on line 1"):
         submission_create_recipe(recipe=UploadedFile(name="bad.py", data=b"def (:\n"), **submit)
     kept = submission_create_recipe(recipe=UploadedFile(name="r.py", data=RECIPE), **submit)
     assert kept.runs.count() == challenge.k_runs

@@ -541,3 +541,26 @@ def test_gamma_has_one_range_in_the_planner_the_model_and_the_statistics(client,
             validate_gamma(gamma)
         with pytest.raises(ValueError, match=r"`gamma` must be in \(0.5, 1\)"):
             runs_needed(5, gamma=gamma)
+
+
+def test_a_refused_recipe_on_a_recipe_only_challenge_shows_the_same_form(client, challenge, alice, media):
+    """Found by a new user: with no prediction files field, the template's ``form.files`` fell through to the
+    bound uploads and printed ``<MultiValueDict: {...}>`` and the prediction files' help under the form."""
+    challenge, _ = challenge
+    challenge.allow_predictions = False
+    challenge.save(update_fields=["allow_predictions"])
+    client.force_login(alice)
+    response = client.post(
+        challenge.get_absolute_url(),
+        {
+            "method_name": "Bad",
+            "kind": "recipe",
+            "team": team_personal_for(user=alice).pk,
+            "recipe": upload("bad_syntax.py", b"def fit_predict(:\n"),
+        },
+    )
+    page = response.content.decode()
+    assert response.status_code == 200 and Submission.objects.count() == 0
+    assert "bad_syntax.py: the recipe has a syntax error on line 1" in page  # the uploaded file's name, once
+    assert "MultiValueDict" not in page and "InMemoryUploadedFile" not in page
+    assert "sample submission" not in page and 'name="files"' not in page and 'name="recipe"' in page

@@ -231,7 +231,7 @@ def test_inspect_recipe_reads_declarations_without_running():
     "source, message",
     [
         ("", "the recipe is empty"),
-        ("def fit_predict(:\n", "recipe.py has a syntax error on line 1"),
+        ("def fit_predict(:\n", "the recipe has a syntax error on line 1"),
         ("x = 1\n", "must define a top-level function fit_predict"),
         ("def fit_predict(train, test):\n    pass\n", "fit_predict must take 6 parameters .* it takes 2"),
         (GOOD.replace('{"lr": 0.1, "layers": [2, 3]}', "dict(lr=0.1)"), "HYPERPARAMETERS .line 2. must be a literal"),
@@ -246,7 +246,7 @@ def test_inspect_recipe_errors(source, message):
 
 def test_a_syntax_error_fails_the_run_without_starting_the_sandbox(digits):
     out = run_file_source("def fit_predict(:\n", digits)
-    assert out.status == "failed" and out.error.startswith("recipe.py has a syntax error on line 1")
+    assert out.status == "failed" and out.error.startswith("the recipe has a syntax error on line 1")
 
 
 def run_file_source(source, data):
