@@ -9,6 +9,8 @@ a row that is not there yet, and a rolled-back request enqueues nothing.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 from celery import current_app
 from django.core.cache import cache
@@ -54,25 +56,48 @@ def queue_lengths(queues: list[str]) -> dict[str, int] | None:
         return None
 
 
-#: Seconds the workers have to answer an inspection, and seconds their answer is kept for every request.
+#: Seconds the workers have to answer an inspection (an inspection always waits this long: Celery
+#: cannot know how many workers will answer), seconds an answer is fresh, and seconds a stale one
+#: may still be served while a new one is asked for.
 INSPECT_TIMEOUT_S = 1.0
 CONSUMERS_CACHE_S = 30
-_CONSUMERS_KEY = "varboard:queue-consumers"
+CONSUMERS_STALE_S = 600
+_CONSUMERS_KEY = "varboard:queue-consumers:v2"  # {"counts", "at"}; v1 held the counts alone
+_asking = threading.Lock()  # one inspection at a time in this process
 
 
-def queue_consumers() -> dict[str, int] | None:
-    """How many workers consume each queue now (Celery's ``inspect().active_queues()``); None when unknown.
+def queue_consumers(*, wait: bool = False) -> dict[str, int] | None:
+    """How many workers consume each queue (Celery's ``inspect().active_queues()``); None when unknown.
 
-    A queue no worker answers for is absent. The answer is cached for :data:`CONSUMERS_CACHE_S`
-    seconds, so a page or an API call waits :data:`INSPECT_TIMEOUT_S` at most once in that time.
+    A queue no worker answers for is absent. A request never waits on the workers (stale while
+    revalidate): an answer younger than :data:`CONSUMERS_CACHE_S` is returned; an older one (up to
+    :data:`CONSUMERS_STALE_S`) is returned too while one background thread asks again; with none,
+    None ("unknown": nothing is claimed) while it asks. Before, one request every 30 s waited the
+    inspection's second and more (2 s pages, found by a new user). ``wait``: ask now when the
+    answer is not fresh (the janitor, which is not a reader's request).
     """
     cached = cache.get(_CONSUMERS_KEY)
-    if cached is not None:
-        return cached
+    if cached is not None and time.time() - cached["at"] < CONSUMERS_CACHE_S:
+        return cached["counts"]
+    if wait:
+        with _asking:
+            return _ask_workers()
+    if _asking.acquire(blocking=False):
+        threading.Thread(target=_ask_in_background, name="varboard-queue-consumers", daemon=True).start()
+    return None if cached is None else cached["counts"]
+
+
+def _ask_in_background() -> None:
     try:
-        with current_app.connection_for_read() as connection:
-            connection.ensure_connection(max_retries=1, timeout=2)
-            replies = current_app.control.inspect(timeout=INSPECT_TIMEOUT_S, connection=connection).active_queues()
+        _ask_workers()
+    finally:
+        _asking.release()
+
+
+def _ask_workers() -> dict[str, int] | None:
+    """Ask the workers which queues they consume and keep the answer (None, and nothing kept, when they cannot be asked)."""
+    try:
+        replies = _active_queues()
     except Exception:  # noqa: BLE001 - kombu and the transports raise many kinds: all mean "unknown"
         logger.warning("could not ask the workers which queues they consume", exc_info=True)
         return None
@@ -80,8 +105,15 @@ def queue_consumers() -> dict[str, int] | None:
     for queues in (replies or {}).values():
         for name in {queue.get("name") for queue in queues or ()}:
             counts[name] = counts.get(name, 0) + 1
-    cache.set(_CONSUMERS_KEY, counts, CONSUMERS_CACHE_S)
+    cache.set(_CONSUMERS_KEY, {"counts": counts, "at": time.time()}, CONSUMERS_STALE_S)
     return counts
+
+
+def _active_queues() -> dict | None:
+    """Celery's ``inspect().active_queues()``: each answering worker's queues."""
+    with current_app.connection_for_read() as connection:
+        connection.ensure_connection(max_retries=1, timeout=2)
+        return current_app.control.inspect(timeout=INSPECT_TIMEOUT_S, connection=connection).active_queues()
 
 
 def enqueue_on_commit(task_name: str, *args, queue: str | None = None, countdown: float | None = None) -> None:

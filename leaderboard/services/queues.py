@@ -72,7 +72,7 @@ def queues_unattended_record(*, runs: list[Run], now=None) -> int:
     """
     if not runs:
         return 0
-    consumers = dispatch.queue_consumers()
+    consumers = dispatch.queue_consumers(wait=True)  # the janitor may wait on the workers; a reader never does
     if consumers is None:
         return 0
     now = now or timezone.now()

@@ -57,8 +57,10 @@ def consumers(monkeypatch):
     ``None`` (the default) is "the workers could not be asked": nothing is said about them, and no
     page or API call waits on an inspection of the embedded broker.
     """
-    state = {"now": None}
-    monkeypatch.setattr("leaderboard.services.dispatch.queue_consumers", lambda: state["now"])
+    from leaderboard.services import dispatch
+
+    state = {"now": None, "real": dispatch.queue_consumers}  # "real": for the test of the function itself
+    monkeypatch.setattr(dispatch, "queue_consumers", lambda wait=False: state["now"])
     return state
 
 

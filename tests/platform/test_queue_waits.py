@@ -84,3 +84,53 @@ def test_a_queued_submission_says_why_it_does_not_start(client, host, alice, con
     consumers["now"] = {"scoring": 1, "cpu": 2, "gpu": 1}
     assert api.get(f"/api/submissions/{submission.pk}/").json()["queue_wait"] is None
     assert "data-queue-wait" not in client.get(submission.get_absolute_url()).content.decode()
+
+
+def test_a_request_never_waits_on_the_workers_inspection(monkeypatch, consumers):
+    """Found by a new user: one page every 30 s took 2 s, the request that found the answer expired asked the
+    workers itself. Now a reader gets the last answer (or "unknown") while one background thread asks."""
+    import threading
+    import time
+
+    from django.core.cache import cache
+
+    real = dispatch
+    queue_consumers = consumers["real"]  # the module's own function, not the conftest's stand-in
+    asked, release, calls = threading.Event(), threading.Event(), []
+
+    def active_queues():
+        calls.append(1)
+        asked.set()
+        assert release.wait(10), "the test never released the inspection"
+        return {"w1": [{"name": "scoring"}, {"name": "cpu"}], "w2": [{"name": "cpu"}]}
+
+    monkeypatch.setattr(real, "_active_queues", active_queues)
+    cache.delete(real._CONSUMERS_KEY)
+    try:
+        assert queue_consumers() is None  # nothing known yet: "unknown", at once
+        assert asked.wait(5) and not release.is_set()  # ... while the inspection is still running
+        assert queue_consumers() is None and calls == [1]  # one inspection at a time
+        release.set()
+        for _ in range(100):  # bounded: the background thread stores its answer
+            if cache.get(real._CONSUMERS_KEY):
+                break
+            time.sleep(0.05)
+        assert queue_consumers() == {"scoring": 1, "cpu": 2} and calls == [1]  # fresh: no new inspection
+        # a stale answer is served as it is while one inspection runs again
+        cache.set(real._CONSUMERS_KEY, {"counts": {"cpu": 1}, "at": time.time() - real.CONSUMERS_CACHE_S - 1})
+        release.clear()
+        asked.clear()
+        assert queue_consumers() == {"cpu": 1} and asked.wait(5) and not release.is_set()
+        release.set()
+        # the janitor waits for a fresh answer when the one it finds is stale
+        cache.set(real._CONSUMERS_KEY, {"counts": {"cpu": 1}, "at": time.time() - real.CONSUMERS_CACHE_S - 1})
+        for _ in range(100):
+            if real._asking.acquire(blocking=False):
+                real._asking.release()
+                break
+            time.sleep(0.05)
+        cache.set(real._CONSUMERS_KEY, {"counts": {"cpu": 1}, "at": time.time() - real.CONSUMERS_CACHE_S - 1})
+        assert queue_consumers(wait=True) == {"scoring": 1, "cpu": 2}
+    finally:
+        release.set()
+        cache.delete(real._CONSUMERS_KEY)
