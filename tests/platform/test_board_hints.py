@@ -82,6 +82,12 @@ def test_row12_compare_page_of_a_decided_pair_has_no_runs_needed_hint(client, ho
     # an undecided pair (the tie) keeps the hint
     html = client.get(f"/c/{challenge.slug}/compare/?a={strong.pk}&b={subs[1].pk}").content.decode()
     assert "Runs needed" in html
+    # ... and says the board's figure in all, not Noether's N for one unpaired pair (36 more beside N = 29)
+    report = client.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    row = next(r for r in report["entries"] if r["submission_id"] == strong.pk and r["runs_needed_for_decision"])
+    hint = html[html.index("data-runs-needed") :].split("</dd>")[0]
+    total = row["runs_succeeded"] + row["runs_needed_for_decision"]
+    assert f"{row['runs_needed_for_decision']} more, {total} in all" in hint and "Noether" not in hint
 
 
 def test_row12_compare_page_explains_ranks_apart_for_an_undecided_pair(client, host):
