@@ -141,13 +141,13 @@ def inversion_rows(res, index: dict[int, int], rows: dict[int, dict]) -> list[di
     ids = {i: sid for sid, i in index.items()}
     out = []
     for above, below, kind in sparse_inversions(res):
-        a, b = rows[ids[above]], rows[ids[below]]
-        reason = (
-            f"{a['method_name']} is shown above {b['method_name']} despite a worse ranking statistic: "
-            f"it beats it on P(A>B)"
-            if kind == "statistic"
-            else f"{b['method_name']} beats {a['method_name']} but is shown below it: the verdicts form a cycle, "
-            f"so no order can respect them all"
-        )
+        reason = inversion_reason(rows[ids[above]]["method_name"], rows[ids[below]]["method_name"], kind)
         out.append({"above": ids[above], "below": ids[below], "kind": kind, "reason": reason})
     return out
+
+
+def inversion_reason(above: str, below: str, kind: str) -> str:
+    """Why the entry named ``above`` is shown above ``below`` against the statistic or against a verdict."""
+    if kind == "statistic":
+        return f"{above} is shown above {below} despite a worse ranking statistic: it beats it on P(A>B)"
+    return f"{below} beats {above} but is shown below it: the verdicts form a cycle, so no order can respect them all"

@@ -43,7 +43,7 @@ import numpy as np
 from .decisions import decide_pairs
 from .groups import _letter, letters_from_differences
 
-__all__ = ["DENSE_LETTERS", "NEIGHBOURS", "SparseComparisons", "sparse_comparisons"]
+__all__ = ["DENSE_LETTERS", "NEIGHBOURS", "SparseComparisons", "order_from_verdicts", "sparse_comparisons"]
 
 #: Entries compared on each side in the order (boards of up to 2 x NEIGHBOURS + 1 entries: all pairs).
 NEIGHBOURS = 5
@@ -212,6 +212,7 @@ def _unchecked_pairs(
     gamma: float,
     correction: str,
     family_size: int,
+    unbeaten: np.ndarray,
 ) -> np.ndarray:
     """Entry pairs (codes ``i * n + j``, i < j, not in ``codes``) the display ``order`` needs compared.
 
@@ -220,7 +221,10 @@ def _unchecked_pairs(
     leader shown with every entry. On boards of up to :data:`DENSE_LETTERS` entries, every
     other pair is checked at the on-demand level (:func:`pair_decision`: Bonferroni's
     alpha / M for Holm and Benjamini–Hochberg): a pair whose lower entry beats the upper
-    one is added, so the board and ``compare`` never disagree in direction.
+    one is added, so the board and ``compare`` never disagree in direction; and so is a pair
+    whose upper entry beats a lower one no compared pair beats yet (``unbeaten``), so the leader
+    group never holds an entry ``compare`` says is beaten (a frontier walk that starts where the
+    previous entry's ended can skip that pair).
     """
     n = order.size
     shown = np.empty(n, dtype=np.int64)
@@ -249,8 +253,18 @@ def _unchecked_pairs(
         walk = "none" if correction == "none" else "bonferroni"
         _, _, d = tester.decide(v, u, alpha=alpha, gamma=gamma, correction=walk, family_size=family_size)
         up = d.significant[0] & d.meaningful[0]  # the entry shown lower beats the one shown above it
-        wanted = np.union1d(wanted, rest[keep][up])
+        down = d.significant[1] & d.meaningful[1] & unbeaten[v]  # ... or the upper beats a leader-group candidate
+        wanted = np.union1d(wanted, rest[keep][up | down])
     return wanted
+
+
+def order_from_verdicts(n: int, winners, losers, priority) -> np.ndarray:
+    """Entries ``0..n-1`` best first: by ``priority`` (best first), each winner above its losers (Kahn's order
+    on the "beats" edges ``winners[t] -> losers[t]``; a cycle takes the best remaining by priority)."""
+    winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    better = np.ones((2, winners.size), dtype=bool)
+    better[1] = False
+    return _sparse_order(n, winners, losers, better, np.asarray(priority, np.int64))
 
 
 def _sparse_order(n: int, i, j, better, priority: np.ndarray) -> np.ndarray:
@@ -461,8 +475,11 @@ def _settled_decisions(tester: _Tester, codes: np.ndarray, priority: np.ndarray,
     while True:
         i, j = codes // n, codes % n
         p, pvalue_raw, d = tester.decide(i, j, **rule)
-        order = _sparse_order(n, i, j, d.significant & d.meaningful, priority)
-        extra = _unchecked_pairs(tester, codes, order, priority, neighbours, **rule)
+        better = d.significant & d.meaningful
+        order = _sparse_order(n, i, j, better, priority)
+        unbeaten = np.zeros(n, dtype=bool)
+        unbeaten[_unbeaten(n, i, j, better, order)] = True
+        extra = _unchecked_pairs(tester, codes, order, priority, neighbours, **rule, unbeaten=unbeaten)
         if not extra.size:
             return i, j, p, pvalue_raw, d, order
         codes = np.union1d(codes, extra)

@@ -315,3 +315,24 @@ def test_compare_never_decides_against_the_board(board):
                 pair = compare(by_id[upper], by_id[lower], report_settings, family_size=family)
                 if pair["verdict"] in ("a_better", "b_better") and frozenset((upper, lower)) not in flagged:
                     assert pair["better"] == upper, (upper, lower, pair["pvalue"])
+                    # and the leader group holds no entry compare says is beaten
+                    assert lower not in section["leader_group"], (upper, lower, "leader group")
+
+
+def test_the_leader_group_holds_no_entry_compare_says_is_beaten():
+    """Found by a statistician's attack (default settings, 8 entries): Y's frontier walk started where L's ended,
+    so Y-X was never compared and X, which Y beats (adjusted p 1.2e-6), was in the leader group [L, Y, X]
+    beside a letter shared with the entries below Y."""
+    k = 30
+    x = 0.70 + 0.02 * np.random.default_rng(1).standard_normal(k)
+    alt = np.arange(k) % 2 == 0
+    values = {"L": x + np.where(alt, 0.2, -0.02), "Y": x + 0.01}
+    values.update({f"F{j}": x + np.where(alt, 0.004 + 0.0002 * (5 - j), -0.003) for j in range(5)})
+    values["X"] = x
+    entries = [EntryRuns(i, name, "t", "recipe", k, np.arange(k), v) for i, (name, v) in enumerate(values.items(), 1)]
+    report_settings = ReportSettings(n_resamples=200, k_runs=k)
+    section = build_report(entries, report_settings)["sections"][0]
+    names = {e.id: e.name for e in entries}
+    pair = compare(entries[1], entries[-1], report_settings, family_size=len(entries) * (len(entries) - 1) // 2)
+    assert pair["verdict"] == "a_better"  # Y beats X
+    assert [names[sid] for sid in section["leader_group"]] == ["L", "Y"]

@@ -192,3 +192,27 @@ def test_a_rounded_recipe_board_moves_no_number_when_no_shown_run_score_moves():
     assert len(shown) == 1  # one board for all three worlds
     exact = {published(world) for world in worlds}
     assert len(exact) > 1  # built from the exact runs, the same probes moved published numbers (the old leak)
+
+
+def test_a_rounded_board_keeps_its_published_verdicts_order():
+    """Found by a statistician: A beats B on 11 of 12 seeds, B shows the higher mean (one seed 0.30 up). The exact
+    board puts A first and flags the inversion of the statistic; the rounded board listed B first, its leader,
+    with the published verdict 'A better' unflagged. It now orders by shown value with the published verdicts
+    applied, as the exact board does, and flags what it moves."""
+    base = np.array([0.70, 0.72, 0.71, 0.73, 0.69, 0.74, 0.70, 0.72, 0.71, 0.73, 0.70, 0.72])
+    b = base - 0.01
+    b[0] = base[0] + 0.30
+    entries = [
+        EntryRuns(1, "A", "t1", "recipe", 12, np.arange(12), base),
+        EntryRuns(2, "B", "t2", "recipe", 12, np.arange(12), b),
+    ]
+    report_settings = ReportSettings(n_resamples=200, k_runs=12, statistic="mean")
+    exact = build_report(entries, report_settings)["sections"][0]
+    rounded = publish_rounded(build_report(shown_entries(entries, 2), report_settings), 2)
+    section = rounded["sections"][0]
+    rows = {row["submission_id"]: row for row in rounded["entries"]}
+    (pair,) = section["comparisons"]
+    assert pair["better"] == 1 and pair["inversion"]  # A better, flagged
+    assert section["entries"] == exact["entries"] == [1, 2] and section["leader_group"] == exact["leader_group"] == [1]
+    assert [(inv["above"], inv["below"], inv["kind"]) for inv in section["inversions"]] == [(1, 2, "statistic")]
+    assert rows[1]["mean"]["estimate"] < rows[2]["mean"]["estimate"] and (rows[1]["rank"], rows[2]["rank"]) == (1, 2)
