@@ -53,6 +53,12 @@ class RunPlan:
     boo_n: int | None = None
     k_boo_n: int | None = None
 
+    @property
+    def k_board(self) -> int:
+        """The runs per entry the board itself asks for: its decision rule's ``k_decision`` (the figure behind
+        its "needs N more" hints), and at least ``k_boo_n`` where Boo_n is shown (an interval from 3n runs)."""
+        return max(self.k_decision, self.k_boo_n or 0)
+
 
 def _plan_runs_iv(n_entries, gamma, alpha, beta, run_minutes):
     n_entries = check_int(n_entries, "n_entries", minimum=2)

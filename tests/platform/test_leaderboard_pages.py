@@ -477,3 +477,42 @@ def test_no_page_loads_anything_from_another_host(client, host, users):
     for name in ("varboard/style.css", "varboard/pages.css"):
         css = open(finders.find(name)).read()
         assert not re.search(r"url\(\s*['\"]?(https?:)?//", css) and "@import" not in css, name
+
+
+@pytest.mark.parametrize("estimate,equal", [(0.99999, True), (0.9512, False)])
+def test_the_sota_sentence_claims_no_overstatement_it_does_not_show(estimate, equal):
+    """Found by a new user: 'that number overstates ... the multiplicity-adjusted estimate is 1.0000' beside the best
+    observed 1.0000, and 'the best of 13 entries' on a section of 4 (m counts every evaluation: files, versions)."""
+    from django.template.loader import render_to_string
+
+    sota = {"raw": 1.0, "estimate": estimate, "bound": 0.9, "m": 13, "best": "Probe", "bound_side": "lower"}
+    context = {
+        "section": {"kind": "predictions", "sota": sota, "entries": []},
+        "board": {"sota_confidence_pct": 97.5, "confidence_pct": 95},
+        "settings": {},
+        "metric": "accuracy",
+    }
+    text = " ".join(render_to_string("leaderboard/_section.html", context).split())
+    assert "The best of 13 evaluations on this test data, Probe, scores 1.0000." in text
+    assert ("overstates" not in text) == equal
+    assert ("the multiplicity-adjusted estimate is also <strong>1.0000</strong>" in text) == equal
+
+
+def test_the_home_page_counts_entries_as_the_board_does(client, host):
+    """Found by a new user: the home page said 7 entries (every scored submission), the challenge page 6 (an
+    entry's versions count once)."""
+    from leaderboard.services.reports import report_recompute
+
+    from .factories import digits_challenge, make_user, stored_recipe
+
+    challenge, _ = digits_challenge(host, title="Counted", bootstrap_resamples=200)
+    ann, ben = make_user("ann"), make_user("ben")
+    stored_recipe(challenge, ann, "m", 5, [0.8, 0.81, 0.79, 0.8, 0.82])
+    stored_recipe(challenge, ann, "m", 5, [0.81, 0.82, 0.8, 0.81, 0.83])  # version 2 of the same entry
+    stored_recipe(challenge, ben, "n", 5, [0.7, 0.71, 0.69, 0.7, 0.72])
+    report_recompute(challenge_id=challenge.pk)
+    home = client.get("/").content.decode()
+    row = home[home.index(challenge.get_absolute_url()) :].split("</tr>")[0]
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["2"]
+    page = client.get(challenge.get_absolute_url()).content.decode()
+    assert '<span class="fact-label">Entries</span> 2' in page

@@ -160,10 +160,18 @@ def test_host_form_creates_a_challenge(client, alice, media):
         response["Location"], {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 2}
     )
     assert planned.context["plan"].k_noether == 48 and "8.0 worker hours" in planned.content.decode()
-    client.post(response["Location"], {"action": "use_k", "k_runs": 48})
+    # the button offers what the board itself asks for (its decision rule), not Noether's figure beside it
+    plan, page = planned.context["plan"], planned.content.decode()
+    assert plan.k_board == max(plan.k_decision, plan.k_boo_n or 0) > plan.k_noether
+    assert f'name="k_runs" value="{plan.k_board}"' in page and f"Use k = {plan.k_board} for this challenge" in page
+    client.post(response["Location"], {"action": "use_k", "k_runs": plan.k_board})
     client.post(response["Location"], {"action": "publish"})
     challenge.refresh_from_db()
-    assert challenge.visibility == "public" and challenge.k_runs == 48
+    assert challenge.visibility == "public" and challenge.k_runs == plan.k_board
+    # ... and at that k the board asks for no more runs for a decision at its own size
+    from evaluation.stats import runs_needed
+
+    assert runs_needed(5, gamma=0.75, alpha=0.05, beta=0.05).for_power <= challenge.k_runs
 
 
 def test_preview_is_for_hosts_only(client, challenge, alice):
