@@ -112,8 +112,12 @@ def require_columns(columns: Sequence[str], wanted: dict[str, str] | list[tuple[
     pairs = wanted.items() if isinstance(wanted, dict) else wanted
     for role, column in pairs:
         if column not in columns:
+            # one column whose name holds ; or a tab: the file is most likely not comma-separated
+            other = next((sep for sep in (";", "\t", "|") if len(columns) == 1 and sep in str(columns[0])), None)
+            hint = f" (the file seems separated by {other!r}: save it with commas)" if other else ""
             raise TableError(
-                f"there is no {role} column {show_value(column)}; the columns are: {show_values(columns, limit=20)}"
+                f"there is no {role} column {show_value(column)}; the columns are: "
+                f"{show_values(columns, limit=20)}{hint}"
             )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
@@ -180,3 +181,13 @@ def challenge_webhooks(request, slug: str):
             "webhooks": challenge.webhooks.prefetch_related("deliveries__event"),
         },
     )
+
+
+class LogoutPage(auth_views.LogoutView):
+    """Log out on POST (Django's view, a CSRF-checked form); a GET (a typed address, an old link) gets a page
+    with that form instead of Django's blank 405, which a browser showed as "This page isn't working"."""
+
+    http_method_names = ["get", "post", "options"]
+
+    def get(self, request, *args, **kwargs):
+        return render(request, "registration/logout.html")

@@ -17,7 +17,7 @@ urlpatterns = [
     ),
     path("password-reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("invitations/<int:pk>/", account_views.invitation_view, name="invitation"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", account_views.LogoutPage.as_view(), name="logout"),
     path("challenges/new/", views.challenge_new, name="challenge-create"),
     path("challenges/new/results-only/", beyond.challenge_new_results_only, name="challenge-create-results-only"),
     path("challenges/new/bundle/", host_views.challenge_bundle_import, name="challenge-bundle-import"),

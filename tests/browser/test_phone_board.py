@@ -36,6 +36,15 @@ return Array.from(document.querySelectorAll('figure.chart.forest svg')).filter(s
   .map(s => [s.getBoundingClientRect().width, s.parentElement.clientWidth,
              Array.from(s.querySelectorAll('g.entry text')).map(t => t.textContent)]);
 """
+# Every box that scrolls sideways (after the <details> are opened): its class, whether it overflows, and whether
+# the hint of scroll-hint.js stands before it.
+SCROLL_BOXES = """
+const done = arguments[arguments.length - 1];  // after the toggle events of the opened <details> have run
+setTimeout(() => done(Array.from(document.querySelectorAll('.chart-scroll, .table-wrap, .table.pairs, .preview-table-wrap'))
+  .filter(b => b.getClientRects().length)
+  .map(b => [b.className, b.scrollWidth - b.clientWidth > 2,
+             !!(b.previousElementSibling && b.previousElementSibling.classList.contains('scroll-hint'))])), 300);
+"""
 LAYOUT = """
 const row = document.querySelector('table.leaderboard tbody tr[data-submission]');
 return {rowTop: row.getBoundingClientRect().top + window.scrollY,
@@ -96,8 +105,11 @@ def measure(driver, url: str, width: int) -> dict:
     layout = driver.execute_script(LAYOUT)
     texts = driver.execute_script(CHART_TEXT)  # opens every <details>: what they hold must fit too
     opened = driver.execute_script("return document.documentElement.scrollWidth")
+    boxes = driver.execute_async_script(SCROLL_BOXES)
     return {
         **layout,
+        "unhinted": [cls for cls, overflows, hinted in boxes if overflows and not hinted],
+        "hinted": [cls for cls, overflows, hinted in boxes if overflows and hinted],
         "forests": driver.execute_script(FORESTS),
         "scrollWidth": max(layout["scrollWidth"], opened),
         "texts": texts,
@@ -133,6 +145,10 @@ def test_the_board_comes_first_and_charts_read_on_a_phone(live_server, driver, a
             in_order = len(names) == len(NAMES) and all(map(str.startswith, names, (n[:15] for n in NAMES)))
             if not in_order:  # NAMES in rank order: their true centres fall 0.02 apart, 6σ of a mean of 10 runs
                 problems.append(f"{width} px: a forest plot names {names}")
+        if seen["unhinted"]:  # a touch screen shows no scroll bar: each box wider than the screen says so
+            problems.append(f"{width} px: boxes that scroll sideways without a hint: {seen['unhinted']}")
+        if width == PHONE and not seen["hinted"]:
+            problems.append(f"{width} px: no box scrolls sideways with its hint (the test no longer tests it)")
         if seen["scrollWidth"] > seen["innerWidth"]:
             problems.append(f"{width} px scrolls sideways: {seen['scrollWidth']} > {seen['innerWidth']}")
         driver.execute_script(axe_source)

@@ -155,3 +155,13 @@ def test_validate_dataset_bad_task_and_empty_frame():
         validate_dataset(df, id_column="id", label_column="y", task="ranking")
     with pytest.raises(TableError, match="the dataset has no rows"):
         validate_dataset(df.iloc[:0], id_column="id", label_column="y", task="regression")
+
+
+def test_a_semicolon_separated_file_is_named_as_such():
+    """Found by a new user: a ;-separated CSV was read as one column and the message only listed 'a;b;c'."""
+    from evaluation.datasets import TableError, require_columns
+
+    with pytest.raises(TableError, match=r"the columns are: 'id;prediction' \(the file seems separated by ';'"):
+        require_columns(["id;prediction"], {"id": "id"})
+    with pytest.raises(TableError, match=r"the columns are: 'a', 'b'$"):  # several columns: no guess
+        require_columns(["a", "b"], {"id": "id"})

@@ -7,6 +7,8 @@ response, form message), on update and in the planner, and the defaults obey the
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -111,3 +113,19 @@ def test_row12_compare_page_explains_ranks_apart_for_an_undecided_pair(client, h
     strong = known_board(host, [make_user("gina"), make_user("hugo")])[1]
     decided = client.get(f"/c/{strong[0].challenge.slug}/compare/?a={strong[0].pk}&b={strong[2].pk}").content.decode()
     assert "data-ranks-apart" not in decided
+
+
+def test_the_few_runs_flags_link_to_their_explanation(client, host):
+    """Found by a new user: 'k < 3n' and 'k < 6' said what they mean only in a tooltip, which a touch screen cannot
+    show. Each is now a link to its explanation under "How to read this" (the tooltip stays)."""
+    from .factories import digits_challenge
+    from .test_leaderboard_pages import write_entry
+
+    challenge, _ = digits_challenge(host, title="Few runs", k_runs=5, bootstrap_resamples=200)
+    write_entry(challenge, make_user("ivy"), "Few", [0.80, 0.82, 0.79, 0.81, 0.83])
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    for anchor, label in (("explain-interval", "k &lt; 6"), ("explain-boon", "k &lt; 3n")):
+        assert re.search(rf'<a class="flag" href="#{anchor}" title="[^"]+"[^>]*>{label}</a>', html), label
+        assert f'id="{anchor}"' in html
+        explained = html[html.index(f'id="{anchor}"') :].split("</dd>")[0]
+        assert f'<span class="flag">{label}</span>' in explained

@@ -401,6 +401,10 @@ def test_compare_page_refuses_what_it_cannot_compare(client, host, users, query,
         assert message in html
     else:
         assert "data-problem" not in html and "data-verdict" not in html
+    # the compare API's link only for a pair (with none it answered 400), and no entry cards for one entry twice
+    pair_chosen = query not in ("", "?a=1", "?a=x&b=2") and message != "Choose two different entries."
+    assert ("data-compare-api" in html) == pair_chosen
+    assert ('data-entry="A"' in html) == ("data-compare-api" in html)
 
 
 def test_compare_page_of_a_private_challenge_is_404(client, host, users):

@@ -132,3 +132,10 @@ def test_each_operation_of_a_path_is_described_on_its_own():
     }
     assert shared == {}
     assert "off or on" in schema["paths"]["/api/account/notifications/"]["patch"]["description"]
+
+
+def test_the_browsable_api_is_laid_out_at_the_device_width(client):
+    """Found by a new user: /api/ had no viewport meta, so a phone laid it out at 980 px (its text at 40 %)."""
+    page = client.get("/api/", HTTP_ACCEPT="text/html")
+    assert page.status_code == 200
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page.content.decode()

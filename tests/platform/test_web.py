@@ -572,3 +572,16 @@ def test_a_refused_recipe_on_a_recipe_only_challenge_shows_the_same_form(client,
     assert "bad_syntax.py: the recipe has a syntax error on line 1" in page  # the uploaded file's name, once
     assert "MultiValueDict" not in page and "InMemoryUploadedFile" not in page
     assert "sample submission" not in page and 'name="files"' not in page and 'name="recipe"' in page
+
+
+def test_logout_by_get_shows_a_form_and_only_post_logs_out(client, alice):
+    """Found by a new user: GET /logout/ answered a blank 405 ("This page isn't working")."""
+    client.force_login(alice)
+    page = client.get("/logout/")
+    assert (
+        page.status_code == 200 and "data-logout" in page.content.decode() and alice.username in page.content.decode()
+    )
+    assert client.get("/account/").status_code == 200  # a GET logs nobody out
+    assert client.post("/logout/").status_code == 302
+    assert client.get("/account/").status_code == 302  # to the login page
+    assert "You are not logged in" in client.get("/logout/").content.decode()
