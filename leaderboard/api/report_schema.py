@@ -150,9 +150,14 @@ class EntrySerializer(serializers.Serializer):
         "ReportRankInterval",
         allow_null=True,
         fields={
-            "rank": serializers.IntegerField(),
-            "low": serializers.IntegerField(),
-            "high": serializers.IntegerField(),
+            "rank": serializers.IntegerField(
+                help_text="The entry's rank by the ranking statistic alone (competition ranking), which the bootstrap "
+                "resamples; it differs from the row's shown ``rank`` where a verdict moved the entry (an inversion)."
+            ),
+            "low": serializers.IntegerField(
+                help_text="Best rank of the interval (1 = top); it contains the shown rank."
+            ),
+            "high": serializers.IntegerField(help_text="Worst rank of the interval."),
             "widened": serializers.BooleanField(
                 help_text="Not the bootstrap's own interval: widened to the rank shown, or moved to the ranks the verdicts allow."
             ),
