@@ -12,8 +12,8 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.db import connections
-from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
-from django.db.models.functions import Coalesce, NullIf
+from django.db.models import CharField, Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Cast, Coalesce, Concat, NullIf
 from django.utils import timezone
 
 from .choices import Board, RunStatus, SubmissionStatus, Visibility
@@ -51,6 +51,23 @@ def challenges_with_phase_span(challenges: QuerySet[Challenge]) -> QuerySet[Chal
         opens_at=Subquery(phases.order_by(F("opens_at").asc(nulls_first=True)).values("opens_at")[:1]),
         closes_at=Subquery(phases.order_by(F("closes_at").desc(nulls_first=True)).values("closes_at")[:1]),
     )
+
+
+def challenges_with_entry_count(challenges: QuerySet[Challenge]) -> QuerySet[Challenge]:
+    """Annotate ``entries``: the challenge's entries as its board counts them (``services.entries.entry_versions``):
+    a team's method once, over the submissions not cancelled that have a succeeded run (the home page said 7
+    where the board said 6, counting every scored version)."""
+    succeeded = Run.objects.filter(submission=OuterRef("pk"), status=RunStatus.SUCCEEDED)
+    entries = (
+        Submission.objects.filter(challenge=OuterRef("pk"))
+        .exclude(status=SubmissionStatus.CANCELLED)
+        .filter(Exists(succeeded))
+        .order_by()
+        .values("challenge")
+        .annotate(n=Count(Concat(Cast("team_id", CharField()), Value(":"), "method_name"), distinct=True))
+        .values("n")
+    )
+    return challenges.annotate(entries=Coalesce(Subquery(entries), 0))
 
 
 def challenge_provenance(*, challenge: Challenge) -> list[EntryProvenance]:

@@ -544,11 +544,11 @@ def _tstar(x, counts, diff, spec: _Spec):
     if spec.statistic == "mean":  # s*/sqrt(k) from the counts: no resample laid out
         centred = x - x.mean(axis=1, keepdims=True)
         first, second = centred @ counts.T / k, (centred * centred) @ counts.T / k
-        se = resampled_mean_se(first, second, k)
+        se = resampled_mean_se(first, second, k)  # its own zero, on the centred runs' scale
         se[:, counts.max(axis=1) == k] = 0.0  # one run k times: no spread, whatever the rounding
-    else:
-        positions = np.repeat(np.tile(np.arange(k), b), counts.ravel()).reshape(b, k)
-        se = jackknife_se(x[:, positions], spec.jackknife_weights(k))  # (entries, b, k), rows sorted
+        return t_from_se(diff, se)
+    positions = np.repeat(np.tile(np.arange(k), b), counts.ravel()).reshape(b, k)
+    se = jackknife_se(x[:, positions], spec.jackknife_weights(k))  # (entries, b, k), rows sorted
     return t_from_se(diff, rounding_zero(se, x))
 
 
@@ -558,7 +558,8 @@ def resampled_mean_se(first: np.ndarray, second: np.ndarray, k: int) -> np.ndarr
     ``second - first²`` of a resample whose values are all equal is 0 up to cancellation (a few eps
     times ``second``); left as it was, its ~1e-10 standard error gave a finite, huge t* and limits
     that depended on the rounding (found by a statistician: [0.64, 0.78] against [0.64, 0.686] for
-    13 runs at 0.64 and 2 at 0.78). A variance at most ``1e-12·second`` counts as 0.
+    13 runs at 0.64 and 2 at 0.78). A variance at most ``1e-12·second`` counts as 0. On the centred
+    runs' scale: :func:`rounding_zero`'s ``max|x|`` zeroed real spreads of runs far from 0 (1e6 + 1e-4·z).
     """
     var = second - first * first
     return np.sqrt(np.where(var <= 1e-12 * second, 0.0, var) * k / (k - 1)) / np.sqrt(k)
@@ -1046,7 +1047,7 @@ def _seeded_block(x, counts, centre, spec: _Spec):
         second = np.einsum("rn,rn->n", counts, centred * centred) / k
         se = resampled_mean_se(first, second, k)
         se[counts.max(axis=0) == k] = 0.0  # one run k times: no spread, whatever the rounding
-        return boot, t_from_se(diff, rounding_zero(se.reshape(entries, b), x))  # as _tstar: the same limits
+        return boot, t_from_se(diff, se.reshape(entries, b))  # as _tstar: the same limits
     cum = np.concatenate([[0.0], _power_table(k - 1, spec.n, spec.estimator), [1.0]])  # T(j) at cum[j + 1]
     at_upper, at_upper1 = np.take(cum, upper), np.take(cum, upper + 1)
     at_lower, at_lower1 = _previous_run(at_upper, cum[0]), _previous_run(at_upper1, cum[1])  # L_r = U_(r-1)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.files.base import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -130,8 +130,27 @@ def _unique_slug(title: str, requested: str | None) -> str:
     return slug
 
 
+def _check_field_values(fields: dict) -> None:
+    """Each value by its model field's own rules (type, choices, range: ``Field.clean``), as the API's serializer
+    and the forms check them, converted in place ("10" -> 10). The one check every path goes through: a bundle's
+    manifest reached the database with ``boo_n`` 0 or ``gamma`` 1.5 (found by a new host), and the challenge list
+    then answered 500 to every reader."""
+    for name, value in list(fields.items()):
+        try:
+            field = Challenge._meta.get_field(name)
+        except FieldDoesNotExist:  # a first phase's field, checked by the phase
+            continue
+        if value is None and name == "higher_is_better":
+            continue  # a scoring program's primary metric gives it (program_restore)
+        try:
+            fields[name] = field.clean(value, None)
+        except ValidationError as exc:
+            raise ServiceError(f"{name}: {' '.join(exc.messages)}", field=name) from None
+
+
 def _check_settings(fields: dict, *, program: bool = False) -> None:
     """``program``: the challenge has a scoring program, whose primary metric gives the direction."""
+    _check_field_values(fields)
     metric = get_metric(fields["metric"]) if fields.get("metric") else None
     if program:
         check_program_fits(allow_recipes=fields.get("allow_recipes"), secondary_metrics=fields.get("secondary_metrics"))

@@ -73,18 +73,34 @@ def queue_consumers(*, wait: bool = False) -> dict[str, int] | None:
     revalidate): an answer younger than :data:`CONSUMERS_CACHE_S` is returned; an older one (up to
     :data:`CONSUMERS_STALE_S`) is returned too while one background thread asks again; with none,
     None ("unknown": nothing is claimed) while it asks. Before, one request every 30 s waited the
-    inspection's second and more (2 s pages, found by a new user). ``wait``: ask now when the
-    answer is not fresh (the janitor, which is not a reader's request).
+    inspection's second and more (2 s pages, found by a new user). A failed inspection is an answer
+    too ("unknown", kept as long), and the last answer is also kept in the process, so a cache or a
+    broker that is down costs no inspection per request. ``wait``: ask now when the answer is not
+    fresh (the janitor, which is not a reader's request).
     """
-    cached = cache.get(_CONSUMERS_KEY)
-    if cached is not None and time.time() - cached["at"] < CONSUMERS_CACHE_S:
-        return cached["counts"]
+    known = _last_answer()
+    if known is not None and time.time() - known["at"] < CONSUMERS_CACHE_S:
+        return known["counts"]
     if wait:
         with _asking:
             return _ask_workers()
     if _asking.acquire(blocking=False):
-        threading.Thread(target=_ask_in_background, name="varboard-queue-consumers", daemon=True).start()
-    return None if cached is None else cached["counts"]
+        try:
+            threading.Thread(target=_ask_in_background, name="varboard-queue-consumers", daemon=True).start()
+        except RuntimeError:  # no thread could be started: ask again at the next request
+            _asking.release()
+            logger.warning("could not start the thread that asks the workers", exc_info=True)
+    return None if known is None else known["counts"]
+
+
+#: The last answer this process got or read ({"counts", "at"}): the fallback when the cache has none.
+_last: dict[str, dict] = {}
+
+
+def _last_answer() -> dict | None:
+    """The newer of the cache's answer (shared by the processes) and this process's own."""
+    answers = [a for a in (cache.get(_CONSUMERS_KEY), _last.get("answer")) if a is not None]
+    return max(answers, key=lambda a: a["at"], default=None)
 
 
 def _ask_in_background() -> None:
@@ -95,17 +111,20 @@ def _ask_in_background() -> None:
 
 
 def _ask_workers() -> dict[str, int] | None:
-    """Ask the workers which queues they consume and keep the answer (None, and nothing kept, when they cannot be asked)."""
+    """Ask the workers which queues they consume and keep the answer (None when they cannot be asked)."""
+    counts: dict[str, int] | None = {}
     try:
         replies = _active_queues()
     except Exception:  # noqa: BLE001 - kombu and the transports raise many kinds: all mean "unknown"
         logger.warning("could not ask the workers which queues they consume", exc_info=True)
-        return None
-    counts: dict[str, int] = {}
-    for queues in (replies or {}).values():
-        for name in {queue.get("name") for queue in queues or ()}:
-            counts[name] = counts.get(name, 0) + 1
-    cache.set(_CONSUMERS_KEY, {"counts": counts, "at": time.time()}, CONSUMERS_STALE_S)
+        counts = None
+    else:
+        for queues in (replies or {}).values():
+            for name in {queue.get("name") for queue in queues or ()}:
+                counts[name] = counts.get(name, 0) + 1
+    answer = {"counts": counts, "at": time.time()}
+    _last["answer"] = answer
+    cache.set(_CONSUMERS_KEY, answer, CONSUMERS_STALE_S)
     return counts
 
 

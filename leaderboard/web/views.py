@@ -11,8 +11,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.db.models import CharField, Count, Exists, F, OuterRef, Q, Value, prefetch_related_objects
-from django.db.models.functions import Cast, Concat
+from django.db.models import Count, Exists, F, OuterRef, Q, prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -34,6 +33,7 @@ from ..models import Challenge, Dataset, EntryProvenance, Registration, Submissi
 from ..selectors import (
     challenge_list_visible,
     challenge_provenance,
+    challenges_with_entry_count,
     challenges_with_phase_span,
     phase_in_force,
     report_stored_ranks,
@@ -98,14 +98,8 @@ def _scope(request, challenge: Challenge) -> BoardScope:
 
 def home(request):
     challenges = (
-        challenges_with_phase_span(challenge_list_visible(user=request.user))
+        challenges_with_entry_count(challenges_with_phase_span(challenge_list_visible(user=request.user)))
         .annotate(
-            # an entry is a team's method, as on the board (its versions count once: services.entries)
-            entries=Count(
-                Concat(Cast("submissions__team_id", CharField()), Value(":"), "submissions__method_name"),
-                filter=Q(submissions__status=SubmissionStatus.SCORED),
-                distinct=True,
-            ),
             # no dataset and imported entries: results made elsewhere, no submissions
             results_only=~Exists(Dataset.objects.filter(challenge=OuterRef("pk")))
             & Exists(EntryProvenance.objects.filter(submission__challenge=OuterRef("pk"))),

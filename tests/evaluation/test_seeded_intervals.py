@@ -150,3 +150,16 @@ def test_tied_runs_give_the_same_limits_in_both_paths():
         assert (low[0], high[0]) == pytest.approx((reference.low, reference.high), abs=1e-12), (runs, seed)
     low, high = seeded_intervals(cases[0][0][None, :], [704], "mean", n_resamples=200)
     assert high[0] < 0.69  # not the largest run
+
+
+def test_runs_far_from_zero_keep_their_spread():
+    """Found by a reviewer: a zero threshold on the scale of max|x| zeroed every resampled spread of runs 1e6 + 1e-4·z,
+    so the interval turned symmetric. The mean's spread is judged on the centred runs' scale: the interval of the
+    shifted runs is the interval of the runs, shifted."""
+    z = np.random.default_rng(3).standard_normal(10)
+    base = seeded_intervals((1e-4 * z)[None, :], [5], "mean", n_resamples=500)
+    for offset in (1e6, -1e6, 1e3):
+        low, high = seeded_intervals((offset + 1e-4 * z)[None, :], [5], "mean", n_resamples=500)
+        reference = bootstrap_interval(offset + 1e-4 * z, "mean", rng=5, n_resamples=500)
+        assert (low[0] - offset, high[0] - offset) == pytest.approx((base[0][0], base[1][0]), abs=1e-8)
+        assert (reference.low, reference.high) == pytest.approx((low[0], high[0]), abs=1e-8)

@@ -25,6 +25,7 @@ from leaderboard.services.reports import report_current, report_recompute
 
 from .factories import days_ahead, digits_challenge, make_user
 from .test_boards import submit
+from .test_web import media_files
 
 pytestmark = pytest.mark.django_db
 
@@ -354,3 +355,30 @@ def test_a_bundles_program_is_read_up_to_a_programs_limit_and_refused_past_it(ho
     with pytest.raises(ServiceError, match=r"scoring/scoring.py is larger than 1000 KB, a scoring program's limit"):
         bundle_import(data=padded, user=host, slug="padded")
     assert Challenge.objects.count() == before and not Challenge.objects.filter(slug="padded").exists()
+
+
+@pytest.mark.parametrize(
+    "setting, value, message",
+    [
+        ("boo_n", 0, "boo_n: Ensure this value is greater than or equal to 1."),
+        ("gamma", 1.5, "gamma: "),
+        ("bootstrap_resamples", 0, "bootstrap_resamples: Ensure this value is greater than or equal to 100."),
+        ("feedback", "bogus", "feedback: Value 'bogus' is not a valid choice."),
+        ("master_seed", -5, "master_seed: "),
+        ("k_runs", "ten", "k_runs: “ten” value must be an integer."),
+        ("k_runs", -3, "k_runs: "),
+    ],
+)
+def test_a_bundle_s_settings_are_checked_as_the_api_checks_them(host, media, setting, value, message):
+    """Found by a new host: a bundle's manifest reached the database with boo_n 0, gamma 1.5 or a feedback of
+    'bogus' (the API refuses them on create); the challenge list then answered 500 to every reader, and
+    'ten' runs or a negative seed made the import itself a 500. Each is now refused, naming the setting, and
+    nothing is left behind."""
+    data = bundle_export(challenge=_phased(host), user=host)
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
+    manifest["challenge"][setting] = value
+    before = (Challenge.objects.count(), media_files(media))
+    with pytest.raises(ServiceError) as refused:
+        bundle_import(data=_replaced(data, "manifest.json", json.dumps(manifest).encode()), user=host, slug="bad")
+    assert refused.value.message.startswith(message) and refused.value.field == setting, refused.value.message
+    assert (Challenge.objects.count(), media_files(media)) == before

@@ -514,9 +514,13 @@ def test_the_home_page_counts_entries_as_the_board_does(client, host):
     stored_recipe(challenge, ann, "m", 5, [0.8, 0.81, 0.79, 0.8, 0.82])
     stored_recipe(challenge, ann, "m", 5, [0.81, 0.82, 0.8, 0.81, 0.83])  # version 2 of the same entry
     stored_recipe(challenge, ben, "n", 5, [0.7, 0.71, 0.69, 0.7, 0.72])
+    cara = stored_recipe(challenge, make_user("cara"), "o", 5, [0.6, 0.61, 0.59, 0.6, 0.62])
+    cara.status = "running"  # some runs scored, others still running: on the board, so counted (a reviewer's case)
+    cara.save(update_fields=["status"])
+    stored_recipe(challenge, make_user("dan"), "p", 5)  # no run scored yet: not on the board
     report_recompute(challenge_id=challenge.pk)
     home = client.get("/").content.decode()
     row = home[home.index(challenge.get_absolute_url()) :].split("</tr>")[0]
-    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["2"]
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["3"]
     page = client.get(challenge.get_absolute_url()).content.decode()
-    assert '<span class="fact-label">Entries</span> 2' in page
+    assert '<span class="fact-label">Entries</span> 3' in page

@@ -104,33 +104,49 @@ def test_a_request_never_waits_on_the_workers_inspection(monkeypatch, consumers)
         assert release.wait(10), "the test never released the inspection"
         return {"w1": [{"name": "scoring"}, {"name": "cpu"}], "w2": [{"name": "cpu"}]}
 
+    def stale(counts):  # an answer older than CONSUMERS_CACHE_S, in the cache and in the process
+        answer = {"counts": counts, "at": time.time() - real.CONSUMERS_CACHE_S - 1}
+        cache.set(real._CONSUMERS_KEY, answer)
+        real._last["answer"] = answer
+
+    def idle():  # bounded: the background inspection has ended
+        for _ in range(100):
+            if real._asking.acquire(blocking=False):
+                real._asking.release()
+                return
+            time.sleep(0.05)
+        raise AssertionError("the inspection never ended")
+
     monkeypatch.setattr(real, "_active_queues", active_queues)
+    monkeypatch.setattr(real, "_last", {})
     cache.delete(real._CONSUMERS_KEY)
     try:
         assert queue_consumers() is None  # nothing known yet: "unknown", at once
         assert asked.wait(5) and not release.is_set()  # ... while the inspection is still running
         assert queue_consumers() is None and calls == [1]  # one inspection at a time
         release.set()
-        for _ in range(100):  # bounded: the background thread stores its answer
-            if cache.get(real._CONSUMERS_KEY):
-                break
-            time.sleep(0.05)
+        idle()
         assert queue_consumers() == {"scoring": 1, "cpu": 2} and calls == [1]  # fresh: no new inspection
         # a stale answer is served as it is while one inspection runs again
-        cache.set(real._CONSUMERS_KEY, {"counts": {"cpu": 1}, "at": time.time() - real.CONSUMERS_CACHE_S - 1})
+        stale({"cpu": 1})
         release.clear()
         asked.clear()
         assert queue_consumers() == {"cpu": 1} and asked.wait(5) and not release.is_set()
         release.set()
+        idle()
         # the janitor waits for a fresh answer when the one it finds is stale
-        cache.set(real._CONSUMERS_KEY, {"counts": {"cpu": 1}, "at": time.time() - real.CONSUMERS_CACHE_S - 1})
-        for _ in range(100):
-            if real._asking.acquire(blocking=False):
-                real._asking.release()
-                break
-            time.sleep(0.05)
-        cache.set(real._CONSUMERS_KEY, {"counts": {"cpu": 1}, "at": time.time() - real.CONSUMERS_CACHE_S - 1})
+        stale({"cpu": 1})
         assert queue_consumers(wait=True) == {"scoring": 1, "cpu": 2}
+        # a cache that is down (every read misses, every write is dropped): the process keeps its answer
+        monkeypatch.setattr(real.cache, "get", lambda *a, **k: None)
+        monkeypatch.setattr(real.cache, "set", lambda *a, **k: None)
+        before = len(calls)
+        assert queue_consumers() == {"scoring": 1, "cpu": 2} and len(calls) == before  # no inspection per request
+        # a broker that cannot be asked: "unknown", kept as long as an answer (not one inspection per request)
+        monkeypatch.setattr(real, "_active_queues", lambda: (calls.append(1), 1 / 0))
+        real._last["answer"]["at"] -= real.CONSUMERS_CACHE_S + 1
+        assert queue_consumers(wait=True) is None and len(calls) == before + 1
+        assert queue_consumers() is None and queue_consumers() is None and len(calls) == before + 1
     finally:
         release.set()
         cache.delete(real._CONSUMERS_KEY)
