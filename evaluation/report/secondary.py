@@ -34,7 +34,7 @@ from evaluation.report.rows import clip_to_range, mean_warning
 from evaluation.report.sections import ENTRY_METHODS
 from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
 from evaluation.report.values import apply_map, finite, interval
-from evaluation.stats.bootstrap import mean_interval_shown
+from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 from evaluation.stats.testset import entry_mean_intervals
 
 __all__ = ["MetricInfo", "secondary_rows", "secondary_value"]
@@ -58,7 +58,7 @@ class MetricInfo:
 #: Why an entry's secondary metric has no interval: one scored run and no per-example outcomes.
 NO_INTERVAL_NOTE = (
     "no interval: this metric gives no per-example outcomes (it does not decompose over the test rows), "
-    "and an interval over the entry's files needs at least 2 files"
+    f"and an interval over the entry's files needs at least {MIN_RUNS_MEAN_INTERVAL} files"
 )
 
 

@@ -82,10 +82,18 @@ def _check_not_disqualified(challenge: Challenge, team: Team) -> None:
         )
 
 
-def _check_not_resubmitted(challenge: Challenge, team: Team, sha256: str) -> None:
-    """Refuse a file set or recipe the team has submitted already (failures of the platform aside)."""
+def _check_not_resubmitted(challenge: Challenge, team: Team, sha256: str, phase) -> None:
+    """Refuse a file set or recipe the team has submitted already on the same test rows (failures of the platform
+    aside). A phase that scores other rows takes it again: a file made in a development phase on the public rows
+    could otherwise never reach the private board unchanged (found by a new host)."""
     earlier = (
-        Submission.objects.filter(challenge=challenge, team=team, content_sha256=sha256, counts_toward_quota=True)
+        Submission.objects.filter(
+            challenge=challenge,
+            team=team,
+            content_sha256=sha256,
+            counts_toward_quota=True,
+            phase__test_rows=phase.test_rows,
+        )
         .exclude(status=SubmissionStatus.FAILED)
         .order_by("created")
         .first()
@@ -333,7 +341,7 @@ def submission_create_predictions(
             _check_program_unchanged(challenge, _lock_challenge_open(challenge, phase))
             _lock_team_and_check_quota(phase, team, user, n_files=len(files))
             _check_not_disqualified(challenge, team)
-            _check_not_resubmitted(challenge, team, sha256)
+            _check_not_resubmitted(challenge, team, sha256, phase)
             submission = Submission.objects.create(
                 challenge=challenge,
                 team=team,
@@ -482,7 +490,7 @@ def submission_create_recipe(
             _lock_challenge_open(challenge, phase)
             _lock_team_and_check_quota(phase, team, user)
             _check_not_disqualified(challenge, team)
-            _check_not_resubmitted(challenge, team, sha256)
+            _check_not_resubmitted(challenge, team, sha256, phase)
             submission = Submission(
                 challenge=challenge,
                 team=team,

@@ -192,6 +192,32 @@ def test_identical_resubmission_is_refused_naming_the_earlier_one(challenge, ali
         submit(challenge, alice, labels, "second")
 
 
+def test_a_development_file_can_be_resubmitted_in_the_final_phase(host, alice):
+    """Found by a new host: a file made in a development phase on the public rows was refused in the final phase as
+    'submitted exactly this already', and could not be selected for the private board either: only a changed file
+    could reach it. The same file on other test rows is taken again; on the same rows it is still refused."""
+    from datetime import timedelta
+
+    from leaderboard.models import Phase
+
+    now = timezone.now()
+    challenge, _ = digits_challenge(host, public_fraction=0.5, bootstrap_resamples=200)
+    development = challenge.phases.get()
+    Phase.objects.filter(pk=development.pk).update(test_rows="public", closes_at=now + timedelta(days=3))
+    final = phase_create(
+        challenge=challenge, user=host, name="final", opens_at=now + timedelta(days=3), test_rows="all"
+    )
+    labels = ["1"] * challenge.dataset.n_test
+    first = submit(challenge, alice, labels, "m")
+    # the development phase is over, the final one open
+    Phase.objects.filter(pk=development.pk).update(opens_at=now - timedelta(days=9), closes_at=now - timedelta(days=1))
+    Phase.objects.filter(pk=final.pk).update(opens_at=now - timedelta(days=1))
+    second = submit(challenge, alice, labels, "m")  # the same file, now scored on every row
+    assert second.phase_id == final.pk and first.phase_id == development.pk
+    with pytest.raises(ServiceError, match=f"submission {second.pk}"):
+        submit(challenge, alice, labels, "again")  # twice on the same rows: refused as before
+
+
 def test_a_new_submission_under_the_same_name_is_a_new_version(challenge, alice, host):
     challenge, _ = challenge
     n = challenge.dataset.n_test

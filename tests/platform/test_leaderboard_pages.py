@@ -524,3 +524,21 @@ def test_the_home_page_counts_entries_as_the_board_does(client, host):
     assert re.findall(r'<td class="num">(\d+)</td>', row) == ["3"]
     page = client.get(challenge.get_absolute_url()).content.decode()
     assert '<span class="fact-label">Entries</span> 3' in page
+
+
+def test_pages_name_the_scoring_program_s_metric(client, host):
+    """Found by a new host: with a scoring program ranking by its own metric, the submission page's runs said
+    'Public accuracy' and the home page 'Accuracy' (the metric that only fixes the file format)."""
+    from .factories import digits_challenge, make_user, stored_recipe
+
+    challenge, _ = digits_challenge(host, title="Costed", bootstrap_resamples=200)
+    primary = {"name": "cost", "label": "Cost-weighted error", "higher_is_better": False, "primary": True}
+    Challenge.objects.filter(pk=challenge.pk).update(program_metrics=[primary])
+    sub = stored_recipe(challenge, make_user("eve"), "m", 3, [0.2, 0.21, 0.19])
+    home = client.get("/").content.decode()
+    assert "Cost-weighted error" in home[home.index(challenge.get_absolute_url()) :].split("</tr>")[0]
+    from .test_api import client_for
+
+    host_client = client_for(host)
+    page = host_client.get(f"/submissions/{sub.pk}/").content.decode()
+    assert "cost-weighted error</th>" in page and "accuracy</th>" not in page
