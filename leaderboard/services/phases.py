@@ -134,6 +134,9 @@ def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
         raise NotAllowed("Only the challenge's hosts can add phases.")
     if not (fields.get("name") or "").strip():
         raise ServiceError("A phase needs a name.", field="name")
+    for name in SHARED_WITH_PHASE:  # the kinds the challenge takes, unless given (a predictions-only challenge's
+        if fields.get(name) is None:  # new phase said it took recipes: found by a new host)
+            fields[name] = getattr(challenge, name)
     _check(fields)
     try:
         with transaction.atomic():

@@ -24,7 +24,7 @@ from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
-from ..services.phases import phase_create, phase_update
+from ..services.phases import SHARED_WITH_PHASE, phase_create, phase_update
 from ..services.programs import program_remove, program_resume, program_upload
 from ..upload_handlers import upload_refusal
 from ..uploads import read_upload
@@ -120,7 +120,8 @@ def challenge_phases(request, slug: str):
     forms_by_phase = {
         p.pk: PhaseForm(request.POST if target == str(p.pk) else None, instance=p, prefix=f"p{p.pk}") for p in phases
     }
-    new_form = PhaseForm(request.POST if target == "new" else None, prefix="new")
+    kinds = {name: getattr(challenge, name) for name in SHARED_WITH_PHASE}  # a new phase takes the challenge's kinds
+    new_form = PhaseForm(request.POST if target == "new" else None, prefix="new", initial=kinds)
     bound = new_form if target == "new" else forms_by_phase.get(int(target)) if (target or "").isdigit() else None
     if bound is not None and bound.is_valid():
         try:

@@ -123,3 +123,23 @@ def test_the_admin_adds_a_phase_through_the_service_and_shows_its_refusal(client
     final = Phase.objects.get(challenge=challenge, name="final")
     assert final.order == 1 and final.opens_at == days_ahead(3)
     assert AuditEntry.objects.filter(challenge=challenge, action="phase_created", actor=admin).exists()
+
+
+def test_a_new_phase_takes_the_challenge_s_kinds(client, host):
+    """Found by a new host: on a predictions-only challenge a phase added through the API without allow_recipes
+    said it took recipes, and the web form's box was ticked."""
+    from .test_api import client_for
+
+    challenge, _ = digits_challenge(host, closes_at=days_ahead(3), allow_recipes=False)
+    assert (challenge.allow_predictions, challenge.allow_recipes) == (True, False)
+    client.force_login(host)
+    page = client.get(f"/c/{challenge.slug}/phases/").content.decode()
+    box = page[page.index('name="new-allow_recipes"') :].split(">")[0]  # the new phase's box
+    assert "checked" not in box and "checked" in page[page.index('name="new-allow_predictions"') :].split(">")[0]
+    answer = client_for(host).post(
+        f"/api/challenges/{challenge.slug}/phases/",
+        {"name": "final", "opens_at": days_ahead(3).isoformat(), "closes_at": days_ahead(9).isoformat()},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.content
+    assert (answer.json()["allow_predictions"], answer.json()["allow_recipes"]) == (True, False)
