@@ -657,6 +657,25 @@ class AuditEntry(models.Model):
     def __str__(self) -> str:
         return f"{self.action} on {self.challenge_id} by {self.actor_id}"
 
+    @property
+    def action_words(self) -> str:
+        """The action as the audit page says it (``private_board_revealed``: "private board revealed")."""
+        return self.action.replace("_", " ")
+
+    @property
+    def detail_lines(self) -> list[tuple[str, str]]:
+        """Each detail as (name, words) for the audit page: lists joined, mappings as "key value" pairs (the page
+        showed Python's ``{'phases_ended': ['final']}``)."""
+
+        def words(value) -> str:
+            if isinstance(value, dict):
+                return ", ".join(f"{key} {words(item)}" for key, item in value.items())
+            if isinstance(value, list | tuple):
+                return ", ".join(words(item) for item in value)
+            return str(value)
+
+        return [(name, words(value)) for name, value in (self.details or {}).items()]
+
 
 class TeamModeration(models.Model):
     """A host's moderation of a whole team on one challenge: every submission of the team leaves its boards."""

@@ -43,7 +43,7 @@ from evaluation.scoring_programs import ProgramMetric, ScoringProgramError, pars
 
 from ..choices import ProgramStatus, TestRows
 from ..limits import upload_limit
-from ..models import AuditEntry, Challenge, Dataset, Phase
+from ..models import AuditEntry, Challenge, Dataset, Phase, Team
 from ..selectors import user_is_host
 from .audit import audit_record
 from .boards import board_public_mask
@@ -409,6 +409,7 @@ def program_failure_record(*, challenge_id: int, team_id: int, submission_id: in
             submission=submission_id,
             run=run_index,
             team=team_id,
+            team_name=Team.objects.filter(pk=team_id).values_list("name", flat=True).first(),  # read by the hosts
             error=text,
         )
         if len(counts) >= SUSPEND_AFTER_TEAMS and challenge.program_status == ProgramStatus.OK:

@@ -311,7 +311,12 @@ def test_rescoring_with_corrected_labels_keeps_the_earlier_report(challenge, hos
     assert audit[0]["actor"] == "hostess"
     assert client_for(alice).get(f"/api/challenges/{challenge.slug}/audit/").status_code == 403
     assert client_for(alice).get(f"/c/{challenge.slug}/audit/").status_code == 403
-    assert "hidden_labels_replaced" in client_for(host).get(f"/c/{challenge.slug}/audit/").content.decode()
+    page = client_for(host).get(f"/c/{challenge.slug}/audit/").content.decode()
+    assert 'data-action="hidden_labels_replaced">hidden labels replaced<' in page
+    # details in words, not Python's reprs (a new user read {'phases_ended': ['final']})
+    AuditEntry.objects.create(challenge=challenge, action="phases_ended", details={"phases": ["dev", "final"], "n": 2})
+    page = client_for(host).get(f"/c/{challenge.slug}/audit/").content.decode()
+    assert "<code>phases</code>: dev, final</div>" in page and "['dev'" not in page and "{'" not in page
 
 
 def test_settings_changes_are_audited_with_old_and_new_values(challenge, host):

@@ -143,3 +143,11 @@ def test_a_new_phase_takes_the_challenge_s_kinds(client, host):
     )
     assert answer.status_code == 201, answer.content
     assert (answer.json()["allow_predictions"], answer.json()["allow_recipes"]) == (True, False)
+
+
+def test_the_status_says_the_closing_time(client, host):
+    """Found by a new host: 'open until 2026-11-29' for a phase closing minutes later; the rules say the time."""
+    challenge, _ = digits_challenge(host, closes_at=days_ahead(3))
+    page = client.get(challenge.get_absolute_url()).content.decode()
+    closes = challenge.phases.get().closes_at
+    assert f"open</span> until {closes:%Y-%m-%d %H:%M} UTC" in page
