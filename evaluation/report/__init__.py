@@ -141,8 +141,10 @@ __all__ = [
 #: where the resampling ran, numpy or torch on a named device; 5: rows carry ``secondary``, the settings
 #: ``secondary_metrics``: the secondary metrics with their intervals, evaluation.report.secondary; 6: a rounded
 #: public board computed from its shown per-run scores, evaluation.boards.shown_entries: every stored report is
-#: recomputed, so no board keeps serving numbers computed from exact scores).
-REPORT_FORMAT = 6
+#: recomputed, so no board keeps serving numbers computed from exact scores; 7: a recipe section's state of the
+#: art counts identical entries (same seeds, same scores) once in m, and its intervals judge a resampled spread
+#: on the centred runs' scale: stored reports are recomputed with them).
+REPORT_FORMAT = 7
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

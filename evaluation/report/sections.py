@@ -179,7 +179,14 @@ def recipe_section(
         ranks = None if ranks_withheld(s, shared.size) else _recipe_ranks(table, valid, chosen, shared, s, prior)
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, len(chosen), s)
-    sota = section_sota(all_rows, [rows[e.id] for e in chosen], s.m_total_recipes, s, binomial_n=None)
+    sota = section_sota(
+        all_rows,
+        [rows[e.id] for e in chosen],
+        s.m_total_recipes,
+        s,
+        binomial_n=None,
+        run_keys=[np.asarray(e.run_index).tobytes() + np.asarray(e.test).tobytes() for e in chosen],
+    )
     section = assemble_section(
         "recipe",
         all_rows,

@@ -32,13 +32,16 @@ def section_sota(
     *,
     binomial_n: int | None,
     outcomes: list[np.ndarray] | None = None,
+    run_keys: list[bytes] | None = None,
 ) -> dict:
     """Multiplicity-adjusted state of the art of a section (Møllersen & Holsbø).
 
     The best is taken among the compared entries (those the section ranks), or among
     all entries with a standard error when none is compared; ``m`` counts at least
     every entry of the section, less the entries whose ``outcomes`` (per compared entry,
-    files x examples) repeat another's. Those outcomes also give ``rho`` (eq. 10).
+    files x examples) repeat another's. Those outcomes also give ``rho`` (eq. 10). A recipe section
+    has no outcomes: its compared entries whose ``run_keys`` (their seeds and scores) repeat
+    another's are counted once, as a prediction file repeated is (six copies of one recipe made m = 6).
     """
     sign = 1.0 if s.higher_is_better else -1.0
     candidates = [
@@ -46,7 +49,7 @@ def section_sota(
         for r in (compared or rows)
         if r["mean"]["estimate"] is not None and (binomial_n is not None or r["mean"]["se"] is not None)
     ]
-    m, rho, duplicates, repeated = _multiplicity(rows, compared, m_total, outcomes)
+    m, rho, duplicates, repeated = _multiplicity(rows, compared, m_total, outcomes, run_keys)
     blank = _blank_sota(m=m, alpha=s.alpha, rho=finite(rho), duplicates=duplicates)
     if not candidates:
         return {**blank, "note": "no entry has a standard error yet (recipes need 2 runs)"}
@@ -86,14 +89,26 @@ def section_sota(
 
 
 def _multiplicity(
-    rows: list[dict], compared: list[dict], m_total: int | None, outcomes: list[np.ndarray] | None
+    rows: list[dict],
+    compared: list[dict],
+    m_total: int | None,
+    outcomes: list[np.ndarray] | None,
+    run_keys: list[bytes] | None = None,
 ) -> tuple[int, float | None, int, set[int]]:
-    """``(m, rho, duplicates, repeated)``: the number of entries less the repeated outcome vectors.
+    """``(m, rho, duplicates, repeated)``: the number of entries less the repeated outcome vectors (or runs).
 
-    ``repeated`` holds the ``id()`` of the compared rows whose outcomes repeat an earlier row's.
+    ``repeated`` holds the ``id()`` of the compared rows whose outcomes (or ``run_keys``) repeat an earlier row's.
     """
     m = max(int(m_total or 0), len(rows))
-    if outcomes is None or len(outcomes) < 1:  # aligned with `compared`
+    if (outcomes is None or len(outcomes) < 1) and run_keys:  # aligned with `compared`
+        seen: set[bytes] = set()
+        repeated = set()
+        for row, key in zip(compared, run_keys):
+            if key in seen:
+                repeated.add(id(row))
+            seen.add(key)
+        return max(len(seen), m - len(repeated)), None, len(repeated), repeated
+    if outcomes is None or len(outcomes) < 1:
         return m, None, 0, set()
     vectors = np.stack([np.asarray(o, dtype=np.float64).mean(axis=0) for o in outcomes])
     rho, distinct = stats.outcome_dependence(vectors)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evaluation import stats
-from evaluation.stats.sparse import sparse_comparisons, window_letters
+from evaluation.stats.sparse import DENSE_LETTERS, sparse_comparisons, window_letters
 
 
 def _board(seed: int) -> np.ndarray:
@@ -86,3 +86,25 @@ def test_window_letters_share_exactly_the_windows():
 def test_sparse_refuses_a_bad_priority():
     with pytest.raises(ValueError, match="priority"):
         sparse_comparisons(np.zeros((3, 4)) + np.arange(4), priority=[0, 0, 1])
+
+
+def test_above_dense_letters_the_leader_group_holds_no_entry_beaten_by_inference():
+    """Found by a statistician on a random board of 310 entries (not every pair checked there): rank 66, letters
+    'bcd...', sat in the leader group of an 'a' leader while rank 8 beat it (compare: adjusted p 2.1e-3). The leader
+    group now ends at the first frontier, as the letters do."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+    from evaluation.report.comparisons import compare
+
+    n, k = 310, 30
+    rng = np.random.default_rng(0)
+    mu = np.sort(rng.uniform(0, 1.5, n))[::-1]
+    x = mu[:, None] + rng.uniform(0.05, 0.5, n)[:, None] * rng.standard_normal((n, k))
+    entries = [EntryRuns(i + 1, f"m{i}", "t", "recipe", k, np.arange(k), x[i]) for i in range(n)]
+    report_settings = ReportSettings(n_resamples=100, k_runs=k)
+    report = build_report(entries, report_settings)
+    section, rows = report["sections"][0], {r["submission_id"]: r for r in report["entries"]}
+    assert n > DENSE_LETTERS
+    assert compare(entries[8], entries[66], report_settings, family_size=n * (n - 1) // 2)["verdict"] == "a_better"
+    assert 67 not in section["leader_group"]
+    top = set(rows[section["entries"][0]]["group_letters"])
+    assert all(top & set(rows[sid]["group_letters"]) for sid in section["leader_group"])

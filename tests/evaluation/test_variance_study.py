@@ -69,3 +69,15 @@ def test_errors(blocks, match):
 def test_confidence_level_error():
     with pytest.raises(ValueError, match=r"`confidence_level` must be in \(0, 1\)"):
         variance_study({"all": [1.0, 2.0]}, confidence_level=1.5)
+
+
+def test_a_spread_far_from_zero_is_kept_and_a_constant_block_has_none():
+    """Found by a statistician: the zero cut-off was relative to max|x|, so runs near 1e6 with sd 1.3e-7 had sd 0,
+    interval [0, 0] and a NaN share. A constant block still has exactly none."""
+    rng = np.random.default_rng(2)
+    noise = 1e-7 * rng.standard_normal(10)
+    far = variance_study({"init": 1e6 + noise, "all": 1e6 + 2 * noise[::-1]})
+    near = variance_study({"init": noise, "all": 2 * noise[::-1]})
+    assert far.sd[0] == pytest.approx(near.sd[0], rel=1e-3) and far.sd[0] > 0
+    constant = variance_study({"init": np.full(5, 0.1), "all": 0.1 + noise[:5]})
+    assert constant.sd[0] == 0.0
