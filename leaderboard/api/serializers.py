@@ -515,6 +515,16 @@ class SubmissionCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError({"files": "Upload at least one predictions file."})
         if attrs["kind"] == SubmissionKind.RECIPE and not attrs.get("recipe"):
             raise serializers.ValidationError({"recipe": "Upload the recipe file."})
+        # one kind per submission: the other kind's parts were dropped without a word (found by a contestant)
+        if attrs["kind"] == SubmissionKind.RECIPE and attrs.get("files"):
+            raise serializers.ValidationError(
+                {"files": "A recipe submission takes no prediction files: submit them as kind=predictions."}
+            )
+        if attrs["kind"] == SubmissionKind.PREDICTIONS and (attrs.get("recipe") or attrs.get("hyperparameters")):
+            field = "recipe" if attrs.get("recipe") else "hyperparameters"
+            raise serializers.ValidationError(
+                {field: f"A predictions submission takes no {field}: submit a recipe as kind=recipe."}
+            )
         return attrs
 
 

@@ -14,6 +14,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -160,8 +161,9 @@ def _seconds_until_closing(phase: Phase) -> float:
     return max(1.0, (phase.closes_at - timezone.now()).total_seconds())
 
 
-def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> list[str]:
-    """Validate every file completely, in a child under a memory limit; their SHA-256 hex digests.
+def _parse_prediction_files(challenge: Challenge, files: list[UploadedFile]) -> tuple[list[str], list[str]]:
+    """Validate every file completely, in a child under a memory limit; the SHA-256 hex digests of their bytes,
+    and of their predictions (:func:`_predictions_digest`).
 
     Raises ServiceError naming the file and the problem. The web process reads neither the files
     (a spooled upload is read by the child from its path) nor the test set: the stored test inputs
@@ -221,7 +223,7 @@ def _check_prediction_files(files, ids_file: str, check: dict) -> list[str]:
     expected_ids = pd.read_csv(ids_file, dtype=str, keep_default_na=False, usecols=[check["id_column"]])[
         check["id_column"]
     ].tolist()
-    digests = []
+    digests, contents = [], []
     for number, upload in enumerate(files, start=1):
         try:
             data = _upload_bytes(upload, check["max_bytes"])
@@ -231,7 +233,7 @@ def _check_prediction_files(files, ids_file: str, check: dict) -> list[str]:
                 classes=check["classes"],
                 max_bytes=check["max_bytes"],
             )
-            parse_predictions(
+            predictions = parse_predictions(
                 data,
                 filename=upload.name,
                 id_column=check["id_column"],
@@ -252,8 +254,21 @@ def _check_prediction_files(files, ids_file: str, check: dict) -> list[str]:
                 message = f"file {number} of {len(files)}: {message}"
             raise ServiceError(message, field="files") from None
         digests.append(hashlib.sha256(data).hexdigest())
-        del data
-    return digests
+        contents.append(_predictions_digest(predictions))
+        del data, predictions
+    return digests, contents
+
+
+def _predictions_digest(predictions: np.ndarray) -> str:
+    """SHA-256 of a file's predictions in the test ids' order, whatever its bytes: a BOM, CRLF line ends, spaces
+    after the commas or the columns in another order re-encoded one file four times past the resubmission check
+    (found by a contestant). Floats by their binary value, labels by their text."""
+    values = np.asarray(predictions)
+    if values.dtype.kind in "fiub":
+        body = np.ascontiguousarray(values, dtype=np.float64).tobytes()
+    else:
+        body = "\n".join(map(str, values.ravel().tolist())).encode()
+    return hashlib.sha256(f"{values.shape}:{values.dtype.kind in 'fiub'}\n".encode() + body).hexdigest()
 
 
 #: Columns a prediction file may have beyond the id and one per class (or one prediction).
@@ -333,8 +348,8 @@ def submission_create_predictions(
     not_ready = program_ready(challenge, team.pk)
     if not_ready:
         raise ServiceError(not_ready, field="kind")
-    digests = _parse_prediction_files(challenge, files)
-    sha256 = digests_hash(digests)
+    digests, contents = _parse_prediction_files(challenge, files)
+    sha256 = digests_hash(contents)  # by the predictions, not the bytes: a re-encoded file is the same entry
     stored: list[PredictionFile] = []
     try:
         with transaction.atomic():

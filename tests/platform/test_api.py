@@ -414,3 +414,21 @@ def test_hidden_labels_that_do_not_match_the_test_inputs_are_named(alice, media)
     assert response.status_code == 400, response.content
     assert "labels.csv" in response.json()["detail"] and test.id.iloc[0] in response.json()["detail"]
     assert Challenge.objects.count() == 0
+
+
+def test_a_submission_mixing_two_kinds_is_refused_naming_the_part(challenge, alice, media):
+    """Found by a contestant: kind=recipe with prediction files attached was taken (202) and the files dropped
+    without a word. One kind per submission; nothing is stored."""
+    from .factories import label_predictions
+
+    challenge, frame = challenge
+    api = client_for(alice)
+    recipe = SimpleUploadedFile("r.py", b"def fit_predict(a, b, c, d, e, f):\n    return None\n")
+    answer = submit(api, challenge.slug, [("p.csv", label_predictions(frame))], kind="recipe", recipe=recipe)
+    assert answer.status_code == 400 and "takes no prediction files" in answer.json()["errors"]["files"][0], (
+        answer.content
+    )
+    recipe.seek(0)
+    answer = submit(api, challenge.slug, [("p.csv", label_predictions(frame))], kind="predictions", recipe=recipe)
+    assert answer.status_code == 400 and "takes no recipe" in answer.json()["errors"]["recipe"][0], answer.content
+    assert not Submission.objects.exists() and stored_submission_files(media) == []

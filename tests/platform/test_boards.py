@@ -192,6 +192,32 @@ def test_identical_resubmission_is_refused_naming_the_earlier_one(challenge, ali
         submit(challenge, alice, labels, "second")
 
 
+def test_the_same_predictions_re_encoded_are_the_same_submission(challenge, alice):
+    """Found by a contestant: one file re-encoded (a BOM, CRLF line ends, spaces after the commas, the columns
+    swapped) passed the resubmission check four times, each scored alike and charged to the quota. (The same file
+    twice in one submission is still taken: a deterministic method's runs are alike, and the design effect gives
+    such files the interval of one.)"""
+    challenge, frame = challenge
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    labels = ["1"] * len(ids)
+    first = submit(challenge, alice, labels, "first")
+    plain = "id,prediction\n" + "".join(f"{i},{label}\n" for i, label in zip(ids, labels))
+    variants = {
+        "bom.csv": ("\ufeff" + plain).encode(),
+        "crlf.csv": plain.replace("\n", "\r\n").encode(),
+        "swapped.csv": ("prediction,id\n" + "".join(f"{label},{i}\n" for i, label in zip(ids, labels))).encode(),
+        "reordered.csv": (
+            "id,prediction\n" + "".join(f"{i},{label}\n" for i, label in reversed(list(zip(ids, labels))))
+        ).encode(),
+    }
+    for name, data in variants.items():
+        with pytest.raises(ServiceError, match=f"submission {first.pk}"):
+            submission_create_predictions(
+                challenge=challenge, user=alice, method_name=name, files=[UploadedFile(name, data)]
+            )
+    assert Submission.objects.filter(challenge=challenge).count() == 1
+
+
 def test_a_development_file_can_be_resubmitted_in_the_final_phase(host, alice):
     """Found by a new host: a file made in a development phase on the public rows was refused in the final phase as
     'submitted exactly this already', and could not be selected for the private board either: only a changed file
