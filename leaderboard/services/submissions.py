@@ -264,11 +264,12 @@ def _predictions_digest(predictions: np.ndarray) -> str:
     after the commas or the columns in another order re-encoded one file four times past the resubmission check
     (found by a contestant). Floats by their binary value, labels by their text."""
     values = np.asarray(predictions)
-    if values.dtype.kind in "fiub":
+    numeric = values.dtype.kind in "fiub"
+    if numeric:
         body = np.ascontiguousarray(values, dtype=np.float64).tobytes()
     else:
         body = "\n".join(map(str, values.ravel().tolist())).encode()
-    return hashlib.sha256(f"{values.shape}:{values.dtype.kind in 'fiub'}\n".encode() + body).hexdigest()
+    return hashlib.sha256(f"{values.shape}:{numeric}\n".encode() + body).hexdigest()
 
 
 #: Columns a prediction file may have beyond the id and one per class (or one prediction).

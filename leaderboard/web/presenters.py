@@ -118,7 +118,7 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
         "coverage_short": short,
         "coverage_k": notes[0]["k"] if notes else None,
         "board_k": settings.get("k_runs"),
-        "coverage_low": any(not n.get("ok", n["coverage"] >= 0.93) for n in notes),
+        "coverage_low": any(item["flagged"] for item in short),
         # each flagged interval the board shows, with its reason (the rank interval's range over board shapes,
         # 90.5-96.9 %; or no coverage measured at the board's k)
         "coverage_flags": [
