@@ -6,7 +6,10 @@ one: 40 prediction files of 19 MB (725 MB) took 14.6 s to be refused by their co
 and the bytes of each against the limits in force for the request (``limits.upload_limit``
 of the field's kind, ``FIELD_KINDS``, the file count and, for a submission, the challenge's own k), and at the first file or byte over a limit it
 drops what was stored, reads the rest of the body without keeping it (so the client
-receives the answer), and raises ``UploadRefused``: a 400 naming the limit (issue 22).
+receives the answer), and raises the service's error naming the limit (issue 22): ``TooLarge``
+(413, the schema's code for a body or file over its size) for bytes, ``ServiceError`` (400) for a
+file count. Neither is a ``MultiPartParserError``, which DRF would turn into a bare 400 "Multipart
+form parse error"; the API's exception handler answers them in its error shape.
 
 The web forms that take files (``WEB_FORMS``) get the same message on the form instead of a
 bare 400 page: there the handler stops the upload (``StopUpload``) with the fields that came
@@ -19,12 +22,11 @@ from __future__ import annotations
 import time
 
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
-from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 
 from .limits import MB, upload_file_count_limit, upload_limit
 from .models import Challenge
-from .services.errors import ServiceError
+from .services.errors import ServiceError, TooLarge
 
 DATASET_FIELDS = ("dataset", "test_dataset", "test_labels", "hidden_labels")
 #: The form field a file travels in -> its kind of upload (``limits.upload_limit``): the readers apply the same.
@@ -48,10 +50,6 @@ WEB_FORMS = (
     "challenge-scoring-program",
 )
 DRAIN_SECONDS = 0.5  # past this, the connection is closed rather than the whole body read
-
-
-class UploadRefused(MultiPartParserError):
-    """An upload over a limit; DRF answers 400 "Multipart form parse error - <message>"."""
 
 
 def upload_refusal(request) -> ServiceError | None:
@@ -125,7 +123,7 @@ class BoundedUploadHandler(FileUploadHandler):
         if field_name == "files":
             self._files += 1
             if self._files > self._max_files:
-                self._refuse(f"more than {self._max_files} files were uploaded; {self._who}.", "files")
+                self._refuse(f"more than {self._max_files} files were uploaded; {self._who}.", "files", ServiceError)
         if self._limit is not None and content_length is not None and content_length > self._limit[0]:
             self._refuse(self._too_large(content_length), field_name)
 
@@ -142,15 +140,15 @@ class BoundedUploadHandler(FileUploadHandler):
         told = f"larger than {self._limit[1]}" if more else f"{size / MB:.1f} MB"
         return f"{self.file_name} is {told}; the limit is {self._limit[1]} per file."
 
-    def _refuse(self, message: str, field: str):
+    def _refuse(self, message: str, field: str, error: type[ServiceError] = TooLarge):
         if self._on_web_form and self._field is None:
-            self._pending = (message, field)  # wait for the first file: the fields before it (CSRF token) arrive
+            self._pending = (message, field, error)  # wait for the first file: the fields before it (CSRF token) arrive
             return
         self._drain()
         if self._on_web_form:
-            self.request._upload_refusal = ServiceError(message, field=field)
+            self.request._upload_refusal = error(message, field=field)
             raise StopUpload(connection_reset=True)  # the fields parsed so far stay in request.POST
-        raise UploadRefused(f"{field}: {message}")
+        raise error(f"{field}: {message}", field=field)
 
     def _drain(self) -> None:
         """Read the rest of the body, keeping nothing, so the client gets the answer (bounded in time)."""

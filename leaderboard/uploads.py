@@ -17,12 +17,12 @@ from functools import cached_property
 from pathlib import Path
 
 from .limits import UploadLimit, upload_file_count_limit, upload_limit
-from .services.errors import ServiceError
+from .services.errors import ServiceError, TooLarge
 from .services.submissions import UploadedFile
 
 
-def _too_large(name: str, size: int, limit: UploadLimit, field: str) -> ServiceError:
-    return ServiceError(f"{name} is {limit.size(size)}; the limit is {limit.label}.", field=field)
+def _too_large(name: str, size: int, limit: UploadLimit, field: str) -> TooLarge:
+    return TooLarge(f"{name} is {limit.size(size)}; the limit is {limit.label}.", field=field)
 
 
 def _read_bounded(upload, *, kind: str, field: str) -> bytes:

@@ -23,3 +23,5 @@ urlpatterns = [
 
 # The database being unreachable is a 503 with Retry-After, not a 500 (leaderboard/ops/unavailable.py).
 handler500 = "leaderboard.ops.unavailable.server_error"
+# An unknown path under /api/ answers JSON in the API's error shape, not an HTML page.
+handler404 = "leaderboard.ops.unavailable.not_found"

@@ -12,7 +12,6 @@ from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -30,7 +29,7 @@ from ..services.teams import (
     team_personal_for,
 )
 from ..services.webhooks import webhook_create, webhook_delete
-from .paging import page_of
+from .paging import StrictLimitOffsetPagination, page_of
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -92,7 +91,7 @@ class TeamListView(APIView):
     """``GET /api/teams/``: your teams; ``POST``: create one (you are its first member)."""
 
     permission_classes = [IsAuthenticated]
-    pagination_class = LimitOffsetPagination
+    pagination_class = StrictLimitOffsetPagination
 
     @extend_schema(responses=TeamSerializer(many=True))
     def get(self, request):
@@ -143,7 +142,7 @@ class InvitationListView(APIView):
     """``GET /api/invitations/``: invitations to you and those your teams sent (``?status=pending``)."""
 
     permission_classes = [IsAuthenticated]
-    pagination_class = LimitOffsetPagination
+    pagination_class = StrictLimitOffsetPagination
 
     @extend_schema(responses=InvitationSerializer(many=True))
     def get(self, request):
@@ -199,7 +198,7 @@ class WebhookListView(APIView):
     """``GET /api/challenges/{slug}/webhooks/``: the challenge's webhooks (hosts); ``POST``: register a URL."""
 
     permission_classes = [IsAuthenticated]
-    pagination_class = LimitOffsetPagination
+    pagination_class = StrictLimitOffsetPagination
 
     @extend_schema(responses=WebhookSerializer(many=True))
     def get(self, request, slug: str):
@@ -218,7 +217,7 @@ class WebhookDetailView(APIView):
     """``GET /api/challenges/{slug}/webhooks/{id}/``: its deliveries, latest first; ``DELETE``: remove it."""
 
     permission_classes = [IsAuthenticated]
-    pagination_class = LimitOffsetPagination
+    pagination_class = StrictLimitOffsetPagination
 
     @extend_schema(responses=DeliverySerializer(many=True), operation_id="challenges_webhooks_deliveries")
     def get(self, request, slug: str, pk: int):

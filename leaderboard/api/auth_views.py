@@ -6,14 +6,13 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed, Throttled
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..services.accounts import token_create, token_list, token_revoke
 from ..throttles import FailedLoginThrottle
-from .paging import page_of
+from .paging import StrictLimitOffsetPagination, page_of
 from .schema import error_responses
 from .serializers import LoginSerializer, TokenSerializer
 
@@ -63,7 +62,7 @@ class TokenListView(APIView):
     """``GET /api/auth/tokens/``: your tokens; ``POST``: a new one (its secret is shown once)."""
 
     permission_classes = [IsAuthenticated]
-    pagination_class = LimitOffsetPagination
+    pagination_class = StrictLimitOffsetPagination
 
     @extend_schema(responses=TokenSerializer(many=True))
     def get(self, request):

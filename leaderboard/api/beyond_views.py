@@ -9,7 +9,6 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
@@ -29,6 +28,7 @@ from .beyond_schema import (
     SuiteSummarySerializer,
     VarianceStudySerializer,
 )
+from .paging import StrictLimitOffsetPagination
 from .parsers import BoundedJSONParser
 
 
@@ -65,7 +65,7 @@ class ChallengeScopedView(APIView):
     """A view under ``/api/challenges/{slug}/``: the challenge, if the user may see it."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
-    pagination_class = LimitOffsetPagination  # lists: {count, next, previous, results}, as every list of the API
+    pagination_class = StrictLimitOffsetPagination  # lists: {count, next, previous, results}, as every list of the API
 
     def challenge(self, slug):
         return get_object_or_404(challenge_list_visible(user=self.request.user), slug=slug)

@@ -4,13 +4,29 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..services.errors import ServiceError
+from .renderers import CSVRenderer
 
 
 def exception_handler(exc, context):
+    """The API's error for ``exc``; always JSON, in the schema's error shape, even where a table was asked for
+    (``?format=csv``): an error is not a table, and a client reading CSV would take it for data."""
+    response = _error_response(exc, context)
+    request = context.get("request")
+    if (
+        response is not None
+        and request is not None
+        and isinstance(getattr(request, "accepted_renderer", None), CSVRenderer)
+    ):
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+    return response
+
+
+def _error_response(exc, context):
     if isinstance(exc, RequestDataTooBig):  # Django's bound on a JSON body or form fields (else an HTML 400)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(

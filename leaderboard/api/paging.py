@@ -1,14 +1,41 @@
 """One pagination shape for every list the API returns: ``{"count", "next", "previous", "results"}``
-(``?limit=&offset=``, 50 rows by default; LimitOffsetPagination, as the viewsets use)."""
+(``?limit=&offset=``, 50 rows by default, at most 500), with the leaderboard's rule for the
+parameters (:func:`leaderboard.services.paging.page_limit`): a ``limit`` or ``offset`` that does not
+parse is a 400 naming it, never silently replaced by the default."""
 
 from __future__ import annotations
 
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
+
+from ..services.paging import PAGE_MAX, page_limit
+
+
+class StrictLimitOffsetPagination(LimitOffsetPagination):
+    """DRF's limit/offset paging; ``limit`` an integer in [1, 500], ``offset`` a non-negative integer,
+    else 400 (DRF's own falls back to the default page without a word)."""
+
+    max_limit = PAGE_MAX
+
+    def get_limit(self, request) -> int:
+        try:
+            return page_limit(request.query_params.get(self.limit_query_param), default=self.default_limit)
+        except ValueError as exc:
+            raise ValidationError({self.limit_query_param: str(exc)}) from None
+
+    def get_offset(self, request) -> int:
+        value = request.query_params.get(self.offset_query_param)
+        if value in (None, ""):
+            return 0
+        if not value.isdigit():
+            name = self.offset_query_param
+            raise ValidationError({name: f"`{name}` must be a non-negative integer (got {value!r})."})
+        return int(value)
 
 
 def page_of(view, request, rows, serializer_class, **kwargs) -> Response:
     """One page of ``rows`` serialized by ``serializer_class`` in the envelope (``view.pagination_class``)."""
-    paginator = (getattr(view, "pagination_class", None) or LimitOffsetPagination)()
+    paginator = (getattr(view, "pagination_class", None) or StrictLimitOffsetPagination)()
     page = paginator.paginate_queryset(rows, request, view=view)
     return paginator.get_paginated_response(serializer_class(page, many=True, **kwargs).data)

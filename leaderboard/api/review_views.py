@@ -28,6 +28,7 @@ from ..selectors import (
 )
 from ..services.moderation import (
     REASON_MAX,
+    moderation_allowed,
     submission_moderate,
     submission_restore,
     team_moderate,
@@ -139,11 +140,11 @@ class SubmissionModerationView(APIView):
         "and the private board, and its team reads the state and the reason.",
     )
     def post(self, request, pk: int):
+        submission = _submission(request, pk)
+        moderation_allowed(challenge=submission.challenge, user=request.user)
         incoming = ModerateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        submission = submission_moderate(
-            submission=_submission(request, pk), user=request.user, **incoming.validated_data
-        )
+        submission = submission_moderate(submission=submission, user=request.user, **incoming.validated_data)
         return Response(ModerationSerializer(_moderation_of(submission)).data)
 
     @extend_schema(
@@ -174,9 +175,10 @@ class TeamModerationView(APIView):
         "(hosts), with a reason its members read.",
     )
     def post(self, request, slug: str, team_id: int):
+        challenge, team = self._target(request, slug, team_id)
+        moderation_allowed(challenge=challenge, user=request.user)
         incoming = ModerateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        challenge, team = self._target(request, slug, team_id)
         moderation = team_moderate(challenge=challenge, team=team, user=request.user, **incoming.validated_data)
         return Response(TeamModerationSerializer(moderation).data)
 

@@ -34,7 +34,7 @@ from ..services.submissions import (
     submission_select_final,
 )
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
-from .filters import ChallengeFilter, RunFilter, SubmissionFilter
+from .filters import ChallengeFilter, RunFilter, SubmissionFilter, filtered
 from .host_views import ChallengeHostActions, ChallengeMovingActions, ScoringProgramActions
 from .parsers import BoundedJSONParser
 from .permissions import IsHostOrReadOnly
@@ -143,7 +143,7 @@ class ChallengeViewSet(
         challenge = self.get_object()
         if request.method == "GET":
             queryset = submission_list_for(user=request.user, challenge=challenge).prefetch_related("runs")
-            page = self.paginate_queryset(SubmissionFilter(request.GET, queryset=queryset).qs)
+            page = self.paginate_queryset(filtered(SubmissionFilter, request, queryset))
             data = SubmissionSerializer(page, many=True, context={"request": request}).data
             return self.get_paginated_response(data)
         incoming = SubmissionCreateSerializer(data=request.data)
@@ -185,7 +185,7 @@ class ChallengeViewSet(
             "request": request,
             "scope": board_scope(challenge=challenge, user=request.user, board=request.GET.get("board")),
         }
-        queryset = RunFilter(request.GET, queryset=runs_for_challenge(challenge=challenge)).qs
+        queryset = filtered(RunFilter, request, runs_for_challenge(challenge=challenge))
         if request.accepted_renderer.format == "csv":
             return Response(RunSerializer(queryset, many=True, context=context).data)
         page = self.paginate_queryset(queryset)

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.template import loader
+from django.views.defaults import page_not_found
 from django.views.defaults import server_error as default_server_error
 
 from ..storage import STORAGE_DOWN, is_disk_full
@@ -80,3 +81,12 @@ class DatabaseUnavailableMiddleware:
 def server_error(request) -> HttpResponse:
     """``handler500``: a 503/507 when the uncaught error is a platform fault (database, storage, disk), else a 500."""
     return fault_response(request, sys.exc_info()[1]) or default_server_error(request)
+
+
+def not_found(request, exception=None) -> HttpResponse:
+    """``handler404``: under ``/api/``, the API's error shape (``{"detail": ...}``, JSON) naming the path and
+    where the endpoints are listed; elsewhere Django's page. An API view's own 404 is DRF's, already JSON."""
+    if request.path.startswith("/api/"):
+        detail = f"No API endpoint at {request.path} (method {request.method}); the endpoints are listed at /api/."
+        return JsonResponse({"detail": detail}, status=404)
+    return page_not_found(request, exception)

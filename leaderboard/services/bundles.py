@@ -47,7 +47,7 @@ from .audit import audit_record
 from .boards import board_public_mask
 from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
 from .dataset_files import dataset_frame
-from .errors import NotAllowed, ServiceError
+from .errors import NotAllowed, ServiceError, TooLarge
 from .phases import PHASE_FIELDS, phase_create, phase_update
 from .programs import program_restore
 from .workdirs import work_folder
@@ -190,7 +190,7 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
     """The manifest, and each data part unpacked into ``folder`` while it is counted (``_unpack``)."""
     limit = upload_limit("bundle")
     if limit.exceeded_by(len(data)):
-        raise ServiceError(f"The bundle is {limit.size(len(data))}; the limit is {limit.label}.", field="bundle")
+        raise TooLarge(f"The bundle is {limit.size(len(data))}; the limit is {limit.label}.", field="bundle")
     _check_directory(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -208,7 +208,7 @@ def _read(data: bytes, folder: Path) -> tuple[dict, dict[str, Path]]:
             raise ServiceError(f"The bundle lacks {', '.join(missing)}.", field="bundle")
         for info in archive.infolist():
             if limit.exceeded_by(info.file_size):
-                raise ServiceError(
+                raise TooLarge(
                     f"{info.filename} unpacks to {limit.size(info.file_size)}; the limit is {limit.label}.",
                     field="bundle",
                 )
@@ -265,9 +265,7 @@ def _unpack(archive: zipfile.ZipFile, name: str, folder: Path, kind: str = "data
             while chunk := source.read(1024 * 1024):
                 written += len(chunk)
                 if limit.exceeded_by(written):
-                    raise ServiceError(
-                        f"{name} unpacks to more than {limit.label}, {_LIMIT_NAMES[kind]}.", field="bundle"
-                    )
+                    raise TooLarge(f"{name} unpacks to more than {limit.label}, {_LIMIT_NAMES[kind]}.", field="bundle")
                 out.write(chunk)
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a damaged member (its CRC, its stream)
         raise ServiceError(f"{name} is damaged in the bundle: {exc}.", field="bundle") from None
@@ -308,7 +306,7 @@ def _read_program(data: bytes, manifest: dict) -> tuple[bytes, list] | None:
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise ServiceError(f"{PROGRAM_FILE} is damaged in the bundle: {exc}.", field="bundle") from None
     if limit.exceeded_by(len(source)):
-        raise ServiceError(f"{PROGRAM_FILE} is larger than {limit.label}, a scoring program's limit.", field="bundle")
+        raise TooLarge(f"{PROGRAM_FILE} is larger than {limit.label}, a scoring program's limit.", field="bundle")
     return source, entry["metrics"]
 
 

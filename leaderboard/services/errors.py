@@ -12,6 +12,12 @@ class ServiceError(Exception):
         self.field = field
 
 
+class TooLarge(ServiceError):
+    """An upload, a file in it or a part of a body over its size limit (HTTP 413, the schema's code for it)."""
+
+    status_code = 413
+
+
 class NotAllowed(ServiceError):
     """The user may not do this (HTTP 403)."""
 

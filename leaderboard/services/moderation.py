@@ -25,10 +25,16 @@ from .reports import report_request
 REASON_MAX = 2000
 
 
-def _checked(*, challenge: Challenge, user: User, state: str | None, reason: str | None, required: bool) -> str:
-    """The reason, stripped, once the user is a host of ``challenge`` and ``state`` a moderation state."""
+def moderation_allowed(*, challenge: Challenge, user: User) -> None:
+    """Raise ``NotAllowed`` (403) unless ``user`` hosts ``challenge``: checked before the request's input, so
+    a contestant learns that they may not moderate, not what a valid moderation would look like."""
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can moderate its entries and teams.")
+
+
+def _checked(*, challenge: Challenge, user: User, state: str | None, reason: str | None, required: bool) -> str:
+    """The reason, stripped, once the user is a host of ``challenge`` and ``state`` a moderation state."""
+    moderation_allowed(challenge=challenge, user=user)
     if state is not None and state not in Moderation.values:
         raise ServiceError(f"state must be one of {', '.join(Moderation.values)}; got {state!r}.", field="state")
     reason = (reason or "").strip()

@@ -49,7 +49,7 @@ from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import CHECK_SCORING_PROGRAM, enqueue_on_commit
-from .errors import PROGRAM_FAILED, NotAllowed, PlatformError, QuotaExceeded, ServiceError
+from .errors import PROGRAM_FAILED, NotAllowed, PlatformError, QuotaExceeded, ServiceError, TooLarge
 from .metrics import check_program_fits, program_primary_error
 from .reports import report_request
 
@@ -144,7 +144,7 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
         raise ServiceError("The scoring program is empty.", field="scoring_program")
     limit = upload_limit("program")
     if limit.exceeded_by(len(data)):
-        raise ServiceError(
+        raise TooLarge(
             f"The scoring program is {limit.size(len(data))}; the limit is {limit.label}.", field="scoring_program"
         )
     try:

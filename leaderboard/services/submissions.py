@@ -34,7 +34,7 @@ from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, Te
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
 from .boards import board_private_revealed
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
-from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError
+from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError, TooLarge
 from .phases import phase_open
 from .programs import program_ready
 from .registrations import registration_check
@@ -429,9 +429,7 @@ def _check_recipe_source(name: str, data: bytes) -> tuple[str, RecipeInfo]:
     if not data:
         raise ServiceError(f"{name}: the recipe file is empty.", field="recipe")
     if limit.exceeded_by(len(data)):
-        raise ServiceError(
-            f"{name}: the recipe is {limit.size(len(data))}; the limit is {limit.label}.", field="recipe"
-        )
+        raise TooLarge(f"{name}: the recipe is {limit.size(len(data))}; the limit is {limit.label}.", field="recipe")
     if not name.endswith(".py"):
         raise ServiceError(f"{name}: a recipe is one Python file ending in .py.", field="recipe")
     try:
@@ -466,7 +464,7 @@ def hyperparameters_size_check(size: int) -> None:
     checked on the text before it is parsed (web form, API) and on the object before it is stored."""
     limit = upload_limit("hyperparameters")
     if limit.exceeded_by(size):
-        raise ServiceError(
+        raise TooLarge(
             f"The hyperparameters take {limit.size(size)} as JSON; the limit is {limit.label}.",
             field="hyperparameters",
         )

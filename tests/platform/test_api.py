@@ -278,7 +278,7 @@ def test_upload_over_size_limit(challenge, alice, media, settings):
     settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_MB": 1}
     big = label_predictions(frame) + b"\n" * (1024 * 1024 + 10)
     response = submit(client_for(alice), challenge.slug, [("big.csv", big)])
-    assert response.status_code == 400 and "limit is 1 MB" in response.json()["detail"]
+    assert response.status_code == 413 and "limit is 1 MB" in response.json()["detail"]
     assert Submission.objects.count() == 0 and stored_submission_files(media) == []
 
 

@@ -716,7 +716,7 @@ def test_a_program_over_its_limit_is_refused_naming_it(host):
         {"program": SimpleUploadedFile("big.py", big)},
         format="multipart",
     )
-    assert response.status_code == 400 and "1000 KB" in response.json()["detail"], response.json()
+    assert response.status_code == 413 and "1000 KB" in response.json()["detail"], response.json()
     challenge.refresh_from_db()
     assert not challenge.scoring_program
 

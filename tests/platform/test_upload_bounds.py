@@ -120,7 +120,7 @@ def test_forty_large_prediction_files_are_refused_by_their_count_before_any_is_r
     start = time.perf_counter()
     response = submit(client_for(alice), challenge.slug, files)
     elapsed = time.perf_counter() - start
-    assert response.status_code == 400, response.content
+    assert response.status_code == 413, response.content
     assert (
         f"the request is 724.8 MB; a submission here takes at most {challenge.k_runs} files of 20 MB"
         in response.content.decode()
@@ -217,7 +217,7 @@ def test_a_prediction_file_over_the_size_limit_is_stopped_at_the_limit(challenge
     settings.VARBOARD = {**settings.VARBOARD, "MAX_PREDICTION_MB": 1}
     data = b"id,prediction\n" + b"x,1\n" * 1_000_000  # 4 MB
     response = submit(client_for(alice), challenge.slug, [("big.csv", data)])
-    assert response.status_code == 400, response.content
+    assert response.status_code == 413, response.content
     assert "big.csv is larger than 1 MB; the limit is 1 MB per file." in response.json()["detail"]
     assert spooled.get("big.csv", 0) <= MB + 64 * 1024  # never more than the limit and one chunk
     assert Submission.objects.count() == 0
@@ -239,7 +239,7 @@ def test_a_dataset_over_the_size_limit_is_refused_while_streaming(alice, setting
         },
         format="multipart",
     )
-    assert response.status_code == 400, response.content
+    assert response.status_code == 413, response.content
     assert "dataset: big.csv is larger than 1 MB; the limit is 1 MB per file." in response.json()["detail"]
     assert spooled.get("big.csv", 0) <= MB + 64 * 1024
     assert Challenge.objects.count() == 0
@@ -257,7 +257,7 @@ def test_a_recipe_over_its_limit_is_refused_while_streaming(challenge, alice, se
         },
         format="multipart",
     )
-    assert response.status_code == 400, response.content
+    assert response.status_code == 413, response.content
     assert "recipe: recipe.py is larger than 4 KB; the limit is 4 KB per file." in response.json()["detail"]
     assert spooled.get("recipe.py", 0) <= 4 * 1024 + 64 * 1024
 

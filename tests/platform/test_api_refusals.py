@@ -1,0 +1,82 @@
+"""The API refuses what it cannot honour, in its own error shape, and names the problem (the contestant's
+trial of the API): an unknown path is a JSON 404, a list filter or page parameter that does not parse is
+a 400 naming it (never the default page without a word), an error asked for as CSV is JSON, and a
+contestant who may not moderate is told so before the input is checked."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from leaderboard.models import Submission
+
+from .factories import PASSWORD, digits_challenge, make_user, stored_recipe
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def board():
+    host, alice = make_user("host"), make_user("alice")
+    challenge, _ = digits_challenge(host, bootstrap_resamples=200)
+    entry = stored_recipe(challenge, alice, "alice's", 5, scores=[0.8, 0.81, 0.79, 0.8, 0.82])
+    client = APIClient()
+    assert client.login(username="alice", password=PASSWORD)
+    return challenge, entry, client
+
+
+def test_an_unknown_api_path_is_a_json_404_naming_it_and_pages_keep_theirs(client):
+    response = client.get("/api/no-such-endpoint/")
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert "/api/no-such-endpoint/" in response.json()["detail"] and "/api/" in response.json()["detail"]
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/api/challenges/{slug}/runs/?submission=abc", "submission"),
+        ("/api/challenges/{slug}/runs/?index=first", "index"),
+        ("/api/challenges/{slug}/submissions/?status=bogus", "status"),
+        ("/api/submissions/?status=bogus", "status"),
+        ("/api/submissions/?limit=abc", "limit"),
+        ("/api/challenges/?limit=0", "limit"),
+        ("/api/challenges/?limit=501", "limit"),
+        ("/api/challenges/{slug}/runs/?offset=-1", "offset"),
+        ("/api/auth/tokens/?limit=x", "limit"),
+    ],
+)
+def test_a_list_parameter_that_does_not_parse_is_a_400_naming_it(board, path, parameter):
+    challenge, _, client = board
+    response = client.get(path.format(slug=challenge.slug))
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert parameter in body["errors"] and body["detail"].startswith(f"{parameter}:")
+
+
+def test_valid_list_parameters_still_page_and_filter(board):
+    challenge, entry, client = board
+    runs = client.get(f"/api/challenges/{challenge.slug}/runs/?submission={entry.pk}&limit=2&offset=1").json()
+    assert runs["count"] == 5 and [r["index"] for r in runs["results"]] == [1, 2]
+    assert client.get(f"/api/challenges/{challenge.slug}/runs/?limit=500").json()["count"] == 5
+
+
+def test_an_error_asked_for_as_csv_is_json(board):
+    challenge, _, client = board
+    response = client.get(f"/api/challenges/{challenge.slug}/runs/?format=csv&index=x")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json()["errors"]["index"]
+    assert client.get(f"/api/challenges/{challenge.slug}/runs/?format=csv")["Content-Type"].startswith("text/csv")
+
+
+def test_a_contestant_who_may_not_moderate_hears_so_before_the_input_is_checked(board):
+    challenge, entry, client = board
+    for url in (
+        f"/api/submissions/{entry.pk}/moderation/",
+        f"/api/challenges/{challenge.slug}/teams/{entry.team_id}/moderation/",
+    ):
+        response = client.post(url, {"state": "not-a-state"}, format="json")  # invalid, and not a host
+        assert response.status_code == 403, response.content
+        assert "hosts" in response.json()["detail"]
+    assert not Submission.objects.exclude(moderation="").exists()
