@@ -27,8 +27,8 @@ from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import inversion_reason
 from evaluation.report.settings import ROUNDED_PREDICTIONS_LABEL
 from evaluation.splits import Split, out_of_bootstrap_split
-from evaluation.stats.groups import split_letters
-from evaluation.stats.sparse import order_from_verdicts
+from evaluation.stats.groups import letters_from_differences, split_letters
+from evaluation.stats.sparse import DENSE_LETTERS, order_from_verdicts
 
 __all__ = [
     "ladder",
@@ -323,9 +323,12 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     ``data`` is built from :func:`shown_entries` (each run's shown score, no per-example outcomes); a
     prediction section is then ranked by shown score alone (:func:`_rank_predictions_by_shown_score`).
 
-    Every float is rounded to ``digits``; within each section the ranked entries are re-ranked on
-    their shown ``ranking_value``: equal shown values tie (same rank, ``=k``), share their groups
-    (the union of the block's letters) and their rank interval (the block's hull), and are listed
+    Every float is rounded to ``digits`` but a pair's (P(A>B), its limits, its p-values): like every number
+    here they are functions of the shown run scores, and they keep the precision their verdict is read at
+    (rounded, a limit of 0.50012 showed as 0.5 and an adjusted p of 0.04986 as 0.05 beside "better", whose
+    rule is low > 1/2 and p < alpha: found by a statistician). Within each section the ranked entries are re-ranked on
+    their shown ``ranking_value``: equal shown values tie (same rank, ``=k``), share a letter
+    (:func:`_published_letters`; above ``DENSE_LETTERS`` entries the union of the block's letters) and their rank interval (the block's hull), and are listed
     among themselves in a public order (``created``, then ``submission_id``), never by the exact
     score. Comparisons between entries that show the same value are removed (a pair's P(A>B) would
     tell them apart), as is ``runs_needed_for_decision`` of tied entries; ``compared`` follows the public order
@@ -333,8 +336,14 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     :func:`evaluation.report` (changed in place and returned).
     """
     alphas = [section["sota"].get("alpha") for section in data["sections"]]  # a setting, not a score
+    pairs = [
+        {key: section.pop(key) for key in ("comparisons", "comparison_table") if key in section}
+        for section in data["sections"]
+    ]
     data["entries"] = round_floats(data["entries"], digits)
     data["sections"] = round_floats(data["sections"], digits)
+    for section, kept in zip(data["sections"], pairs):
+        section.update(kept)  # a pair's P(A>B), limits and p-values stay exact: see the docstring
     rows = {row["submission_id"]: row for row in data["entries"]}
     sign = -1.0 if higher_is_better else 1.0
 
@@ -367,10 +376,12 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
                 blocks[-1].append(sid)
             else:
                 blocks.append([sid])
+        exact_letters = {sid: set(rows[sid].get("group_letters") or ()) for sid in ranked}
         position = 1
         for block in blocks:
             _tie_block([rows[sid] for sid in block], position)
             position += len(block)
+        _published_letters(rows, exact_letters, ranked, blocks)
         section["entries"] = ranked + rest
         compared = set(section.get("compared") or ())
         section["compared"] = [sid for sid in section["entries"] if sid in compared]  # the public order
@@ -464,6 +475,25 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
         "rho": None,
         "duplicates": None,
     }
+
+
+def _published_letters(rows: dict, exact_letters: dict, ranked: list, blocks: list[list]) -> None:
+    """The letters of a rounded board of up to ``DENSE_LETTERS`` lettered entries, redone in the public order from
+    the exact display's "not different" relation (two entries differ when they share no letter: Piepho 2004)
+    with every tie block forced to share: each entry then keeps its own letters, and no verdict the board
+    publishes is contradicted. The block's union (:func:`_tie_block`, kept above that size) gave a tied
+    entry its neighbour's letters: where A beat D and its tie B did not, A shared B's letter with D beside
+    the published "A better than D" (found by a statistician)."""
+    lettered = [sid for sid in ranked if exact_letters[sid]]
+    if not 2 <= len(lettered) <= DENSE_LETTERS:
+        return
+    sets = [exact_letters[sid] for sid in lettered]
+    differ = np.array([[not (a & b) for b in sets] for a in sets], dtype=bool)
+    block_of = {sid: k for k, block in enumerate(blocks) for sid in block}
+    tie = np.array([[block_of[a] == block_of[b] for b in lettered] for a in lettered], dtype=bool)
+    letters = letters_from_differences(differ & ~tie, np.arange(len(lettered)))
+    for sid, groups in zip(lettered, letters):
+        rows[sid].update(groups=groups, group_letters=split_letters(groups))
 
 
 def _tie_block(block: list[dict], rank: int) -> None:

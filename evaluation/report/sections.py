@@ -185,7 +185,7 @@ def recipe_section(
         s.m_total_recipes,
         s,
         binomial_n=None,
-        run_keys=[np.asarray(e.run_index).tobytes() + np.asarray(e.test).tobytes() for e in chosen],
+        run_keys=[_run_key(e) for e in entries],
     )
     section = assemble_section(
         "recipe",
@@ -247,6 +247,12 @@ def _pair_table(chosen: list[EntryRuns], sign: float) -> np.ndarray:
     for row, e in zip(table, chosen):
         row[np.searchsorted(runs, e.run_index)] = sign * e.test
     return table
+
+
+def _run_key(entry) -> bytes:
+    """An entry's seeds and scores as bytes (equal for identical recipe entries: counted once in the state of
+    the art's m, compared or not)."""
+    return np.asarray(entry.run_index).tobytes() + np.asarray(entry.test).tobytes()
 
 
 def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):

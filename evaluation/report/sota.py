@@ -40,8 +40,8 @@ def section_sota(
     all entries with a standard error when none is compared; ``m`` counts at least
     every entry of the section, less the entries whose ``outcomes`` (per compared entry,
     files x examples) repeat another's. Those outcomes also give ``rho`` (eq. 10). A recipe section
-    has no outcomes: its compared entries whose ``run_keys`` (their seeds and scores) repeat
-    another's are counted once, as a prediction file repeated is (six copies of one recipe made m = 6).
+    has no outcomes: its entries (``run_keys`` aligned with ``rows``: their seeds and scores) that repeat another's are counted once, compared or not, as a prediction file repeated is (six
+    copies of one recipe made m = 6; two copies left out of the comparisons made m one too large).
     """
     sign = 1.0 if s.higher_is_better else -1.0
     candidates = [
@@ -97,13 +97,14 @@ def _multiplicity(
 ) -> tuple[int, float | None, int, set[int]]:
     """``(m, rho, duplicates, repeated)``: the number of entries less the repeated outcome vectors (or runs).
 
-    ``repeated`` holds the ``id()`` of the compared rows whose outcomes (or ``run_keys``) repeat an earlier row's.
+    ``repeated`` holds the ``id()`` of the rows whose outcomes (compared rows) or ``run_keys`` (any row) repeat
+    an earlier row's.
     """
     m = max(int(m_total or 0), len(rows))
-    if (outcomes is None or len(outcomes) < 1) and run_keys:  # aligned with `compared`
+    if (outcomes is None or len(outcomes) < 1) and run_keys:  # aligned with `rows`
         seen: set[bytes] = set()
         repeated = set()
-        for row, key in zip(compared, run_keys):
+        for row, key in zip(rows, run_keys, strict=True):
             if key in seen:
                 repeated.add(id(row))
             seen.add(key)

@@ -17,6 +17,7 @@ from evaluation.boards import (
 )
 from evaluation.report import EntryRuns, ReportSettings, build_report
 from evaluation.report.comparisons import section_pairs
+from evaluation.stats.groups import split_letters
 
 
 def test_shown_submission_score_is_the_rounded_mean_of_the_shown_runs():
@@ -216,3 +217,60 @@ def test_a_rounded_board_keeps_its_published_verdicts_order():
     assert section["entries"] == exact["entries"] == [1, 2] and section["leader_group"] == exact["leader_group"] == [1]
     assert [(inv["above"], inv["below"], inv["kind"]) for inv in section["inversions"]] == [(1, 2, "statistic")]
     assert rows[1]["mean"]["estimate"] < rows[2]["mean"]["estimate"] and (rows[1]["rank"], rows[2]["rank"]) == (1, 2)
+
+
+def test_a_rounded_board_s_published_verdicts_read_from_its_published_numbers():
+    """Found by a statistician: rounded to the board's digits, a "better" pair showed its interval starting at 0.5
+    and its adjusted p-value equal to alpha (13 of 400 random boards; 0.50012 and 0.04986 before rounding, at the
+    default 3 digits too), against the rule low > 1/2 and p < alpha. A pair's numbers, functions of the shown run
+    scores like the rest, keep their precision."""
+    checked = 0
+    for seed in (19, 138, *range(20)):
+        rng = np.random.default_rng(seed)
+        k, n, digits = int(rng.integers(6, 40)), int(rng.integers(2, 6)), int(rng.choice([1, 2, 3]))
+        entries = [
+            EntryRuns(
+                i + 1,
+                f"m{i}",
+                "t",
+                "recipe",
+                k,
+                np.arange(k),
+                np.clip(0.7 + 0.01 * i + 0.02 * rng.standard_normal(k), 0, 1),
+                created=str(i),
+            )
+            for i in range(n)
+        ]
+        settings = ReportSettings(n_resamples=200, k_runs=k, master_seed=seed)
+        published = publish_rounded(build_report(shown_entries(entries, digits), settings), digits)
+        for pair in published["sections"][0]["comparisons"]:
+            if pair["verdict"] in ("a_better", "b_better"):
+                low = pair["low"] if pair["better"] == pair["a"] else 1 - pair["high"]
+                assert low > 0.5 and pair["pvalue"] < settings.alpha, (seed, pair)
+                checked += 1
+    assert checked >= 10
+
+
+def test_a_rounded_tie_shares_no_letter_with_an_entry_a_published_verdict_separates_it_from():
+    """Found by a statistician: B and C tie at a shown 0.80, C beats D on all 12 seeds and B does not; the tie block
+    took the union of its letters, so C showed 'ab' and shared 'b' with D beside the published "C better than D".
+    Each tied entry now keeps its own letters (redone from the published relation, ties sharing one)."""
+    k = 12
+    d = np.tile([0.78, 0.79, 0.80], 4)
+    runs = {"B": np.where(np.arange(k) % 2 == 0, 0.70, 0.90), "C": d + 0.01, "D": d}
+    entries = [
+        EntryRuns(i, name, "t" + name, "recipe", k, np.arange(k), x, created=f"2024-01-0{i}")
+        for i, (name, x) in enumerate(runs.items(), 1)
+    ]
+    data = publish_rounded(build_report(shown_entries(entries, 2), ReportSettings(n_resamples=500, k_runs=k)), 2)
+    rows = {row["method_name"]: row for row in data["entries"]}
+    assert rows["B"]["rank_display"] == rows["C"]["rank_display"] == "=1"
+    letters = {name: set(split_letters(row["groups"])) for name, row in rows.items()}
+    decided = [p for p in data["sections"][0]["comparisons"] if p["verdict"] in ("a_better", "b_better")]
+    assert decided, "the board publishes C's verdict over D"
+    for pair in decided:
+        a, b = (
+            next(r["method_name"] for r in rows.values() if r["submission_id"] == sid) for sid in (pair["a"], pair["b"])
+        )
+        assert not letters[a] & letters[b], (a, b, letters)
+    assert letters["B"] & letters["C"] and letters["B"] & letters["D"]  # the tie shares; B and D do not differ

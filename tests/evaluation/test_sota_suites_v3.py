@@ -279,3 +279,20 @@ def test_copies_of_one_recipe_count_once_in_the_state_of_the_art():
     assert (many["estimate"], many["bound"]) == (one["estimate"], one["bound"])
     shifted = [EntryRuns(8, "other seeds", "t", "recipe", 10, np.arange(1, 11), x.copy())]  # same scores, other seeds
     assert build_report(copies[:1] + shifted + rest, report_settings)["sections"][0]["sota"]["duplicates"] == 0
+
+
+def test_copies_left_out_of_the_comparisons_count_once_too():
+    """Found by a statistician: two identical entries of 2 runs (lacking seeds the compared entries share, so not
+    compared) each added 1 to m (m = 6 for 5 distinct entries); the same copies compared made m = 5."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+
+    rng = np.random.default_rng(0)
+    full = [
+        EntryRuns(i, f"F{i}", f"t{i}", "recipe", 10, np.arange(10), 0.8 - 0.01 * i + 0.01 * rng.standard_normal(10))
+        for i in range(1, 5)
+    ]
+    c = 0.7 + 0.01 * rng.standard_normal(2)
+    twins = [EntryRuns(j, f"C{j}", "c", "recipe", 10, np.array([0, 1]), c.copy()) for j in (10, 11)]
+    section = build_report(full + twins, ReportSettings(n_resamples=200, k_runs=10))["sections"][0]
+    assert section["compared"] == [1, 2, 3, 4]
+    assert (section["sota"]["m"], section["sota"]["duplicates"]) == (5, 1)
