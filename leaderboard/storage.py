@@ -78,6 +78,25 @@ class MediaStorage(FileSystemStorage):
             raise
 
 
+def delete_stored(field) -> None:
+    """Delete a stored file (a ``FieldFile``) that a failed creation wrote, and on the local disk the folders it
+    leaves empty (a challenge's ``challenges/<slug>/`` and its ``scoring/``), up to the storage's root: a refused
+    bundle import left them behind. Only for the folders of an object being rolled back, which nothing else
+    writes into: a folder shared with other uploads (``submissions/<year>/<month>/``) may be in use."""
+    storage, name = field.storage, field.name
+    storage.delete(name)
+    if not isinstance(storage, FileSystemStorage):
+        return  # an object store has no folders
+    root = os.path.realpath(storage.location)
+    folder = os.path.dirname(os.path.realpath(storage.path(name)))
+    while folder != root and folder.startswith(root + os.sep):
+        try:
+            os.rmdir(folder)  # only when empty
+        except OSError:
+            return
+        folder = os.path.dirname(folder)
+
+
 def _remove_partial(full_path: str) -> None:
     """Delete what a failed save wrote at ``full_path`` (Django's ``_save`` creates it exclusively)."""
     try:

@@ -43,6 +43,7 @@ from ..choices import Visibility
 from ..limits import MANIFEST_CONTAINERS, json_structure_count, upload_limit
 from ..models import Challenge
 from ..selectors import user_is_host
+from ..storage import delete_stored
 from .audit import audit_record
 from .boards import board_public_mask
 from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
@@ -179,9 +180,9 @@ def _create_from(
             for part in ("train_file", "test_inputs_file", "hidden_labels_file"):
                 field = getattr(challenge.dataset, part)
                 if field:
-                    field.storage.delete(field.name)
+                    delete_stored(field)
             if challenge.scoring_program:
-                challenge.scoring_program.storage.delete(challenge.scoring_program.name)
+                delete_stored(challenge.scoring_program)
         raise
     return challenge
 

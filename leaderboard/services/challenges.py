@@ -31,6 +31,7 @@ from ..choices import ProgramStatus, Visibility
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
+from ..storage import delete_stored
 from .audit import audit_record, audit_save
 from .boards import board_assign_parts, board_draw_mask, board_has_private
 from .errors import NotAllowed, ServiceError
@@ -446,7 +447,7 @@ def _store_dataset(
 
 def _delete_files(saved: list) -> None:
     for field in saved:
-        field.storage.delete(field.name)
+        delete_stored(field)
 
 
 def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | None = None, **fields) -> Challenge:

@@ -136,11 +136,12 @@ def test_only_hosts_export_and_a_bad_bundle_is_refused_leaving_nothing(host, ali
                 manifest["phases"][1]["opens_at"] = manifest["phases"][0]["opens_at"]  # overlaps the first
                 content = json.dumps(manifest).encode()
             target.writestr(item, content)
-    files_before = sorted(p for p in media.rglob("*") if p.is_file())
+    stored_before = sorted(media.rglob("*"))
     with pytest.raises(ServiceError, match="overlaps"):
         bundle_import(data=broken.getvalue(), user=alice, slug="broken-copy")
     assert Challenge.objects.count() == before and not Challenge.objects.filter(slug="broken-copy").exists()
-    assert sorted(p for p in media.rglob("*") if p.is_file()) == files_before  # no stored file left behind
+    # no stored file left behind, nor the folders they were in (challenges/broken-copy/ and its scoring/ were)
+    assert sorted(media.rglob("*")) == stored_before
 
 
 def _replaced(data: bytes, name: str, content: bytes) -> bytes:
