@@ -25,7 +25,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evaluation.boards import round_floats, rounded_predictions_reason, rounded_tie_reason, shown_entries
+from evaluation.boards import rounded_predictions_reason, rounded_tie_reason, shown_entries
 from evaluation.report import (
     REPORT_FORMAT,
     EntryRuns,
@@ -657,12 +657,9 @@ def section_pair(
         return None, rounded_tie_reason(challenge.feedback_digits)  # issue 21: nothing beyond the shown scores
     if rounded and section["kind"] == "predictions":
         return None, rounded_predictions_reason(challenge.feedback_digits)  # per-row outcomes are withheld
-    pair, reason = _stored_or_decided_pair(challenge, section, a, b, overrides, board)
-    if pair is not None and rounded:
-        # as publish_rounded publishes the board: a pair decided on demand has every digit, and flipping a stored
-        # one (1 - 0.33) gives 0.6699999999999999
-        pair = round_floats(pair, challenge.feedback_digits)
-    return pair, reason
+    # Not rounded: as publish_rounded publishes the board's pairs (functions of the shown runs, at the precision
+    # their verdict is read at).
+    return _stored_or_decided_pair(challenge, section, a, b, overrides, board)
 
 
 def _stored_or_decided_pair(
