@@ -8,7 +8,8 @@ of the field's kind, ``FIELD_KINDS``, the file count and, for a submission, the 
 drops what was stored, reads the rest of the body without keeping it (so the client
 receives the answer), and raises the service's error naming the limit (issue 22): ``TooLarge``
 (413, the schema's code for a body or file over its size) for bytes, ``ServiceError`` (400) for a
-file count. Neither is a ``MultiPartParserError``, which DRF would turn into a bare 400 "Multipart
+file count, and a file in a field no form or endpoint takes files in (spooled to disk without a bound before:
+4 GB to an anonymous ``/api/auth/token/``; on a page outside the API, a 400). Neither is a ``MultiPartParserError``, which DRF would turn into a bare 400 "Multipart
 form parse error"; the API's exception handler answers them in its error shape.
 
 The web forms that take files (``WEB_FORMS``) get the same message on the form instead of a
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import time
 
+from django.core.exceptions import BadRequest
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.urls import Resolver404, resolve
 
@@ -120,6 +122,8 @@ class BoundedUploadHandler(FileUploadHandler):
         if self._pending is not None:
             self._refuse(*self._pending)
         self._limit = self._byte_limit(field_name)
+        if self._limit is None:  # no form or endpoint takes a file there: it would be spooled to disk unbounded
+            self._refuse(f"no file is taken in the field {field_name!r}.", field_name, ServiceError)
         if field_name == "files":
             self._files += 1
             if self._files > self._max_files:
@@ -148,6 +152,8 @@ class BoundedUploadHandler(FileUploadHandler):
         if self._on_web_form:
             self.request._upload_refusal = error(message, field=field)
             raise StopUpload(connection_reset=True)  # the fields parsed so far stay in request.POST
+        if self.request is not None and not self.request.path_info.startswith("/api/"):
+            raise BadRequest(f"{field}: {message}")  # another page (a log-in's CSRF check reads the body): a 400
         raise error(f"{field}: {message}", field=field)
 
     def _drain(self) -> None:

@@ -444,3 +444,20 @@ def test_submission_form_shows_a_file_refused_while_streaming(client, challenge,
     assert "big.csv is larger than 1 MB; the limit is 1 MB per file." in response.content.decode()
     assert spooled.get("big.csv", 0) <= MB + 64 * 1024  # stopped while streaming, as the API is
     assert Submission.objects.count() == 0
+
+
+def test_a_file_in_a_field_no_endpoint_takes_is_refused_before_it_is_stored(client, spooled):
+    """Found by an attacker: a file in a field outside FIELD_KINDS had no size bound, so an anonymous POST to
+    /api/auth/token/ spooled 4 GB to the web tier's temporary folder before answering 400 (and any page whose
+    CSRF check reads the body did the same). It is now refused at its first byte, by name."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    big = b"x" * (3 * 1024 * 1024)
+    response = client.post(
+        "/api/auth/token/", {"username": "a", "password": "b", "x": SimpleUploadedFile("junk.bin", big)}
+    )
+    assert response.status_code == 400 and response.json()["field"] == "x", response.content
+    assert "no file is taken in the field 'x'" in response.json()["detail"]
+    page = client.post("/login/", {"username": "a", "password": "b", "x": SimpleUploadedFile("junk.bin", big)})
+    assert page.status_code == 400
+    assert "junk.bin" not in spooled  # nothing of it kept, in memory or on disk
