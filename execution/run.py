@@ -250,6 +250,7 @@ def execute_recipe_run(
     runner=None,
     test_parts: dict | None = None,
     extra_metrics: dict | None = None,
+    test_rows: np.ndarray | None = None,
 ) -> RunOutcome:
     """Run a recipe once on a runner and score it here.
 
@@ -287,6 +288,10 @@ def execute_recipe_run(
     extra_metrics : dict of str to callable, optional
         Secondary metrics by name, each called as ``metric``, scored on the chosen trial's test
         predictions and on each part (``RunOutcome.extra_scores``); they never choose a trial.
+    test_rows : ndarray of int, optional
+        The rows the recipe predicts as test rows, each once: every hidden row of the pool, so that
+        its inputs tell nothing of the run's resample (:func:`execution.workspace.build_inputs`);
+        default: the distinct rows of ``split.test``.
 
     Returns
     -------
@@ -303,7 +308,9 @@ def execute_recipe_run(
     """
     limits = limits or Limits()
     seeds = _run_iv(data, metric, prediction_kind, seeds, split)
-    scoring = _Scoring(data, split, metric, prediction_kind, higher_is_better, test_parts or {}, extra_metrics or {})
+    scoring = _Scoring(
+        data, split, metric, prediction_kind, higher_is_better, test_parts or {}, extra_metrics or {}, test_rows
+    )
     return _run_trials(recipe_source, hyperparameters, _hpo_iv(hpo), seeds, scoring, limits, device, runner)
 
 
@@ -318,6 +325,7 @@ class _Scoring:
     higher_is_better: bool
     test_parts: dict
     extra_metrics: dict = field(default_factory=dict)
+    test_rows: np.ndarray | None = None
 
 
 def _run_trials(
@@ -343,6 +351,7 @@ def _run_trials(
         seeds=seeds,
         device=device,
         prediction_kind=scoring.prediction_kind,
+        test_rows=scoring.test_rows,
     )
     ran = (runner or LocalRunner()).run(inputs.files, inputs.expected_outputs, limits, device)
     return _score(ran, inputs, trials, base, scoring, limits=limits, device=device, search=hpo["mode"] == "search")
@@ -374,7 +383,7 @@ def _score(
             prefix = f"trial {t + 1} of {len(trials)}: " if len(trials) > 1 else ""
             return _failed(prefix + str(fault), hyperparameters=hp, **common)
         valid_scores.append(float(metric(data.y[split.valid], ordered[: inputs.n_valid])[0]))
-        test_predictions.append(ordered[inputs.n_valid :])
+        test_predictions.append(ordered[inputs.n_valid :][inputs.test_index])  # the resample's rows
     best = _best_trial(valid_scores, scoring.higher_is_better)
     test_score, outcomes = metric(data.y[split.test], test_predictions[best])
     part_scores = {

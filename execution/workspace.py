@@ -47,15 +47,19 @@ class RunInputs:
     order : ndarray of int
         Row ``j`` of ``test_inputs`` is row ``order[j]`` of validation-then-test.
     n_valid : int
-        Validation rows; the other ``len(order) - n_valid`` rows are test rows.
+        Validation rows; the other ``len(order) - n_valid`` rows are the predicted test rows.
     expected_outputs : dict of str to int
         Output file name -> the most bytes it may have.
+    test_index : ndarray of int
+        ``split.test`` as positions among the predicted test rows: the predictions of the run's
+        resample (its repeated rows repeated) are ``predictions[n_valid:][test_index]``.
     """
 
     files: dict
     order: np.ndarray
     n_valid: int
     expected_outputs: dict
+    test_index: np.ndarray
 
     @property
     def n_rows(self) -> int:
@@ -93,14 +97,31 @@ def _prediction_bytes(data: RecipeData, n_rows: int) -> int:
 
 
 def build_inputs(
-    *, recipe_source: str, data: RecipeData, split: Split, trials: list, seeds: dict, device: str, prediction_kind: str
+    *,
+    recipe_source: str,
+    data: RecipeData,
+    split: Split,
+    trials: list,
+    seeds: dict,
+    device: str,
+    prediction_kind: str,
+    test_rows: np.ndarray | None = None,
 ) -> RunInputs:
     """The workspace of one run: what the harness reads and where it writes.
 
-    The validation and test rows are shuffled together with a permutation drawn from the
+    The recipe predicts ``test_rows`` (each once; the caller gives every hidden row of the pool, whichever
+    the run's resample drew; default: the distinct rows of ``split.test``), and the run's resample is
+    scored from those predictions (:attr:`RunInputs.test_index`). Never the resample itself: a recipe
+    that counted its repeated test rows across runs, whose draws (within classes, from a published seed)
+    it could replay, read every hidden label and each row's board off them (an attacker, 360 of 360 at
+    k = 10). The validation and test rows are shuffled together with a permutation drawn from the
     split id, so the recipe cannot tell which rows it is scored on.
     """
-    stacked = np.concatenate([split.valid, split.test])
+    rows = np.unique(split.test) if test_rows is None else np.unique(np.asarray(test_rows, dtype=np.int64))
+    test_index = np.searchsorted(rows, split.test)
+    if np.any(test_index >= rows.size) or np.any(rows[np.minimum(test_index, rows.size - 1)] != split.test):
+        raise ValueError("`test_rows` must hold every row of `split.test`")
+    stacked = np.concatenate([split.valid, rows])
     order_seed = int(hashlib.sha256(split.split_id.encode()).hexdigest()[:16], 16)
     order = np.random.default_rng(order_seed).permutation(len(stacked))
     spec = {"trials": trials, "seeds": seeds, "device": device, "task": data.task, "prediction_kind": prediction_kind}
@@ -115,4 +136,6 @@ def build_inputs(
     limit = _prediction_bytes(data, len(order))
     expected = {"done.json": MAX_JSON_BYTES, "error.json": MAX_JSON_BYTES}
     expected.update({prediction_file(t): limit for t in range(len(trials))})
-    return RunInputs(files=files, order=order, n_valid=len(split.valid), expected_outputs=expected)
+    return RunInputs(
+        files=files, order=order, n_valid=len(split.valid), expected_outputs=expected, test_index=test_index
+    )

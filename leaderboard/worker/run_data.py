@@ -93,6 +93,13 @@ def run_split(*, challenge: Challenge, seeds: dict) -> tuple[RecipeData, Split]:
     return data, split_with_parts(public_idx, parts, seeds["split"], stratify=stratify)
 
 
+def run_predicted_rows(*, challenge: Challenge) -> np.ndarray:
+    """The rows a recipe run predicts as its test rows: every hidden row, each once, whatever the run's resample
+    drew (``execution.workspace.build_inputs`` scores the resample from them), so its inputs are the same in
+    every run and say nothing of the draws."""
+    return recipe_data(challenge=challenge)[2]
+
+
 def run_test_parts(*, challenge: Challenge, split: Split, phase: Phase | None) -> dict[str, np.ndarray]:
     """Masks over ``split.test`` of the rows on each board (the private one only where the phase scores it)."""
     _, _, hidden_idx = recipe_data(challenge=challenge)

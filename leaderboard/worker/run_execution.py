@@ -22,7 +22,7 @@ from ..logs import log_context
 from ..models import Challenge, Run, Submission
 from ..services.errors import PlatformError
 from ..services.lifecycle import run_claim, run_heartbeat, run_store_retrying
-from .run_data import run_split, run_test_parts
+from .run_data import run_predicted_rows, run_split, run_test_parts
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +96,7 @@ def run_execute(*, run_id: int, delivery: str = "", cause: str = "") -> Run | No
                 higher_is_better=challenge.higher_is_better,
                 runner=configured_runner(),
                 test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase),
+                test_rows=run_predicted_rows(challenge=challenge),
                 extra_metrics={name: _metric(challenge, data.classes, name) for name in challenge.secondary_metrics},
             )
         except (OSError, MemoryError) as exc:

@@ -22,7 +22,7 @@ from ..models import StudyRun
 from ..services.errors import PlatformError
 from ..services.lifecycle import run_is_stuck
 from ..services.variance_studies import study_run_fail, variance_study_refresh
-from .run_data import run_split, run_test_parts
+from .run_data import run_predicted_rows, run_split, run_test_parts
 from .run_execution import _metric, run_device, run_limits  # the leaderboard runs' own metric and limits
 
 
@@ -74,6 +74,7 @@ def study_run_execute(*, study_run_id: int) -> StudyRun | None:
             higher_is_better=challenge.higher_is_better,
             runner=configured_runner(),
             test_parts=run_test_parts(challenge=challenge, split=split, phase=submission.phase),
+            test_rows=run_predicted_rows(challenge=challenge),
         )
     except (OSError, MemoryError) as exc:
         raise PlatformError(f"{type(exc).__name__}: {exc}") from exc

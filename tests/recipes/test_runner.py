@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
@@ -16,6 +17,7 @@ from execution.run import execute_recipe_run
 from execution.sandbox import Limits, SandboxUnavailable
 
 from .conftest import RECIPES, accuracy, needs_linux, plan, proba_accuracy, run_file
+from .helpers import MASTER_SEED
 
 # -- examples ------------------------------------------------------------------------------
 
@@ -302,3 +304,73 @@ def test_the_documented_example_recipe_works(digits):
     out = run_file_source(source, digits)
     assert out.status == "succeeded", out.error + out.log
     assert out.test_score > 0.9
+
+
+# -- what the recipe sees of the run's resample --------------------------------------------------
+
+
+def _hidden_rows(data):
+    rows = np.random.default_rng(MASTER_SEED).permutation(len(data.y))
+    return np.sort(rows[int(len(data.y) * 0.7) :])  # the rows `plan` keeps hidden
+
+
+def test_a_recipe_predicts_every_hidden_row_once_whatever_the_resample_drew():
+    """Found by an attacker: each run's test inputs were its bootstrap resample of the hidden rows, repeated rows
+    repeated. The draws, within classes, come from the published split seed: a recipe that logged how often it saw
+    each row, matched across the k runs against the replayed draws, read every hidden label and each row's board
+    (360 of 360 at k = 10, through the API alone). The recipe now predicts every hidden row once in every run; the
+    resample is scored from those predictions."""
+    from execution.workspace import build_inputs
+
+    n = 300
+    data = RecipeData(
+        X=np.arange(n, dtype=float)[:, None],  # a row's only feature is its own index
+        y=np.arange(n) % 3,
+        ids=np.arange(n).astype(str),
+        feature_names=["row"],
+        classes=[0, 1, 2],
+    )
+    hidden = _hidden_rows(data)
+    for run in range(3):
+        seeds, split = plan(data, run)
+        assert np.unique(split.test, return_counts=True)[1].max() > 1  # the resample repeats rows
+        inputs = build_inputs(
+            recipe_source="",
+            data=data,
+            split=split,
+            trials=[{}],
+            seeds=seeds,
+            device="cpu",
+            prediction_kind="label",
+            test_rows=hidden,
+        )
+        with np.load(io.BytesIO(inputs.files["inputs/test_inputs.npz"])) as test_inputs:
+            seen = test_inputs["X"][:, 0].astype(int)
+        assert sorted(seen[~np.isin(seen, split.valid)]) == hidden.tolist()  # each hidden row, once
+        stacked = np.empty(inputs.n_rows, dtype=int)
+        stacked[inputs.order] = seen  # predictions come back in this order: the resample's rows are found again
+        assert stacked[inputs.n_valid :][inputs.test_index].tolist() == split.test.tolist()
+    with pytest.raises(ValueError, match="every row of `split.test`"):
+        build_inputs(
+            recipe_source="",
+            data=data,
+            split=split,
+            trials=[{}],
+            seeds=seeds,
+            device="cpu",
+            prediction_kind="label",
+            test_rows=np.setdiff1d(hidden, split.test[:1]),
+        )
+
+
+@pytest.mark.usefixtures("no_leftovers")
+@needs_linux
+def test_the_resample_scores_the_same_from_every_hidden_row_predicted_once(digits):
+    """The run's test score and per-example outcomes are those of its resample (repeated rows counted as often as
+    drawn), whether the recipe predicted the resample's distinct rows or every hidden row."""
+    drawn = run_file(RECIPES / "logistic_regression.py", digits)
+    every = run_file(RECIPES / "logistic_regression.py", digits, test_rows=_hidden_rows(digits))
+    assert drawn.status == every.status == "succeeded", every.error
+    _, split = plan(digits, 0)
+    assert every.outcomes.shape == (len(split.test),)
+    assert every.test_score == drawn.test_score and np.array_equal(every.outcomes, drawn.outcomes)
