@@ -331,10 +331,9 @@ def test_a_recipe_predicts_every_hidden_row_once_whatever_the_resample_drew():
         classes=[0, 1, 2],
     )
     hidden = _hidden_rows(data)
-    for run in range(3):
-        seeds, split = plan(data, run)
-        assert np.unique(split.test, return_counts=True)[1].max() > 1  # the resample repeats rows
-        inputs = build_inputs(
+
+    def build(split, seeds, test_rows):
+        return build_inputs(
             recipe_source="",
             data=data,
             split=split,
@@ -342,8 +341,13 @@ def test_a_recipe_predicts_every_hidden_row_once_whatever_the_resample_drew():
             seeds=seeds,
             device="cpu",
             prediction_kind="label",
-            test_rows=hidden,
+            test_rows=test_rows,
         )
+
+    for run in range(3):
+        seeds, split = plan(data, run)
+        assert np.unique(split.test, return_counts=True)[1].max() > 1  # the resample repeats rows
+        inputs = build(split, seeds, hidden)
         with np.load(io.BytesIO(inputs.files["inputs/test_inputs.npz"])) as test_inputs:
             seen = test_inputs["X"][:, 0].astype(int)
         assert sorted(seen[~np.isin(seen, split.valid)]) == hidden.tolist()  # each hidden row, once
@@ -351,16 +355,7 @@ def test_a_recipe_predicts_every_hidden_row_once_whatever_the_resample_drew():
         stacked[inputs.order] = seen  # predictions come back in this order: the resample's rows are found again
         assert stacked[inputs.n_valid :][inputs.test_index].tolist() == split.test.tolist()
     with pytest.raises(ValueError, match="every row of `split.test`"):
-        build_inputs(
-            recipe_source="",
-            data=data,
-            split=split,
-            trials=[{}],
-            seeds=seeds,
-            device="cpu",
-            prediction_kind="label",
-            test_rows=np.setdiff1d(hidden, split.test[:1]),
-        )
+        build(split, seeds, np.setdiff1d(hidden, split.test[:1]))
 
 
 @pytest.mark.usefixtures("no_leftovers")
