@@ -283,7 +283,9 @@ def _build_report(
                 for r in needed
             ],
             "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
-            "coverage": coverage_notes(int(s.k_runs), n=int(s.boo_n), statistic=s.statistic),
+            "coverage": coverage_notes(
+                int(s.k_runs), n=int(s.boo_n), statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
+            ),
             "computed_on": describe_device(s.backend, s.device),
             "secondary_metrics": [
                 {"name": m.name, "label": m.label, "higher_is_better": bool(m.higher_is_better)} for m in s.secondary

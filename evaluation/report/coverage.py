@@ -120,7 +120,11 @@ LABELS: dict[str, str] = {
 
 
 def coverage_notes(
-    k: int, prefixes: tuple[str, ...] = ("recipe.", "predictions."), n: int = 5, statistic: str = "mean"
+    k: int,
+    prefixes: tuple[str, ...] = ("recipe.", "predictions."),
+    n: int = 5,
+    statistic: str = "mean",
+    accuracy_like: bool = True,
 ) -> list[dict]:
     """The measured coverage and width ratio of each interval (keys starting with ``prefixes``) at the
     tabulated k nearest below ``k``; ``ok`` when both meet :data:`COVERAGE_TARGET` and :data:`WIDTH_TARGET`.
@@ -128,7 +132,10 @@ def coverage_notes(
     Boo_n (pool size ``n``) below :func:`~evaluation.stats.boon.min_runs_for_interval` runs has no
     interval on the board, nor has a rank on a board ranked by Boo_n (``statistic``), nor the mean (and a
     rank on a board ranked by the mean) below :func:`~evaluation.stats.bootstrap.mean_interval_shown`'s 6
-    runs: ``shown`` False, ``coverage`` None and the ``reason``. The rank note (``"recipe.rank"``) quotes
+    runs: ``shown`` False, ``coverage`` None and the ``reason``. The prediction figures are measured on
+    accuracy: on a board whose metric is not accuracy-like (``accuracy_like`` False: another metric, or a
+    host's scoring program) they are not quoted, ``coverage`` None with the reason (it quoted accuracy's
+    figures for any metric before). The rank note (``"recipe.rank"``) quotes
     the 5-entry board measured with the same ranking statistic, and is not ``ok`` where its range over the
     board shapes (:data:`RANK_RANGE`) leaves the targets. The Boo_n figures are measured for n = 5.
     """
@@ -162,6 +169,12 @@ def coverage_notes(
             )
         elif note["interval"] == "recipe.rank" and (k < need if statistic == "boo_n" else not mean_interval_shown(k)):
             note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n, statistic))
+        elif key.startswith("predictions.") and not accuracy_like:
+            note.update(
+                coverage=None,
+                width_ratio=None,
+                reason="measured on accuracy only: this board's metric has no coverage measured",
+            )
         elif key == "recipe.mean" and not mean_interval_shown(k):
             note.update(coverage=None, width_ratio=None, shown=False, reason=mean_warning(k))
         elif note["interval"] == "recipe.rank" and at in RANK_RANGE[key]:

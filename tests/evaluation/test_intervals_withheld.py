@@ -150,3 +150,16 @@ def test_the_rank_range_holds_the_quoted_coverage():
         assert set(by_k) == {k for k, value in COVERAGE[key].items() if value is not None}
         for k, (low, high) in by_k.items():
             assert low <= COVERAGE[key][k] <= high
+
+
+def test_a_board_whose_metric_is_not_accuracy_quotes_no_accuracy_coverage():
+    """Noticed in a host's trial: a scoring program's board (and an RMSE board) quoted the coverage measured for
+    accuracy's intervals as its own. The prediction figures are quoted on accuracy-like boards only."""
+
+    accuracy = {n["interval"]: n for n in coverage_notes(10)}
+    other = {n["interval"]: n for n in coverage_notes(10, accuracy_like=False)}
+    assert accuracy["predictions.accuracy"]["coverage"] == 0.963 and accuracy["predictions.accuracy"]["ok"]
+    for key in ("predictions.accuracy", "predictions.accuracy_files"):
+        assert other[key]["coverage"] is None and not other[key]["ok"]
+        assert "measured on accuracy only" in other[key]["reason"]
+    assert other["recipe.mean"] == accuracy["recipe.mean"]  # the runs' figures do not depend on the metric
