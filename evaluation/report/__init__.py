@@ -143,8 +143,10 @@ __all__ = [
 #: public board computed from its shown per-run scores, evaluation.boards.shown_entries: every stored report is
 #: recomputed, so no board keeps serving numbers computed from exact scores; 7: a recipe section's state of the
 #: art counts identical entries (same seeds, same scores) once in m, and its intervals judge a resampled spread
-#: on the centred runs' scale: stored reports are recomputed with them).
-REPORT_FORMAT = 7
+#: on the centred runs' scale: stored reports are recomputed with them; 8: identical recipe entries count once in
+#: m compared or not, a rounded board's pairs keep their digits and its ties their own letters, and a board whose
+#: metric is not accuracy-like quotes no accuracy coverage: stored reports are recomputed with them).
+REPORT_FORMAT = 8
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
