@@ -22,7 +22,8 @@ compared pair beats. docs/scale.md says when this equals the all-pairs result.
 
 Inference never crosses an inversion: an entry a verdict moved is compared with every entry
 it passed and with its neighbours where it lands, and on boards of up to DENSE_LETTERS
-entries every other pair is tested at the on-demand level (``compare``'s); a lower entry
+entries (larger seed-paired ones where a pair can be decided at all and the check fits
+CHECKED_PAIRS_BUDGET) every other pair is tested at the on-demand level (``compare``'s); a lower entry
 that beats an upper one joins the compared pairs, until the order needs none. A paired
 table may hold NaN for a seed an entry lacks: each pair is decided on the seeds both have.
 
@@ -101,6 +102,8 @@ class _Tester:
 
         self.rows, self.paired, self._u, self._score = rows, paired, _mann_whitney_u, score_tests
         self.present = None
+        self.wins: np.ndarray | None = None  # every pair's wins, counted once where needed (_pair_counts)
+        self.shared_all: np.ndarray | None = None
         if paired:
             self.x = np.stack(rows)
             if np.isnan(self.x).any():
@@ -242,20 +245,71 @@ def _unchecked_pairs(
         a = e[row, 0]
         parts.append(np.minimum(a, b) * n + np.maximum(a, b))
     wanted = np.setdiff1d(np.concatenate(parts), codes)
-    if n > DENSE_LETTERS:
+    rule = {"alpha": alpha, "gamma": gamma, "correction": "none" if correction == "none" else "bonferroni"}
+    if not _every_pair_checked(tester, n, rule, family_size):
         return wanted
+    known = np.union1d(codes, wanted)
     upper, lower = np.triu_indices(n, 1)  # display positions
     u, v = order[upper], order[lower]
     rest = np.minimum(u, v) * n + np.maximum(u, v)
-    keep = ~np.isin(rest, codes) & ~np.isin(rest, wanted)
+    keep = ~np.isin(rest, known)
+    if n > DENSE_LETTERS:  # only the pairs whose observed P could be decided in either direction, counted at once
+        p_lower, shared = _pair_counts(tester, v, u)
+        keep &= (p_lower > 0.5) | ((p_lower < 0.5) & unbeaten[v])
     if keep.any():
         u, v = u[keep], v[keep]
-        walk = "none" if correction == "none" else "bonferroni"
-        _, _, d = tester.decide(v, u, alpha=alpha, gamma=gamma, correction=walk, family_size=family_size)
+        _, _, d = tester.decide(v, u, **rule, family_size=family_size)
         up = d.significant[0] & d.meaningful[0]  # the entry shown lower beats the one shown above it
         down = d.significant[1] & d.meaningful[1] & unbeaten[v]  # ... or the upper beats a leader-group candidate
         wanted = np.union1d(wanted, rest[keep][up | down])
     return wanted
+
+
+#: Every pair not compared is checked at ``compare``'s level on boards of up to DENSE_LETTERS entries, and on larger
+#: seed-paired boards while the check costs at most this many (pair, run) comparisons.
+CHECKED_PAIRS_BUDGET = 100_000_000
+
+
+def _every_pair_checked(tester: _Tester, n: int, rule: dict, family_size: int) -> bool:
+    """Whether :func:`_unchecked_pairs` tests every pair: on boards of up to :data:`DENSE_LETTERS` entries, and on
+    larger seed-paired ones whose check fits :data:`CHECKED_PAIRS_BUDGET` and could decide a pair at all.
+
+    The last condition is exact, not a shortcut: two entries apart on every one of the board's k runs (the
+    most a pair can show) are tested at the level; if even they are not decided, no pair of the board can be
+    (k = 10 runs on 20,000 entries: P = 1 has p = 1.6e-3, above alpha / M = 2.5e-10), and checking the pairs
+    would find nothing. A statistician found a 301-entry board of 100 runs whose far pair Y-X ``compare``
+    decided for Y (adjusted p 5.6e-11) while the board showed X 279 places above Y, unflagged.
+    """
+    if n <= DENSE_LETTERS:
+        return True
+    runs = max(len(row) for row in tester.rows)
+    if not tester.paired or n * (n - 1) // 2 * runs > CHECKED_PAIRS_BUDGET:
+        return False
+    apart = _Tester([np.ones(runs), np.zeros(runs)], True)
+    _, _, d = apart.decide(np.array([0]), np.array([1]), **rule, family_size=family_size)
+    return bool(d.significant[0][0] & d.meaningful[0][0])
+
+
+def _pair_counts(tester: _Tester, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """P(a > b) (ties halved) and the seeds shared, for many pairs of a seed-paired table: the wins of every entry
+    over every other counted run by run (an entries-by-entries matrix per run) instead of gathering each pair's
+    runs (the same numbers as :meth:`_Tester.p`; a seed one entry lacks counts for neither)."""
+    x = tester.x
+    if tester.wins is None:  # once per board: the order is redone until no pair is left, the counts stay
+        n = x.shape[0]
+        tester.wins = np.zeros((n, n), dtype=np.int32)
+        for r in range(x.shape[1]):
+            column = x[:, r]
+            tester.wins += 2 * (column[:, None] > column[None, :]) + (column[:, None] == column[None, :])
+        if tester.present is not None:
+            present = tester.present.astype(np.int32)
+            tester.shared_all = present @ present.T
+    wins, shared_all = tester.wins, tester.shared_all
+    if shared_all is None:
+        return wins[a, b] / (2.0 * x.shape[1]), None
+    shared = shared_all[a, b]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(shared > 0, wins[a, b] / (2.0 * shared), 0.5), shared
 
 
 def order_from_verdicts(n: int, winners, losers, priority) -> np.ndarray:

@@ -108,3 +108,54 @@ def test_above_dense_letters_the_leader_group_holds_no_entry_beaten_by_inference
     assert 67 not in section["leader_group"]
     top = set(rows[section["entries"][0]]["group_letters"])
     assert all(top & set(rows[sid]["group_letters"]) for sid in section["leader_group"])
+
+
+def test_above_300_entries_compare_never_reverses_the_board_where_a_pair_can_be_decided():
+    """Found by a statistician: at 301 entries (100 runs) the pairs not compared were no longer checked, and compare
+    said Y beats X (P = 0.90 over 100 shared seeds, adjusted p 5.6e-11) while the board showed X 279 places above
+    Y, unflagged (at 300 the check caught it). Seed-paired boards are now checked beyond 300 entries wherever a
+    pair can be decided at all, within a work budget."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+    from evaluation.report.comparisons import compare
+
+    k, rng = 100, np.random.default_rng(7)
+    base, idx = 0.02 * rng.standard_normal(k), np.arange(k)
+    x = base + 0.69 + np.where(idx < 10, 0.5, 0.0)  # the higher mean, but it wins only 10 seeds against Y
+    y = base + 0.70 + 1e-4 * rng.standard_normal(k)
+    entries = [
+        EntryRuns(1, "L", "l", "recipe", k, idx, base + 0.80 + 0.3 * rng.standard_normal(k)),
+        EntryRuns(2, "X", "x", "recipe", k, idx, x),
+        EntryRuns(3, "F0", "f", "recipe", k, idx, x - 0.001),
+        EntryRuns(4, "Y", "y", "recipe", k, idx, y),
+    ]
+    entries += [
+        EntryRuns(10 + j, f"F{j}", "f", "recipe", k, idx, base + 0.735 - 0.03 * j / 297 + 0.05 * rng.standard_normal(k))
+        for j in range(297)
+    ]
+    settings = ReportSettings(n_resamples=100, k_runs=k)
+    section = build_report(entries, settings)["sections"][0]
+    assert len(section["compared"]) == 301
+    verdict = compare(entries[3], entries[1], settings, family_size=301 * 300 // 2)
+    assert verdict["verdict"] == "a_better" and verdict["better"] == 4  # Y beats X
+    shown = section["entries"]
+    flagged = {(i["above"], i["below"]) for i in section["inversions"]}
+    assert shown.index(4) < shown.index(2) or (2, 4) in flagged
+
+
+def test_the_all_pairs_check_is_skipped_only_where_no_pair_could_be_decided():
+    """The check beyond 300 entries is skipped where even two entries apart on every run are not decided at the
+    level (10 runs on 20,000 entries), and past the work budget; the counts it uses equal the pairs' own."""
+    from evaluation.stats.sparse import _every_pair_checked, _pair_counts, _Tester
+
+    rule = {"alpha": 0.05, "gamma": 0.75, "correction": "bonferroni"}
+    ten = _Tester(list(np.zeros((2, 10))), True)
+    assert not _every_pair_checked(ten, 20_000, rule, 20_000 * 19_999 // 2)
+    hundred = _Tester(list(np.zeros((2, 100))), True)
+    assert _every_pair_checked(hundred, 301, rule, 301 * 300 // 2)
+    assert not _every_pair_checked(hundred, 5_000, rule, 5_000 * 4_999 // 2)  # past the budget
+    table = np.random.default_rng(0).standard_normal((30, 12)).round(1)
+    table[3, 2], table[5, :4] = np.nan, np.nan
+    tester = _Tester(list(table), True)
+    a, b = np.triu_indices(30, 1)
+    p, shared = _pair_counts(tester, a, b)
+    assert np.array_equal(p, tester.p(a, b, tester.shared(a, b))) and np.array_equal(shared, tester.shared(a, b))
