@@ -16,7 +16,6 @@ Competitions", ICML, Algorithm 1.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 from collections.abc import Sequence
 
@@ -26,7 +25,7 @@ from evaluation.report.comparisons import table_pairs
 from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import inversion_reason
 from evaluation.report.settings import ROUNDED_PREDICTIONS_LABEL
-from evaluation.splits import Split, out_of_bootstrap_split
+from evaluation.splits import Split, out_of_bootstrap_split, public_split_id
 from evaluation.stats.groups import letters_from_differences, split_letters
 from evaluation.stats.sparse import DENSE_LETTERS, order_from_verdicts
 
@@ -141,11 +140,9 @@ def split_with_parts(public_idx, hidden_parts: Sequence, seed: int, *, stratify=
         rng = np.random.default_rng([int(seed), j])
         tests.append(np.sort(_resample(part, rng, labels)))
     test = np.sort(np.concatenate(tests))
-    digest = hashlib.sha256(b"out_of_bootstrap/parts")
-    for arr in (base.train, base.valid, test):
-        digest.update(len(arr).to_bytes(8, "little") + arr.astype("<i8").tobytes())
     test.setflags(write=False)
-    return Split(base.train, base.valid, test, split_id=f"oob-{digest.hexdigest()[:12]}", scheme=base.scheme)
+    split_id = public_split_id("oob", b"out_of_bootstrap/parts", base.train, base.valid)  # never the test rows
+    return Split(base.train, base.valid, test, split_id=split_id, scheme=base.scheme)
 
 
 def _resample(rows: np.ndarray, rng: np.random.Generator, labels) -> np.ndarray:

@@ -115,3 +115,23 @@ def test_fixed_split():
 def test_fixed_split_validation(train, test, kwargs, message):
     with pytest.raises(ValueError, match=message.replace("`", ".")):
         fixed_split(train, test, seed=0, **kwargs)
+
+
+def test_the_split_id_says_nothing_of_the_hidden_rows():
+    """Found by an attacker: the split id hashed the test rows, drawn within the hidden rows' classes and board
+    parts, and the runs endpoint publishes it with the seed: hashing every labelling of 20 hidden rows found the
+    one that matched (20 of 20, under the Ladder, no score needed; 20 of 20 private rows too). It now hashes the
+    public rows alone: two pools that differ only in their hidden labels or their private cut give one id."""
+    from evaluation.boards import split_with_parts
+
+    public, hidden = np.arange(60), np.arange(60, 80)
+    labels = np.r_[np.arange(60) % 2, np.zeros(20, int)]
+    other = labels.copy()
+    other[60:70] = 1  # other hidden labels, the same public ones
+    a = out_of_bootstrap_split(public, hidden, 3, stratify=labels)
+    b = out_of_bootstrap_split(public, hidden, 3, stratify=other)
+    assert a.test.tolist() != b.test.tolist() and a.split_id == b.split_id
+    cut = [split_with_parts(public, [hidden[:10], hidden[10:]], 3, stratify=labels)]
+    cut.append(split_with_parts(public, [hidden[5:15], np.r_[hidden[:5], hidden[15:]]], 3, stratify=other))
+    assert cut[0].test.tolist() != cut[1].test.tolist() and cut[0].split_id == cut[1].split_id
+    assert out_of_bootstrap_split(public, hidden, 4, stratify=labels).split_id != a.split_id  # another seed
