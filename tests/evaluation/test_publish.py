@@ -274,3 +274,19 @@ def test_a_rounded_tie_shares_no_letter_with_an_entry_a_published_verdict_separa
         )
         assert not letters[a] & letters[b], (a, b, letters)
     assert letters["B"] & letters["C"] and letters["B"] & letters["D"]  # the tie shares; B and D do not differ
+
+
+def test_the_ladder_releases_no_gain_of_exactly_its_margin():
+    """Found by a statistician: the Ladder (Blum & Hardt 2015, Algorithm 1) releases a score only when it beats the
+    last release by strictly more than eta, but in floating point 0.04 - 0.03 > 0.01: where eta is 1/n of the public
+    rows, 80 of 99 one-row gains were released at n = 100 (single-row probes, the Ladder's whole point)."""
+    from evaluation.boards import ladder
+
+    assert ladder([0.03, 0.04], 0.01) == [0.03, 0.03]
+    for n in (50, 100, 150, 200):
+        eta = 1 / n
+        released = [ladder([i / n, (i + 1) / n], eta)[1] != ladder([i / n], eta)[0] for i in range(n - 1)]
+        assert not any(released), (n, sum(released))
+        down = [ladder([(i + 1) / n, i / n], eta, higher_is_better=False)[1] for i in range(n - 1)]
+        assert down == [round(round(((i + 1) / n) / eta) * eta, 12) for i in range(n - 1)]
+    assert ladder([0.03, 0.0401], 0.01) == [0.03, 0.04]  # more than the margin is released
