@@ -250,8 +250,14 @@ def _aggregate_weights(counts: np.ndarray, lengths: np.ndarray, statistic: str, 
     """Weights (rows, N) of the pooled values giving the statistic of each resample; `order` (the
     pooled values' sort order) is read for "iqm" only."""
     n = int(lengths.sum())
-    if statistic == "iqm":  # trim_mean(all runs of all tasks, 0.25), as rliable's aggregate_iqm
-        c = counts[:, order]
+    task = np.repeat(np.arange(lengths.size), lengths)
+    if statistic == "iqm":  # trim_mean(all runs of all tasks, 0.25), as rliable's aggregate_iqm ...
+        # ... with each task weighing 1/T: a run of task t counts n / (T k_t) runs (1 when every task has as many
+        # runs: rliable's runs x tasks matrix, bit for bit). Counted as runs, a task with 10 runs outweighed one
+        # with 2 five times: two entries with the same scores on each task but the run counts swapped had IQMs of
+        # 0.89 and 0.11, intervals apart, beside equal means of their task means (a statistician's trial).
+        mass = n / (lengths.size * lengths[task])
+        c = (counts * mass)[:, order]
         upper = np.cumsum(c, axis=1)
         lower = upper - c
         g = int(0.25 * n)
@@ -259,7 +265,6 @@ def _aggregate_weights(counts: np.ndarray, lengths: np.ndarray, statistic: str, 
         w = np.empty_like(w_sorted)
         w[:, order] = w_sorted
         return w
-    task = np.repeat(np.arange(lengths.size), lengths)
     return counts / lengths[task] / lengths.size  # the mean of the task means
 
 
@@ -293,7 +298,8 @@ def aggregate_interval(
         or an array of shape (entries, runs, tasks).
     statistic : {"iqm", "mean", "median"}, default "iqm"
         ``"iqm"``: the interquartile mean of all runs of all tasks (25 % trimmed from
-        each end, ``scipy.stats.trim_mean``); ``"mean"``/``"median"``: of the task means.
+        each end, ``scipy.stats.trim_mean``; a task's runs weigh 1/T together when tasks
+        have different numbers of runs); ``"mean"``/``"median"``: of the task means.
     n_resamples : int, default 10000
     confidence_level : float, default 0.95
     rng : int, numpy.random.SeedSequence or numpy.random.Generator, default 0

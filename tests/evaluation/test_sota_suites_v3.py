@@ -296,3 +296,23 @@ def test_copies_left_out_of_the_comparisons_count_once_too():
     section = build_report(full + twins, ReportSettings(n_resamples=200, k_runs=10))["sections"][0]
     assert section["compared"] == [1, 2, 3, 4]
     assert (section["sota"]["m"], section["sota"]["duplicates"]) == (5, 1)
+
+
+def test_a_suite_iqm_weighs_each_task_alike_whatever_its_runs():
+    """Found by a statistician: the IQM pooled every run of every task, so a task with more runs weighed more: two
+    entries with the same scores on each task but 10 and 2 runs swapped got IQMs of 0.89 and 0.11, intervals apart,
+    while their means of task means and profiles were equal. A task's runs now weigh 1/T together (rliable's runs x
+    tasks matrix when every task has as many runs: the same figures as scipy's trim_mean there)."""
+    from scipy import stats as sps
+
+    from evaluation.stats import suites
+
+    t1, t2 = (lambda k: np.linspace(0.85, 0.95, k)), (lambda k: np.linspace(0.05, 0.15, k))
+    ragged = suites.aggregate_interval([[t1(10), t2(2)], [t1(2), t2(10)]], "iqm", n_resamples=500, rng=0)
+    assert ragged.estimate == pytest.approx([0.5111, 0.4889], abs=1e-4)
+    assert ragged.low[0] < ragged.high[1] and ragged.low[1] < ragged.high[0]  # the intervals overlap
+    rng = np.random.default_rng(3)
+    for k, tasks in ((6, 2), (5, 3), (7, 4)):
+        entry = [rng.uniform(0, 1, k) for _ in range(tasks)]
+        equal = suites.aggregate_interval([entry], "iqm", n_resamples=10).estimate[0]
+        assert equal == pytest.approx(sps.trim_mean(np.concatenate(entry), 0.25), abs=1e-12)
