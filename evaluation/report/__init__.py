@@ -145,7 +145,8 @@ __all__ = [
 #: art counts identical entries (same seeds, same scores) once in m, and its intervals judge a resampled spread
 #: on the centred runs' scale: stored reports are recomputed with them; 8: identical recipe entries count once in
 #: m compared or not, a rounded board's pairs keep their digits and its ties their own letters, and a board whose
-#: metric is not accuracy-like quotes no accuracy coverage: stored reports are recomputed with them).
+#: metric is not accuracy-like quotes no accuracy coverage, runs needed past the power's saw-tooth, a suite's IQM
+#: weighing tasks alike: stored reports are recomputed with them).
 REPORT_FORMAT = 8
 
 #: Board sizes for which the settings list the runs the decision rule needs.
