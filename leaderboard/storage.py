@@ -88,7 +88,7 @@ def delete_stored(field) -> None:
     if not isinstance(storage, FileSystemStorage):
         return  # an object store has no folders
     root = os.path.realpath(storage.location)
-    folder = os.path.dirname(os.path.realpath(storage.path(name)))
+    folder = os.path.dirname(os.path.realpath(os.path.join(root, name)))  # the file's folder on the local disk
     while folder != root and folder.startswith(root + os.sep):
         try:
             os.rmdir(folder)  # only when empty
