@@ -256,18 +256,23 @@ def _unchecked_pairs(
     if n > DENSE_LETTERS:  # only the pairs whose observed P could be decided in either direction, counted at once
         p_lower, shared = _pair_counts(tester, v, u)
         keep &= (p_lower > 0.5) | ((p_lower < 0.5) & unbeaten[v])
-    if keep.any():
-        u, v = u[keep], v[keep]
-        _, _, d = tester.decide(v, u, **rule, family_size=family_size)
+    u, v, rest = u[keep], v[keep], rest[keep]
+    runs = max(len(row) for row in tester.rows)
+    step = max(1, CHECKED_CELLS_CHUNK // runs)  # per pair (Bonferroni's or no correction): chunks decide the same
+    for start in range(0, u.size, step):
+        cu, cv = u[start : start + step], v[start : start + step]
+        _, _, d = tester.decide(cv, cu, **rule, family_size=family_size)
         up = d.significant[0] & d.meaningful[0]  # the entry shown lower beats the one shown above it
-        down = d.significant[1] & d.meaningful[1] & unbeaten[v]  # ... or the upper beats a leader-group candidate
-        wanted = np.union1d(wanted, rest[keep][up | down])
+        down = d.significant[1] & d.meaningful[1] & unbeaten[cv]  # ... or the upper beats a leader-group candidate
+        wanted = np.union1d(wanted, rest[start : start + step][up | down])
     return wanted
 
 
 #: Every pair not compared is checked at ``compare``'s level on boards of up to DENSE_LETTERS entries, and on larger
 #: seed-paired boards while the check costs at most this many (pair, run) comparisons.
 CHECKED_PAIRS_BUDGET = 100_000_000
+#: Pairs are decided this many (pair, run) comparisons at a time (a few arrays of that size each: ~0.1 GB).
+CHECKED_CELLS_CHUNK = 4_000_000
 
 
 def _every_pair_checked(tester: _Tester, n: int, rule: dict, family_size: int) -> bool:
