@@ -17,6 +17,7 @@ from .selectors import submission_can_see_details, user_is_host
 from .services.audit import audit_record
 from .services.dataset_files import dataset_test_ids
 from .services.errors import ServiceError
+from .services.paging import whole_number
 
 #: The content type of each kind of file a submission stores.
 SUBMISSION_CONTENT_TYPES = {"csv": "text/csv", "recipe": "text/x-python", "zip": "application/zip"}
@@ -94,14 +95,14 @@ def submission_download(*, submission: Submission, user, file: str | None = None
 
 def _chosen(files: list[PredictionFile], file: str) -> PredictionFile:
     """The prediction file whose index ``file`` names."""
-    if not str(file).isdigit():
+    if whole_number(str(file)) is None:
         raise ServiceError(
             f"file must be a prediction file's index (0 to {len(files) - 1}); got {file!r}.", field="file"
         )
     by_index = {f.index: f for f in files}
-    if int(file) not in by_index:
+    if whole_number(str(file)) not in by_index:
         raise Http404(f"This submission has no file {file}; its files are 0 to {len(files) - 1}.")
-    return by_index[int(file)]
+    return by_index[whole_number(str(file))]
 
 
 def _safe_name(record: PredictionFile) -> str:

@@ -9,7 +9,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from ..services.paging import PAGE_MAX, page_limit
+from ..services.paging import PAGE_MAX, page_limit, whole_number
 
 
 class StrictLimitOffsetPagination(LimitOffsetPagination):
@@ -28,10 +28,11 @@ class StrictLimitOffsetPagination(LimitOffsetPagination):
         value = request.query_params.get(self.offset_query_param)
         if value in (None, ""):
             return 0
-        if not value.isdigit():
+        offset = whole_number(value)
+        if offset is None:
             name = self.offset_query_param
             raise ValidationError({name: f"`{name}` must be a non-negative integer (got {value!r})."})
-        return int(value)
+        return offset
 
 
 def page_of(view, request, rows, serializer_class, **kwargs) -> Response:

@@ -33,7 +33,7 @@ from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
 from ..services.metrics import primary_metric
-from ..services.paging import entries_page, page_limit
+from ..services.paging import entries_page, page_limit, whole_number
 from ..services.reports import (
     OVERRIDABLE,
     build_report_data,
@@ -238,9 +238,9 @@ class LeaderboardView(ReportViewMixin, APIView):
         for name, key in (("offset", "offset"), ("around", "around")):
             value = params.get(name)
             if value not in (None, ""):
-                if not value.isdigit():
+                if whole_number(value) is None:
                     raise ValidationError({name: f"`{name}` must be a non-negative integer (got {value!r})."})
-                paging[key] = int(value)
+                paging[key] = whole_number(value)
         return paging
 
     @staticmethod

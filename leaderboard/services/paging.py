@@ -9,6 +9,7 @@ API and the page call it on the cached report data.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: Entries per page when the reader does not say.
@@ -46,6 +47,16 @@ class EntriesPage:
             "previous_offset": max(0, self.offset - self.limit),
             "next_offset": self.offset + len(self.ids),
         }
+
+
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,18}")
+
+
+def whole_number(text) -> int | None:
+    """``text`` as a non-negative integer when it is 1 to 18 ASCII digits, else None: ``str.isdigit`` also takes
+    "²" and other Unicode digits, which ``int`` refuses (a 500 where a 400 was meant), and a number of thousands
+    of digits, which ``int`` refuses too (found by a reviewer)."""
+    return int(text) if isinstance(text, str) and _WHOLE_NUMBER.fullmatch(text) else None
 
 
 def page_limit(value, default: int = PAGE_SIZE) -> int:

@@ -21,6 +21,7 @@ from ..choices import Visibility
 from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite, VarianceStudy
 from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
 from ..services.errors import ServiceError
+from ..services.paging import whole_number
 from ..services.results_import import (
     challenge_create_results_only,
     results_import_create,
@@ -342,7 +343,7 @@ def board_history(request, slug: str):
     }
     entry = request.GET.get("entry")
     if entry:
-        if not entry.isdigit() or int(entry) not in rows:
+        if whole_number(entry) not in rows:
             raise Http404("No such entry on this board.")
         own = history_entry(challenge=challenge, submission_id=int(entry), scope=scope)
         context.update(

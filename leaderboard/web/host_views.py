@@ -24,6 +24,7 @@ from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
+from ..services.paging import whole_number
 from ..services.phases import SHARED_WITH_PHASE, phase_create, phase_update
 from ..services.programs import program_remove, program_resume, program_upload
 from ..upload_handlers import upload_refusal
@@ -122,7 +123,7 @@ def challenge_phases(request, slug: str):
     }
     kinds = {name: getattr(challenge, name) for name in SHARED_WITH_PHASE}  # a new phase takes the challenge's kinds
     new_form = PhaseForm(request.POST if target == "new" else None, prefix="new", initial=kinds)
-    bound = new_form if target == "new" else forms_by_phase.get(int(target)) if (target or "").isdigit() else None
+    bound = new_form if target == "new" else forms_by_phase.get(whole_number(target or ""))
     if bound is not None and bound.is_valid():
         try:
             if bound is new_form:

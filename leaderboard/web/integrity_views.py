@@ -19,6 +19,7 @@ from ..selectors import challenge_list_visible, user_is_host, user_teams
 from ..services.accounts import account_verify
 from ..services.challenges import challenge_reveal
 from ..services.errors import ServiceError
+from ..services.paging import whole_number
 from ..services.registrations import registration_decide, registration_register
 from ..services.submissions import submission_finals_choose, submission_select_final
 from ..throttles import FailedLoginThrottle, PasswordResetThrottle, too_many
@@ -138,7 +139,7 @@ def challenge_finals_view(request, slug: str):
 
 
 def _ids(values) -> list[int]:
-    return [int(value) for value in values if value.isdigit()]
+    return [number for value in values if (number := whole_number(value)) is not None]
 
 
 @login_required

@@ -45,6 +45,10 @@ def test_an_unknown_api_path_is_a_json_404_naming_it_and_pages_keep_theirs(clien
         ("/api/challenges/?limit=501", "limit"),
         ("/api/challenges/{slug}/runs/?offset=-1", "offset"),
         ("/api/auth/tokens/?limit=x", "limit"),
+        ("/api/submissions/?offset=%C2%B2", "offset"),  # "²": str.isdigit took it, int refused it (a 500; a reviewer)
+        ("/api/submissions/?offset=" + "9" * 5000, "offset"),  # past int's 4,300 digits
+        ("/api/challenges/{slug}/leaderboard/?offset=%C2%B2", "offset"),
+        ("/api/challenges/{slug}/leaderboard/?around=" + "1" * 5000, "around"),
     ],
 )
 def test_a_list_parameter_that_does_not_parse_is_a_400_naming_it(board, path, parameter):
