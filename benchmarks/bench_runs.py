@@ -354,7 +354,7 @@ def run_rows(submission_id: int) -> list[dict]:
 def run_inputs(challenge, run, recipe: Path = RECIPE, hyperparameters=None):
     """What run_execute hands to execute_recipe_run for `run`."""
     from evaluation.metrics import get_metric
-    from leaderboard.worker.run_data import run_split
+    from leaderboard.worker.run_data import run_predicted_rows, run_split
     from leaderboard.worker.run_execution import _metric, run_limits
 
     data, split = run_split(challenge=challenge, seeds=run.seeds)
@@ -375,12 +375,20 @@ def run_inputs(challenge, run, recipe: Path = RECIPE, hyperparameters=None):
             limits=run_limits(challenge),
             device="cpu",
             higher_is_better=challenge.higher_is_better,
+            test_rows=run_predicted_rows(challenge=challenge),  # every hidden row once, as run_execute gives it
         ),
     )
 
 
 def recipe_compute_s(
-    data, split, prediction_kind: str, repeat: int = 200, recipe: Path = RECIPE, hyperparameters=None, seeds=None
+    data,
+    split,
+    prediction_kind: str,
+    repeat: int = 200,
+    recipe: Path = RECIPE,
+    hyperparameters=None,
+    seeds=None,
+    test_rows=None,
 ) -> float:
     """A recipe's fit_predict, in this process, on the rows the harness would give it (one thread, as in
     the sandbox), median of `repeat` after one untimed call."""
@@ -407,7 +415,7 @@ def recipe_compute_s(
         )
 
     train, valid = inputs(split.train, True), inputs(split.valid, True)
-    test = inputs(np.concatenate([split.valid, split.test]), False)
+    test = inputs(np.concatenate([split.valid, np.unique(split.test) if test_rows is None else test_rows]), False)
     module.fit_predict(train, valid, test, dict(hp), dict(seeds or {}), "cpu")
     return timed_median(lambda: module.fit_predict(train, valid, test, dict(hp), dict(seeds or {}), "cpu"), repeat)
 
@@ -427,7 +435,7 @@ def reference_direct(challenge, submission, repeat: int) -> dict:
         if outcome.status != "succeeded":
             raise RuntimeError(f"the trivial recipe failed in-process: {outcome.error}\n{outcome.log}")
         sandbox.append(outcome.duration_s)
-    compute = recipe_compute_s(data, split, metric.prediction_kind)
+    compute = recipe_compute_s(data, split, metric.prediction_kind, test_rows=kwargs["test_rows"])
     return {
         "wall": walls,
         "sandbox": sandbox,
@@ -756,7 +764,14 @@ def torch_reference(challenge, user, repeat: int) -> dict:
     finally:
         os.environ.pop(WARM_ENV, None) if previous is None else os.environ.__setitem__(WARM_ENV, previous)
     compute = recipe_compute_s(
-        data, split, metric.prediction_kind, 20, recipe=TORCH_RECIPE, hyperparameters=TORCH_HP, seeds=run.seeds
+        data,
+        split,
+        metric.prediction_kind,
+        20,
+        recipe=TORCH_RECIPE,
+        hyperparameters=TORCH_HP,
+        seeds=run.seeds,
+        test_rows=kwargs["test_rows"],
     )
     return {"wall": walls, "sandbox": sandbox, "compute": compute, "same_scores": scores["cold"] == scores["warm"]}
 
