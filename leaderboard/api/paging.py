@@ -9,7 +9,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from ..services.paging import PAGE_MAX, page_limit, whole_number
+from ..services.paging import PAGE_MAX, page_limit, page_offset
 
 
 class StrictLimitOffsetPagination(LimitOffsetPagination):
@@ -25,14 +25,11 @@ class StrictLimitOffsetPagination(LimitOffsetPagination):
             raise ValidationError({self.limit_query_param: str(exc)}) from None
 
     def get_offset(self, request) -> int:
-        value = request.query_params.get(self.offset_query_param)
-        if value in (None, ""):
-            return 0
-        offset = whole_number(value)
-        if offset is None:
-            name = self.offset_query_param
-            raise ValidationError({name: f"`{name}` must be a non-negative integer (got {value!r})."})
-        return offset
+        try:
+            offset = page_offset(self.offset_query_param, request.query_params.get(self.offset_query_param))
+        except ValueError as exc:
+            raise ValidationError({self.offset_query_param: str(exc)}) from None
+        return offset or 0
 
 
 def page_of(view, request, rows, serializer_class, **kwargs) -> Response:

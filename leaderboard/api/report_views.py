@@ -33,7 +33,7 @@ from ..models import Challenge, Report
 from ..selectors import challenge_list_visible
 from ..services.boards import board_scope
 from ..services.metrics import primary_metric
-from ..services.paging import entries_page, page_limit, whole_number
+from ..services.paging import entries_page, page_limit, page_offset
 from ..services.reports import (
     OVERRIDABLE,
     build_report_data,
@@ -235,12 +235,13 @@ class LeaderboardView(ReportViewMixin, APIView):
             paging = {"limit": page_limit(params.get("limit")), "query": params.get("q", "")[:100]}
         except ValueError as exc:
             raise ValidationError({"limit": str(exc)}) from None
-        for name, key in (("offset", "offset"), ("around", "around")):
-            value = params.get(name)
-            if value not in (None, ""):
-                if whole_number(value) is None:
-                    raise ValidationError({name: f"`{name}` must be a non-negative integer (got {value!r})."})
-                paging[key] = whole_number(value)
+        for name in ("offset", "around"):
+            try:
+                value = page_offset(name, params.get(name))
+            except ValueError as exc:
+                raise ValidationError({name: str(exc)}) from None
+            if value is not None:
+                paging[name] = value
         return paging
 
     @staticmethod

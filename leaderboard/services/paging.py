@@ -59,6 +59,16 @@ def whole_number(text) -> int | None:
     return int(text) if isinstance(text, str) and _WHOLE_NUMBER.fullmatch(text) else None
 
 
+def page_offset(name: str, value) -> int | None:
+    """A non-negative integer query parameter (``offset``, ``around``): None when absent; the ValueError names it."""
+    if value in (None, ""):
+        return None
+    number = whole_number(value)
+    if number is None:
+        raise ValueError(f"`{name}` must be a non-negative integer (got {value!r}).")
+    return number
+
+
 def page_limit(value, default: int = PAGE_SIZE) -> int:
     """A page size from a query parameter: an integer in [1, PAGE_MAX]; the ValueError names it."""
     if value in (None, ""):
