@@ -146,8 +146,10 @@ __all__ = [
 #: on the centred runs' scale: stored reports are recomputed with them; 8: identical recipe entries count once in
 #: m compared or not, a rounded board's pairs keep their digits and its ties their own letters, and a board whose
 #: metric is not accuracy-like quotes no accuracy coverage, runs needed past the power's saw-tooth, a suite's IQM
-#: weighing tasks alike: stored reports are recomputed with them).
-REPORT_FORMAT = 8
+#: weighing tasks alike: stored reports are recomputed with them; 9: a prediction entry of several files shows the
+#: score of its files pooled, what its interval, ranks and pairs are of: for RMSE √(mean of the files' MSEs), not
+#: the mean of their RMSEs, values.score_over_files).
+REPORT_FORMAT = 9
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

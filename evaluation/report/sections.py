@@ -18,7 +18,7 @@ from evaluation.report.ranking import inversion_rows, priority_order, rank_and_g
 from evaluation.report.rows import clip_to_range, exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
-from evaluation.report.values import apply_map, finite, se_through
+from evaluation.report.values import apply_map, finite, score_over_files, se_through
 from evaluation.stats.boon import min_runs_for_interval
 from evaluation.stats.bootstrap import mean_interval_shown, rank_intervals_backend
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
@@ -309,6 +309,13 @@ def prediction_section(
     res = ranks = tb = None
     if chosen:
         code = SECTION_CODE["predictions"]
+        for e in chosen:  # before the order: the score its interval, ranks and pairs are of
+            assert e.outcomes is not None  # chosen above
+            row = rows[e.id]
+            pooled = score_over_files(
+                s.metric_from_mean, float(e.outcomes.mean()), row["mean"]["estimate"], len(e.outcomes)
+            )
+            row["mean"]["estimate"] = row["ranking_value"] = pooled  # prediction sections rank by the mean (entry_row)
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
         tb = stats.paired_test_bootstrap(
             files=[e.outcomes for e in chosen],

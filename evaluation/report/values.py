@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["apply_map", "finite", "interval", "se_through"]
+__all__ = ["apply_map", "finite", "interval", "score_over_files", "se_through"]
 
 
 def finite(x) -> float | None:
@@ -42,3 +42,16 @@ def se_through(fn: Callable | None, mean: float, se: float) -> float:
         return se
     lo = max(mean - se, 0.0) if mean >= 0 else mean - se
     return float(abs(apply_map(fn, mean + se) - apply_map(fn, lo)) * se / (mean + se - lo))
+
+
+def score_over_files(fn: Callable | None, pooled_mean: float, runs_mean: float | None, files: int) -> float | None:
+    """The score a prediction entry shows: ``fn`` of its mean outcome over every file's examples pooled.
+
+    Its interval, rank interval and pairs are of that pooled score. For a metric that is a mean
+    (accuracy, MAE; ``fn`` None) it equals the mean of the files' scores; for RMSE (``fn`` = √) it is
+    the files' quadratic mean, √(mean of the files' MSEs), which is above the mean of their RMSEs
+    (Jensen), so that mean would sit outside the interval and against the ranks.
+    """
+    if files < 2 or fn is None:
+        return runs_mean
+    return finite(apply_map(fn, pooled_mean))

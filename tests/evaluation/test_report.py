@@ -10,6 +10,7 @@ import pytest
 from evaluation import stats
 from evaluation.report import EntryRuns, ReportSettings, build_report, derive_seed
 from evaluation.report.coverage import coverage_notes
+from evaluation.report.secondary import MetricInfo
 
 B = 300
 RECIPE, PREDICTIONS = 1, 2  # section codes of derive_seed
@@ -169,6 +170,43 @@ def test_boo_n_curve_with_tied_validation_scores_and_a_loss():
         curve = [stats.boo_n(e.test, n, valid=e.valid, higher_is_better=hib) for n in range(1, 7)]
         np.testing.assert_allclose(row["boo_n_curve"], curve, rtol=1e-12)
         assert row["boo_n"]["estimate"] == pytest.approx(curve[2])
+
+
+def test_rmse_of_several_files_shows_the_pooled_score_its_interval_and_ranks_are_of():
+    """Two files with RMSE ~1 and ~3 against two of ~2.15: the mean of the files' RMSEs (~2.0) would rank
+    the first entry first while its rank interval, its pairs and its interval are of the pooled RMSE (~2.24):
+    the board showed rank 1 beside a rank interval of rank 2. Reference: √ of the mean squared error over
+    every file's examples (and a secondary RMSE, the same)."""
+    rng = np.random.default_rng(3)
+    errors = [rng.standard_normal((2, 2000)) * np.array([[1.0], [3.0]]), rng.standard_normal((2, 2000)) * 2.15]
+    squared = [e**2 for e in errors]
+    rmse = MetricInfo("rmse", "RMSE", False, np.sqrt, (0.0, None))
+    entries = [
+        EntryRuns(
+            i + 1,
+            f"r{i}",
+            "t",
+            "predictions",
+            2,
+            np.arange(2),
+            np.sqrt(sq.mean(axis=1)),
+            outcomes=sq,
+            secondary={"rmse": (np.sqrt(sq.mean(axis=1)), sq)},
+        )
+        for i, sq in enumerate(squared)
+    ]
+    s = settings(k_runs=2, higher_is_better=False, metric_from_mean=np.sqrt, m_total_predictions=2, secondary=(rmse,))
+    report = build_report(entries, s)
+    rows = {r["submission_id"]: r for r in report["entries"]}
+    for sid, sq in zip((1, 2), squared):
+        pooled = float(np.sqrt(sq.mean()))
+        row = rows[sid]
+        assert row["mean"]["estimate"] == pytest.approx(pooled, rel=1e-12)
+        assert row["mean"]["low"] <= row["mean"]["estimate"] <= row["mean"]["high"]
+        assert row["rank"] == row["rank_interval"]["rank"]
+        assert row["secondary"][0]["mean"]["estimate"] == pytest.approx(pooled, rel=1e-12)
+    assert float(np.mean(rows[1]["run_scores"])) < 2.05 < rows[1]["mean"]["estimate"]  # the files' mean is not shown
+    assert [r["submission_id"] for r in report["entries"]] == [2, 1]  # 2.158 < 2.255
 
 
 def test_loss_predictions_use_from_mean_and_the_normal_sota():
