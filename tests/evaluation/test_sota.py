@@ -323,3 +323,23 @@ def test_normal_max_tail_alone_equals_the_tail_with_the_mean(entries):
         assert 0.0 <= tail(x) <= 1.0
     truth = -np.expm1(np.sum(stats.norm.logcdf((values.max() - values) / ses)))  # P(max >= the largest mean)
     assert tail_only(values.max()) == pytest.approx(truth, rel=1e-3 if entries == 40 else 1e-12)
+
+
+@pytest.mark.parametrize("n", [500, None])
+def test_an_entry_far_below_never_tightens_the_bound(n):
+    """Five close entries, then one, then three at chance level: they add nothing to the law of the maximum
+    (eq. 8), so the bound may only loosen with m; the shrinkage centre took their mean and the bound rose
+    from 0.7849 to 0.7961 at n = 500 (a statistician's finding). The normal form likewise."""
+    close = [0.832, 0.80, 0.786, 0.79, 0.77]
+    ses = None if n is not None else [0.01] * 5
+    size = dict(n=n) if n is not None else dict(standard_error=0.01)
+    base = adjusted_sota(0.832, 5, **size, estimates=close, standard_errors=ses)
+    assert base.model == "nonidentical"
+    previous = base
+    for junk in ([0.10], [0.10, 0.12, 0.09]):
+        extra_ses = None if ses is None else ses + [0.01] * len(junk)
+        more = adjusted_sota(0.832, 5 + len(junk), **size, estimates=close + junk, standard_errors=extra_ses)
+        assert more.lower <= previous.lower + 1e-12 and more.estimate <= previous.estimate + 1e-9  # brentq: w to 1e-7
+        previous = more
+    if n == 500:
+        assert base.lower == pytest.approx(0.7849, abs=5e-5)
