@@ -350,8 +350,15 @@ def _labels(
     return np.array(labels, dtype=str)
 
 
+#: The largest magnitude a predicted number may have: its squared error, and a mean of a test set's
+#: squared errors, stay finite in float64 (1e200 squared is inf, and one infinite score stopped every
+#: report of a challenge until a host hid the entry).
+MAX_PREDICTION = 1e100
+
+
 def _numbers(values: np.ndarray, row_numbers: np.ndarray, columns: list[str], fail: _Fail) -> np.ndarray:
-    """Cells as float64, shape (rows, columns); non-numbers and non-finite numbers are errors.
+    """Cells as float64, shape (rows, columns); non-numbers, non-finite numbers and numbers beyond
+    ±:data:`MAX_PREDICTION` are errors.
 
     Numbers are read as Python's ``float`` reads them, except that ``1_000`` (which no
     spreadsheet writes) is not a number.
@@ -377,6 +384,13 @@ def _numbers(values: np.ndarray, row_numbers: np.ndarray, columns: list[str], fa
         i, j = bad[0]
         raise fail(
             f"row {row_numbers[i]}, column {show_value(columns[j])}: {show_value(values[i, j])} is not a finite number"
+        )
+    huge = np.argwhere(np.abs(out) > MAX_PREDICTION)
+    if huge.size:
+        i, j = huge[0]
+        raise fail(
+            f"row {row_numbers[i]}, column {show_value(columns[j])}: {show_value(values[i, j])} is too large: "
+            f"predictions must lie within ±{MAX_PREDICTION:g}, so that their errors can be scored"
         )
     return out
 

@@ -13,6 +13,8 @@ import stat
 
 import numpy as np
 
+from evaluation.predictions import MAX_PREDICTION
+
 __all__ = ["MAX_JSON_BYTES", "Outputs", "RecipeFault", "check_predictions"]
 
 MAX_JSON_BYTES = 64 * 1024
@@ -68,6 +70,12 @@ def check_predictions(arr: np.ndarray, n_rows: int, kind: str, classes: np.ndarr
             n_inf = int(np.isinf(arr).reshape(len(arr), -1).any(axis=1).sum())
             if n_inf:
                 raise RecipeFault(f"the recipe returned infinite values in {_count(n_inf, 'prediction')}")
+            huge = np.abs(arr).reshape(len(arr), -1).max(axis=1, initial=0.0) > MAX_PREDICTION
+            if huge.any():
+                raise RecipeFault(
+                    f"the recipe returned values beyond ±{MAX_PREDICTION:g} in {_count(int(huge.sum()), 'prediction')}"
+                    f" (row {int(np.argmax(huge))} of test_inputs): their errors cannot be scored"
+                )
 
     if kind == "label":
         if classes.dtype.kind != "U":

@@ -296,6 +296,18 @@ def test_infinite_value():
     )
 
 
+def test_a_value_whose_squared_error_overflows_is_refused():
+    """1e200 is finite, but its squared error is not: the run stored inf and every report of the challenge
+    failed on it (an attacker's finding). Refused at upload, naming the row and the bound."""
+    fails(
+        r"row 3, column 'prediction': '-1e200' is too large: predictions must lie within ±1e\+100",
+        "id,prediction\n007,1\n008,-1e200\n009,2\n",
+        "rmse",
+        classes=None,
+    )
+    assert parse("id,prediction\n007,1e100\n008,-1e100\n009,2\n", "rmse", classes=None).tolist() == [1e100, -1e100, 2]
+
+
 def test_wrong_type_names_row_column_and_value():
     fails(
         r"row 3, column 'prediction': 'high' is not a number",
