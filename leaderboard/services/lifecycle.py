@@ -109,8 +109,13 @@ def lease_duration() -> timedelta:
     return timedelta(seconds=settings.VARBOARD["LEASE_S"])
 
 
+#: What a platform fault costs the team (:func:`submission_refund`): nothing, unless a run of the submission
+#: answered, its score readable.
+NOT_CHARGED = "(not charged to your quota unless another run of this submission is scored)"
+
+
 def platform_message(reason: str) -> str:
-    return f"platform error: {reason} (not charged to your quota)"
+    return f"platform error: {reason} {NOT_CHARGED}"
 
 
 def _lease_held(run: Run, delivery: str, now) -> bool:
@@ -266,6 +271,8 @@ def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:
         run.finished_at = timezone.now()
         run.lease_expires_at, run.lease_owner = None, ""
         run.save()
+        if run.status == RunStatus.SUCCEEDED:  # it answered: a refund for an earlier run's platform fault ends
+            Submission.objects.filter(pk=run.submission_id, counts_toward_quota=False).update(counts_toward_quota=True)
     runs_changed(submission_id=run.submission_id)
     return True
 
@@ -351,11 +358,14 @@ def submission_fail_for_platform(*, submission_id: int, reason: str) -> None:
 
 
 def submission_refund(*, submission_id: int) -> None:
-    """The submission no longer counts toward the team's quotas, unless a host's scoring program has already
-    scored one of its runs or failed on it: what the team saw of that run is an answer about the hidden
-    labels, which a refund would make free (issue 26). Cancelling follows the same rule."""
-    answered = Run.objects.filter(submission_id=submission_id, submission__challenge__scoring_program__gt="").filter(
-        Q(status=RunStatus.SUCCEEDED) | Q(status=RunStatus.FAILED, error_message=PROGRAM_FAILED)
+    """The submission no longer counts toward the team's quotas, unless one of its runs has already answered:
+    a run scored (any challenge: its score is readable) or a host's scoring program failed on it. What the
+    team saw of that run is an answer about the hidden labels, which a refund would make free: a file scored
+    beside one the platform failed on was a free probe past every quota (issues 26 and 33). Cancelling
+    follows the same rule."""
+    answered = Run.objects.filter(submission_id=submission_id).filter(
+        Q(status=RunStatus.SUCCEEDED)
+        | Q(status=RunStatus.FAILED, error_message=PROGRAM_FAILED, submission__challenge__scoring_program__gt="")
     )
     if answered.exists():
         return

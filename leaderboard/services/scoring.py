@@ -26,7 +26,14 @@ from ..models import Run, Submission
 from ..storage import STORAGE_DOWN
 from .dataset_files import dataset_hidden_labels, dataset_test_ids
 from .errors import PlatformError
-from .lifecycle import run_claim, run_heartbeat, run_store_rescored, run_store_retrying, submission_refund
+from .lifecycle import (
+    NOT_CHARGED,
+    run_claim,
+    run_heartbeat,
+    run_store_rescored,
+    run_store_retrying,
+    submission_refund,
+)
 from .metrics import program_metrics
 from .programs import (
     PROGRAM_FAILED,
@@ -210,7 +217,7 @@ def _score_or_fail(
             )
         return dict(
             status=RunStatus.FAILED,
-            error_message=f"platform error while scoring: {type(exc).__name__}: {exc} (not charged to your quota)",
+            error_message=f"platform error while scoring: {type(exc).__name__}: {exc} {NOT_CHARGED}",
         )
 
 

@@ -103,7 +103,8 @@ def test_a_worn_out_run_fails_for_the_platform_naming_the_last_cause(challenge, 
     assert run.status == "failed" and run.attempts == 2
     assert run.error_message == (
         "platform error: the run was started 2 times without finishing; the last attempt "
-        "ended with: OperationalError: connection refused (not charged to your quota)"
+        "ended with: OperationalError: connection refused (not charged to your quota unless another run of this "
+        "submission is scored)"
     )
     assert submission.status == "failed" and not submission.counts_toward_quota
 

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run, Submission
+from leaderboard.services import scoring
 from leaderboard.services.challenges import challenge_update
 from leaderboard.services.errors import NotAllowed, ServiceError
 from leaderboard.services.scoring import submission_score
@@ -63,6 +64,33 @@ def test_an_unexpected_scoring_error_fails_the_run_instead_of_looping(host, alic
     run = submission.runs.get()
     assert submission.status == "failed" and not submission.counts_toward_quota
     assert run.status == "failed" and "platform error while scoring: ValueError" in run.error_message
+
+
+@pytest.mark.parametrize("broken", [0, 1])
+def test_a_platform_fault_on_one_file_does_not_refund_the_file_that_scored(host, alice, monkeypatch, broken):
+    """Two files, one failed by the platform: the other one's score is readable, so the submission still
+    counts, whichever was scored first (a refund made every such submission a free probe past the quotas: an
+    attacker's finding)."""
+    challenge, frame = digits_challenge(host, k_runs=2)
+    submission = submission_create_predictions(
+        challenge=challenge,
+        user=alice,
+        method_name="two files",
+        files=[UploadedFile(f"p{i}.csv", label_predictions(frame)) for i in range(2)],
+    )
+    real = scoring._score_one
+
+    def second_breaks(submission, run, *args, **kwargs):
+        if run.index == broken:
+            raise ValueError("a platform bug")
+        return real(submission, run, *args, **kwargs)
+
+    monkeypatch.setattr("leaderboard.services.scoring._score_one", second_breaks)
+    submission = submission_score(submission_id=submission.pk)
+    runs = list(submission.runs.order_by("index"))
+    assert sorted(r.status for r in runs) == ["failed", "succeeded"] and runs[1 - broken].test_score is not None
+    assert "not charged to your quota unless another run of this submission is scored" in runs[broken].error_message
+    assert submission.status == "scored" and submission.counts_toward_quota
 
 
 @pytest.mark.parametrize(
