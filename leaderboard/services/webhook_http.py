@@ -43,6 +43,10 @@ _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 _NUMERIC_LAST_LABEL = re.compile(r"(?:[0-9]+|0x[0-9a-f]*)")
 _IPV6_NETLOC = re.compile(r"\[([^\]]*)\](?::(.*))?")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: Not routable, though ``ipaddress`` (3.11) calls them global: the rest of the IETF protocol assignments
+#: (RFC 6890; 192.0.0.9 and .10 are anycast services a webhook has no business reaching either) and the
+#: IPv6 documentation range of RFC 9637.
+_NOT_PUBLIC = (ipaddress.ip_network("192.0.0.0/24"), ipaddress.ip_network("3fff::/20"))
 _MAX_RESPONSE_BYTES = 65536
 
 
@@ -173,6 +177,8 @@ def address_is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
             return False
         if address.is_site_local:  # fec0::/10, deprecated (RFC 3879) but still routed inside some networks
             return False
+    if any(address in network for network in _NOT_PUBLIC if network.version == address.version):
+        return False
     return address.is_global and not (
         address.is_multicast
         or address.is_reserved
@@ -187,11 +193,17 @@ def _allow_private() -> bool:
     return bool(settings.WEBHOOKS["ALLOW_PRIVATE"])
 
 
+#: A name refused, whether it resolves to a private address or to none: the two answers told a host which
+#: internal names exist (``postgres``, ``redis``), a map of the worker's network. Its address is not echoed.
+_NAME_REFUSED = "The webhook host {host} does not resolve to a public address: webhooks go to public addresses only."
+
+
 def _refuse(host: str, address) -> AddressNotAllowed:
-    """The refusal; a name's resolved address is not echoed (it would map the worker's network)."""
-    what = f"{host} is" if str(address) == host else f"{host} resolves to"
+    """The refusal of a literal address, or of a name (:data:`_NAME_REFUSED`)."""
+    if str(address) != host:
+        return AddressNotAllowed(_NAME_REFUSED.format(host=host), field="url")
     return AddressNotAllowed(
-        f"The webhook host {what} an address on a loopback, private or reserved network: "
+        f"The webhook host {host} is an address on a loopback, private or reserved network: "
         "webhooks go to public addresses only.",
         field="url",
     )
@@ -212,14 +224,14 @@ def webhook_target_resolve(target: WebhookTarget) -> list[str]:
     try:
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
-        raise HostNotResolved(f"The webhook host {target.host} cannot be resolved.", field="url") from None
+        raise HostNotResolved(_NAME_REFUSED.format(host=target.host), field="url") from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
     for text in addresses:
         address = ipaddress.ip_address(text.split("%")[0])
         if "%" in text or (not _allow_private() and not address_is_public(address)):
             raise _refuse(target.host, address)
     if not addresses:
-        raise HostNotResolved(f"The webhook host {target.host} cannot be resolved.", field="url")
+        raise HostNotResolved(_NAME_REFUSED.format(host=target.host), field="url")
     return addresses
 
 

@@ -278,7 +278,7 @@ def test_only_hosts_register_webhooks_and_private_addresses_are_refused(host, al
         answer = api(host).post(f"/api/challenges/{challenge.slug}/webhooks/", {"url": url})
         assert answer.status_code == 400, url
     assert (
-        "loopback, private or reserved"
+        "localhost does not resolve to a public address"
         in api(host)
         .post(f"/api/challenges/{challenge.slug}/webhooks/", {"url": "http://localhost:8000/"})
         .json()["detail"]

@@ -191,7 +191,10 @@ def test_a_private_address_or_a_name_for_one_is_refused(host, listener, url):
     challenge, _ = digits_challenge(host)
     answer = post_hook(host, challenge, url.format(port=listener.port))
     assert answer.status_code == 400
-    assert "loopback, private or reserved" in answer.json()["detail"]
+    detail = answer.json()["detail"]
+    assert (
+        "localhost does not resolve to a public address" if "localhost" in url else "loopback, private or reserved"
+    ) in detail
     assert listener.connections() == 0
 
 
@@ -224,6 +227,9 @@ def test_a_private_address_or_a_name_for_one_is_refused(host, listener, url):
         ("fec0::1", False),  # site-local (RFC 3879): ipaddress calls it global
         ("ff02::1", False),
         ("2001:db8::1", False),
+        ("192.0.0.8", False),  # IETF protocol assignments: ipaddress calls it global
+        ("3fff::1", False),  # documentation (RFC 9637): ipaddress calls it global
+        ("192.0.1.1", True),
     ],
 )
 def test_address_is_public_sees_through_ipv6_forms_of_private_ipv4(address, public):
@@ -234,13 +240,34 @@ def test_a_name_resolving_to_loopback_or_to_any_private_address_is_refused(host,
     challenge, _ = digits_challenge(host)
     resolver.answers[NAME] = [["127.0.0.1"]]
     detail = post_hook(host, challenge, f"http://{NAME}/h").json()["detail"]
-    assert f"{NAME} resolves to an address on a loopback, private or reserved network" in detail
+    assert f"{NAME} does not resolve to a public address" in detail
     assert "127.0.0.1" not in detail  # the resolved address is not echoed: no map of the worker's network
     resolver.answers["mixed.example.test"] = [[PUBLIC, "10.0.0.7"]]
     answer = post_hook(host, challenge, "https://mixed.example.test/h")
-    assert answer.status_code == 400 and "loopback, private or reserved" in answer.json()["detail"]
+    assert answer.status_code == 400 and "does not resolve to a public address" in answer.json()["detail"]
     assert "10.0.0.7" not in answer.json()["detail"]
     assert not Webhook.objects.exists()
+
+
+def test_a_name_that_does_not_resolve_gets_the_answer_a_private_one_gets(host, resolver, monkeypatch):
+    """Two answers ("cannot be resolved", "resolves to a private address") told a host which internal names
+    exist (an attacker's finding): one answer for both, the name's status only."""
+    challenge, _ = digits_challenge(host)
+    real = socket.getaddrinfo
+
+    def unknown(name, *args, **kwargs):
+        if name == "nowhere.example.test":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", unknown)
+    resolver.answers["private.example.test"] = [["10.0.0.7"]]
+    details = [
+        post_hook(host, challenge, f"http://{name}/h").json()["detail"]
+        for name in ("nowhere.example.test", "private.example.test")
+    ]
+    assert [d.replace("nowhere", "private") for d in details[:1]] == details[1:]
+    assert "does not resolve to a public address" in details[0] and not Webhook.objects.exists()
 
 
 # ------------------------------------------------------------------ delivery: resolve once, connect to it
@@ -460,7 +487,7 @@ def test_the_webhooks_page_refuses_the_attack_url_too(client, host, listener):
     client.force_login(host)
     for url, problem in (
         (f"http://127.0.0.1:{listener.port}\\@1.1.1.1/", "may not contain backslashes"),
-        (f"http://localhost:{listener.port}/", "loopback, private or reserved"),
+        (f"http://localhost:{listener.port}/", "does not resolve to a public address"),
     ):
         page = client.post(f"/c/{challenge.slug}/webhooks/", {"action": "create", "url": url}, follow=True)
         assert page.status_code == 200 and not challenge.webhooks.exists()
