@@ -461,3 +461,38 @@ def test_a_file_in_a_field_no_endpoint_takes_is_refused_before_it_is_stored(clie
     page = client.post("/login/", {"username": "a", "password": "b", "x": SimpleUploadedFile("junk.bin", big)})
     assert page.status_code == 400
     assert "junk.bin" not in spooled  # nothing of it kept, in memory or on disk
+
+
+@pytest.mark.parametrize("cut", [0.35, 0.55, 0.7])
+def test_an_upload_cut_short_is_refused_and_stores_nothing(challenge, alice, media, cut):
+    """A reviewer's finding: a body that ended before its Content-Length (the client went away) was parsed
+    as far as it came, and two of three files were stored and scored as a smaller entry, counted against
+    the quota; cut inside the first file, it answered "Upload at least one predictions file". Both ends
+    are now one answer naming the interruption, and nothing is stored."""
+    import io
+
+    from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
+
+    from .factories import label_predictions
+
+    challenge, frame = challenge
+    data = label_predictions(frame)
+    files = [SimpleUploadedFile(f"p{i}.csv", data, content_type="text/csv") for i in range(3)]
+    body = encode_multipart(BOUNDARY, {"method_name": "cut", "files": files})
+    sent = body[: int(len(body) * cut)]
+    response = client_for(alice).generic(
+        "POST",
+        f"/api/challenges/{challenge.slug}/submissions/",
+        sent,
+        content_type=MULTIPART_CONTENT,
+        CONTENT_LENGTH=str(len(body)),  # what the client declared before it went away
+        **{"wsgi.input": io.BytesIO(sent)},
+    )
+    assert response.status_code == 400, response.content
+    assert f"the request body ended after {len(sent)} of its {len(body)} bytes" in response.json()["detail"]
+    assert Submission.objects.count() == 0 and stored_submission_files(media) == []
+    whole = client_for(alice).generic(
+        "POST", f"/api/challenges/{challenge.slug}/submissions/", body, content_type=MULTIPART_CONTENT
+    )
+    assert whole.status_code == 202, whole.content  # the same body, whole, is an entry of three files
+    assert Submission.objects.get().runs.count() == 3
