@@ -677,12 +677,20 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> None:
     raise SystemExit(run_lanes(extra))
 
 
+def worker_command(args: argparse.Namespace) -> list[str]:
+    """The Celery worker's command line; with the embedded beat scheduler unless ``--no-beat``: without one
+    the janitor never runs, and a task a killed worker held is never sent again (a reviewer's finding)."""
+    name = args.queues.replace(",", "-") + "@%h"
+    command = celery("worker", "-Q", args.queues, "-c", str(args.concurrency), "--loglevel=INFO", "-n", name)
+    if not args.no_beat:
+        command += ["-B", "-s", str(ROOT / "var" / "celerybeat-schedule")]
+    return command
+
+
 def cmd_worker(args: argparse.Namespace, extra: list[str]) -> None:
     setup()
     prepare_var()
-    name = args.queues.replace(",", "-") + "@%h"
-    command = celery("worker", "-Q", args.queues, "-c", str(args.concurrency), "--loglevel=INFO", "-n", name)
-    os.execv(sys.executable, command)
+    os.execv(sys.executable, worker_command(args))
 
 
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> None:
@@ -690,7 +698,10 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> None:
     prepare_var()
     migrate_and_collect()
     link_to_port(args.port)
-    say("no worker is started here: run `python3 dev.py worker` beside it to score submissions")
+    say(
+        "no worker is started here: run `python3 dev.py worker` beside it to score submissions "
+        "(one worker, or `celery -A leaderboard beat`, schedules the janitor; further workers take --no-beat)"
+    )
     serve(args.port)
 
 
@@ -734,6 +745,11 @@ def parser() -> argparse.ArgumentParser:
     worker = add("worker", cmd_worker, "run a Celery worker in the foreground")
     worker.add_argument("--queues", default=DEMO_QUEUES, help="comma-separated: scoring,cpu,gpu")
     worker.add_argument("--concurrency", type=int, default=2, help="worker processes (default 2)")
+    worker.add_argument(
+        "--no-beat",
+        action="store_true",
+        help="no embedded beat scheduler (it runs the janitor): for every worker but one, or with `celery beat`",
+    )
     serve_parser = add("serve", cmd_serve, "migrate and run the development server (no worker)")
     serve_parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     add("bench", cmd_bench, "run every benchmarks/bench_*.py in turn")

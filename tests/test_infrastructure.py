@@ -73,6 +73,14 @@ def test_dev_py_help_works_with_the_plain_interpreter():
         assert command in result.stdout
 
 
+def test_dev_py_worker_schedules_the_janitor_unless_told_not_to():
+    """`dev.py serve` beside `dev.py worker` had no beat: a task a killed worker held was never sent again."""
+    dev = load_dev()
+    command = dev.worker_command(dev.parser().parse_args(["worker"]))
+    assert "-B" in command and command[command.index("-s") + 1].endswith("celerybeat-schedule")
+    assert "-B" not in dev.worker_command(dev.parser().parse_args(["worker", "--no-beat"]))
+
+
 def test_dev_py_imports_only_the_standard_library():
     tree = ast.parse((ROOT / "dev.py").read_text())
     names = {
