@@ -258,7 +258,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
-        "rest_framework.filters.OrderingFilter",
+        "leaderboard.api.filters.StrictOrderingFilter",
     ],
     "DEFAULT_SCHEMA_CLASS": "leaderboard.api.schema.VarboardAutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.exceptions.exception_handler",

@@ -29,6 +29,7 @@ from ..services.teams import (
     team_personal_for,
 )
 from ..services.webhooks import webhook_create, webhook_delete
+from .filters import InvitationFilter, filtered
 from .paging import StrictLimitOffsetPagination, page_of
 
 
@@ -146,9 +147,9 @@ class InvitationListView(APIView):
 
     @extend_schema(responses=InvitationSerializer(many=True))
     def get(self, request):
-        invitations = team_invitations_visible(user=request.user).order_by("-created")
-        if request.query_params.get("status"):
-            invitations = invitations.filter(status=request.query_params["status"])
+        invitations = filtered(InvitationFilter, request, team_invitations_visible(user=request.user)).order_by(
+            "-created"
+        )
         return page_of(self, request, invitations, InvitationSerializer)
 
 

@@ -2,8 +2,22 @@
 
 import django_filters
 from rest_framework.exceptions import ValidationError
+from rest_framework.filters import OrderingFilter
 
-from ..models import Challenge, Run, Submission
+from ..models import Challenge, Run, Submission, TeamInvitation
+
+
+class StrictOrderingFilter(OrderingFilter):
+    """``?ordering=`` as DRF's, but a field the view does not order by is a 400 naming it: DRF drops unknown
+    fields and answers in the default order, so a typo looked like a sort that worked (a reviewer's finding)."""
+
+    def remove_invalid_fields(self, queryset, fields, view, request):
+        valid = [item[0] for item in self.get_valid_fields(queryset, view, {"request": request})]
+        unknown = [term for term in fields if term.lstrip("-") not in valid]
+        if unknown:
+            allowed = ", ".join(f"{name}, -{name}" for name in valid)
+            raise ValidationError({self.ordering_param: [f"cannot order by {unknown[0]!r}; one of: {allowed}."]})
+        return super().remove_invalid_fields(queryset, fields, view, request)
 
 
 class ChallengeFilter(django_filters.FilterSet):
@@ -22,6 +36,12 @@ class SubmissionFilter(django_filters.FilterSet):
     class Meta:
         model = Submission
         fields = ["status", "kind"]
+
+
+class InvitationFilter(django_filters.FilterSet):
+    class Meta:
+        model = TeamInvitation
+        fields = ["status"]
 
 
 class RunFilter(django_filters.FilterSet):

@@ -49,6 +49,9 @@ def test_an_unknown_api_path_is_a_json_404_naming_it_and_pages_keep_theirs(clien
         ("/api/submissions/?offset=" + "9" * 5000, "offset"),  # past int's 4,300 digits
         ("/api/challenges/{slug}/leaderboard/?offset=%C2%B2", "offset"),
         ("/api/challenges/{slug}/leaderboard/?around=" + "1" * 5000, "around"),
+        ("/api/invitations/?status=weird", "status"),  # filtered by the raw string: 200 and nothing (a reviewer)
+        ("/api/challenges/?ordering=-nonexistent", "ordering"),  # DRF dropped it: the default order (a reviewer)
+        ("/api/challenges/?ordering=title,bogus", "ordering"),
     ],
 )
 def test_a_list_parameter_that_does_not_parse_is_a_400_naming_it(board, path, parameter):
@@ -64,6 +67,15 @@ def test_valid_list_parameters_still_page_and_filter(board):
     runs = client.get(f"/api/challenges/{challenge.slug}/runs/?submission={entry.pk}&limit=2&offset=1").json()
     assert runs["count"] == 5 and [r["index"] for r in runs["results"]] == [1, 2]
     assert client.get(f"/api/challenges/{challenge.slug}/runs/?limit=500").json()["count"] == 5
+
+
+def test_known_orderings_and_invitation_statuses_still_work(board):
+    _, _, client = board
+    titles = [c["title"] for c in client.get("/api/challenges/?ordering=-title").json()["results"]]
+    assert titles == sorted(titles, reverse=True) and titles
+    assert client.get("/api/invitations/?status=pending").json()["count"] == 0
+    refused = client.get("/api/challenges/?ordering=-nonexistent").json()["detail"]
+    assert "cannot order by '-nonexistent'; one of: created, -created, title, -title." in refused
 
 
 def test_an_error_asked_for_as_csv_is_json(board):
