@@ -629,7 +629,8 @@ def _shrunk(estimates: np.ndarray, m: int, ses: np.ndarray | None = None, window
     sorted order, so the entries' order changes no bit of the result.
     """
     full = np.sort(np.concatenate([estimates, np.full(m - estimates.size, np.median(estimates))]))
-    centre = float(full[np.abs(full - np.median(full)) <= window].mean())
+    bulk = full[np.abs(full - np.median(full)) <= window]  # empty only between two far halves (or at se 0)
+    centre = float((bulk if bulk.size else full).mean())
     if ses is None:
         values, counts = np.unique(full, return_counts=True)
         return centre, values, counts, None
