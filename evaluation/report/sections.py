@@ -20,7 +20,7 @@ from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, Re
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, score_over_files, se_through
 from evaluation.stats.boon import min_runs_for_interval
-from evaluation.stats.bootstrap import mean_interval_shown, rank_intervals_backend
+from evaluation.stats.bootstrap import mean_interval_shown, rank_intervals_backend, resampled_boo_n, resampled_means
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
 #: The names of a prediction entry's interval of its mean (:func:`evaluation.stats.testset.entry_mean_intervals`).
@@ -137,35 +137,25 @@ def runs_needed_rows(rows: list[dict], n_compared: int, s: ReportSettings) -> di
 def recipe_section(
     entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
 ) -> dict:
+    """Every entry of 2 runs or more is compared: its pairs decided on the seeds each pair shares, ranked and
+    lettered. The *core* (:func:`shared_runs`) only decides how the rank bootstrap resamples: jointly on the
+    runs the core shares, each other entry alone on its own runs (:func:`_mixed_ranks`). Choosing who was
+    ranked by the core let a newcomer far below evict the leader, whose runs it did not share with the
+    newcomer's (a statistician's finding)."""
     eligible = [e for e in entries if e.test.size >= 2]
     for e in entries:
         if e.test.size < 2:
             exclude(rows[e.id], f"{e.test.size} run: at least 2 are needed to compare")
-    chosen, shared = shared_runs(eligible)
-    chosen_ids = {e.id for e in chosen}
-    for e in eligible:
-        if e.id not in chosen_ids:
-            missing = sorted(set(shared.tolist()) - set(e.run_index.tolist()))
-            exclude(
-                rows[e.id],
-                f"lacks runs {', '.join(map(str, missing))} of the {len(shared)} seed-paired runs "
-                f"shared by the {len(chosen)} compared entries",
-            )
-    chosen = sorted(chosen, key=lambda e: e.id)
+    core, shared = shared_runs(eligible)
+    core = sorted(core, key=lambda e: e.id)
+    core_ids = {e.id for e in core}
+    alone = [e for e in eligible if e.id not in core_ids]
+    chosen = sorted(eligible, key=lambda e: e.id)
     index = {e.id: i for i, e in enumerate(chosen)}
     sign = 1.0 if s.higher_is_better else -1.0
     res = ranks = None
+    withheld = ranks_withheld(s, shared.size)
     if len(chosen) >= 2:
-        # shared ⊆ each chosen entry's runs: an entry with as many runs has exactly those
-        keep = [slice(None) if e.run_index.size == shared.size else np.isin(e.run_index, shared) for e in chosen]
-        table = np.stack([sign * e.test[k] for e, k in zip(chosen, keep)])
-        # Each entry's Boo_n chooses by its own key, as its row's (Bajgar et al. 2018, eq. 5/7): its validation
-        # scores, its test scores where it has none; so the rank interval is of the statistic displayed.
-        valid = (
-            np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(chosen, keep)])
-            if any(e.valid is not None for e in chosen)
-            else None
-        )
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
         res = sparse_comparisons(
             _pair_table(chosen, sign),
@@ -176,7 +166,13 @@ def recipe_section(
             priority=priority,
             neighbours=s.neighbours,
         )
-        ranks = None if ranks_withheld(s, shared.size) else _recipe_ranks(table, valid, chosen, shared, s, prior)
+        if not withheld:
+            table, valid = _core_table(core, shared, sign)
+            ranks = (
+                _mixed_ranks(table, valid, core, alone, chosen, s)
+                if alone
+                else _recipe_ranks(table, valid, chosen, shared, s, prior)
+            )
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, len(chosen), s)
     sota = section_sota(
@@ -202,10 +198,53 @@ def recipe_section(
         runs_needed=needed,
     )
     decided_rows([rows[e.id] for e in chosen])
-    if len(chosen) >= 2 and ranks_withheld(s, shared.size):
-        for e in chosen:
-            rows[e.id]["rank_interval"] = None  # the reason: settings.coverage, "recipe.rank"
+    if len(chosen) >= 2:
+        for e in chosen:  # the reason: settings.coverage, "recipe.rank"
+            if withheld or (e.id not in core_ids and ranks_withheld(s, e.test.size)):
+                rows[e.id]["rank_interval"] = None
     return section
+
+
+def _core_table(core: list[EntryRuns], shared: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """The core's oriented test scores on the runs it shares, and the keys its Boo_n chooses by: each entry's
+    validation scores, its test scores where it has none (Bajgar et al. 2018, eq. 5/7), None if none has any."""
+    # shared ⊆ each core entry's runs: an entry with as many runs has exactly those
+    keep = [slice(None) if e.run_index.size == shared.size else np.isin(e.run_index, shared) for e in core]
+    table = np.stack([sign * e.test[k] for e, k in zip(core, keep)])
+    if not any(e.valid is not None for e in core):
+        return table, None
+    return table, np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(core, keep)])
+
+
+def _mixed_ranks(table, valid, core: list[EntryRuns], alone: list[EntryRuns], chosen: list[EntryRuns], s):
+    """Rank intervals where some compared entries lack runs the core shares: the core resampled jointly on
+    its shared runs (as :func:`_recipe_ranks`), every other entry alone on its own runs, from a seed of its
+    own (so adding or reordering entries moves none of its resamples); one ranking of all of them per
+    resample. Alone, an entry's seed effects are not paired with the others': its interval is the wider
+    for it, never narrower."""
+    sign = 1.0 if s.higher_is_better else -1.0
+    code, purpose = SECTION_CODE["recipe"], PURPOSE["ranks"]
+    rng = np.random.default_rng(derive_seed(s.master_seed, code, purpose))
+    parts = {}
+    if s.statistic == "boo_n":
+        keys = table if valid is None else valid
+        estimate, boot = resampled_boo_n(list(table), list(keys), True, s.boo_n, "paper", s.n_resamples, rng)
+    else:
+        estimate, boot = table.mean(axis=1), resampled_means(list(table), True, s.n_resamples, rng)
+    for e, value, row in zip(core, estimate, boot):
+        parts[e.id] = (value, row)
+    for e in alone:
+        own = np.random.default_rng(derive_seed(s.master_seed, code, purpose, e.id))
+        x = sign * e.test
+        if s.statistic == "boo_n":
+            key = x if e.valid is None else sign * e.valid
+            value, row = resampled_boo_n([x], [key], False, s.boo_n, "paper", s.n_resamples, own)
+            parts[e.id] = (value[0], row[0])
+        else:
+            parts[e.id] = (x.mean(), resampled_means([x], False, s.n_resamples, own)[0])
+    estimate = np.array([parts[e.id][0] for e in chosen])
+    boot = np.stack([parts[e.id][1] for e in chosen])
+    return stats.rank_intervals_from_distribution(estimate, boot, 1 - s.alpha)
 
 
 def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:

@@ -267,23 +267,51 @@ def test_ranking_statistic_boo_n_and_loss_direction():
     assert loss["sections"][0]["sota"]["bound_side"] == "upper"
 
 
-def test_too_few_runs_are_shown_flagged_and_excluded(recipes):
+def test_too_few_runs_are_shown_flagged_and_excluded_and_partial_entries_compared(recipes):
     lonely = recipe(50, [0.99])
     partial = recipe(60, [0.95, 0.96, 0.97], index=[0, 1, 2])
     report = build_report([*recipes, lonely, partial], settings())
     rows = by_id(report)
     assert rows[50]["too_few_runs"] and not rows[50]["compared"] and rows[50]["rank"] is None
     assert "at least 2" in rows[50]["excluded_reason"]
-    assert rows[50]["runs_needed_for_decision"] == stats.runs_needed(4).for_power - 1
-    assert rows[60]["too_few_runs"] and "lacks runs 3, 4" in rows[60]["excluded_reason"]
+    assert rows[50]["runs_needed_for_decision"] == stats.runs_needed(5).for_power - 1
     assert rows[50]["mean"]["estimate"] == 0.99 and rows[50]["mean"]["low"] is None
-    assert [r["submission_id"] for r in report["entries"]][-2:] == [50, 60]  # unranked entries follow
+    assert [r["submission_id"] for r in report["entries"]][-1:] == [50]  # unranked entries follow
+    # The entry lacking runs the others share is compared on the seeds it has, ranked by its mean; its rank
+    # interval is withheld (3 runs: no interval of the mean), the others' resample the 10 runs they share.
+    assert rows[60]["compared"] and rows[60]["rank"] == 1 and rows[60]["excluded_reason"] is None
+    assert rows[60]["rank_interval"] is None
     section = report["sections"][0]
-    assert section["compared"] == [4, 3, 2, 1] and section["paired_runs"] == list(range(10))
-    assert all(50 not in (p["a"], p["b"]) and 60 not in (p["a"], p["b"]) for p in section["comparisons"])
-    # The excluded entries do not change what the compared ones get.
-    alone = build_report(recipes, settings())
-    assert alone["sections"][0]["comparisons"] == section["comparisons"]
+    assert sorted(section["compared"]) == [1, 2, 3, 4, 60] and section["paired_runs"] == list(range(10))
+    assert all(rows[i]["rank_interval"] is not None for i in (1, 2, 3, 4))
+    assert any(60 in (p["a"], p["b"]) for p in section["comparisons"])
+    assert all(50 not in (p["a"], p["b"]) for p in section["comparisons"])
+
+
+def test_a_newcomer_never_evicts_an_entry_from_the_ranking():
+    """A statistician's finding: two entries sharing 2 of their seeds were both ranked; a newcomer far below
+    with all 10 seeds made the greedy core {newcomer, entry 1} and left the leader, entry 2, unranked ("lacks
+    runs"). Every entry of 2 runs or more is now compared; the core only decides how ranks are resampled.
+    And on random partial boards: adding an entry never takes one out of the ranking."""
+    first = recipe(1, [0.80, 0.79, 0.81, 0.80, 0.78, 0.80, 0.81], index=[0, 2, 3, 6, 7, 8, 9])
+    second = recipe(2, [0.80, 0.81, 0.80, 0.79], index=[1, 3, 5, 6])
+    newcomer = recipe(99, 0.5 + 0.001 * np.arange(10))
+    before = by_id(build_report([first, second], settings()))
+    after = by_id(build_report([first, second, newcomer], settings()))
+    assert before[2]["rank"] == after[2]["rank"] == 1 and before[1]["rank"] == after[1]["rank"] == 2
+    assert after[99]["rank"] == 3 and all(r["compared"] for r in after.values())
+    rng = np.random.default_rng(23)
+    for _ in range(30):
+        board = []
+        for j in range(int(rng.integers(2, 6))):
+            index = np.sort(rng.choice(10, size=int(rng.integers(2, 11)), replace=False))
+            board.append(recipe(j + 1, 0.8 + 0.02 * rng.standard_normal(index.size), index=index))
+        index = np.sort(rng.choice(10, size=int(rng.integers(2, 11)), replace=False))
+        extra = recipe(77, rng.uniform(0.3, 0.9) + 0.02 * rng.standard_normal(index.size), index=index)
+        s = settings(n_resamples=100)
+        ranked = {r["submission_id"] for r in build_report(board, s)["entries"] if r["compared"]}
+        assert ranked == {e.id for e in board}
+        assert ranked <= {r["submission_id"] for r in build_report([*board, extra], s)["entries"] if r["compared"]}
 
 
 def test_missing_run_shrinks_the_paired_set_when_that_keeps_more_pairs(recipes):

@@ -294,7 +294,8 @@ def test_copies_left_out_of_the_comparisons_count_once_too():
     c = 0.7 + 0.01 * rng.standard_normal(2)
     twins = [EntryRuns(j, f"C{j}", "c", "recipe", 10, np.array([0, 1]), c.copy()) for j in (10, 11)]
     section = build_report(full + twins, ReportSettings(n_resamples=200, k_runs=10))["sections"][0]
-    assert section["compared"] == [1, 2, 3, 4]
+    # Compared too now (each pair on the seeds it shares; their 2 runs give no rank interval), counted once in m.
+    assert sorted(section["compared"]) == [1, 2, 3, 4, 10, 11] and section["paired_runs"] == list(range(10))
     assert (section["sota"]["m"], section["sota"]["duplicates"]) == (5, 1)
 
 
