@@ -366,7 +366,7 @@ class ChallengeMovingActions:
 
     @extend_schema(
         request=None,
-        responses={(200, "application/zip"): OpenApiTypes.BINARY},
+        responses={(200, "application/zip"): OpenApiTypes.BINARY, **error_responses(400)},
         operation_id="challenges_bundle_export",
         description="The challenge as a bundle (hosts; audit-logged): manifest.json and data/.",
     )

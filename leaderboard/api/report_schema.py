@@ -8,12 +8,15 @@ challenge with that α would be.
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
 from ..choices import Board, Feedback, RankingStatistic, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, EntryProvenance
+from ..services.paging import PAGE_MAX
 from ..services.reports import OVERRIDABLE
+from .paging import whole
 
 
 def _model_validators(field_name: str) -> list:
@@ -402,10 +405,32 @@ class LeaderboardSerializer(serializers.Serializer):
     entries = EntrySerializer(many=True)
 
 
+def challenge_field_schema(field_name: str, kind: str) -> dict:
+    """The schema of a query parameter overriding a challenge field: the bounds of the field's own validators."""
+    schema: dict = {"type": kind}
+    for validator in Challenge._meta.get_field(field_name).validators:
+        if isinstance(validator, MinValueValidator):
+            schema["minimum"] = validator.limit_value
+        elif isinstance(validator, MaxValueValidator):
+            schema["maximum"] = validator.limit_value
+    return schema
+
+
+#: γ of Bouthillier et al.'s rule, strictly between ½ and 1 (``evaluation.stats._validation.check_gamma``).
+GAMMA_SCHEMA = {"type": "number", "minimum": 0.5, "exclusiveMinimum": True, "maximum": 1, "exclusiveMaximum": True}
+
 OVERRIDE_PARAMETERS = [
-    OpenApiParameter("n", int, description="Boo_n pool size, 1 to 1000 (default: the challenge's)."),
-    OpenApiParameter("gamma", float, description="γ of the decision rule, strictly between 0.5 and 1."),
-    OpenApiParameter("alpha", float, description="Significance level, from 1e-06 to 0.5."),
+    OpenApiParameter(
+        "n",
+        challenge_field_schema(OVERRIDABLE["n"], "integer"),
+        description="Boo_n pool size, 1 to 1000 (default: the challenge's).",
+    ),
+    OpenApiParameter("gamma", GAMMA_SCHEMA, description="γ of the decision rule, strictly between 0.5 and 1."),
+    OpenApiParameter(
+        "alpha",
+        challenge_field_schema(OVERRIDABLE["alpha"], "number"),
+        description="Significance level, from 1e-06 to 0.5.",
+    ),
     OpenApiParameter("statistic", str, enum=list(RankingStatistic.values), description="Ranking statistic."),
 ]
 FORMAT_PARAMETER = OpenApiParameter(
@@ -418,16 +443,16 @@ BOARD_PARAMETER = OpenApiParameter(
     description="Which board's scores: public (default), or private (hosts until the reveal; 403 otherwise).",
 )
 PAGING_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Entries per page (default 50, at most 500)."),
-    OpenApiParameter("offset", int, description="First entry of the page, in display order (default 0)."),
+    OpenApiParameter("limit", whole(1, PAGE_MAX), description="Entries per page (default 50, at most 500)."),
+    OpenApiParameter("offset", whole(), description="First entry of the page, in display order (default 0)."),
     OpenApiParameter("q", str, description="Only entries whose team or method name contains this."),
-    OpenApiParameter("around", int, description="The page centred on this submission (`offset` ignored)."),
+    OpenApiParameter("around", whole(), description="The page centred on this submission (`offset` ignored)."),
 ]
 # The filters (api/filters.py) the challenge's runs and submissions actions apply themselves.
 RUN_FILTERS = [
-    OpenApiParameter("submission", int, description="Only this submission's runs."),
+    OpenApiParameter("submission", whole(), description="Only this submission's runs."),
     OpenApiParameter("status", str, enum=list(RunStatus.values)),
-    OpenApiParameter("index", int, description="Only the runs with this index (seed)."),
+    OpenApiParameter("index", whole(), description="Only the runs with this index (seed)."),
 ]
 SUBMISSION_FILTERS = [
     OpenApiParameter("status", str, enum=list(SubmissionStatus.values)),

@@ -44,6 +44,7 @@ from ..services.reports import (
 )
 from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
+from .paging import whole
 from .renderers import CSVRenderer
 from .report_schema import (
     BOARD_PARAMETER,
@@ -316,8 +317,8 @@ class LeaderboardView(ReportViewMixin, APIView):
 
 @extend_schema(
     parameters=[
-        OpenApiParameter("a", int, required=True, description="Submission id of entry A."),
-        OpenApiParameter("b", int, required=True, description="Submission id of entry B."),
+        OpenApiParameter("a", whole(1), required=True, description="Submission id of entry A."),
+        OpenApiParameter("b", whole(1), required=True, description="Submission id of entry B."),
         *OVERRIDE_PARAMETERS,
         BOARD_PARAMETER,
     ],

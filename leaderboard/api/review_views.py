@@ -34,10 +34,11 @@ from ..services.moderation import (
     team_moderate,
     team_restore,
 )
+from .paging import whole
 
 FILE_PARAMETER = OpenApiParameter(
     "file",
-    OpenApiTypes.INT,
+    whole(),
     required=False,
     description="A prediction file's index (0 to k-1). Without it: the recipe, the one prediction file, or "
     "all of them as one zip archive.",

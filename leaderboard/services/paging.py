@@ -49,6 +49,8 @@ class EntriesPage:
         }
 
 
+#: The largest whole-number query parameter taken (18 digits): :func:`whole_number`, and the schema's maximum.
+WHOLE_NUMBER_MAX = 10**18 - 1
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,18}")
 
 

@@ -96,3 +96,26 @@ def test_a_contestant_who_may_not_moderate_hears_so_before_the_input_is_checked(
         assert response.status_code == 403, response.content
         assert "hosts" in response.json()["detail"]
     assert not Submission.objects.exclude(moderation="").exists()
+
+
+def test_the_schema_declares_the_bounds_the_server_enforces():
+    """A reviewer's schemathesis run: schema-valid requests (limit=0, offset=-1, gamma=-3.8e16) were refused,
+    because the schema typed them as bare integers and numbers; and the bundle export's 400 was undeclared."""
+    from tests.api_contract import api_schema
+
+    schema = api_schema()
+
+    def parameter(path: str, name: str) -> dict:
+        found = [p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == name]
+        assert found, (path, name)
+        return found[0]["schema"]
+
+    assert parameter("/api/submissions/", "limit") == {"type": "integer", "minimum": 1, "maximum": 500}
+    assert parameter("/api/submissions/", "offset")["minimum"] == 0
+    board = "/api/challenges/{slug}/leaderboard/"
+    assert parameter(board, "limit")["maximum"] == 500 and parameter(board, "around")["minimum"] == 0
+    assert parameter(board, "n") == {"type": "integer", "minimum": 1, "maximum": 1000}
+    assert parameter(board, "alpha") == {"type": "number", "minimum": 1e-6, "maximum": 0.5}
+    assert parameter(board, "gamma")["exclusiveMinimum"] is True and parameter(board, "gamma")["maximum"] == 1
+    assert parameter("/api/challenges/{slug}/compare/", "a")["minimum"] == 1
+    assert "400" in schema["paths"]["/api/challenges/{slug}/bundle/"]["get"]["responses"]
