@@ -615,34 +615,45 @@ def _adjusted_identical(best, m, n, se, alpha) -> AdjustedSota:
     return AdjustedSota(best, float(estimate), lower, "binomial", m, alpha, n, None)
 
 
-def _shrunk(estimates: np.ndarray, m: int, ses: np.ndarray | None = None, window: float = np.inf):
-    """The m entries' scores (missing ones at the median) and θ(w) = c + w (θ̂ - c), c the mean of the
-    board's bulk: the scores within ``window`` of their median (12 standard deviations: :func:`_bulk_window`).
+def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.ndarray | None = None):
+    """The m entries' scores (missing ones at the median), who contends, and the centre c of θ(w).
 
-    Entries far from the bulk (a submission at chance level) add nothing to the law of the maximum; in
-    c they dragged it down, spread the modelled competitors apart and so tightened the bound: one entry at
-    0.10 beside five at 0.77-0.83 (n = 500) moved the lower bound from 0.7849 to 0.7961 (a statistician's
-    finding). Now they move no bit of c while they are fewer than half the board.
-
-    Returns ``(c, values, counts, value_ses)``: the distinct (score, standard error) pairs and
-    how many entries hold each (``value_ses`` None without ``ses``). Sorted and summed in
-    sorted order, so the entries' order changes no bit of the result.
+    Returns ``(c, values, counts, value_ses, contends)``: the distinct (score, standard error) pairs, how
+    many entries hold each (``value_ses`` None without ``ses``), and whether each contends: the best score
+    and every score within 12 standard deviations of the runner-up's (:func:`_contending`). Contenders
+    are shrunk toward c, their mean; the others keep their observed scores in the law of the maximum.
+    An entry far below (a submission at chance level) so moves neither c nor the law: shrunk toward c
+    with its own large se, it had tightened the bound by up to 7 se, and in c it had spread the
+    competitors apart (0.7849 to 0.7961 for one entry at 0.10 beside five at 0.77-0.83, n = 500: two
+    statisticians' findings). Sorted and summed in sorted order: the entries' order changes no bit.
     """
-    full = np.sort(np.concatenate([estimates, np.full(m - estimates.size, np.median(estimates))]))
-    bulk = full[np.abs(full - np.median(full)) <= window]  # empty only between two far halves (or at se 0)
-    centre = float((bulk if bulk.size else full).mean())
+    pad = m - estimates.size
+    scores = np.concatenate([estimates, np.full(pad, np.median(estimates))])
     if ses is None:
-        values, counts = np.unique(full, return_counts=True)
-        return centre, values, counts, None
-    pad = np.full(m - estimates.size, np.median(ses))
-    pairs, counts = np.unique(
-        np.column_stack(
-            [np.concatenate([estimates, np.full(pad.size, np.median(estimates))]), np.concatenate([ses, pad])]
-        ),
-        axis=0,
-        return_counts=True,
-    )
-    return centre, pairs[:, 0].copy(), counts, pairs[:, 1].copy()
+        values, counts = np.unique(scores, return_counts=True)
+        value_ses = None
+    else:
+        pairs, counts = np.unique(
+            np.column_stack([scores, np.concatenate([ses, np.full(pad, np.median(ses))])]), axis=0, return_counts=True
+        )
+        values, value_ses = pairs[:, 0].copy(), pairs[:, 1].copy()
+    contends = _contending(values, counts, n, se, value_ses)
+    centre = float(np.repeat(values[contends], counts[contends]).mean())
+    return centre, values, counts, value_ses, contends
+
+
+def _contending(values, counts, n: int | None, se: float, value_ses) -> np.ndarray:
+    """The best score and those within 12 standard deviations (at the runner-up's score) of the runner-up:
+    as far as :func:`_binomial_max` and :func:`_normal_max` read the law of the maximum."""
+    order = np.argsort(values, kind="stable")
+    ranked = np.repeat(order, counts[order])  # entries, worst first
+    runner = ranked[-2] if ranked.size >= 2 else ranked[-1]
+    x = float(values[runner])
+    if n is not None:
+        window = 12 * (np.sqrt(n * x * (1 - x)) + 1.0) / n
+    else:
+        window = 12 * (float(value_ses[runner]) if value_ses is not None else se)
+    return values >= x - window
 
 
 def _binomial_max(values, counts, n):
@@ -690,7 +701,7 @@ def _log_cdf_max(grid, values, ses, counts, cut):
     return log_cdf
 
 
-def _normal_max(values, ses, counts, expected: bool = True):
+def _normal_max(values, ses, counts, expected: bool = True, spread: float | None = None):
     """(E[max], P(max >= x)) of independent normal scores N(values, ses²), on a fine grid.
 
     ``P(max <= g) = Π_j Φ((g - θ_j)/s_j)^c_j`` (Møllersen & Holsbø, §4.2, eq. 8). An
@@ -701,7 +712,7 @@ def _normal_max(values, ses, counts, expected: bool = True):
     ``P(max >= x)`` computed at x itself rather than interpolated (docs/scale.md); there,
     ``expected=False`` (only the tail is wanted) skips the grid and returns E[max] as NaN.
     """
-    spread = float(ses.max())
+    spread = float(ses.max()) if spread is None else spread  # the grid's half-width, in se of the contenders
     points = 4001
     cut = np.searchsorted(
         np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points), values + 12 * ses, side="right"
@@ -726,33 +737,24 @@ def _normal_max(values, ses, counts, expected: bool = True):
     return mean, lambda x: float(1.0 - np.interp(x, grid, cdf, left=0.0, right=1.0))
 
 
-def _bulk_window(estimates: np.ndarray, n: int | None, se: float, ses: np.ndarray | None) -> float:
-    """12 standard deviations of a score at the median: as far as :func:`_binomial_max` and
-    :func:`_normal_max` read the law of the maximum (an entry that far below changes no bit of it)."""
-    mid = float(np.median(estimates))
-    if n is not None:
-        return 12 * (np.sqrt(n * mid * (1 - mid)) + 1.0) / n
-    return 12 * (float(ses.max()) if ses is not None and ses.size else se)
-
-
 def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota):
     """Estimate and lower bound under the non-identical model with the entries' own scores.
 
-    The entries' accuracies are modelled as ``θ_j(w) = c + w (θ̂_j - c)``, shrunk toward
-    their mean c (w = 0: identical entries, the identical form; w = 1: the observed
-    scores), with w chosen so that E[θ̂_max] equals ``best`` (Møllersen & Holsbø's
-    shrinkage of the observed scores); the estimate is max_j θ_j(w). The lower bound
-    takes the w at which P(θ̂_max >= best) = α/2.
+    The contenders' accuracies (:func:`_shrunk`) are modelled as ``θ_j(w) = c + w (θ̂_j - c)``,
+    shrunk toward their mean c (w = 0: identical contenders, the identical form; w = 1: the
+    observed scores), the other entries at their observed scores, with w chosen so that
+    E[θ̂_max] equals ``best`` (Møllersen & Holsbø's shrinkage of the observed scores); the
+    estimate is max_j θ_j(w). The lower bound takes the w at which P(θ̂_max >= best) = α/2.
     """
-    centre, values, counts, ses_full = _shrunk(estimates, m, ses, _bulk_window(estimates, n, se, ses))
+    centre, values, counts, ses_full, contends = _shrunk(estimates, m, n, se, ses)
     if ses_full is None:
         ses_full = np.full(values.size, se)
 
     def law(w, expected=True):
-        thetas = centre + w * (values - centre)
+        thetas = np.where(contends, centre + w * (values - centre), values)
         if n is not None:
             return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
-        return _normal_max(thetas, ses_full, counts, expected)
+        return _normal_max(thetas, ses_full, counts, expected, spread=float(ses_full[contends].max()))
 
     def solve(f, fallback):
         if f(0.0) >= 0:

@@ -336,10 +336,23 @@ def test_an_entry_far_below_never_tightens_the_bound(n):
     base = adjusted_sota(0.832, 5, **size, estimates=close, standard_errors=ses)
     assert base.model == "nonidentical"
     previous = base
-    for junk in ([0.10], [0.10, 0.12, 0.09]):
+    for junk in ([0.10], [0.10, 0.12, 0.09], [0.10] * 5, [0.10] * 6, [0.10] * 9):  # junk as half the board and more
         extra_ses = None if ses is None else ses + [0.01] * len(junk)
         more = adjusted_sota(0.832, 5 + len(junk), **size, estimates=close + junk, standard_errors=extra_ses)
         assert more.lower <= previous.lower + 1e-12 and more.estimate <= previous.estimate + 1e-9  # brentq: w to 1e-7
         previous = more
     if n == 500:
         assert base.lower == pytest.approx(0.7849, abs=5e-5)
+
+
+def test_a_noisy_entry_far_below_never_tightens_the_bound():
+    """A statistician's finding: shrunk toward the centre with its own large se, an entry far below sat at c
+    at w = 0, the solver fell back on the identical form and the bound tightened by 7 se. Entries outside
+    the contenders keep their observed scores in the law, so adding one only loosens the bound."""
+    close = [0.832, 0.80, 0.786, 0.79, 0.77]
+    ses = [0.01, 0.012, 0.011, 0.01, 0.013]
+    base = adjusted_sota(0.832, 5, standard_error=0.01, estimates=close, standard_errors=ses)
+    for far, far_se in ((-50.0, 0.1), (0.3, 0.08), (0.5, 0.06), (0.6, 0.001)):
+        more = adjusted_sota(0.832, 6, standard_error=0.01, estimates=close + [far], standard_errors=ses + [far_se])
+        assert more.lower <= base.lower + 1e-9, (far, far_se, more.lower, base.lower)
+        assert more.estimate <= base.estimate + 1e-9
