@@ -20,7 +20,12 @@ from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, Re
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, score_over_files, se_through
 from evaluation.stats.boon import min_runs_for_interval
-from evaluation.stats.bootstrap import mean_interval_shown, rank_intervals_backend, resampled_boo_n, resampled_means
+from evaluation.stats.bootstrap import (
+    MIN_RUNS_MEAN_INTERVAL,
+    rank_intervals_backend,
+    resampled_boo_n,
+    resampled_means,
+)
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
 #: The names of a prediction entry's interval of its mean (:func:`evaluation.stats.testset.entry_mean_intervals`).
@@ -34,15 +39,18 @@ ENTRY_METHODS = {
 __all__ = ["ENTRY_METHODS", "assemble_section", "prediction_section", "recipe_section", "shared_runs"]
 
 
-def shared_runs(entries: list[EntryRuns]) -> tuple[list[EntryRuns], np.ndarray]:
-    """Entries to compare and the run indices they all share (see :mod:`evaluation.report`).
+def shared_runs(entries: list[EntryRuns], floor: int = 2) -> tuple[list[EntryRuns], np.ndarray]:
+    """The core, the entries the rank bootstrap resamples jointly, and the run indices they all share.
 
-    Greedy: the next entry keeps most of the shared indices, the earliest in pool order
-    on a tie. Entries with the same run indices are interchangeable, so each step looks
-    at the first remaining entry of each distinct set of run indices: Θ(entries x sets),
+    Greedy: the next entry keeps most of the shared indices, the earliest in pool order (most
+    runs, then submission id: never a name, so renaming moves nothing) on a tie; the core keeps
+    the most pairs x shared runs among those sharing at least ``floor`` runs (the runs a rank
+    interval needs: four entries of 5 runs joining three of 10 left no rank interval at all, a
+    statistician's finding). Entries with the same run indices are interchangeable, so each step
+    looks at the first remaining entry of each distinct set of run indices: Θ(entries x sets),
     not Θ(entries²).
     """
-    pool = sorted(entries, key=lambda e: (-e.test.size, e.name, e.team, e.id))
+    pool = sorted(entries, key=lambda e: (-e.test.size, e.id))
     if not pool:
         return [], np.empty(0, dtype=np.int64)
     chosen = [pool[0]]
@@ -59,7 +67,7 @@ def shared_runs(entries: list[EntryRuns]) -> tuple[list[EntryRuns], np.ndarray]:
         heads[key] += 1
         if heads[key] == len(queues[key]):
             del heads[key]
-        if len(common) < 2:
+        if len(common) < max(2, floor):
             break
         observations = len(chosen) * (len(chosen) - 1) // 2 * len(common)
         if observations >= best[0]:
@@ -146,7 +154,9 @@ def recipe_section(
     for e in entries:
         if e.test.size < 2:
             exclude(rows[e.id], f"{e.test.size} run: at least 2 are needed to compare")
-    core, shared = shared_runs(eligible)
+    core, shared = shared_runs(eligible, rank_runs_needed(s))
+    if len(core) < 2:  # no two entries share the runs an interval needs: the most pairs x runs, as the core
+        core, shared = shared_runs(eligible)
     core = sorted(core, key=lambda e: e.id)
     core_ids = {e.id for e in core}
     alone = [e for e in eligible if e.id not in core_ids]
@@ -254,9 +264,14 @@ def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
     ``benchmarks/bench_coverage.py``); nor on a board ranked by the mean where the mean has no interval
     (:func:`evaluation.stats.bootstrap.mean_interval_shown`: 88-92 % at k = 5). The reason is
     :func:`evaluation.report.coverage.rank_withheld_reason`."""
+    return paired_runs < rank_runs_needed(s)
+
+
+def rank_runs_needed(s: ReportSettings) -> int:
+    """The runs a rank interval needs (:func:`ranks_withheld`): 3n on a Boo_n board, else the mean's 6."""
     if s.statistic == "boo_n":
-        return paired_runs < min_runs_for_interval(int(s.boo_n))
-    return not mean_interval_shown(paired_runs)
+        return min_runs_for_interval(int(s.boo_n))
+    return MIN_RUNS_MEAN_INTERVAL
 
 
 def decided_rows(compared: list[dict]) -> None:

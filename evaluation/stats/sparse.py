@@ -109,6 +109,18 @@ class _Tester:
             if np.isnan(self.x).any():
                 self.present = ~np.isnan(self.x)
 
+    def comparable(self, codes: np.ndarray, n: int) -> np.ndarray:
+        """The pair codes whose entries share at least 2 seeds (all of them unpaired or complete): a pair
+        sharing fewer says nothing, so it is left uncompared, its difference inferred where the order
+        implies it, as for a pair a sparse board does not check. Decided as "not significant" it blocked
+        that inference: A > B and B > C decided, A and C sharing no seed, and A and C shared a letter (a
+        statistician's finding)."""
+        if self.present is None:
+            return codes
+        shared = self.shared(codes // n, codes % n)
+        assert shared is not None  # present is set
+        return codes[shared >= 2]
+
     def shared(self, i: np.ndarray, j: np.ndarray) -> np.ndarray | None:
         """Seeds each paired pair shares (None: every run, the table being complete)."""
         if self.present is None:
@@ -478,7 +490,7 @@ def sparse_comparisons(
     family = n * (n - 1) // 2
     tester = _Tester(rows, paired)
     rule = {"alpha": alpha, "gamma": gamma, "correction": correction, "family_size": family}
-    codes = _first_pairs(tester, priority, neighbours, rule)
+    codes = tester.comparable(_first_pairs(tester, priority, neighbours, rule), n)
     i, j, p, pvalue_raw, d, order = _settled_decisions(tester, codes, priority, neighbours, rule)
     better = d.significant & d.meaningful
     frontier = _frontier(n, i, j, better, order)
@@ -538,7 +550,9 @@ def _settled_decisions(tester: _Tester, codes: np.ndarray, priority: np.ndarray,
         order = _sparse_order(n, i, j, better, priority)
         unbeaten = np.zeros(n, dtype=bool)
         unbeaten[_unbeaten(n, i, j, better, order)] = True
-        extra = _unchecked_pairs(tester, codes, order, priority, neighbours, **rule, unbeaten=unbeaten)
+        extra = tester.comparable(
+            _unchecked_pairs(tester, codes, order, priority, neighbours, **rule, unbeaten=unbeaten), n
+        )
         if not extra.size:
             return i, j, p, pvalue_raw, d, order
         codes = np.union1d(codes, extra)

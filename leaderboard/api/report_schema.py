@@ -154,8 +154,10 @@ class EntrySerializer(serializers.Serializer):
         allow_null=True,
         fields={
             "rank": serializers.IntegerField(
-                help_text="The entry's rank by the ranking statistic alone (competition ranking), which the bootstrap "
-                "resamples; it differs from the row's shown ``rank`` where a verdict moved the entry (an inversion)."
+                help_text="The entry's rank by the ranking statistic alone (competition ranking) on the runs the bootstrap "
+                "resamples (the section's ``paired_runs``, or the entry's own runs where it lacks some of them); it "
+                "differs from the row's shown ``rank`` where a verdict moved the entry (an inversion) or where those "
+                "runs are not all of the entry's."
             ),
             "low": serializers.IntegerField(
                 help_text="Best rank of the interval (1 = top); it contains the shown rank."

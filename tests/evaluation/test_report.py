@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -546,3 +547,50 @@ def test_a_prediction_entry_interval_stays_inside_the_metrics_range():
     (row,) = build_report([prediction(1, result.outcomes)], s)["entries"]
     assert row["mean"]["estimate"] == pytest.approx(result.score)
     assert row["mean"]["low"] < row["mean"]["estimate"] < row["mean"]["high"] == 1.0
+
+
+def test_entries_short_of_the_runs_an_interval_needs_do_not_take_the_others_intervals():
+    """A statistician's finding: three entries of 10 runs had rank intervals; four of runs 0-4 joined the core
+    (most pairs x runs) on 5 shared runs, below the 6 a mean board's rank interval needs, and every rank
+    interval went. The core now shares at least those 6; the four are resampled alone, without interval."""
+    rng = np.random.default_rng(3)
+    full = [recipe(i + 1, 0.80 + 0.01 * i + 0.005 * rng.standard_normal(10)) for i in range(3)]
+    part = [recipe(10 + i, 0.75 + 0.005 * rng.standard_normal(5), index=np.arange(5)) for i in range(4)]
+    report = build_report(full + part, settings())
+    rows = by_id(report)
+    assert report["sections"][0]["paired_runs"] == list(range(10))
+    assert [(rows[i]["rank_interval"]["low"], rows[i]["rank_interval"]["high"]) for i in (3, 2, 1)] == [
+        (1, 1),
+        (2, 2),
+        (3, 3),
+    ]
+    assert all(rows[i]["rank_interval"] is None and rows[i]["compared"] for i in (10, 11, 12, 13))
+
+
+def test_a_pair_sharing_no_seed_is_inferred_not_decided():
+    """A statistician's finding: A (seeds 0-5) > B (0-11) > C (6-11) decided, A and C sharing no seed: the pair
+    was "not significant" (p = 1, P = 0.5), which blocked the inference A > C, and A and C shared a letter.
+    Now it is not compared (compare() refuses it likewise) and the letters follow the order."""
+    rng = np.random.default_rng(0)
+    a = recipe(1, 0.90 + 0.002 * rng.standard_normal(6), index=np.arange(6))
+    b = recipe(2, 0.80 + 0.002 * rng.standard_normal(12))
+    c = recipe(3, 0.70 + 0.002 * rng.standard_normal(6), index=np.arange(6, 12))
+    report = build_report([a, b, c], settings(k_runs=12))
+    rows = by_id(report)
+    assert [rows[i]["groups"] for i in (1, 2, 3)] == ["a", "b", "c"]
+    assert {(p["a"], p["b"]) for p in report["sections"][0]["comparisons"]} == {(1, 2), (2, 3)}
+
+
+def test_renaming_entries_moves_no_number():
+    """A statistician's finding: the core broke ties by name, so renaming entries changed rank intervals."""
+    rng = np.random.default_rng(3014)
+    for _ in range(40):
+        board = []
+        for j in range(int(rng.integers(3, 8))):
+            index = np.sort(rng.choice(10, size=int(rng.integers(6, 10)), replace=False))
+            board.append(recipe(j + 1, 0.8 + 0.01 * rng.standard_normal(index.size), index=index, name=f"n{j}"))
+        renamed = [replace(e, name=f"z{9 - e.id}") for e in board]
+        s = settings(n_resamples=100)
+        first, second = by_id(build_report(board, s)), by_id(build_report(renamed, s))
+        for i, row in first.items():
+            assert (row["rank_interval"], row["groups"]) == (second[i]["rank_interval"], second[i]["groups"])
