@@ -271,8 +271,7 @@ def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:
         run.finished_at = timezone.now()
         run.lease_expires_at, run.lease_owner = None, ""
         run.save()
-        if run.status == RunStatus.SUCCEEDED:  # it answered: a refund for an earlier run's platform fault ends
-            Submission.objects.filter(pk=run.submission_id, counts_toward_quota=False).update(counts_toward_quota=True)
+        submission_charge_if_answered(submission_id=run.submission_id)
     runs_changed(submission_id=run.submission_id)
     return True
 
@@ -363,13 +362,25 @@ def submission_refund(*, submission_id: int) -> None:
     team saw of that run is an answer about the hidden labels, which a refund would make free: a file scored
     beside one the platform failed on was a free probe past every quota (issues 26 and 33). Cancelling
     follows the same rule."""
-    answered = Run.objects.filter(submission_id=submission_id).filter(
+    if answered_runs(submission_id=submission_id).exists():
+        return
+    Submission.objects.filter(pk=submission_id).update(counts_toward_quota=False)
+
+
+def answered_runs(*, submission_id: int):
+    """The submission's runs that answered about the hidden labels: scored, or failed by the host's scoring
+    program (:func:`submission_refund`'s rule)."""
+    return Run.objects.filter(submission_id=submission_id).filter(
         Q(status=RunStatus.SUCCEEDED)
         | Q(status=RunStatus.FAILED, error_message=PROGRAM_FAILED, submission__challenge__scoring_program__gt="")
     )
-    if answered.exists():
-        return
-    Submission.objects.filter(pk=submission_id).update(counts_toward_quota=False)
+
+
+def submission_charge_if_answered(*, submission_id: int) -> None:
+    """A run just answered: a refund an earlier run's platform fault gave ends (whichever run the platform
+    failed first, the answer is charged; :func:`submission_refund`)."""
+    if answered_runs(submission_id=submission_id).exists():
+        Submission.objects.filter(pk=submission_id, counts_toward_quota=False).update(counts_toward_quota=True)
 
 
 def _summarise(statuses: list[tuple[str, str]]) -> tuple[str | None, str]:

@@ -768,3 +768,28 @@ def test_one_user_asks_for_a_bounded_number_of_checks_an_hour(host, queued, monk
     assert client_for(make_user("other-host")).get("/api/challenges/").status_code == 200
     AuditEntry.objects.filter(actor=host).update(created=timezone_now() - timedelta(hours=2))
     assert put(first).status_code == 202  # an hour later
+
+
+def test_a_platform_fault_first_then_a_charged_failure_is_charged(host):
+    """A reviewer's finding: the refund of a platform fault on the first file stayed when the program then
+    failed on the second (a charged answer): a free probe. The answered run re-charges, whichever came first."""
+    challenge = ready(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(str)
+    calls = []
+
+    def platform_then_program(source, y_true, y_pred):
+        calls.append(len(y_true))
+        if len(calls) == 1:
+            raise RuntimeError("a platform bug")
+        raise ScoringProgramError("score(y_true, y_pred) raised KeyError", kind="raised")
+
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    files = [
+        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)}))) for i in range(2)
+    ]
+    entry = submission_create_predictions(challenge=challenge, user=make_user("prober"), method_name="two", files=files)
+    submission_score(submission_id=entry.pk, runner=platform_then_program)
+    entry = Submission.objects.get(pk=entry.pk)
+    runs = list(entry.runs.order_by("index"))
+    assert "platform error" in runs[0].error_message and runs[1].error_message == PROGRAM_FAILED
+    assert entry.counts_toward_quota is True
