@@ -144,6 +144,8 @@ class BoundedUploadHandler(FileUploadHandler):
         """A body that ended before its ``Content-Length`` (the client went away) is refused, not parsed short:
         Django's parser takes an early end of the stream for the end of the form, so an upload cut after its
         second of three files was stored and scored as an entry of two (a reviewer's finding)."""
+        if getattr(self.request, "_upload_refusal", None) is not None:
+            return  # refused already (a file too large, too many): the body was left unread on purpose
         stream = getattr(self.request, "_stream", None)
         read, declared = getattr(stream, "_pos", None), getattr(stream, "limit", None)
         if read is None or declared is None or read >= declared:
