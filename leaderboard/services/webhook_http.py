@@ -305,10 +305,8 @@ def _connections(target: WebhookTarget, timeout: float):
 
 
 def _public_reason(exc: BaseException) -> str:
-    if isinstance(exc, AddressNotAllowed):
+    if isinstance(exc, (AddressNotAllowed, HostNotResolved)):  # one answer: which names exist stays unsaid
         return "address not allowed"
-    if isinstance(exc, HostNotResolved):
-        return "could not resolve the host"
     if isinstance(exc, ServiceError):
         return "URL not allowed"
     if isinstance(exc, (socket.timeout, TimeoutError)):

@@ -303,6 +303,24 @@ def test_dns_rebinding_to_loopback_at_delivery_never_connects_to_it(host, resolv
     assert listener.connections() == 0
 
 
+def test_a_name_that_stops_resolving_fails_its_delivery_as_a_private_one_does(host, resolver, monkeypatch):
+    """A reviewer's finding: a delivery's reason still told "could not resolve the host" from "address not
+    allowed", so a name re-pointed after registration mapped which internal names exist."""
+    challenge, _ = digits_challenge(host)
+    resolver.answers[NAME] = [[PUBLIC]]
+    assert post_hook(host, challenge, f"http://{NAME}/h").status_code == 201
+    real = socket.getaddrinfo
+
+    def gone(name, *args, **kwargs):
+        if name == NAME:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", gone)
+    delivery = deliver(Webhook.objects.get())
+    assert (delivery.status, delivery.last_error) == ("failed", "address not allowed")
+
+
 def test_the_connection_goes_to_the_checked_address_with_the_name_in_the_host_header(
     host, resolver, receiver, listener, monkeypatch
 ):
