@@ -12,8 +12,10 @@ class StrictOrderingFilter(OrderingFilter):
     fields and answers in the default order, so a typo looked like a sort that worked (a reviewer's finding)."""
 
     def remove_invalid_fields(self, queryset, fields, view, request):
+        if getattr(view, "action", "list") not in (None, "list"):  # an object's page or action: it orders nothing
+            return super().remove_invalid_fields(queryset, fields, view, request)
         valid = [item[0] for item in self.get_valid_fields(queryset, view, {"request": request})]
-        unknown = [term for term in fields if term.lstrip("-") not in valid]
+        unknown = [term for term in fields if term and term.removeprefix("-") not in valid]
         if unknown:
             allowed = ", ".join(f"{name}, -{name}" for name in valid)
             raise ValidationError({self.ordering_param: [f"cannot order by {unknown[0]!r}; one of: {allowed}."]})

@@ -52,6 +52,7 @@ def test_an_unknown_api_path_is_a_json_404_naming_it_and_pages_keep_theirs(clien
         ("/api/invitations/?status=weird", "status"),  # filtered by the raw string: 200 and nothing (a reviewer)
         ("/api/challenges/?ordering=-nonexistent", "ordering"),  # DRF dropped it: the default order (a reviewer)
         ("/api/challenges/?ordering=title,bogus", "ordering"),
+        ("/api/challenges/?ordering=--title", "ordering"),
     ],
 )
 def test_a_list_parameter_that_does_not_parse_is_a_400_naming_it(board, path, parameter):
@@ -74,6 +75,10 @@ def test_known_orderings_and_invitation_statuses_still_work(board):
     titles = [c["title"] for c in client.get("/api/challenges/?ordering=-title").json()["results"]]
     assert titles == sorted(titles, reverse=True) and titles
     assert client.get("/api/invitations/?status=pending").json()["count"] == 0
+    assert client.get("/api/challenges/?ordering=title,").status_code == 200  # an empty term is no field
+    challenge, entry, _ = board
+    assert client.get(f"/api/challenges/{challenge.slug}/?ordering=bogus").status_code == 200  # one object: no order
+    assert client.get(f"/api/submissions/{entry.pk}/?ordering=bogus").status_code == 200
     refused = client.get("/api/challenges/?ordering=-nonexistent").json()["detail"]
     assert "cannot order by '-nonexistent'; one of: created, -created, title, -title." in refused
 
