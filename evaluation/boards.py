@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -237,7 +237,9 @@ def shown_entries(entries: Sequence[EntryRuns], digits: int) -> list[EntryRuns]:
     return out
 
 
-def shown_submission_score(run_scores: Sequence[float | None], feedback: str, digits: int) -> float | None:
+def shown_submission_score(
+    run_scores: Sequence[float | None], feedback: str, digits: int, pool: Callable | None = None
+) -> float | None:
     """A submission's score as published: under ``rounded``, the mean of its runs' shown (rounded) scores, rounded.
 
     Parameters
@@ -249,6 +251,9 @@ def shown_submission_score(run_scores: Sequence[float | None], feedback: str, di
         (:func:`ladder`), so it returns None here.
     digits : int
         Decimals shown under ``"rounded"``.
+    pool : callable, optional
+        How the exact scores combine (a prediction entry's files: :meth:`evaluation.metrics.Metric.pool_files`,
+        as the board pools them); default their mean. Under ``"rounded"`` the board averages the shown scores.
 
     Returns
     -------
@@ -270,7 +275,7 @@ def shown_submission_score(run_scores: Sequence[float | None], feedback: str, di
         return None
     if feedback == "rounded":
         return round(float(np.mean(shown_run_scores(np.array(values), digits))), digits)
-    mean = float(np.mean(values))
+    mean = float(pool(values)) if pool is not None else float(np.mean(values))
     if feedback != "exact":
         raise ValueError(f"`feedback` must be 'exact', 'rounded' or 'ladder', got {feedback!r}")
     return mean

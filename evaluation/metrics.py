@@ -95,6 +95,17 @@ class Metric:
         out = np.sqrt(m) if self.aggregate == "sqrt_mean" else m
         return float(out) if out.ndim == 0 else out
 
+    def pool_files(self, scores) -> float:
+        """The score of an entry of several prediction files, each scored on the same test rows: the metric
+        of their outcomes pooled, as the board shows it (:func:`evaluation.report.values.score_over_files`):
+        the mean of the files' scores, or for RMSE the square root of the mean of their MSEs.
+
+        >>> get_metric("rmse").pool_files([1.0, 3.0]) == 5**0.5, get_metric("accuracy").pool_files([0.5, 0.7])
+        (True, 0.6)
+        """
+        s = np.asarray(scores, dtype=np.float64)
+        return float(self.from_mean(float(np.mean(s**2)))) if self.aggregate == "sqrt_mean" else float(np.mean(s))
+
     def orient(self, score: float | np.ndarray) -> float | np.ndarray:
         """Return the score(s) oriented so that higher is better (losses negated)."""
         s = np.asarray(score, dtype=np.float64)

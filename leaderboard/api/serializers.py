@@ -436,7 +436,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     def get_score(self, submission: Submission) -> float | None:
         scope = scope_for(self.context, submission.challenge)
-        return scope.submission_score(submission.pk, list(submission.runs.all()))
+        return scope.submission_score(submission.pk, list(submission.runs.all()), submission.kind)
 
     @extend_schema_field(SECONDARY_SCHEMA)
     def get_secondary(self, submission: Submission) -> list[dict]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,8 +31,9 @@ from evaluation.boards import (
     shown_submission_score,
     unpack_mask,
 )
+from evaluation.metrics import get_metric
 
-from ..choices import Board, Feedback, RunStatus
+from ..choices import Board, Feedback, RunStatus, SubmissionKind
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
 from ..selectors import user_is_host
 from .dataset_files import dataset_hidden_labels
@@ -132,6 +134,7 @@ class BoardScope:
     feedback: str = Feedback.EXACT
     digits: int = 3
     ladder: dict = field(default_factory=dict)
+    pool_files: Callable | None = None  # a prediction entry's files as the board pools them (None: a program's)
 
     @property
     def sees_private(self) -> bool:
@@ -164,16 +167,18 @@ class BoardScope:
         scores = extra.get("public" if self.has_private else "test") or {}
         return {name: self.public(value) for name, value in scores.items()}
 
-    def submission_score(self, submission_id: int, runs: list[Run]) -> float | None:
-        """The submission's score as shown: the mean of its runs' exact scores, then rounded as the report rounds
-        it (:func:`evaluation.boards.shown_submission_score`), or the Ladder's release."""
+    def submission_score(self, submission_id: int, runs: list[Run], kind: str = "") -> float | None:
+        """The submission's score as shown: its runs' exact scores combined as the report combines them (a
+        prediction entry's files pooled: RMSE files of 1 and 3 show √5, as the board does, not 2), then rounded
+        as the report rounds it (:func:`evaluation.boards.shown_submission_score`), or the Ladder's release."""
         if self.feedback == Feedback.LADDER and self.board == Board.PUBLIC:
             return self.ladder.get(submission_id)
+        pool = self.pool_files if kind == SubmissionKind.PREDICTIONS else None
         if self.board == Board.PRIVATE:
             exact = [run.private_score for run in runs] if self.sees_private else []
-            return shown_submission_score(exact, Feedback.EXACT, self.digits)
+            return shown_submission_score(exact, Feedback.EXACT, self.digits, pool)
         exact = [run.public_score if self.has_private else run.test_score for run in runs]
-        return shown_submission_score(exact, self.feedback, self.digits)
+        return shown_submission_score(exact, self.feedback, self.digits, pool)
 
 
 def board_scope(*, challenge: Challenge, user, board: str | None = None) -> BoardScope:
@@ -208,6 +213,7 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
         feedback=feedback,
         digits=challenge.feedback_digits,
         ladder=releases,
+        pool_files=None if challenge.scoring_program else get_metric(challenge.metric).pool_files,
     )
 
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation import stats
+from evaluation.metrics import get_metric
 from evaluation.report.entries import complete_pairs
 
-from ..choices import BoardVersion, RankingStatistic, SubmissionStatus, TestRows
+from ..choices import BoardVersion, RankingStatistic, SubmissionKind, SubmissionStatus, TestRows
 from ..models import Challenge, Submission
 from ..selectors import SNAPSHOT_RUN_COLUMNS as RUN
 from ..selectors import SNAPSHOT_SUBMISSION_COLUMNS as SUB
@@ -36,6 +37,7 @@ class Version:
     selected: bool
     scores_private: bool  # its phase scores the private part too
     public: tuple  # (public scores, valid scores) of its succeeded runs
+    kind: str = SubmissionKind.RECIPE
 
 
 def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = None) -> dict[int, Version]:
@@ -46,8 +48,8 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
     column = "public_score" if challenge.public_fraction < 1 else "test_score"  # see boards.board_fields
     runs = snapshot.scored(column)
     score, valid = RUN.index(column), RUN.index("valid_score")
-    team, method, state, selected, rows = (
-        SUB.index(c) for c in ("team_id", "method_name", "status", "selected_for_final", "phase__test_rows")
+    team, method, state, selected, rows, kind = (
+        SUB.index(c) for c in ("team_id", "method_name", "status", "selected_for_final", "phase__test_rows", "kind")
     )
     kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
     totals: dict[tuple, int] = defaultdict(int)
@@ -67,6 +69,7 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
                 sub[selected],
                 sub[rows] != TestRows.PUBLIC,
                 (tuple(r[score] for r in runs[sub[0]]), tuple(r[valid] for r in runs[sub[0]])),
+                sub[kind],
             )
     return versions
 
@@ -87,9 +90,13 @@ def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | Non
 
 
 def ranking_value(challenge: Challenge, version: Version) -> float:
-    """The version's public ranking statistic, oriented so that higher is better."""
+    """The version's public ranking statistic as the board ranks by it, oriented so that higher is better: a
+    prediction entry by its files pooled (:meth:`evaluation.metrics.Metric.pool_files`; never Boo_n, as the
+    report's prediction section), a recipe by Boo_n or the mean of its runs."""
     public, valid = (np.array([np.nan if x is None else x for x in part], dtype=np.float64) for part in version.public)
-    if challenge.ranking_statistic == RankingStatistic.BOO_N:
+    if version.kind == SubmissionKind.PREDICTIONS:
+        value = float(public.mean()) if challenge.scoring_program else get_metric(challenge.metric).pool_files(public)
+    elif challenge.ranking_statistic == RankingStatistic.BOO_N:
         keep, _ = complete_pairs(np.arange(valid.size), valid)  # eq. 7 on the complete pairs, as the report
         public, valid = (public, None) if not keep.any() else (public[keep], valid[keep])
         value = stats.boo_n(public, challenge.boo_n, valid=valid, higher_is_better=challenge.higher_is_better)

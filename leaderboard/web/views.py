@@ -264,7 +264,9 @@ def _with_score_and_rank(request, challenge: Challenge, scope: BoardScope, submi
     prefetch_related_objects(submissions, "runs")
     for submission in submissions:
         scored = submission.status == SubmissionStatus.SCORED
-        submission.shown_score = public.submission_score(submission.pk, list(submission.runs.all())) if scored else None
+        submission.shown_score = (
+            public.submission_score(submission.pk, list(submission.runs.all()), submission.kind) if scored else None
+        )
         submission.public_rank = ranks.get(submission.pk)
     return submissions
 
@@ -491,7 +493,7 @@ def submission_detail(request, pk: int):
             "expected": expected,
             "percent": round(100 * finished / expected, 1),
             "scope": scope,
-            "score": scope.submission_score(submission.pk, runs),
+            "score": scope.submission_score(submission.pk, runs, submission.kind),
             "other_board": _other_board_score(scope, submission, runs),
             "history": entry_history(submission=submission),
             "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
@@ -507,7 +509,7 @@ def _other_board_score(scope: BoardScope, submission: Submission, runs: list) ->
     if not scope.sees_private:
         return None
     other = dataclasses.replace(scope, board=Board.PUBLIC if scope.board == Board.PRIVATE else Board.PRIVATE)
-    score = other.submission_score(submission.pk, runs)
+    score = other.submission_score(submission.pk, runs, submission.kind)
     if score is None:
         return None
     rank = report_stored_ranks(challenge=submission.challenge, board=other.board).get(submission.pk)

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.contrib.staticfiles import finders
 
@@ -544,3 +545,23 @@ def test_pages_name_the_scoring_program_s_metric(client, host):
     host_client = client_for(host)
     page = host_client.get(f"/submissions/{sub.pk}/").content.decode()
     assert "cost-weighted error</th>" in page and "accuracy</th>" not in page
+
+
+def test_a_submission_of_several_rmse_files_shows_the_board_s_pooled_score(client, host, users):
+    """A reviewer's finding: the board showed files of RMSE 1 and 3 pooled (√5), the API and the pages
+    their mean (2), and the final pick ranked by that mean. One rule now: Metric.pool_files."""
+    from leaderboard.services.dataset_files import dataset_hidden_labels, dataset_test_ids
+    from leaderboard.services.entries import entry_versions, ranking_value
+
+    challenge, _, _ = regression_challenge(host, k_runs=2)
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(float)
+    files = [UploadedFile(f"p{e}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": truth + e}))) for e in (1, 3)]
+    sub = submission_create_predictions(challenge=challenge, user=users[0], method_name="two files", files=files)
+    submission_score(submission_id=sub.pk)
+    client.force_login(users[0])
+    shown = client.get(f"/api/submissions/{sub.pk}/").json()["score"]
+    board = client.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()["entries"][0]
+    assert shown == pytest.approx(5**0.5, rel=1e-9) and board["mean"]["estimate"] == pytest.approx(shown, rel=1e-9)
+    version = entry_versions(challenge=challenge)[sub.pk]
+    assert ranking_value(challenge, version) == pytest.approx(-(5**0.5), rel=1e-9)  # oriented: lower is better
