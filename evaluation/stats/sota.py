@@ -616,7 +616,7 @@ def _adjusted_identical(best, m, n, se, alpha) -> AdjustedSota:
 
 
 def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.ndarray | None = None):
-    """The m entries' scores (missing ones at the median), who contends, and the centre c of θ(w).
+    """The m entries' scores (missing ones at the contenders' median), who contends, and the centre c of θ(w).
 
     Returns ``(c, values, counts, value_ses, contends)``: the distinct (score, standard error) pairs, how
     many entries hold each (``value_ses`` None without ``ses``), and whether each contends: the best score
@@ -628,13 +628,16 @@ def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.nda
     statisticians' findings). Sorted and summed in sorted order: the entries' order changes no bit.
     """
     pad = m - estimates.size
-    scores = np.concatenate([estimates, np.full(pad, np.median(estimates))])
+    own = _contending(estimates, np.ones(estimates.size, dtype=np.int64), n, se, ses)  # the missing ones: at their
+    scores = np.concatenate([estimates, np.full(pad, np.median(estimates[own]))])  # median (a far entry moved it)
     if ses is None:
         values, counts = np.unique(scores, return_counts=True)
         value_ses = None
     else:
         pairs, counts = np.unique(
-            np.column_stack([scores, np.concatenate([ses, np.full(pad, np.median(ses))])]), axis=0, return_counts=True
+            np.column_stack([scores, np.concatenate([ses, np.full(pad, np.median(ses[own]))])]),
+            axis=0,
+            return_counts=True,
         )
         values, value_ses = pairs[:, 0].copy(), pairs[:, 1].copy()
     contends = _contending(values, counts, n, se, value_ses)

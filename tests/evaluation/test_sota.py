@@ -356,3 +356,15 @@ def test_a_noisy_entry_far_below_never_tightens_the_bound():
         more = adjusted_sota(0.832, 6, standard_error=0.01, estimates=close + [far], standard_errors=ses + [far_se])
         assert more.lower <= base.lower + 1e-9, (far, far_se, more.lower, base.lower)
         assert more.estimate <= base.estimate + 1e-9
+
+
+def test_a_far_entry_does_not_move_where_the_missing_entries_are_placed():
+    """A statistician's search: entries counted in m without a score (``m`` above the estimates given) are
+    placed at the median; a far entry moved that median and tightened a loss board's bound by 0.77 se.
+    They are placed at the contenders' median now."""
+    close = [0.8133, 0.8067, 0.8]
+    base = adjusted_sota(0.8133, 9, standard_error=0.0033, estimates=close, standard_errors=[0.0033] * 3)
+    more = adjusted_sota(
+        0.8133, 10, standard_error=0.0033, estimates=close + [-0.2], standard_errors=[0.0033] * 3 + [0.0006]
+    )
+    assert more.lower <= base.lower + 1e-12 and more.estimate == pytest.approx(base.estimate, abs=1e-9)
