@@ -46,7 +46,7 @@ def shared_runs(entries: list[EntryRuns], floor: int = 2) -> tuple[list[EntryRun
     runs, then submission id: never a name, so renaming moves nothing) on a tie; the core keeps
     the most pairs x shared runs among those sharing at least ``floor`` runs (the runs a rank
     interval needs: four entries of 5 runs joining three of 10 left no rank interval at all, a
-    statistician's finding). Entries with the same run indices are interchangeable, so each step
+    statistician's finding), or among all when no two entries share that many. Entries with the same run indices are interchangeable, so each step
     looks at the first remaining entry of each distinct set of run indices: Θ(entries x sets),
     not Θ(entries²).
     """
@@ -55,7 +55,7 @@ def shared_runs(entries: list[EntryRuns], floor: int = 2) -> tuple[list[EntryRun
         return [], np.empty(0, dtype=np.int64)
     chosen = [pool[0]]
     common = set(pool[0].run_index.tolist())
-    best = (0, 1, set(common))  # one entry alone: nothing to compare
+    best = enough = (0, 1, set(common))  # one entry alone: nothing to compare
     queues: dict[frozenset, list[int]] = {}
     for position, e in enumerate(pool[1:], start=1):
         queues.setdefault(frozenset(e.run_index.tolist()), []).append(position)
@@ -67,11 +67,14 @@ def shared_runs(entries: list[EntryRuns], floor: int = 2) -> tuple[list[EntryRun
         heads[key] += 1
         if heads[key] == len(queues[key]):
             del heads[key]
-        if len(common) < max(2, floor):
+        if len(common) < 2:
             break
         observations = len(chosen) * (len(chosen) - 1) // 2 * len(common)
         if observations >= best[0]:
             best = (observations, len(chosen), set(common))
+        if len(common) >= floor and observations >= enough[0]:
+            enough = (observations, len(chosen), set(common))
+    best = enough if enough[1] >= 2 else best  # no two entries share ``floor`` runs: the most pairs x runs
     return chosen[: best[1]], np.array(sorted(best[2]), dtype=np.int64)
 
 
@@ -155,8 +158,6 @@ def recipe_section(
         if e.test.size < 2:
             exclude(rows[e.id], f"{e.test.size} run: at least 2 are needed to compare")
     core, shared = shared_runs(eligible, rank_runs_needed(s))
-    if len(core) < 2:  # no two entries share the runs an interval needs: the most pairs x runs, as the core
-        core, shared = shared_runs(eligible)
     core = sorted(core, key=lambda e: e.id)
     core_ids = {e.id for e in core}
     alone = [e for e in eligible if e.id not in core_ids]

@@ -560,6 +560,17 @@ def test_failures_from_several_teams_suspend_the_program_and_hold_the_runs_alrea
         submit(challenge, make_user("late"), [truth], "late")
 
 
+def _two_files_scored(challenge, truth, runner) -> Submission:
+    """A prober's entry of two files (both the truth), scored by ``runner``, read back."""
+    ids = dataset_test_ids(dataset=challenge.dataset)
+    files = [
+        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)}))) for i in range(2)
+    ]
+    entry = submission_create_predictions(challenge=challenge, user=make_user("prober"), method_name="two", files=files)
+    submission_score(submission_id=entry.pk, runner=runner)
+    return Submission.objects.get(pk=entry.pk)
+
+
 def test_a_charged_failure_is_not_refunded_by_a_later_platform_fault(host):
     from leaderboard.services.lifecycle import submission_fail_for_platform
 
@@ -573,13 +584,7 @@ def test_a_charged_failure_is_not_refunded_by_a_later_platform_fault(host):
             raise ScoringProgramError("score(y_true, y_pred) raised KeyError", kind="raised")
         raise RuntimeError("a platform bug")
 
-    ids = dataset_test_ids(dataset=challenge.dataset)
-    files = [
-        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)}))) for i in range(2)
-    ]
-    entry = submission_create_predictions(challenge=challenge, user=make_user("prober"), method_name="two", files=files)
-    submission_score(submission_id=entry.pk, runner=breaks_once)
-    entry = Submission.objects.get(pk=entry.pk)
+    entry = _two_files_scored(challenge, truth, breaks_once)
     runs = list(entry.runs.order_by("index"))
     assert runs[0].error_message == PROGRAM_FAILED and "platform error" in runs[1].error_message
     assert "a platform bug" not in runs[1].error_message  # its text could quote labels on a program challenge
@@ -783,13 +788,7 @@ def test_a_platform_fault_first_then_a_charged_failure_is_charged(host):
             raise RuntimeError("a platform bug")
         raise ScoringProgramError("score(y_true, y_pred) raised KeyError", kind="raised")
 
-    ids = dataset_test_ids(dataset=challenge.dataset)
-    files = [
-        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": ids, "prediction": list(truth)}))) for i in range(2)
-    ]
-    entry = submission_create_predictions(challenge=challenge, user=make_user("prober"), method_name="two", files=files)
-    submission_score(submission_id=entry.pk, runner=platform_then_program)
-    entry = Submission.objects.get(pk=entry.pk)
+    entry = _two_files_scored(challenge, truth, platform_then_program)
     runs = list(entry.runs.order_by("index"))
     assert "platform error" in runs[0].error_message and runs[1].error_message == PROGRAM_FAILED
     assert entry.counts_toward_quota is True
