@@ -23,6 +23,7 @@ from .models import (
     Phase,
     PrivateReport,
     Report,
+    ReportRow,
     Run,
     Submission,
     Suite,
@@ -122,12 +123,24 @@ def submission_can_see_details(*, user, submission: Submission) -> bool:
     return submission.team.membership_set.filter(user=user).exists()
 
 
+def submissions_readable(*, user, challenge: Challenge) -> QuerySet[Submission]:
+    """The challenge's submissions ``user`` may open at all: its hosts every one, a team its own, others those
+    scored or on the public board as stored (an entry still running, with its runs so far), unless a host moderated
+    them (:func:`submissions_moderated`). Their pages, their runs in the exports (enough to recompute the board)
+    and the versions listed beside them follow this one rule."""
+    submissions = Submission.objects.filter(challenge=challenge)
+    if user_is_host(user=user, challenge=challenge):
+        return submissions
+    shown = ReportRow.objects.filter(challenge=challenge, board=Board.PUBLIC).values("submission_id")
+    others = submissions.filter(Q(status=SubmissionStatus.SCORED) | Q(pk__in=shown)).exclude(
+        pk__in=submissions_moderated(challenge=challenge).values("pk")
+    )
+    return submissions.filter(Q(pk__in=others.values("pk")) | Q(team__in=user_teams(user=user).values("pk")))
+
+
 def submission_readable(*, user, submission: Submission) -> bool:
-    """Whether ``user`` may open the submission at all: its team and the hosts always, others once it is
-    scored, unless a host moderated it (:func:`submission_moderation`)."""
-    if submission_can_see_details(user=user, submission=submission):
-        return True
-    return submission.status == SubmissionStatus.SCORED and submission_moderation(submission=submission) is None
+    """Whether ``user`` may open the submission at all (:func:`submissions_readable`)."""
+    return submissions_readable(user=user, challenge=submission.challenge).filter(pk=submission.pk).exists()
 
 
 def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet[Submission]:
@@ -359,11 +372,11 @@ def stored_datetime_iso(value) -> str:
     return value.isoformat()
 
 
-def runs_for_challenge(*, challenge: Challenge) -> QuerySet[Run]:
-    """Every run of the challenge's submissions (public columns), for exports (reports read :func:`challenge_runs`);
-    moderated entries, on no board, are left out."""
+def runs_for_challenge(*, challenge: Challenge, user) -> QuerySet[Run]:
+    """The runs of the challenge's submissions ``user`` may open (:func:`submissions_readable`; public columns), for
+    exports (reports read :func:`challenge_runs`); moderated entries, on no board, are left out."""
     return (
-        Run.objects.filter(submission__challenge=challenge)
+        Run.objects.filter(submission__in=submissions_readable(user=user, challenge=challenge).values("pk"))
         .exclude(submission__status=SubmissionStatus.CANCELLED)
         .exclude(submission__in=submissions_moderated(challenge=challenge))
         .select_related("submission", "submission__team")

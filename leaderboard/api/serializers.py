@@ -429,7 +429,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "runs",
         ]
         read_only_fields = fields
-        optional_fields = ["error_message", "description", "submitted_by"]  # its team and the hosts only
+        # its team and the hosts only: a team's choice of final entries is its own until the private board shows them
+        optional_fields = ["error_message", "description", "submitted_by", "selected_for_final"]
 
     def get_queue_wait(self, submission: Submission) -> str | None:
         return submission_queue_wait(submission=submission)
@@ -485,7 +486,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
         data = super().to_representation(submission)
         request = self.context.get("request")
         if request is None or not submission_can_see_details(user=request.user, submission=submission):
-            for private in ("error_message", "description", "submitted_by"):
+            for private in self.Meta.optional_fields:
                 data.pop(private, None)
         return data
 

@@ -185,7 +185,7 @@ class ChallengeViewSet(
             "request": request,
             "scope": board_scope(challenge=challenge, user=request.user, board=request.GET.get("board")),
         }
-        queryset = filtered(RunFilter, request, runs_for_challenge(challenge=challenge))
+        queryset = filtered(RunFilter, request, runs_for_challenge(challenge=challenge, user=request.user))
         if request.accepted_renderer.format == "csv":
             return Response(RunSerializer(queryset, many=True, context=context).data)
         page = self.paginate_queryset(queryset)

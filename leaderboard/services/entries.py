@@ -22,7 +22,7 @@ from ..choices import BoardVersion, RankingStatistic, SubmissionKind, Submission
 from ..models import Challenge, Submission
 from ..selectors import SNAPSHOT_RUN_COLUMNS as RUN
 from ..selectors import SNAPSHOT_SUBMISSION_COLUMNS as SUB
-from ..selectors import ChallengeRuns, challenge_runs
+from ..selectors import ChallengeRuns, challenge_runs, submissions_readable
 
 
 @dataclass(frozen=True)
@@ -127,10 +127,10 @@ def final_selection_ids(*, challenge: Challenge, versions: dict[int, Version] | 
     return chosen
 
 
-def entry_history(*, submission: Submission) -> list[Submission]:
-    """Every version of the submission's entry (same team, same method name), oldest first."""
+def entry_history(*, submission: Submission, user) -> list[Submission]:
+    """The versions of the submission's entry (same team, same method name) ``user`` may open, oldest first."""
     return list(
-        Submission.objects.filter(
-            challenge_id=submission.challenge_id, team_id=submission.team_id, method_name=submission.method_name
-        ).order_by("created", "id")
+        submissions_readable(user=user, challenge=submission.challenge)
+        .filter(team_id=submission.team_id, method_name=submission.method_name)
+        .order_by("created", "id")
     )

@@ -495,7 +495,7 @@ def submission_detail(request, pk: int):
             "scope": scope,
             "score": scope.submission_score(submission.pk, runs, submission.kind),
             "other_board": _other_board_score(scope, submission, runs),
-            "history": entry_history(submission=submission),
+            "history": entry_history(submission=submission, user=request.user),
             "rank": report_stored_ranks(challenge=submission.challenge, board=scope.board).get(submission.pk),
             "is_member": can_see and user_teams(user=request.user).filter(pk=submission.team_id).exists(),
             **review_context(request, submission, can_see),

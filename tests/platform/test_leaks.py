@@ -91,3 +91,72 @@ def test_hidden_labels_never_reach_non_hosts():
     # And the host does get them: the search above would have found a leak.
     host_body = logged_in(host).get(f"/api/challenges/{slug}/data/hidden_labels/").content.decode()
     assert all(label in host_body for label in hidden)
+
+
+def _csv_text(response) -> str:
+    return b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+
+
+def test_the_runs_export_lists_only_the_runs_of_submissions_the_reader_may_open(host, alice, bob):
+    """A failed or running submission of another team that no board shows is answered 404; its runs (scores,
+    seeds, hyperparameters) were still listed by ``/runs/``, to anyone. One rule now
+    (``selectors.submissions_readable``): what a reader may open, including what the board shows."""
+    from leaderboard.models import Run
+    from leaderboard.services.reports import report_recompute
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, title="Runs export")
+    sub = stored_recipe(challenge, bob, "secret recipe", runs_expected=3, scores=[0.81234567])
+    Run.objects.filter(submission=sub).update(hyperparameters={"lr": 0.0123, "secret_trick": "mixup"})
+    Run.objects.create(submission=sub, index=1, status="failed", seeds={"split": 1}, split_id="s1")
+    scored = stored_recipe(challenge, bob, "open recipe", runs_expected=1, scores=[0.7])
+    url = f"/api/challenges/{challenge.slug}/runs/"
+    for status in ("failed", "running"):
+        sub.status = status
+        sub.save(update_fields=["status"])
+        assert logged_in(alice).get(f"/api/submissions/{sub.pk}/").status_code == 404
+        listed = {run["submission"] for run in logged_in(alice).get(url).json()["results"]}
+        assert listed == {scored.pk}, status
+        anonymous = _csv_text(APIClient().get(url, {"format": "csv"}))
+        assert "secret_trick" not in anonymous and "open recipe" in anonymous
+        for reader in (bob, host):  # the team and the hosts still read every run
+            listed = {run["submission"] for run in logged_in(reader).get(url).json()["results"]}
+            assert listed == {sub.pk, scored.pk}, (status, reader.username)
+    # Once the board shows the running entry (its runs so far), anyone may open it and read the runs behind it.
+    report_recompute(challenge_id=challenge.pk, force=True)
+    assert sub.pk in {row["submission_id"] for row in APIClient().get(f"{url[:-5]}leaderboard/").json()["entries"]}
+    assert logged_in(alice).get(f"/api/submissions/{sub.pk}/").status_code == 200
+    assert {run["submission"] for run in logged_in(alice).get(url).json()["results"]} == {sub.pk, scored.pk}
+
+
+def test_the_versions_beside_a_submission_are_those_the_reader_may_open(host, alice, bob):
+    """The page of a scored version listed the entry's other versions to anyone: one a host hid, one failed, and
+    which one the team chose for the private board. Others now see only what they may open, and no choice."""
+    from leaderboard.services.moderation import submission_moderate
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, title="Versions", public_fraction=0.5)
+    v1, v2, v3, v4 = (stored_recipe(challenge, bob, "m", runs_expected=1, scores=[s]) for s in (0.7, 0.71, 0.72, 0.73))
+    submission_moderate(submission=v2, user=host, state="hidden", reason="copied code")
+    v3.status, v3.selected_for_final = "failed", True
+    v3.save()
+    v4.selected_for_final = True
+    v4.save()
+
+    def versions(reader) -> str:
+        page = logged_in(reader).get(f"/submissions/{v1.pk}/").content.decode()
+        start = page.find("data-history")
+        return page[start : page.find("</section>", start)] if start >= 0 else ""
+
+    seen = versions(alice)
+    assert f"submission {v4.pk}" in seen
+    assert f"submission {v2.pk}" not in seen and f"submission {v3.pk}" not in seen
+    assert "chosen for the private board" not in seen
+    assert "selected_for_final" not in logged_in(alice).get(f"/api/submissions/{v4.pk}/").json()
+    for reader in (bob, host):
+        seen = versions(reader)
+        assert all(f"submission {v.pk}" in seen for v in (v2, v3, v4)), reader.username
+        assert "chosen for the private board" in seen
+        assert logged_in(reader).get(f"/api/submissions/{v4.pk}/").json()["selected_for_final"] is True
