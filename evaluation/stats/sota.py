@@ -647,8 +647,9 @@ def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.nda
 
 def _contending(values, counts, n: int | None, se: float, value_ses) -> np.ndarray:
     """The best score and those within 12 standard deviations (at the runner-up's score) of the runner-up:
-    as far as :func:`_binomial_max` and :func:`_normal_max` read the law of the maximum."""
-    order = np.argsort(values, kind="stable")
+    as far as :func:`_binomial_max` and :func:`_normal_max` read the law of the maximum. Equal scores are
+    ordered by their standard errors, so the runner-up's window is the same whatever the entries' order."""
+    order = np.lexsort((np.zeros(values.size) if value_ses is None else value_ses, values))
     ranked = np.repeat(order, counts[order])  # entries, worst first
     runner = ranked[-2] if ranked.size >= 2 else ranked[-1]
     x = float(values[runner])

@@ -368,3 +368,16 @@ def test_a_far_entry_does_not_move_where_the_missing_entries_are_placed():
         0.8133, 10, standard_error=0.0033, estimates=close + [-0.2], standard_errors=[0.0033] * 3 + [0.0006]
     )
     assert more.lower <= base.lower + 1e-12 and more.estimate == pytest.approx(base.estimate, abs=1e-9)
+
+
+def test_entries_tied_at_the_runner_up_s_score_give_the_same_bound_in_any_order():
+    """Found by the property suite (a board of 29 entries, two tied at the runner-up's score with standard errors
+    0.016 and 0.0052): the runner-up's window, hence who contends and the missing entries' median, depended on
+    which of the two came first (estimate 0.3514 or 0.3462)."""
+    estimates = np.array([0.80, 0.79, 0.79, 0.70, 0.60, 0.55])
+    ses = np.array([0.004, 0.02, 0.005, 0.01, 0.03, 0.02])
+    results = set()
+    for order in ([0, 1, 2, 3, 4, 5], [0, 2, 1, 3, 4, 5], [5, 4, 3, 2, 1, 0]):
+        res = adjusted_sota(0.80, 9, standard_error=0.004, estimates=estimates[order], standard_errors=ses[order])
+        results.add((res.estimate, res.lower))
+    assert len(results) == 1, results
