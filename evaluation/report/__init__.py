@@ -148,8 +148,10 @@ __all__ = [
 #: metric is not accuracy-like quotes no accuracy coverage, runs needed past the power's saw-tooth, a suite's IQM
 #: weighing tasks alike: stored reports are recomputed with them; 9: a prediction entry of several files shows the
 #: score of its files pooled, what its interval, ranks and pairs are of: for RMSE √(mean of the files' MSEs), not
-#: the mean of their RMSEs, values.score_over_files).
-REPORT_FORMAT = 9
+#: the mean of their RMSEs, values.score_over_files; 10: a prediction pair's P(A>B) and its interval from the
+#: symmetrised bootstrap distribution, so the interval holds ½ exactly when the adjusted p-value is not below
+#: alpha, and values equal to rounding tie in order, ranks and the state of the art's choice).
+REPORT_FORMAT = 10
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

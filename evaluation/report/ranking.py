@@ -19,17 +19,38 @@ from evaluation.report.settings import ReportSettings
 from evaluation.stats.ordering import verdict_rank_bounds
 from evaluation.stats.sparse import sparse_inversions
 
-__all__ = ["assign_ranks", "inversion_rows", "priority_order", "rank_and_group", "sort_key"]
+__all__ = ["assign_ranks", "by_merit", "by_name", "inversion_rows", "priority_order", "rank_and_group", "same_value"]
 
 
-def sort_key(row: dict, sign: float):
-    value = row["ranking_value"]
-    return (-sign * value if value is not None else math.inf, row["method_name"], row["team"], row["submission_id"])
+def same_value(a: float | None, b: float | None) -> bool:
+    """Two ranking statistics equal to 1e-12 relative: a tie, whatever rounding left (three files of 19, 20 and
+    21 correct of 25 average to 0.7999999999999999, one file of 20 to 0.8)."""
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def by_name(row: dict):
+    """The order of equal entries: method name, team, then submission id (only to make it total)."""
+    return (row["method_name"], row["team"], row["submission_id"])
+
+
+def by_merit(rows, sign: float) -> list[dict]:
+    """Rows best first by the ranking statistic, equal ones (:func:`same_value` with the first of their block) by
+    method name, then team (the submission id only makes the order total); entries without one last."""
+    ordered = sorted(rows, key=lambda r: -sign * r["ranking_value"] if r["ranking_value"] is not None else math.inf)
+    out: list[dict] = []
+    block: list[dict] = []
+    for row in ordered:
+        head = block[0]["ranking_value"] if block else None
+        if block and not (same_value(row["ranking_value"], head) or row["ranking_value"] is head is None):
+            out += sorted(block, key=by_name)
+            block = []
+        block.append(row)
+    return out + sorted(block, key=by_name)
 
 
 def priority_order(rows: list[dict], index: dict[int, int], sign: float) -> np.ndarray:
-    """Matrix indices of the compared rows, best first by :func:`sort_key`."""
-    return np.array([index[r["submission_id"]] for r in sorted(rows, key=lambda r: sort_key(r, sign))], dtype=np.int64)
+    """Matrix indices of the compared rows, best first (:func:`by_merit`)."""
+    return np.array([index[r["submission_id"]] for r in by_merit(rows, sign)], dtype=np.int64)
 
 
 def assign_ranks(rows: list[dict]) -> None:
@@ -44,9 +65,7 @@ def assign_ranks(rows: list[dict]) -> None:
         letters = set(stats.split_letters(row["groups"]))
         tie = (
             head is not None
-            and row["ranking_value"] is not None
-            and head["ranking_value"] is not None
-            and math.isclose(row["ranking_value"], head["ranking_value"], rel_tol=1e-12, abs_tol=1e-12)
+            and same_value(row["ranking_value"], head["ranking_value"])
             and all(letters & set(stats.split_letters(other["groups"])) for other in block)
         )
         if tie and head is not None:  # a tie needs a head
@@ -72,7 +91,7 @@ def rank_and_group(rows: list[dict], res, ranks, index: dict[int, int], s: Repor
     sign = 1.0 if s.higher_is_better else -1.0
     by_id = {r["submission_id"]: r for r in rows}
     if res is None:
-        rows = sorted(rows, key=lambda r: sort_key(r, sign))
+        rows = by_merit(rows, sign)
         letters = {rows[0]["submission_id"]: "a"} if rows else {}
     else:
         ids = {i: sid for sid, i in index.items()}

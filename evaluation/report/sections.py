@@ -14,7 +14,7 @@ import numpy as np
 from evaluation import stats
 from evaluation.report.comparisons import TABLE_COLUMNS, comparison_rows, comparison_table
 from evaluation.report.entries import EntryRuns
-from evaluation.report.ranking import inversion_rows, priority_order, rank_and_group, sort_key
+from evaluation.report.ranking import by_merit, inversion_rows, priority_order, rank_and_group
 from evaluation.report.rows import clip_to_range, exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
@@ -98,7 +98,7 @@ def assemble_section(
     compared = rank_and_group(compared, res, ranks, index, s)
     sign = 1.0 if s.higher_is_better else -1.0
     ids = {r["submission_id"] for r in compared}
-    rest = sorted((r for r in rows if r["submission_id"] not in ids), key=lambda r: sort_key(r, sign))
+    rest = by_merit([r for r in rows if r["submission_id"] not in ids], sign)
     for row in compared:
         row["compared"] = True
     by_index = {i: sid for sid, i in index.items()}
@@ -427,6 +427,9 @@ def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
     low, high = clip_to_range(
         apply_map(s.metric_from_mean, tb.low[i]), apply_map(s.metric_from_mean, tb.high[i]), s.score_range
     )
+    shown = row["mean"]["estimate"]  # the files' score, which may round apart from the outcomes' mean by an ulp
+    if shown is not None and low is not None and high is not None:
+        low, high = min(low, shown), max(high, shown)
     row["mean"].update(
         low=finite(low),
         high=finite(high),

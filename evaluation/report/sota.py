@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation import stats
+from evaluation.report.ranking import by_name, same_value
 from evaluation.report.settings import ReportSettings
 from evaluation.report.values import finite
 from evaluation.stats.sota import distinct_rows
@@ -53,7 +54,9 @@ def section_sota(
     blank = _blank_sota(m=m, alpha=s.alpha, rho=finite(rho), duplicates=duplicates)
     if not candidates:
         return {**blank, "note": "no entry has a standard error yet (recipes need 2 runs)"}
-    top = max(candidates, key=lambda r: (sign * r["mean"]["estimate"], -r["submission_id"]))
+    best = max(sign * r["mean"]["estimate"] for r in candidates)
+    # equal means (to rounding: ranking.same_value) are one, the first by name as on the board
+    top = min((r for r in candidates if same_value(sign * r["mean"]["estimate"], best)), key=by_name)
     raw = top["mean"]["estimate"]
     side = "lower" if s.higher_is_better else "upper"
     if binomial_n is None and not top["mean"]["se"] > 0:  # no spread at all: nothing to adjust by

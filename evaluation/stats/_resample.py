@@ -191,3 +191,38 @@ def canonical_runs(*tables: np.ndarray) -> tuple[np.ndarray, ...]:
     stacked = np.concatenate(keys, axis=0)
     order = np.lexsort(stacked[::-1])
     return tuple(t[..., order] for t in tables)
+
+
+def competition_rank(means: np.ndarray) -> np.ndarray:
+    """Rank along axis 0, 1 = highest; ties share the better rank ("1224").
+
+    ``scipy.stats.rankdata(-means, method="min", axis=0)``, by one sort per column
+    (resample) and the first position of each block of equal values: several times
+    faster on (5,000 entries x 2,000 resamples). Values within 1e-12 relative of the one
+    above are equal (the board's ties, ``evaluation.report.ranking.same_value``): rounding
+    (0.7999999999999999 for 0.8) never decides a rank. Columns in batches of about
+    ``BATCH_ELEMENTS``.
+    """
+    means = np.asarray(means, dtype=np.float64)
+    if means.ndim == 1:
+        return competition_rank(means[:, None])[:, 0]
+    entries, columns = means.shape
+    ranks = np.empty((entries, columns), dtype=np.int64)
+    positions = np.arange(1, entries + 1, dtype=np.int32)
+    step = max(1, BATCH_ELEMENTS // max(entries, 1))
+    for start in range(0, columns, step):
+        values = np.ascontiguousarray(-means[:, start : start + step].T)  # (batch, entries), best first sorted
+        order = np.argsort(values, axis=1)
+        ordered = np.take_along_axis(values, order, axis=1)
+        new = np.empty(ordered.shape, dtype=bool)
+        new[:, 0] = True
+        with np.errstate(invalid="ignore"):  # inf - inf: two infinities are equal
+            gap = ordered[:, 1:] - ordered[:, :-1]
+        np.greater(gap, 1e-12 * np.maximum(1.0, np.abs(ordered[:, 1:])), out=new[:, 1:])
+        new[:, 1:] |= np.isinf(ordered[:, 1:]) & (ordered[:, 1:] != ordered[:, :-1])
+        first = new * positions  # 1-based start of each tie block
+        np.maximum.accumulate(first, axis=1, out=first)
+        block = np.empty(first.shape, dtype=np.int32)
+        block[np.arange(values.shape[0])[:, None], order] = first
+        ranks[:, start : start + step] = block.T
+    return ranks

@@ -602,23 +602,22 @@ def rank_intervals_from_distribution_torch(
 def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_distribution: bool):
     """RankIntervals from the resampled statistic (B, entries) on the device and the observed one."""
     import torch
-    from scipy import stats
 
     from ._types import RankIntervals
 
     n_resamples, n_entries = means.shape
-    ordered = torch.sort(means, dim=1).values
+    positions = _tie_block_ends(means)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
-    fused = None if keep_distribution else _fused_rank_summary(ordered, means, q)
+    fused = None if keep_distribution else _fused_rank_summary(positions, q)
     if fused is not None:
         (lo, hi), spread = fused
         boot_ranks = None
     elif not keep_distribution and _rank_histograms(means.device, n_entries):
-        (lo, hi), spread = _rank_histogram_summary(torch.searchsorted(ordered, means, right=True), q)
+        (lo, hi), spread = _rank_histogram_summary(positions.to(torch.int64), q)
         boot_ranks = None
     else:
-        # competition rank: 1 + entries with a strictly larger value in the same resample, (B, entries)
-        ranks = 1 + n_entries - torch.searchsorted(ordered, means, right=True, out_int32=True)
+        # competition rank: 1 + entries with a larger value (beyond a tie) in the same resample, (B, entries)
+        ranks = 1 + n_entries - positions
         compact = torch.int16 if n_entries < 2**15 else torch.int32  # fewer radix passes in the sort below
         ranks = ranks.T.to(compact)  # (entries, B)
         lo, hi = _linear_quantiles(ranks, q).cpu().numpy()
@@ -627,7 +626,7 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
         spread = _sd_from_moments(s1, s2, n_resamples)
         boot_ranks = ranks.cpu().numpy().astype(np.int64) if keep_distribution else None
     return RankIntervals(
-        stats.rankdata(-estimate, method="min").astype(np.int64),
+        rs.competition_rank(estimate),
         np.floor(lo + 1e-9).astype(np.int64),
         np.ceil(hi - 1e-9).astype(np.int64),
         confidence_level,
@@ -636,14 +635,33 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
     )
 
 
-def _fused_rank_summary(ordered, means, q):
+def _tie_block_ends(means):
+    """Per resample (row of ``means``, (B, entries)), each value's count of values at most it, a tie counted
+    whole: ``searchsorted(sorted row, value, right=True)`` where values within 1e-12 relative of the one below
+    them are equal, as :func:`evaluation.stats._resample.competition_rank` ties them; int32, (B, entries)."""
+    import torch
+
+    values, order = torch.sort(means, dim=1)
+    n_entries = values.shape[1]
+    gap = values[:, 1:] - values[:, :-1]
+    starts = (gap > 1e-12 * torch.clamp(values[:, 1:].abs(), min=1.0)) | (
+        torch.isinf(values[:, 1:]) & (values[:, 1:] != values[:, :-1])
+    )  # a new tie block begins at position i + 1
+    after = torch.arange(1, n_entries, dtype=torch.int32, device=means.device).expand_as(starts)
+    ends = torch.where(starts, after, torch.full_like(after, n_entries))
+    ends = torch.cat([ends, torch.full_like(ends[:, :1], n_entries)], dim=1)  # the last position ends the row
+    ends = torch.flip(torch.cummin(torch.flip(ends, [1]), dim=1).values, [1])  # the first block start after it
+    return torch.empty_like(ends).scatter_(1, order, ends)
+
+
+def _fused_rank_summary(positions, q):
     """Each entry's rank percentiles ``q`` ``(len(q), entries)`` and standard errors from the fused Triton
     kernel (:data:`FUSED_PAIRED_ON` devices), or None (not such a device, no Triton, more entries than its
     bins, or it failed here: :func:`_fused_unavailable`); the numbers of :func:`_rank_histogram_summary`."""
     import torch
 
-    n_resamples, n_entries = means.shape
-    if means.device.type not in FUSED_PAIRED_ON or _fused_failed:
+    n_resamples, n_entries = positions.shape
+    if positions.device.type not in FUSED_PAIRED_ON or _fused_failed:
         return None
     try:
         from . import triton_kernels as tk
@@ -653,10 +671,9 @@ def _fused_rank_summary(ordered, means, q):
         return None
     lo_idx, hi_idx, frac = rs._linear_positions(n_resamples, q)
     try:
-        positions = torch.searchsorted(ordered, means, right=True, out_int32=True)
-        wanted = torch.as_tensor(np.concatenate([lo_idx, hi_idx]).astype(np.int32), device=means.device)
+        wanted = torch.as_tensor(np.concatenate([lo_idx, hi_idx]).astype(np.int32), device=positions.device)
         padded = -(-n_entries // tk.ENTRIES_PER_PROGRAM) * tk.ENTRIES_PER_PROGRAM
-        out = torch.empty((padded, wanted.numel() + 2), dtype=torch.float64, device=means.device)
+        out = torch.empty((padded, wanted.numel() + 2), dtype=torch.float64, device=positions.device)
         tk.rank_summaries(positions, wanted, out)
         return _read_summary(out[:n_entries], frac, n_resamples)
     except torch.OutOfMemoryError:

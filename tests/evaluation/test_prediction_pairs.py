@@ -1,0 +1,121 @@
+"""Prediction boards that contradicted themselves (a statistician's findings, each reproduced here).
+
+* a decided pair showed an interval of P(A>B) holding ½ (the interval mapped d's dual interval through the
+  bootstrap distribution re-centred at d, whose share above d is not ½: 0.478 on the board below);
+* an entry uploaded as three copies of one file was "significantly different" from that file (rounding);
+* equal scores were ordered, ranked and chosen by the state of the art by rounding (0.7999999999999999);
+* constant outcomes gave an interval that missed its estimate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluation.report import EntryRuns, ReportSettings, build_report
+
+
+def _entry(sid: int, name: str, outcomes: np.ndarray) -> EntryRuns:
+    outcomes = np.atleast_2d(np.asarray(outcomes, dtype=np.float64))
+    files = len(outcomes)
+    return EntryRuns(sid, name, "t", "predictions", files, np.arange(files), outcomes.mean(axis=1), outcomes=outcomes)
+
+
+def _welch_board() -> list[EntryRuns]:
+    """Three files of 76 binary examples against one file (the statistician's search, draw 2080)."""
+    rng = np.random.default_rng(3)
+    for _ in range(2081):
+        n, k = int(rng.integers(15, 80)), int(rng.choice([2, 3]))
+        base = rng.random(n) < rng.uniform(0.4, 0.8)
+        a = np.array([base ^ (rng.random(n) < rng.uniform(0, 0.3)) for _ in range(k)], dtype=float)
+        b = (base ^ (rng.random(n) < rng.uniform(0, 0.3)))[None].astype(float)
+    return [_entry(1, "A", a), _entry(2, "B", b)]
+
+
+def _decided_iff_interval_excludes_half(pair: dict, alpha: float) -> bool:
+    return (pair["low"] > 0.5 or pair["high"] < 0.5) == (pair["pvalue"] < alpha)
+
+
+def test_a_pair_s_interval_of_p_holds_one_half_exactly_when_its_adjusted_p_value_is_not_below_alpha():
+    entries = _welch_board()
+    pairs = [
+        build_report(entries, ReportSettings(n_resamples=2000, master_seed=seed))["sections"][0]["comparisons"][0]
+        for seed in range(20)
+    ]
+    assert all(p["method"] == "welch-t" and 0.04 < p["pvalue"] < 0.05 for p in pairs)  # decided, barely
+    assert all(_decided_iff_interval_excludes_half(p, 0.05) for p in pairs), [(p["low"], p["high"]) for p in pairs]
+    assert all(p["low"] <= p["p"] <= p["high"] for p in pairs)
+
+
+def test_on_random_prediction_boards_every_pair_s_interval_agrees_with_its_verdict():
+    rng = np.random.default_rng(11)
+    checked = 0
+    for board in range(25):
+        n, entries = int(rng.integers(20, 120)), []
+        truth = rng.random(n) < 0.7
+        for sid in range(1, int(rng.integers(2, 6)) + 1):
+            files = int(rng.choice([1, 1, 2, 3, 5]))
+            flips = rng.random((files, n)) < rng.uniform(0.02, 0.35)
+            entries.append(_entry(sid, f"m{sid}", (truth ^ flips).astype(float)))
+        report = build_report(entries, ReportSettings(n_resamples=400, master_seed=board))
+        for pair in report["sections"][0]["comparisons"]:
+            assert _decided_iff_interval_excludes_half(pair, 0.05), (board, pair)
+            checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize("gamma", [0.75, 0.6])
+def test_one_file_uploaded_three_times_is_no_different_from_that_file(gamma):
+    x = np.array([0.005, 0.007, 0.0, 0.005, 0.001, 0.002, 0.001, 0.006])  # a graded loss, one value per example
+    entries = [_entry(1, "A", x), _entry(2, "B", np.tile(x, (3, 1)))]
+    report = build_report(entries, ReportSettings(n_resamples=1000, higher_is_better=False, gamma=gamma))
+    pair = report["sections"][0]["comparisons"][0]
+    assert pair["pvalue"] == 1.0 and pair["verdict"] == "not_significant"
+    assert pair["p"] == pair["low"] == pair["high"] == 0.5
+    assert [e["rank_display"] for e in report["entries"]] == ["=1", "=1"]
+    assert {e["rank_interval"]["low"] for e in report["entries"]} == {1}
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_equal_scores_are_ordered_by_name_and_the_state_of_the_art_mirrors(flip):
+    rng = np.random.default_rng(0)
+
+    def files(correct, n=25):
+        out = np.zeros((len(correct), n))
+        for f, c in enumerate(correct):
+            out[f, rng.permutation(n)[:c]] = 1
+        return out
+
+    a, b = files([19, 20, 21]), files([20])  # A's files average to 0.7999999999999999, B's one to 0.8
+    boards = {}
+    for loss in (False, True):
+        entries = [_entry(2, "B", 1 - b if loss else b), _entry(1, "A", 1 - a if loss else a)]
+        if flip:
+            entries.reverse()
+        boards[loss] = build_report(entries, ReportSettings(higher_is_better=not loss, n_resamples=2000))
+    for report in boards.values():
+        assert [e["method_name"] for e in report["entries"]] == ["A", "B"]  # a tie: by name, as documented
+        assert [e["rank_display"] for e in report["entries"]] == ["=1", "=1"]
+        assert [e["rank_interval"]["rank"] for e in report["entries"]] == [1, 1]
+    accuracy, loss = (boards[x]["sections"][0]["sota"] for x in (False, True))
+    assert accuracy["submission_id"] == loss["submission_id"] == 1
+    assert accuracy["estimate"] == pytest.approx(1 - loss["estimate"], abs=1e-12)
+    assert accuracy["bound"] == pytest.approx(1 - loss["bound"], abs=1e-12)
+
+
+@pytest.mark.parametrize(("value", "n"), [(0.1, 25), (0.1, 7), (0.3, 10)])
+def test_constant_outcomes_give_an_interval_holding_its_estimate(value, n):
+    """25 outcomes of 0.1 showed 0.10000000000000002 in [0.10000000000000002, 0.1]."""
+    outcomes = np.full((1, n), value)
+    row = build_report([_entry(1, "c", outcomes)], ReportSettings(n_resamples=200, higher_is_better=False))
+    mean = row["entries"][0]["mean"]
+    assert mean["low"] <= mean["estimate"] <= mean["high"] and mean["high"] - mean["low"] < 1e-12
+
+
+def test_competition_ranks_tie_values_equal_to_rounding_only():
+    from evaluation.stats._resample import competition_rank
+
+    values = np.array([0.8, 0.7999999999999999, 0.5, 0.5000001, np.inf, np.inf, -np.inf])
+    assert competition_rank(values).tolist() == [3, 3, 6, 5, 1, 1, 7]
+    columns = np.stack([values, values[::-1]], axis=1)
+    assert competition_rank(columns)[:, 1].tolist() == competition_rank(values[::-1]).tolist()
