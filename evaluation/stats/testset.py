@@ -33,9 +33,9 @@ each interval drawn at its pair's multiplicity-adjusted level. P(i>j), the analo
 Bouthillier et al.'s P(A>B) when the test set varies, is the share of bootstrap resamples
 (examples shared by all entries, files resampled within each entry) in which i's mean
 beats j's, ties one half, symmetrised about the observed difference d so that no difference is ½:
-``G(δ) = ½[P*(D* > d - δ) + P*(D* < d + δ)]``, ``P(i>j) = G(d)``; its interval maps the dual
-interval of d through G, which is monotone with ``G(0) = ½``: it holds ½ exactly when the
-adjusted p-value is at least alpha (:func:`_probabilities`).
+``G(δ) = ½[P*(D* > d - δ) + P*(D* < d + δ)]`` over the B resamples and d itself, ``P(i>j) = G(d)``;
+its interval maps the dual interval of d through G, which is monotone with ``G(0) = ½``: it
+holds ½ exactly when the adjusted p-value is at least alpha (:func:`_probabilities`).
 With only the test set varying, a significant difference has P(i>j) near 1, so γ rarely
 binds.
 
@@ -281,37 +281,48 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
     """P(i>j) = G(d) from the resampled means, or (low=..., high=...) G at the interval's ends.
 
     G is the symmetrised bootstrap distribution of the difference,
-    ``G(δ) = ½[P*(D* > d - δ) + P*(D* < d + δ)]``: monotone with ``G(0) = ½`` exactly, so the interval
-    ``[G(low), G(high)]`` holds ½ exactly when d's dual interval holds 0, i.e. when the adjusted p-value is at
-    least alpha. The plain ``P*(D* > d - δ)`` has ``G(0) = P*(D* > d)``, 0.465-0.538 on a board's pairs: a
-    decided pair showed an interval holding ½, about 1 in 400 pairs (a statistician's finding).
-    ``means_boot`` (B, entries); pairs in batches of about ``rs.BATCH_ELEMENTS``.
+    ``G(δ) = ½[P*(D* > d - δ) + P*(D* < d + δ)]`` over the B resamples and d itself (B + 1 values, so that
+    G(δ) > ½ for every δ > 0), differences within 1e-12 of the pair's scale counting as ties (½): monotone
+    with ``G(0) = ½`` exactly, so the interval ``[G(low), G(high)]`` holds ½ exactly when d's dual interval
+    holds 0, i.e. when the adjusted p-value is at least alpha, and rounding decides no count (a board and its
+    mirror of 1 - outcomes agree). The plain ``P*(D* > d - δ)`` has ``G(0) = P*(D* > d)``, 0.465-0.538 on a
+    board's pairs: a decided pair showed an interval holding ½, about 1 in 400 pairs (a statistician's
+    finding). ``means_boot`` (B, entries); pairs in batches of about ``rs.BATCH_ELEMENTS``.
     """
     npairs, n_resamples = iu.size, means_boot.shape[0]
     oriented = np.ascontiguousarray((sign * means_boot).T)
+    scale = 1e-12 * np.maximum(1.0, np.abs(oriented).max(axis=1))  # each entry's, for the pairs' ties
     out: np.ndarray | tuple[np.ndarray, np.ndarray] = (
         np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs))
     )
     step = rs.batch_size(n_resamples, npairs)
     for start in range(0, npairs, step):
         stop = min(npairs, start + step)
-        boot = oriented[iu[start:stop]] - oriented[ju[start:stop]]
-        d = diff[start:stop, None]
+        i, j = iu[start:stop], ju[start:stop]
+        boot = oriented[i] - oriented[j]
+        d, tol = diff[start:stop, None], np.maximum(scale[i], scale[j])[:, None]
         if isinstance(out, np.ndarray):  # low is None
-            out[start:stop] = _symmetric_share(boot, d, d)
+            out[start:stop] = _symmetric_share(boot, d, d, tol)
             continue
         # A limit equal to d up to rounding (an exact interval closed at the observed difference) is d
         # itself, so that G(low) <= G(d) = P(i>j) <= G(high): the interval holds its estimate.
         for side, limit in ((0, low), (1, high)):
             delta = limit[start:stop, None]
             delta = np.where(np.abs(d - delta) <= 1e-12 * np.maximum(np.abs(d), 1.0), d, delta)
-            out[side][start:stop] = _symmetric_share(boot, d, delta)
+            out[side][start:stop] = _symmetric_share(boot, d, delta, tol)
     return out
 
 
-def _symmetric_share(boot: np.ndarray, d: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """``½[P*(D* > d - δ) + P*(D* < d + δ)]`` per row of ``boot`` (the resampled differences D*), ties one half."""
-    return 0.5 * (_fraction_above(boot, d - delta) + _fraction_above(-boot, -(d + delta)))
+def _symmetric_share(boot: np.ndarray, d: np.ndarray, delta: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """``½[P*(D* > d - δ) + P*(D* < d + δ)]`` per row of ``boot`` (the resampled differences D*) with d itself
+    as one more value, values within ``tol`` of a threshold counting one half."""
+    above, below = d - delta, d + delta
+    beyond = np.count_nonzero(boot > above + tol, axis=1) + np.count_nonzero(boot < below - tol, axis=1)
+    near = np.count_nonzero(boot >= above - tol, axis=1) + np.count_nonzero(boot <= below + tol, axis=1) - beyond
+    d, above, below, tol = d[:, 0], above[:, 0], below[:, 0], tol[:, 0]
+    beyond = beyond + (d > above + tol) + (d < below - tol)
+    near = near + (np.abs(d - above) <= tol) + (np.abs(d - below) <= tol)
+    return 0.5 * (beyond + 0.5 * near) / (boot.shape[1] + 1)
 
 
 def entry_mean_intervals(files, confidence_level=0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -501,13 +512,6 @@ def _compare_entries(design: _Design, means_boot, *, gamma, alpha, correction, n
     pair_method = np.full((k, k), "", dtype=object)
     pair_method[iu, ju] = pair_method[ju, iu] = method
     return comparisons, dl, dh, pair_method
-
-
-def _fraction_above(diff: np.ndarray, threshold) -> np.ndarray:
-    """Per row: fraction of ``diff > threshold``, ties counting one half."""
-    above = np.count_nonzero(diff > threshold, axis=1)
-    tied = np.count_nonzero(diff == threshold, axis=1)
-    return (above + 0.5 * tied) / diff.shape[1]
 
 
 def _with_means(result, means):

@@ -649,7 +649,8 @@ def _tie_block_ends(means):
     )  # a new tie block begins at position i + 1
     after = torch.arange(1, n_entries, dtype=torch.int32, device=means.device).expand_as(starts)
     ends = torch.where(starts, after, torch.full_like(after, n_entries))
-    ends = torch.cat([ends, torch.full_like(ends[:, :1], n_entries)], dim=1)  # the last position ends the row
+    last = torch.full((ends.shape[0], 1), n_entries, dtype=torch.int32, device=means.device)
+    ends = torch.cat([ends, last], dim=1)  # the last position ends the row (the only one of a one-entry board)
     ends = torch.flip(torch.cummin(torch.flip(ends, [1]), dim=1).values, [1])  # the first block start after it
     return torch.empty_like(ends).scatter_(1, order, ends)
 

@@ -119,3 +119,63 @@ def test_competition_ranks_tie_values_equal_to_rounding_only():
     assert competition_rank(values).tolist() == [3, 3, 6, 5, 1, 1, 7]
     columns = np.stack([values, values[::-1]], axis=1)
     assert competition_rank(columns)[:, 1].tolist() == competition_rank(values[::-1]).tolist()
+
+
+def _search_board(rng):
+    """A random prediction board as the statistician's search drew them (binary or graded outcomes, 1-3 files)."""
+    k, n, binary, base = int(rng.integers(2, 7)), int(rng.integers(20, 150)), rng.random() < 0.6, rng.uniform(0.3, 0.9)
+    entries = []
+    for j in range(k):
+        files, rate = int(rng.choice([1, 1, 1, 2, 3])), np.clip(base + rng.normal(0, 0.06), 0.02, 0.98)
+        if binary:
+            outcomes = (rng.random((files, n)) < rate).astype(float)
+        else:
+            outcomes = np.round(np.clip(rng.normal(rate, 0.3, (files, n)), 0, None) * 16) / 16
+        entries.append(_entry(j + 1, f"p{j + 1}", outcomes))
+    settings = ReportSettings(
+        higher_is_better=bool(rng.random() < 0.5),
+        n_resamples=int(rng.choice([200, 500, 1000])),
+        master_seed=int(rng.integers(2**31)),
+        correction=str(rng.choice(["holm", "bonferroni", "bh", "none"])),
+    )
+    return entries, settings
+
+
+def test_a_pair_decided_just_below_alpha_on_few_resamples_has_an_interval_above_one_half():
+    """Board 29 of the search (seed 7; Bonferroni, B = 200): decided at p = 0.0485, its interval was [0.5, 1]: no
+    resample fell within the dual interval's low end (0.0003) of d, and G stayed at ½. d itself is one more
+    value now (B + 1), so G(δ) > ½ for every δ > 0."""
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        entries, settings = _search_board(rng)
+    pairs = build_report(entries, settings)["sections"][0]["comparisons"]
+    assert any(0.04 < p["pvalue"] < 0.05 for p in pairs)
+    assert all(_decided_iff_interval_excludes_half(p, settings.alpha) for p in pairs)
+
+
+def test_a_prediction_board_and_its_mirror_of_losses_give_every_pair_the_same_p():
+    """Scored as 1 - outcomes with the direction flipped, P(A>B) moved by up to 0.075 (1,431 of 2,674 pairs):
+    resamples landing on the threshold 2d were counted 0, ½ or 1 by rounding. Ties within 1e-12 now count ½."""
+    rng = np.random.default_rng(3)
+    pairs = 0
+    for _ in range(30):
+        entries, settings = _search_board(rng)
+        mirrored = [
+            _entry(e.id, e.name, 1 - e.outcomes)
+            for e in entries  # type: ignore[operator]
+        ]
+        flipped = ReportSettings(
+            higher_is_better=not settings.higher_is_better,
+            n_resamples=settings.n_resamples,
+            master_seed=settings.master_seed,
+            correction=settings.correction,
+        )
+        base = build_report(entries, settings)["sections"][0]["comparisons"]
+        mirror = {(p["a"], p["b"]): p for p in build_report(mirrored, flipped)["sections"][0]["comparisons"]}
+        for p in base:
+            q = mirror[p["a"], p["b"]]
+            assert (q["p"], q["low"], q["high"], q["verdict"]) == pytest.approx(
+                (p["p"], p["low"], p["high"], p["verdict"])
+            )
+            pairs += 1
+    assert pairs > 100

@@ -58,9 +58,11 @@ def test_one_shared_resample_index_set(correct):
     np.testing.assert_allclose(res.bootstrap_distribution, means.T)
     d = means[:, 0] - means[:, 1]
     observed = correct[:, 0].mean() - correct[:, 1].mean()
-    # P(0>1) = G(d), the symmetrised share: ½[P*(D* > 0) + P*(D* < 2d)], ties one half
-    above, below = np.mean(d > 0) + 0.5 * np.mean(d == 0), np.mean(d < 2 * observed) + 0.5 * np.mean(d == 2 * observed)
-    assert res.comparisons.p[0, 1] == pytest.approx((above + below) / 2)
+    # P(0>1) = G(d), the symmetrised share ½[P*(D* > 0) + P*(D* < 2d)] over the resamples and d itself (B + 1)
+    values = np.append(d, observed)
+    above = np.sum(values > 1e-12) + 0.5 * np.sum(np.abs(values) <= 1e-12)
+    below = np.sum(values < 2 * observed - 1e-12) + 0.5 * np.sum(np.abs(values - 2 * observed) <= 1e-12)
+    assert res.comparisons.p[0, 1] == pytest.approx((above + below) / 2 / values.size)
     assert (res.diff_low[1, 0], res.diff_high[1, 0]) == pytest.approx((-res.diff_high[0, 1], -res.diff_low[0, 1]))
 
 

@@ -265,3 +265,17 @@ def test_the_unpaired_gather_and_product_kernels_give_the_same_numerators(monkey
         np.testing.assert_allclose(
             again.distribution[p] + gathered.distribution[q], 1.0, atol=1e-6
         )  # P(B>A) = 1 - P(A>B)
+
+
+def test_a_one_entry_board_ranks_on_the_device_as_with_numpy(device):
+    """The tie blocks (``_tie_block_ends``) appended a column of zero width to a one-entry board and failed."""
+    from evaluation.stats import torch_backend as tb
+
+    scores = np.array([[0.7, 0.8, 0.75]])
+    on_numpy = stats.rank_intervals(scores, n_resamples=200, rng=1)
+    on_device = tb.rank_intervals_torch(scores, n_resamples=200, confidence_level=0.95, seed=1, device=device)
+    from_boot = tb.rank_intervals_from_distribution_torch(
+        scores.mean(axis=1), np.tile(scores.mean(), (1, 200)), confidence_level=0.95, device=device
+    )
+    for result in (on_numpy, on_device, from_boot):
+        assert (result.rank.tolist(), result.low.tolist(), result.high.tolist()) == ([1], [1], [1])
