@@ -132,8 +132,10 @@ def submissions_readable(*, user, challenge: Challenge) -> QuerySet[Submission]:
     if user_is_host(user=user, challenge=challenge):
         return submissions
     shown = ReportRow.objects.filter(challenge=challenge, board=Board.PUBLIC).values("submission_id")
-    others = submissions.filter(Q(status=SubmissionStatus.SCORED) | Q(pk__in=shown)).exclude(
-        pk__in=submissions_moderated(challenge=challenge).values("pk")
+    others = (
+        submissions.filter(Q(status=SubmissionStatus.SCORED) | Q(pk__in=shown))
+        .exclude(status=SubmissionStatus.CANCELLED)  # on no board, even before the report drops its row
+        .exclude(pk__in=submissions_moderated(challenge=challenge).values("pk"))
     )
     return submissions.filter(Q(pk__in=others.values("pk")) | Q(team__in=user_teams(user=user).values("pk")))
 

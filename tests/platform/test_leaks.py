@@ -128,6 +128,9 @@ def test_the_runs_export_lists_only_the_runs_of_submissions_the_reader_may_open(
     assert sub.pk in {row["submission_id"] for row in APIClient().get(f"{url[:-5]}leaderboard/").json()["entries"]}
     assert logged_in(alice).get(f"/api/submissions/{sub.pk}/").status_code == 200
     assert {run["submission"] for run in logged_in(alice).get(url).json()["results"]} == {sub.pk, scored.pk}
+    sub.status = "cancelled"  # off the board at once, though its stored row stays until the next recomputation
+    sub.save(update_fields=["status"])
+    assert logged_in(alice).get(f"/api/submissions/{sub.pk}/").status_code == 404
 
 
 def test_the_versions_beside_a_submission_are_those_the_reader_may_open(host, alice, bob):
