@@ -140,9 +140,22 @@ def submissions_readable(*, user, challenge: Challenge) -> QuerySet[Submission]:
     return submissions.filter(Q(pk__in=others.values("pk")) | Q(team__in=user_teams(user=user).values("pk")))
 
 
+def variance_studies_readable(*, user, challenge: Challenge):
+    """The challenge's variance studies of submissions ``user`` may open (:func:`submissions_readable`)."""
+    return challenge.variance_studies.filter(
+        submission__in=submissions_readable(user=user, challenge=challenge).values("pk")
+    ).select_related("challenge", "submission")
+
+
 def submission_readable(*, user, submission: Submission) -> bool:
     """Whether ``user`` may open the submission at all (:func:`submissions_readable`)."""
-    return submissions_readable(user=user, challenge=submission.challenge).filter(pk=submission.pk).exists()
+    return submission_id_readable(user=user, challenge=submission.challenge, submission_id=submission.pk)
+
+
+def submission_id_readable(*, user, challenge: Challenge, submission_id: int) -> bool:
+    """:func:`submission_readable` by id: what a stored board's row (a host hid it, or it was cancelled, since the
+    board was computed) may no longer show this reader."""
+    return submissions_readable(user=user, challenge=challenge).filter(pk=submission_id).exists()
 
 
 def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet[Submission]:

@@ -6,6 +6,7 @@ errors become HTTP errors through the project's exception handler.
 
 from __future__ import annotations
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -17,7 +18,7 @@ from rest_framework.views import APIView
 from evaluation.imports import FORMATS
 
 from ..models import EntryProvenance, ResultsImport, Submission, Suite, VarianceStudy
-from ..selectors import challenge_list_visible, suite_list_visible
+from ..selectors import challenge_list_visible, submission_readable, suite_list_visible, variance_studies_readable
 from ..services.results_import import results_import_create, results_import_files, results_instance_list
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_create, variance_study_shown
@@ -87,7 +88,7 @@ class VarianceStudyListView(ChallengeScopedView):
 
     @extend_schema(responses=VarianceStudySerializer(many=True))
     def get(self, request, slug: str):
-        studies = self.challenge(slug).variance_studies.select_related("challenge", "submission")
+        studies = variance_studies_readable(user=request.user, challenge=self.challenge(slug))
         return self.paginated(studies, lambda study: study_data(study, request.user))
 
     @extend_schema(
@@ -117,6 +118,8 @@ class VarianceStudyDetailView(APIView):
         study = get_object_or_404(
             VarianceStudy.objects.select_related("challenge", "submission"), pk=pk, challenge__in=visible
         )
+        if not submission_readable(user=request.user, submission=study.submission):  # as the submission's page
+            raise Http404
         return Response(study_data(study, request.user))
 
 

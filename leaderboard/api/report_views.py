@@ -30,7 +30,7 @@ from evaluation.report import SECTION_PAIRS
 
 from ..choices import Board
 from ..models import Challenge, Report
-from ..selectors import challenge_list_visible
+from ..selectors import challenge_list_visible, submission_id_readable
 from ..services.boards import board_scope
 from ..services.metrics import primary_metric
 from ..services.paging import entries_page, page_limit, page_offset
@@ -350,7 +350,9 @@ class CompareView(ReportViewMixin, APIView):
         data, _ = self.get_report(challenge, overrides, self.get_board(challenge))
         rows = {row["submission_id"]: row for row in data["entries"]}
         for name in ("a", "b"):
-            if query[name] not in rows:
+            if query[name] not in rows or not submission_id_readable(
+                user=request.user, challenge=challenge, submission_id=query[name]
+            ):
                 raise NotFound(f"Submission {query[name]} ({name}) is not on this leaderboard.")
         a, b = rows[query["a"]], rows[query["b"]]
         if a["kind"] != b["kind"]:

@@ -220,11 +220,16 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewse
             .prefetch_related("runs")
         )
 
-    def retrieve(self, request, pk=None):
-        submission = self.get_object()
-        if not submission_readable(user=request.user, submission=submission):  # unscored, or moderated
+    def get_object(self):
+        """The submission, or 404 where the reader may not open it (unscored and off the board, or moderated):
+        its page, its runs, its cancel and its selection alike, so no answer tells it from a missing one."""
+        submission = super().get_object()
+        if not submission_readable(user=self.request.user, submission=submission):
             raise Http404
-        return Response(self.get_serializer(submission).data)
+        return submission
+
+    def retrieve(self, request, pk=None):
+        return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(request=None, responses=SubmissionSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])

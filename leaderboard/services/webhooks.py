@@ -31,6 +31,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Challenge, Webhook, WebhookDelivery
@@ -96,9 +97,14 @@ def webhook_delete(*, webhook: Webhook, user: User) -> None:
 
 
 def deliveries_create(*, event, payload: dict) -> list[WebhookDelivery]:
-    """One delivery per active webhook of the event's challenge, each queued after commit."""
+    """One delivery per active webhook of the event's challenge whose author is still one of its hosts (a host
+    removed keeps no channel to its events), each queued after commit."""
     created = []
-    for webhook in Webhook.objects.filter(challenge_id=event.challenge_id, active=True):
+    hosts = Challenge.hosts.through.objects.filter(challenge_id=event.challenge_id).values("user_id")
+    hooks = Webhook.objects.filter(challenge_id=event.challenge_id, active=True).filter(
+        Q(created_by__in=hosts) | Q(created_by__is_superuser=True)
+    )
+    for webhook in hooks:
         delivery, new = WebhookDelivery.objects.get_or_create(
             webhook=webhook, event=event, defaults={"payload": payload}
         )

@@ -18,8 +18,14 @@ from evaluation.imports import FORMATS
 from evaluation.report.coverage import coverage_notes
 
 from ..choices import Visibility
-from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite, VarianceStudy
-from ..selectors import challenge_list_visible, suite_list_visible, user_is_host
+from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite
+from ..selectors import (
+    challenge_list_visible,
+    submission_id_readable,
+    suite_list_visible,
+    user_is_host,
+    variance_studies_readable,
+)
 from ..services.errors import ServiceError
 from ..services.paging import whole_number
 from ..services.results_import import (
@@ -68,14 +74,14 @@ def variance_studies(request, slug: str):
             else:
                 messages.success(request, f"Study queued: {study.runs.count()} runs.")
                 return redirect("variance-study", slug=slug, pk=study.pk)
-    studies = challenge.variance_studies.select_related("submission")
+    studies = variance_studies_readable(user=request.user, challenge=challenge)
     return render(request, "studies/list.html", {"challenge": challenge, "studies": studies, "form": form})
 
 
 def variance_study(request, slug: str, pk: int):
     """One study: each source's standard deviation with its interval and share (Bouthillier et al., Fig. 1)."""
     challenge = _visible(request, slug)
-    study = get_object_or_404(VarianceStudy.objects.select_related("submission"), pk=pk, challenge=challenge)
+    study = get_object_or_404(variance_studies_readable(user=request.user, challenge=challenge), pk=pk)
     shown = variance_study_shown(study=study, user=request.user)  # what the boards let this reader see
     result = shown["result"] or {}
     chart = chart_narrow = None
@@ -343,7 +349,8 @@ def board_history(request, slug: str):
     }
     entry = request.GET.get("entry")
     if entry:
-        if whole_number(entry) not in rows:
+        sid = whole_number(entry)
+        if sid not in rows or not submission_id_readable(user=request.user, challenge=challenge, submission_id=sid):
             raise Http404("No such entry on this board.")
         own = history_entry(challenge=challenge, submission_id=int(entry), scope=scope)
         context.update(

@@ -12,6 +12,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from ..models import Registration, Submission
@@ -115,7 +116,11 @@ def submission_select_view(request, pk: int):
         lambda: submission_select_final(submission=submission, user=request.user, selected=selected),
         "Chosen for the private board." if selected else "No longer chosen for the private board.",
     )
-    return redirect(request.POST.get("next") or submission.get_absolute_url())
+    wanted = request.POST.get("next") or ""
+    safe = url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return redirect(wanted if wanted and safe else submission.get_absolute_url())  # never off the site
 
 
 @require_POST

@@ -40,6 +40,7 @@ from ..selectors import (
     submission_can_see_details,
     submission_list_for,
     submission_readable,
+    submissions_readable,
     user_is_host,
     user_team_in_challenge,
     user_teams,
@@ -395,13 +396,15 @@ def challenge_compare(request, slug: str):
     except ServiceError as exc:
         context["problem"] = exc.message
         return render(request, "challenges/compare.html", context, status=503)
-    rows = {row["submission_id"]: row for row in data["entries"]}
+    # a stored row a host hid or its team cancelled since the board was computed: not this reader's to open
+    readable = set(submissions_readable(user=request.user, challenge=challenge).values_list("pk", flat=True))
+    rows = {row["submission_id"]: row for row in data["entries"] if row["submission_id"] in readable}
     context.update(
         settings=data["settings"],
         correction=Correction(data["settings"]["correction"]).label,
         confidence_pct=100 * data["settings"]["confidence"],
         choices=[
-            (section["label"], [(sid, entry_label(rows[sid])) for sid in section["entries"]])
+            (section["label"], [(sid, entry_label(rows[sid])) for sid in section["entries"] if sid in rows])
             for section in data["sections"]
         ],
     )

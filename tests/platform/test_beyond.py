@@ -118,6 +118,9 @@ def test_a_study_run_uses_the_run_machinery_and_the_result_follows(recipe_entry,
     assert (
         rows["split"]["sd"] > rows["init"]["sd"] and rows["split"]["low"] < rows["split"]["sd"] < rows["split"]["high"]
     )
+    # everyone reads the study of an entry they may open (selectors.submissions_readable): a scored one; the page
+    # is a Django view, where force_authenticate does not reach, so this reader is anonymous
+    Submission.objects.filter(pk=recipe_entry.pk).update(status="scored")
     page = client_for(host).get(f"/c/{study.challenge.slug}/variance-studies/{study.pk}/")
     assert page.status_code == 200 and b'data-source="split"' in page.content and b"study-title" in page.content
     assert b"data-coverage" in page.content  # the measured coverage of the sd intervals at k

@@ -13,7 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from evaluation.stats.variance_study import variance_study
-from leaderboard.models import StudyRun
+from leaderboard.models import StudyRun, Submission
 from leaderboard.services.boards import board_public_mask
 from leaderboard.services.submissions import UploadedFile, submission_create_recipe
 from leaderboard.worker.run_data import recipe_data
@@ -70,6 +70,8 @@ def studied(host, alice, monkeypatch, **challenge_fields) -> tuple:
         method_name="Logistic regression",
         recipe=UploadedFile(name=RECIPE.name, data=RECIPE.read_bytes()),
     )
+    # a study is read by those who may open its entry (selectors.submissions_readable): a scored one here
+    Submission.objects.filter(pk=entry.pk).update(status="scored")
     created = client_for(host).post(
         f"/api/challenges/{challenge.slug}/variance-studies/",
         {"submission": entry.pk, "k_runs": 4, "sources": ["split", "init"]},
