@@ -45,8 +45,11 @@ def test_a_worker_study_shows_anonymous_readers_the_public_part_only(live_server
     study_id = created.json()["id"]
     url = f"{live_server.url}/api/variance-studies/{study_id}/"
 
-    def done():
-        body = requests.get(url, timeout=10).json()
+    def done():  # anonymous: the study is readable once its entry is (scored: selectors.submissions_readable)
+        response = requests.get(url, timeout=10)
+        if response.status_code == 404:
+            return None
+        body = response.json()
         return body if body["status"] in ("done", "failed") else None
 
     anonymous = wait_for(done, timeout=300, message=celery_worker_process.tail)

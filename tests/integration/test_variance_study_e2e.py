@@ -29,8 +29,11 @@ def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, ce
     assert created.status_code == 201, created.text
     url = f"{live_server.url}/api/variance-studies/{created.json()['id']}/"
 
-    def done():
-        body = requests.get(url, timeout=10).json()
+    def done():  # anonymous: the study is readable once its entry is (scored: selectors.submissions_readable)
+        response = requests.get(url, timeout=10)
+        if response.status_code == 404:
+            return None
+        body = response.json()
         return body if body["status"] in ("done", "failed") else None
 
     body = wait_for(done, timeout=300, message=celery_worker_process.tail)
