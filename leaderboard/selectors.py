@@ -123,15 +123,29 @@ def submission_can_see_details(*, user, submission: Submission) -> bool:
     return submission.team.membership_set.filter(user=user).exists()
 
 
+def private_board_revealed(*, challenge: Challenge, now=None) -> bool:
+    """Revealed by the hosts (which closes the competition), or a phase with automatic reveal has closed
+    and no phase takes submissions any more: a reveal never leaves a phase open (issue 21)."""
+    if challenge.private_revealed_at is not None:
+        return True
+    now = now or timezone.now()
+    phases = challenge.phases.all()
+    if not phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists():
+        return False
+    return not phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists()
+
+
 def submissions_readable(*, user, challenge: Challenge) -> QuerySet[Submission]:
     """The challenge's submissions ``user`` may open at all: its hosts every one, a team its own, others those
-    scored or on the public board as stored (an entry still running, with its runs so far), unless a host moderated
-    them (:func:`submissions_moderated`). Their pages, their runs in the exports (enough to recompute the board)
-    and the versions listed beside them follow this one rule."""
+    scored or on a board they may read as stored (the public one, and the private one once revealed: an entry still
+    running, with its runs so far), unless cancelled or a host moderated them (:func:`submissions_moderated`).
+    Their pages and links, their runs in the exports (enough to recompute the board), the versions listed beside
+    them, compare, history and variance studies follow this one rule."""
     submissions = Submission.objects.filter(challenge=challenge)
     if user_is_host(user=user, challenge=challenge):
         return submissions
-    shown = ReportRow.objects.filter(challenge=challenge, board=Board.PUBLIC).values("submission_id")
+    boards = [Board.PUBLIC, Board.PRIVATE] if private_board_revealed(challenge=challenge) else [Board.PUBLIC]
+    shown = ReportRow.objects.filter(challenge=challenge, board__in=boards).values("submission_id")
     others = (
         submissions.filter(Q(status=SubmissionStatus.SCORED) | Q(pk__in=shown))
         .exclude(status=SubmissionStatus.CANCELLED)  # on no board, even before the report drops its row
@@ -415,9 +429,12 @@ def report_stored_meta(*, challenge: Challenge, board: str) -> Report | PrivateR
     return REPORT_MODELS[Board(board)].objects.filter(challenge=challenge).defer("data").first()
 
 
-def submission_ids_scored(*, ids) -> set[int]:
-    """Those of the submissions ``ids`` that are scored (their pages are public; before, only their team's)."""
-    return set(Submission.objects.filter(pk__in=ids, status=SubmissionStatus.SCORED).values_list("pk", flat=True))
+def submission_ids_open_to_all(*, challenge: Challenge, ids) -> set[int]:
+    """Those of ``ids`` every reader may open (:func:`submissions_readable` of an anonymous reader): a board links
+    them, the same for every viewer (the page is cached across them)."""
+    return set(
+        submissions_readable(user=None, challenge=challenge).filter(pk__in=list(ids)).values_list("pk", flat=True)
+    )
 
 
 def report_stored_ranks(*, challenge: Challenge, board: str = Board.PUBLIC) -> dict[int, str]:

@@ -11,7 +11,7 @@ from evaluation.seeds import SOURCES
 
 from ..choices import SubmissionKind
 from ..models import AuditEntry, Challenge, Dataset, Phase, Registration, ReportVersion, Run, Submission
-from ..selectors import phase_in_force, submission_can_see_details, user_is_host
+from ..selectors import phase_in_force, private_board_revealed, submission_can_see_details, user_is_host
 from ..services.boards import BoardScope, board_private_revealed, board_scope, board_submission_secondary
 from ..services.challenges import CHALLENGE_FIELDS, challenge_warnings
 from ..services.errors import ServiceError
@@ -429,7 +429,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "runs",
         ]
         read_only_fields = fields
-        # its team and the hosts only: a team's choice of final entries is its own until the private board shows them
+        # its team and the hosts only; a team's choice of final entries is its own until the private board is revealed
         optional_fields = ["error_message", "description", "submitted_by", "selected_for_final"]
 
     def get_queue_wait(self, submission: Submission) -> str | None:
@@ -486,8 +486,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
         data = super().to_representation(submission)
         request = self.context.get("request")
         if request is None or not submission_can_see_details(user=request.user, submission=submission):
+            revealed = private_board_revealed(challenge=submission.challenge)  # the private board shows the choices
             for private in self.Meta.optional_fields:
-                data.pop(private, None)
+                if not (private == "selected_for_final" and revealed):
+                    data.pop(private, None)
         return data
 
 

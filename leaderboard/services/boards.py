@@ -19,8 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Q
-from django.utils import timezone
 
 from evaluation.boards import (
     ladder,
@@ -35,7 +33,7 @@ from evaluation.metrics import get_metric
 
 from ..choices import Board, Feedback, RunStatus, SubmissionKind
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
-from ..selectors import user_is_host
+from ..selectors import private_board_revealed, user_is_host
 from .dataset_files import dataset_hidden_labels
 from .entries import Version, entry_versions
 from .errors import NotAllowed, ServiceError
@@ -68,15 +66,8 @@ def board_fields(challenge: Challenge, board: str) -> tuple[str, str]:
 
 
 def board_private_revealed(*, challenge: Challenge, now=None) -> bool:
-    """Revealed by the hosts (which closes the competition), or a phase with automatic reveal has closed
-    and no phase takes submissions any more: a reveal never leaves a phase open (issue 21)."""
-    if challenge.private_revealed_at is not None:
-        return True
-    now = now or timezone.now()
-    phases = challenge.phases.all()
-    if not phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists():
-        return False
-    return not phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists()
+    """Whether the private board is revealed (:func:`selectors.private_board_revealed`)."""
+    return private_board_revealed(challenge=challenge, now=now)
 
 
 def board_public_mask(*, dataset: Dataset) -> np.ndarray:

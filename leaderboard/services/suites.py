@@ -23,9 +23,9 @@ from django.utils.text import slugify
 from evaluation.report import derive_seed
 from evaluation.stats import suites as su
 
-from ..choices import Feedback, RunStatus, SubmissionStatus
+from ..choices import Feedback, RunStatus
 from ..models import Challenge, Run, Submission, Suite
-from ..selectors import submissions_moderated
+from ..selectors import submissions_readable
 from .boards import board_scope
 from .errors import ServiceError
 
@@ -81,10 +81,11 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     scope = board_scope(challenge=task, user=AnonymousUser())
     revealed = scope.has_private and scope.revealed
     field = "test_score" if revealed or not scope.has_private else "public_score"
+    # what every reader may open (selectors.submissions_readable): scored or on the stored board, neither
+    # cancelled nor moderated by a host; a newer version still running, on no board, is not read (nor linked)
+    readable = submissions_readable(user=None, challenge=task).values("pk")
     rows = (
-        Run.objects.filter(submission__challenge=task, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
-        .exclude(submission__status=SubmissionStatus.CANCELLED)
-        .exclude(submission__in=submissions_moderated(challenge=task))  # a host's moderation: on no board, nor here
+        Run.objects.filter(submission__in=readable, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
         .order_by("submission_id", "index")
         .values_list("submission_id", field)
     )

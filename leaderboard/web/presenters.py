@@ -16,7 +16,7 @@ from evaluation.report import ReportSettings, flip_comparison, section_pairs
 
 from ..choices import Board, Correction
 from ..models import Challenge
-from ..selectors import report_stored_meta, submission_ids_scored
+from ..selectors import report_stored_meta, submission_ids_open_to_all
 from ..services.errors import ServiceError
 from ..services.paging import PAGE_SIZE, entries_page, heatmap_ids
 from ..services.reports import report_current, report_failure, report_settings_key
@@ -177,8 +177,9 @@ def leaderboard_for_page(
         )
         for section in data["sections"]
     }
-    # Entries link to their submission page, which only the submitting team may see before it is scored.
-    scored = submission_ids_scored(ids=[sid for page in pages.values() for sid in page.ids])
+    # Entries link to their submission page where every reader may open it (selectors.submissions_readable): not a
+    # row a host hid or its team cancelled since the board was stored
+    scored = submission_ids_open_to_all(challenge=challenge, ids=[sid for page in pages.values() for sid in page.ids])
     sections = []
     for section in data["sections"]:
         focus = around if around in rows else next((sid for sid in mine if sid in set(section["compared"])), None)

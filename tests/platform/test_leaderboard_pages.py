@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.contrib.staticfiles import finders
+from django.test import Client
 
 from evaluation import stats
 from evaluation.report import EntryRuns, build_report, section_pairs
@@ -214,8 +215,10 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     assert "The rank interval covers 90.5-96.9 % depending on the board" in html
     assert "intervals at k = 10 runs:" in html  # the board's own k is tabulated: quoted as it is
     assert "up to the runs available, at most 20." in html
-    # The running entry has no public page yet; the scored ones link to theirs.
-    assert f'href="/submissions/{subs[0].pk}/"' in html and f'href="/submissions/{subs[3].pk}/"' not in html
+    # Every entry the board shows links to its page, which every reader may open: the running one's too (its runs
+    # so far are on the board; selectors.submissions_readable)
+    assert f'href="/submissions/{subs[0].pk}/"' in html and f'href="/submissions/{subs[3].pk}/"' in html
+    assert Client().get(f"/submissions/{subs[3].pk}/").status_code == 200
 
     # Charts: forest plot, heatmap (cells link to the compare page), strip plot, Boo_n curves, per entry.
     for chart in ("forest-recipe", "heatmap-recipe", "strip-recipe", "boon-recipe", f"boon-recipe-{subs[0].pk}"):

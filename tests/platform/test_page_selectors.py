@@ -7,7 +7,7 @@ import pytest
 
 from leaderboard.choices import Board
 from leaderboard.models import PrivateReport, Report
-from leaderboard.selectors import report_stored_meta, submission_ids_scored
+from leaderboard.selectors import report_stored_meta, submission_ids_open_to_all
 from leaderboard.services.reports import report_current
 
 from .factories import digits_challenge, make_user
@@ -21,16 +21,24 @@ def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
-def test_submission_ids_scored_keeps_the_scored_among_those_asked():
+def test_the_board_links_the_entries_every_reader_may_open():
     host, alice = make_user("host"), make_user("alice")
     challenge, _ = digits_challenge(host)
     scored, running, other = (
         write_entry(challenge, alice, name, [0.9, 0.8], status=status)
         for name, status in (("A", "scored"), ("B", "running"), ("C", "scored"))
     )
-    assert submission_ids_scored(ids=[scored.pk, running.pk]) == {scored.pk}
-    assert submission_ids_scored(ids=[]) == set()
-    assert submission_ids_scored(ids={scored.pk, other.pk, running.pk}) == {scored.pk, other.pk}
+    assert submission_ids_open_to_all(challenge=challenge, ids=[scored.pk, running.pk]) == {scored.pk}
+    assert submission_ids_open_to_all(challenge=challenge, ids=[]) == set()
+    report_current(challenge=challenge)  # the stored board shows the running entry's runs so far: linked now
+    assert submission_ids_open_to_all(challenge=challenge, ids={scored.pk, other.pk, running.pk}) == {
+        scored.pk,
+        other.pk,
+        running.pk,
+    }
+    running.status = "cancelled"  # off every board at once, though the stored board keeps its row a while
+    running.save(update_fields=["status"])
+    assert submission_ids_open_to_all(challenge=challenge, ids={scored.pk, running.pk}) == {scored.pk}
 
 
 def test_report_stored_meta_is_the_boards_report_without_its_data():
