@@ -167,7 +167,11 @@ class _Tester:
 
 def _candidate_pairs(n: int, neighbours: int) -> np.ndarray:
     """Position pairs (a < b) as codes ``a * n + b``: each entry with its ``neighbours`` next ones, the
-    leader with all."""
+    leader with all; every pair on a board of at most ``2 * neighbours + 1`` entries, as documented (the walk
+    alone left pairs out from ``neighbours + 3`` entries on, and the letters inferred their verdicts)."""
+    if n <= 2 * neighbours + 1:
+        a, b = np.triu_indices(n, 1)
+        return (a * n + b).astype(np.int64)
     parts = [np.arange(1, n, dtype=np.int64)]
     for d in range(1, min(neighbours, n - 1) + 1):
         a = np.arange(n - d, dtype=np.int64)
@@ -207,9 +211,9 @@ def _frontier_pairs(
                 family_size=family_size,
             )
             beats = np.flatnonzero(d.significant[0] & d.meaningful[0])
-            if beats.size:
+            if beats.size:  # the pairs tested before it are compared too (their verdicts, not an inference)
+                pairs.update((a, int(b)) for b in bs[: beats[0] + 1])
                 b0 = int(bs[beats[0]])
-                pairs.add((a, b0))
                 break
             pairs.update((a, int(b)) for b in bs)
             b0 = int(bs[-1]) + 1

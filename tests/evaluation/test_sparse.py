@@ -159,3 +159,29 @@ def test_the_all_pairs_check_is_skipped_only_where_no_pair_could_be_decided():
     a, b = np.triu_indices(30, 1)
     p, shared = _pair_counts(tester, a, b)
     assert np.array_equal(p, tester.p(a, b, tester.shared(a, b))) and np.array_equal(shared, tester.shared(a, b))
+
+
+@pytest.mark.parametrize("correction", ["holm", "none"])
+def test_a_board_of_at_most_two_neighbourhoods_compares_every_pair_and_an_entry_far_below_moves_no_letter(correction):
+    """A statistician's board (defaults: 5 neighbours): adding F far below 8 entries left X-Z uncompared (the walk
+    tested X against Z and F in one chunk and kept only X-F), and the letters inferred X beats Z, which `compare`
+    leaves undecided (adjusted p 0.37 without a correction). A board of at most 2 x 5 + 1 entries compares every
+    pair, as documented, and the walk keeps every pair it tested."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report, compare
+
+    k, rng = 20, np.random.default_rng(0)
+    base = rng.standard_normal(k)
+    values = {"L": base + 1.0, "X": base + 0.5}
+    values.update({f"B{j}": base + 0.05 * rng.standard_normal(k) for j in range(5)})
+    values["Z"] = base + np.where(np.arange(k) % 5 < 2, 0.6, -3.0)
+    entries = [EntryRuns(i, n, "t", "recipe", k, np.arange(k), v) for i, (n, v) in enumerate(values.items(), 1)]
+    far = EntryRuns(99, "F", "t", "recipe", k, np.arange(k), base - 100.0)
+    settings = ReportSettings(n_resamples=300, k_runs=k, correction=correction)
+    x, z = entries[1], entries[-1]
+    for board in (entries, [*entries, far]):
+        report = build_report(board, settings)
+        section, n = report["sections"][0], len(board)
+        assert len(section["comparisons"]) == n * (n - 1) // 2
+        letters = {r["submission_id"]: set(r["group_letters"]) for r in report["entries"]}
+        assert compare(x, z, settings, family_size=n * (n - 1) // 2)["verdict"] == "not_significant"
+        assert letters[x.id] & letters[z.id]
