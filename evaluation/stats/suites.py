@@ -355,7 +355,7 @@ def aggregate_interval(
     for e, entry in enumerate(runs):  # entries, not resamples
         estimate[e] = _aggregate_entry(entry, statistic, streams[e], boot[e])
     estimate, boot, levels = _restore(estimate, entry_order), _restore(boot, entry_order), _restore(levels, entry_order)
-    low, high = _holding(estimate, *_level_limits(boot, levels))
+    estimate, low, high = _holding(estimate, *_level_limits(boot, levels))
     return Interval(estimate, low, high, confidence_level, statistic, rs.standard_error(boot), boot)
 
 
@@ -370,11 +370,14 @@ def _level_limits(boot: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.
 def _holding(estimate, low, high, bounds: tuple[float, float] | None = None):
     """Limits that hold their estimate and stay in ``bounds``: a resampled weighted sum and the estimate's own sum
     round apart (one run per task gave IQM 0.5267652544005125 in [0.5267652544005124, 0.5267652544005124], a profile
-    1.0000000000000002; found by a statistician)."""
+    1.0000000000000002; found by a statistician). Returns ``(estimate, low, high)``: the estimate clipped to ``bounds``
+    too (a profile of 1.0000000000000002 in [0.9999999999999999, 1.0], the same statistician's second finding)."""
+    if bounds is not None:
+        estimate = np.clip(estimate, *bounds)
     low, high = np.minimum(low, estimate), np.maximum(high, estimate)
     if bounds is not None:
         low, high = np.clip(low, *bounds), np.clip(high, *bounds)
-    return low, high
+    return estimate, low, high
 
 
 def _aggregate_entry(entry, statistic: str, stream, boot: np.ndarray) -> float:
@@ -478,7 +481,7 @@ def performance_profile(
             boot[e, :, start:stop] = (_aggregate_weights(counts, lengths, "mean", None) @ above).T
     estimate, boot = _restore(estimate, entry_order), _restore(boot, entry_order)
     low, high = rs.percentiles(boot, q)
-    low, high = _holding(estimate, low, high, bounds=(0.0, 1.0))
+    estimate, low, high = _holding(estimate, low, high, bounds=(0.0, 1.0))
     return PerformanceProfile(taus, estimate, low, high, confidence_level, rs.standard_error(boot), boot)
 
 
@@ -570,7 +573,7 @@ def probability_of_improvement(
         _add_task_improvement(runs, streams, t, iu, ju, p_upper, boot, n_tasks)
     q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
     lo, hi = rs.percentiles(boot, q) if iu.size else (np.empty(0), np.empty(0))
-    lo, hi = _holding(p_upper, lo, hi, bounds=(0.0, 1.0))
+    p_upper, lo, hi = _holding(p_upper, lo, hi, bounds=(0.0, 1.0))
     p, low, high, se = (np.full((k, k), np.nan) for _ in range(4))
     p[iu, ju], p[ju, iu] = p_upper, 1 - p_upper
     low[iu, ju], low[ju, iu] = lo, 1 - hi
