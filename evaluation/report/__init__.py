@@ -151,7 +151,7 @@ __all__ = [
 #: the mean of their RMSEs, values.score_over_files; 10: a prediction pair's P(A>B) and its interval from the
 #: symmetrised bootstrap distribution, so the interval holds ½ exactly when the adjusted p-value is not below
 #: alpha, and values equal to rounding tie in order, ranks and the state of the art's choice).
-REPORT_FORMAT = 10
+REPORT_FORMAT = 11
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

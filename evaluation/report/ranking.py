@@ -16,6 +16,7 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.report.settings import ReportSettings
+from evaluation.stats._resample import TIE_RELATIVE
 from evaluation.stats.ordering import verdict_rank_bounds
 from evaluation.stats.sparse import sparse_inversions
 
@@ -23,9 +24,11 @@ __all__ = ["assign_ranks", "by_merit", "by_name", "inversion_rows", "priority_or
 
 
 def same_value(a: float | None, b: float | None) -> bool:
-    """Two ranking statistics equal to 1e-12 relative: a tie, whatever rounding left (three files of 19, 20 and
-    21 correct of 25 average to 0.7999999999999999, one file of 20 to 0.8)."""
-    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    """Two ranking statistics equal to ``TIE_RELATIVE`` (1e-12) of the larger: a tie, whatever rounding left
+    (three files of 19, 20 and 21 correct of 25 average to 0.7999999999999999, one file of 20 to 0.8). Relative
+    only, as the resampled ranks tie them (``evaluation.stats._resample.competition_rank``): a board reads the
+    same in every unit."""
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=TIE_RELATIVE, abs_tol=0.0)
 
 
 def by_name(row: dict):

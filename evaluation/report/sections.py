@@ -402,6 +402,7 @@ def prediction_section(
         s,
         binomial_n=binomial_n,
         outcomes=[e.outcomes for e in chosen if e.outcomes is not None],
+        trials=_own_trials(chosen, tb, index) if s.n_test is None else None,
     )  # all of them
     return assemble_section(
         "predictions",
@@ -418,6 +419,13 @@ def prediction_section(
         n_examples=n_examples,
         runs_needed=None,
     )
+
+
+def _own_trials(chosen, tb, index: dict[int, int]) -> dict[int, float] | None:
+    """The trials each compared entry's own interval reads (``TestBootstrapResult.effective_n``), by id."""
+    if tb is None or tb.effective_n is None:
+        return None
+    return {e.id: float(tb.effective_n[index[e.id]]) for e in chosen}
 
 
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:

@@ -188,7 +188,8 @@ class TestBootstrapResult:
     difference of means dual to the pair's test (``pair_method``: "mcnemar",
     "paired-t", "welch-t") at the pair's adjusted level, row minus column, oriented so
     that positive means the row entry is better. ``bootstrap_distribution``: each
-    entry's mean in each resample, shape ``(entries, B)``. ``files``: files per entry.
+    entry's mean in each resample, shape ``(entries, B)``. ``files``: files per entry. ``effective_n``: the
+    trials each entry's interval reads (Kish's effective sample size for several files of 0/1 outcomes).
     """
 
     __test__ = False  # not a pytest test class despite the name
@@ -206,6 +207,7 @@ class TestBootstrapResult:
     entry_method: np.ndarray | None = None
     pair_method: np.ndarray | None = None
     files: np.ndarray | None = None
+    effective_n: np.ndarray | None = None
 
     def __post_init__(self):
         _freeze_arrays(self)

@@ -601,8 +601,11 @@ def _adjusted_identical(best, m, n, se, alpha) -> AdjustedSota:
         estimate = best - expected_max_normal(m) * se
         lower = best - stats.norm.isf(a) * se
         return AdjustedSota(best, float(estimate), float(lower), "normal", m, alpha, None, se)
-    x = int(round(best * n))
-    lower = 0.0 if x == 0 else float(special.betaincinv(x, n - x + 1, a))
+    # Clopper–Pearson's lower limit at the successes best·n, unrounded (the beta form is continuous in them): the
+    # pooled accuracy of two files, 593.5 of 1,000, rounded to 593 as an accuracy and to 594 as 1 - an error rate
+    # (the state of the art of a board and of its mirror differed; a statistician's finding)
+    x = min(max(best * n, 0.0), float(n))
+    lower = 0.0 if x <= 0 else float(special.betaincinv(x, n - x + 1, a))
     eps = 1e-12
     lo, hi = eps, 1.0 - eps
     f = lambda theta: _expected_max_accuracy(theta, m, n) - best  # noqa: E731
@@ -646,18 +649,24 @@ def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.nda
 
 
 def _contending(values, counts, n: int | None, se: float, value_ses) -> np.ndarray:
-    """The best score and those within 12 standard deviations (at the runner-up's score) of the runner-up:
+    """The best score and those within 12 standard deviations (at the runner-up's score) of the runner-up (of the
+    best, at its score, when the runner-up's 12 standard deviations do not reach the best):
     as far as :func:`_binomial_max` and :func:`_normal_max` read the law of the maximum. Equal scores are
     ordered by their standard errors, so the runner-up's window is the same whatever the entries' order."""
     order = np.lexsort((np.zeros(values.size) if value_ses is None else value_ses, values))
     ranked = np.repeat(order, counts[order])  # entries, worst first
     runner = ranked[-2] if ranked.size >= 2 else ranked[-1]
-    x = float(values[runner])
-    if n is not None:
-        window = 12 * (np.sqrt(n * x * (1 - x)) + 1.0) / n
-    else:
-        window = 12 * (float(value_ses[runner]) if value_ses is not None else se)
-    return values >= x - window
+
+    def window(j) -> tuple[float, float]:  # (score, 12 standard deviations at it)
+        x = float(values[j])
+        if n is not None:
+            return x, 12 * (np.sqrt(n * x * (1 - x)) + 1.0) / n
+        return x, 12 * (float(value_ses[j]) if value_ses is not None else se)
+
+    x, width = window(runner)
+    if values[ranked[-1]] > x + width:  # a runner-up that cannot reach the best contends no more than any other
+        x, width = window(ranked[-1])  # entry far below (two entries: a loss 10^4 times the leader's moved its
+    return values >= x - width  # bound from 1.07 to 4.99, shrunk with the leader toward their mean; a finding)
 
 
 def _binomial_max(values, counts, n):
@@ -768,8 +777,11 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
         w = optimize.brentq(f, 0.0, 1.0, xtol=1e-7)
         return w, float(centre + w * (values.max() - centre))
 
-    w_est, estimate = solve(lambda w: law(w)[0] - best, identical.estimate)
-    _, lower = solve(lambda w: law(w, expected=False)[1](best) - alpha / 2, identical.lower)
+    if counts[contends].sum() == 1:  # the best alone: no shrinkage moves it (the law does not depend on w)
+        w_est, estimate, lower = 1.0, *_alone(best, values, counts, ses_full, contends, n, alpha)
+    else:
+        w_est, estimate = solve(lambda w: law(w)[0] - best, identical.estimate)
+        _, lower = solve(lambda w: law(w, expected=False)[1](best) - alpha / 2, identical.lower)
     return AdjustedSota(
         best,
         estimate,
@@ -782,6 +794,32 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
         "nonidentical",
         w_est,
     )
+
+
+def _alone(best, values, counts, ses, contends, n, alpha) -> tuple[float, float]:
+    """(estimate, lower bound) when the best entry alone contends (every other entry is beyond the reach of its
+    12 standard deviations): the others at their observed scores, the best's own accuracy t solved for
+    E[θ̂_max](t) = best and for P(θ̂_max >= best; t) = α/2 (eq. 8 with one unknown)."""
+    top = int(np.flatnonzero(contends)[0])
+    sd = np.sqrt(best * (1 - best) / n) + 1.0 / n if n is not None else float(ses[top])
+
+    def law(t, expected=True):
+        thetas = values.copy()
+        thetas[top] = t
+        if n is not None:
+            return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
+        return _normal_max(thetas, ses, counts, expected, spread=float(ses[top]))
+
+    low, high = best - 12 * sd, best
+    if n is not None:
+        low, high = max(low, 1e-12), min(high, 1 - 1e-12)
+
+    def root(f) -> float:
+        return low if f(low) >= 0 else (high if f(high) <= 0 else float(optimize.brentq(f, low, high, xtol=1e-12)))
+
+    estimate = root(lambda t: law(t)[0] - best)
+    lower = root(lambda t: law(t, expected=False)[1](best) - alpha / 2)
+    return estimate, lower
 
 
 # --------------------------------------------------------------------------- dependent entries

@@ -51,6 +51,7 @@ Stat. 1, 386–411. Bouthillier, X. et al. (2021). MLSys.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 
 import numpy as np
@@ -190,11 +191,26 @@ class _Design:
         self.var_files = np.array([m.var(ddof=1) / m.size if m.size > 1 else 0.0 for m in self.file_means])
 
     def resampled_means(self, n_resamples: int, rng) -> np.ndarray:
-        """Each entry's mean in B resamples (B, entries): examples shared, files per entry."""
+        """Each entry's mean in B resamples (B, entries): examples shared, files per entry.
+
+        An entry's files are resampled from a stream of its own, seeded by the draw and by its files' content: the
+        ranks of its oriented outcomes, files in sorted order (the same for a board and its mirror of losses, and
+        in every unit). Two entries of the same files get the same resamples (tied in every one: the same rank
+        interval), and a newcomer moves no other entry's draws. Drawn side by side for all entries, copies of one
+        entry got rank intervals [1, 5] and [1, 6], and an unrelated pair's P moved when an entry of five files
+        arrived (a statistician's findings)."""
         sums = _resampled_sums(self.columns, self.integral, n_resamples, rng)
         if np.all(self.files == 1):
             return sums / self.n
-        weights = rs.draw_counts_ragged(rng, self.files, n_resamples, dtype=np.float64)
+        base = [int(w) for w in rng.integers(0, 2**32, size=2, dtype=np.uint64)]
+        weights = np.ones((n_resamples, self.columns.shape[1]))
+        for e in np.flatnonzero(self.files > 1):
+            block = self.sign * self.columns[:, self.starts[e] : self.starts[e + 1]].T  # (files, examples), oriented
+            order = np.lexsort(block.T[::-1])  # the files by content
+            pattern = np.unique(block[order], return_inverse=True)[1].astype(np.int64).reshape(block.shape)
+            key = np.frombuffer(hashlib.blake2b(pattern.tobytes(), digest_size=16).digest(), dtype=np.uint32)
+            stream = np.random.default_rng([*base, *key.tolist()])
+            weights[:, self.starts[e] + order] = rs.draw_counts(stream, int(self.files[e]), n_resamples, np.float64)
         totals = np.add.reduceat(sums * weights, self.starts[:-1], axis=1)
         return totals / (self.files * self.n)
 
@@ -207,12 +223,17 @@ def _satterthwaite(parts: list[np.ndarray], dfs: list[np.ndarray]) -> np.ndarray
         return np.where(denominator > 0, total * total / denominator, np.inf)
 
 
+def _effective_trials(d: _Design) -> np.ndarray:
+    """Each entry's trials: Kish's effective sample size for several files of 0/1 outcomes, else its examples."""
+    return np.where(
+        d.binary_files, pr.kish_effective_n(d.estimate, d.var_examples + d.var_files, d.files * d.n, d.n), d.n
+    )
+
+
 def _entry_intervals(d: _Design, confidence_level: float):
     """Each entry's interval of its mean (oriented units are not used: original outcomes)."""
     level = 1.0 - confidence_level
-    trials = np.where(
-        d.binary_files, pr.kish_effective_n(d.estimate, d.var_examples + d.var_files, d.files * d.n, d.n), d.n
-    )
+    trials = _effective_trials(d)
     w_low, w_high = pr.wilson(d.estimate * trials, trials, level)
     df = _satterthwaite([d.var_examples, d.var_files], [np.full(d.files.size, d.n - 1), d.files - 1])
     half = stats.t.ppf(1 - level / 2, df) * np.sqrt(d.var_examples + d.var_files)
@@ -252,7 +273,7 @@ def _pair_tests(d: _Design, iu: np.ndarray, ju: np.ndarray):
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(diff) / np.where(degenerate, 1.0, scale)
     # no spread at all: a difference of rounding noise is none (p = 1), any other is certain (p = 0)
-    nil = np.abs(diff) <= 1e-12 * np.maximum(1.0, np.maximum(np.abs(d.estimate[iu]), np.abs(d.estimate[ju])))
+    nil = np.abs(diff) <= rs.TIE_RELATIVE * np.maximum(np.abs(d.estimate[iu]), np.abs(d.estimate[ju]))
     diff = np.where(degenerate & nil, 0.0, diff)
     pvalue = np.where(degenerate, np.where(diff == 0, 1.0, 0.0), 2 * stats.t.sf(t, df))
     # examples both got right (0/1 outcomes): one product of the entries' outcomes, (entries, entries); the pairs'
@@ -282,7 +303,7 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
 
     G is the symmetrised bootstrap distribution of the difference,
     ``G(δ) = ½[P*(D* > d - δ) + P*(D* < d + δ)]`` over the B resamples and d itself (B + 1 values, so that
-    G(δ) > ½ for every δ > 0), differences within 1e-12 of the pair's scale counting as ties (½): monotone
+    G(δ) > ½ for every δ > 0), differences within ``rs.TIE_RELATIVE`` of the pair's scale counting as ties (½): monotone
     with ``G(0) = ½`` exactly, so the interval ``[G(low), G(high)]`` holds ½ exactly when d's dual interval
     holds 0, i.e. when the adjusted p-value is at least alpha, and rounding decides no count (a board and its
     mirror of 1 - outcomes agree). The plain ``P*(D* > d - δ)`` has ``G(0) = P*(D* > d)``, 0.465-0.538 on a
@@ -291,7 +312,7 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
     """
     npairs, n_resamples = iu.size, means_boot.shape[0]
     oriented = np.ascontiguousarray((sign * means_boot).T)
-    scale = 1e-12 * np.maximum(1.0, np.abs(oriented).max(axis=1))  # each entry's, for the pairs' ties
+    scale = rs.TIE_RELATIVE * np.abs(oriented).max(axis=1)  # each entry's, for the pairs' ties (no unit: relative)
     out: np.ndarray | tuple[np.ndarray, np.ndarray] = (
         np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs))
     )
@@ -308,7 +329,7 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
         # itself, so that G(low) <= G(d) = P(i>j) <= G(high): the interval holds its estimate.
         for side, limit in ((0, low), (1, high)):
             delta = limit[start:stop, None]
-            delta = np.where(np.abs(d - delta) <= 1e-12 * np.maximum(np.abs(d), 1.0), d, delta)
+            delta = np.where(np.abs(d - delta) <= tol, d, delta)
             out[side][start:stop] = _symmetric_share(boot, d, delta, tol)
     return out
 
@@ -468,6 +489,7 @@ def paired_test_bootstrap(
         entry_method,
         pair_method,
         design.files,
+        _effective_trials(design),
     )
 
 

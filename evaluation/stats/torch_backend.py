@@ -637,14 +637,15 @@ def _rank_intervals(means, estimate: np.ndarray, confidence_level: float, keep_d
 
 def _tie_block_ends(means):
     """Per resample (row of ``means``, (B, entries)), each value's count of values at most it, a tie counted
-    whole: ``searchsorted(sorted row, value, right=True)`` where values within 1e-12 relative of the one below
-    them are equal, as :func:`evaluation.stats._resample.competition_rank` ties them; int32, (B, entries)."""
+    whole: ``searchsorted(sorted row, value, right=True)`` where values within ``TIE_RELATIVE`` of the larger of
+    theirs and the one below them are equal, as :func:`evaluation.stats._resample.competition_rank` ties them; int32, (B, entries)."""
     import torch
 
     values, order = torch.sort(means, dim=1)
     n_entries = values.shape[1]
     gap = values[:, 1:] - values[:, :-1]
-    starts = (gap > 1e-12 * torch.clamp(values[:, 1:].abs(), min=1.0)) | (
+    larger = torch.clamp(torch.maximum(values[:, 1:].abs(), values[:, :-1].abs()), max=torch.finfo(values.dtype).max)
+    starts = (gap > rs.TIE_RELATIVE * larger) | (
         torch.isinf(values[:, 1:]) & (values[:, 1:] != values[:, :-1])
     )  # a new tie block begins at position i + 1
     after = torch.arange(1, n_entries, dtype=torch.int32, device=means.device).expand_as(starts)

@@ -179,3 +179,97 @@ def test_a_prediction_board_and_its_mirror_of_losses_give_every_pair_the_same_p(
             )
             pairs += 1
     assert pairs > 100
+
+
+def _verdicts(report: dict) -> list:
+    """What a reader takes from a board: the order, ranks, letters, rank intervals, leader group, state of the
+    art's entry, and each pair's P(A>B), interval and verdict."""
+    section = report["sections"][0]
+    rows = {e["submission_id"]: e for e in report["entries"]}
+    shown = [
+        (rows[s]["method_name"], rows[s]["rank_display"], rows[s]["groups"], rows[s]["rank_interval"])
+        for s in section["entries"]
+    ]
+    pairs = [(p["a"], p["b"], p["p"], p["low"], p["high"], p["verdict"]) for p in section["comparisons"]]
+    return [shown, pairs, section["leader_group"], section["sota"]["submission_id"]]
+
+
+@pytest.mark.parametrize("unit", [1e-12, 1e-15, 1e6])
+def test_a_loss_board_reads_the_same_in_every_unit(unit):
+    """An MSE in small units (a statistician's finding): every outcome times 1e-12 turned B (clearly lower, adjusted
+    p 6e-82) and A into a tie ranked by name, P(A>B) = ½ in [½, ½], A first and the state of the art; the tie rule
+    had an absolute floor of 1e-12. Ties are relative only now (``_resample.TIE_RELATIVE``)."""
+    rng = np.random.default_rng(0)
+    base = np.abs(rng.normal(1.0, 0.5, 200))
+    losses = {"A": base * 1.3 + np.abs(rng.normal(0, 0.05, 200)), "B": base * 0.8, "C": base * 0.8 + 1e-3}
+    settings = ReportSettings(higher_is_better=False, n_resamples=1000)
+
+    def board(scale):
+        return build_report([_entry(i, n, scale * o) for i, (n, o) in enumerate(losses.items(), 1)], settings)
+
+    reference, scaled = board(1.0), board(unit)
+    assert _verdicts(scaled) == _verdicts(reference)
+    assert [e["method_name"] for e in scaled["entries"]][0] == "B"
+    scaled_pairs = scaled["sections"][0]["comparisons"]
+    for mine, theirs in zip(scaled_pairs, reference["sections"][0]["comparisons"], strict=True):
+        assert mine["pvalue"] == pytest.approx(theirs["pvalue"], rel=1e-9)
+
+
+def test_equal_losses_in_small_units_still_tie_to_rounding():
+    """The relative rule keeps the tie of rounding in any unit: 0.7999999999999999 and 0.8 times 1e-13."""
+    from evaluation.report.ranking import same_value
+    from evaluation.stats._resample import competition_rank
+
+    for unit in (1.0, 1e-13, 1e8):
+        a, b = unit * (19 + 20 + 21) / 75, unit * 0.8
+        assert same_value(a, b) and competition_rank(np.array([a, b, 0.5 * unit])).tolist() == [1, 1, 3]
+        assert not same_value(unit * 0.8, unit * 0.8 * (1 + 1e-9))
+    assert competition_rank(np.array([np.inf, 0.8, -np.inf, 0.7999999999999999])).tolist() == [1, 2, 4, 2]
+
+
+def test_the_state_of_the_art_of_a_half_integer_pooled_count_mirrors_for_an_error_rate():
+    """Two files of 593 and 594 correct of 1,000: the binomial bound rounded the pooled 593.5 successes to 593 as an
+    accuracy and to 594 as 1 - an error rate, bounds 0.5618 and 0.5628 (a statistician's finding)."""
+    outcomes = np.zeros((2, 1000))
+    outcomes[0, :593], outcomes[1, :594] = 1, 1
+    sota = {}
+    for loss in (False, True):
+        board = [_entry(1, "m", 1 - outcomes if loss else outcomes)]
+        settings = ReportSettings(higher_is_better=not loss, accuracy_like=True, n_resamples=200)
+        sota[loss] = build_report(board, settings)["sections"][0]["sota"]
+    assert sota[False]["bound"] == pytest.approx(1 - sota[True]["bound"], abs=1e-12)
+    assert sota[False]["estimate"] == pytest.approx(1 - sota[True]["estimate"], abs=1e-12)
+
+
+def _files_board(rng, n=200, k=4):
+    truth = rng.random(n) < 0.7
+    return [(truth ^ (rng.random((k, n)) < p)).astype(float) for p in (0.10, 0.11, 0.12, 0.13, 0.14)]
+
+
+def test_two_entries_of_the_same_files_get_the_same_rank_interval():
+    """Copies of an entry of four files were tied in rank and letters but got rank intervals [1, 5] and [1, 6] (a
+    statistician's finding, about 1 board in 10): the entries' files were resampled side by side from one draw."""
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        files = _files_board(rng)
+        board = [_entry(1, "A", files[0]), _entry(2, "A-copy", files[0].copy())]
+        board += [_entry(3 + i, f"X{i}", f) for i, f in enumerate(files[1:])]
+        rows = {r["submission_id"]: r for r in build_report(board, ReportSettings(n_resamples=500))["entries"]}
+        assert rows[1]["rank_interval"] == rows[2]["rank_interval"]
+
+
+def test_a_newcomer_of_several_files_moves_no_other_pair_s_p():
+    """Without a correction, an entry of five files arriving moved P(A>B) of two other multi-file entries
+    (0.2684 [0.0125, 0.8741] to 0.2765 [0.0127, 0.8691]): every entry's files were drawn from one joint stream."""
+    rng = np.random.default_rng(1)
+    files = _files_board(rng)
+    board = [_entry(1, "A", files[0][:3]), _entry(2, "B", files[1][:2])]
+    settings = ReportSettings(n_resamples=500, correction="none")
+
+    def pair(entries):
+        section = build_report(entries, settings)["sections"][0]
+        return next((p["p"], p["low"], p["high"]) for p in section["comparisons"] if {p["a"], p["b"]} == {1, 2})
+
+    alone = pair(board)
+    for newcomer in (files[2][:1], files[2][:2], files[2]):
+        assert pair([*board, _entry(3, "C", newcomer)]) == alone

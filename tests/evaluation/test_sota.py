@@ -163,8 +163,12 @@ def test_adjusted_sota_binomial_inverts_the_distribution():
     assert a.method == "binomial" and a.naive == best and a.m == m
     assert a.estimate == pytest.approx(0.9, abs=1e-6)  # E[θ̂_max](0.9) = best
     assert sota_distribution(m, n, a.estimate).expected == pytest.approx(best, abs=1e-9)
-    # P(θ̂_max >= best) = α/2 at the lower bound.
-    assert sota_exceedance(m, n, a.lower, round(best * n) / n) == pytest.approx(0.025, rel=1e-6)
+    # P(θ̂_max >= best) = α/2 at the lower bound, where best is a count of n (2,752 of 3,000 here)
+    count = round(best * n) / n
+    assert sota_exceedance(m, n, adjusted_sota(count, m, n=n).lower, count) == pytest.approx(0.025, rel=1e-6)
+    # between two counts (a pooled accuracy of several files) the bound lies between theirs, unrounded
+    below, above = (adjusted_sota(c / n, m, n=n).lower for c in (np.floor(best * n), np.ceil(best * n)))
+    assert below < a.lower < above
 
 
 def test_adjusted_sota_lower_is_clopper_pearson_at_adjusted_level():
@@ -381,3 +385,51 @@ def test_entries_tied_at_the_runner_up_s_score_give_the_same_bound_in_any_order(
         res = adjusted_sota(0.80, 9, standard_error=0.004, estimates=estimates[order], standard_errors=ses[order])
         results.add((res.estimate, res.lower))
     assert len(results) == 1, results
+
+
+def test_a_second_entry_far_below_moves_the_leader_s_bound_no_more_however_far():
+    """Two loss entries (a statistician's finding): the runner-up always contended, so an entry 10^4 times the
+    leader's loss was shrunk with it toward their mean and the upper bound went from 1.07 to 4.99 (41.5 at 10^5).
+    A runner-up whose window does not reach the best contends no more than any far entry."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+
+    rng = np.random.default_rng(5)
+    good = np.abs(rng.normal(1.0, 1.0, 100))
+    noise = np.abs(rng.normal(0, 0.1, 100))
+
+    def bound(factor):
+        outcomes = {"good": good, "bad": factor * (good + noise)}
+        board = [
+            EntryRuns(i, name, "t", "predictions", 1, np.arange(1), np.array([o.mean()]), outcomes=o[None])
+            for i, (name, o) in enumerate(outcomes.items(), 1)
+        ]
+        report = build_report(board, ReportSettings(higher_is_better=False, n_resamples=500))
+        own = next(r for r in report["entries"] if r["submission_id"] == 1)["mean"]
+        return report["sections"][0]["sota"]["bound"], own
+
+    far = [bound(f) for f in (100.0, 1e3, 1e4, 1e5)]
+    assert len({round(b, 12) for b, _ in far}) == 1
+    b, own = far[0]
+    assert own["estimate"] < b < own["high"] + 0.01 * (own["high"] - own["low"])
+
+
+def test_the_bound_of_an_entry_of_several_files_reads_their_spread_as_its_own_interval_does():
+    """Five seeds of accuracies 0.729-0.770 on 10,000 examples (a statistician's finding): the binomial bound counted
+    the 10,000 examples alone and sat inside the entry's own interval [0.7327, 0.7654] (0.7408 for one entry, 0.7381
+    for five). It reads the trials the entry's own interval reads now (Kish's effective sample size)."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+
+    rng = np.random.default_rng(0)
+    n = 10_000
+    right = rng.random(n) < 0.75
+    files = []
+    for shift in (-0.02, -0.01, 0.0, 0.01, 0.02):
+        fixed, broken = rng.random(n) < max(0.0, shift) / 0.25, rng.random(n) < max(0.0, -shift) / 0.75
+        files.append(np.where(right, ~broken, fixed).astype(float))
+    outcomes = np.array(files)
+    board = [EntryRuns(1, "leader", "t", "predictions", 5, np.arange(5), outcomes.mean(axis=1), outcomes=outcomes)]
+    for m_total in (None, 5):
+        settings = ReportSettings(accuracy_like=True, n_resamples=500, m_total_predictions=m_total)
+        report = build_report(board, settings)
+        own, sota = report["entries"][0]["mean"], report["sections"][0]["sota"]
+        assert sota["bound"] <= own["low"] and sota["n"] < n
