@@ -127,11 +127,16 @@ def _multiplicity(
 
 def _trials_of(top: dict, n: int, trials: dict[int, float] | None) -> int:
     """The binomial form's trials for the best entry: the trials its own interval reads (``trials``, by submission
-    id: Kish's effective sample size for several files), else the ``n`` test examples. With the examples alone,
+    id: Kish's effective sample size for several files) up to the ``n`` test examples, else ``n``. With the examples alone,
     five seeds of accuracies 0.729-0.770 on 10,000 examples got a "conservative" bound of 0.7408, inside their own
     interval [0.7327, 0.7654] (a statistician's finding)."""
     own = (trials or {}).get(top["submission_id"])
-    return n if own is None else max(1, int(round(own)))
+    if own is None:
+        return n
+    # at most the test examples: the law reads every entry at the best's trials (the others' files more than the
+    # examples would count); rounded at 1e-6 first, so that an accuracy and its error rate (equal to rounding)
+    # give the same integer (9.499999999999993 and 9.500000000000002 rounded to 9 and 10)
+    return max(1, min(n, int(np.floor(round(own, 6) + 0.5))))
 
 
 def _adjust_binomial(

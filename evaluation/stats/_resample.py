@@ -10,6 +10,8 @@ how it is split into calls, so a seed gives the same numbers on every machine.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 # Elements per temporary array; bounds the memory of every batch (~32 MB of float64).
@@ -236,3 +238,22 @@ def competition_rank(means: np.ndarray) -> np.ndarray:
         block[np.arange(values.shape[0])[:, None], order] = first
         ranks[:, start : start + step] = block.T
     return ranks
+
+
+def file_stream_keys(entries: list[np.ndarray], sign: float) -> list[tuple[int, np.ndarray | None]]:
+    """Per entry ``(key, order)``: its files' resampling stream key and the files in sorted order (None for one file).
+
+    The key is a hash of the ranks of the entry's oriented outcomes with its files sorted by content: the same for
+    copies of an entry, for a board and its mirror of losses (1 - x with the direction flipped), and in every unit,
+    so that both backends seed each entry's file resamples by its content, never by its place among the others.
+    """
+    out: list[tuple[int, np.ndarray | None]] = []
+    for e in entries:
+        if e.shape[0] < 2:
+            out.append((0, None))
+            continue
+        block = sign * np.asarray(e, dtype=np.float64)  # (files, examples), oriented
+        order = np.lexsort(block.T[::-1])  # the files by content
+        pattern = np.unique(block[order], return_inverse=True)[1].astype(np.int64).reshape(block.shape)
+        out.append((int.from_bytes(hashlib.blake2b(pattern.tobytes(), digest_size=16).digest(), "little"), order))
+    return out

@@ -631,8 +631,10 @@ def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.nda
     statisticians' findings). Sorted and summed in sorted order: the entries' order changes no bit.
     """
     pad = m - estimates.size
-    own = _contending(estimates, np.ones(estimates.size, dtype=np.int64), n, se, ses)  # the missing ones: at their
-    scores = np.concatenate([estimates, np.full(pad, np.median(estimates[own]))])  # median (a far entry moved it)
+    # the missing ones at the median of the runner-up's window (a far entry moved the median; the best alone would
+    # put every missing entry at the leader's score: one example less for the runner-up moved the bound by 0.014)
+    own = _contending(estimates, np.ones(estimates.size, dtype=np.int64), n, se, ses, reach=False)
+    scores = np.concatenate([estimates, np.full(pad, np.median(estimates[own]))])
     if ses is None:
         values, counts = np.unique(scores, return_counts=True)
         value_ses = None
@@ -648,7 +650,7 @@ def _shrunk(estimates: np.ndarray, m: int, n: int | None, se: float, ses: np.nda
     return centre, values, counts, value_ses, contends
 
 
-def _contending(values, counts, n: int | None, se: float, value_ses) -> np.ndarray:
+def _contending(values, counts, n: int | None, se: float, value_ses, reach: bool = True) -> np.ndarray:
     """The best score and those within 12 standard deviations (at the runner-up's score) of the runner-up (of the
     best, at its score, when the runner-up's 12 standard deviations do not reach the best):
     as far as :func:`_binomial_max` and :func:`_normal_max` read the law of the maximum. Equal scores are
@@ -664,9 +666,13 @@ def _contending(values, counts, n: int | None, se: float, value_ses) -> np.ndarr
         return x, 12 * (float(value_ses[j]) if value_ses is not None else se)
 
     x, width = window(runner)
-    if values[ranked[-1]] > x + width:  # a runner-up that cannot reach the best contends no more than any other
-        x, width = window(ranked[-1])  # entry far below (two entries: a loss 10^4 times the leader's moved its
-    return values >= x - width  # bound from 1.07 to 4.99, shrunk with the leader toward their mean; a finding)
+    # A runner-up that cannot reach the best contends no more than any other entry far below (``reach``): two
+    # entries, a loss 10^4 times the leader's was shrunk with it toward their mean and moved its bound from 1.07
+    # to 4.99 (a statistician's finding). Without ``reach``, the runner-up's window whatever (the missing entries'
+    # median: :func:`_shrunk`).
+    if reach and values[ranked[-1]] > x + width:
+        x, width = window(ranked[-1])
+    return values >= x - width
 
 
 def _binomial_max(values, counts, n):

@@ -51,7 +51,6 @@ Stat. 1, 386–411. Bouthillier, X. et al. (2021). MLSys.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 
 import numpy as np
@@ -180,6 +179,9 @@ class _Design:
         )  # (examples, entries)
         self.file_means = [e.mean(axis=1) for e in entries]
         self.range = np.array([[e.min(), e.max()] for e in entries])  # a mean stays within its values
+        # the scale of the rounding in a mean is its outcomes', not its own: means that cancel to 2e-17 and 0
+        # differ by rounding (P(A>B) = 1/2 in [1/2, 1/2] had p = 0 against that mean's own scale; a reviewer's finding)
+        self.magnitude = np.abs(self.range).max(axis=1)
         # ... also when rounded: 25 outcomes of 0.1 average to 0.10000000000000002
         self.estimate = np.clip(self.per_example.mean(axis=0), self.range[:, 0], self.range[:, 1])
         self.integral = all(np.all(e == np.round(e)) for e in entries)
@@ -189,6 +191,7 @@ class _Design:
         # variance components of each entry's mean: examples, and files (0 for one file)
         self.var_examples = self.per_example.var(axis=0, ddof=1) / self.n
         self.var_files = np.array([m.var(ddof=1) / m.size if m.size > 1 else 0.0 for m in self.file_means])
+        self.file_keys = rs.file_stream_keys(entries, sign)
 
     def resampled_means(self, n_resamples: int, rng) -> np.ndarray:
         """Each entry's mean in B resamples (B, entries): examples shared, files per entry.
@@ -202,15 +205,12 @@ class _Design:
         sums = _resampled_sums(self.columns, self.integral, n_resamples, rng)
         if np.all(self.files == 1):
             return sums / self.n
-        base = [int(w) for w in rng.integers(0, 2**32, size=2, dtype=np.uint64)]
+        base = int(rng.integers(2**63))
         weights = np.ones((n_resamples, self.columns.shape[1]))
-        for e in np.flatnonzero(self.files > 1):
-            block = self.sign * self.columns[:, self.starts[e] : self.starts[e + 1]].T  # (files, examples), oriented
-            order = np.lexsort(block.T[::-1])  # the files by content
-            pattern = np.unique(block[order], return_inverse=True)[1].astype(np.int64).reshape(block.shape)
-            key = np.frombuffer(hashlib.blake2b(pattern.tobytes(), digest_size=16).digest(), dtype=np.uint32)
-            stream = np.random.default_rng([*base, *key.tolist()])
-            weights[:, self.starts[e] + order] = rs.draw_counts(stream, int(self.files[e]), n_resamples, np.float64)
+        for e, (key, order) in enumerate(self.file_keys):
+            if order is not None:
+                stream = np.random.default_rng([base, key])
+                weights[:, self.starts[e] + order] = rs.draw_counts(stream, order.size, n_resamples, np.float64)
         totals = np.add.reduceat(sums * weights, self.starts[:-1], axis=1)
         return totals / (self.files * self.n)
 
@@ -273,7 +273,7 @@ def _pair_tests(d: _Design, iu: np.ndarray, ju: np.ndarray):
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(diff) / np.where(degenerate, 1.0, scale)
     # no spread at all: a difference of rounding noise is none (p = 1), any other is certain (p = 0)
-    nil = np.abs(diff) <= rs.TIE_RELATIVE * np.maximum(np.abs(d.estimate[iu]), np.abs(d.estimate[ju]))
+    nil = np.abs(diff) <= rs.TIE_RELATIVE * np.maximum(d.magnitude[iu], d.magnitude[ju])
     diff = np.where(degenerate & nil, 0.0, diff)
     pvalue = np.where(degenerate, np.where(diff == 0, 1.0, 0.0), 2 * stats.t.sf(t, df))
     # examples both got right (0/1 outcomes): one product of the entries' outcomes, (entries, entries); the pairs'
@@ -298,7 +298,7 @@ def _pair_tests(d: _Design, iu: np.ndarray, ju: np.ndarray):
     return diff, pvalue, method, interval
 
 
-def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, high=None):
+def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, magnitude, low=None, high=None):
     """P(i>j) = G(d) from the resampled means, or (low=..., high=...) G at the interval's ends.
 
     G is the symmetrised bootstrap distribution of the difference,
@@ -312,7 +312,7 @@ def _probabilities(means_boot: np.ndarray, iu, ju, sign: float, diff, low=None, 
     """
     npairs, n_resamples = iu.size, means_boot.shape[0]
     oriented = np.ascontiguousarray((sign * means_boot).T)
-    scale = rs.TIE_RELATIVE * np.abs(oriented).max(axis=1)  # each entry's, for the pairs' ties (no unit: relative)
+    scale = rs.TIE_RELATIVE * magnitude  # each entry's outcomes' (relative: no unit), for the pairs' ties
     out: np.ndarray | tuple[np.ndarray, np.ndarray] = (
         np.empty(npairs) if low is None else (np.empty(npairs), np.empty(npairs))
     )
@@ -467,7 +467,11 @@ def paired_test_bootstrap(
     )
     if backend == "torch":
         means_boot = tb.testset_means_bootstrap(
-            entries, n_resamples=n_resamples, seed=int(rng.integers(2**63)), device=device
+            entries,
+            n_resamples=n_resamples,
+            seed=int(rng.integers(2**63)),
+            device=device,
+            file_keys=design.file_keys,
         )
     else:
         means_boot = design.resampled_means(n_resamples, rng)  # (B, entries)
@@ -498,11 +502,11 @@ def _compare_entries(design: _Design, means_boot, *, gamma, alpha, correction, n
     k = design.estimate.size
     iu, ju = np.triu_indices(k, 1)
     diff, pvalue, method, d_interval = _pair_tests(design, iu, ju)
-    p = _probabilities(means_boot, iu, ju, design.sign, diff)
+    p = _probabilities(means_boot, iu, ju, design.sign, diff, design.magnitude)
 
     def interval(level):
         lo, hi = d_interval(level)
-        p_lo, p_hi = _probabilities(means_boot, iu, ju, design.sign, diff, lo, hi)
+        p_lo, p_hi = _probabilities(means_boot, iu, ju, design.sign, diff, design.magnitude, lo, hi)
         return p_lo, p_hi, lo, hi
 
     decisions = decide_pairs(diff, pvalue, interval, alpha=alpha, gamma=gamma, correction=correction)

@@ -513,13 +513,15 @@ def _runs_of_first_entries(i: np.ndarray) -> list[tuple[int, int]]:
 
 
 # --------------------------------------------------------------------------- test bootstrap
-def testset_means_bootstrap(entries, *, n_resamples: int, seed: int, device="auto") -> np.ndarray:
+def testset_means_bootstrap(entries, *, n_resamples: int, seed: int, device="auto", file_keys=None) -> np.ndarray:
     """Each entry's mean outcome in B resamples, (B, entries): test examples shared, files per entry.
 
     ``entries``: one array (files, examples) per entry, all with the same examples. One
     product ``c @ O`` per chunk of resamples gives every file's resampled sum (``O``: the
     outcomes of all files, examples x files), float32 when the outcomes are integers and the
-    sums stay below 2**24; each entry's files are then weighted by its own counts.
+    sums stay below 2**24; each entry's files are then weighted by its own counts, drawn on the device from a
+    generator of its own seeded by ``seed`` and its content (``file_keys``:
+    :func:`evaluation.stats._resample.file_stream_keys`, computed here when not given), files in sorted order.
     """
     import torch
 
@@ -537,13 +539,21 @@ def testset_means_bootstrap(entries, *, n_resamples: int, seed: int, device="aut
     mean_of_files[np.arange(owner.size), owner] = 1.0 / (files[owner] * n)
     mean_of_files_t = torch.as_tensor(mean_of_files, device=dev)
     starts = np.concatenate([[0], np.cumsum(files)])
+    if file_keys is None:
+        file_keys = rs.file_stream_keys(entries, 1.0)
+    streams = {
+        e: (_generator(int(np.random.SeedSequence([seed, key]).generate_state(1, np.uint64)[0]), dev), order)
+        for e, (key, order) in enumerate(file_keys)
+        if order is not None
+    }
     out = torch.empty((n_resamples, len(entries)), dtype=torch.float64, device=dev)
     step = max(1, min(n_resamples, _chunk(dev) // (2 * n)))
     for b0 in range(0, n_resamples, step):
         b1 = min(n_resamples, b0 + step)
         sums = (_counts(n, b1 - b0, generator, dev, dtype) @ outcomes).to(torch.float64)  # (Bc, F)
-        for e in np.flatnonzero(files > 1):
-            sums[:, starts[e] : starts[e + 1]] *= _counts(int(files[e]), b1 - b0, generator, dev, torch.float64)
+        for e, (stream, order) in streams.items():
+            columns = torch.as_tensor(starts[e] + order, device=dev)
+            sums[:, columns] *= _counts(order.size, b1 - b0, stream, dev, torch.float64)
         out[b0:b1] = sums @ mean_of_files_t
     return out.cpu().numpy()
 

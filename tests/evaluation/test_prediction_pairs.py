@@ -246,16 +246,24 @@ def _files_board(rng, n=200, k=4):
     return [(truth ^ (rng.random((k, n)) < p)).astype(float) for p in (0.10, 0.11, 0.12, 0.13, 0.14)]
 
 
-def test_two_entries_of_the_same_files_get_the_same_rank_interval():
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_two_entries_of_the_same_files_get_the_same_rank_interval(backend):
     """Copies of an entry of four files were tied in rank and letters but got rank intervals [1, 5] and [1, 6] (a
-    statistician's finding, about 1 board in 10): the entries' files were resampled side by side from one draw."""
+    statistician's finding, about 1 board in 10): the entries' files were resampled side by side from one draw. The
+    torch backend ("auto" on a CUDA server) draws each entry's files from a generator of its own too."""
+    if backend == "torch":
+        pytest.importorskip("torch")
     rng = np.random.default_rng(0)
+    settings = ReportSettings(n_resamples=500, backend=backend, device="cpu")
     for _ in range(15):
         files = _files_board(rng)
         board = [_entry(1, "A", files[0]), _entry(2, "A-copy", files[0].copy())]
         board += [_entry(3 + i, f"X{i}", f) for i, f in enumerate(files[1:])]
-        rows = {r["submission_id"]: r for r in build_report(board, ReportSettings(n_resamples=500))["entries"]}
+        shuffled = [board[i] for i in (3, 1, 5, 0, 4, 2)]
+        reports = [build_report(b, settings) for b in (board, shuffled)]
+        rows = {r["submission_id"]: r for r in reports[0]["entries"]}
         assert rows[1]["rank_interval"] == rows[2]["rank_interval"]
+        assert reports[0]["sections"][0]["comparisons"] == reports[1]["sections"][0]["comparisons"]
 
 
 def test_a_newcomer_of_several_files_moves_no_other_pair_s_p():
@@ -273,3 +281,22 @@ def test_a_newcomer_of_several_files_moves_no_other_pair_s_p():
     alone = pair(board)
     for newcomer in (files[2][:1], files[2][:2], files[2]):
         assert pair([*board, _entry(3, "C", newcomer)]) == alone
+
+
+@pytest.mark.parametrize("unit", [1.0, 1e6])
+def test_means_that_cancel_to_rounding_differ_by_nothing(unit):
+    """Signed errors centred on 0, B = A but for the last digit of one example (a reviewer's finding): the means
+    2.2e-17 and 0 differed relative to themselves, so the pair was certain (p = 0) with P(A>B) = 1/2 in [1/2, 1/2].
+    Rounding is judged against the outcomes' scale."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 1, 40)
+    x -= x.mean()
+    y = x.copy()
+    y[36] = np.nextafter(y[36], -np.inf)
+    for loss in (False, True):
+        report = build_report(
+            [_entry(1, "A", unit * x), _entry(2, "B", unit * y)], ReportSettings(higher_is_better=not loss)
+        )
+        pair = report["sections"][0]["comparisons"][0]
+        assert pair["pvalue"] == 1.0 and pair["p"] == pair["low"] == pair["high"] == 0.5
+        assert _decided_iff_interval_excludes_half(pair, 0.05)

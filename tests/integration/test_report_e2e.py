@@ -12,7 +12,7 @@ from evaluation import stats
 from evaluation.report import derive_seed
 from leaderboard.models import Report, Run, Submission, Team
 from tests.conftest import wait_for
-from tests.platform.factories import PASSWORD, digits_challenge, label_predictions, make_user
+from tests.platform.factories import PASSWORD, digits_challenge, kish_trials, label_predictions, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -122,7 +122,10 @@ def test_report_through_the_api_matches_stats(live_server, celery_worker_process
     }
     best = rows[prediction_ids["alice"]]["mean"]["estimate"]
     estimates = [rows[prediction_ids[user]]["mean"]["estimate"] for user in ("alice", "bob")]
-    expected = stats.adjusted_sota(best, 3, n=files[0].shape[1], estimates=estimates)
+    # the trials alice's own interval reads (her 2 files), at most the test examples
+    assert outcomes[0].shape[0] == 2
+    trials = kish_trials(outcomes[0])
+    expected = stats.adjusted_sota(best, 3, n=trials, estimates=estimates)
     # m counts every scored file (alice's 2, bob's 1): each is an evaluation on the test rows.
     assert sota["predictions"]["method"] == "binomial" and sota["predictions"]["m"] == 3
     assert sota["predictions"]["estimate"] == pytest.approx(expected.estimate)

@@ -114,3 +114,13 @@ def stored_recipe(challenge, user: User, name: str, runs_expected: int, scores=N
             submission=submission, index=i, status="succeeded", test_score=score, seeds={"split": i}, split_id=f"s{i}"
         )
     return submission
+
+
+def kish_trials(files: np.ndarray) -> int:
+    """The binomial state of the art's trials for an entry of several files of 0/1 outcomes, computed apart from the
+    engine: Kish's effective sample size p(1-p) / (s²_examples/n + s²_files/k) in [1, k·n], rounded, at most the n
+    test examples (docs/statistics.md, REPORT_FORMAT 11)."""
+    k, n = files.shape
+    p = files.mean()
+    variance = files.mean(axis=0).var(ddof=1) / n + files.mean(axis=1).var(ddof=1) / k
+    return min(n, int(np.floor(round(float(np.clip(p * (1 - p) / variance, 1, k * n)), 6) + 0.5)))

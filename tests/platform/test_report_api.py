@@ -16,7 +16,7 @@ from leaderboard.api.report_views import MICRO_CACHE
 from leaderboard.models import Report, Run, Submission, Team
 from leaderboard.services.challenges import challenge_update
 
-from .factories import digits_challenge, make_user
+from .factories import digits_challenge, kish_trials, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -205,10 +205,11 @@ def test_sota_counts_every_scored_entry(board):
     body = get(f"/api/challenges/{challenge.slug}/sota/").json()
     sota = {s["kind"]: s for s in body["sota"]}
     best = OUTCOMES["good"].mean(axis=1).mean()
-    expected = stats.adjusted_sota(best, 4, n=72, estimates=[best, OUTCOMES["poor"].mean()])
+    trials = kish_trials(OUTCOMES["good"])  # the trials the best entry's own interval reads, at most its 72 examples
+    expected = stats.adjusted_sota(best, 4, n=trials, estimates=[best, OUTCOMES["poor"].mean()])
     # m counts every scored file (good: 2, poor: 1), the cancelled entry's too: it was scored on the test set.
     assert sota["predictions"]["m"] == 4
-    assert sota["predictions"]["method"] == "binomial"
+    assert sota["predictions"]["method"] == "binomial" and sota["predictions"]["n"] == trials
     assert sota["predictions"]["estimate"] == pytest.approx(expected.estimate)
     assert sota["predictions"]["bound"] == pytest.approx(expected.lower)
     assert sota["recipe"]["method"] == "normal" and sota["recipe"]["m"] == 4
