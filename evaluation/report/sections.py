@@ -402,7 +402,7 @@ def prediction_section(
         s,
         binomial_n=binomial_n,
         outcomes=[e.outcomes for e in chosen if e.outcomes is not None],
-        trials=_own_trials(chosen, tb, index) if s.n_test is None else None,
+        trials=_own_trials(chosen, tb, index, binomial_n / n_examples if binomial_n and n_examples else 1.0),
     )  # all of them
     return assemble_section(
         "predictions",
@@ -421,11 +421,13 @@ def prediction_section(
     )
 
 
-def _own_trials(chosen, tb, index: dict[int, int]) -> dict[int, float] | None:
-    """The trials each compared entry's own interval reads (``TestBootstrapResult.effective_n``), by id."""
+def _own_trials(chosen, tb, index: dict[int, int], per_example: float) -> dict[int, float] | None:
+    """The trials each compared entry's own interval reads (``TestBootstrapResult.effective_n``), by id, in the
+    binomial form's examples (``per_example``: its n over the outcomes' examples; a host's ``n_test`` equal to them
+    switched Kish's trials off: a reviewer's finding)."""
     if tb is None or tb.effective_n is None:
         return None
-    return {e.id: float(tb.effective_n[index[e.id]]) for e in chosen}
+    return {e.id: float(tb.effective_n[index[e.id]]) * per_example for e in chosen}
 
 
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:

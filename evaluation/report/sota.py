@@ -57,8 +57,13 @@ def section_sota(
     if not candidates:
         return {**blank, "note": "no entry has a standard error yet (recipes need 2 runs)"}
     best = max(sign * r["mean"]["estimate"] for r in candidates)
-    # equal means (to rounding: ranking.same_value) are one, the first by name as on the board
-    top = min((r for r in candidates if same_value(sign * r["mean"]["estimate"], best)), key=by_name)
+    # equal means (to rounding: ranking.same_value) are one: the least certain of them (the largest standard error,
+    # the conservative bound), then the first by name. By name alone, renaming two tied leaders of different spreads
+    # moved the bound by 5 of the leader's standard errors (a statistician's finding)
+    top = min(
+        (r for r in candidates if same_value(sign * r["mean"]["estimate"], best)),
+        key=lambda r: (-(r["mean"]["se"] or 0.0), by_name(r)),
+    )
     raw = top["mean"]["estimate"]
     side = "lower" if s.higher_is_better else "upper"
     if binomial_n is None and not top["mean"]["se"] > 0:  # no spread at all: nothing to adjust by

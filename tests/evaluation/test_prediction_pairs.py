@@ -98,7 +98,8 @@ def test_equal_scores_are_ordered_by_name_and_the_state_of_the_art_mirrors(flip)
         assert [e["rank_display"] for e in report["entries"]] == ["=1", "=1"]
         assert [e["rank_interval"]["rank"] for e in report["entries"]] == [1, 1]
     accuracy, loss = (boards[x]["sections"][0]["sota"] for x in (False, True))
-    assert accuracy["submission_id"] == loss["submission_id"] == 1
+    # tied, the state of the art takes the less certain entry (B's one file: the larger standard error), by no name
+    assert accuracy["submission_id"] == loss["submission_id"] == 2
     assert accuracy["estimate"] == pytest.approx(1 - loss["estimate"], abs=1e-12)
     assert accuracy["bound"] == pytest.approx(1 - loss["bound"], abs=1e-12)
 
@@ -300,3 +301,19 @@ def test_means_that_cancel_to_rounding_differ_by_nothing(unit):
         pair = report["sections"][0]["comparisons"][0]
         assert pair["pvalue"] == 1.0 and pair["p"] == pair["low"] == pair["high"] == 0.5
         assert _decided_iff_interval_excludes_half(pair, 0.05)
+
+
+def test_one_huge_shared_outcome_ties_no_real_difference():
+    """One example every entry got wrong by a squared error of 1e12 (a reviewer's finding): the tie scale was the
+    largest outcome (1e12 x 1e-12 = 1), 20 times the real difference of 0.05 at t = 100, and every pair read P = 1/2
+    in [1/2, 1/2], not significant, beside ranks 1, 2, 3. The scale is the outcomes' mean magnitude."""
+    rng = np.random.default_rng(0)
+    base = rng.gamma(2.0, 0.5, 1000)
+    losses = [base + rng.normal(0, 0.01, 1000), base + 0.05 + rng.normal(0, 0.01, 1000)]
+    for outcomes in losses:
+        outcomes[0] = 1e12
+    report = build_report(
+        [_entry(1, "A", losses[0]), _entry(2, "B", losses[1])], ReportSettings(higher_is_better=False)
+    )
+    (pair,) = report["sections"][0]["comparisons"]
+    assert pair["verdict"] == "a_better" and pair["p"] == pair["low"] == 1.0
