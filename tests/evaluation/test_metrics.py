@@ -368,3 +368,13 @@ def test_unknown_metric_in_score_predictions():
 def test_metric_dataclass_fields():
     m = Metric("x", "X", True, "regression", "value")
     assert m.aggregate == "mean"
+
+
+def test_a_perfect_macro_f1_is_one_not_above():
+    """Perfect predictions: the linearized outcomes 2n / (K·D) average to 1.0000000000000002 for about one label
+    set in five, and a recipe run's public part was scored above 1 (an integration flake, r2 of 2026-11-29)."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        y = rng.integers(0, 10, int(rng.integers(20, 60)))
+        score = score_predictions("macro_f1", y, y.copy()).score
+        assert score <= 1.0 and score == pytest.approx(1.0, abs=1e-15)
