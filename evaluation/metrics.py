@@ -106,6 +106,12 @@ class Metric:
         s = np.asarray(scores, dtype=np.float64)
         return float(self.from_mean(float(np.mean(s**2)))) if self.aggregate == "sqrt_mean" else float(np.mean(s))
 
+    def within_range(self, score: float | np.ndarray) -> float:
+        """``score`` clipped to :attr:`score_range` (rounding only: a perfect macro F1's outcomes can average to
+        1.0000000000000002)."""
+        low, high = self.score_range
+        return float(np.clip(score, -np.inf if low is None else low, np.inf if high is None else high))
+
     def orient(self, score: float | np.ndarray) -> float | np.ndarray:
         """Return the score(s) oriented so that higher is better (losses negated)."""
         s = np.asarray(score, dtype=np.float64)
@@ -484,8 +490,4 @@ def score_predictions(
     a, b = _score_predictions_iv(metric, y_true, y_pred, classes)
     outcomes = _OUTCOMES[metric.name](a, b)
     outcomes.flags.writeable = False
-    low, high = metric.score_range
-    score = float(
-        np.clip(metric.from_mean(outcomes.mean()), -np.inf if low is None else low, np.inf if high is None else high)
-    )
-    return MetricResult(score=score, outcomes=outcomes)
+    return MetricResult(score=metric.within_range(metric.from_mean(outcomes.mean())), outcomes=outcomes)
