@@ -770,10 +770,9 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
         ses_full = np.full(values.size, se)
 
     def law(w, expected=True):
-        thetas = np.where(contends, centre + w * (values - centre), values)
-        if n is not None:
-            return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
-        return _normal_max(thetas, ses_full, counts, expected, spread=float(ses_full[contends].max()))
+        return _law_of_max(
+            np.where(contends, centre + w * (values - centre), values), counts, n, ses_full, contends, expected
+        )
 
     def solve(f, fallback):
         if f(0.0) >= 0:
@@ -802,6 +801,14 @@ def _nonidentical(best, m, n, se, alpha, estimates, ses, identical: AdjustedSota
     )
 
 
+def _law_of_max(thetas, counts, n, ses, contends, expected: bool):
+    """(E[θ̂_max], P(θ̂_max >= x)) of entries at ``thetas``: binomial on ``n`` trials, else normal with ``ses``
+    (its grid spread by the contenders' largest)."""
+    if n is not None:
+        return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
+    return _normal_max(thetas, ses, counts, expected, spread=float(ses[contends].max()))
+
+
 def _alone(best, values, counts, ses, contends, n, alpha) -> tuple[float, float]:
     """(estimate, lower bound) when the best entry alone contends (every other entry is beyond the reach of its
     12 standard deviations): the others at their observed scores, the best's own accuracy t solved for
@@ -810,11 +817,7 @@ def _alone(best, values, counts, ses, contends, n, alpha) -> tuple[float, float]
     sd = np.sqrt(best * (1 - best) / n) + 1.0 / n if n is not None else float(ses[top])
 
     def law(t, expected=True):
-        thetas = values.copy()
-        thetas[top] = t
-        if n is not None:
-            return _binomial_max(np.clip(thetas, 1e-12, 1 - 1e-12), counts, n)
-        return _normal_max(thetas, ses, counts, expected, spread=float(ses[top]))
+        return _law_of_max(np.where(np.arange(values.size) == top, t, values), counts, n, ses, contends, expected)
 
     low, high = best - 12 * sd, best
     if n is not None:
