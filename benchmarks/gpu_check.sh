@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -p no:django --noconftest -c /dev/null --rootdir . \
-    tests/evaluation/test_torch_backend.py tests/evaluation/test_triton_kernel.py 2>&1 | tail -25
+    tests/evaluation/test_torch_backend.py tests/evaluation/test_triton_kernel.py tests/evaluation/test_prediction_pairs.py 2>&1 | tail -25
 set -o pipefail
 if ! timeout 300 python3 benchmarks/bench_gpu.py --device cuda "$@" 2>&1 | tee /tmp/gpu_check.log &&
     grep -q Traceback /tmp/gpu_check.log; then  # stopped on an error, not a missed target

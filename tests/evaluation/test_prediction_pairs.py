@@ -247,15 +247,24 @@ def _files_board(rng, n=200, k=4):
     return [(truth ^ (rng.random((k, n)) < p)).astype(float) for p in (0.10, 0.11, 0.12, 0.13, 0.14)]
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
-def test_two_entries_of_the_same_files_get_the_same_rank_interval(backend):
+def _backends() -> list[tuple[str, str]]:
+    """numpy, torch on the CPU, and torch on CUDA where a GPU is present (``benchmarks/gpu_check.sh``)."""
+    try:
+        import torch
+    except ImportError:
+        return [("numpy", "cpu"), ("torch", "cpu")]
+    return [("numpy", "cpu"), ("torch", "cpu")] + ([("torch", "cuda")] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize(("backend", "device"), _backends())
+def test_two_entries_of_the_same_files_get_the_same_rank_interval(backend, device):
     """Copies of an entry of four files were tied in rank and letters but got rank intervals [1, 5] and [1, 6] (a
     statistician's finding, about 1 board in 10): the entries' files were resampled side by side from one draw. The
     torch backend ("auto" on a CUDA server) draws each entry's files from a generator of its own too."""
     if backend == "torch":
         pytest.importorskip("torch")
     rng = np.random.default_rng(0)
-    settings = ReportSettings(n_resamples=500, backend=backend, device="cpu")
+    settings = ReportSettings(n_resamples=500, backend=backend, device=device)
     for _ in range(15):
         files = _files_board(rng)
         board = [_entry(1, "A", files[0]), _entry(2, "A-copy", files[0].copy())]
