@@ -279,3 +279,28 @@ def test_a_one_entry_board_ranks_on_the_device_as_with_numpy(device):
     )
     for result in (on_numpy, on_device, from_boot):
         assert (result.rank.tolist(), result.low.tolist(), result.high.tolist()) == ([1], [1], [1])
+
+
+def test_the_device_s_tie_blocks_are_numpy_s_competition_ranks_with_and_without_the_finite_shortcut(device):
+    """``_tie_block_ends`` (labelled tie blocks, 2026-11-30) gives ``1 + entries - position`` equal to
+    ``competition_rank`` on rows with exact ties, ties to rounding (1e-13 relative), near misses (2e-12) and,
+    on the general path, infinities; the shortcut for values known finite gives the same positions."""
+    import torch
+
+    from evaluation.stats import _resample as rs
+    from evaluation.stats import torch_backend as tb
+
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        entries = int(rng.integers(1, 9))
+        base = rng.choice([1.0, 1e-13, 1e6, -3.0])
+        steps = rng.choice([0.0, 1e-13, 2e-12, 1e-3], size=(7, entries)) * rng.integers(0, 3, size=(7, entries))
+        values = base * (1 + steps)
+        finite = trial % 2 == 0
+        if not finite:
+            values[rng.random(values.shape) < 0.2] = np.inf
+            values[rng.random(values.shape) < 0.1] = -np.inf
+        expected = rs.competition_rank(values.T).T  # (resamples, entries)
+        for shortcut in (False, True) if finite else (False,):
+            ends = tb._tie_block_ends(torch.as_tensor(values, device=device), shortcut).cpu().numpy()
+            np.testing.assert_array_equal(1 + entries - ends, expected)
