@@ -63,15 +63,27 @@ def _gpu_name(device: str) -> str | None:
 
 
 def fingerprint(reported: dict | None, device: str, limits: Limits, warm_start: bool = False) -> dict:
-    """What the run executed on; ``warm_start`` says whether its sandbox was started ahead."""
+    """What the run executed on; ``warm_start`` says whether its sandbox was started ahead.
+
+    The libraries' versions are the sandbox interpreter's, as its harness reported them
+    (``reported``): the recipe runs in that process and can rewrite them, so they are listed
+    under ``reported_by_run``. The GPU is the worker's to say: none on a CPU run, whatever the
+    run claims (a recipe named an H200 on a CPU run, a reviewer, 2026-11-30), and on a CUDA run
+    the device's name from ``nvidia-smi``, the run's own word only when that cannot tell.
+    """
     fp = dict(_host_fingerprint())
-    for key in ("python", "numpy", "torch", "transformers", "sklearn", "gpu"):
+    taken = []
+    for key in ("python", "numpy", "torch", "transformers", "sklearn"):
         value = (reported or {}).get(key)
         if isinstance(value, str) and value:
             fp[key] = value[:100]
-    if device.startswith("cuda") and not fp.get("gpu"):
-        fp["gpu"] = _gpu_name(device)
-    fp.setdefault("gpu", None)
+            taken.append(key)
+    fp["gpu"] = _gpu_name(device) if device.startswith("cuda") else None
+    claimed = (reported or {}).get("gpu")
+    if device.startswith("cuda") and not fp["gpu"] and isinstance(claimed, str) and claimed:
+        fp["gpu"] = claimed[:100]
+        taken.append("gpu")
+    fp["reported_by_run"] = taken
     fp["threads"] = limits.threads
     fp["warm_start"] = bool(warm_start)
     return fp

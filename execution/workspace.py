@@ -115,7 +115,10 @@ def build_inputs(
     that counted its repeated test rows across runs, whose draws (within classes, from a published seed)
     it could replay, read every hidden label and each row's board off them (an attacker, 360 of 360 at
     k = 10). The validation and test rows are shuffled together with a permutation drawn from the
-    split id, so the recipe cannot tell which rows it is scored on.
+    split id, so the order of ``test_inputs`` says nothing of which rows are which. It does not hide the
+    validation rows: ``valid.npz`` holds the same features, so a recipe can find them and answer them from
+    ``valid.y`` (a reviewer, 466 of 466). That sets only its own validation scores (which choose its trials
+    and weigh Boo_n's runs), never a test score: nothing of the hidden rows' labels is in the workspace.
     """
     rows = np.unique(split.test) if test_rows is None else np.unique(np.asarray(test_rows, dtype=np.int64))
     test_index = np.searchsorted(rows, split.test)

@@ -57,7 +57,7 @@ from .limits import SandboxUnavailable, prlimit_argv
 from .procs import pid_namespace, pids_in_namespace, uids_in_use
 from .scratch import copy_in, copy_out
 from .seccomp import program_fd
-from .shm import ShmWatch
+from .shm import INODE_CHARGE_BYTES, ShmWatch
 from .tool import BWRAP_ENV, bwrap_path, bwrap_version
 from .view import SANDBOX_HOME, device_binds, readonly_view
 
@@ -381,13 +381,16 @@ class BwrapRun(Started):
 
     def collect(self) -> None:
         if self.work and self.work.fd is not None:
-            copy_out(self.work.fd, self.workdir, self.max_file_bytes)
+            copy_out(self.work.fd, self.workdir, self.max_file_bytes, self.disk_mb * 2**20 or None)
 
     def members(self) -> list[int]:
         return pids_in_namespace(self.namespace) if self.namespace else []
 
     def extra_memory_kb(self) -> int:
-        return self.shm.used_bytes() // 1024 if self.shm else 0
+        """Memory the run holds that no process's RSS shows: its /dev/shm's pages, and an inode and a
+        name for each file in its tmpfs mounts, /dev/shm and the workspace (`INODE_CHARGE_BYTES` each)."""
+        inodes = sum(watch.used_inodes() for watch in (self.shm, self.work) if watch)
+        return ((self.shm.used_bytes() if self.shm else 0) + inodes * INODE_CHARGE_BYTES) // 1024
 
     def memory_exhausted(self) -> bool:
         return bool(self.shm and self.shm.full())

@@ -35,6 +35,7 @@ def limit_message(reason: str, limits: Limits) -> tuple[str, str]:
         "memory": f"ran out of memory (limit {limits.memory_mb} MB)",
         "processes": f"reached the limit of {limits.max_processes} processes",
         "disk": f"wrote more than the {limits.max_disk_mb} MB disk limit",
+        "cpu_time": f"exceeded the CPU-time limit of {limits.cpu_time_s or 0:g} s (all its processes together)",
     }
     return reason, messages[reason]
 

@@ -13,7 +13,8 @@ descriptor copies the host workspace in (the harness, the recipe, its inputs: be
 go, or for a warm start at its release) and copies ``outputs/`` out after the run's last
 process is gone. Every path is opened relative to a descriptor with ``O_NOFOLLOW``; out of
 the sandbox come only regular files (at most `MAX_OUTPUT_FILES`, each at most the run's
-file-size limit) and symbolic links as links (`execution.outputs` refuses them by name).
+file-size limit, all of them at most the workspace's size, none with holes or a second name) and
+symbolic links as links (`execution.outputs` refuses them by name).
 Closing the descriptor frees the tmpfs and everything in it.
 """
 
@@ -25,10 +26,12 @@ import errno
 import os
 import stat
 
-__all__ = ["MAX_OUTPUT_FILES", "copy_in", "copy_out"]
+__all__ = ["MAX_LISTED", "MAX_OUTPUT_FILES", "copy_in", "copy_out"]
 
 #: Entries of ``outputs/`` copied back to the host; the rest is dropped with the tmpfs.
 MAX_OUTPUT_FILES = 256
+#: ``outputs/`` holding more entries than this is not copied back (the harness writes a handful).
+MAX_LISTED = 4 * MAX_OUTPUT_FILES
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -102,49 +105,35 @@ def copy_in(src: str, dest_fd: int, uid: int | None) -> None:
                 os.close(parent)
 
 
-def _read_regular(name: str, src_fd: int, max_bytes: int) -> bytes | None:
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src_fd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
-        return _read_all(fd, max_bytes)
-    finally:
-        os.close(fd)
-
-
-def _read_all(fd: int, max_bytes: int) -> bytes:
-    chunks, remaining = [], max_bytes
-    while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 20))):
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def copy_out(src_fd: int, dest: str, max_file_bytes: int) -> None:
+def copy_out(src_fd: int, dest: str, max_file_bytes: int, max_total_bytes: int | None = None) -> None:
     """Copy ``outputs/`` of the tmpfs held by `src_fd` into the host folder ``dest/outputs``:
-    regular files of at most `max_file_bytes` and links as links; nothing else, no folders."""
+    regular files of at most `max_file_bytes`, `max_total_bytes` together (the workspace's size),
+    and links as links; nothing else, no folders.
+
+    Only what the run really stored comes out: a file with holes (``truncate`` to 256 MB stores
+    nothing in the tmpfs, but reads as 256 MB of zeros) or a second name of one file (a hard
+    link) is left behind, so the host receives at most what the size-capped tmpfs held; a folder
+    of more than :data:`MAX_LISTED` entries (millions of empty files cost no blocks) is not
+    listed at all, and each file is copied in pieces, never held whole in the worker's memory.
+    """
     try:
         out_fd = os.open("outputs", _DIR_FLAGS, dir_fd=src_fd)
     except OSError:
         return  # absent, or replaced by a link or a file
     try:
-        names = sorted(os.listdir(out_fd))[:MAX_OUTPUT_FILES]
+        names = _listed(out_fd)
         target = os.path.join(dest, "outputs")
         os.makedirs(target, exist_ok=True)
-        for name in names:
+        budget = max_total_bytes
+        for name in names[:MAX_OUTPUT_FILES]:
             try:
                 link = os.readlink(name, dir_fd=out_fd)
             except OSError as exc:
                 if exc.errno != errno.EINVAL:
                     continue
-                content = _read_regular(name, out_fd, max_file_bytes)
-                if content is not None:
-                    with open(os.path.join(target, name), "wb") as handle:
-                        handle.write(content)
+                copied = _copy_regular(name, out_fd, os.path.join(target, name), max_file_bytes, budget)
+                if budget is not None:
+                    budget -= copied
             else:
                 try:
                     os.symlink(link, os.path.join(target, name))  # never followed: refused by name
@@ -152,3 +141,38 @@ def copy_out(src_fd: int, dest: str, max_file_bytes: int) -> None:
                     pass
     finally:
         os.close(out_fd)
+
+
+def _listed(dir_fd: int) -> list[str]:
+    """The names in the folder, sorted; none when it holds more than :data:`MAX_LISTED` (read lazily:
+    a folder of millions of names is never listed whole in the worker)."""
+    names = []
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            names.append(entry.name)
+            if len(names) > MAX_LISTED:
+                return []
+    return sorted(names)
+
+
+def _copy_regular(name: str, src_fd: int, dest: str, max_bytes: int, budget: int | None) -> int:
+    """Copy a regular file of one link and no holes, of at most `max_bytes` (and `budget`, when
+    given), in pieces; returns the bytes copied (0 when it was left behind)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src_fd)
+    except OSError:
+        return 0
+    try:
+        st = os.fstat(fd)
+        stored = st.st_blocks * 512  # what the tmpfs holds for it: less than its size where it has holes
+        limit = max_bytes if budget is None else min(max_bytes, budget)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size > limit or stored < st.st_size:
+            return 0
+        copied = 0
+        with open(dest, "wb") as handle:
+            while copied < st.st_size and (chunk := os.read(fd, min(st.st_size - copied, 1 << 20))):
+                handle.write(chunk)
+                copied += len(chunk)
+        return copied
+    finally:
+        os.close(fd)

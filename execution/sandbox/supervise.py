@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .backend import Backend, RunSpec, Started
 from .classify import classify, limit_message
 from .limits import Limits, SandboxResult
-from .procs import pss_kb, usage
+from .procs import cpu_seconds, pss_kb, usage
 
 __all__ = ["Ended", "execute", "finish", "supervise"]
 
@@ -54,6 +54,8 @@ class _Poll:
             return "memory"
         if tasks >= self.limits.max_processes:
             return "processes"
+        if self.limits.cpu_time_s is not None and cpu_seconds(pids) > self.limits.cpu_time_s:
+            return "cpu_time"  # the run's processes together: RLIMIT_CPU holds each one alone
         return None
 
 

@@ -134,3 +134,69 @@ print('RECOVERED after', len(held), 'MB')
     )
     assert r.status == "ok", r
     assert re.search(r"RECOVERED after [1-4] MB", r.stdout_tail), r.stdout_tail
+
+
+def _python(workspace, code: str, limits: Limits):
+    """``python -S -c code`` in the sandbox, in `workspace`."""
+    return run_sandboxed([python_command()[0][0], "-S", "-c", code], workdir=str(workspace), limits=limits)
+
+
+def test_outputs_come_back_no_larger_than_what_the_workspace_held(workspace):
+    """A reviewer's attack (2026-11-30): 256 sparse files of just under the file-size limit in ``outputs/``
+    used 1.3 MB of a 64 MB workspace and wrote 2,550 MB to the host, each file read whole into the worker.
+    Files with holes, and the names of a file with several (hard links), stay behind; a real file comes back."""
+    code = (
+        "import os; os.mkdir('outputs')\n"
+        "for i in range(6):\n"
+        "    f = open(f'outputs/sparse{i}', 'wb'); f.truncate(3 * 2**20 - 1); f.close()\n"
+        "open('outputs/p.npy', 'wb').write(b'p' * 100_000)\n"
+        "open('outputs/twice', 'wb').write(b't' * 1000); os.link('outputs/twice', 'outputs/twice2')\n"
+    )
+    r = _python(workspace, code, Limits(wall_time_s=20, max_file_mb=4, max_disk_mb=2))
+    assert r.status == "ok", r
+    assert sorted(os.listdir(workspace / "outputs")) == ["p.npy"]
+    assert (workspace / "outputs" / "p.npy").read_bytes() == b"p" * 100_000
+
+
+def test_a_folder_of_many_names_is_not_listed_and_its_files_count_as_memory(workspace):
+    """3 million empty files (no block used) grew the host's slab by 4.4 GB in a run of 256 MB, and the
+    worker listed all their names (+930 MB) to copy ``outputs/`` back. Each file of the run's tmpfs mounts now
+    counts as memory (``INODE_CHARGE_BYTES``), and an ``outputs/`` of more than ``MAX_LISTED`` names is not copied."""
+    from execution.sandbox.scratch import MAX_LISTED
+
+    many = (
+        f"import os; os.mkdir('outputs')\nfor i in range({MAX_LISTED + 10}): open(f'outputs/{{i:06d}}', 'w').close()\n"
+    )
+    r = _python(workspace, many, Limits(wall_time_s=20))
+    assert r.status == "ok", r
+    assert not (workspace / "outputs").exists() or os.listdir(workspace / "outputs") == []
+    flood = (
+        "import os\n"
+        "for i in range(400_000): os.close(os.open(f'{i:08d}' + 'x' * 200, os.O_CREAT | os.O_WRONLY, 0o600))\n"
+        "print('CREATED ALL')\n"
+    )
+    r = _python(workspace, flood, Limits(wall_time_s=60, memory_mb=256, max_disk_mb=64))
+    assert r.status == "memory" and "CREATED ALL" not in r.stdout_tail, r
+
+
+def test_the_cpu_time_limit_holds_for_the_run_s_processes_together(workspace):
+    """RLIMIT_CPU counts each process alone: eight children of 1.5 s of CPU each passed a limit of 2 s (12 s
+    in all, a reviewer, 2026-11-30). The supervisor sums the run's processes, ended ones included."""
+    code = """
+import os, time
+kids = []
+for i in range(8):
+    pid = os.fork()
+    if pid == 0:
+        end = time.process_time() + 1.5
+        while time.process_time() < end:
+            pass
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+print('ALL CHILDREN DONE')
+"""
+    r = _python(workspace, code, Limits(wall_time_s=60, cpu_time_s=2))
+    assert r.status == "cpu_time" and "all its processes together" in r.message, r
+    assert "ALL CHILDREN DONE" not in r.stdout_tail
