@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.report.rows import mean_warning
-from evaluation.stats.boon import min_runs_for_interval
+from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 
 __all__ = ["COVERAGE", "COVERAGE_TARGET", "WIDTH_RATIO", "WIDTH_TARGET", "coverage_notes", "rank_withheld_reason"]
@@ -96,9 +96,8 @@ def rank_withheld_reason(k: int, n: int, statistic: str = "boo_n") -> str:
             f"k = {k} < {MIN_RUNS_MEAN_INTERVAL}: no rank interval on a board ranked by the mean (with so few runs "
             f"the resampled means spread too little and rank intervals cover 88-92 % instead of 95 %)"
         )
-    need = min_runs_for_interval(n)
     return (
-        f"k = {k} < 3n = {need}: no rank interval on a board ranked by Boo_{n} (resampled Boo_{n} with "
+        f"k = {k} < {min_runs_rule(n)}: no rank interval on a board ranked by Boo_{n} (resampled Boo_{n} with "
         f"so few runs is biased and its rank intervals cover far less than their level)"
     )
 

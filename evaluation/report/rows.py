@@ -26,7 +26,7 @@ from evaluation.report.settings import (
     derive_seed,
 )
 from evaluation.report.values import finite, interval
-from evaluation.stats.boon import _boo_weights, min_runs_for_interval
+from evaluation.stats.boon import _boo_weights, min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 
 __all__ = [
@@ -85,7 +85,7 @@ def boo_n_warning(k: int, n: int) -> str | None:
     if k >= need:
         return None
     return (
-        f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {need} (3n) are needed for a stable "
+        f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {min_runs_rule(n)} are needed for a stable "
         f"estimate (with fewer, the paper's estimator is biased low and a bootstrap interval covers far less "
         f"than its level)"
     )

@@ -280,14 +280,16 @@ def decided_rows(compared: list[dict]) -> None:
 
     The hint comes from the same verdicts as the letters: an entry that shares no letter with
     any other compared entry differs from each of them, so more runs cannot decide anything
-    more for it; its ``runs_needed_for_decision`` is 0.
+    more for it; its ``runs_needed_for_decision`` is 0. So is the lone entry's of a section that
+    compares one: it has no pair to decide (the page said "needs 38 more for a decision" beside
+    "there are no pairs to compare yet", a new user's finding).
     """
     holders: dict[str, int] = {}
     for row in compared:
         for letter in row["group_letters"]:
             holders[letter] = holders.get(letter, 0) + 1
     for row in compared:
-        if len(compared) >= 2 and all(holders[letter] == 1 for letter in row["group_letters"]):
+        if len(compared) < 2 or all(holders[letter] == 1 for letter in row["group_letters"]):
             row["runs_needed_for_decision"] = 0
 
 

@@ -48,7 +48,7 @@ from ._validation import (
     check_int,
     check_open_unit,
 )
-from .boon import ESTIMATORS, _boo_n_resampled, _boo_weights, _power_table
+from .boon import ESTIMATORS, MIN_RUNS_MEAN_INTERVAL, _boo_n_resampled, _boo_weights, _power_table
 from .torch_backend import BACKENDS, rank_intervals_from_distribution_torch, rank_intervals_torch, resolve_backend
 
 __all__ = [
@@ -58,9 +58,6 @@ __all__ = [
     "rank_intervals",
     "rank_intervals_from_distribution",
 ]
-
-#: Fewest runs for which the board shows the mean's interval, and a mean-ranked board its rank intervals.
-MIN_RUNS_MEAN_INTERVAL = 6
 
 
 def mean_interval_shown(k: int) -> bool:

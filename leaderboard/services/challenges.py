@@ -25,7 +25,7 @@ from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
-from evaluation.stats.boon import min_runs_for_interval
+from evaluation.stats.boon import MIN_RUNS_MEAN_INTERVAL, RUNS_PER_N, min_runs_for_interval, min_runs_rule
 
 from ..choices import ProgramStatus, Visibility
 from ..limits import upload_child_limits, upload_limit
@@ -500,17 +500,29 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
 def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
     """What a challenge's settings will cost its board, said when they are chosen (creation, update, planner).
 
-    k runs per entry below 3n (:func:`evaluation.stats.boon.min_runs_for_interval`, Bajgar et al. 2018,
-    §4) leave Boo_n without an interval on every entry, each flagged "k < 3n" on the board.
+    k runs per entry below the mean's 6 (:data:`evaluation.stats.boon.MIN_RUNS_MEAN_INTERVAL`) leave every
+    recipe entry's mean (and a mean-ranked board's ranks) without an interval; below 3n, and never fewer
+    than 6 (:func:`evaluation.stats.boon.min_runs_for_interval`, Bajgar et al. 2018, §4), Boo_n too, each
+    entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back.
     """
+    runs = f"k = {k_runs} run{'' if k_runs == 1 else 's'} per entry"
+    warnings = []
+    if k_runs < MIN_RUNS_MEAN_INTERVAL:
+        warnings.append(
+            f"{runs} is fewer than the {MIN_RUNS_MEAN_INTERVAL} the mean's interval needs: the leaderboard will show "
+            f'every recipe entry\'s mean without an interval, flagged "k < {MIN_RUNS_MEAN_INTERVAL}". '
+            f"Raise k to {MIN_RUNS_MEAN_INTERVAL}."
+        )
     need = min_runs_for_interval(boo_n)
-    if k_runs >= need:
-        return []
-    return [
-        f"k = {k_runs} runs per entry is fewer than 3n = {need} for Boo_{boo_n}: the leaderboard will show "
-        f'Boo_{boo_n} without an interval and flag every entry "k < 3n". Raise k to {need}'
-        + (f" or lower n to {k_runs // 3}." if k_runs >= 3 else ".")
-    ]
+    if k_runs < need:
+        lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL else 0
+        flag = "k < 3n" if need == RUNS_PER_N * boo_n else f"k < {need}"
+        warnings.append(
+            f"{runs} is fewer than {min_runs_rule(boo_n)} for Boo_{boo_n}: the leaderboard will show "
+            f'Boo_{boo_n} without an interval and flag every entry "{flag}". Raise k to {need}'
+            + (f" or lower n to {lower}." if lower else ".")
+        )
+    return warnings
 
 
 def challenge_warnings(*, challenge: Challenge) -> list[str]:

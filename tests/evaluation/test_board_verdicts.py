@@ -225,6 +225,19 @@ def test_row12_every_hint_of_a_decided_pair_comes_from_its_verdict():
     assert rows[3]["runs_needed_for_decision"] > 0
 
 
+def test_row12_a_lone_compared_entry_needs_no_runs_for_a_decision_and_one_without_runs_keeps_its_hint():
+    """A new user's finding (2026-11-30): the private board's only recipe entry read "needs 38 more for a decision"
+    a few lines above "there are no pairs to compare yet". An entry with too few runs to be compared keeps its hint."""
+    a, _ = _row12_pair()
+    report = build_report([a], ReportSettings(n_resamples=200, k_runs=10))
+    assert by_id(report)[1]["runs_needed_for_decision"] == 0
+    late = recipe(2, a.test[:1], np.arange(1), "late")  # one run: shown, not compared
+    report = build_report([a, late], ReportSettings(n_resamples=200, k_runs=10))
+    rows = by_id(report)
+    assert report["sections"][0]["compared"] == [1]
+    assert rows[1]["runs_needed_for_decision"] == 0 and rows[2]["runs_needed_for_decision"] > 0
+
+
 def test_row12_default_settings_satisfy_the_three_n_rule():
     from evaluation.stats.boon import min_runs_for_interval
 

@@ -416,10 +416,21 @@ def test_letters_after_z_are_compared_as_letters():
 def test_boo_n_with_fewer_than_3n_runs_is_flagged():
     report = build_report([recipe(1, np.linspace(0.6, 0.7, 8))], settings(boo_n=3, k_runs=8))
     row = report["entries"][0]
-    assert "at least 9 (3n)" in row["boo_n"]["warning"] and report["settings"]["boo_n_warning"]
+    assert "at least 3n = 9" in row["boo_n"]["warning"] and report["settings"]["boo_n_warning"]
     assert (
         build_report([recipe(1, np.linspace(0.6, 0.7, 9))], settings(boo_n=3))["entries"][0]["boo_n"]["warning"] is None
     )
+
+
+def test_boo_1_is_the_mean_and_gets_an_interval_when_the_mean_does():
+    """Boo_1 weighs every run alike: it is the mean. With 5 runs the board showed Boo_1 = 0.9600 in
+    [0.9500, 0.9878] beside the same mean without an interval (a new user's finding, 2026-11-30)."""
+    five = build_report([recipe(1, np.linspace(0.94, 0.98, 5))], settings(boo_n=1, k_runs=5))["entries"][0]
+    assert five["boo_n"]["estimate"] == pytest.approx(five["mean"]["estimate"])
+    assert five["mean"]["low"] is None and five["boo_n"]["low"] is None
+    assert "as for the mean" in five["boo_n"]["warning"]
+    six = build_report([recipe(1, np.linspace(0.94, 0.98, 6))], settings(boo_n=1, k_runs=6))["entries"][0]
+    assert six["mean"]["low"] is not None and six["boo_n"]["low"] is not None and six["boo_n"]["warning"] is None
 
 
 def test_the_report_says_which_intervals_cover_less_than_they_claim():
