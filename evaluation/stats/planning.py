@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._validation import check_gamma, check_int, check_open_unit, check_real
-from .boon import min_runs_for_interval
+from .boon import min_runs_for_interval, min_runs_rule
 from .decisions import runs_needed
 from .outperform import noether_sample_size
 
@@ -58,6 +58,11 @@ class RunPlan:
         """The runs per entry the board itself asks for: its decision rule's ``k_decision`` (the figure behind
         its "needs N more" hints), and at least ``k_boo_n`` where Boo_n is shown (an interval from 3n runs)."""
         return max(self.k_decision, self.k_boo_n or 0)
+
+    @property
+    def boo_n_rule(self) -> str | None:
+        """``k_boo_n`` in words ("3n = 15"; for Boo_1, the mean's 6), :func:`~evaluation.stats.boon.min_runs_rule`."""
+        return None if self.boo_n is None else min_runs_rule(self.boo_n)
 
 
 def _plan_runs_iv(n_entries, gamma, alpha, beta, run_minutes):
