@@ -78,7 +78,7 @@ def test_demo_creates_everything_once(queued, django_capture_on_commit_callbacks
         wine = Challenge.objects.get(slug="wine")
         wine_recipes = list(wine.submissions.all())
         assert {s.method_name for s in wine_recipes} == {s.method_name for s in recipes}
-        assert all(s.runs.count() == 5 for s in wine_recipes)
+        assert all(s.runs.count() == 6 for s in wine_recipes)
         assert sorted(queued.ids(EXECUTE_RUN)) == sorted(
             Run.objects.filter(submission__in=[*recipes, *wine_recipes]).values_list("pk", flat=True)
         )

@@ -4,8 +4,10 @@ Called by ``manage.py demo`` (``demo.py``); every step goes through the services
 what exists, so the demo stays idempotent.
 
 - Challenge ``wine``, "Wine cultivars (13 features)": scikit-learn's bundled wine data (178
-  rows, no download), 30 % hidden test rows, accuracy, recipes only, k = 5. alice's and
-  bob's recipes run there too, under the same method names as on ``digits``.
+  rows, no download), 30 % hidden test rows, accuracy, k = 6 runs per recipe and Boo_2 (intervals
+  from 6 runs, and 3n = 6), open to prediction files too: the demo's board a new user can submit to
+  (``digits``'s final phase has closed). alice's and bob's recipes run there too, under the same
+  method names as on ``digits``.
 - Suite ``small-tabular``: ``digits`` and ``wine``; its board aggregates the two recipes
   across both tasks (IQM, probability of improvement, Bayesian signed-rank test).
 - A variance study of alice's logistic-regression recipe on ``digits``: k = 5 runs varying
@@ -40,9 +42,10 @@ IMPORTS_DIR = settings.BASE_DIR / "examples" / "data" / "imports"
 
 WINE_DESCRIPTION = """\
 Tell three wine cultivars apart from 13 chemical measurements (scikit-learn's copy of the UCI \
-wine data, 178 wines). 30 % of the wines, stratified, are the hidden test set. Recipes only: \
-the server trains each recipe 5 times on out-of-bootstrap splits. With digits, it is one of \
-the two tasks of the suite “Small tabular classification”."""
+wine data, 178 wines). 30 % of the wines, stratified, are the hidden test set. Submit a \
+prediction file (the sample file shows its format) or a recipe: the server trains each recipe 6 \
+times on out-of-bootstrap splits. With digits, it is one of the two tasks of the suite “Small \
+tabular classification”."""
 
 IMPORTED_DESCRIPTION = """\
 Results produced elsewhere and imported, not run on this server: four scikit-learn classifiers' \
@@ -83,10 +86,10 @@ def wine_challenge(host, seed: int, say) -> Challenge:
             data=wine_csv(seed), filename="wine.csv", id_column="id", label_column="label", test_column="is_test"
         ),
         metric="accuracy",
-        allow_predictions=False,
+        allow_predictions=True,
         allow_recipes=True,
-        k_runs=5,
-        boo_n=3,
+        k_runs=6,
+        boo_n=2,
         master_seed=seed,
         daily_quota=10,
         total_quota=100,
