@@ -197,8 +197,9 @@ def check_columns(data: bytes, *, filename: str, max_columns: int) -> None:
         raise _too_many_columns(name, commas + 1, max_columns)
     if len(line) > bound:
         raise TableError(
-            f"{name}: the header line is {len(line):,} bytes long; the limit for "
-            f"{max_columns:,} columns is {bound:,} bytes"
+            f"{name}: the header line is {len(line):,} bytes long; a file of at most {max_columns:,} columns "
+            f"(this upload's limit, not its format's) may have a header of {bound:,} bytes. "
+            + ("The file is a single line: is it a CSV with one row per line?" if end < 0 else "")
         )
     if line.count(b",") + 1 <= max_columns:  # an upper bound on the fields: enough
         return
