@@ -15,6 +15,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, prefetch_related_obj
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -107,7 +108,7 @@ def home(request):
         )
         .order_by(F("closes_at").desc(nulls_first=True), "-created")
     )
-    return render(request, "home.html", {"challenges": challenges})
+    return render(request, "home.html", {"challenges": challenges, "now": timezone.now()})
 
 
 def signup(request):

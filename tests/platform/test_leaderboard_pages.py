@@ -568,3 +568,30 @@ def test_a_submission_of_several_rmse_files_shows_the_board_s_pooled_score(clien
     assert shown == pytest.approx(5**0.5, rel=1e-9) and board["mean"]["estimate"] == pytest.approx(shown, rel=1e-9)
     version = entry_versions(challenge=challenge)[sub.pk]
     assert ranking_value(challenge, version) == pytest.approx(-(5**0.5), rel=1e-9)  # oriented: lower is better
+
+
+def test_the_home_page_says_which_challenges_are_closed_or_not_open_yet(client, host):
+    """A new user's finding (2026-11-30): the demo's digits had closed that morning, but the list showed only a
+    closing date ("2026-11-30") and nothing said that a submission would be refused."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.models import Phase
+
+    from .factories import digits_challenge
+
+    now = timezone.now()
+    closed, _ = digits_challenge(host, title="Ended")
+    Phase.objects.filter(challenge=closed).update(opens_at=now - timedelta(days=2), closes_at=now - timedelta(hours=1))
+    later, _ = digits_challenge(host, title="Later")
+    Phase.objects.filter(challenge=later).update(opens_at=now + timedelta(days=1), closes_at=now + timedelta(days=9))
+    running, _ = digits_challenge(host, title="Running")
+    home = client.get("/").content.decode()
+
+    def row(challenge):
+        return home[home.index(challenge.get_absolute_url()) :].split("</tr>")[0]
+
+    assert "data-closed" in row(closed) and "data-opens-later" not in row(closed)
+    assert "data-opens-later" in row(later) and "data-closed" not in row(later)
+    assert "data-closed" not in row(running) and "data-opens-later" not in row(running)
