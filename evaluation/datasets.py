@@ -117,7 +117,8 @@ def require_columns(columns: Sequence[str], wanted: dict[str, str] | list[tuple[
             hint = f" (the file seems separated by {other!r}: save it with commas)" if other else ""
             raise TableError(
                 f"there is no {role} column {show_value(column)}; the columns are: "
-                f"{show_values(columns, limit=20)}{hint}"
+                f"{show_values(columns, limit=20)}{hint}",
+                setting=role.split(" ")[0],
             )
 
 

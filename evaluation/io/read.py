@@ -47,7 +47,16 @@ __all__ = [
 
 
 class TableError(ValueError):
-    """A dataset upload or its configuration is invalid; the message says where and why."""
+    """A dataset upload or its configuration is invalid; the message says where and why.
+
+    ``setting``: the column setting at fault (``"id"``, ``"label"``, ``"test"``) when it is the
+    setting, not the file, that is wrong (a column name not in the table), so that a form can
+    show the message beside that setting; else None.
+    """
+
+    def __init__(self, message: str, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
 
 
 #: Default of ``read_table``'s ``max_rows``.

@@ -282,8 +282,8 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str):
             test_column=test_column,
             task=task,
         )
-    except TableError as exc:
-        raise ServiceError(str(exc), field="dataset") from None
+    except TableError as exc:  # a column setting that names no column is that setting's error, not the file's
+        raise ServiceError(str(exc), field=_COLUMN_SETTING_FIELDS.get(exc.setting or "", "dataset")) from None
     if test_column is None:
         raise ServiceError(NEEDS_TEST_ROWS, field="test_column")
     try:
@@ -295,6 +295,10 @@ def _prepare_dataset(upload: DatasetUpload, *, task: str):
     if len(train_df) < 2:
         raise ServiceError("The training data needs at least 2 rows.", field="dataset")
     return spec, train_df, test_inputs_df, hidden_df
+
+
+#: The upload's field of each column setting a :class:`TableError` may name (``TableError.setting``).
+_COLUMN_SETTING_FIELDS = {"id": "id_column", "label": "label_column", "test": "test_column"}
 
 
 def _attach_test_labels(

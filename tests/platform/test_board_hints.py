@@ -146,3 +146,14 @@ def test_the_few_runs_flags_link_to_their_explanation(client, host):
         assert f'id="{anchor}"' in html
         explained = html[html.index(f'id="{anchor}"') :].split("</dd>")[0]
         assert f'<span class="flag">{label}</span>' in explained
+
+
+def test_a_label_column_the_dataset_lacks_is_the_label_column_s_error(alice):
+    """A new user's finding (2026-11-30): a wrong label column was reported under the dataset field (the file was
+    fine, the setting was not), in the host form and in the API's ``field``."""
+    response = _create(alice, label_column="target")
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["field"] == "label_column" and "there is no label column 'target'" in body["detail"]
+    response = _create(alice, id_column="key")
+    assert response.status_code == 400 and response.json()["field"] == "id_column"
