@@ -1,8 +1,9 @@
 from django.contrib.auth.views import LogoutView
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
+from ..ops.unavailable import api_not_found
 from ..web.integrity_views import ThrottledLoginView
 from .account_views import (
     InvitationActionView,
@@ -79,4 +80,6 @@ urlpatterns = [
     path("redoc/", RedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("redoc/redoc.standalone.js", redoc_bundle, name="api-redoc-bundle"),
     path("", include(router.urls)),
+    # Last: any other path under /api/ is the API's JSON 404, with DEBUG on too (handler404 serves DEBUG off).
+    re_path(r"^(?P<rest>.*)$", api_not_found),
 ]

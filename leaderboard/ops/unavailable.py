@@ -22,8 +22,10 @@ import sys
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.template import loader
+from django.urls import is_valid_path
+from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found
 from django.views.defaults import server_error as default_server_error
 
@@ -84,9 +86,24 @@ def server_error(request) -> HttpResponse:
 
 
 def not_found(request, exception=None) -> HttpResponse:
-    """``handler404``: under ``/api/``, the API's error shape (``{"detail": ...}``, JSON) naming the path and
-    where the endpoints are listed; elsewhere Django's page. An API view's own 404 is DRF's, already JSON."""
+    """``handler404``: under ``/api/``, the API's error shape (:func:`api_not_found`); elsewhere Django's page.
+    An API view's own 404 is DRF's, already JSON."""
     if request.path.startswith("/api/"):
-        detail = f"No API endpoint at {request.path} (method {request.method}); the endpoints are listed at /api/."
-        return JsonResponse({"detail": detail}, status=404)
+        return api_not_found(request)
     return page_not_found(request, exception)
+
+
+@csrf_exempt  # it reads and changes nothing: a POST to an unknown path is a 404, not a CSRF failure
+def api_not_found(request, rest: str = "") -> HttpResponse:
+    """The last route under ``/api/``: a JSON 404 (``{"detail": ...}``) naming the path and where the endpoints
+    are listed, with ``DEBUG`` on too (where Django answers its HTML page instead of calling ``handler404``).
+
+    As it matches every path, Django's ``APPEND_SLASH`` no longer sees a miss: a path without its trailing
+    slash whose slashed form is an endpoint is redirected here (301), as CommonMiddleware would."""
+    path = request.path_info
+    if settings.APPEND_SLASH and not path.endswith("/"):
+        match = is_valid_path(f"{path}/", getattr(request, "urlconf", None))
+        if match and match.func is not api_not_found:
+            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+    detail = f"No API endpoint at {request.path} (method {request.method}); the endpoints are listed at /api/."
+    return JsonResponse({"detail": detail}, status=404)

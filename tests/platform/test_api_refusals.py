@@ -6,6 +6,7 @@ contestant who may not moderate is told so before the input is checked."""
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from leaderboard.models import Submission
@@ -31,6 +32,33 @@ def test_an_unknown_api_path_is_a_json_404_naming_it_and_pages_keep_theirs(clien
     assert "/api/no-such-endpoint/" in response.json()["detail"] and "/api/" in response.json()["detail"]
     page = client.get("/no-such-page/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+@override_settings(DEBUG=True)  # how `python3 dev.py demo` serves: Django's HTML 404 page, not handler404
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/nothing/"),
+        ("get", "/api/challenges/{slug}/nothing/"),
+        ("get", "/api/challenges/{slug}/leaderboard/nothing"),
+        ("post", "/api/nothing/"),
+        ("delete", "/api/challenges/{slug}/webhooks/x/"),
+    ],
+)
+def test_an_unknown_api_path_is_a_json_404_with_debug_on(board, method, path):
+    challenge, _, client = board
+    path = path.format(slug=challenge.slug)
+    response = getattr(client, method)(path)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json", response.content[:200]
+    assert response.json()["detail"].startswith(f"No API endpoint at {path} (method {method.upper()})")
+
+
+@override_settings(DEBUG=True)
+def test_a_known_api_path_without_its_slash_is_still_redirected_to_it(board):
+    challenge, _, client = board
+    response = client.get(f"/api/challenges/{challenge.slug}?limit=1")
+    assert response.status_code == 301 and response["Location"] == f"/api/challenges/{challenge.slug}/?limit=1"
+    assert client.get(f"/api/challenges/{challenge.slug}/").status_code == 200
 
 
 @pytest.mark.parametrize(
