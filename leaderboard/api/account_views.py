@@ -30,10 +30,11 @@ from ..services.teams import (
 )
 from ..services.webhooks import webhook_create, webhook_delete
 from .filters import InvitationFilter, filtered
+from .inputs import StrictInput, refuse_unknown_fields
 from .paging import StrictLimitOffsetPagination, page_of
 
 
-class TeamSerializer(serializers.ModelSerializer):
+class TeamSerializer(StrictInput, serializers.ModelSerializer):
     members = serializers.SerializerMethodField()
 
     class Meta:
@@ -56,11 +57,11 @@ class InvitationSerializer(serializers.ModelSerializer):
         fields = ["id", "team", "team_id", "invitee", "invited_by", "status", "created", "decided_at"]
 
 
-class InviteSerializer(serializers.Serializer):
+class InviteSerializer(StrictInput, serializers.Serializer):
     username = serializers.CharField(max_length=150)
 
 
-class NotificationSettingsSerializer(serializers.ModelSerializer):
+class NotificationSettingsSerializer(StrictInput, serializers.ModelSerializer):
     class Meta:
         model = Profile
         fields = list(PREFERENCES)
@@ -210,6 +211,7 @@ class WebhookListView(APIView):
     def post(self, request, slug: str):
         """Register a URL to receive the challenge's events, signed with HMAC-SHA256 (its hosts only)."""
         challenge = _hosted(request, slug)
+        refuse_unknown_fields(request.data, WebhookSerializer())
         webhook = webhook_create(challenge=challenge, user=request.user, url=str(request.data.get("url", "")))
         return Response(WebhookSerializer(webhook).data, status=201)
 

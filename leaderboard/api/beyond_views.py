@@ -29,6 +29,7 @@ from .beyond_schema import (
     SuiteSummarySerializer,
     VarianceStudySerializer,
 )
+from .inputs import StrictInput
 from .paging import StrictLimitOffsetPagination
 from .parsers import BoundedJSONParser
 
@@ -52,7 +53,7 @@ def study_data(study: VarianceStudy, user) -> dict:
     }
 
 
-class VarianceStudyCreateSerializer(serializers.Serializer):
+class VarianceStudyCreateSerializer(StrictInput, serializers.Serializer):
     submission = serializers.IntegerField(help_text="The recipe entry to study.")
     k_runs = serializers.IntegerField(default=5, min_value=2, max_value=100)
     sources = serializers.ListField(
@@ -123,7 +124,7 @@ class VarianceStudyDetailView(APIView):
         return Response(study_data(study, request.user))
 
 
-class ResultsImportSerializer(serializers.Serializer):
+class ResultsImportSerializer(StrictInput, serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
     models = serializers.ListField(
@@ -192,7 +193,7 @@ class ResultsImportView(ChallengeScopedView):
         return Response(import_data(batch), status=status.HTTP_201_CREATED)
 
 
-class SuiteCreateSerializer(serializers.Serializer):
+class SuiteCreateSerializer(StrictInput, serializers.Serializer):
     title = serializers.CharField(max_length=200)
     slug = serializers.SlugField(required=False, max_length=60)
     description = serializers.CharField(required=False, default="")

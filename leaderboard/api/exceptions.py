@@ -49,7 +49,10 @@ def _error_response(exc, context):
     if isinstance(exc, ValidationError) and response is not None and isinstance(response.data, (dict, list)):
         # Keep DRF's per-field errors (nested fields flattened to dotted names: the schema's Error shape),
         # and add one sentence that names the field and the problem.
-        response.data = {"detail": "; ".join(_sentences(response.data)), "errors": _by_field(response.data)}
+        body = {"detail": "; ".join(_sentences(response.data))}
+        if getattr(exc, "field", None):  # UnknownFields (inputs.py): the first field the endpoint does not take
+            body["field"] = exc.field
+        response.data = {**body, "errors": _by_field(response.data)}
     return response
 
 

@@ -28,6 +28,7 @@ from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
 from ..uploads import read_dataset_upload, read_upload
+from .inputs import StrictInput
 from .paging import page_of
 from .parsers import BoundedJSONParser
 from .schema import error_responses
@@ -206,7 +207,7 @@ class ChallengeHostActions:
         return Response(result, status=202)
 
 
-class ScoringProgramUploadSerializer(serializers.Serializer):
+class ScoringProgramUploadSerializer(StrictInput, serializers.Serializer):
     program = serializers.FileField(help_text="The scoring program: one Python file (docs/scoring-programs.md).")
 
 
@@ -295,7 +296,7 @@ class ScoringProgramActions:
         )
 
 
-class ResultsOnlySerializer(serializers.Serializer):
+class ResultsOnlySerializer(StrictInput, serializers.Serializer):
     title = serializers.CharField(max_length=200)
     slug = serializers.SlugField(required=False, max_length=60, help_text="Default: made from the title.")
     description = serializers.CharField(required=False, default="")
@@ -304,7 +305,7 @@ class ResultsOnlySerializer(serializers.Serializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
 
 
-class BundleImportSerializer(serializers.Serializer):
+class BundleImportSerializer(StrictInput, serializers.Serializer):
     bundle = serializers.FileField(help_text="A zip exported by GET /api/challenges/{slug}/bundle/.")
     slug = serializers.SlugField(required=False, max_length=60, help_text="Default: the bundle's own slug.")
     title = serializers.CharField(required=False, max_length=200, help_text="Default: the bundle's own title.")

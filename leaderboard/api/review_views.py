@@ -34,6 +34,7 @@ from ..services.moderation import (
     team_moderate,
     team_restore,
 )
+from .inputs import StrictInput
 from .paging import whole
 
 FILE_PARAMETER = OpenApiParameter(
@@ -48,7 +49,7 @@ REASON_PARAMETER = OpenApiParameter(
 )
 
 
-class ModerateSerializer(serializers.Serializer):
+class ModerateSerializer(StrictInput, serializers.Serializer):
     state = serializers.ChoiceField(choices=Moderation.choices, help_text="`disqualified` or `hidden`.")
     reason = serializers.CharField(max_length=REASON_MAX, help_text="Why; the entry's team reads it.")
 

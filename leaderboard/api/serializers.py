@@ -18,6 +18,7 @@ from ..services.errors import ServiceError
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
 from ..services.queues import challenge_queue_waits, submission_queue_wait
 from ..services.submissions import hyperparameters_size_check
+from .inputs import StrictInput
 from .schema import JSONObjectField, LabelField
 
 
@@ -80,7 +81,7 @@ def scope_for(context: dict, challenge: Challenge) -> BoardScope:
     return scopes[challenge.pk]
 
 
-class PhaseSerializer(serializers.ModelSerializer):
+class PhaseSerializer(StrictInput, serializers.ModelSerializer):
     class Meta:
         model = Phase
         fields = ["id", *PHASE_FIELDS]
@@ -229,7 +230,7 @@ class ChallengeSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
-class ChallengeCreateSerializer(FirstPhaseFields, serializers.ModelSerializer):
+class ChallengeCreateSerializer(StrictInput, FirstPhaseFields, serializers.ModelSerializer):
     """A new challenge: its settings plus the dataset upload (multipart)."""
 
     slug = serializers.SlugField(required=False, max_length=60)
@@ -276,7 +277,7 @@ class ChallengeCreateSerializer(FirstPhaseFields, serializers.ModelSerializer):
         ]
 
 
-class ChallengeUpdateSerializer(FirstPhaseFields, serializers.ModelSerializer):
+class ChallengeUpdateSerializer(StrictInput, FirstPhaseFields, serializers.ModelSerializer):
     randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
     secondary_metrics = secondary_metrics_field(required=False)
 
@@ -493,7 +494,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
         return data
 
 
-class SubmissionCreateSerializer(serializers.Serializer):
+class SubmissionCreateSerializer(StrictInput, serializers.Serializer):
     kind = serializers.ChoiceField(choices=SubmissionKind.choices, default=SubmissionKind.PREDICTIONS)
     method_name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -562,25 +563,25 @@ class ReportVersionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RescoreSerializer(serializers.Serializer):
+class RescoreSerializer(StrictInput, serializers.Serializer):
     phase = serializers.IntegerField(required=False, allow_null=True, default=None, help_text="Phase id (optional).")
     metric = serializers.CharField(required=False, allow_blank=True, default="")
     hidden_labels = serializers.FileField(required=False, help_text="Corrected labels: id and label columns.")
 
 
-class SelectSerializer(serializers.Serializer):
+class SelectSerializer(StrictInput, serializers.Serializer):
     selected = serializers.BooleanField(default=True)
 
 
-class RegisterSerializer(serializers.Serializer):
+class RegisterSerializer(StrictInput, serializers.Serializer):
     accept_rules = serializers.BooleanField(default=False)
 
 
-class DecideSerializer(serializers.Serializer):
+class DecideSerializer(StrictInput, serializers.Serializer):
     approve = serializers.BooleanField()
 
 
-class LoginSerializer(serializers.Serializer):
+class LoginSerializer(StrictInput, serializers.Serializer):
     username = serializers.CharField()
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
 

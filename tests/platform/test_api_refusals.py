@@ -152,3 +152,86 @@ def test_the_schema_declares_the_bounds_the_server_enforces():
     assert parameter(board, "gamma")["exclusiveMinimum"] is True and parameter(board, "gamma")["maximum"] == 1
     assert parameter("/api/challenges/{slug}/compare/", "a")["minimum"] == 1
     assert "400" in schema["paths"]["/api/challenges/{slug}/bundle/"]["get"]["responses"]
+
+
+def _host_client() -> APIClient:
+    host = APIClient()
+    assert host.login(username="host", password=PASSWORD)
+    return host
+
+
+def test_a_challenge_update_with_misspelled_fields_is_a_400_naming_them_and_changes_nothing(board):
+    challenge, _, _ = board
+    before = {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n}
+    response = _host_client().patch(
+        f"/api/challenges/{challenge.slug}/", {"kruns": 20, "boo-n": 2, "title": "renamed"}, format="json"
+    )
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["field"] == "kruns" and set(body["errors"]) == {"kruns", "boo-n"}
+    assert (
+        body["detail"].startswith("kruns: not a field this endpoint writes")
+        and "did you mean k_runs?" in body["detail"]
+    )
+    assert "boo-n: not a field" in body["detail"] and "did you mean boo_n?" in body["detail"]
+    challenge.refresh_from_db()
+    assert {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n} == before and challenge.title != "renamed"
+
+
+@pytest.mark.parametrize("field", ["slug", "hosts", "phases", "created"])
+def test_a_read_only_challenge_field_in_a_write_is_refused_even_at_its_current_value(board, field):
+    challenge, _, _ = board
+    current = _host_client().get(f"/api/challenges/{challenge.slug}/").json()[field]
+    response = _host_client().patch(f"/api/challenges/{challenge.slug}/", {field: current}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == field, response.content
+    assert "unknown or read-only" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "data", "field"),
+    [
+        ("post", "/api/challenges/", {"title": "new", "datasett": "x"}, "datasett"),  # create, before the upload
+        ("patch", "/api/challenges/{slug}/phases/{phase}/", {"nmae": "x"}, "nmae"),
+        ("post", "/api/challenges/{slug}/webhooks/", {"url": "https://example.org/h", "secret": "mine"}, "secret"),
+        ("patch", "/api/account/notifications/", {"notify_score": False}, "notify_score"),
+        ("post", "/api/teams/", {"name": "t", "members": ["alice"]}, "members"),
+        ("post", "/api/auth/token/", {"username": "host", "password": PASSWORD, "remember": True}, "remember"),
+    ],
+)
+def test_every_write_refuses_a_field_it_does_not_take(board, method, path, data, field):
+    challenge, _, _ = board
+    path = path.format(slug=challenge.slug, phase=challenge.phases.first().pk)
+    response = getattr(_host_client(), method)(path, data, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == field and field in response.json()["errors"]
+
+
+def test_a_write_with_only_known_fields_still_works_and_the_browsable_apis_csrf_field_is_no_field(board):
+    challenge, _, _ = board
+    response = _host_client().patch(
+        f"/api/challenges/{challenge.slug}/", {"title": "renamed", "csrfmiddlewaretoken": "x"}, format="multipart"
+    )
+    assert response.status_code == 200 and response.json()["title"] == "renamed", response.content
+
+
+def test_every_input_serializer_of_the_api_refuses_unknown_fields():
+    """One rule for every write: each serializer a view fills from ``request.data`` mixes in StrictInput."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    from leaderboard.api.inputs import StrictInput
+
+    root = Path(__file__).resolve().parents[2] / "leaderboard" / "api"
+    found = []
+    for source in sorted(root.glob("*.py")):
+        module = importlib.import_module(f"leaderboard.api.{source.stem}")
+        for name in re.findall(r"(\w+)\((?:\w+, )?data=(?:self\.)?request\.data", source.read_text()):
+            found.append(name)
+            if name != "serializer_class":  # ChallengeScopedView.validated: its callers pass strict classes
+                assert issubclass(getattr(module, name), StrictInput), f"{source.name}: {name}"
+    assert len(found) >= 18
+    from leaderboard.api import beyond_views
+
+    for name in ("VarianceStudyCreateSerializer", "ResultsImportSerializer", "SuiteCreateSerializer"):
+        assert issubclass(getattr(beyond_views, name), StrictInput)
