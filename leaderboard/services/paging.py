@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import ServiceError
+
 #: Entries per page when the reader does not say.
 PAGE_SIZE = 50
 #: Most entries one page may hold.
@@ -19,6 +21,21 @@ PAGE_MAX = 500
 #: Entries of the heat map: the top ones, and this many on each side of the reader's entry.
 HEAT_TOP = 6
 HEAT_AROUND = 3
+
+
+class EntryNotOnBoard(ServiceError):
+    """``around`` names a submission the board (or the search) does not list (HTTP 404, ``field``: around)."""
+
+    status_code = 404
+
+
+def around_missing(around: int, *, query: str = "", on_board: bool = False) -> str:
+    """Why the page around submission ``around`` cannot be shown, naming ``around`` and the id."""
+    where = f"among the entries matching q={query!r}" if on_board else "on this board"
+    return (
+        f"`around`: submission {around} is not {where}; give the id of an entry the board lists "
+        "(its `submission_id`), or leave `around` out for the first page."
+    )
 
 
 @dataclass(frozen=True)
@@ -91,7 +108,7 @@ def entries_page(
 
     ``around``: the ``limit`` entries centred on that submission (``offset`` ignored);
     ``query``: the entries whose method or team contains it, paged; else
-    ``entries[offset:offset + limit]``. An unknown ``around`` gives the first page.
+    ``entries[offset:offset + limit]``. An ``around`` that is not among them raises :class:`EntryNotOnBoard`.
     """
     ids = [row["submission_id"] for row in entries]
     query = (query or "").strip()
@@ -102,11 +119,13 @@ def entries_page(
             for row in entries
             if needle in row["method_name"].casefold() or needle in row["team"].casefold()
         ]
-    if around is not None and around in ids:
+    if around is not None and around not in ids:
+        on_board = any(row["submission_id"] == around for row in entries)
+        raise EntryNotOnBoard(around_missing(around, query=query, on_board=on_board), field="around")
+    if around is not None:
         position = ids.index(around)
         offset = max(0, min(position - limit // 2, len(ids) - limit))
     else:
-        around = None
         offset = max(0, min(int(offset), max(0, len(ids) - 1)))
     return EntriesPage(ids[offset : offset + limit], len(entries), len(ids), offset, limit, query, around)
 

@@ -18,7 +18,7 @@ from ..choices import Board, Correction
 from ..models import Challenge
 from ..selectors import report_stored_meta, submission_ids_open_to_all
 from ..services.errors import ServiceError
-from ..services.paging import PAGE_SIZE, entries_page, heatmap_ids
+from ..services.paging import PAGE_SIZE, EntriesPage, EntryNotOnBoard, around_missing, entries_page, heatmap_ids
 from ..services.reports import report_current, report_failure, report_settings_key
 from . import charts
 
@@ -172,11 +172,12 @@ def leaderboard_for_page(
         return {"error": exc.message, "sections": [], "entries": 0}
     rows = {row["submission_id"]: row for row in data["entries"]}
     pages = {
-        section["kind"]: entries_page(
+        section["kind"]: _section_page(
             [rows[sid] for sid in section["entries"]], query=query, around=around, offset=offset, limit=limit
         )
         for section in data["sections"]
     }
+    shown = around is None or any(page.around == around for page in pages.values())
     # Entries link to their submission page where every reader may open it (selectors.submissions_readable): not a
     # row a host hid or its team cancelled since the board was stored
     scored = submission_ids_open_to_all(challenge=challenge, ids=[sid for page in pages.values() for sid in page.ids])
@@ -206,8 +207,19 @@ def leaderboard_for_page(
         "power_pct": 100 * (1 - settings.get("beta", 0.05)),
         "query": query,
         "around": around,
+        # ?around= naming no entry listed: said above the board (the page answers 404), never a silent first page
+        "around_missing": None if shown else around_missing(around, query=query, on_board=around in rows),
         "limit": limit,
     }
+
+
+def _section_page(entries: list[dict], *, around: int | None, **paging) -> EntriesPage:
+    """A section's page: around ``around`` where the section lists it, else its first page (the entry may sit
+    in another section; :func:`leaderboard_for_page` says when no section lists it)."""
+    try:
+        return entries_page(entries, around=around, **paging)
+    except EntryNotOnBoard:
+        return entries_page(entries, **paging)
 
 
 def section_for_page(

@@ -252,7 +252,7 @@ def challenge_detail(request, slug: str):
                 else None
             ),
         },
-        status=400 if refusal is not None else 200,
+        status=400 if refusal is not None else 404 if board.get("around_missing") else 200,
     )
 
 

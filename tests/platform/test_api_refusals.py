@@ -235,3 +235,28 @@ def test_every_input_serializer_of_the_api_refuses_unknown_fields():
 
     for name in ("VarianceStudyCreateSerializer", "ResultsImportSerializer", "SuiteCreateSerializer"):
         assert issubclass(getattr(beyond_views, name), StrictInput)
+
+
+def test_around_an_entry_the_board_does_not_list_is_a_404_naming_around_and_the_id(board):
+    challenge, entry, client = board
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    missing = client.get(url, {"around": 999999})
+    assert missing.status_code == 404 and missing.json()["field"] == "around", missing.content
+    assert missing.json()["detail"].startswith("`around`: submission 999999 is not on this board")
+    unmatched = client.get(url, {"around": entry.pk, "q": "zzz"})
+    assert (
+        unmatched.status_code == 404
+        and f"submission {entry.pk} is not among the entries matching q='zzz'" in (unmatched.json()["detail"])
+    )
+    found = client.get(url, {"around": entry.pk})
+    assert found.status_code == 200 and found.json()["paging"]["around"] == entry.pk
+
+
+def test_the_board_page_says_when_around_names_no_entry_and_answers_404(board):
+    challenge, entry, client = board
+    page = client.get(f"/c/{challenge.slug}/", {"around": 999999})
+    text = page.content.decode()
+    assert page.status_code == 404 and "`around`: submission 999999 is not on this board" in text
+    assert f'data-submission="{entry.pk}"' in text  # the board is still shown below the message
+    found = client.get(f"/c/{challenge.slug}/", {"around": entry.pk})
+    assert found.status_code == 200 and "is not on this board" not in found.content.decode()
