@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from knox.models import AuthToken
 
-from .errors import ServiceError
+from .errors import NotFound, ServiceError
 from .teams import team_personal_for
 
 VERIFY_SALT = "varboard.email-verification"
@@ -44,7 +44,7 @@ def token_revoke(*, user: User, token_key: str) -> int:
     """Revoke the user's tokens starting with ``token_key``; how many were revoked (0: none matched)."""
     deleted, _ = AuthToken.objects.filter(user=user, token_key=token_key).delete()
     if not deleted:
-        raise ServiceError(f"You have no token {token_key!r}.", field="token_key")
+        raise NotFound(f"You have no token {token_key!r}.", field="token_key")
     return deleted
 
 

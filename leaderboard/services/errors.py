@@ -12,6 +12,12 @@ class ServiceError(Exception):
         self.field = field
 
 
+class NotFound(ServiceError):
+    """The object asked for does not exist, or not for this user (HTTP 404)."""
+
+    status_code = 404
+
+
 class TooLarge(ServiceError):
     """An upload, a file in it or a part of a body over its size limit (HTTP 413, the schema's code for it)."""
 

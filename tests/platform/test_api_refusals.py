@@ -260,3 +260,10 @@ def test_the_board_page_says_when_around_names_no_entry_and_answers_404(board):
     assert f'data-submission="{entry.pk}"' in text  # the board is still shown below the message
     found = client.get(f"/c/{challenge.slug}/", {"around": entry.pk})
     assert found.status_code == 200 and "is not on this board" not in found.content.decode()
+
+
+def test_revoking_a_token_you_do_not_have_is_a_404_naming_it(board):
+    _, _, client = board
+    response = client.delete("/api/auth/tokens/zzzz/")
+    assert response.status_code == 404, response.content
+    assert response.json() == {"detail": "You have no token 'zzzz'.", "field": "token_key"}
