@@ -261,7 +261,8 @@ def shown_submission_score(
         The same number the published report shows for the entry: the board under ``rounded``
         feedback is computed from the runs' shown scores (:func:`shown_entries`), so its mean is
         ``round(mean(round(run, digits)), digits)``; the mean of the shown runs is rounded again,
-        never published with a further digit.
+        never published with a further digit. Under ``exact``, the mean (or pooled score) to 15 significant
+        digits (:func:`float_precision`): the runs' mean without the last bit of summation noise.
 
     Examples
     --------
@@ -269,6 +270,8 @@ def shown_submission_score(
     0.82
     >>> shown_submission_score([0.8149, 0.8201], "exact", 2)
     0.8175
+    >>> shown_submission_score([0.95, 0.95, 0.95], "exact", 2)  # not np.mean's 0.9499999999999998
+    0.95
     """
     values = [float(v) for v in run_scores if v is not None and math.isfinite(float(v))]
     if feedback == "ladder" or not values:
@@ -278,7 +281,25 @@ def shown_submission_score(
     mean = float(pool(values)) if pool is not None else float(np.mean(values))
     if feedback != "exact":
         raise ValueError(f"`feedback` must be 'exact', 'rounded' or 'ladder', got {feedback!r}")
-    return mean
+    return float_precision(mean)
+
+
+#: Significant digits a float64 holds faithfully (``sys.float_info.dig``): any decimal of 15 digits survives the
+#: round trip through a float, so none of them is summation noise.
+FLOAT_DIGITS = 15
+
+
+def float_precision(value: float) -> float:
+    """``value`` to :data:`FLOAT_DIGITS` significant digits: a mean without its summation's last-bit noise.
+
+    The mean of three runs of 0.95 is 0.9499999999999998 in floating point (the sum 2.8499999999999996 is
+    rounded before the division); a reader who sees runs of 0.95 is shown 0.95. The change is at most half a
+    unit of the 15th significant digit, below any difference a score can carry.
+
+    >>> float_precision(float(np.mean([0.95, 0.95, 0.95]))), float_precision(0.8175)
+    (0.95, 0.8175)
+    """
+    return float(f"{value:.{FLOAT_DIGITS}g}")
 
 
 def rounded_tie_reason(digits: int) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evaluation.boards import (
+    float_precision,
     publish_rounded,
     rounded_tie_reason,
     shown_entries,
@@ -34,6 +35,17 @@ def test_shown_submission_score_is_the_rounded_mean_of_the_shown_runs():
     assert shown_submission_score([0.5], "ladder", 2) is None
     with pytest.raises(ValueError, match="feedback"):
         shown_submission_score([0.5], "fuzzy", 2)
+
+
+@pytest.mark.parametrize("runs", [[0.95] * 3, [0.1] * 3, [0.7] * 6, [0.9, 1.0], [0.85] * 7])
+def test_shown_submission_score_under_exact_feedback_is_the_runs_value_without_summation_noise(runs):
+    """A reviewer: the API gave a submission's score as 0.9499999999999998 while its three runs showed 0.95
+    (np.mean([0.95] * 3)). The exact score is the mean to 15 significant digits, as the runs show it."""
+    assert shown_submission_score(runs, "exact", 3) == float(f"{np.mean(runs):.15g}") == round(np.mean(runs), 12)
+    assert shown_submission_score([0.95] * 3, "exact", 3) == 0.95
+    pooled = shown_submission_score([0.3] * 3, "exact", 3, pool=lambda s: np.sqrt(np.mean(np.square(s))))
+    assert pooled == 0.3  # an RMSE entry's files pooled (quadratic mean) as well
+    assert float_precision(0.8175) == 0.8175 and float_precision(1 / 3) == 0.333333333333333
 
 
 def _probes(n_rows=60, n_probes=5, seed=0):

@@ -272,3 +272,13 @@ def test_a_far_pair_decided_on_demand_is_published_as_the_board_publishes_its_pa
             assert seen[(i, j)]["p"] == pytest.approx(1 - seen[(j, i)]["p"], abs=1e-12)
             assert seen[(i, j)]["pvalue"] == seen[(j, i)]["pvalue"]
     assert decided and decided_on_demand  # compared, some of them on demand, not refused
+
+
+def test_a_submissions_exact_score_is_its_runs_value_not_the_float_means_last_bit(host, alice):
+    """A reviewer: three runs of 0.95 gave the submission `"score": 0.9499999999999998` (np.mean's rounding)."""
+    from .factories import stored_recipe
+
+    challenge, _ = digits_challenge(host, bootstrap_resamples=100)
+    entry = stored_recipe(challenge, alice, "three of 0.95", 3, scores=[0.95, 0.95, 0.95])
+    body = client_for(alice).get(f"/api/submissions/{entry.pk}/").json()
+    assert [run["test_score"] for run in body["runs"]] == [0.95] * 3 and body["score"] == 0.95
