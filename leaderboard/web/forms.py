@@ -26,6 +26,9 @@ from ..uploads import read_dataset_upload
 
 DIRECTION_CHOICES = [("", "Default for the metric"), ("higher", "Higher is better"), ("lower", "Lower is better")]
 DATETIME_WIDGET = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+#: A drop-down whose longest choice is longer than this is shown as radio buttons: a closed select cuts its text
+#: at the box's width ("Out-of-bootstrap (Bouthillier e", found by a new user), a radio button's label wraps.
+SELECT_LABEL_MAX = 26
 
 # Service field names that the forms show under another name.
 FIELD_ALIASES = {"higher_is_better": "direction"}
@@ -208,6 +211,16 @@ class ChallengeSettingsForm(forms.ModelForm):
                         self.fields[name].disabled = True
                         self.fields[name].help_text = "Fixed: submissions exist."
             self._program_fields()
+        self._wordy_choices_as_radios()
+
+    def _wordy_choices_as_radios(self) -> None:
+        """Drop-downs with a choice too long to read in a closed select become radio buttons (their labels wrap)."""
+        for field in self.fields.values():
+            labels = [label for _, label in getattr(field, "choices", ())]
+            if type(field.widget) is not forms.Select or any(isinstance(label, (list, tuple)) for label in labels):
+                continue  # another widget, or choices in groups
+            if labels and max(len(str(label)) for label in labels) > SELECT_LABEL_MAX:
+                field.widget = forms.RadioSelect(choices=field.widget.choices, attrs=field.widget.attrs)
 
     def _program_fields(self) -> None:
         """With a scoring program, the metric only fixes the prediction files' format and the direction is the
