@@ -16,8 +16,9 @@ import pytest
 from leaderboard.models import Run
 from leaderboard.web import charts
 from tests.browser.test_leaderboard_browser import screenshot
-from tests.browser.test_pages_browser import AXE_RUN
+from tests.browser.test_pages_browser import AXE_RUN, log_in
 from tests.platform.factories import digits_challenge, make_user, stored_recipe
+from tests.platform.test_leaderboard_pages import known_board
 
 PHONE, DESKTOP = 360, 1400
 FIRST_ROW_MAX_PX = 700
@@ -44,6 +45,13 @@ setTimeout(() => done(Array.from(document.querySelectorAll('.chart-scroll, .tabl
   .filter(b => b.getClientRects().length)
   .map(b => [b.className, b.scrollWidth - b.clientWidth > 2,
              !!(b.previousElementSibling && b.previousElementSibling.classList.contains('scroll-hint'))])), 300);
+"""
+# The challenge page's tabs: how far their bar scrolls sideways, and the tabs not wholly on the screen.
+TABS = """
+const nav = document.querySelector('[data-tabs]');
+return {overflow: nav.scrollWidth - nav.clientWidth, tabs: Array.from(nav.querySelectorAll('a')).map(a => a.textContent),
+        outside: Array.from(nav.querySelectorAll('a')).filter(a => { const r = a.getBoundingClientRect();
+          return r.left < 0 || r.right > document.documentElement.clientWidth; }).map(a => a.textContent)};
 """
 LAYOUT = """
 const row = document.querySelector('table.leaderboard tbody tr[data-submission]');
@@ -161,3 +169,22 @@ def test_the_board_comes_first_and_charts_read_on_a_phone(live_server, driver, a
         ]
         screenshot(driver, f"phone-board-{width}")
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_every_tab_of_a_contestants_challenge_page_shows_on_a_phone(live_server, driver):
+    """Found by a new user at 400 px: logged in, the fifth tab ("Rules") was scrolled off the screen, unhinted."""
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, _ = known_board(host, users)
+    log_in(driver, live_server.url, users[0])
+    for width in (PHONE, 400, DESKTOP):
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": False},
+        )
+        driver.get(live_server.url + challenge.get_absolute_url())
+        tabs = driver.execute_script(TABS)
+        assert "My submissions" in tabs["tabs"] and tabs["tabs"][-1] == "Rules", tabs
+        assert (tabs["overflow"], tabs["outside"]) == (0, []), f"{width} px: {tabs}"
+        screenshot(driver, f"phone-board-tabs-{width}")
