@@ -241,6 +241,7 @@ def section_for_page(
     out = {
         **_section_summary(section, rows, entries),
         "page": page.as_dict(),
+        "no_match": bool(page.query) and not page.ids,  # a search that matched no entry: no table, no charts
         "pairs": pairs,
         "decided": [pair for pair in pairs if pair["verdict"] == "a_better"],
         **_section_charts(kind, entries, settings, paged=paged),

@@ -25,3 +25,19 @@ def test_no_drop_down_on_the_host_form_cuts_its_choices(client, host):
     for name in ("split_scheme", "hpo_mode", "board_version", "feedback"):
         assert f'type="radio" name="{name}"' in html, name
     assert "Out-of-bootstrap (Bouthillier et al. 2021, App. B)" in html
+
+
+def test_a_search_that_matches_nothing_says_so_without_an_empty_table(client, host):
+    from tests.platform.factories import make_user
+    from tests.platform.test_leaderboard_pages import known_board
+
+    challenge, _ = known_board(host, [make_user("carol"), make_user("dave")])
+    html = client.get(f"/c/{challenge.slug}/", {"q": "zzzz"}).content.decode()
+    assert "No entry matches “zzzz”" in html and "data-no-match" in html
+    assert 'href="?">Show the whole board (4 entries)</a>' in html
+    assert "1–0" not in html and "data-page-range" not in html
+    assert 'class="table leaderboard"' not in html and 'data-submission="' not in html
+    assert "like the leader" not in html and "data-decided" not in html and "data-coverage" not in html
+    found = client.get(f"/c/{challenge.slug}/", {"q": "strong"}).content.decode()
+    assert "data-no-match" not in found and "entries 1–1 of 1" in found and found.count('data-submission="') >= 1
+    assert "data-coverage" in found
