@@ -41,3 +41,13 @@ def test_a_search_that_matches_nothing_says_so_without_an_empty_table(client, ho
     found = client.get(f"/c/{challenge.slug}/", {"q": "strong"}).content.decode()
     assert "data-no-match" not in found and "entries 1–1 of 1" in found and found.count('data-submission="') >= 1
     assert "data-coverage" in found
+
+
+def test_counts_of_one_are_singular_on_the_planner_and_in_the_host_warning(client):
+    from leaderboard.services.challenges import challenge_settings_warnings
+
+    query = {"entries": 2, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 1, "boo_n": 3}
+    html = client.get("/challenges/plan/", query).content.decode()
+    assert "(1 pair, each tested" in html and "1 pairs" not in html
+    assert challenge_settings_warnings(k_runs=1, boo_n=3)[0].startswith("k = 1 run per entry is fewer than 3n = 9")
+    assert challenge_settings_warnings(k_runs=2, boo_n=3)[0].startswith("k = 2 runs per entry")
