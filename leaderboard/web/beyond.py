@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 
 from evaluation.imports import FORMATS
-from evaluation.report.coverage import coverage_notes
+from evaluation.report.coverage import SUITE_TASKS, coverage_notes
 
 from ..choices import Visibility
 from ..models import METRIC_CHOICES, EntryProvenance, Submission, Suite
@@ -167,6 +167,7 @@ def suite_detail(request, slug: str):
             "cd_chart": cd_chart,
             "profile": profile,
             "coverage": _coverage("suite.", runs),
+            "coverage_tasks": SUITE_TASKS,
         },
     )
 

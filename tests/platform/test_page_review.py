@@ -51,3 +51,22 @@ def test_counts_of_one_are_singular_on_the_planner_and_in_the_host_warning(clien
     assert "(1 pair, each tested" in html and "1 pairs" not in html
     assert challenge_settings_warnings(k_runs=1, boo_n=3)[0].startswith("k = 1 run per entry is fewer than 3n = 9")
     assert challenge_settings_warnings(k_runs=2, boo_n=3)[0].startswith("k = 2 runs per entry")
+
+
+def test_the_suite_coverage_note_says_the_simulated_suite_is_not_this_one(client, host):
+    """A 2-task suite said "IQM (3 tasks)": the 3 tasks are the simulation's, said as such."""
+    import numpy as np
+
+    from evaluation.report.coverage import SUITE_TASKS
+    from leaderboard.services.suites import suite_create
+    from tests.platform.factories import digits_challenge
+    from tests.platform.test_report_api import add_entry
+
+    rng = np.random.default_rng(2)
+    tasks = [digits_challenge(host, title=f"Task {i}")[0] for i in (1, 2)]
+    for task in tasks:
+        for name, level in (("strong", 0.8), ("weak", 0.6)):
+            add_entry(task, host, name, "recipe", level + 0.01 * rng.standard_normal(5))
+    suite = suite_create(created_by=host, title="Two tasks", challenges=tasks)
+    html = client.get(f"/suites/{suite.slug}/").content.decode()
+    assert f"in a simulated suite of {SUITE_TASKS} tasks" in html and "IQM (3 tasks)" not in html
