@@ -70,3 +70,15 @@ def test_the_suite_coverage_note_says_the_simulated_suite_is_not_this_one(client
     suite = suite_create(created_by=host, title="Two tasks", challenges=tasks)
     html = client.get(f"/suites/{suite.slug}/").content.decode()
     assert f"in a simulated suite of {SUITE_TASKS} tasks" in html and "IQM (3 tasks)" not in html
+
+
+def test_a_challenge_without_a_private_board_says_score_not_public_board_score(client, host):
+    from tests.platform.factories import make_user
+    from tests.platform.test_leaderboard_pages import known_board
+
+    carol = make_user("carol")
+    _, subs = known_board(host, [carol, make_user("dave")])
+    client.force_login(carol)
+    html = client.get(subs[0].get_absolute_url()).content.decode()
+    assert "data-submission-score" in html and "Score: <strong>" in html
+    assert "on the public board" not in html
