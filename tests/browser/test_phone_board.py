@@ -46,10 +46,12 @@ setTimeout(() => done(Array.from(document.querySelectorAll('.chart-scroll, .tabl
   .map(b => [b.className, b.scrollWidth - b.clientWidth > 2,
              !!(b.previousElementSibling && b.previousElementSibling.classList.contains('scroll-hint'))])), 300);
 """
-# The challenge page's tabs: how far their bar scrolls sideways, and the tabs not wholly on the screen.
+# The challenge page's tabs: how far their bar scrolls sideways, the width of a vertical scroll bar in it (the tabs
+# overlap its border by 2 px: a scroll container showed one at 1400 px), and the tabs not wholly on the screen.
 TABS = """
 const nav = document.querySelector('[data-tabs]');
-return {overflow: nav.scrollWidth - nav.clientWidth, tabs: Array.from(nav.querySelectorAll('a')).map(a => a.textContent),
+return {overflow: nav.scrollWidth - nav.clientWidth, scrollbar: nav.offsetWidth - nav.clientWidth,
+        tabs: Array.from(nav.querySelectorAll('a')).map(a => a.textContent),
         outside: Array.from(nav.querySelectorAll('a')).filter(a => { const r = a.getBoundingClientRect();
           return r.left < 0 || r.right > document.documentElement.clientWidth; }).map(a => a.textContent)};
 """
@@ -186,5 +188,5 @@ def test_every_tab_of_a_contestants_challenge_page_shows_on_a_phone(live_server,
         driver.get(live_server.url + challenge.get_absolute_url())
         tabs = driver.execute_script(TABS)
         assert "My submissions" in tabs["tabs"] and tabs["tabs"][-1] == "Rules", tabs
-        assert (tabs["overflow"], tabs["outside"]) == (0, []), f"{width} px: {tabs}"
+        assert (tabs["overflow"], tabs["scrollbar"], tabs["outside"]) == (0, 0, []), f"{width} px: {tabs}"
         screenshot(driver, f"phone-board-tabs-{width}")
