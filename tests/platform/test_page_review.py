@@ -82,3 +82,18 @@ def test_a_challenge_without_a_private_board_says_score_not_public_board_score(c
     html = client.get(subs[0].get_absolute_url()).content.decode()
     assert "data-submission-score" in html and "Score: <strong>" in html
     assert "on the public board" not in html
+
+
+def test_a_board_of_two_entries_does_not_offer_all_1_comparison(client, host):
+    """Two entries make one pair: "All 1 comparison" read oddly above it."""
+    import numpy as np
+
+    from tests.platform.factories import digits_challenge, make_user
+    from tests.platform.test_leaderboard_pages import write_entry
+
+    challenge, _ = digits_challenge(host, k_runs=10, bootstrap_resamples=200)
+    rng = np.random.default_rng(3)
+    for name, level in (("strong", 0.95), ("weak", 0.80)):
+        write_entry(challenge, make_user(f"user-{name}"), name, level + 0.004 * rng.standard_normal(10))
+    html = client.get(f"/c/{challenge.slug}/").content.decode()
+    assert "The comparison in full" in html and "All 1 comparison" not in html
