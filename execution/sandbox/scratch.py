@@ -110,9 +110,11 @@ def copy_out(src_fd: int, dest: str, max_file_bytes: int, max_total_bytes: int |
     regular files of at most `max_file_bytes`, `max_total_bytes` together (the workspace's size),
     and links as links; nothing else, no folders.
 
-    Only what the run really stored comes out: a file with holes (``truncate`` to 256 MB stores
-    nothing in the tmpfs, but reads as 256 MB of zeros) or a second name of one file (a hard
-    link) is left behind, so the host receives at most what the size-capped tmpfs held; a folder
+    Only what the run really stored comes out: a file that holds fewer blocks than it reads as
+    (holes: ``truncate`` to 256 MB stores nothing in the tmpfs, but reads as 256 MB of zeros) or a
+    second name of one file (a hard link) is left behind, so the host receives at most what the
+    size-capped tmpfs held (blocks allocated past the end, ``FALLOC_FL_KEEP_SIZE``, count as held:
+    they are in the tmpfs's size); a folder
     of more than :data:`MAX_LISTED` entries (millions of empty files cost no blocks) is not
     listed at all, and each file is copied in pieces, never held whole in the worker's memory.
     """
