@@ -173,7 +173,7 @@ class Challenge(models.Model):
     boo_n = models.PositiveIntegerField(
         default=3,
         validators=[MinValueValidator(1), MaxValueValidator(1000)],
-        help_text="n of Boo_n; its interval needs k >= 3n runs per entry.",
+        help_text="n of Boo_n; its interval needs k >= 3n runs per entry, and never fewer than 6.",
     )
     gamma = models.FloatField(
         default=0.75,

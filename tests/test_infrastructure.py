@@ -425,6 +425,9 @@ COMPOSE_ONLY_VARIABLES = {
     "VARBOARD_PROGRAM_RUNNER_TOKEN",
     "VARBOARD_RUNNER_TOKEN",
     "VARBOARD_ALLOW_UNSANDBOXED",
+    "VARBOARD_RUNNER_MEMORY",  # the runner containers' cgroup, Compose's own interpolation
+    "VARBOARD_RUNNER_CPUS",
+    "VARBOARD_RUNNER_PIDS",
 }
 
 

@@ -167,7 +167,7 @@ def coverage_notes(
                 coverage=None,
                 width_ratio=None,
                 shown=False,
-                reason=f"k = {k} < 3n = {need}: no Boo_{n} interval is shown",
+                reason=f"k = {k} < {min_runs_rule(n)}: no Boo_{n} interval is shown",
             )
         elif note["interval"] == "recipe.rank" and (k < need if statistic == "boo_n" else not mean_interval_shown(k)):
             note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n, statistic))

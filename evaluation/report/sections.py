@@ -129,14 +129,22 @@ def _comparisons(compared: list[dict], res, index, kind: str, inversions, method
     return {"comparison_table": comparison_table(compared, res, index, kind, inversions, methods)}
 
 
-def runs_needed_rows(rows: list[dict], n_compared: int, s: ReportSettings) -> dict | None:
-    """``runs_needed_for_decision`` of recipe rows for this board's size; the section's summary."""
+def runs_needed_rows(rows: list[dict], compared: set[int], s: ReportSettings) -> dict | None:
+    """``runs_needed_for_decision`` of recipe rows; the section's summary (for the ``compared`` entries).
+
+    A compared entry's runs are sized for the board it is compared on; an entry shown but not compared
+    yet (too few runs) for the board it joins, every entry shown compared: sized for a board of two,
+    one compared entry and three of one run each were told "47 more" where they will need 71 runs each
+    (a statistician's finding).
+    """
     try:
-        need = stats.runs_needed(max(2, n_compared), gamma=s.gamma, alpha=s.alpha, beta=s.beta)
+        need = stats.runs_needed(max(2, len(compared)), gamma=s.gamma, alpha=s.alpha, beta=s.beta)
+        joining = stats.runs_needed(max(2, len(rows)), gamma=s.gamma, alpha=s.alpha, beta=s.beta)
     except ValueError:
         return None
     for row in rows:
-        row["runs_needed_for_decision"] = max(0, need.for_power - row["runs_succeeded"])
+        target = need if row["submission_id"] in compared else joining
+        row["runs_needed_for_decision"] = max(0, target.for_power - row["runs_succeeded"])
     return {
         "entries": need.n_entries,
         "comparisons": need.comparisons,
@@ -185,7 +193,7 @@ def recipe_section(
                 else _recipe_ranks(table, valid, chosen, shared, s, prior)
             )
     all_rows = [rows[e.id] for e in entries]
-    needed = runs_needed_rows(all_rows, len(chosen), s)
+    needed = runs_needed_rows(all_rows, {e.id for e in chosen}, s)
     sota = section_sota(
         all_rows,
         [rows[e.id] for e in chosen],

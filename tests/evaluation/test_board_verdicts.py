@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from evaluation import stats
 from evaluation.report import EntryRuns, ReportSettings, build_report, compare
 from evaluation.stats.sparse import sparse_comparisons
 
@@ -236,6 +237,12 @@ def test_row12_a_lone_compared_entry_needs_no_runs_for_a_decision_and_one_withou
     rows = by_id(report)
     assert report["sections"][0]["compared"] == [1]
     assert rows[1]["runs_needed_for_decision"] == 0 and rows[2]["runs_needed_for_decision"] > 0
+    # entries not compared yet are told what the board they join needs: all four compared (a statistician's
+    # finding: sized for a board of two, they were told 47 more where they will need 71 runs each)
+    others = [recipe(2 + i, a.test[:1], np.arange(1), f"late{i}") for i in range(3)]
+    report = build_report([a, *others], ReportSettings(n_resamples=200, k_runs=10))
+    need = stats.runs_needed(4).for_power
+    assert [r["runs_needed_for_decision"] for r in report["entries"] if r["submission_id"] != 1] == [need - 1] * 3
 
 
 def test_row12_default_settings_satisfy_the_three_n_rule():

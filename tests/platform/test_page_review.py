@@ -49,7 +49,9 @@ def test_counts_of_one_are_singular_on_the_planner_and_in_the_host_warning(clien
     query = {"entries": 2, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 1, "boo_n": 3}
     html = client.get("/challenges/plan/", query).content.decode()
     assert "(1 pair, each tested" in html and "1 pairs" not in html
-    assert [w.split(" is fewer")[0] for w in challenge_settings_warnings(k_runs=1, boo_n=3)] == ["k = 1 run per entry"] * 2
+    assert [w.split(" is fewer")[0] for w in challenge_settings_warnings(k_runs=1, boo_n=3)] == [
+        "k = 1 run per entry"
+    ] * 2
     assert challenge_settings_warnings(k_runs=2, boo_n=3)[0].startswith("k = 2 runs per entry")
 
 
