@@ -113,6 +113,8 @@ def test_demo_creates_everything_once(queued, django_capture_on_commit_callbacks
         assert "Imported runs (published elsewhere)" in page
         assert Challenge.objects.get(slug="boon-asreader-cbt-cn").submissions.get().runs.count() == 370
     assert "http://127.0.0.1:8000/c/digits/" in output and PASSWORD in output
+    assert "to submit, use http://127.0.0.1:8000/c/wine/" in output  # digits' final phase has closed
+    assert Challenge.objects.get(slug="wine").allow_predictions
 
     queued.clear()
     with django_capture_on_commit_callbacks(execute=True):

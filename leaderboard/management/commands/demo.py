@@ -180,6 +180,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Log in as host, alice or bob with the password {PASSWORD!r} (host may also use {base_url}/admin/)."
         )
+        self.stdout.write(
+            f"digits has closed its final phase; to submit, use {base_url}/c/{beyond.WINE_SLUG}/ "
+            "(prediction files or recipes)."
+        )
 
     # ------------------------------------------------------------------ users
 
