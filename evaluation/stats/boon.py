@@ -23,7 +23,7 @@ from scipy import integrate, special
 
 from ._validation import as_sample, check_bool, check_choice, check_int
 
-__all__ = ["boo_n", "boo_n_gaussian", "expected_max_normal", "min_runs_for_interval", "min_runs_rule"]
+__all__ = ["boo_n", "boo_n_gaussian", "expected_max_normal", "min_runs_flag", "min_runs_for_interval", "min_runs_rule"]
 
 ESTIMATORS = ("paper", "unbiased")
 
@@ -63,6 +63,16 @@ def min_runs_rule(n: int) -> str:
     if need == RUNS_PER_N * n:
         return f"3n = {need}"
     return f"{need}, as for the mean (Boo_{n} is the mean of the runs)"
+
+
+def min_runs_flag(n: int) -> str:
+    """The board's flag on an entry with too few runs for a Boo_n interval: "k < 3n", or for Boo_1 "k < 6".
+
+    >>> min_runs_flag(5), min_runs_flag(1)
+    ('k < 3n', 'k < 6')
+    """
+    need = min_runs_for_interval(n)
+    return "k < 3n" if need == RUNS_PER_N * n else f"k < {need}"
 
 
 # --------------------------------------------------------------------------- E[max]

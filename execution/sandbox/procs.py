@@ -47,14 +47,20 @@ def pids_in_namespace(namespace: str) -> list[int]:
     return [pid for pid in _pids() if pid_namespace(pid) == namespace]
 
 
+def _stat_fields(pid: int) -> list[bytes]:
+    """The fields of ``/proc/<pid>/stat`` after the command name, from the state (field 3) on: the name,
+    in parentheses, may hold spaces and parentheses itself. OSError when the process is gone."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        line = fh.read()
+    return line[line.rfind(b")") + 2 :].split()
+
+
 def pids_in_session(sid: int) -> list[int]:
     """Processes of session `sid` (the unsandboxed mode's only way to find a run's processes)."""
     found = []
     for pid in _pids():
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                line = fh.read()
-            if int(line[line.rfind(b")") + 2 :].split()[3]) == sid:  # state ppid pgrp session
+            if int(_stat_fields(pid)[3]) == sid:  # state ppid pgrp session
                 found.append(pid)
         except (OSError, ValueError, IndexError):
             continue
@@ -89,10 +95,7 @@ def cpu_seconds(pids: list[int]) -> float:
     ticks = 0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                line = fh.read()
-            fields = line[line.rfind(b")") + 2 :].split()  # state is fields[0]; utime is field 14 of the line
-            ticks += sum(int(v) for v in fields[11:15])
+            ticks += sum(int(v) for v in _stat_fields(pid)[11:15])  # utime stime cutime cstime (fields 14-17)
         except (OSError, ValueError, IndexError):
             continue
     return ticks / _TICKS

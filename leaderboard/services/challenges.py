@@ -25,7 +25,13 @@ from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
 from evaluation.seeds import SOURCES
-from evaluation.stats.boon import MIN_RUNS_MEAN_INTERVAL, RUNS_PER_N, min_runs_for_interval, min_runs_rule
+from evaluation.stats.boon import (
+    MIN_RUNS_MEAN_INTERVAL,
+    RUNS_PER_N,
+    min_runs_flag,
+    min_runs_for_interval,
+    min_runs_rule,
+)
 
 from ..choices import ProgramStatus, Visibility
 from ..limits import upload_child_limits, upload_limit
@@ -520,10 +526,9 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
     need = min_runs_for_interval(boo_n)
     if k_runs < need:
         lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL else 0
-        flag = "k < 3n" if need == RUNS_PER_N * boo_n else f"k < {need}"
         warnings.append(
             f"{runs} is fewer than {min_runs_rule(boo_n)} for Boo_{boo_n}: the leaderboard will show "
-            f'Boo_{boo_n} without an interval and flag every entry "{flag}". Raise k to {need}'
+            f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}". Raise k to {need}'
             + (f" or lower n to {lower}." if lower else ".")
         )
     return warnings
