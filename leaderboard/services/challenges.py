@@ -535,7 +535,10 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
 
 
 def challenge_warnings(*, challenge: Challenge) -> list[str]:
-    """:func:`challenge_settings_warnings` of a stored challenge."""
+    """:func:`challenge_settings_warnings` of a stored challenge; none for a results-only one (no dataset), whose
+    entries are imported with the runs they have: no k for its host to raise."""
+    if not hasattr(challenge, "dataset"):
+        return []
     return challenge_settings_warnings(k_runs=challenge.k_runs, boo_n=challenge.boo_n)
 
 

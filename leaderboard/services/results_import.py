@@ -23,6 +23,7 @@ from django.utils.text import slugify
 from evaluation.imports import FORMATS, ResultsImportError, combine, read_results
 from evaluation.imports.formats import MAX_INSTANCES
 from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, run_guarded
+from evaluation.metrics import METRICS
 
 from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
 from ..limits import upload_child_limits
@@ -58,6 +59,8 @@ def challenge_create_results_only(
     slug = slugify(slug or title)[:60]
     if not slug:
         raise ServiceError("Give the challenge a title or a slug.", field="title")
+    if metric not in METRICS:  # the board reads its label and range: an unknown name made every page showing it 500
+        raise ServiceError(f"`metric` must be one of {', '.join(METRICS)} (got {metric!r}).", field="metric")
     if Challenge.objects.filter(slug=slug).exists():
         raise ServiceError(f"A challenge with the slug {slug!r} exists already.", field="slug")
     with transaction.atomic():

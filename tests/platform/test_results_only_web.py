@@ -83,3 +83,28 @@ def test_a_results_only_challenge_is_created_through_the_api(host):
     assert body["slug"] == "harness" and body["allow_recipes"] is False and body["dataset"] is None
     taken = api.post("/api/challenges/results-only/", {"title": "Again", "slug": "harness"}, format="json")
     assert taken.status_code == 400 and taken.json()["field"] == "slug"
+
+
+def test_a_results_only_challenge_takes_a_known_metric_and_is_not_told_to_raise_k(host, client):
+    """A host's review: `metric=error_rate` was stored, and the leaderboard, the challenge page and the home page
+    listing it answered 500 ("unknown metric") from then on; the creation's warnings told the host to raise a k
+    that imported results do not have."""
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(host)
+    refused = api.post(
+        "/api/challenges/results-only/",
+        {"title": "QA error rate", "metric": "error_rate", "higher_is_better": False},
+        format="json",
+    )
+    assert refused.status_code == 400 and refused.json()["field"] == "metric"
+    assert "error_rate" in refused.json()["detail"] and "mae" in refused.json()["detail"]
+    assert not Challenge.objects.filter(slug="qa-error-rate").exists()
+    created = api.post(
+        "/api/challenges/results-only/",
+        {"title": "QA errors", "metric": "mae", "higher_is_better": False},
+        format="json",
+    )
+    assert created.status_code == 201 and created.json()["warnings"] == []
+    assert client.get("/").status_code == 200
