@@ -10,6 +10,7 @@ submissions: +651 MB for that one request (about 130 MB a row).
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -342,3 +343,40 @@ def test_a_json_body_nested_past_the_recursion_limit_is_a_400(client):
     response = client.post("/api/auth/token/", data=deep, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["detail"] == "JSON parse error - the body nests its arrays and objects too deeply."
+
+
+def test_a_child_forked_from_a_request_thread_parses_a_small_table_at_the_default_allowance():
+    """A host's review: under ``runserver`` (and gunicorn's gthread workers) requests run on threads, and every
+    dataset upload, a 20 KB CSV too, was refused with "the file needs more than 1,024 MB to parse and split":
+    pandas' ``isin`` on a string column allocated from Arrow's default pool (mimalloc, whose 1 GiB arenas
+    RLIMIT_AS refuses), which ``pa.set_memory_pool`` in the child does not replace. Run in a fresh interpreter,
+    as a web process starts: ``leaderboard`` imported first."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = (
+        "import io, threading\n"
+        "import leaderboard\n"
+        "import pandas as pd\n"
+        "from evaluation.io.guarded import run_guarded\n"
+        "def work():\n"
+        "    frame = pd.read_csv(io.StringIO('id,label\\ns1,positive\\ns2,negative\\n'))\n"
+        "    return bool(frame['label'].isin({'positive'}).any())\n"
+        "out = {}\n"
+        "def call():\n"
+        "    try:\n"
+        "        out['r'] = run_guarded(work, memory_limit=1024 * 2**20, timeout=60)\n"
+        "    except Exception as exc:\n"
+        "        out['r'] = repr(exc)\n"
+        "thread = threading.Thread(target=call)\n"
+        "thread.start()\n"
+        "thread.join()\n"
+        "print(out['r'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, timeout=120
+    )
+    assert done.stdout.decode().strip() == "True", done.stdout.decode() + done.stderr.decode()[-2000:]
