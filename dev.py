@@ -679,11 +679,12 @@ def cmd_test(args: argparse.Namespace, extra: list[str]) -> None:
 
 def worker_command(args: argparse.Namespace) -> list[str]:
     """The Celery worker's command line; with the embedded beat scheduler unless ``--no-beat``: without one
-    the janitor never runs, and a task a killed worker held is never sent again (a reviewer's finding)."""
+    the janitor never runs, and a task a killed worker held is never sent again (a reviewer's finding). Its
+    schedule file lives in ``VARBOARD_VAR_DIR``: under ``var/`` of a clone that had none, beat died at start."""
     name = args.queues.replace(",", "-") + "@%h"
     command = celery("worker", "-Q", args.queues, "-c", str(args.concurrency), "--loglevel=INFO", "-n", name)
     if not args.no_beat:
-        command += ["-B", "-s", str(ROOT / "var" / "celerybeat-schedule")]
+        command += ["-B", "-s", str(var_dir() / "celerybeat-schedule")]  # beside the database, as the demo's
     return command
 
 

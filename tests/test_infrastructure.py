@@ -81,6 +81,15 @@ def test_dev_py_worker_schedules_the_janitor_unless_told_not_to():
     assert "-B" not in dev.worker_command(dev.parser().parse_args(["worker", "--no-beat"]))
 
 
+def test_dev_py_worker_keeps_its_beat_schedule_in_the_var_dir(monkeypatch, tmp_path):
+    """A host's review: with VARBOARD_VAR_DIR set (the README's runtime folder) and no var/ in the
+    clone, `dev.py worker` pointed beat at var/celerybeat-schedule; beat died at start and the janitor never ran."""
+    dev = load_dev()
+    monkeypatch.setenv("VARBOARD_VAR_DIR", str(tmp_path))
+    command = dev.worker_command(dev.parser().parse_args(["worker"]))
+    assert command[command.index("-s") + 1] == str(tmp_path / "celerybeat-schedule")
+
+
 def test_dev_py_imports_only_the_standard_library():
     tree = ast.parse((ROOT / "dev.py").read_text())
     names = {
