@@ -329,6 +329,18 @@ def test_a_loss_is_bounded_from_above(client, host, users):
     ) in html
 
 
+def test_the_boo_n_curves_caption_follows_the_board_s_direction(client, host, users):
+    """A host's review: on a loss board every Boo_n curve falls as n grows (the best of more runs is lower), and
+    the caption explained a falling curve as validation luck; there the sign of luck is a curve that rises."""
+    loss, _, _ = regression_challenge(host, k_runs=5)
+    write_entry(loss, users[0], "Small error", [1.0, 1.1, 0.9, 1.05, 0.95])
+    write_entry(loss, users[1], "Large error", [2.0, 2.1, 1.9, 2.05, 1.95])
+    html = " ".join(client.get(loss.get_absolute_url()).content.decode().split())
+    assert "Why a curve can fall" not in html
+    assert "Lower is better here, so a curve falls as n grows. Why one can rise:" in html
+    assert "its expected test score can rise above the mean" in html
+
+
 def test_pages_show_no_hidden_labels_and_no_logs(client, host, users):
     """The leaderboard and compare pages of a scored regression challenge, for anyone."""
     challenge, frame, hidden = regression_challenge(host)
