@@ -351,9 +351,11 @@ def _labels(
 
 
 #: The largest magnitude a predicted number may have: its squared error, and a mean of a test set's
-#: squared errors, stay finite in float64 (1e200 squared is inf, and one infinite score stopped every
-#: report of a challenge until a host hid the entry).
-MAX_PREDICTION = 1e100
+#: squared errors, stay finite (1e200 squared is inf, and one infinite score stopped every report of a
+#: challenge until a host hid the entry), also as the float32 per-example outcomes a run stores
+#: (``Run.pack_outcomes``; at most 3.4e38): with 1e100 allowed, a file holding 1e99 was accepted, its
+#: squared error stored as inf, and the leaderboard answered "cannot be computed" for everyone.
+MAX_PREDICTION = 1e18
 
 
 def _numbers(values: np.ndarray, row_numbers: np.ndarray, columns: list[str], fail: _Fail) -> np.ndarray:

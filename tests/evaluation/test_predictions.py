@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.metrics import METRICS, get_metric, score_predictions
-from evaluation.predictions import PredictionFileError, parse_predictions
+from evaluation.predictions import MAX_PREDICTION, PredictionFileError, parse_predictions
 from evaluation.samples import sample_submission
 
 IDS = ["007", "008", "009"]
@@ -300,12 +300,26 @@ def test_a_value_whose_squared_error_overflows_is_refused():
     """1e200 is finite, but its squared error is not: the run stored inf and every report of the challenge
     failed on it (an attacker's finding). Refused at upload, naming the row and the bound."""
     fails(
-        r"row 3, column 'prediction': '-1e200' is too large: predictions must lie within ±1e\+100",
+        r"row 3, column 'prediction': '-1e200' is too large: predictions must lie within ±1e\+18",
         "id,prediction\n007,1\n008,-1e200\n009,2\n",
         "rmse",
         classes=None,
     )
-    assert parse("id,prediction\n007,1e100\n008,-1e100\n009,2\n", "rmse", classes=None).tolist() == [1e100, -1e100, 2]
+    assert parse("id,prediction\n007,1e18\n008,-1e18\n009,2\n", "rmse", classes=None).tolist() == [1e18, -1e18, 2]
+
+
+def test_a_value_whose_squared_error_overflows_the_stored_outcomes_is_refused():
+    """A host's review: 1e99 was under the bound (1e100), its squared error 1e198 is finite in float64 but a run
+    stores its per-example outcomes as float32 (at most 3.4e38): stored as inf, and the board of the challenge
+    answered "cannot be computed" for everyone."""
+    fails(
+        r"row 2, column 'prediction': '1e99' is too large: predictions must lie within ±1e\+18",
+        "id,prediction\n007,1e99\n008,1\n009,2\n",
+        "rmse",
+        classes=None,
+    )
+    worst = (2 * MAX_PREDICTION) ** 2  # a prediction and a label at opposite ends of the bound
+    assert np.isfinite(np.float32(worst))
 
 
 def test_wrong_type_names_row_column_and_value():

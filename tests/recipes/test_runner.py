@@ -273,7 +273,7 @@ WORDS = np.array(["cat", "dog", "eel"])
         (np.array([0.0, np.nan, 1, np.nan]), "label", INTS, "returned NaN in 2 predictions"),
         (np.array([0.0, np.inf, 1, 2]), "value", np.zeros(0), "returned infinite values in 1 prediction"),
         # finite, but its squared error is inf: the run stored an infinite score and every report failed on it
-        (np.array([0.0, 1, -1e200, 2]), "value", np.zeros(0), r"values beyond ±1e\+100 in 1 prediction .row 2 of"),
+        (np.array([0.0, 1, -1e200, 2]), "value", np.zeros(0), r"values beyond ±1e\+18 in 1 prediction .row 2 of"),
         (np.array([0, 1, 2, 1]), "label", WORDS, "returned int64 predictions, but the classes are strings"),
         (np.array(["cat", "dog", "cow", "eel"]), "label", WORDS, "1 label that is not among the classes .e.g. 'cow'"),
         (np.ones((4, 2)) / 2, "proba", INTS, "shape .4, 2.; this challenge needs probabilities of shape .4, 3."),
