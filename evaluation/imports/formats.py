@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation.io.text import check_size, decode_text, name_file, show_values
+from evaluation.predictions import MAX_PREDICTION
 
 __all__ = [
     "FORMATS",
@@ -40,6 +41,10 @@ MAX_RESULTS = 10_000_000
 MAX_INSTANCES = 1_000_000
 #: The longest instance id: ids are stored with the import and shown by name.
 MAX_ID_CHARS = 200
+#: The largest magnitude of an imported score: outcomes are stored as float32 (``Run.pack_outcomes``), where 1e99
+#: became inf and the board of the challenge answered "cannot be computed" for everyone; the bound of predicted
+#: numbers, whose squared errors are stored the same way.
+MAX_SCORE = MAX_PREDICTION
 
 
 def check_table_shape(n_models: int, n_instances: int, where: str) -> None:
@@ -90,6 +95,8 @@ def _outcome(cell: str, binary: bool, where: str) -> float:
         raise ResultsImportError(f"{where}: `score` must be a number (got {cell!r})") from None
     if not np.isfinite(value):
         raise ResultsImportError(f"{where}: `score` must be finite (got {cell!r})")
+    if abs(value) > MAX_SCORE:
+        raise ResultsImportError(f"{where}: `score` must lie within ±{MAX_SCORE:g} (got {cell!r})")
     return value
 
 
@@ -186,6 +193,10 @@ def read_lm_eval_samples(
         value = sample[metric]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
             raise ResultsImportError(f"{name}, line {number}: `{metric}` must be a number (got {value!r})")
+        if abs(value) > MAX_SCORE:
+            raise ResultsImportError(
+                f"{name}, line {number}: `{metric}` must lie within ±{MAX_SCORE:g} (got {value!r})"
+            )
         key = (model, str(sample["doc_id"]))
         if key in cells:
             raise ResultsImportError(f"{name}, line {number}: a second sample with doc_id {sample['doc_id']!r}")

@@ -114,3 +114,14 @@ def test_combine_aligns_on_the_instances():
 def test_errors(call, match):
     with pytest.raises(ResultsImportError, match=match):
         call()
+
+
+def test_a_score_past_what_stored_outcomes_hold_is_refused():
+    """A host's review: a generic CSV with `score` 1e99 was imported; runs store outcomes as float32, so it became
+    inf and the challenge's board answered "cannot be computed" for everyone. Refused, naming row and bound."""
+    with pytest.raises(ResultsImportError, match=r"row 2: `score` must lie within ±1e\+18 \(got '1e99'\)"):
+        read_csv_results(b"model,instance_id,score\nA,1,1e99\n")
+    with pytest.raises(ResultsImportError, match=r"line 1: `loss` must lie within ±1e\+18"):
+        read_lm_eval_samples(b'{"doc_id": 1, "loss": -1e40}', model="m", metric="loss")
+    kept = read_csv_results(b"model,instance_id,score\nA,1,1e18\nA,2,-1e18\n")
+    assert np.all(np.isfinite(kept.outcomes.astype(np.float32)))
