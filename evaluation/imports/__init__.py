@@ -7,7 +7,7 @@ then pairs are compared example by example (exact McNemar for 0/1 outcomes) as
 prediction entries are. Three formats are read, bytes in, :class:`ImportedResults` out:
 
 * ``"csv"``: a generic CSV with one row per model and instance: ``model``,
-  ``instance_id`` and ``score`` (any number) or ``correct`` (0/1, true/false);
+  ``instance_id`` and ``score`` (a number within ±1e18) or ``correct`` (0/1, true/false);
 * ``"lm-eval-jsonl"``: the per-sample log of EleutherAI's lm-evaluation-harness
   (``--log_samples``: one JSON object per line with ``doc_id`` and the metric, e.g.
   ``"acc": 1.0``), one file per model;

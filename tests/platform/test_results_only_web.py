@@ -108,3 +108,22 @@ def test_a_results_only_challenge_takes_a_known_metric_and_is_not_told_to_raise_
     )
     assert created.status_code == 201 and created.json()["warnings"] == []
     assert client.get("/").status_code == 200
+
+
+def test_the_host_forms_submit_buttons_are_drawn_as_buttons_and_the_formats_name_the_score_bound(client, host):
+    """A host's review: the results-only, import, bundle, suite and variance-study forms ended in the browser's
+    bare grey button (every other form's is the site's), and the import formats said `score` takes any number
+    (1e99 broke the board; scores are bounded)."""
+    from tests.conftest import ROOT
+
+    bare = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "templates").rglob("*.html"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if '<button type="submit">' in line and 'name="q"' not in path.read_text().splitlines()[number - 2]
+    ]
+    assert bare == []
+    client.force_login(host)
+    page = client.get("/challenges/new/results-only/").content.decode()
+    assert '<button type="submit" class="button">Create the challenge</button>' in page
+    assert "(any number)" not in page and "within ±1e18" in page
