@@ -77,6 +77,10 @@ MAX_METRICS = 20
 MAX_NAME = 40
 MAX_LABEL = 80
 MEAN_TOLERANCE = 1e-9
+#: The largest magnitude of a per-row outcome: a run stores its outcomes as float32 (at most 3.4e38), where a
+#: program's 1e40 (which its check let through) became inf and the challenge's board answered "cannot be
+#: computed" for everyone once a file was scored; the bound of predicted numbers and imported scores.
+MAX_OUTCOME = 1e18
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYS = ("name", "label", "higher_is_better", "primary")
 
@@ -281,6 +285,12 @@ def _outcomes(name: str, value: dict, n_rows: int) -> tuple[float, np.ndarray]:
         raise ScoringProgramError(
             f"metric {name!r}: the outcomes of rows {_rows(nonfinite)} of y_true are not finite"
             f" ({outcomes[nonfinite[0]]}); every outcome must be a finite number"
+        )
+    huge = np.flatnonzero(np.abs(outcomes) > MAX_OUTCOME)
+    if len(huge):
+        raise ScoringProgramError(
+            f"metric {name!r}: the outcomes of rows {_rows(huge)} of y_true are beyond ±{MAX_OUTCOME:g}"
+            f" ({outcomes[huge[0]]}); every outcome must lie within it (the board stores them as float32)"
         )
     mean = float(np.mean(outcomes))
     if abs(mean - score) > MEAN_TOLERANCE * max(1.0, abs(score)):

@@ -239,3 +239,16 @@ def test_many_non_finite_outcomes_are_counted():
 def test_a_bad_row_count_is_the_callers_bug(n_rows):
     with pytest.raises(ValueError, match="`n_rows` must be a positive integer"):
         parse_scores({"macro_f1": 0.7, "cost": 0.1}, metrics(), n_rows=n_rows)
+
+
+def test_outcomes_past_what_a_run_stores_are_refused():
+    """A host's review: a program whose outcomes were 1e40 passed its check; a run stores outcomes as float32,
+    so the first scored file's became inf and the challenge's board answered "cannot be computed" for everyone."""
+    with pytest.raises(ScoringProgramError) as caught:
+        parse_scores({"macro_f1": 0.7, "cost": {"score": 1e40, "outcomes": [1e40, 1e40, 1e40]}}, metrics(), n_rows=3)
+    assert str(caught.value) == (
+        "metric 'cost': the outcomes of rows 0, 1, 2 of y_true are beyond ±1e+18 (1e+40); every outcome must lie "
+        "within it (the board stores them as float32)"
+    )
+    kept = parse_scores({"macro_f1": 0.7, "cost": {"score": 1e18, "outcomes": [1e18, 1e18, 1e18]}}, metrics(), n_rows=3)
+    assert kept is not None
