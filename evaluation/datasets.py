@@ -25,6 +25,7 @@ import pandas as pd
 from evaluation.io.read import TableError
 from evaluation.io.text import name_row, name_rows, show_value, show_values
 from evaluation.metrics import Task, sorted_classes
+from evaluation.predictions import MAX_PREDICTION
 
 __all__ = [
     "DatasetSpec",
@@ -295,7 +296,7 @@ def _check_labels(labels: pd.Series, label_column: str, task: Task) -> tuple[str
 
 
 def regression_labels(labels: pd.Series, column: str) -> pd.Series:
-    """Regression labels as float64; the first non-numeric or non-finite one is an error."""
+    """Regression labels as float64; the first non-numeric, non-finite or too large one is an error."""
     values = pd.to_numeric(labels, errors="coerce")
     bad = values.isna().to_numpy()
     if bad.any():
@@ -310,6 +311,15 @@ def regression_labels(labels: pd.Series, column: str) -> pd.Series:
         i = int(np.argmax(bad))
         raise TableError(
             f"the label column {show_value(column)} must hold finite numbers; "
+            f"{name_row(labels.index[i])} has {show_value(labels.iloc[i])}"
+        )
+    # Within the predictions' bound: a squared error then fits the float32 outcomes a run stores (a label of
+    # 1e25 made every scored file's inf, and the board answered "cannot be computed" for everyone).
+    bad = np.abs(values.to_numpy()) > MAX_PREDICTION
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise TableError(
+            f"the label column {show_value(column)} must hold numbers within ±{MAX_PREDICTION:g}; "
             f"{name_row(labels.index[i])} has {show_value(labels.iloc[i])}"
         )
     return values

@@ -140,6 +140,17 @@ def test_validate_dataset_errors(changes, kwargs, match):
         validate_dataset(df, **args)
 
 
+def test_a_regression_label_past_the_predictions_bound_is_refused():
+    """A host's review: a label of 1e25 was stored; every file's squared error then overflowed the float32 outcomes a
+    run stores, and the board answered "cannot be computed" for everyone. Labels share the predictions' bound."""
+    df = pd.DataFrame({"id": list("abcd"), "x": [1.0, 2, 3, 4], "y": [1.0, 2.0, 1e25, 3.0], "t": [0, 0, 1, 1]})
+    args = {"id_column": "id", "label_column": "y", "test_column": "t", "task": "regression"}
+    with pytest.raises(TableError, match=r"the label column 'y' must hold numbers within ±1e\+18; row 2 has '1e\+25'"):
+        validate_dataset(df, **args)
+    df["y"] = [1.0, 2.0, -1e18, 3.0]
+    assert validate_dataset(df, **args).n_rows == 4
+
+
 def test_validate_dataset_reports_ids_that_differ_only_as_numbers():
     # Read without text_columns, "7" and "007" are the same number, hence repeated.
     df = read("id,y\n7,a\n007,b\n")
