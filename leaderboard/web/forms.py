@@ -115,7 +115,8 @@ class ChallengeSettingsForm(forms.ModelForm):
     direction = forms.ChoiceField(
         choices=DIRECTION_CHOICES,
         required=False,
-        help_text="Leave at the default unless the metric's usual direction is wrong.",
+        help_text="Each metric has its own direction: leave it at the default (one that contradicts the metric is "
+        "refused; a scoring program's primary metric sets its own).",
     )
     secondary_metrics = forms.MultipleChoiceField(
         choices=METRIC_CHOICES,

@@ -192,6 +192,15 @@ def test_admin_change_goes_through_challenge_update(client, admin_user, host_and
     assert challenge.title == "Renamed" and challenge.master_seed == 7
 
 
+def test_the_direction_s_help_does_not_invite_an_override_the_service_refuses(client):
+    """A host's review: the host form said "Leave at the default unless the metric's usual direction is wrong",
+    but every direction that differs from the metric's is refused ("contradicts the metric")."""
+    client.force_login(make_user("newhost"))
+    page = client.get("/challenges/new/").content.decode()
+    assert "usual direction is wrong" not in page
+    assert "one that contradicts the metric is refused" in page
+
+
 def test_admin_change_shows_service_errors_and_writes_nothing(client, admin_user):
     host = make_user("hostess")
     challenge, _ = digits_challenge(host)  # no submissions: every setting can change
