@@ -262,6 +262,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "leaderboard.api.schema.VarboardAutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.exceptions.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "leaderboard.api.renderers.NamedFormatNegotiation",
     "DEFAULT_THROTTLE_RATES": {
         "report_recompute": env.str("VARBOARD_RECOMPUTE_RATE", default="30/min"),
         # Failed log-ins (web and token) per client address and per (username, address); sign-ups per

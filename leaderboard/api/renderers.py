@@ -4,7 +4,10 @@ import csv
 import io
 import json
 
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
+
+from ..services.errors import NotFound
 
 
 class CSVRenderer(BaseRenderer):
@@ -68,3 +71,15 @@ class CSVRenderer(BaseRenderer):
             else:
                 flat[name] = value
         return flat
+
+
+class NamedFormatNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, whose 404 for a ``?format=`` the endpoint does not answer names the parameter and the
+    formats it does answer (a host's review: ``?format=xml`` was a bare "Not found.")."""
+
+    def filter_renderers(self, renderers, format):
+        kept = [renderer for renderer in renderers if renderer.format == format]
+        if not kept:
+            formats = ", ".join(dict.fromkeys(renderer.format for renderer in renderers))
+            raise NotFound(f"`format` {format!r} is not answered here; the formats are: {formats}.", field="format")
+        return kept

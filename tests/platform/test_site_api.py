@@ -139,3 +139,16 @@ def test_the_browsable_api_is_laid_out_at_the_device_width(client):
     page = client.get("/api/", HTTP_ACCEPT="text/html")
     assert page.status_code == 200
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page.content.decode()
+
+
+def test_a_format_the_endpoint_does_not_answer_is_named(host):
+    """A host's review: `?format=xml` on the leaderboard was a bare 404 "Not found."; it names `format` and the
+    formats the endpoint answers, and the formats it answers still work."""
+    challenge, _ = digits_challenge(host)
+    client = APIClient()
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    answer = client.get(url, {"format": "xml"})
+    assert answer.status_code == 404 and answer.json()["field"] == "format"
+    assert "'xml'" in answer.json()["detail"] and "csv" in answer.json()["detail"]
+    assert client.get(url, {"format": "csv"}).status_code == 200
+    assert client.get(url, {"format": "json"}).status_code == 200
