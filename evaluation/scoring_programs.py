@@ -62,6 +62,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation.predictions import MAX_PREDICTION
+
 __all__ = [
     "MAX_LABEL",
     "MAX_METRICS",
@@ -80,7 +82,7 @@ MEAN_TOLERANCE = 1e-9
 #: The largest magnitude of a per-row outcome: a run stores its outcomes as float32 (at most 3.4e38), where a
 #: program's 1e40 (which its check let through) became inf and the challenge's board answered "cannot be
 #: computed" for everyone once a file was scored; the bound of predicted numbers and imported scores.
-MAX_OUTCOME = 1e18
+MAX_OUTCOME = MAX_PREDICTION
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYS = ("name", "label", "higher_is_better", "primary")
 
