@@ -301,7 +301,12 @@ class ResultsOnlySerializer(StrictInput, serializers.Serializer):
     slug = serializers.SlugField(required=False, max_length=60, help_text="Default: made from the title.")
     description = serializers.CharField(required=False, default="")
     metric = serializers.CharField(default="accuracy", help_text="What the imported per-instance scores measure.")
-    higher_is_better = serializers.BooleanField(default=True)
+    higher_is_better = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Default: the metric's own direction; one that contradicts the metric is refused.",
+    )
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
 
 

@@ -155,19 +155,29 @@ def _check_field_values(fields: dict) -> None:
             raise ServiceError(f"{name}: {' '.join(exc.messages)}", field=name) from None
 
 
+def check_direction(metric, higher_is_better: bool | None) -> bool:
+    """The board's direction: the metric's own when None; one that contradicts the metric is refused (the one
+    rule of challenge settings, bundles and results-only challenges: "Accuracy, lower is better" ranked the
+    worst classifier first)."""
+    if higher_is_better is None:
+        return metric.higher_is_better
+    if higher_is_better != metric.higher_is_better:
+        direction = "higher" if metric.higher_is_better else "lower"
+        raise ServiceError(
+            f"{metric.label} is better when {direction}; the direction contradicts the metric.",
+            field="higher_is_better",
+        )
+    return higher_is_better
+
+
 def _check_settings(fields: dict, *, program: bool = False) -> None:
     """``program``: the challenge has a scoring program, whose primary metric gives the direction."""
     _check_field_values(fields)
     metric = get_metric(fields["metric"]) if fields.get("metric") else None
     if program:
         check_program_fits(allow_recipes=fields.get("allow_recipes"), secondary_metrics=fields.get("secondary_metrics"))
-    elif metric is not None and "higher_is_better" in fields and fields["higher_is_better"] is not None:
-        if fields["higher_is_better"] != metric.higher_is_better:
-            direction = "higher" if metric.higher_is_better else "lower"
-            raise ServiceError(
-                f"{metric.label} is better when {direction}; the direction contradicts the metric.",
-                field="higher_is_better",
-            )
+    elif metric is not None and "higher_is_better" in fields:
+        check_direction(metric, fields["higher_is_better"])
     if "secondary_metrics" in fields and metric is not None:
         fields["secondary_metrics"] = check_secondary_metrics(fields["secondary_metrics"], primary=metric.name)
     if not fields.get("allow_predictions", True) and not fields.get("allow_recipes", False):

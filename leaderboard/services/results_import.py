@@ -23,12 +23,13 @@ from django.utils.text import slugify
 from evaluation.imports import FORMATS, ResultsImportError, combine, read_results
 from evaluation.imports.formats import MAX_INSTANCES
 from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, run_guarded
-from evaluation.metrics import METRICS
+from evaluation.metrics import METRICS, get_metric
 
 from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
 from ..limits import upload_child_limits
 from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
 from ..selectors import user_is_host
+from .challenges import check_direction
 from .errors import NotAllowed, ServiceError
 from .phases import phase_default
 from .reports import report_request
@@ -52,15 +53,17 @@ def challenge_create_results_only(
     slug: str | None = None,
     description: str = "",
     metric: str = "accuracy",
-    higher_is_better: bool = True,
+    higher_is_better: bool | None = None,
     visibility: str = Visibility.PUBLIC,
 ) -> Challenge:
-    """A challenge that takes no submissions: its entries are imported results."""
+    """A challenge that takes no submissions: its entries are imported results, ranked in ``metric``'s direction
+    (``higher_is_better`` None; one that contradicts it is refused, as for every challenge)."""
     slug = slugify(slug or title)[:60]
     if not slug:
         raise ServiceError("Give the challenge a title or a slug.", field="title")
     if metric not in METRICS:  # the board reads its label and range: an unknown name made every page showing it 500
         raise ServiceError(f"`metric` must be one of {', '.join(METRICS)} (got {metric!r}).", field="metric")
+    higher_is_better = check_direction(get_metric(metric), higher_is_better)
     if Challenge.objects.filter(slug=slug).exists():
         raise ServiceError(f"A challenge with the slug {slug!r} exists already.", field="slug")
     with transaction.atomic():

@@ -229,7 +229,11 @@ class ResultsOnlyForm(forms.Form):
     metric = forms.ChoiceField(
         choices=METRIC_CHOICES, initial="accuracy", help_text="What the imported per-instance scores measure."
     )
-    direction = forms.ChoiceField(choices=[("higher", "Higher is better"), ("lower", "Lower is better")])
+    direction = forms.ChoiceField(
+        choices=[("", "The metric's own"), ("higher", "Higher is better"), ("lower", "Lower is better")],
+        required=False,
+        help_text="Leave it at the metric's own: one that contradicts the metric is refused.",
+    )
     visibility = forms.ChoiceField(
         choices=Visibility.choices,
         initial=Visibility.PRIVATE,
@@ -250,7 +254,7 @@ def challenge_new_results_only(request):
                 slug=data["slug"] or None,
                 description=data["description"],
                 metric=data["metric"],
-                higher_is_better=data["direction"] == "higher",
+                higher_is_better={"higher": True, "lower": False}.get(data["direction"]),
                 visibility=data["visibility"],
             )
         except ServiceError as exc:

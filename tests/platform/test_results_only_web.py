@@ -110,6 +110,34 @@ def test_a_results_only_challenge_takes_a_known_metric_and_is_not_told_to_raise_
     assert client.get("/").status_code == 200
 
 
+def test_a_results_only_challenge_ranks_in_its_metrics_direction_and_refuses_the_contrary(host, client):
+    """A host's review: creation took any direction with any metric ("Accuracy, lower is better" ranked the worst
+    classifier first; MAE, unless told, was ranked higher-is-better) while a settings change refused the same
+    contradiction. Now one rule (``services.challenges.check_direction``) on every path."""
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(host)
+    mae = api.post("/api/challenges/results-only/", {"title": "Errors", "metric": "mae"}, format="json")
+    assert mae.status_code == 201, mae.json()
+    assert mae.json()["higher_is_better"] is False and Challenge.objects.get(slug="errors").higher_is_better is False
+    contrary = api.post(
+        "/api/challenges/results-only/",
+        {"title": "Backwards", "metric": "accuracy", "higher_is_better": False},
+        format="json",
+    )
+    assert contrary.status_code == 400 and contrary.json()["field"] == "higher_is_better"
+    assert "contradicts the metric" in contrary.json()["detail"]
+    assert not Challenge.objects.filter(slug="backwards").exists()
+    client.force_login(host)
+    form = {"title": "Web errors", "slug": "web-errors", "metric": "mae", "visibility": "private"}
+    assert client.post("/challenges/new/results-only/", {**form, "direction": ""}).status_code == 302
+    assert Challenge.objects.get(slug="web-errors").higher_is_better is False
+    page = client.post("/challenges/new/results-only/", {**form, "slug": "web-up", "direction": "higher"})
+    assert page.status_code == 200 and "contradicts the metric" in page.content.decode()
+    assert not Challenge.objects.filter(slug="web-up").exists()
+
+
 def test_the_host_forms_submit_buttons_are_drawn_as_buttons_and_the_formats_name_the_score_bound(client, host):
     """A host's review: the results-only, import, bundle, suite and variance-study forms ended in the browser's
     bare grey button (every other form's is the site's), and the import formats said `score` takes any number
