@@ -99,11 +99,17 @@ def api_not_found(request, rest: str = "") -> HttpResponse:
     are listed, with ``DEBUG`` on too (where Django answers its HTML page instead of calling ``handler404``).
 
     As it matches every path, Django's ``APPEND_SLASH`` no longer sees a miss: a path without its trailing
-    slash whose slashed form is an endpoint is redirected here (301), as CommonMiddleware would."""
+    slash whose slashed form is an endpoint is redirected here, as CommonMiddleware would: 301 for a read, 308
+    for a write (a 301 turns a POST into a GET or stops it, and the body was lost without a word; a 308 is
+    repeated with its method and body), with a JSON body naming the path."""
     path = request.path_info
     if settings.APPEND_SLASH and not path.endswith("/"):
         match = is_valid_path(f"{path}/", getattr(request, "urlconf", None))
         if match and match.func is not api_not_found:
-            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+            target = request.get_full_path(force_append_slash=True)
+            if request.method in ("GET", "HEAD"):
+                return HttpResponsePermanentRedirect(target)
+            detail = f"The endpoint is {request.path}/ (with its trailing slash): send the request there."
+            return JsonResponse({"detail": detail}, status=308, headers={"Location": target})
     detail = f"No API endpoint at {request.path} (method {request.method}); the endpoints are listed at /api/."
     return JsonResponse({"detail": detail}, status=404)

@@ -63,8 +63,9 @@ OVERRIDABLE = {"n": "boo_n", "gamma": "gamma", "alpha": "alpha", "statistic": "r
 MULTIPLICITY_NOTE = (
     "m counts every test-set evaluation of this kind in the challenge (in the prediction-file "
     "section every scored prediction file, in the recipe section every recipe submission), in every "
-    "phase, not only the entries shown: picking the best of many adaptive tries inflates the maximum "
-    "(Møllersen & Holsbø), and each try is one more draw."
+    "phase, not only the entries shown: picking the best of many adaptive tries flatters the best score "
+    "(too high where higher is better, too low where lower is; Møllersen & Holsbø), and each try is one "
+    "more draw."
 )
 
 

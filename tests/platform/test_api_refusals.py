@@ -61,6 +61,17 @@ def test_a_known_api_path_without_its_slash_is_still_redirected_to_it(board):
     assert client.get(f"/api/challenges/{challenge.slug}/").status_code == 200
 
 
+@override_settings(DEBUG=True)
+def test_a_write_to_a_known_api_path_without_its_slash_is_redirected_with_its_method_and_a_reason(board):
+    """A host's review: a POST without the trailing slash was answered 301 with no body; a client then turned it
+    into a GET or stopped, and the submission was lost without a word. 308 keeps the method and the body."""
+    challenge, _, client = board
+    response = client.post(f"/api/challenges/{challenge.slug}/submissions", {"method_name": "x"})
+    assert response.status_code == 308 and response["Location"] == f"/api/challenges/{challenge.slug}/submissions/"
+    assert response.json()["detail"].startswith(f"The endpoint is /api/challenges/{challenge.slug}/submissions/")
+    assert client.post("/api/nothing", {}).status_code == 404
+
+
 @pytest.mark.parametrize(
     ("path", "parameter"),
     [
