@@ -13,6 +13,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
 from evaluation.report import ReportSettings, flip_comparison, section_pairs
+from evaluation.stats.boon import min_runs_flag, min_runs_rule
 
 from ..choices import Board, Correction
 from ..models import Challenge
@@ -201,6 +202,9 @@ def leaderboard_for_page(
         "pending": report.recompute_pending,
         "failure": report_failure(report),
         "confidence_pct": 100 * settings["confidence"],
+        # "k < 3n", or for Boo_1 "k < 6": the flag of an entry with too few runs for a Boo_n interval, and its rule
+        "boo_n_flag": min_runs_flag(settings["boo_n"]),
+        "boo_n_rule": min_runs_rule(settings["boo_n"]),
         "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
         "correction": Correction(settings["correction"]).label,
         "gamma_pct": 100 * settings["gamma"],
