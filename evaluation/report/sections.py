@@ -19,7 +19,7 @@ from evaluation.report.rows import clip_to_range, exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, score_over_files, se_through
-from evaluation.stats.boon import min_runs_for_interval
+from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import (
     MIN_RUNS_MEAN_INTERVAL,
     rank_intervals_backend,
@@ -36,7 +36,14 @@ ENTRY_METHODS = {
     "wilson-deff": "Wilson score interval at the design-effect sample size (test examples and files)",
 }
 
-__all__ = ["ENTRY_METHODS", "assemble_section", "prediction_section", "recipe_section", "shared_runs"]
+__all__ = [
+    "ENTRY_METHODS",
+    "assemble_section",
+    "prediction_section",
+    "rank_runs_rule",
+    "recipe_section",
+    "shared_runs",
+]
 
 
 def shared_runs(entries: list[EntryRuns], floor: int = 2) -> tuple[list[EntryRuns], np.ndarray]:
@@ -278,9 +285,21 @@ def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
 
 def rank_runs_needed(s: ReportSettings) -> int:
     """The runs a rank interval needs (:func:`ranks_withheld`): 3n on a Boo_n board, else the mean's 6."""
-    if s.statistic == "boo_n":
-        return min_runs_for_interval(int(s.boo_n))
-    return MIN_RUNS_MEAN_INTERVAL
+    return runs_for_rank_interval(s.statistic, int(s.boo_n))
+
+
+def runs_for_rank_interval(statistic: str, n: int) -> int:
+    """:func:`rank_runs_needed` of a board ranked by ``statistic`` ("boo_n" or "mean") with Boo_n's ``n``."""
+    return min_runs_for_interval(n) if statistic == "boo_n" else MIN_RUNS_MEAN_INTERVAL
+
+
+def rank_runs_rule(statistic: str, n: int) -> str:
+    """:func:`runs_for_rank_interval` in words, for the page: "3n = 15" on a Boo_5 board, "6" on a mean board.
+
+    >>> rank_runs_rule("boo_n", 5), rank_runs_rule("mean", 5)
+    ('3n = 15', '6')
+    """
+    return min_runs_rule(n) if statistic == "boo_n" else str(runs_for_rank_interval(statistic, n))
 
 
 def decided_rows(compared: list[dict]) -> None:

@@ -13,6 +13,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
 from evaluation.report import ReportSettings, flip_comparison, section_pairs
+from evaluation.report.sections import rank_runs_rule
 from evaluation.stats.boon import min_runs_flag, min_runs_rule
 
 from ..choices import Board, Correction
@@ -205,6 +206,7 @@ def leaderboard_for_page(
         # "k < 3n", or for Boo_1 "k < 6": the flag of an entry with too few runs for a Boo_n interval, and its rule
         "boo_n_flag": min_runs_flag(settings["boo_n"]),
         "boo_n_rule": min_runs_rule(settings["boo_n"]),
+        "rank_rule": rank_runs_rule(settings["statistic"], settings["boo_n"]),  # the runs a rank interval needs
         "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
         "correction": Correction(settings["correction"]).label,
         "gamma_pct": 100 * settings["gamma"],

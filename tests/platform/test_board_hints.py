@@ -147,6 +147,7 @@ def test_the_few_runs_flags_link_to_their_explanation(client, host):
         explained = html[html.index(f'id="{anchor}"') :].split("</dd>")[0]
         assert f'<span class="flag">{label}</span>' in explained
     assert "fewer than 3n = 9." in html[html.index('id="explain-boon"') :].split("</dd>")[0]
+    assert "fewer runs than an interval needs (6)" in html  # ranked by the mean
 
 
 def test_a_boo_1_board_flags_and_explains_the_means_six_runs(client, host):
@@ -155,13 +156,17 @@ def test_a_boo_1_board_flags_and_explains_the_means_six_runs(client, host):
     from .factories import digits_challenge
     from .test_leaderboard_pages import write_entry
 
-    challenge, _ = digits_challenge(host, title="Boo one", k_runs=5, boo_n=1, bootstrap_resamples=200)
+    challenge, _ = digits_challenge(
+        host, title="Boo one", k_runs=5, boo_n=1, ranking_statistic="boo_n", bootstrap_resamples=200
+    )
     write_entry(challenge, make_user("jo"), "Few", [0.80, 0.82, 0.79, 0.81, 0.83])
     html = client.get(challenge.get_absolute_url()).content.decode()
     assert re.search(r'<a class="flag" href="#explain-boon" title="[^"]+"[^>]*>k &lt; 6</a>', html)
     explained = html[html.index('id="explain-boon"') :].split("</dd>")[0]
     assert '<span class="flag">k &lt; 6</span>' in explained and "fewer than 6, as for the mean" in explained
     assert "3n" not in explained.split("marks")[-1]
+    ranks = html[html.index('id="explain-rank"') :].split("</dd>")[0] if 'id="explain-rank"' in html else html
+    assert "fewer runs than an interval needs (6, as for the mean" in ranks
 
 
 def test_a_label_column_the_dataset_lacks_is_the_label_column_s_error(alice):
