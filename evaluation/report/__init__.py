@@ -153,8 +153,9 @@ __all__ = [
 #: alpha, and values equal to rounding tie in order, ranks and the state of the art's choice; 11: ties relative
 #: only, the state of the art on each entry's own trials, each multi-file entry's files from a stream of its own;
 #: 12: the runs the decision rule needs never rise as alpha is relaxed, a lone compared entry needs none, and
-#: Boo_1, the mean of the runs, needs the mean's 6 runs for an interval).
-REPORT_FORMAT = 12
+#: Boo_1, the mean of the runs, needs the mean's 6 runs for an interval; 13: a recipe pair's runs within the tie rule
+#: (1e-12 relative) tie in P(A>B), so rounding decides no pair, letter or order, as it decides no rank).
+REPORT_FORMAT = 13
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._resample import BATCH_ELEMENTS, paired_wins
 from .decisions import decide_pairs
 from .groups import _letter, letters_from_differences
 
@@ -130,7 +131,7 @@ class _Tester:
     def p(self, i: np.ndarray, j: np.ndarray, shared=None) -> np.ndarray:
         if self.paired:
             a, b = self.x[i], self.x[j]
-            wins = (2.0 * (a > b) + (a == b)).sum(axis=1)  # a NaN (a seed one lacks) counts for neither
+            wins = paired_wins(a, b).sum(axis=1, dtype=np.float64)  # a NaN (a seed one lacks) counts for neither
             if shared is None:
                 return wins / (2.0 * self.x.shape[1])
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -319,9 +320,11 @@ def _pair_counts(tester: _Tester, a: np.ndarray, b: np.ndarray) -> tuple[np.ndar
     if tester.wins is None:  # once per board: the order is redone until no pair is left, the counts stay
         n = x.shape[0]
         tester.wins = np.zeros((n, n), dtype=np.int32)
+        step = max(1, BATCH_ELEMENTS // n)  # rows of the n x n counts at a time: a few arrays of ~32 MB
         for r in range(x.shape[1]):
             column = x[:, r]
-            tester.wins += 2 * (column[:, None] > column[None, :]) + (column[:, None] == column[None, :])
+            for start in range(0, n, step):
+                tester.wins[start : start + step] += paired_wins(column[start : start + step, None], column[None, :])
         if tester.present is not None:
             present = tester.present.astype(np.int32)
             tester.shared_all = present @ present.T

@@ -350,3 +350,28 @@ def test_constant_runs_give_intervals_holding_their_estimate(k):
         if isinstance(interval, dict) and interval.get("low") is not None:
             assert interval["low"] <= interval["estimate"] <= interval["high"], (statistic, interval)
             assert interval["high"] - interval["low"] < 1e-12
+
+
+@pytest.mark.parametrize("statistic", ["mean", "boo_n"])
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_runs_equal_but_for_rounding_are_tied(statistic, higher_is_better):
+    """Found by a reviewer's property hunt: the same 12 runs scored two ways (correct / n and correct * (1 / n))
+    lie 1 ulp apart on every run; the board showed equal means (0.6823) yet called one entry significantly
+    better (P(A>B) = 1, adjusted p 5.3e-4, letters a and b) and flagged it as shown above the other "despite a
+    worse ranking statistic". Runs within the board's tie rule (1e-12 relative) tie in P(A>B) too."""
+    n, k = 10_000, 12
+    correct = np.array([c for c in range(6800, 6900) if c * (1 / n) != c / n][:k])
+    entries = [
+        EntryRuns(1, "divided", "t", "recipe", k, np.arange(k), correct / n),
+        EntryRuns(2, "multiplied", "t", "recipe", k, np.arange(k), correct * (1 / n)),
+    ]
+    report_settings = ReportSettings(
+        n_resamples=200, k_runs=k, statistic=statistic, boo_n=2, higher_is_better=higher_is_better
+    )
+    report = build_report(entries, report_settings)
+    section = report["sections"][0]
+    (pair,) = section["comparisons"]
+    assert (pair["p"], pair["pvalue"], pair["verdict"]) == (0.5, 1.0, "not_significant")
+    assert section["inversions"] == [] and sorted(section["leader_group"]) == [1, 2]
+    assert [row["rank_display"] for row in report["entries"]] == ["=1", "=1"]
+    assert compare(entries[1], entries[0], report_settings, family_size=1)["verdict"] == "not_significant"
