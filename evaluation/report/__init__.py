@@ -154,7 +154,8 @@ __all__ = [
 #: only, the state of the art on each entry's own trials, each multi-file entry's files from a stream of its own;
 #: 12: the runs the decision rule needs never rise as alpha is relaxed, a lone compared entry needs none, and
 #: Boo_1, the mean of the runs, needs the mean's 6 runs for an interval; 13: a recipe pair's runs within the tie rule
-#: (1e-12 relative) tie in P(A>B), so rounding decides no pair, letter or order, as it decides no rank).
+#: (1e-12 relative) tie in P(A>B), and an entry's validation scores within it share Boo_n's weight as equal ones do,
+#: so rounding decides no pair, letter, order or Boo_n, as it decides no rank).
 REPORT_FORMAT = 13
 
 #: Board sizes for which the settings list the runs the decision rule needs.

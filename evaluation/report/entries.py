@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from evaluation.report.settings import KINDS
+from evaluation.stats._resample import TIE_RELATIVE
 
 __all__ = ["EntryRuns", "check_entries", "complete_pairs"]
 
@@ -115,6 +116,8 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             test, index, valid = test[keep], index[keep], valid[keep]
             outcomes = None if outcomes is None else outcomes[keep]
             secondary = _secondary_runs(secondary, keep)
+        if valid is not None and _rounding_ties(valid):  # finite here
+            valid = tied_keys(valid)
         if (
             ascending
             and secondary is e.secondary
@@ -135,6 +138,31 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             )
         )
     return checked
+
+
+def _rounding_ties(values: np.ndarray) -> bool:
+    """Whether two of ``values`` differ but by less than the tie rule (:func:`tied_keys`)."""
+    ordered = np.sort(values)
+    gap = np.diff(ordered)
+    larger = np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
+    return bool(np.any((gap > 0) & (gap <= TIE_RELATIVE * larger)))
+
+
+def tied_keys(values: np.ndarray) -> np.ndarray:
+    """Validation scores with each block of values equal to the tie rule (sorted, each within ``TIE_RELATIVE`` of
+    the larger of it and the one before, as :func:`evaluation.stats._resample.competition_rank` ties) set to the
+    block's smallest: Boo_n's choice shares its weight among them as among equal scores (Bajgar et al. 2018, eq. 7).
+    Found by a reviewer: two entries of the same runs, one validation score 0.8 and the other 0.1 + 0.7 =
+    0.7999999999999999, showed Boo_2 = 0.7700 and 0.7756, ranked 2 and 1, the second "certainly first" ([1, 1])."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    gap = np.diff(ordered)
+    new = np.ones(ordered.size, dtype=bool)
+    new[1:] = gap > TIE_RELATIVE * np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
+    first = np.maximum.accumulate(np.where(new, np.arange(ordered.size), 0))
+    out = np.empty_like(values)
+    out[order] = ordered[first]
+    return out
 
 
 def _secondary_runs(secondary: dict | None, runs) -> dict | None:
@@ -177,6 +205,17 @@ def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.
     )
 
 
+def _rounding_ties_any(valids: list[np.ndarray]) -> bool:
+    """Whether some entry's validation scores tie only by the tie rule (:func:`_rounding_ties`), all at once."""
+    values = np.concatenate(valids)
+    owner = np.repeat(np.arange(len(valids)), [v.size for v in valids])
+    order = np.lexsort((values, owner))
+    ordered, same = values[order], owner[order][1:] == owner[order][:-1]
+    gap = np.diff(ordered)
+    larger = np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
+    return bool(np.any(same & (gap > 0) & (gap <= TIE_RELATIVE * larger)))
+
+
 def _well_formed(entries: list[EntryRuns]) -> bool:
     """True when no entry needs anything of :func:`check_entries`'s loop: float64/int64 1-D arrays of one
     length, finite scores, run indices ascending, no outcomes (a board of recipes as the service reads
@@ -202,6 +241,8 @@ def _well_formed(entries: list[EntryRuns]) -> bool:
     if not np.isfinite(np.concatenate([t for t, _, _ in arrays])).all() or (
         valids and not np.isfinite(np.concatenate(valids)).all()
     ):
+        return False
+    if valids and _rounding_ties_any(valids):
         return False
     index = np.concatenate([i for _, i, _ in arrays])
     step = np.diff(index) > 0

@@ -375,3 +375,36 @@ def test_runs_equal_but_for_rounding_are_tied(statistic, higher_is_better):
     assert section["inversions"] == [] and sorted(section["leader_group"]) == [1, 2]
     assert [row["rank_display"] for row in report["entries"]] == ["=1", "=1"]
     assert compare(entries[1], entries[0], report_settings, family_size=1)["verdict"] == "not_significant"
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_validation_scores_equal_but_for_rounding_tie_in_boo_n(higher_is_better):
+    """Found by a reviewer's property hunt: two entries of the same runs, one validation score 0.8 and the other
+    0.1 + 0.7 = 0.7999999999999999, showed Boo_2 = 0.7700 and 0.7756, ranked 2 and 1, the second with the rank
+    interval [1, 1]. Validation scores within the tie rule (1e-12 relative) share Boo_n's weight as equal ones do."""
+    k, sign = 6, 1.0 if higher_is_better else -1.0
+    test = np.array([0.70, 0.90, 0.72, 0.74, 0.76, 0.71])
+    valid = np.array([0.8, 0.8, 0.6, 0.6, 0.6, 0.6])
+    rounded = valid.copy()
+    rounded[0] = 0.1 + 0.7
+    entries = [
+        EntryRuns(1, "exact", "t", "recipe", k, np.arange(k), sign * test, valid=sign * valid),
+        EntryRuns(  # and a run without a validation score, left out
+            2,
+            "rounded",
+            "t",
+            "recipe",
+            k,
+            np.arange(k + 1),
+            sign * np.append(test, 0.99),
+            valid=sign * np.append(rounded, np.nan),
+        ),
+    ]
+    report_settings = ReportSettings(
+        n_resamples=200, k_runs=k, statistic="boo_n", boo_n=2, higher_is_better=higher_is_better
+    )
+    rows = build_report(entries, report_settings)["entries"]
+    for statistic in ("boo_n", "boo_n_unbiased"):  # the estimates (each entry's interval has a seed of its own)
+        assert rows[0][statistic]["estimate"] == rows[1][statistic]["estimate"], statistic
+    assert [row["rank_display"] for row in rows] == ["=1", "=1"]
+    assert rows[0]["rank_interval"] == rows[1]["rank_interval"]
