@@ -37,6 +37,23 @@ def refuse_unknown_fields(data, serializer: serializers.Serializer) -> None:
         raise UnknownFields({name: _refusal(name, writable) for name in unknown})
 
 
+def refuse_unknown_query(query_params: Mapping, parameters) -> None:
+    """Raise :class:`UnknownFields` for a query parameter that ``parameters`` (the endpoint's
+    ``OpenApiParameter`` list, the one its schema shows) does not name; ``format`` is every endpoint's. A
+    misspelled setting of a report endpoint (``?statistc=boo_n``, ``?alhpa=0.1``) answered the board of the
+    challenge's own settings, as if it were the one asked for."""
+    known = [parameter.name for parameter in parameters] + ["format"]
+    unknown = [str(key) for key in query_params if key not in known]
+    if unknown:
+        raise UnknownFields({name: _query_refusal(name, known) for name in unknown})
+
+
+def _query_refusal(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else f"it takes {', '.join(known)}"
+    return f"not a query parameter of this endpoint ({hint})"
+
+
 def _refusal(name: str, writable: list[str]) -> str:
     close = difflib.get_close_matches(name, writable, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}?" if close else f"it takes {', '.join(writable) or 'no fields'}"

@@ -44,6 +44,7 @@ from ..services.reports import (
 )
 from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
+from .inputs import refuse_unknown_query
 from .paging import whole
 from .renderers import CSVRenderer
 from .report_schema import (
@@ -63,9 +64,26 @@ from .report_schema import (
 __all__ = ["MICRO_CACHE", "CompareView", "LeaderboardView", "SotaView"]
 
 
+#: Each report endpoint's query parameters: its schema's, and the only ones it takes (``refuse_unknown_query``).
+LEADERBOARD_PARAMETERS = [*OVERRIDE_PARAMETERS, *PAGING_PARAMETERS, FORMAT_PARAMETER, BOARD_PARAMETER]
+COMPARE_PARAMETERS = [
+    OpenApiParameter("a", whole(1), required=True, description="Submission id of entry A."),
+    OpenApiParameter("b", whole(1), required=True, description="Submission id of entry B."),
+    *OVERRIDE_PARAMETERS,
+    BOARD_PARAMETER,
+]
+SOTA_PARAMETERS = [*OVERRIDE_PARAMETERS, BOARD_PARAMETER]
+
+
 class ReportViewMixin:
     permission_classes = [IsAuthenticatedOrReadOnly]
     throttle_scope = "report_recompute"  # VARBOARD_RECOMPUTE_RATE, on cache misses of overridden reports
+    query_parameters: list[OpenApiParameter] = []
+
+    def initial(self, request, *args, **kwargs):
+        """A query parameter the endpoint does not take is a 400 naming it, before anything is computed."""
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        refuse_unknown_query(request.query_params, self.query_parameters)
 
     def get_challenge(self, slug: str) -> Challenge:
         return get_object_or_404(challenge_list_visible(user=self.request.user), slug=slug)
@@ -169,7 +187,7 @@ def csv_row(row: dict) -> dict:
 
 
 @extend_schema(
-    parameters=[*OVERRIDE_PARAMETERS, *PAGING_PARAMETERS, FORMAT_PARAMETER, BOARD_PARAMETER],
+    parameters=LEADERBOARD_PARAMETERS,
     responses={
         (200, "application/json"): LeaderboardSerializer,
         (200, "text/csv"): OpenApiTypes.STR,
@@ -187,6 +205,7 @@ def csv_row(row: dict) -> dict:
 )
 class LeaderboardView(ReportViewMixin, APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    query_parameters = LEADERBOARD_PARAMETERS
 
     def dispatch(self, request, *args, **kwargs):
         """Answer anonymous GETs from the micro-cache before DRF (or the database) is involved."""
@@ -316,12 +335,7 @@ class LeaderboardView(ReportViewMixin, APIView):
 
 
 @extend_schema(
-    parameters=[
-        OpenApiParameter("a", whole(1), required=True, description="Submission id of entry A."),
-        OpenApiParameter("b", whole(1), required=True, description="Submission id of entry B."),
-        *OVERRIDE_PARAMETERS,
-        BOARD_PARAMETER,
-    ],
+    parameters=COMPARE_PARAMETERS,
     responses={
         200: inline_serializer(
             "CompareResponse",
@@ -344,6 +358,8 @@ class LeaderboardView(ReportViewMixin, APIView):
     "`comparison` is null (with `reason`) when an entry is left out of comparisons.",
 )
 class CompareView(ReportViewMixin, APIView):
+    query_parameters = COMPARE_PARAMETERS
+
     def get(self, request, slug: str):
         challenge = self.get_challenge(slug)
         query, overrides = self.get_overrides(challenge, CompareQuerySerializer)
@@ -390,7 +406,7 @@ class CompareView(ReportViewMixin, APIView):
 
 
 @extend_schema(
-    parameters=[*OVERRIDE_PARAMETERS, BOARD_PARAMETER],
+    parameters=SOTA_PARAMETERS,
     responses={
         200: inline_serializer(
             "SotaResponse",
@@ -410,6 +426,8 @@ class CompareView(ReportViewMixin, APIView):
     "data) and the method (exact binomial for accuracy, normal approximation otherwise).",
 )
 class SotaView(ReportViewMixin, APIView):
+    query_parameters = SOTA_PARAMETERS
+
     def get(self, request, slug: str):
         challenge = self.get_challenge(slug)
         _, overrides = self.get_overrides(challenge)

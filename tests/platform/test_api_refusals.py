@@ -278,3 +278,26 @@ def test_revoking_a_token_you_do_not_have_is_a_404_naming_it(board):
     response = client.delete("/api/auth/tokens/zzzz/")
     assert response.status_code == 404, response.content
     assert response.json() == {"detail": "You have no token 'zzzz'.", "field": "token_key"}
+
+
+@pytest.mark.parametrize(
+    ("query", "unknown", "hint"),
+    [
+        ("leaderboard/?statistc=boo_n", "statistc", "did you mean statistic?"),
+        ("leaderboard/?alhpa=0.1&limit=5", "alhpa", "did you mean alpha?"),
+        ("leaderboard/?page=2", "page", "it takes n, gamma, alpha, statistic, limit, offset, q, around, format, board"),
+        ("sota/?bord=private", "bord", "did you mean board?"),
+        ("compare/?a={id}&b={id}&gama=0.8", "gama", "did you mean gamma?"),
+    ],
+)
+def test_a_report_endpoint_refuses_a_query_parameter_it_does_not_take(board, query, unknown, hint):
+    """A misspelled setting answered the board of the challenge's own settings, as if it were the one asked for:
+    ``?statistc=boo_n`` showed the mean's ranks under a request for Boo_n's. The parameters each report endpoint
+    takes are its schema's (``report_views.LEADERBOARD_PARAMETERS`` ...), and the others a 400 naming them."""
+    challenge, entry, client = board
+    response = client.get(f"/api/challenges/{challenge.slug}/{query.format(id=entry.pk)}")
+    assert response.status_code == 400, response.content[:300]
+    body = response.json()
+    assert body["field"] == unknown and hint in body["detail"], body
+    for known in ("leaderboard/?statistic=boo_n&limit=5&format=json", "sota/?board=public", "leaderboard/?format=csv"):
+        assert client.get(f"/api/challenges/{challenge.slug}/{known}").status_code == 200, known
