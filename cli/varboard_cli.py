@@ -126,6 +126,11 @@ class Client:
         partial.replace(destination)
         return destination.stat().st_size
 
+    def refusal(self, path: str) -> None:
+        """Raise the server's own error for a GET of ``path`` (its body unread when it answers after all)."""
+        with self._open("GET", path, accept="*/*"):
+            pass
+
     def pages(self, path: str) -> list:
         """Every row of a paginated list (``results``, following ``next``), or a bare list as it is."""
         rows, answer = [], self.request("GET", path)
@@ -143,6 +148,16 @@ class Client:
         except ValueError:
             return body.decode(errors="replace")[:500]
         return data.get("detail", json.dumps(data)) if isinstance(data, dict) else json.dumps(data)
+
+
+def server_url(url: str) -> str:
+    """``--url`` (or ``VARBOARD_URL``) as given, when it is an http:// or https:// address with a host."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"{url!r} is not a web address: give http:// or https:// and the host (e.g. http://127.0.0.1:8000)"
+        )
+    return url
 
 
 def emit(args, data, text: str | None = None) -> None:
@@ -195,6 +210,8 @@ def cmd_download(client: Client, args) -> None:
     served = challenge.get("downloads") or {}
     wanted = args.part or [part for part in served if part != "hidden_labels"]
     unknown = [part for part in wanted if part not in served]
+    for part in unknown:  # in the server's words: hidden labels are for hosts (403), else the parts it serves (404)
+        client.refusal(f"/api/challenges/{args.challenge}/data/{urllib.parse.quote(part, safe='')}/")
     if unknown:
         raise ApiError(
             f"challenge {args.challenge} has no {', '.join(unknown)} file to download; it serves: "
@@ -463,7 +480,7 @@ def cmd_leaderboard(client: Client, args) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="varboard", description=__doc__.split("\n\n")[0])
-    p.add_argument("--url", default=os.environ.get("VARBOARD_URL", "http://127.0.0.1:8000"))
+    p.add_argument("--url", type=server_url, default=os.environ.get("VARBOARD_URL", "http://127.0.0.1:8000"))
     p.add_argument("--token", default=os.environ.get("VARBOARD_TOKEN"))
     p.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     common = argparse.ArgumentParser(add_help=False)  # --json after the command works too

@@ -143,9 +143,15 @@ def test_download_streams_every_part_the_api_serves(live_server, ruled, tmp_path
         assert (tmp_path / "data" / f"{row['part']}.csv").stat().st_size == row["bytes"] > 0
     sample = (tmp_path / "data" / "sample_submission.csv").read_text().splitlines()
     assert len(sample) == 1 + int(frame.is_test.sum()) and not list((tmp_path / "data").glob("*.part"))
-    # Hidden labels: not served to a contestant (said in words), served to the host on request.
-    refused = carol.fails("download", challenge.slug, "--part", "hidden_labels")
-    assert "has no hidden_labels file to download; it serves: train, test_inputs, sample_submission" in refused
+    # Hidden labels: not served to a contestant, in the server's words (the challenge has them: hosts only),
+    # served to the host on request; a misspelled part names the parts served, and nothing is saved.
+    refused = carol.fails("download", challenge.slug, "--part", "hidden_labels", "--dir", str(tmp_path / "none"))
+    assert refused == "error: 403: Hidden labels are visible to the challenge's hosts only.\n"
+    refused = carol.fails(
+        "download", challenge.slug, "--part", "train", "--part", "trian", "--dir", str(tmp_path / "none")
+    )
+    assert refused == "error: 404: Unknown download 'trian'; choose from train, test_inputs, sample_submission.\n"
+    assert not (tmp_path / "none").exists()
     host_home = tmp_path / "host"
     assert run_cli(live_server.url, host_home, "login", "host").returncode == 0
     labels = json.loads(
@@ -211,3 +217,16 @@ def test_the_token_goes_to_the_configured_server_only():
         == "https://board.example.org/api/submissions/?page=2"
     )
     assert client._same_origin("https://board.example.org/api/x/") == "https://board.example.org/api/x/"
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:9", "localhost:9", "ftp://127.0.0.1:9"])
+def test_a_url_without_its_scheme_is_named(url, capsys):
+    """Review finding: ``--url 127.0.0.1:9`` answered "cannot reach 127.0.0.1:9: unknown url type:
+    127.0.0.1" (``localhost:9``: "unknown url type: localhost"); the client names the address and the fix."""
+    from cli.varboard_cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--url", url, "challenges"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --url: {url!r} is not a web address: give http:// or https:// and the host" in err
