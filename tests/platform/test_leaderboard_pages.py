@@ -384,6 +384,10 @@ def test_compare_page_explains_one_comparison(client, host, users):
         pair[k] if pair["a"] == strong.pk else 1 - pair[j] for k, j in (("p", "p"), ("low", "high"), ("high", "low"))
     )
     assert f"data-p>{p:.3f}<" in html and f"[{low:.3f}, {high:.3f}]" in html
+    # The interval is labelled with the level it is drawn at, the pair's multiplicity-adjusted one (the API's
+    # `level`, the board's pair table), not the board's confidence (a review found "95 % interval" at 98.3 %).
+    assert pair["level"] > 0.95
+    assert f"{100 * pair['level']:.3g} % interval <span data-interval>[{low:.3f}, {high:.3f}]" in html
     assert 'id="strip-compare-title"' in html and 'id="boon-compare-title"' in html
     # The p-value is named by the test the board ran (pair["method"]): paired runs, Wilson's score test.
     assert pair["method"] == "wilson"
