@@ -11,7 +11,7 @@
     varboard status 12
     varboard cancel 12
     varboard finals digits [--choose 12] [--drop 9]
-    varboard leaderboard digits [--csv]
+    varboard leaderboard digits [--csv] [--board private]
 
 Install it with ``pip install ./cli`` (the ``varboard`` command), or run ``python3 cli/varboard_cli.py``.
 Teams are named by name (or id). Every command takes ``--json``: one JSON document on stdout, and errors as
@@ -445,7 +445,8 @@ def _entry_line(e: dict) -> str:
 def leaderboard_text(board: dict) -> str:
     """One headed table per section (recipes retrained by the server, prediction files): ranks are per section."""
     by_id = {e["submission_id"]: e for e in board["entries"]}
-    header = f"{'rank':>5} {'group':<6} {'team':<20} {'entry':<36} {'runs':>7} {'mean [95% interval]':<30} Boo_n"
+    level = f"mean [{100 * (board.get('settings') or {}).get('confidence', 0.95):g}% interval]"
+    header = f"{'rank':>5} {'group':<6} {'team':<20} {'entry':<36} {'runs':>7} {level:<30} Boo_n"
     blocks: list[str] = []
     shown: set[int] = set()
     for section in board["sections"]:
@@ -464,17 +465,25 @@ def leaderboard_text(board: dict) -> str:
     if not blocks:
         return f"{board['challenge']}: no scored entries yet"
     note = "Ranks and groups are within a section: sections are never compared with each other."
-    return "\n\n".join(blocks) + ("\n\n" + note if len(board["sections"]) > 1 else "")
+    which = (
+        "The private board."
+        if board.get("board") == "private"
+        else "The public board (--board private: the private one, where you may read it)."
+    )
+    return "\n\n".join(blocks) + ("\n\n" + note if len(board["sections"]) > 1 else "") + "\n" + which
 
 
 def cmd_leaderboard(client: Client, args) -> None:
+    path = f"/api/challenges/{args.challenge}/leaderboard/"
+    query = [("format", "csv")] if args.csv else []
+    if args.board:
+        query.append(("board", args.board))
+    if query:
+        path += "?" + urllib.parse.urlencode(query)
     if args.csv:
-        print(
-            client.request("GET", f"/api/challenges/{args.challenge}/leaderboard/?format=csv", accept="text/csv"),
-            end="",
-        )
+        print(client.request("GET", path, accept="text/csv"), end="")
         return
-    board = client.request("GET", f"/api/challenges/{args.challenge}/leaderboard/")
+    board = client.request("GET", path)
     emit(args, board, leaderboard_text(board))
 
 
@@ -545,6 +554,11 @@ def parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", parents=[common], help="the statistical leaderboard, section by section")
     board.add_argument("challenge")
     board.add_argument("--csv", action="store_true")
+    board.add_argument(
+        "--board",
+        choices=["public", "private"],
+        help="the board to read (default: the public one); the private board once revealed, or for its hosts",
+    )
     return p
 
 

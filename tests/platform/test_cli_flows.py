@@ -230,3 +230,50 @@ def test_a_url_without_its_scheme_is_named(url, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"argument --url: {url!r} is not a web address: give http:// or https:// and the host" in err
+
+
+def test_leaderboard_reads_the_board_asked_for_and_says_which(monkeypatch, capsys):
+    """Review finding: after digits' reveal, ``varboard leaderboard digits`` showed the public board (the probe of
+    the public labels first, at 1.0000) without saying which board it was, and no option reached the private
+    board (the final standings) that the API serves as ``?board=private``; and its header said "95%" whatever
+    the challenge's confidence level."""
+    from cli.varboard_cli import Client, main
+
+    asked: list[str] = []
+    entry = {
+        "submission_id": 1,
+        "rank_display": "1",
+        "groups": "a",
+        "team": "bob",
+        "method_name": "knn",
+        "runs_succeeded": 1,
+        "runs_expected": 1,
+        "mean": {"estimate": 0.98, "low": 0.96, "high": 0.99},
+        "boo_n": {"estimate": 0.98},
+    }
+
+    def request(self, method, path, **kwargs):
+        asked.append(path)
+        board = "private" if "board=private" in path else "public"
+        section = {"label": "Predictions", "design": "", "entries": [1]}
+        if kwargs.get("accept") == "text/csv":
+            return "submission_id\n1\n"
+        return {
+            "challenge": "digits",
+            "board": board,
+            "settings": {"confidence": 0.9},
+            "sections": [section],
+            "entries": [entry],
+        }
+
+    monkeypatch.setattr(Client, "request", request)
+    assert main(["leaderboard", "digits", "--board", "private"]) == 0
+    out = capsys.readouterr().out
+    assert asked == ["/api/challenges/digits/leaderboard/?board=private"]
+    assert "mean [90% interval]" in out and out.splitlines()[-1] == "The private board."
+    assert main(["leaderboard", "digits"]) == 0
+    out = capsys.readouterr().out
+    assert asked[-1] == "/api/challenges/digits/leaderboard/"
+    assert out.splitlines()[-1] == "The public board (--board private: the private one, where you may read it)."
+    assert main(["leaderboard", "digits", "--csv", "--board", "private"]) == 0
+    assert asked[-1] == "/api/challenges/digits/leaderboard/?format=csv&board=private"
