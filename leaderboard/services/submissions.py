@@ -133,7 +133,8 @@ def _lock_team_and_check_quota(phase: Phase, team: Team, user: User, n_files: in
         daily, total = used.seconds_until_a_daily_slot(), _seconds_until_closing(phase)
         if phase.daily_quota and used.submissions_today >= phase.daily_quota:
             raise QuotaExceeded(
-                f"{who} has used its {phase.daily_quota} submissions of the last 24 hours.", retry_after=daily
+                f"{who} has used its {phase.daily_quota} submissions of the last 24 hours; {_next_slot(daily)}.",
+                retry_after=daily,
             )
         if phase.total_quota and used.submissions_total >= phase.total_quota:
             raise QuotaExceeded(
@@ -143,7 +144,7 @@ def _lock_team_and_check_quota(phase: Phase, team: Team, user: User, n_files: in
         if phase.daily_file_quota and used.files_today + n_files > phase.daily_file_quota:
             raise QuotaExceeded(
                 f"{who} has used {used.files_today} of its {phase.daily_file_quota} files of the "
-                f"last 24 hours; these {n_files} would exceed it.",
+                f"last 24 hours; these {n_files} would exceed it ({_next_slot(daily)}).",
                 retry_after=daily,
             )
         if phase.total_file_quota and used.files_total + n_files > phase.total_file_quota:
@@ -152,6 +153,13 @@ def _lock_team_and_check_quota(phase: Phase, team: Team, user: User, n_files: in
                 f"{phase.name} phase; these {n_files} would exceed it.",
                 retry_after=total,
             )
+
+
+def _next_slot(seconds: float) -> str:
+    """When the oldest counted submission of the last 24 hours leaves the window, in words (UTC, to the minute, rounded
+    up): the 429's ``Retry-After`` said it only to clients that read headers (a contestant's review)."""
+    at = timezone.now() + timezone.timedelta(seconds=seconds + 59)
+    return f"the next slot opens at {at:%Y-%m-%d %H:%M} UTC"
 
 
 def _seconds_until_closing(phase: Phase) -> float:

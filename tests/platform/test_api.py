@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-from datetime import timedelta
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -307,6 +308,10 @@ def test_daily_quota_and_platform_failures_do_not_count(host, alice):
     assert first.status_code == 202
     second = submit(client, challenge.slug, [("p.csv", label_predictions(frame))])
     assert second.status_code == 429 and "1 submissions of the last 24 hours" in second.json()["detail"]
+    opens = timezone.now() + timedelta(seconds=int(second["Retry-After"]))
+    assert re.search(r"the next slot opens at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$", second.json()["detail"])
+    shown = datetime.strptime(second.json()["detail"][-21:-5], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    assert timedelta(0) <= shown - opens.replace(second=0, microsecond=0) <= timedelta(minutes=2)
     Submission.objects.filter(pk=first.json()["id"]).update(counts_toward_quota=False, status="failed")
     assert submit(client, challenge.slug, [("p.csv", label_predictions(frame))]).status_code == 202
 
