@@ -577,7 +577,10 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    cli = parser()
+    args = cli.parse_args(argv)
+    if getattr(args, "csv", False) and args.json:  # one output format: --csv --json printed CSV without a word
+        cli.error("--csv and --json each choose the output: give one of them")
     token = args.token or (TOKEN_FILE.read_text().strip() if TOKEN_FILE.exists() else None)
     client = Client(args.url, None if args.command == "login" else token)
     try:

@@ -232,6 +232,20 @@ def test_a_url_without_its_scheme_is_named(url, capsys):
     assert f"argument --url: {url!r} is not a web address: give http:// or https:// and the host" in err
 
 
+@pytest.mark.parametrize(
+    "argv", [["--json", "leaderboard", "wine", "--csv"], ["leaderboard", "wine", "--csv", "--json"]]
+)
+def test_leaderboard_takes_one_output_format(argv, capsys):
+    """Review finding: ``leaderboard --csv --json`` printed CSV and said nothing of the --json it dropped; it is a
+    usage error before anything is asked of the server (the address is one nothing listens on)."""
+    from cli.varboard_cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--url", "http://127.0.0.1:9", *argv])
+    assert exit_.value.code == 2
+    assert "--csv and --json each choose the output: give one of them" in capsys.readouterr().err
+
+
 def test_leaderboard_reads_the_board_asked_for_and_says_which(monkeypatch, capsys):
     """Review finding: after digits' reveal, ``varboard leaderboard digits`` showed the public board (the probe of
     the public labels first, at 1.0000) without saying which board it was, and no option reached the private
