@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from evaluation.report.settings import KINDS
-from evaluation.stats._resample import TIE_RELATIVE
+from evaluation.stats._resample import tie_block_starts
 
 __all__ = ["EntryRuns", "check_entries", "complete_pairs"]
 
@@ -116,7 +116,7 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             test, index, valid = test[keep], index[keep], valid[keep]
             outcomes = None if outcomes is None else outcomes[keep]
             secondary = _secondary_runs(secondary, keep)
-        if valid is not None and _rounding_ties(valid):  # finite here
+        if valid is not None and _rounding_ties([valid]):  # finite here
             valid = tied_keys(valid)
         if (
             ascending
@@ -140,14 +140,6 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
     return checked
 
 
-def _rounding_ties(values: np.ndarray) -> bool:
-    """Whether two of ``values`` differ but by less than the tie rule (:func:`tied_keys`)."""
-    ordered = np.sort(values)
-    gap = np.diff(ordered)
-    larger = np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
-    return bool(np.any((gap > 0) & (gap <= TIE_RELATIVE * larger)))
-
-
 def tied_keys(values: np.ndarray) -> np.ndarray:
     """Validation scores with each block of values equal to the tie rule (sorted, each within ``TIE_RELATIVE`` of
     the larger of it and the one before, as :func:`evaluation.stats._resample.competition_rank` ties) set to the
@@ -156,10 +148,7 @@ def tied_keys(values: np.ndarray) -> np.ndarray:
     0.7999999999999999, showed Boo_2 = 0.7700 and 0.7756, ranked 2 and 1, the second "certainly first" ([1, 1])."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    gap = np.diff(ordered)
-    new = np.ones(ordered.size, dtype=bool)
-    new[1:] = gap > TIE_RELATIVE * np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
-    first = np.maximum.accumulate(np.where(new, np.arange(ordered.size), 0))
+    first = np.maximum.accumulate(np.where(tie_block_starts(ordered), np.arange(ordered.size), 0))
     out = np.empty_like(values)
     out[order] = ordered[first]
     return out
@@ -205,15 +194,14 @@ def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.
     )
 
 
-def _rounding_ties_any(valids: list[np.ndarray]) -> bool:
-    """Whether some entry's validation scores tie only by the tie rule (:func:`_rounding_ties`), all at once."""
+def _rounding_ties(valids: list[np.ndarray]) -> bool:
+    """Whether two validation scores of one entry differ but tie by the tie rule (:func:`tied_keys` would change
+    them), for every entry at once."""
     values = np.concatenate(valids)
     owner = np.repeat(np.arange(len(valids)), [v.size for v in valids])
     order = np.lexsort((values, owner))
     ordered, same = values[order], owner[order][1:] == owner[order][:-1]
-    gap = np.diff(ordered)
-    larger = np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
-    return bool(np.any(same & (gap > 0) & (gap <= TIE_RELATIVE * larger)))
+    return bool(np.any(same & ~tie_block_starts(ordered)[1:] & (np.diff(ordered) > 0)))
 
 
 def _well_formed(entries: list[EntryRuns]) -> bool:
@@ -242,7 +230,7 @@ def _well_formed(entries: list[EntryRuns]) -> bool:
         valids and not np.isfinite(np.concatenate(valids)).all()
     ):
         return False
-    if valids and _rounding_ties_any(valids):
+    if valids and _rounding_ties(valids):
         return False
     index = np.concatenate([i for _, i, _ in arrays])
     step = np.diff(index) > 0

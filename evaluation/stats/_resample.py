@@ -214,6 +214,20 @@ def canonical_runs(*tables: np.ndarray) -> tuple[np.ndarray, ...]:
     return tuple(t[..., order] for t in tables)
 
 
+def tie_block_starts(ordered: np.ndarray) -> np.ndarray:
+    """Where a block of tied values begins in ``ordered`` (sorted ascending along its last axis): True at the first
+    value and wherever a value exceeds the one before by more than :data:`TIE_RELATIVE` of the larger of their
+    magnitudes (two infinities are equal only to themselves). The one tie rule of ranks and of Boo_n's keys."""
+    new = np.empty(ordered.shape, dtype=bool)
+    new[..., 0] = True
+    with np.errstate(invalid="ignore"):  # inf - inf: two infinities are equal
+        gap = ordered[..., 1:] - ordered[..., :-1]
+    larger = np.minimum(np.maximum(np.abs(ordered[..., 1:]), np.abs(ordered[..., :-1])), _LARGEST)  # inf: finite
+    np.greater(gap, TIE_RELATIVE * larger, out=new[..., 1:])
+    new[..., 1:] |= np.isinf(ordered[..., 1:]) & (ordered[..., 1:] != ordered[..., :-1])
+    return new
+
+
 def competition_rank(means: np.ndarray) -> np.ndarray:
     """Rank along axis 0, 1 = highest; ties share the better rank ("1224").
 
@@ -236,14 +250,7 @@ def competition_rank(means: np.ndarray) -> np.ndarray:
         values = np.ascontiguousarray(-means[:, start : start + step].T)  # (batch, entries), best first sorted
         order = np.argsort(values, axis=1)
         ordered = np.take_along_axis(values, order, axis=1)
-        new = np.empty(ordered.shape, dtype=bool)
-        new[:, 0] = True
-        with np.errstate(invalid="ignore"):  # inf - inf: two infinities are equal
-            gap = ordered[:, 1:] - ordered[:, :-1]
-        larger = np.minimum(np.maximum(np.abs(ordered[:, 1:]), np.abs(ordered[:, :-1])), _LARGEST)  # inf: finite
-        np.greater(gap, TIE_RELATIVE * larger, out=new[:, 1:])
-        new[:, 1:] |= np.isinf(ordered[:, 1:]) & (ordered[:, 1:] != ordered[:, :-1])
-        first = new * positions  # 1-based start of each tie block
+        first = tie_block_starts(ordered) * positions  # 1-based start of each tie block
         np.maximum.accumulate(first, axis=1, out=first)
         block = np.empty(first.shape, dtype=np.int32)
         block[np.arange(values.shape[0])[:, None], order] = first
