@@ -156,7 +156,7 @@ __all__ = [
 #: Boo_1, the mean of the runs, needs the mean's 6 runs for an interval; 13: a recipe pair's runs within the tie rule
 #: (1e-12 relative) tie in P(A>B), and an entry's validation scores within it share Boo_n's weight as equal ones do,
 #: so rounding decides no pair, letter, order or Boo_n, as it decides no rank).
-REPORT_FORMAT = 13
+REPORT_FORMAT = 14
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

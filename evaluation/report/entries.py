@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from evaluation.report.settings import KINDS
-from evaluation.stats._resample import tie_block_starts
+from evaluation.stats._resample import tie_block_starts, tie_canonical
 
 __all__ = ["EntryRuns", "check_entries", "complete_pairs"]
 
@@ -117,7 +117,9 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             outcomes = None if outcomes is None else outcomes[keep]
             secondary = _secondary_runs(secondary, keep)
         if valid is not None and _rounding_ties([valid]):  # finite here
-            valid = tied_keys(valid)
+            # tied validation scores share Boo_n's choice as equal ones do (Bajgar et al. 2018, eq. 7). Found by a
+            # reviewer: one entry's validation score 0.8, a copy's 0.1 + 0.7, showed Boo_2 0.7700 and 0.7756, ranks 2 and 1
+            valid = tie_canonical(valid)
         if (
             ascending
             and secondary is e.secondary
@@ -138,20 +140,6 @@ def check_entries(entries: list[EntryRuns]) -> list[EntryRuns]:
             )
         )
     return checked
-
-
-def tied_keys(values: np.ndarray) -> np.ndarray:
-    """Validation scores with each block of values equal to the tie rule (sorted, each within ``TIE_RELATIVE`` of
-    the larger of it and the one before, as :func:`evaluation.stats._resample.competition_rank` ties) set to the
-    block's smallest: Boo_n's choice shares its weight among them as among equal scores (Bajgar et al. 2018, eq. 7).
-    Found by a reviewer: two entries of the same runs, one validation score 0.8 and the other 0.1 + 0.7 =
-    0.7999999999999999, showed Boo_2 = 0.7700 and 0.7756, ranked 2 and 1, the second "certainly first" ([1, 1])."""
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    first = np.maximum.accumulate(np.where(tie_block_starts(ordered), np.arange(ordered.size), 0))
-    out = np.empty_like(values)
-    out[order] = ordered[first]
-    return out
 
 
 def _secondary_runs(secondary: dict | None, runs) -> dict | None:
@@ -195,7 +183,7 @@ def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.
 
 
 def _rounding_ties(valids: list[np.ndarray]) -> bool:
-    """Whether two validation scores of one entry differ but tie by the tie rule (:func:`tied_keys` would change
+    """Whether two validation scores of one entry differ but tie by the tie rule (:func:`~evaluation.stats._resample.tie_canonical` would change
     them), for every entry at once."""
     values = np.concatenate(valids)
     owner = np.repeat(np.arange(len(valids)), [v.size for v in valids])

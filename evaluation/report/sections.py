@@ -19,6 +19,7 @@ from evaluation.report.rows import clip_to_range, exclude
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, score_over_files, se_through
+from evaluation.stats._resample import tie_canonical
 from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import (
     MIN_RUNS_MEAN_INTERVAL,
@@ -207,7 +208,7 @@ def recipe_section(
         s.m_total_recipes,
         s,
         binomial_n=None,
-        run_keys=[_run_key(e) for e in entries],
+        run_keys=_run_keys(entries),
     )
     section = assemble_section(
         "recipe",
@@ -333,10 +334,18 @@ def _pair_table(chosen: list[EntryRuns], sign: float) -> np.ndarray:
     return table
 
 
-def _run_key(entry) -> bytes:
-    """An entry's seeds and scores as bytes (equal for identical recipe entries: counted once in the state of
-    the art's m, compared or not)."""
-    return np.asarray(entry.run_index).tobytes() + np.asarray(entry.test).tobytes()
+def _run_keys(entries) -> list[bytes]:
+    """Each entry's seeds and scores as bytes, counted once in the state of the art's m when equal, compared or
+    not. The scores are put on the board's tie rule first, over the section (``tie_canonical``): two entries whose
+    scores differ only by rounding (``c / n`` against ``c * (1 / n)``) rank "=1" with P(A>B) = 1/2 and were counted
+    twice (a property hunt's finding)."""
+    tests = [np.asarray(e.test, dtype=np.float64) for e in entries]
+    pooled = tie_canonical(np.concatenate(tests)) if tests else np.empty(0)
+    ends = np.cumsum([t.size for t in tests])
+    return [
+        np.asarray(e.run_index).tobytes() + pooled[end - t.size : end].tobytes()
+        for e, t, end in zip(entries, tests, ends, strict=True)
+    ]
 
 
 def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):

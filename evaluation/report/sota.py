@@ -20,6 +20,7 @@ from evaluation import stats
 from evaluation.report.ranking import by_name, same_value
 from evaluation.report.settings import ReportSettings
 from evaluation.report.values import finite
+from evaluation.stats._resample import tie_canonical
 from evaluation.stats.sota import distinct_rows
 
 __all__ = ["section_sota"]
@@ -122,7 +123,8 @@ def _multiplicity(
         return max(len(seen), m - len(repeated)), None, len(repeated), repeated
     if outcomes is None or len(outcomes) < 1:
         return m, None, 0, set()
-    vectors = np.stack([np.asarray(o, dtype=np.float64).mean(axis=0) for o in outcomes])
+    # on the board's tie rule: losses that differ by rounding only are one classifier, as equal ones are
+    vectors = tie_canonical(np.stack([np.asarray(o, dtype=np.float64).mean(axis=0) for o in outcomes]))
     rho, distinct = stats.outcome_dependence(vectors)
     kept = set(distinct_rows(vectors).tolist())
     repeated = {id(r) for i, r in enumerate(compared) if i not in kept}

@@ -228,6 +228,23 @@ def tie_block_starts(ordered: np.ndarray) -> np.ndarray:
     return new
 
 
+def tie_canonical(values) -> np.ndarray:
+    """``values`` (any shape, float64) with each block of finite values tied by the tie rule (:func:`tie_block_starts`
+    over the whole array, sorted) set to the block's smallest; other values unchanged. Values equal under the
+    rule become equal as numbers and as bytes: Boo_n's validation keys (``evaluation.report.entries``) and the
+    state of the art's count of repeated entries (``evaluation.report.sota``) then read rounding (0.1 + 0.7 for
+    0.8) as the board's ranks do."""
+    out = np.array(values, dtype=np.float64)
+    flat = out.reshape(-1)
+    finite = np.flatnonzero(np.isfinite(flat))
+    order = finite[np.argsort(flat[finite], kind="stable")]
+    ordered = flat[order]
+    if ordered.size:
+        first = np.maximum.accumulate(np.where(tie_block_starts(ordered), np.arange(ordered.size), 0))
+        flat[order] = ordered[first]
+    return out
+
+
 def competition_rank(means: np.ndarray) -> np.ndarray:
     """Rank along axis 0, 1 = highest; ties share the better rank ("1224").
 

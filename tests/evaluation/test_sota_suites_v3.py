@@ -317,3 +317,41 @@ def test_a_suite_iqm_weighs_each_task_alike_whatever_its_runs():
         entry = [rng.uniform(0, 1, k) for _ in range(tasks)]
         equal = suites.aggregate_interval([entry], "iqm", n_resamples=10).estimate[0]
         assert equal == pytest.approx(sps.trim_mean(np.concatenate(entry), 0.25), abs=1e-12)
+
+
+def test_rounding_twins_count_once_in_the_state_of_the_art():
+    """Found by a property hunt: two recipe entries of the same seeds whose scores differ only by rounding (``c / n``
+    against ``c * (1 / n)``) are one entry on the board (ranked "=1", P(A>B) = 1/2) but counted twice in m; prediction
+    entries whose per-example losses differ by rounding likewise. The state of the art counts them once, as it
+    counts exact copies, under the board's one tie rule (``_resample.tie_block_starts``)."""
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+
+    counts = np.array([7101, 7189, 7143, 7220, 7065, 7170, 7122, 7154, 7098, 7201], dtype=np.float64)
+    n = 9000.0
+    one, other = counts / n, counts * (1.0 / n)
+    assert not np.array_equal(one, other) and np.allclose(one, other, rtol=1e-15, atol=0)
+    rest = EntryRuns(3, "rest", "t", "recipe", 10, np.arange(10), one - 0.004)
+    twins = [
+        EntryRuns(1, "a", "t", "recipe", 10, np.arange(10), one),
+        EntryRuns(2, "b", "t", "recipe", 10, np.arange(10), other),
+    ]
+    report_settings = ReportSettings(n_resamples=200, k_runs=10)
+    both = build_report(twins + [rest], report_settings)["sections"][0]["sota"]
+    alone = build_report(twins[:1] + [rest], report_settings)["sections"][0]["sota"]
+    assert (both["m"], both["duplicates"]) == (2, 1)
+    # the same law; the leader shown may be either twin (equal under the rule), so its raw mean may differ by 1 ulp
+    assert (both["estimate"], both["bound"]) == pytest.approx((alone["estimate"], alone["bound"]), rel=1e-12, abs=0)
+
+    rng = np.random.default_rng(3)
+    loss = rng.gamma(2.0, 0.5, size=(1, 400))
+    ulp = np.nextafter(loss, np.inf)  # one ulp apart in every example
+    third = rng.gamma(2.0, 0.5, size=(1, 400))
+    entries = [
+        EntryRuns(i, f"p{i}", "t", "predictions", 1, np.arange(1), np.array([o.mean()]), outcomes=o)
+        for i, o in ((1, loss), (2, ulp), (3, third))
+    ]
+    lower = ReportSettings(n_resamples=200, higher_is_better=False)
+    sota = build_report(entries, lower)["sections"][0]["sota"]
+    copy = EntryRuns(2, "p2", "t", "predictions", 1, np.arange(1), np.array([loss.mean()]), outcomes=loss.copy())
+    exact = build_report([entries[0], copy, entries[2]], lower)["sections"][0]["sota"]
+    assert (sota["m"], sota["duplicates"]) == (exact["m"], exact["duplicates"]) == (2, 1)
