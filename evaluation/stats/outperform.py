@@ -52,7 +52,16 @@ def _prob_outperform_iv(a, b, paired):
     b = as_sample(b, "b")
     if paired and a.size != b.size:
         raise ValueError(f"`a` and `b` must have the same length when paired (got {a.size} and {b.size}).")
+    a, b = on_tie_rule([a, b])
     return a, b, paired
+
+
+def on_tie_rule(rows: list[np.ndarray]) -> list[np.ndarray]:
+    """``rows`` with their values equal under the board's tie rule made equal (:func:`~._resample.tie_canonical`
+    over all of them): the library ties what the board ties. The same 12 runs scored as correct / n and as
+    correct * (1 / n), 1 ulp apart, were P(A>B) = 1 and "better" here beside P = 1/2 on the board."""
+    pooled = rs.tie_canonical(np.concatenate(rows))
+    return np.split(pooled, np.cumsum([row.size for row in rows])[:-1])
 
 
 def _mann_whitney_u(a: np.ndarray, b: np.ndarray) -> float:
@@ -448,7 +457,7 @@ def noether_sample_size(gamma=0.75, alpha=0.05, beta=0.05) -> int:
 def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority):
     check_bool(keep_distribution, "keep_distribution")
     paired = check_bool(paired, "paired")
-    rows = as_table(scores, "scores", paired=paired, min_runs=2)
+    rows = on_tie_rule(as_table(scores, "scores", paired=paired, min_runs=2))
     gamma = check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     correction = check_choice(correction, "correction", METHODS)

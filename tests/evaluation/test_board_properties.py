@@ -408,3 +408,27 @@ def test_validation_scores_equal_but_for_rounding_tie_in_boo_n(higher_is_better)
         assert rows[0][statistic]["estimate"] == rows[1][statistic]["estimate"], statistic
     assert [row["rank_display"] for row in rows] == ["=1", "=1"]
     assert rows[0]["rank_interval"] == rows[1]["rank_interval"]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_the_library_ties_runs_equal_but_for_rounding_as_the_board_does(backend):
+    """The board's rule (1e-12 relative) decided its pairs, but the library's own ``prob_outperform``, ``compare``
+    and ``pairwise_comparisons`` (numpy, torch and Triton) tied exact equality only: the same 12 runs scored as
+    correct / n and correct * (1 / n) gave P(A>B) = 1 and a "better" verdict there, P = 1/2 on the board."""
+    from evaluation import stats
+
+    if backend == "torch":
+        pytest.importorskip("torch")
+    n, k = 10_000, 12
+    correct = np.array([c for c in range(6800, 6900) if c * (1 / n) != c / n][:k])
+    divided, multiplied = correct / n, correct * (1 / n)
+    assert stats.prob_outperform(multiplied, divided, paired=True) == 0.5
+    assert stats.prob_outperform(multiplied, divided, paired=False) == stats.prob_outperform(
+        divided, divided, paired=False
+    )
+    res = stats.pairwise_comparisons([multiplied, divided], paired=True, n_resamples=500, rng=1, backend=backend)
+    assert res.p[0, 1] == res.p[1, 0] == 0.5 and not res.significant[0, 1] and not res.significant[1, 0]
+    unpaired = stats.pairwise_comparisons([multiplied, divided], paired=False, n_resamples=500, rng=1, backend=backend)
+    assert unpaired.p[0, 1] == 0.5
+    one = stats.compare(multiplied, divided, paired=True, n_resamples=500, rng=1)
+    assert (one.p, one.significant, one.better) == (0.5, False, False)
