@@ -20,7 +20,7 @@ from evaluation import stats
 from evaluation.report.ranking import by_name, same_value
 from evaluation.report.settings import ReportSettings
 from evaluation.report.values import finite
-from evaluation.stats._resample import tie_canonical
+from evaluation.stats._resample import paired_wins
 from evaluation.stats.sota import distinct_rows
 
 __all__ = ["section_sota"]
@@ -123,13 +123,48 @@ def _multiplicity(
         return max(len(seen), m - len(repeated)), None, len(repeated), repeated
     if outcomes is None or len(outcomes) < 1:
         return m, None, 0, set()
-    # on the board's tie rule: losses that differ by rounding only are one classifier, as equal ones are
-    vectors = tie_canonical(np.stack([np.asarray(o, dtype=np.float64).mean(axis=0) for o in outcomes]))
+    vectors = _rounding_twins_as_copies(np.stack([np.asarray(o, dtype=np.float64).mean(axis=0) for o in outcomes]))
     rho, distinct = stats.outcome_dependence(vectors)
     kept = set(distinct_rows(vectors).tolist())
     repeated = {id(r) for i, r in enumerate(compared) if i not in kept}
     duplicates = len(outcomes) - distinct
     return max(distinct, m - duplicates), rho, duplicates, repeated
+
+
+def _rounding_twins_as_copies(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` (entries x examples) with the rows that tie each other in every example under the board's tie
+    rule (:func:`~evaluation.stats._resample.paired_wins`) replaced by the first of them by content: losses that
+    differ by rounding only are one classifier, as equal ones are, and count once in m. Candidates are rows whose
+    projections on one fixed random direction agree to 1e-9 of their magnitude (twins agree to about 1e-12; two
+    classifiers apart on one example by a whole outcome almost surely differ there), so each example is read once
+    (no sort of them all) and only candidates are compared example by example."""
+    direction = np.random.default_rng(0).standard_normal(vectors.shape[1])
+    key, scale = vectors @ direction, np.abs(vectors) @ np.abs(direction)
+    order = np.argsort(key, kind="stable")
+    close = np.abs(np.diff(key[order])) <= 1e-9 * np.maximum(scale[order][1:], scale[order][:-1])
+    out = vectors
+    for start, stop in _runs_of(close):
+        kept: list[int] = []
+        for i in order[start : stop + 1].tolist():  # by projection, a function of the content: any entry order
+            twin = next((r for r in kept if _tied_everywhere(vectors[i], vectors[r])), None)
+            if twin is None:
+                kept.append(i)
+            elif not np.array_equal(vectors[i], vectors[twin]):
+                out = out.copy() if out is vectors else out
+                out[i] = vectors[twin]
+    return out
+
+
+def _tied_everywhere(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` tie in every example: equal (copies, the common case, checked first), or equal to
+    the tie rule."""
+    return bool(np.array_equal(a, b) or np.all(paired_wins(a, b) == 1))
+
+
+def _runs_of(flags: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of True in ``flags[i]`` (``i`` joins ``i + 1``): the blocks of joined items."""
+    edges = np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
 
 
 def _trials_of(top: dict, n: int, trials: dict[int, float] | None) -> int:
