@@ -30,8 +30,9 @@ from ..services.teams import (
 )
 from ..services.webhooks import webhook_create, webhook_delete
 from .filters import InvitationFilter, filtered
-from .inputs import StrictInput, refuse_unknown_fields
+from .inputs import StrictInput, StrictQuery, refuse_unknown_fields, takes_query
 from .paging import StrictLimitOffsetPagination, page_of
+from .report_schema import INVITATION_FILTERS
 
 
 class TeamSerializer(StrictInput, serializers.ModelSerializer):
@@ -89,13 +90,13 @@ def _teams(user):
     return user_teams(user=user).prefetch_related(Prefetch("membership_set", queryset=members, to_attr="memberships"))
 
 
-class TeamListView(APIView):
+class TeamListView(StrictQuery, APIView):
     """``GET /api/teams/``: your teams; ``POST``: create one (you are its first member)."""
 
     permission_classes = [IsAuthenticated]
     pagination_class = StrictLimitOffsetPagination
 
-    @extend_schema(responses=TeamSerializer(many=True))
+    @takes_query(paged=True, responses=TeamSerializer(many=True))
     def get(self, request):
         """Your teams, your personal team first."""
         team_personal_for(user=request.user)
@@ -140,13 +141,13 @@ class TeamLeaveView(APIView):
         return Response(status=204)
 
 
-class InvitationListView(APIView):
+class InvitationListView(StrictQuery, APIView):
     """``GET /api/invitations/``: invitations to you and those your teams sent (``?status=pending``)."""
 
     permission_classes = [IsAuthenticated]
     pagination_class = StrictLimitOffsetPagination
 
-    @extend_schema(responses=InvitationSerializer(many=True))
+    @takes_query(INVITATION_FILTERS, paged=True, responses=InvitationSerializer(many=True))
     def get(self, request):
         invitations = filtered(InvitationFilter, request, team_invitations_visible(user=request.user)).order_by(
             "-created"
@@ -196,13 +197,13 @@ def _hosted(request, slug: str):
     return challenge
 
 
-class WebhookListView(APIView):
+class WebhookListView(StrictQuery, APIView):
     """``GET /api/challenges/{slug}/webhooks/``: the challenge's webhooks (hosts); ``POST``: register a URL."""
 
     permission_classes = [IsAuthenticated]
     pagination_class = StrictLimitOffsetPagination
 
-    @extend_schema(responses=WebhookSerializer(many=True))
+    @takes_query(paged=True, responses=WebhookSerializer(many=True))
     def get(self, request, slug: str):
         """The challenge's webhooks (its hosts only)."""
         return page_of(self, request, _hosted(request, slug).webhooks.all(), WebhookSerializer)
@@ -216,13 +217,13 @@ class WebhookListView(APIView):
         return Response(WebhookSerializer(webhook).data, status=201)
 
 
-class WebhookDetailView(APIView):
+class WebhookDetailView(StrictQuery, APIView):
     """``GET /api/challenges/{slug}/webhooks/{id}/``: its deliveries, latest first; ``DELETE``: remove it."""
 
     permission_classes = [IsAuthenticated]
     pagination_class = StrictLimitOffsetPagination
 
-    @extend_schema(responses=DeliverySerializer(many=True), operation_id="challenges_webhooks_deliveries")
+    @takes_query(paged=True, responses=DeliverySerializer(many=True), operation_id="challenges_webhooks_deliveries")
     def get(self, request, slug: str, pk: int):
         """A webhook and its recent deliveries (the challenge's hosts only)."""
         webhook = get_object_or_404(_hosted(request, slug).webhooks, pk=pk)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from ..services.accounts import token_create, token_list, token_revoke
 from ..throttles import FailedLoginThrottle
+from .inputs import StrictQuery, takes_query
 from .paging import StrictLimitOffsetPagination, page_of
 from .schema import error_responses
 from .serializers import LoginSerializer, TokenSerializer
@@ -58,13 +59,13 @@ class TokenLoginView(APIView):
         return _token_response(*token_create(user=user))
 
 
-class TokenListView(APIView):
+class TokenListView(StrictQuery, APIView):
     """``GET /api/auth/tokens/``: your tokens; ``POST``: a new one (its secret is shown once)."""
 
     permission_classes = [IsAuthenticated]
     pagination_class = StrictLimitOffsetPagination
 
-    @extend_schema(responses=TokenSerializer(many=True))
+    @takes_query(paged=True, responses=TokenSerializer(many=True))
     def get(self, request):
         """Your API tokens (their secrets are never shown again)."""
         return page_of(self, request, token_list(user=request.user), TokenSerializer)

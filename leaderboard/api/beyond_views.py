@@ -29,7 +29,7 @@ from .beyond_schema import (
     SuiteSummarySerializer,
     VarianceStudySerializer,
 )
-from .inputs import StrictInput
+from .inputs import StrictInput, StrictQuery, takes_query
 from .paging import StrictLimitOffsetPagination
 from .parsers import BoundedJSONParser
 
@@ -63,7 +63,7 @@ class VarianceStudyCreateSerializer(StrictInput, serializers.Serializer):
     )
 
 
-class ChallengeScopedView(APIView):
+class ChallengeScopedView(StrictQuery, APIView):
     """A view under ``/api/challenges/{slug}/``: the challenge, if the user may see it."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
@@ -87,7 +87,7 @@ class ChallengeScopedView(APIView):
 class VarianceStudyListView(ChallengeScopedView):
     """A challenge's variance studies; its hosts start new ones."""
 
-    @extend_schema(responses=VarianceStudySerializer(many=True))
+    @takes_query(paged=True, responses=VarianceStudySerializer(many=True))
     def get(self, request, slug: str):
         studies = variance_studies_readable(user=request.user, challenge=self.challenge(slug))
         return self.paginated(studies, lambda study: study_data(study, request.user))
@@ -159,7 +159,7 @@ class ResultsImportView(ChallengeScopedView):
 
     parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
 
-    @extend_schema(responses=ResultsImportOutSerializer(many=True))
+    @takes_query(paged=True, responses=ResultsImportOutSerializer(many=True))
     def get(self, request, slug: str):
         return self.paginated(self.challenge(slug).results_imports.all(), import_data)
 
@@ -205,7 +205,7 @@ class SuiteCreateSerializer(StrictInput, serializers.Serializer):
 class SuiteListView(ChallengeScopedView):
     """Benchmark suites; a signed-in user groups challenges they can see into a new one."""
 
-    @extend_schema(responses=SuiteSummarySerializer(many=True), operation_id="suites_list")
+    @takes_query(paged=True, responses=SuiteSummarySerializer(many=True), operation_id="suites_list")
     def get(self, request):
         """Benchmark suites whose challenges you can all see."""
         suites = suite_list_visible(user=request.user).prefetch_related("challenges")

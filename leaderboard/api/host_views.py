@@ -28,7 +28,7 @@ from ..services.registrations import registration_decide, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
 from ..uploads import read_dataset_upload, read_upload
-from .inputs import StrictInput
+from .inputs import StrictInput, takes_query
 from .paging import page_of
 from .parsers import BoundedJSONParser
 from .schema import error_responses
@@ -67,7 +67,7 @@ class ChallengeHostActions:
         challenge = challenge_reveal(challenge=self.get_object(), user=request.user)
         return Response(ChallengeSerializer(challenge, context={"request": request}).data)
 
-    @extend_schema(methods=["GET"], responses=PhaseSerializer(many=True))
+    @takes_query(paged=True, methods=["GET"], responses=PhaseSerializer(many=True))
     @extend_schema(
         methods=["POST"], request=PhaseSerializer, responses={201: PhaseSerializer}, description="Add a phase (hosts)."
     )
@@ -115,7 +115,7 @@ class ChallengeHostActions:
         )
         return Response(RegistrationSerializer(registration).data)
 
-    @extend_schema(responses=RegistrationSerializer(many=True), description="Registrations (hosts).")
+    @takes_query(paged=True, responses=RegistrationSerializer(many=True), description="Registrations (hosts).")
     @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated], filter_backends=[])
     def registrations(self, request, slug=None):
         challenge = self._hosted(request)
@@ -142,7 +142,8 @@ class ChallengeHostActions:
         )
         return Response(RegistrationSerializer(registration).data)
 
-    @extend_schema(
+    @takes_query(
+        paged=True,
         responses=AuditEntrySerializer(many=True),
         description="The audit log of host actions: who changed which setting or file, when (hosts).",
     )
@@ -152,7 +153,8 @@ class ChallengeHostActions:
         page = self.paginate_queryset(challenge.audit_entries.select_related("actor"))
         return self.get_paginated_response(AuditEntrySerializer(page, many=True).data)
 
-    @extend_schema(
+    @takes_query(
+        paged=True,
         responses=ReportVersionSerializer(many=True),
         description="Reports kept from before each rescore (hosts). `data` is the report as it was stored: "
         "a section's comparisons are `comparisons` (rows) in reports stored before the table "

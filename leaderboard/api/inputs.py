@@ -5,6 +5,10 @@ answers 400 naming it, in the API's error shape: ``detail`` names each such fiel
 the endpoint takes, if one is close), ``field`` the first of them, ``errors`` each one's message. Every
 input serializer of the API mixes in :class:`StrictInput`; a view that reads ``request.data`` without a
 serializer calls :func:`refuse_unknown_fields` with the serializer of its schema.
+
+Reads follow the same rule for their query parameters: a view mixing in :class:`StrictQuery` refuses a query
+parameter its GET does not take (``?stauts=failed`` answered every submission, unfiltered), each handler's
+parameters declared once with :func:`takes_query`, the list its schema shows.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.fields import empty
+from rest_framework.filters import OrderingFilter
 
 #: Sent by the browsable API's HTML forms along with the fields; never a field of the endpoint.
 FORM_MACHINERY = frozenset({"csrfmiddlewaretoken"})
@@ -39,13 +45,57 @@ def refuse_unknown_fields(data, serializer: serializers.Serializer) -> None:
 
 def refuse_unknown_query(query_params: Mapping, parameters) -> None:
     """Raise :class:`UnknownFields` for a query parameter that ``parameters`` (the endpoint's
-    ``OpenApiParameter`` list, the one its schema shows) does not name; ``format`` is every endpoint's. A
-    misspelled setting of a report endpoint (``?statistc=boo_n``, ``?alhpa=0.1``) answered the board of the
-    challenge's own settings, as if it were the one asked for."""
-    known = [parameter.name for parameter in parameters] + ["format"]
+    ``OpenApiParameter`` list, the one its schema shows, or their names) does not name; ``format`` is every
+    endpoint's. A misspelled setting of a report endpoint (``?statistc=boo_n``, ``?alhpa=0.1``) answered the
+    board of the challenge's own settings, as if it were the one asked for."""
+    known = [getattr(parameter, "name", parameter) for parameter in parameters] + ["format"]
     unknown = [str(key) for key in query_params if key not in known]
     if unknown:
         raise UnknownFields({name: _query_refusal(name, known) for name in unknown})
+
+
+def takes_query(parameters=(), *, paged: bool = False, **schema):
+    """Declare a GET handler's query parameters once: ``parameters`` (``OpenApiParameter``) go to its schema
+    (``extend_schema(parameters=...)``, with ``schema``'s other arguments) and are the ones :class:`StrictQuery`
+    lets through; ``paged``: a page of a list, which also takes the paginator's ``limit`` and ``offset`` (the
+    schema shows them from the same paginator)."""
+
+    def decorate(handler):
+        handler.query_parameters = [parameter.name for parameter in parameters]
+        handler.query_paged = paged
+        return extend_schema(parameters=list(parameters), **schema)(handler) if parameters or schema else handler
+
+    return decorate
+
+
+class StrictQuery:
+    """Mixed into an API view (before DRF's class): a GET query parameter a list or read the endpoint declares
+    does not take is a 400 naming it and the nearest one it takes. A handler takes what :func:`takes_query`
+    declared; DRF's ``list`` of a viewset takes its filterset's filters, ``ordering`` (where it orders) and the
+    paginator's parameters, as drf-spectacular shows them from those same classes; every GET takes ``format``.
+    A handler that declares nothing (one object's page) is not checked."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        names = self.query_names() if request.method in ("GET", "HEAD") else None
+        if names is not None:
+            refuse_unknown_query(request.query_params, names)
+
+    def query_names(self) -> list[str] | None:
+        """The query parameters this request's handler takes (None: it declares none)."""
+        action = getattr(self, "action", None)
+        handler = getattr(self, action or "get", None)
+        if action != "list" and not hasattr(handler, "query_parameters"):
+            return None
+        names = list(getattr(handler, "query_parameters", []))
+        if action == "list" or getattr(handler, "query_paged", False):
+            paginator = self.pagination_class()  # type: ignore[attr-defined]
+            names += [paginator.limit_query_param, paginator.offset_query_param]
+        if action == "list":
+            filterset = getattr(self, "filterset_class", None)
+            names += list(filterset.base_filters) if filterset else []
+            names += [OrderingFilter.ordering_param] if getattr(self, "ordering_fields", None) else []
+        return names
 
 
 def _query_refusal(name: str, known: list[str]) -> str:

@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
 from ..choices import Board, Feedback, RankingStatistic, RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, EntryProvenance
+from ..models import Challenge, EntryProvenance, TeamInvitation
 from ..services.paging import PAGE_MAX
 from ..services.reports import OVERRIDABLE
 from .paging import whole
@@ -456,6 +456,7 @@ RUN_FILTERS = [
     OpenApiParameter("status", str, enum=list(RunStatus.values)),
     OpenApiParameter("index", whole(), description="Only the runs with this index (seed)."),
 ]
+INVITATION_FILTERS = [OpenApiParameter("status", str, enum=list(TeamInvitation.Status.values))]
 SUBMISSION_FILTERS = [
     OpenApiParameter("status", str, enum=list(SubmissionStatus.values)),
     OpenApiParameter("kind", str, enum=list(SubmissionKind.values)),

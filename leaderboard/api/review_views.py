@@ -34,7 +34,7 @@ from ..services.moderation import (
     team_moderate,
     team_restore,
 )
-from .inputs import StrictInput
+from .inputs import StrictInput, StrictQuery, takes_query
 from .paging import whole
 
 FILE_PARAMETER = OpenApiParameter(
@@ -97,14 +97,14 @@ def _moderation_of(submission: Submission) -> dict:
     }
 
 
-class SubmissionDownloadView(APIView):
+class SubmissionDownloadView(StrictQuery, APIView):
     """A submission's files as submitted, for the challenge's hosts and the submitting team (404 for anyone
     else, signed in or not: the files' existence is theirs)."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
 
-    @extend_schema(
-        parameters=[FILE_PARAMETER],
+    @takes_query(
+        [FILE_PARAMETER],
         responses={(200, media): OpenApiTypes.BINARY for media in SUBMISSION_CONTENT_TYPES.values()},
         description="Download what was submitted: the recipe, a prediction file (`file`), or all the "
         "prediction files as a zip archive. Hosts and the submitting team only (404 for "

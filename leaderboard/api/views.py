@@ -36,6 +36,7 @@ from ..services.submissions import (
 from ..uploads import read_dataset_upload, read_prediction_uploads, read_recipe_upload
 from .filters import ChallengeFilter, RunFilter, SubmissionFilter, filtered
 from .host_views import ChallengeHostActions, ChallengeMovingActions, ScoringProgramActions
+from .inputs import StrictQuery, takes_query
 from .parsers import BoundedJSONParser
 from .permissions import IsHostOrReadOnly
 from .renderers import CSVRenderer
@@ -58,6 +59,7 @@ from .serializers import (
     retrieve=extend_schema(description="One challenge: its settings, dataset, phases and hosts."),
 )
 class ChallengeViewSet(
+    StrictQuery,
     ChallengeHostActions,
     ChallengeMovingActions,
     ScoringProgramActions,
@@ -119,10 +121,11 @@ class ChallengeViewSet(
         challenge = challenge_update(challenge=challenge, user=request.user, **incoming.validated_data)
         return Response(ChallengeSerializer(challenge, context={"request": request}).data)
 
-    @extend_schema(
+    @takes_query(
+        SUBMISSION_FILTERS,
+        paged=True,
         methods=["GET"],
         responses=SubmissionSerializer(many=True),
-        parameters=SUBMISSION_FILTERS,
         description="Your teams' submissions to this challenge (hosts: all of them).",
     )
     @extend_schema(
@@ -166,9 +169,10 @@ class ChallengeViewSet(
             SubmissionSerializer(submission, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
         )
 
-    @extend_schema(
+    @takes_query(
+        [FORMAT_PARAMETER, BOARD_PARAMETER, *RUN_FILTERS],
+        paged=True,
         responses={(200, "application/json"): RunSerializer(many=True), (200, "text/csv"): OpenApiTypes.STR},
-        parameters=[FORMAT_PARAMETER, BOARD_PARAMETER, *RUN_FILTERS],
         description="Every run of every entry, with its seeds, split id and scores on the board you "
         "read: enough to recompute that board. Logs are on the submission endpoint "
         "(own team, hosts).",
@@ -203,7 +207,7 @@ class ChallengeDownloadView(APIView):
         return dataset_download(challenge=challenge, part=part, user=request.user)
 
 
-class SubmissionViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+class SubmissionViewSet(StrictQuery, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     """A submission: status, progress and per-run scores; logs and errors for its team and the hosts."""
 
     serializer_class = SubmissionSerializer

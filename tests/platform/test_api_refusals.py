@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import override_settings
+from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from leaderboard.models import Submission
@@ -301,3 +302,51 @@ def test_a_report_endpoint_refuses_a_query_parameter_it_does_not_take(board, que
     assert body["field"] == unknown and hint in body["detail"], body
     for known in ("leaderboard/?statistic=boo_n&limit=5&format=json", "sota/?board=public", "leaderboard/?format=csv"):
         assert client.get(f"/api/challenges/{challenge.slug}/{known}").status_code == 200, known
+
+
+@pytest.mark.parametrize(
+    ("path", "unknown", "hint"),
+    [
+        ("/api/challenges/?titel=digits", "titel", "did you mean title?"),
+        ("/api/challenges/?page=2", "page", "it takes"),
+        ("/api/submissions/?stauts=failed", "stauts", "did you mean status?"),
+        ("/api/challenges/{slug}/submissions/?kinds=recipe", "kinds", "did you mean kind?"),
+        ("/api/challenges/{slug}/runs/?submision={id}", "submision", "did you mean submission?"),
+        ("/api/challenges/{slug}/phases/?limt=5", "limt", "did you mean limit?"),
+        ("/api/invitations/?state=pending", "state", "did you mean status?"),
+        ("/api/teams/?ofset=1", "ofset", "did you mean offset?"),
+        ("/api/auth/tokens/?page_size=5", "page_size", "it takes limit, offset, format"),
+        ("/api/challenges/{slug}/variance-studies/?cursor=x", "cursor", "it takes limit, offset, format"),
+        ("/api/submissions/{id}/download/?fil=0", "fil", "did you mean file?"),
+    ],
+)
+def test_a_list_endpoint_refuses_a_query_parameter_it_does_not_take(board, path, unknown, hint):
+    """``?stauts=failed`` answered every submission, unfiltered, as if it were the list asked for: the API's
+    lists refuse a query parameter they do not take, as the report endpoints do (``inputs.StrictQuery``)."""
+    challenge, entry, client = board
+    response = client.get(path.format(slug=challenge.slug, id=entry.pk))
+    assert response.status_code == 400, response.content[:300]
+    body = response.json()
+    assert body["field"] == unknown and hint in body["detail"], body
+
+
+def test_the_parameters_a_list_takes_are_those_its_schema_shows_and_still_work(board):
+    """Each list's accepted query parameters are its schema's: every one the schema names (and ``format``) is
+    taken, and the CLI's requests (``?limit=200``, ``?status=pending``) still answer."""
+    challenge, entry, client = board
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    values = {"submission": entry.pk, "file": 0, "board": "public", "format": "json", "ordering": "created"}
+    lists = ["/api/challenges/", "/api/submissions/", "/api/challenges/{slug}/submissions/"]
+    lists += ["/api/challenges/{slug}/runs/", "/api/invitations/", "/api/teams/", "/api/auth/tokens/"]
+    for path in lists:
+        parameters = [p for p in paths[path]["get"]["parameters"] if p["in"] == "query"]
+        assert {"limit", "offset"} <= {p["name"] for p in parameters}, path
+        for parameter in parameters:
+            value = values.get(parameter["name"], parameter["schema"].get("enum", [1])[0])
+            url = f"{path.format(slug=challenge.slug)}?{parameter['name']}={value}"
+            assert client.get(url).status_code == 200, url
+    for url in ("/api/challenges/?limit=200", "/api/invitations/?status=pending"):
+        assert client.get(url).status_code == 200, url
+    assert (
+        client.get(f"/api/challenges/{challenge.slug}/submissions/?limit=200&offset=0&format=json").status_code == 200
+    )
