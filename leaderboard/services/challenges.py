@@ -559,6 +559,7 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
     unknown = sorted(set(fields) - set(CHALLENGE_FIELDS) - set(FIRST_PHASE_FIELDS))
     if unknown:
         raise ServiceError(f"Unknown challenge fields: {unknown}.")
+    _check_results_only_fields(challenge, fields)
     if challenge.submissions.exists():
         frozen = [
             name
@@ -586,6 +587,24 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
             board_assign_parts(challenge=challenge)
     report_request(challenge_id=challenge.pk)
     return challenge
+
+
+#: Settings that plan the runs of entries scored here; a results-only challenge (no dataset) has none to plan.
+RUN_PLAN_FIELDS = ("k_runs",)
+
+
+def _check_results_only_fields(challenge: Challenge, fields: dict) -> None:
+    """A results-only challenge's entries are imported with the runs they have: a change of ``k_runs`` (taken
+    without a word, planning nothing) is refused, naming it and why."""
+    if hasattr(challenge, "dataset"):
+        return
+    changed = [name for name in RUN_PLAN_FIELDS if name in fields and fields[name] != getattr(challenge, name)]
+    if changed:
+        raise ServiceError(
+            f"{changed[0]} cannot change on a results-only challenge: it plans no runs, its entries are imported "
+            "results with the runs they have (the board reads each entry's own run count).",
+            field=changed[0],
+        )
 
 
 def _check_program_fields(challenge: Challenge, fields: dict) -> None:

@@ -336,6 +336,25 @@ def run_seed_plan(*, challenge: Challenge) -> list[dict]:
     return [seed_record(challenge.master_seed, index, challenge.randomize_sources) for index in range(challenge.k_runs)]
 
 
+def _taking_submissions(challenge: Challenge) -> None:
+    """Refuse a submission the challenge does not take now: :func:`phase_open`'s 409 with its reason. A
+    results-only challenge (no dataset) never takes one, and says what to do instead: its phase closes at
+    creation, and "The main phase closed at ..." said only that (409 after the closed reason, else 400)."""
+    results_only = not hasattr(challenge, "dataset")
+    instead = (
+        "This challenge holds imported results only: it takes no submissions. Its hosts add entries by "
+        f"importing results (POST /api/challenges/{challenge.slug}/imports/, or the challenge's import page)."
+    )
+    try:
+        phase_open(challenge=challenge)
+    except ChallengeClosed as closed:
+        if results_only:
+            raise ChallengeClosed(f"{closed.message} {instead}") from None
+        raise
+    if results_only:
+        raise ServiceError(instead)
+
+
 def submission_create_predictions(
     *,
     challenge: Challenge,
@@ -346,7 +365,7 @@ def submission_create_predictions(
     team_id: int | None = None,
 ) -> Submission:
     """Validate prediction files, store them as one entry (file i is run i) and queue the scoring."""
-    phase_open(challenge=challenge)  # a closed challenge says so first (409), whatever else it lacks
+    _taking_submissions(challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_predictions:
         raise ServiceError("This challenge does not take prediction files.", field="kind")
     if not hasattr(challenge, "dataset") or not challenge.dataset.test_inputs_file:
@@ -489,11 +508,9 @@ def submission_create_recipe(
     team_id: int | None = None,
 ) -> Submission:
     """Store a training recipe and queue its k runs (run i uses the challenge's seed record i)."""
-    phase_open(challenge=challenge)  # a closed challenge says so first (409), whatever else it lacks
+    _taking_submissions(challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_recipes:
         raise ServiceError("This challenge does not take training recipes.", field="kind")
-    if not hasattr(challenge, "dataset"):
-        raise ServiceError("This challenge holds imported results only: it has no dataset to train recipes on.")
     phase = _open_phase(challenge, user, SubmissionKind.RECIPE)
     method_name = _check_method_name(method_name)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):

@@ -155,3 +155,41 @@ def test_the_host_forms_submit_buttons_are_drawn_as_buttons_and_the_formats_name
     page = client.get("/challenges/new/results-only/").content.decode()
     assert '<button type="submit" class="button">Create the challenge</button>' in page
     assert "(any number)" not in page and "within ±1e18" in page
+
+
+def _results_only(host, slug="imported"):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(host)
+    created = api.post("/api/challenges/results-only/", {"title": "Imported", "slug": slug}, format="json")
+    assert created.status_code == 201, created.json()
+    return api, created.json()
+
+
+def test_a_results_only_challenge_refuses_a_k_runs_change_naming_why(host):
+    """A PATCH of ``k_runs`` on a results-only challenge was taken, though it plans no runs: its entries are
+    imported with the runs they have. It is a 400 naming ``k_runs`` and why; other settings still change."""
+    api, body = _results_only(host)
+    refused = api.patch(f"/api/challenges/{body['slug']}/", {"k_runs": 10}, format="json")
+    assert refused.status_code == 400, refused.json()
+    assert refused.json()["field"] == "k_runs" and "imported" in refused.json()["detail"], refused.json()
+    assert Challenge.objects.get(slug=body["slug"]).k_runs == body["k_runs"]
+    same = api.patch(f"/api/challenges/{body['slug']}/", {"k_runs": body["k_runs"], "title": "Renamed"}, format="json")
+    assert same.status_code == 200 and same.json()["title"] == "Renamed"
+
+
+def test_a_submission_to_a_results_only_challenge_is_a_409_saying_what_to_do(host):
+    """A contestant's submission to a results-only challenge heard only that the challenge was closed; the 409 now
+    says it takes no submissions and that its hosts import results instead."""
+    api, body = _results_only(host)
+    for kind, upload in (("predictions", "files"), ("recipe", "recipe")):
+        sent = SimpleUploadedFile("p.csv" if kind == "predictions" else "r.py", b"id,label\n1,0\n")
+        answer = api.post(
+            f"/api/challenges/{body['slug']}/submissions/",
+            {"kind": kind, "method_name": "m", upload: sent},
+            format="multipart",
+        )
+        assert answer.status_code == 409, answer.json()
+        detail = answer.json()["detail"]
+        assert "imported results only" in detail and f"/api/challenges/{body['slug']}/imports/" in detail, detail
