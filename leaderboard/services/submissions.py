@@ -32,7 +32,7 @@ from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, S
 from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
-from .boards import board_private_revealed
+from .boards import board_has_private, board_private_revealed
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError, TooLarge
 from .phases import phase_open
@@ -582,7 +582,7 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
     if not user_teams(user=user).filter(pk=submission.team_id).exists():
         raise NotAllowed("Only members of the submitting team can choose its final entries.")
     with transaction.atomic():
-        _lock_finals_open(challenge)
+        _lock_finals_open(challenge, choosing=selected)
         if selected:
             _check_final_candidate(submission)
         Team.objects.select_for_update().get(pk=submission.team_id)
@@ -605,11 +605,18 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
     return Submission.objects.get(pk=submission.pk)
 
 
-def _lock_finals_open(challenge: Challenge) -> None:
+def _lock_finals_open(challenge: Challenge, *, choosing: bool) -> None:
     """Under the challenge's row lock, which the reveal takes (``challenge_reveal``), before the team's: a
     choice that lands after the reveal is refused, not saved after the private board was shown. The
-    same lock order as a submission (challenge, then team)."""
+    same lock order as a submission (challenge, then team). ``choosing`` on a challenge without a private
+    board is a 400 saying so: the choice was stored, and counted, for a board that does not exist."""
     locked = Challenge.objects.select_for_update().get(pk=challenge.pk)
+    if choosing and not board_has_private(locked):
+        raise ServiceError(
+            "This challenge has no private board (its public_fraction is 1): every entry is ranked on the "
+            "public board, and there are no final entries to choose.",
+            field="selected",
+        )
     if board_private_revealed(challenge=locked):
         raise ChallengeClosed("The private board has been revealed: final selections are locked.")
 
@@ -639,7 +646,7 @@ def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, su
     if not user_teams(user=user).filter(pk=team.pk).exists():
         raise NotAllowed("Only members of the submitting team can choose its final entries.")
     with transaction.atomic():
-        _lock_finals_open(challenge)
+        _lock_finals_open(challenge, choosing=bool(submission_ids))
         Team.objects.select_for_update().get(pk=team.pk)
         team_rows = Submission.objects.filter(challenge=challenge, team=team)
         kept = (

@@ -291,3 +291,17 @@ def test_leaderboard_reads_the_board_asked_for_and_says_which(monkeypatch, capsy
     assert out.splitlines()[-1] == "The public board (--board private: the private one, where you may read it)."
     assert main(["leaderboard", "digits", "--csv", "--board", "private"]) == 0
     assert asked[-1] == "/api/challenges/digits/leaderboard/?format=csv&board=private"
+
+
+def test_finals_choose_on_a_challenge_without_a_private_board_is_refused_in_the_servers_words(live_server, tmp_path):
+    """``finals --choose`` was taken on a challenge whose public_fraction is 1, storing a final entry for a
+    private board that does not exist; the server refuses it (400 naming why) and the CLI says so."""
+    challenge, frame = digits_challenge(make_user("host"), public_fraction=1.0)
+    erin = Person(live_server.url, tmp_path / "erin", "erin")
+    predictions = tmp_path / "p.csv"
+    predictions.write_bytes(label_predictions(frame))
+    entry = erin.json("submit", challenge.slug, str(predictions), "--method", "only")
+    refused = erin.fails("finals", challenge.slug, "--choose", str(entry["id"]))
+    assert "400" in refused and "no private board" in refused and "public_fraction is 1" in refused, refused
+    assert not Submission.objects.get(pk=entry["id"]).selected_for_final
+    assert erin.json("finals", challenge.slug, "--drop", str(entry["id"]))["chosen"] == []
