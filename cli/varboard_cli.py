@@ -196,8 +196,19 @@ def cmd_challenges(client: Client, args) -> None:
             for k, on in (("predictions", challenge["allow_predictions"]), ("recipes", challenge["allow_recipes"]))
             if on
         )
-        lines.append(f"{challenge['slug']:<28} {challenge['metric']:<18} {kinds:<20} {challenge['title']}")
+        lines.append(
+            f"{challenge['slug']:<28} {_taking(challenge):<9} {challenge['metric']:<18} {kinds:<20} {challenge['title']}"
+        )
     emit(args, challenges, "\n".join(lines) if lines else "no challenges")
+
+
+def _taking(challenge: dict) -> str:
+    """Whether the challenge takes submissions now, from the server's ``in_force`` (its phase rule): "open",
+    "upcoming" (its next phase has not opened yet) or "closed"; a listing showed closed ones as if open."""
+    in_force = challenge.get("in_force") or {}
+    if in_force.get("open"):
+        return "open"
+    return "upcoming" if in_force.get("upcoming") else "closed"
 
 
 def cmd_download(client: Client, args) -> None:

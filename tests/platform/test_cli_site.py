@@ -244,3 +244,16 @@ def test_leaderboard_heads_imported_runs_as_published_not_as_recipes():
     assert "recipe" not in text.lower() and "seed-paired" not in text
     entry["provenance"] = None
     assert leaderboard_text({"entries": [entry], "sections": [section]}).startswith("== Training recipes (1 entry) ==")
+
+
+def test_the_challenge_listing_marks_closed_challenges(live_server, tmp_path):
+    """``varboard challenges`` listed a closed challenge as an open one; it says which take submissions now."""
+    host = make_user("host")
+    open_, _ = digits_challenge(host)
+    closed = Challenge.objects.create(
+        slug="boon-2018", title="Published 2018", metric="accuracy", higher_is_better=True, created_by=host
+    )
+    phase_default(challenge=closed, closes_at=datetime(2018, 7, 15, tzinfo=UTC))
+    listing = run_cli(live_server.url, tmp_path, "challenges").stdout.splitlines()
+    states = {line.split()[0]: line.split()[1] for line in listing}
+    assert states == {open_.slug: "open", "boon-2018": "closed"}, listing
