@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import math
 import mimetypes
 import os
 import shutil
@@ -435,7 +436,12 @@ def cmd_status(client: Client, args) -> None:
 
 
 def _number(value) -> str:
-    return "-" if value is None else f"{value:.4f}"
+    """A figure with 4 digits after the point, by the pages' rule (``leaderboard.web.numbers``): scientific
+    notation from 1e9 up and for non-zero magnitudes below 1e-4 (a score of 1e18 printed all its digits)."""
+    if value is None:
+        return "-"
+    scientific = math.isfinite(value) and value != 0 and not 1e-4 <= abs(value) < 1e9
+    return f"{value:.4e}" if scientific else f"{value:.4f}"
 
 
 def _entry_line(e: dict) -> str:

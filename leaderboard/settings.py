@@ -85,6 +85,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "leaderboard.web.context.invitations",
             ],
+            # {{ x|number:4 }} in every template: the one rule for printing a figure (leaderboard.web.numbers)
+            "builtins": ["leaderboard.web.numbers"],
         },
     },
 ]
