@@ -193,3 +193,12 @@ def test_a_submission_to_a_results_only_challenge_is_a_409_saying_what_to_do(hos
         assert answer.status_code == 409, answer.json()
         detail = answer.json()["detail"]
         assert "imported results only" in detail and f"/api/challenges/{body['slug']}/imports/" in detail, detail
+
+
+def test_a_rescore_of_a_results_only_challenge_is_a_400_saying_to_import_instead(host):
+    """A host's rescore of a results-only challenge answered 500 (``challenge.dataset`` raised): it has no labels
+    to correct; the 400 says so and where corrected results go."""
+    api, body = _results_only(host)
+    answer = api.post(f"/api/challenges/{body['slug']}/rescore/", {}, format="multipart")
+    assert answer.status_code == 400, answer.content[:300]
+    assert "nothing to rescore" in answer.json()["detail"] and "/imports/" in answer.json()["detail"]
