@@ -7,7 +7,7 @@
   where it can happen: 400 (a body or query parameters to validate), 401 (a token that does not
   authenticate), 403, 404 (also an unknown ``?format=``), 406 (an ``Accept`` no renderer meets), 413 (a
   body over its size), 415 (a body in another content type), 429 (a throttled view), and the platform's faults in the same
-  shape: 503 (database or storage down, ``leaderboard.ops.unavailable``), 507 (an upload the disk cannot
+  shape: 500 (a bug, logged; ``leaderboard.ops.unavailable.server_error``), 503 (database or storage down), 507 (an upload the disk cannot
   take). A view declares the others it raises (409 challenge closed, 429 quota) with :func:`error_responses`.
 """
 
@@ -60,6 +60,7 @@ ERROR_DESCRIPTIONS = {
     "413": "The request body is larger than the API takes (5 MB as JSON or a form; files by their own limits).",
     "415": "The request body is not in the declared content type.",
     "429": "Throttled or over a quota: retry after `Retry-After` seconds.",
+    "500": "An error the server did not expect (logged for its operators): try again, report it if it persists.",
     "503": "The database or the file storage is unavailable: retry after `Retry-After` seconds.",
     "507": "The server's disk cannot store the upload now (full or read-only).",
 }
@@ -103,7 +104,7 @@ class VarboardAutoSchema(AutoSchema):
     def _error_codes(self, operation: dict) -> list[str]:
         has_body = "requestBody" in operation
         has_query = any(parameter.get("in") == "query" for parameter in operation.get("parameters", []))
-        codes = ["403", "404", "406", "503"]
+        codes = ["403", "404", "406", "500", "503"]
         if has_body or has_query:
             codes.append("400")
         if self.view.get_authenticators():

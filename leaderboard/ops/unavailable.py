@@ -80,9 +80,22 @@ class DatabaseUnavailableMiddleware:
         return fault_response(request, exception)
 
 
+#: The body of an API 500: what happened and what to do, without the error's text (it could quote data).
+SERVER_ERROR_MESSAGE = (
+    "The server met an error it did not expect (logged for its operators); try again, and report it if it persists."
+)
+
+
 def server_error(request) -> HttpResponse:
-    """``handler500``: a 503/507 when the uncaught error is a platform fault (database, storage, disk), else a 500."""
-    return fault_response(request, sys.exc_info()[1]) or default_server_error(request)
+    """``handler500``: a 503/507 when the uncaught error is a platform fault (database, storage, disk), else a 500:
+    under ``/api/`` the API's error shape (``{"detail": ...}``), as every other API error; Django's HTML page
+    elsewhere. An API client got an HTML page it could not parse (a host's review)."""
+    fault = fault_response(request, sys.exc_info()[1])
+    if fault is not None:
+        return fault
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": SERVER_ERROR_MESSAGE}, status=500)
+    return default_server_error(request)
 
 
 def not_found(request, exception=None) -> HttpResponse:

@@ -226,3 +226,21 @@ def test_plain_logs_name_the_ids_readably():
         ContextFilter(readable=True).filter(record)
     formatter = logging.Formatter(logging_config(fmt="plain", level="INFO")["formatters"]["plain"]["format"])
     assert formatter.format(record).endswith("x [submission=3 run=7]: hello")
+
+
+def test_an_unexpected_error_under_the_api_is_a_json_500(client, monkeypatch, settings):
+    """Found by a review: an API request that met a bug got Django's HTML error page, which API clients (the CLI,
+    curl | jq) cannot read; every other API error is ``{"detail": ...}``. Pages keep the HTML page."""
+    from leaderboard.api import views
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("a bug with a secret in its text")
+
+    settings.DEBUG = False
+    monkeypatch.setattr(views.ChallengeViewSet, "list", bug)
+    client.raise_request_exception = False
+    response = client.get("/api/challenges/")
+    assert response.status_code == 500 and response["Content-Type"] == "application/json"
+    assert "did not expect" in response.json()["detail"] and "secret" not in response.content.decode()
+    page = server_error(RequestFactory().get("/c/x/"))
+    assert page.status_code == 500 and "json" not in page["Content-Type"]
