@@ -155,8 +155,10 @@ __all__ = [
 #: 12: the runs the decision rule needs never rise as alpha is relaxed, a lone compared entry needs none, and
 #: Boo_1, the mean of the runs, needs the mean's 6 runs for an interval; 13: a recipe pair's runs within the tie rule
 #: (1e-12 relative) tie in P(A>B), and an entry's validation scores within it share Boo_n's weight as equal ones do,
-#: so rounding decides no pair, letter, order or Boo_n, as it decides no rank).
-REPORT_FORMAT = 14
+#: so rounding decides no pair, letter, order or Boo_n, as it decides no rank; 14: the state of the art counts
+#: entries equal under the tie rule once in m; 15: a secondary metric's interval holds the mean shown beside it, as
+#: the primary's do, rows.shown_limits).
+REPORT_FORMAT = 15
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

@@ -42,6 +42,7 @@ __all__ = [
     "own_statistics",
     "reused_row",
     "row_intervals",
+    "shown_limits",
 ]
 
 #: The keys :func:`entry_row` fills; sections and publication add others.
@@ -295,21 +296,23 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
                 estimator=estimator,
             )
             method = "studentized bootstrap"
-            low, high = clip_to_range(low, high, s.score_range)
+            low, high = shown_limits(low, high, [rows[e.id][key]["estimate"] for e in todo], s.score_range)
             for e, lo, hi in zip(todo, low, high):
-                # an interval holds its estimate: constant runs left both limits an ulp off it (0.8 in
-                # [0.8000000000000002, 0.8000000000000002]: the mean's and the bootstrap's sums round apart)
-                estimate = rows[e.id][key]["estimate"]
-                lo, hi = (min(lo, estimate), max(hi, estimate)) if np.isfinite(estimate) else (lo, hi)
                 rows[e.id][key].update(low=finite(lo), high=finite(hi), method=method)
 
 
-def clip_to_range(low: np.ndarray, high: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarray]:
-    """Interval limits clipped to the values the score can take (``(None, None)``: unchanged).
+def shown_limits(low, high, estimate, score_range) -> tuple[np.ndarray, np.ndarray]:
+    """Interval limits as the report shows them: clipped to the values the score can take, then holding the
+    estimate shown beside them (the one rule of every interval of a row: the primary's, over runs or test
+    examples, and each secondary metric's).
 
     With a few runs near a bound (an accuracy near 1), the studentized bootstrap's interval
     (Bajgar et al. 2018, eq. 7) can reach past the bound; the truth cannot lie there, so
-    clipping drops only impossible values and never lowers coverage.
+    clipping drops only impossible values and never lowers coverage (``score_range`` ``(None, None)``:
+    unbounded). The limits are then widened to the estimate where it lies an ulp outside them: constant
+    runs of 0.8 gave [0.8000000000000002, 0.8000000000000002] beside the mean 0.8 (the mean's and the
+    bootstrap's sums round apart), and a secondary metric's did until it took this rule too (a property hunt).
+    ``estimate`` None or not finite leaves the limits as clipped.
     """
     lower, upper = score_range
     low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
@@ -317,7 +320,11 @@ def clip_to_range(low: np.ndarray, high: np.ndarray, score_range) -> tuple[np.nd
         low, high = np.maximum(low, lower), np.maximum(high, lower)
     if upper is not None:
         low, high = np.minimum(low, upper), np.minimum(high, upper)
-    return low, high
+    shown = np.asarray(
+        [np.nan if v is None else v for v in np.atleast_1d(np.asarray(estimate, dtype=object))], dtype=np.float64
+    ).reshape(np.shape(low))
+    held = np.isfinite(shown)
+    return np.where(held, np.minimum(low, shown), low), np.where(held, np.maximum(high, shown), high)
 
 
 def entry_fingerprint(e: EntryRuns) -> str:

@@ -30,7 +30,7 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.report.entries import EntryRuns
-from evaluation.report.rows import clip_to_range, mean_warning
+from evaluation.report.rows import mean_warning, shown_limits
 from evaluation.report.sections import ENTRY_METHODS
 from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
 from evaluation.report.values import apply_map, finite, interval, score_over_files
@@ -98,7 +98,7 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
             confidence_level=1 - s.alpha,
             higher_is_better=metric.higher_is_better,
         )
-        low, high = clip_to_range(low, high, metric.score_range)
+        low, high = shown_limits(low, high, mean["estimate"], metric.score_range)
         mean.update(
             low=finite(low[0]),
             high=finite(high[0]),
@@ -116,9 +116,12 @@ def _from_outcomes(mean: dict, outcomes: np.ndarray, metric: MetricInfo, confide
     files = np.atleast_2d(outcomes)
     pooled, low, high, method = entry_mean_intervals([files], confidence)
     # Clipped to the metric's range: a macro F1's outcomes exceed 1, so a t interval of them can too.
-    low, high = clip_to_range(apply_map(metric.from_mean, low), apply_map(metric.from_mean, high), metric.score_range)
+    estimate = score_over_files(metric.from_mean, float(pooled[0]), mean["estimate"], files.shape[0])
+    low, high = shown_limits(
+        apply_map(metric.from_mean, low), apply_map(metric.from_mean, high), [estimate], metric.score_range
+    )
     mean.update(
-        estimate=score_over_files(metric.from_mean, float(pooled[0]), mean["estimate"], files.shape[0]),
+        estimate=estimate,
         low=finite(low[0]),
         high=finite(high[0]),
         source="test examples" if files.shape[0] == 1 else "test examples and files",

@@ -15,7 +15,7 @@ from evaluation import stats
 from evaluation.report.comparisons import TABLE_COLUMNS, comparison_rows, comparison_table
 from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import by_merit, inversion_rows, priority_order, rank_and_group
-from evaluation.report.rows import clip_to_range, exclude
+from evaluation.report.rows import exclude, shown_limits
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota
 from evaluation.report.values import apply_map, finite, score_over_files, se_through
@@ -471,13 +471,13 @@ def _own_trials(chosen, tb, index: dict[int, int], per_example: float) -> dict[i
 def _prediction_mean(row: dict, tb, i: int, s: ReportSettings) -> None:
     """An entry's mean interval from the test set (and its files), in the metric's units, clipped to the
     metric's range: a linearized metric's outcomes (macro-F1's reach 1.05 and more) give a t interval past
-    its bound near a perfect score, where the truth cannot lie (as :func:`clip_to_range` for runs)."""
-    low, high = clip_to_range(
-        apply_map(s.metric_from_mean, tb.low[i]), apply_map(s.metric_from_mean, tb.high[i]), s.score_range
+    its bound near a perfect score, where the truth cannot lie (as :func:`~evaluation.report.rows.shown_limits` for runs)."""
+    low, high = shown_limits(  # holding the files' score, which may round apart from the outcomes' mean by an ulp
+        apply_map(s.metric_from_mean, tb.low[i]),
+        apply_map(s.metric_from_mean, tb.high[i]),
+        row["mean"]["estimate"],
+        s.score_range,
     )
-    shown = row["mean"]["estimate"]  # the files' score, which may round apart from the outcomes' mean by an ulp
-    if shown is not None and low is not None and high is not None:
-        low, high = min(low, shown), max(high, shown)
     row["mean"].update(
         low=finite(low),
         high=finite(high),

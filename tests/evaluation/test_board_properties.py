@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from evaluation.report import EntryRuns, ReportSettings, build_report
 from evaluation.report.comparisons import compare
+from evaluation.report.secondary import MetricInfo
 
 B = 120  # resamples: the invariants hold for any B
 K = 12  # seeds a recipe entry may use
@@ -350,6 +351,38 @@ def test_constant_runs_give_intervals_holding_their_estimate(k):
         if isinstance(interval, dict) and interval.get("low") is not None:
             assert interval["low"] <= interval["estimate"] <= interval["high"], (statistic, interval)
             assert interval["high"] - interval["low"] < 1e-12
+
+
+@pytest.mark.parametrize("files", [1, 3])
+@pytest.mark.parametrize("k", [10, 30])
+def test_a_secondary_metric_of_constant_scores_has_an_interval_holding_its_mean(k, files):
+    """Found by a property hunt over secondary metrics: ten runs scoring 0.8 on a secondary metric showed its mean
+    0.8 in [0.8000000000000002, 0.8000000000000002] (the primary's interval of the same runs held 0.8), and three
+    prediction files of outcomes 0.8 showed the files' mean 0.8000000000000002 in [0.8, 0.8]: the secondary
+    intervals did not take the row's rule (rows.shown_limits) that an interval holds the estimate beside it."""
+    outcomes = np.full((files, k), 0.8)
+    entries = [
+        EntryRuns(
+            1, "runs", "t", "recipe", k, np.arange(k), np.full(k, 0.8), secondary={"f1": (np.full(k, 0.8), None)}
+        ),
+        EntryRuns(
+            2,
+            "files",
+            "t",
+            "predictions",
+            files,
+            np.arange(files),
+            outcomes.mean(axis=1),
+            outcomes=outcomes,
+            secondary={"f1": (outcomes.mean(axis=1), outcomes)},
+        ),
+    ]
+    report_settings = ReportSettings(n_resamples=200, k_runs=k, secondary=(MetricInfo("f1", "F1"),))
+    for row in build_report(entries, report_settings)["entries"]:
+        (value,) = row["secondary"]
+        mean = value["mean"]
+        assert mean["low"] <= mean["estimate"] <= mean["high"], (row["kind"], mean)
+        assert mean["high"] - mean["low"] < 1e-12
 
 
 @pytest.mark.parametrize("statistic", ["mean", "boo_n"])
