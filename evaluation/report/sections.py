@@ -17,9 +17,8 @@ from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import by_merit, inversion_rows, priority_order, rank_and_group
 from evaluation.report.rows import exclude, shown_limits
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
-from evaluation.report.sota import section_sota
+from evaluation.report.sota import section_sota, twin_keys
 from evaluation.report.values import apply_map, finite, score_over_files, se_through
-from evaluation.stats._resample import tie_canonical
 from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import (
     MIN_RUNS_MEAN_INTERVAL,
@@ -336,16 +335,11 @@ def _pair_table(chosen: list[EntryRuns], sign: float) -> np.ndarray:
 
 def _run_keys(entries) -> list[bytes]:
     """Each entry's seeds and scores as bytes, counted once in the state of the art's m when equal, compared or
-    not. The scores are put on the board's tie rule first, over the section (``tie_canonical``): two entries whose
-    scores differ only by rounding (``c / n`` against ``c * (1 / n)``) rank "=1" with P(A>B) = 1/2 and were counted
-    twice (a property hunt's finding)."""
-    tests = [np.asarray(e.test, dtype=np.float64) for e in entries]
-    pooled = tie_canonical(np.concatenate(tests)) if tests else np.empty(0)
-    ends = np.cumsum([t.size for t in tests])
-    return [
-        np.asarray(e.run_index).tobytes() + pooled[end - t.size : end].tobytes()
-        for e, t, end in zip(entries, tests, ends, strict=True)
-    ]
+    not: entries of the same seeds whose scores tie run by run under the board's pair rule are one
+    (:func:`~evaluation.report.sota.twin_keys`)."""
+    return twin_keys(
+        [np.asarray(e.run_index) for e in entries], [np.asarray(e.test, dtype=np.float64) for e in entries]
+    )
 
 
 def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):

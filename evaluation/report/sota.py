@@ -23,7 +23,7 @@ from evaluation.report.values import finite
 from evaluation.stats._resample import paired_wins
 from evaluation.stats.sota import distinct_rows
 
-__all__ = ["section_sota"]
+__all__ = ["section_sota", "twin_keys"]
 
 
 def section_sota(
@@ -153,6 +153,25 @@ def _rounding_twins_as_copies(vectors: np.ndarray) -> np.ndarray:
                 out = out.copy() if out is vectors else out
                 out[i] = vectors[twin]
     return out
+
+
+def twin_keys(run_index: list[np.ndarray], tests: list[np.ndarray]) -> list[bytes]:
+    """Each recipe entry's seeds and scores as bytes, equal for entries of the same seeds whose scores tie run by
+    run under the board's pair rule (:func:`_rounding_twins_as_copies`, as prediction entries' outcomes): two
+    entries scored as ``c / n`` and ``c * (1 / n)`` rank "=1" with P(A>B) = 1/2 and count once in m. By pairs,
+    not by chains of the section's scores: put on ``tie_canonical`` over the section, A and B 1.6e-12 apart (A
+    significantly better on the board, P(A>B) = 1) became one entry once a C between them arrived, and m fell
+    from 2 to 1 as an entry was added (a property hunt's finding)."""
+    index_keys = [np.asarray(i, dtype=np.int64).tobytes() for i in run_index]
+    keys: list[bytes] = [b""] * len(tests)
+    groups: dict[bytes, list[int]] = {}
+    for e, key in enumerate(index_keys):
+        groups.setdefault(key, []).append(e)
+    for key, members in groups.items():
+        table = _rounding_twins_as_copies(np.stack([np.asarray(tests[e], dtype=np.float64) for e in members]))
+        for e, row in zip(members, table, strict=True):
+            keys[e] = key + row.tobytes()
+    return keys
 
 
 def _tied_everywhere(a: np.ndarray, b: np.ndarray) -> bool:

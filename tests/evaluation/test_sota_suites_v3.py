@@ -355,3 +355,23 @@ def test_rounding_twins_count_once_in_the_state_of_the_art():
     copy = EntryRuns(2, "p2", "t", "predictions", 1, np.arange(1), np.array([loss.mean()]), outcomes=loss.copy())
     exact = build_report([entries[0], copy, entries[2]], lower)["sections"][0]["sota"]
     assert (sota["m"], sota["duplicates"]) == (exact["m"], exact["duplicates"]) == (2, 1)
+
+
+def test_the_state_of_the_art_counts_twins_by_pairs_so_an_entry_added_never_lowers_m():
+    """Found by a property hunt: A's runs lie 1.6e-12 (relative) above B's, beyond the tie rule, so the board calls A
+    significantly better (P(A>B) = 1); a C between them, within the rule of each, chained the section's scores
+    into one tie block and made A, B and C one entry: m fell from 2 to 1 as C was added. Twins are entries whose
+    runs tie pairwise, as the board's pairs tie them: C is B's twin (or A's), never A and B each other's."""
+    k, x = 12, 0.7 + np.arange(12) * 1e-3
+    gap = 0.8e-12 * 0.7
+    entries = [
+        EntryRuns(i, name, "t", "recipe", k, np.arange(k), x + step * gap)
+        for i, (name, step) in enumerate((("A", 2), ("B", 0), ("C", 1)), 1)
+    ]
+    report_settings = ReportSettings(n_resamples=200, k_runs=k)
+    two = build_report(entries[:2], report_settings)["sections"][0]
+    three = build_report(entries, report_settings)["sections"][0]
+    pair = next(p for p in three["comparisons"] if {p["a"], p["b"]} == {1, 2})
+    assert (pair["p"], pair["verdict"], pair["better"]) == (1.0, "a_better", 1)
+    assert (two["sota"]["m"], two["sota"]["duplicates"]) == (2, 0)
+    assert (three["sota"]["m"], three["sota"]["duplicates"]) == (2, 1)
