@@ -158,7 +158,8 @@ __all__ = [
 #: so rounding decides no pair, letter, order or Boo_n, as it decides no rank; 14: the state of the art counts
 #: entries equal under the tie rule once in m; 15: a secondary metric's interval holds the mean shown beside it, as
 #: the primary's do, rows.shown_limits, and recipe entries count once in m when their runs tie pairwise, as the
-#: board's pairs tie them, not by chains of the section's scores, sota.twin_keys).
+#: board's pairs tie them, not by chains of the section's scores, sota.twin_keys; a suite's P(improvement) ties
+#: runs within the tie rule, stats.suites).
 REPORT_FORMAT = 15
 
 #: Board sizes for which the settings list the runs the decision rule needs.

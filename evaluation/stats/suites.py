@@ -502,7 +502,9 @@ def _add_task_improvement(runs, streams, t, iu, ju, p_upper, boot, n_tasks) -> N
     for a in range(0, iu.size, step):  # batches of pairs
         i, j = iu[a : a + step], ju[a : a + step]
         x, y = padded[i][:, :, None], padded[j][:, None, :]
-        w = (x > y) + 0.5 * (x == y)  # (pairs, kmax, kmax); NaN padding compares False
+        # (pairs, kmax, kmax): the board's pair rule, runs within TIE_RELATIVE tie (NaN padding counts for neither).
+        # With ``>`` and ``==``, the same runs scored as c / n and as c * (1 / n), 1 ulp apart, were P = 0.458
+        w = 0.5 * rs.paired_wins(x, y)
         p_upper[a : a + step] += w.sum(axis=(1, 2)) / scale[a : a + step] / n_tasks
         boot[a : a + step] += np.einsum("pbi,pij,pbj->pb", c[i], w, c[j]) / scale[a : a + step, None] / n_tasks
 
@@ -549,7 +551,7 @@ def probability_of_improvement(
     Notes
     -----
     Agarwal et al. (2021), §4.3: on task t, ``P(X_t > Y_t) = U_t / (k_x k_y)``, the
-    Mann–Whitney statistic with ties counting one half; the average over tasks is
+    Mann–Whitney statistic with ties (runs within the board's tie rule, ``_resample.paired_wins``) counting one half; the average over tasks is
     ``rliable.metrics.probability_of_improvement``. Both entries' runs are resampled
     independently within each task (rliable's ``StratifiedIndependentBootstrap``); the
     resampled U of all pairs of a task is one contraction of count vectors with the

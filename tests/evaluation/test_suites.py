@@ -201,3 +201,19 @@ def test_a_profile_of_every_run_above_tau_is_one_inside_its_interval():
         profile = su.performance_profile(runs, [0.0, 0.25], n_resamples=200, rng=0)
         assert np.all((profile.low <= profile.estimate) & (profile.estimate <= profile.high))
         assert np.all((profile.estimate >= 0) & (profile.estimate <= 1)), profile.estimate
+
+
+@pytest.mark.parametrize("tasks", [1, 3])
+def test_probability_of_improvement_ties_runs_equal_but_for_rounding(tasks):
+    """Found by a property hunt: the same 12 runs scored as correct / n and as correct * (1 / n), 1 ulp apart on every
+    run, gave P(improvement) = 0.458 (the second entry better) where the board and ``prob_outperform`` give 1/2:
+    a task's Mann–Whitney wins counted any difference. Runs within the board's tie rule (``_resample.paired_wins``,
+    1e-12 relative) tie, as on the board."""
+    from evaluation import stats as library
+
+    n, k = 10_000, 12
+    correct = np.array([c for c in range(6800, 6900) if c * (1 / n) != c / n][:k])
+    divided, multiplied = correct / n, correct * (1 / n)
+    res = su.probability_of_improvement([[divided] * tasks, [multiplied] * tasks], n_resamples=500, rng=1)
+    assert res.p[0, 1] == res.p[1, 0] == 0.5 == library.prob_outperform(divided, multiplied, paired=False)
+    assert res.low[0, 1] < 0.5 < res.high[0, 1]
