@@ -39,6 +39,26 @@ def paired_wins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 2 * ((a > b) & ~tie) + tie
 
 
+def tie_bounds(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)``: the values that tie ``t`` under :func:`paired_wins`'s rule (``|a - t| <= TIE_RELATIVE
+    max(|a|, |t|)``) are those in ``[low, high]``; ``searchsorted(sorted_a, low, "left")`` counts the values below
+    ``t`` and ``searchsorted(sorted_a, high, "right")`` those at or below it, ties included (Mann–Whitney's U with
+    the board's ties, equal to :func:`paired_wins` on every cross pair but at a threshold's last ulp)."""
+    t = np.asarray(t, dtype=np.float64)
+    shrink, grow = t * (1.0 - TIE_RELATIVE), t / (1.0 - TIE_RELATIVE)
+    return np.where(t >= 0, shrink, grow), np.where(t >= 0, grow, shrink)
+
+
+def has_near_ties(values: np.ndarray) -> bool:
+    """Whether two different values of ``values`` lie within twice the tie rule of each other: there exact
+    equality and :func:`paired_wins`'s ties may differ (an engine that compares with ``==`` is exact elsewhere)."""
+    ordered = np.sort(np.asarray(values, dtype=np.float64).ravel())
+    ordered = ordered[np.isfinite(ordered)]
+    gap = np.diff(ordered)
+    larger = np.maximum(np.abs(ordered[1:]), np.abs(ordered[:-1]))
+    return bool(np.any((gap > 0) & (gap <= 2 * TIE_RELATIVE * larger)))
+
+
 def batch_size(per_resample: int, total: int) -> int:
     """Resamples per batch so that a batch holds about ``BATCH_ELEMENTS`` values."""
     return int(max(1, min(total, BATCH_ELEMENTS // max(1, per_resample))))

@@ -52,23 +52,16 @@ def _prob_outperform_iv(a, b, paired):
     b = as_sample(b, "b")
     if paired and a.size != b.size:
         raise ValueError(f"`a` and `b` must have the same length when paired (got {a.size} and {b.size}).")
-    a, b = on_tie_rule([a, b])
     return a, b, paired
 
 
-def on_tie_rule(rows: list[np.ndarray]) -> list[np.ndarray]:
-    """``rows`` with their values equal under the board's tie rule made equal (:func:`~._resample.tie_canonical`
-    over all of them): the library ties what the board ties. The same 12 runs scored as correct / n and as
-    correct * (1 / n), 1 ulp apart, were P(A>B) = 1 and "better" here beside P = 1/2 on the board."""
-    pooled = rs.tie_canonical(np.concatenate(rows))
-    return np.split(pooled, np.cumsum([row.size for row in rows])[:-1])
-
-
 def _mann_whitney_u(a: np.ndarray, b: np.ndarray) -> float:
-    """U statistic of ``a`` against ``b``: #(a_i > b_j) + ½ #(a_i = b_j)."""
+    """U statistic of ``a`` against ``b``: #(a_i > b_j) + ½ #(a_i = b_j), equal under the board's tie rule
+    (:func:`~._resample.tie_bounds`)."""
     sb = np.sort(b)
-    below = np.searchsorted(sb, a, side="left")
-    at_or_below = np.searchsorted(sb, a, side="right")
+    low, high = rs.tie_bounds(a)
+    below = np.searchsorted(sb, low, side="left")
+    at_or_below = np.searchsorted(sb, high, side="right")
     return float(np.sum(below) + 0.5 * np.sum(at_or_below - below))
 
 
@@ -113,7 +106,7 @@ def prob_outperform(a, b, *, paired) -> float:
     """
     a, b, paired = _prob_outperform_iv(a, b, paired)
     if paired:
-        return float(np.mean((a > b) + 0.5 * (a == b)))
+        return float(np.mean(rs.paired_wins(a, b)) / 2)
     return _mann_whitney_u(a, b) / (a.size * b.size)
 
 
@@ -163,8 +156,7 @@ def _paired_engine(x: np.ndarray, n_resamples: int, alpha: float, rng, boot: _Bo
     for start in range(0, npairs, step):
         stop = min(npairs, start + step)
         a, b = x[iu[start:stop]], x[ju[start:stop]]
-        gt, eq = a > b, a == b
-        w2 = (2 * gt + eq).astype(dtype)
+        w2 = rs.paired_wins(a, b).astype(dtype)  # the board's ties (1e-12 relative), run by run
         p[start:stop] = w2.sum(axis=1, dtype=np.float64) / (2 * k)
         low[start:stop], high[start:stop] = boot.percentiles(slice(start, stop), w2 @ counts_t, 2 * k, q, 2 * k)
     return iu, ju, p, low, high, boot
@@ -208,8 +200,9 @@ def _unpaired_engine(rows, n_resamples: int, alpha: float, rng, boot: _Bootstrap
         seg = starts[i + 1 : -1] - starts[i + 1]
         perm = np.argsort(rows[i], kind="stable")
         a_sorted = rows[i][perm]
-        below = np.searchsorted(a_sorted, tail, side="left")  # #(a < t)
-        at_or_below = np.searchsorted(a_sorted, tail, side="right")  # #(a <= t)
+        low_t, high_t = rs.tie_bounds(tail)  # the board's ties (1e-12 relative)
+        below = np.searchsorted(a_sorted, low_t, side="left")  # #(a < t)
+        at_or_below = np.searchsorted(a_sorted, high_t, side="right")  # #(a <= t)
         ties = bool(np.any(below != at_or_below))
         denom = 2.0 * ka * kb
         # 2U = Σ_t [2 #(a > t) + #(a = t)] = 2 ka kb - Σ_t [#(a <= t) + #(a < t)]
@@ -278,7 +271,8 @@ def _engine(rows, paired, n_resamples, alpha, rng, keep_distribution=True, backe
     npairs = len(rows) * (len(rows) - 1) // 2
     boot = _Bootstrap(npairs, n_resamples, keep_distribution)
     backend, device = tb.resolve_backend(backend, device, npairs * n_resamples)
-    if backend == "torch":
+    # the device's engines tie exact equality: where two runs differ by rounding only, numpy's (the board's ties)
+    if backend == "torch" and not rs.has_near_ties(np.concatenate(rows)):
         return _torch_engine(rows, paired, n_resamples, alpha, rng, boot, device)
     if paired:
         (x,) = rs.canonical_runs(np.stack(rows))
@@ -457,7 +451,7 @@ def noether_sample_size(gamma=0.75, alpha=0.05, beta=0.05) -> int:
 def _pairwise_comparisons_iv(scores, paired, gamma, alpha, correction, n_resamples, rng, keep_distribution, priority):
     check_bool(keep_distribution, "keep_distribution")
     paired = check_bool(paired, "paired")
-    rows = on_tie_rule(as_table(scores, "scores", paired=paired, min_runs=2))
+    rows = as_table(scores, "scores", paired=paired, min_runs=2)
     gamma = check_gamma(gamma)
     alpha = check_open_unit(alpha, "alpha")
     correction = check_choice(correction, "correction", METHODS)

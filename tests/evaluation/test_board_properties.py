@@ -465,3 +465,29 @@ def test_the_library_ties_runs_equal_but_for_rounding_as_the_board_does(backend)
     assert unpaired.p[0, 1] == 0.5
     one = stats.compare(multiplied, divided, paired=True, n_resamples=500, rng=1)
     assert (one.p, one.significant, one.better) == (0.5, False, False)
+
+
+def test_the_library_ties_pair_by_pair_so_a_third_entry_never_moves_a_pair():
+    """Found by a property hunt: the library put every entry's runs on the tie rule by chains over all of them,
+    where the board ties each pair of runs on its own. A 1.6e-12 (relative) above B on every seed was P(A>B) = 1
+    alone, but P = 1/2 once a C between them arrived; and a = [x + 3d, x + d], b = [x, x + 2d] (d = 0.8e-12 x) gave
+    1/2 against the board's 3/4."""
+    from evaluation import stats
+
+    x = 0.7 + 0.001 * np.arange(12)
+    g = 0.8e-12 * 0.7
+    a, b, c = x + 2 * g, x, x + g
+    for backend in ("numpy", "torch"):
+        if backend == "torch":
+            pytest.importorskip("torch")
+        for paired in (True, False):
+            two = stats.pairwise_comparisons([a, b], paired=paired, n_resamples=300, rng=1, backend=backend)
+            three = stats.pairwise_comparisons([a, b, c], paired=paired, n_resamples=300, rng=1, backend=backend)
+            assert two.p[0, 1] == three.p[0, 1] == stats.prob_outperform(a, b, paired=paired), (backend, paired)
+    assert stats.prob_outperform(a, b, paired=True) == 1.0
+    d = 0.8e-12 * 0.7
+    pair = (np.array([0.7 + 3 * d, 0.7 + d]), np.array([0.7, 0.7 + 2 * d]))
+    assert stats.prob_outperform(*pair, paired=True) == 0.75
+    entries = [EntryRuns(i + 1, f"m{i}", "t", "recipe", 2, np.arange(2), runs) for i, runs in enumerate(pair)]
+    board = build_report(entries, ReportSettings(n_resamples=100, k_runs=2))
+    assert board["sections"][0]["comparisons"][0]["p"] in (0.75, 0.25)
