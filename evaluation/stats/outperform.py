@@ -81,7 +81,8 @@ def prob_outperform(a, b, *, paired) -> float:
     float
         Paired: ``(1/k) Σ_i r(a_i, b_i)``; unpaired: ``U / (k_a k_b)``, the
         Mann–Whitney form over all cross pairs; ``r = 1`` if greater, ½ if equal,
-        0 if less.
+        0 if less, equal meaning within the board's tie rule (1e-12 of the larger
+        magnitude, ``_resample.paired_wins``): rounding decides no pair.
 
     Raises
     ------
