@@ -26,7 +26,7 @@ PUBLIC_PARTS = ("train", "test_inputs", "sample_submission")
 
 
 def dataset_download(*, challenge: Challenge, part: str, user) -> HttpResponse:
-    if not hasattr(challenge, "dataset"):
+    if challenge.results_only:
         raise Http404("This challenge has no dataset.")
     dataset = challenge.dataset
     if part == "hidden_labels":

@@ -289,6 +289,12 @@ class Challenge(models.Model):
         return next((metric for metric in self.program_metrics or [] if metric.get("primary")), None)
 
     @property
+    def results_only(self) -> bool:
+        """A challenge of imported results (``services.results_import.challenge_create_results_only``): it has no
+        dataset, so it scores nothing, takes no submission and plans no runs. The one test of it."""
+        return not hasattr(self, "dataset")
+
+    @property
     def primary_label(self) -> str:
         """What the pages call the metric that ranks the board."""
         primary = self.program_primary

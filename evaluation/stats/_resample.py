@@ -251,9 +251,9 @@ def tie_block_starts(ordered: np.ndarray) -> np.ndarray:
 def tie_canonical(values) -> np.ndarray:
     """``values`` (any shape, float64) with each block of finite values tied by the tie rule (:func:`tie_block_starts`
     over the whole array, sorted) set to the block's smallest; other values unchanged. Values equal under the
-    rule become equal as numbers and as bytes: Boo_n's validation keys (``evaluation.report.entries``) and the
-    state of the art's count of repeated entries (``evaluation.report.sota``) then read rounding (0.1 + 0.7 for
-    0.8) as the board's ranks do."""
+    rule become equal as numbers: Boo_n's validation keys of one entry (``evaluation.report.entries``) then read
+    rounding (0.1 + 0.7 for 0.8) as the board's ranks do. Blocks chain (each value within the rule of the one
+    before), as ranks tie; pairs of entries tie pair by pair (:func:`paired_wins`), never by this."""
     out = np.array(values, dtype=np.float64)
     flat = out.reshape(-1)
     finite = np.flatnonzero(np.isfinite(flat))

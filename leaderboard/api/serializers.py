@@ -210,7 +210,7 @@ class ChallengeSerializer(serializers.ModelSerializer):
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
     def get_downloads(self, challenge: Challenge) -> dict:
         request = self.context.get("request")
-        if not hasattr(challenge, "dataset"):
+        if challenge.results_only:
             return {}
         parts = ["train"]
         if challenge.dataset.test_inputs_file:

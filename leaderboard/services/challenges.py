@@ -547,7 +547,7 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
 def challenge_warnings(*, challenge: Challenge) -> list[str]:
     """:func:`challenge_settings_warnings` of a stored challenge; none for a results-only one (no dataset), whose
     entries are imported with the runs they have: no k for its host to raise."""
-    if not hasattr(challenge, "dataset"):
+    if challenge.results_only:
         return []
     return challenge_settings_warnings(k_runs=challenge.k_runs, boo_n=challenge.boo_n)
 
@@ -596,7 +596,7 @@ RUN_PLAN_FIELDS = ("k_runs",)
 def _check_results_only_fields(challenge: Challenge, fields: dict) -> None:
     """A results-only challenge's entries are imported with the runs they have: a change of ``k_runs`` (taken
     without a word, planning nothing) is refused, naming it and why."""
-    if hasattr(challenge, "dataset"):
+    if not challenge.results_only:
         return
     changed = [name for name in RUN_PLAN_FIELDS if name in fields and fields[name] != getattr(challenge, name)]
     if changed:

@@ -32,7 +32,7 @@ def challenge_queues(*, challenge: Challenge) -> list[tuple[str, str]]:
     queues = []
     if challenge.allow_predictions:
         queues.append((RunQueue.SCORING.value, "prediction files"))
-    if challenge.allow_recipes and hasattr(challenge, "dataset"):
+    if challenge.allow_recipes and not challenge.results_only:
         queues.append((str(challenge.device), "recipes"))
     return queues
 

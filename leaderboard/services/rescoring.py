@@ -166,12 +166,12 @@ def challenge_rescore(
     """
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can rescore it.")
-    dataset = getattr(challenge, "dataset", None)
-    if dataset is None:  # a results-only challenge: ``challenge.dataset`` raised, a 500
+    if challenge.results_only:  # ``challenge.dataset`` raised: a 500
         raise ServiceError(
             "This challenge holds imported results only: it has no labels to correct and nothing to rescore. "
             f"Import the corrected results instead (POST /api/challenges/{challenge.slug}/imports/)."
         )
+    dataset = challenge.dataset
     new_metric = None
     if metric and metric != challenge.metric and challenge.scoring_program:
         raise ServiceError(

@@ -199,7 +199,7 @@ def results_import_create(
     """
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can import results.")
-    if hasattr(challenge, "dataset"):
+    if not challenge.results_only:
         raise ServiceError("This challenge scores its own entries; results are imported into results-only challenges.")
     if source not in EntryProvenance.Source.values:
         raise ServiceError(f"`source` must be one of {', '.join(EntryProvenance.Source.values)}.", field="source")

@@ -340,7 +340,6 @@ def _taking_submissions(challenge: Challenge) -> None:
     """Refuse a submission the challenge does not take now: :func:`phase_open`'s 409 with its reason. A
     results-only challenge (no dataset) never takes one, and says what to do instead: its phase closes at
     creation, and "The main phase closed at ..." said only that (409 after the closed reason, else 400)."""
-    results_only = not hasattr(challenge, "dataset")
     instead = (
         "This challenge holds imported results only: it takes no submissions. Its hosts add entries by "
         f"importing results (POST /api/challenges/{challenge.slug}/imports/, or the challenge's import page)."
@@ -348,10 +347,10 @@ def _taking_submissions(challenge: Challenge) -> None:
     try:
         phase_open(challenge=challenge)
     except ChallengeClosed as closed:
-        if results_only:
+        if challenge.results_only:
             raise ChallengeClosed(f"{closed.message} {instead}") from None
         raise
-    if results_only:
+    if challenge.results_only:
         raise ServiceError(instead)
 
 
@@ -368,7 +367,7 @@ def submission_create_predictions(
     _taking_submissions(challenge)  # a closed challenge says so first (409), whatever else it lacks
     if not challenge.allow_predictions:
         raise ServiceError("This challenge does not take prediction files.", field="kind")
-    if not hasattr(challenge, "dataset") or not challenge.dataset.test_inputs_file:
+    if challenge.results_only or not challenge.dataset.test_inputs_file:
         raise ServiceError("This challenge has no test set to score predictions against.")
     phase = _open_phase(challenge, user, SubmissionKind.PREDICTIONS)
     method_name = _check_method_name(method_name)

@@ -103,7 +103,7 @@ def home(request):
         challenges_with_entry_count(challenges_with_phase_span(challenge_list_visible(user=request.user)))
         .annotate(
             # no dataset and imported entries: results made elsewhere, no submissions
-            results_only=~Exists(Dataset.objects.filter(challenge=OuterRef("pk")))
+            imported_results=~Exists(Dataset.objects.filter(challenge=OuterRef("pk")))
             & Exists(EntryProvenance.objects.filter(submission__challenge=OuterRef("pk"))),
         )
         .order_by(F("closes_at").desc(nulls_first=True), "-created")
@@ -239,7 +239,7 @@ def challenge_detail(request, slug: str):
             "registration": registration,
             "join": _join_state(challenge, registration),
             "imported": imported_source(
-                challenge_provenance(challenge=challenge), has_dataset=hasattr(challenge, "dataset")
+                challenge_provenance(challenge=challenge), has_dataset=not challenge.results_only
             ),
             "form": form,
             # A closed challenge shows no form; a refused POST still shows the service's reason on it.

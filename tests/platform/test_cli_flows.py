@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard.models import Run, Submission, Team
 
-from .factories import digits_challenge, label_predictions, make_user
+from .factories import board_row, digits_challenge, label_predictions, make_user
 from .test_cli_site import run_cli
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -254,17 +254,9 @@ def test_leaderboard_reads_the_board_asked_for_and_says_which(monkeypatch, capsy
     from cli.varboard_cli import Client, main
 
     asked: list[str] = []
-    entry = {
-        "submission_id": 1,
-        "rank_display": "1",
-        "groups": "a",
-        "team": "bob",
-        "method_name": "knn",
-        "runs_succeeded": 1,
-        "runs_expected": 1,
-        "mean": {"estimate": 0.98, "low": 0.96, "high": 0.99},
-        "boo_n": {"estimate": 0.98},
-    }
+    entry = board_row(
+        team="bob", method_name="knn", mean={"estimate": 0.98, "low": 0.96, "high": 0.99}, boo_n={"estimate": 0.98}
+    )
 
     def request(self, method, path, **kwargs):
         asked.append(path)

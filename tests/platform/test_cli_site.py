@@ -18,7 +18,7 @@ import pytest
 from leaderboard.models import Challenge, Run, Submission, Team
 from leaderboard.services.phases import phase_default
 
-from .factories import PASSWORD, digits_challenge, label_predictions, make_user
+from .factories import PASSWORD, board_row, digits_challenge, label_predictions, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -227,17 +227,14 @@ def test_pip_installs_the_varboard_command_from_cli(live_server, board, tmp_path
 def test_leaderboard_heads_imported_runs_as_published_not_as_recipes():
     from cli.varboard_cli import leaderboard_text
 
-    entry = {
-        "submission_id": 1,
-        "rank_display": "1",
-        "groups": "a",
-        "method_name": "ResNet-32",
-        "runs_succeeded": 74,
-        "runs_expected": 74,
-        "mean": {"estimate": 0.7, "low": 0.69, "high": 0.71},
-        "boo_n": {"estimate": 0.72},
-        "provenance": {"source": "published", "link": "https://example.org", "note": "Someone (2018)"},
-    }
+    entry = board_row(
+        method_name="ResNet-32",
+        runs_succeeded=74,
+        runs_expected=74,
+        mean={"estimate": 0.7, "low": 0.69, "high": 0.71},
+        boo_n={"estimate": 0.72},
+        provenance={"source": "published", "link": "https://example.org", "note": "Someone (2018)"},
+    )
     section = {"label": "Training recipes", "design": "seed-paired runs on out-of-bootstrap splits", "entries": [1]}
     text = leaderboard_text({"entries": [entry], "sections": [section]})
     assert text.startswith("== Imported runs (published elsewhere) (1 entry) ==")
