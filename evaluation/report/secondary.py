@@ -30,7 +30,7 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.report.entries import EntryRuns
-from evaluation.report.rows import mean_warning, shown_limits
+from evaluation.report.rows import mean_warning, runs_std, shown_limits
 from evaluation.report.sections import ENTRY_METHODS
 from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
 from evaluation.report.values import apply_map, finite, interval, score_over_files
@@ -86,7 +86,7 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
         _from_outcomes(mean, np.asarray(outcomes, dtype=np.float64), metric, 1 - s.alpha)
     elif scored.size >= 2 and not mean_interval_shown(scored.size):
         mean.update(
-            se=finite(scored.std(ddof=1) / math.sqrt(scored.size)), source="runs", warning=mean_warning(scored.size)
+            se=finite(runs_std(scored)[0] / math.sqrt(scored.size)), source="runs", warning=mean_warning(scored.size)
         )
     elif scored.size >= 2:
         seed = derive_seed(s.master_seed, SECTION_CODE[e.kind], PURPOSE["secondary"], e.id, _metric_key(metric.name))
@@ -102,7 +102,7 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
         mean.update(
             low=finite(low[0]),
             high=finite(high[0]),
-            se=finite(scored.std(ddof=1) / math.sqrt(scored.size)),
+            se=finite(runs_std(scored)[0] / math.sqrt(scored.size)),
             source="runs",
             method="studentized bootstrap",
         )
