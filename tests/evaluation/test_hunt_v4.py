@@ -35,3 +35,20 @@ def test_constant_runs_have_no_spread_on_an_accuracy_board_and_its_error_board(v
         assert sota["se"] == 0.0 and sota["note"] == "the best entry's runs are all equal (standard error 0)"
         assert sota["estimate"] == sota["bound"] == sota["raw"]
     assert accuracy["bound"] == pytest.approx(1 - error["bound"], abs=1e-12)
+
+
+@pytest.mark.parametrize("se", [3.3e-7, 3.3e-5, 3.3e-4])
+def test_the_bound_of_a_certain_leader_is_not_set_by_the_grid(se):
+    """Found by a property hunt (after constant runs had no spread): a leader far ahead and far more certain than
+    the others (0.78 with se 3.3e-5 beside 0.72 +- 0.0115 and 0.65 +- 0.029) got a lower bound 5 of its standard
+    errors below its score (500 at se 3.3e-7): P(max >= best) was interpolated on a grid whose step follows the
+    widest standard error. The others cannot reach 0.78, so the bound is the leader's own one-sided limit at
+    alpha / 2, 1.96 se below (Moellersen & Holsboe, eq. 8, evaluated at the best itself)."""
+    from scipy import stats as sps
+
+    from evaluation import stats
+
+    a = stats.adjusted_sota(
+        0.78, 3, standard_error=se, estimates=[0.78, 0.72, 0.65], standard_errors=[se, 0.0115, 0.029]
+    )
+    assert (0.78 - a.lower) / se == pytest.approx(sps.norm.isf(0.025), abs=0.01)
