@@ -531,11 +531,11 @@ def _bootstrap_sorted(x, key, spec: _Spec, n_resamples, rng, center=None):
             boot[tied, start:stop] = _boo_n_resampled(x[tied], key[tied], counts, spec.n, spec.estimator)
         if studentize:
             assert tstar is not None  # allocated above when studentize
-            tstar[:, start:stop] = _tstar(x, counts, boot[:, start:stop] - center[:, None], spec)
+            tstar[:, start:stop] = _tstar(x, counts, boot[:, start:stop] - center[:, None], center, spec)
     return boot, tstar
 
 
-def _tstar(x, counts, diff, spec: _Spec):
+def _tstar(x, counts, diff, centre, spec: _Spec):
     """``(θ* - θ̂) / se*`` of every entry in a batch of resamples (entries, batch)."""
     b, k = counts.shape
     if spec.statistic == "mean":  # s*/sqrt(k) from the counts: no resample laid out
@@ -543,10 +543,10 @@ def _tstar(x, counts, diff, spec: _Spec):
         first, second = centred @ counts.T / k, (centred * centred) @ counts.T / k
         se = resampled_mean_se(first, second, k)  # its own zero, on the centred runs' scale
         se[:, counts.max(axis=1) == k] = 0.0  # one run k times: no spread, whatever the rounding
-        return t_from_se(diff, se)
+        return t_from_se(diff, se, centre)
     positions = np.repeat(np.tile(np.arange(k), b), counts.ravel()).reshape(b, k)
     se = jackknife_se(x[:, positions], spec.jackknife_weights(k))  # (entries, b, k), rows sorted
-    return t_from_se(diff, rounding_zero(se, x))
+    return t_from_se(diff, rounding_zero(se, x), centre)
 
 
 def resampled_mean_se(first: np.ndarray, second: np.ndarray, k: int) -> np.ndarray:
@@ -574,10 +574,19 @@ def rounding_zero(se: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(se <= tol, 0.0, se)
 
 
-def t_from_se(diff: np.ndarray, se: np.ndarray) -> np.ndarray:
-    """``diff / se``, a zero spread giving ±_HUGE (an unbounded t*), finite for the percentiles."""
+def t_from_se(diff: np.ndarray, se: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """``diff / se``, a zero spread giving ±_HUGE (an unbounded t*), finite for the percentiles.
+
+    ``diff = θ* - θ̂`` with ``θ̂ = centre`` (entries, broadcast over the resamples). A resample with no spread whose
+    statistic ties ``θ̂`` by the board's tie rule (:data:`~evaluation.stats._resample.TIE_RELATIVE`) has t* = 0/0,
+    taken as 0: computed, the difference was ±1e-16 and its sign alone made t* ±infinite and one limit unbounded
+    (runs [0.81, 0.83, 0.84, 0.84, 0.83, 0.83] resampled as their three runs at 0.83: the mean's interval
+    [0.8178, 0.8371], that of their error rates 1 - x mirrored [0.8178, 0.84]; a property hunt's finding).
+    """
+    centre = np.asarray(centre, dtype=np.float64).reshape(np.shape(centre) + (1,) * (np.ndim(diff) - np.ndim(centre)))
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.sign(diff) * np.inf)
+        none = np.abs(diff) <= rs.TIE_RELATIVE * np.abs(centre)
+        t = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.where(none, 0.0, np.sign(diff) * np.inf))
     return np.nan_to_num(t, nan=0.0, posinf=_HUGE, neginf=-_HUGE)
 
 
@@ -1021,7 +1030,7 @@ def _seeded_block(x, counts, centre, spec: _Spec):
         second = np.einsum("rn,rn->n", counts, centred * centred) / k
         se = resampled_mean_se(first, second, k)
         se[counts.max(axis=0) == k] = 0.0  # one run k times: no spread, whatever the rounding
-        return boot, t_from_se(diff, se.reshape(entries, b))  # as _tstar: the same limits
+        return boot, t_from_se(diff, se.reshape(entries, b), centre)  # as _tstar: the same limits
     cum = np.concatenate([[0.0], _power_table(k - 1, spec.n, spec.estimator), [1.0]])  # T(j) at cum[j + 1]
     at_upper, at_upper1 = np.take(cum, upper), np.take(cum, upper + 1)
     at_lower, at_lower1 = _previous_run(at_upper, cum[0]), _previous_run(at_upper1, cum[1])  # L_r = U_(r-1)
@@ -1032,7 +1041,7 @@ def _seeded_block(x, counts, centre, spec: _Spec):
     theta_bar = np.einsum("rn,rn->n", counts, theta) / k
     theta -= theta_bar
     se = np.sqrt((k - 1) / k * np.einsum("rn,rn,rn->n", counts, theta, theta))
-    return boot, t_from_se(diff, rounding_zero(se.reshape(entries, b), x))
+    return boot, t_from_se(diff, rounding_zero(se.reshape(entries, b), x), centre)
 
 
 def _previous_run(a: np.ndarray, first: float) -> np.ndarray:

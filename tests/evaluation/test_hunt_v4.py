@@ -52,3 +52,21 @@ def test_the_bound_of_a_certain_leader_is_not_set_by_the_grid(se):
         0.78, 3, standard_error=se, estimates=[0.78, 0.72, 0.65], standard_errors=[se, 0.0115, 0.029]
     )
     assert (0.78 - a.lower) / se == pytest.approx(sps.norm.isf(0.025), abs=0.01)
+
+
+def test_a_resample_without_spread_at_the_estimate_is_not_unbounded_by_rounding():
+    """Found by a property hunt (accuracies against their error rates 1 - x): runs [0.81, 0.83, 0.84, 0.84, 0.83,
+    0.83] showed the mean 0.83 in [0.8178, 0.8371], their error rates the mean 0.17 in [0.16, 0.1822], whose mirror
+    is [0.8178, 0.84]. A resample of the three runs at 0.83 has no spread and its mean equals the estimate; its t*
+    is 0/0 (0), but computed, the difference was +-1e-16, whose sign alone made t* +-infinite, one limit unbounded
+    and clipped to the runs' range. A difference at the tie rule of the estimate is none."""
+    from evaluation import stats
+
+    runs = np.array([0.81, 0.83, 0.84, 0.84, 0.83, 0.83])
+    seed = 1
+    accuracy = stats.seeded_intervals(runs[None], [seed], "mean", n_resamples=100, confidence_level=0.95)
+    error = stats.seeded_intervals(
+        (1 - runs)[None], [seed], "mean", n_resamples=100, confidence_level=0.95, higher_is_better=False
+    )
+    assert accuracy[0][0] == pytest.approx(1 - error[1][0], abs=1e-9)
+    assert accuracy[1][0] == pytest.approx(1 - error[0][0], abs=1e-9)
