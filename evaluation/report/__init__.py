@@ -159,8 +159,10 @@ __all__ = [
 #: entries equal under the tie rule once in m; 15: a secondary metric's interval holds the mean shown beside it, as
 #: the primary's do, rows.shown_limits, and recipe entries count once in m when their runs tie pairwise, as the
 #: board's pairs tie them, not by chains of the section's scores, sota.twin_keys; a suite's P(improvement) ties
-#: runs within the tie rule, stats.suites).
-REPORT_FORMAT = 15
+#: runs within the tie rule, stats.suites; 16: runs that all tie have a standard deviation of 0, rows.runs_std, a
+#: zero-spread resample tying the estimate has t* = 0, bootstrap.t_from_se, and the state of the art's P(max >= x) is
+#: computed at x, never interpolated on its grid, stats.sota._normal_max).
+REPORT_FORMAT = 16
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
