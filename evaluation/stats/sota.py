@@ -727,9 +727,9 @@ def _normal_max(values, ses, counts, expected: bool = True, spread: float | None
     entry's factor is read only on the grid points below θ_j + 12 s_j: above them
     ``log Φ > -2e-33`` leaves the product unchanged in double precision. A board whose
     entries x 4001 grid points exceed ``_MAX_WORK`` gets a coarser grid (at least 201
-    points; the trapezoid rule on 1 - cdf, flat at both ends, stays accurate; docs/scale.md); there,
-    ``expected=False`` (only the tail is wanted) skips the grid and returns E[max] as NaN.
-    ``P(max >= x)`` is computed at x itself, never interpolated on the grid.
+    points; the trapezoid rule on 1 - cdf, flat at both ends, stays accurate; docs/scale.md).
+    ``P(max >= x)`` is computed at x itself, never interpolated on the grid, so ``expected=False``
+    (only the tail is wanted) skips the grid and returns E[max] as NaN.
     """
     spread = float(ses.max()) if spread is None else spread  # the grid's half-width, in se of the contenders
     points = 4001
@@ -742,9 +742,9 @@ def _normal_max(values, ses, counts, expected: bool = True, spread: float | None
         at = np.array([x])
         return float(-np.expm1(_log_cdf_max(at, values, ses, counts, (values + 12 * ses >= x).astype(int))[0]))
 
+    if not expected:  # only the tail is wanted: no grid
+        return float("nan"), exceed
     if coarse:
-        if not expected:
-            return float("nan"), exceed
         points = max(201, 2 * (_MAX_WORK // (2 * int(np.count_nonzero(cut)))) + 1)
     grid = np.linspace(values.max() - 12 * spread, values.max() + 12 * spread, points)
     if coarse:
