@@ -158,6 +158,23 @@ def _parse(challenge: Challenge, files: list[ImportFile], format: str, metric: s
     return table
 
 
+def _import_team(team_name: str) -> Team:
+    """The team imported entries are shown as: one of their own, without members (an earlier import's is reused).
+
+    A team with members is refused: its members would read, cancel and choose the imported entries as their own
+    team's, private challenges' included (a contestant who created a team of the default name got every import).
+    """
+    name = (team_name or "Imported results")[:100]
+    team, _ = Team.objects.get_or_create(name=name)
+    if team.membership_set.exists():
+        raise ServiceError(
+            f"A team named {name!r} exists and has members: imported entries are shown as a team of their own; "
+            "choose another `team` name.",
+            field="team",
+        )
+    return team
+
+
 # long because it validates, then stores the import, the entries, their runs and provenance at once
 def results_import_create(
     *,
@@ -216,7 +233,7 @@ def results_import_create(
             model_names=list(table.models),
             instance_ids=list(table.instances),
         )
-        team, _ = Team.objects.get_or_create(name=(team_name or "Imported results")[:100])
+        team = _import_team(team_name)
         for model, outcomes in zip(table.models, table.outcomes):
             submission = Submission.objects.create(
                 challenge=challenge,
