@@ -173,7 +173,8 @@ def submission_id_readable(*, user, challenge: Challenge, submission_id: int) ->
 
 
 def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet[Submission]:
-    """Submissions whose details the user may see: their teams', and all of the challenges they host."""
+    """Submissions whose details the user may see: their teams', and all of the challenges they host; on challenges
+    they may see only (a team's entry to a private challenge, a host's baseline say, is no member's business)."""
     qs = Submission.objects.select_related("challenge", "team", "submitted_by")
     if challenge is not None:
         qs = qs.filter(challenge=challenge)
@@ -181,7 +182,8 @@ def submission_list_for(*, user, challenge: Challenge | None = None) -> QuerySet
         return qs.none()
     if user.is_superuser:
         return qs
-    return qs.filter(Q(team__membership__user=user) | Q(challenge__hosts=user)).distinct()
+    mine = Q(team__membership__user=user) | Q(challenge__hosts=user)
+    return qs.filter(mine, challenge__in=challenge_list_visible(user=user).values("pk")).distinct()
 
 
 @dataclass(frozen=True)

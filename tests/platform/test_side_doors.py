@@ -57,3 +57,21 @@ def test_imports_go_to_a_team_of_their_own(host, alice):
             challenge=challenge, user=host, files=[ImportFile("r.csv", third)], format="csv", team_name="alice"
         )
     assert refused.value.field == "team"
+
+
+def test_a_team_s_entry_to_a_private_challenge_is_not_listed_to_its_other_members(host, alice):
+    """A host's baseline, sent with a team alice belongs to, to a challenge not yet announced: ``/api/submissions/``
+    listed it (slug, scores), where ``/api/submissions/{id}/`` answered 404."""
+    from leaderboard.models import Membership, Team
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, title="Not yet announced", visibility="private")
+    lab = Team.objects.create(name="Lab")
+    Membership.objects.create(team=lab, user=host), Membership.objects.create(team=lab, user=alice)
+    baseline = stored_recipe(challenge, host, "baseline", runs_expected=1, scores=[0.8123])
+    Submission.objects.filter(pk=baseline.pk).update(team=lab)
+    reader = client_for(alice)
+    assert reader.get(f"/api/submissions/{baseline.pk}/").status_code == 404
+    assert reader.get("/api/submissions/").json()["results"] == []
+    assert [row["id"] for row in client_for(host).get("/api/submissions/").json()["results"]] == [baseline.pk]
