@@ -31,7 +31,7 @@ from evaluation.boards import (
 )
 from evaluation.metrics import get_metric
 
-from ..choices import Board, Feedback, RunStatus, SubmissionKind
+from ..choices import Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
 from ..selectors import private_board_revealed, user_is_host
 from .dataset_files import dataset_hidden_labels
@@ -261,22 +261,40 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
 
     Releases are keyed by the submitting user (``Submission.submitted_by``) across all their teams, so a
     fresh team does not start a fresh Ladder (issue 21): each person adds at most one η-grid value per
-    improvement, whatever the number of teams they make. See docs/integrity.md for the bound.
+    improvement, whatever the number of teams they make. A submission cancelled after a run was scored stays
+    in its submitter's sequence (:func:`_ladder_cancelled`): its release was readable while it ran, and taking it
+    out would undo the step. See docs/integrity.md for the bound.
     """
-    submitters = dict(Submission.objects.filter(pk__in=list(versions)).values_list("pk", "submitted_by_id"))
-    by_person: dict[tuple, list[Version]] = defaultdict(list)
-    for version in versions.values():
-        person = submitters.get(version.submission_id)
-        by_person[("user", person) if person is not None else ("team", version.team_id)].append(version)
+    scores = {sid: float(np.mean(version.public[0])) for sid, version in versions.items()}
+    scores.update(_ladder_cancelled(challenge, exclude=set(scores)))
+    by_person: dict[tuple, list[int]] = defaultdict(list)
+    for sid, person, team in Submission.objects.filter(pk__in=list(scores)).values_list(
+        "pk", "submitted_by_id", "team_id"
+    ):
+        by_person[("user", person) if person is not None else ("team", team)].append(sid)
     out: dict[int, float | None] = {}
     for members in by_person.values():
-        members.sort(key=lambda v: v.submission_id)
-        scores = [float(np.mean(v.public[0])) for v in members]
-        for version, release in zip(
-            members, ladder(scores, challenge.ladder_margin, higher_is_better=challenge.higher_is_better)
-        ):
-            out[version.submission_id] = release
+        members.sort()
+        releases = ladder(
+            [scores[sid] for sid in members], challenge.ladder_margin, higher_is_better=challenge.higher_is_better
+        )
+        out.update(zip(members, releases))
     return out
+
+
+def _ladder_cancelled(challenge: Challenge, exclude: set[int]) -> dict[int, float]:
+    """The mean public score of each cancelled submission with a run scored on the public board (its Ladder step)."""
+    column = board_fields(challenge, Board.PUBLIC)[0]
+    runs = Run.objects.filter(
+        submission__challenge=challenge,
+        submission__status=SubmissionStatus.CANCELLED,
+        status=RunStatus.SUCCEEDED,
+        **{f"{column}__isnull": False},
+    ).exclude(submission_id__in=exclude)
+    scores: dict[int, list[float]] = defaultdict(list)
+    for sid, score in runs.order_by("submission_id", "index").values_list("submission_id", column):
+        scores[sid].append(score)
+    return {sid: float(np.mean(values)) for sid, values in scores.items()}
 
 
 def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:

@@ -3,6 +3,11 @@
 Imported results joined whatever team bore the import's team name (``Team.objects.get_or_create``): a contestant who
 had created a team named "Imported results" (the default) became the team of every host's imports, private
 challenges' included, and read them in ``/api/submissions/``.
+
+The Ladder's releases were computed over the submissions not cancelled: a recipe entry shows its release while its
+runs go on, and cancelling it then took it out of its submitter's Ladder, as if never made. Probe, read the release,
+cancel: the best release never moved, and each probe's score was released rounded to η (a person's first
+submission always is), unbounded by the ⌈1/η⌉ changes docs/integrity.md promises.
 """
 
 from __future__ import annotations
@@ -75,3 +80,22 @@ def test_a_team_s_entry_to_a_private_challenge_is_not_listed_to_its_other_member
     assert reader.get(f"/api/submissions/{baseline.pk}/").status_code == 404
     assert reader.get("/api/submissions/").json()["results"] == []
     assert [row["id"] for row in client_for(host).get("/api/submissions/").json()["results"]] == [baseline.pk]
+
+
+def test_a_cancelled_submission_stays_in_its_submitter_s_ladder(host, alice, bob):
+    """alice's probe shows its Ladder release after its first run; she cancels it; her next submission must not be
+    released as if the probe had never been made."""
+    from leaderboard.models import Run
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=0.01)
+    stored_recipe(challenge, alice, "baseline", runs_expected=1, scores=[0.80])
+    probe = stored_recipe(challenge, alice, "probe", runs_expected=3, scores=[0.95])
+    Submission.objects.filter(pk=probe.pk).update(status="running")
+    Run.objects.create(submission=probe, index=1, status="running", seeds={"split": 1})
+    me, reader = client_for(alice), client_for(bob)
+    assert me.get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.95)  # read mid-run
+    assert me.post(f"/api/submissions/{probe.pk}/cancel/").status_code == 200
+    after = stored_recipe(challenge, alice, "after", runs_expected=1, scores=[0.85])
+    assert reader.get(f"/api/submissions/{after.pk}/").json()["score"] == pytest.approx(0.95)  # not 0.85
