@@ -31,7 +31,7 @@ from evaluation.boards import (
 )
 from evaluation.metrics import get_metric
 
-from ..choices import Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
+from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
 from ..selectors import private_board_revealed, user_is_host
 from .dataset_files import dataset_hidden_labels
@@ -261,16 +261,16 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
 
     Releases are keyed by the submitting user (``Submission.submitted_by``) across all their teams, so a
     fresh team does not start a fresh Ladder (issue 21): each person adds at most one η-grid value per
-    improvement, whatever the number of teams they make. A submission cancelled after a run was scored stays
-    in its submitter's sequence (:func:`_ladder_cancelled`): its release was readable while it ran, and taking it
-    out would undo the step. See docs/integrity.md for the bound.
+    improvement, whatever the number of teams they make. A submission is released once it has ended: while its
+    runs go on its mean moves, and a probe read after its first run could be undone by the next, the best release
+    never moving. One cancelled after a run was scored stays in its submitter's sequence (:func:`_ladder_cancelled`):
+    taking it out would undo its step. See docs/integrity.md for the bound.
     """
     scores = {sid: float(np.mean(version.public[0])) for sid, version in versions.items()}
     scores.update(_ladder_cancelled(challenge, exclude=set(scores)))
     by_person: dict[tuple, list[int]] = defaultdict(list)
-    for sid, person, team in Submission.objects.filter(pk__in=list(scores)).values_list(
-        "pk", "submitted_by_id", "team_id"
-    ):
+    ended = Submission.objects.filter(pk__in=list(scores)).exclude(status__in=SUBMISSION_ACTIVE)
+    for sid, person, team in ended.values_list("pk", "submitted_by_id", "team_id"):
         by_person[("user", person) if person is not None else ("team", team)].append(sid)
     out: dict[int, float | None] = {}
     for members in by_person.values():

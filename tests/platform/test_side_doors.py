@@ -83,8 +83,8 @@ def test_a_team_s_entry_to_a_private_challenge_is_not_listed_to_its_other_member
 
 
 def test_a_cancelled_submission_stays_in_its_submitter_s_ladder(host, alice, bob):
-    """alice's probe shows its Ladder release after its first run; she cancels it; her next submission must not be
-    released as if the probe had never been made."""
+    """alice cancels her probe after its first run was scored; her next submission must not be released as if the
+    probe had never been made."""
     from leaderboard.models import Run
 
     from .factories import digits_challenge, stored_recipe
@@ -95,7 +95,24 @@ def test_a_cancelled_submission_stays_in_its_submitter_s_ladder(host, alice, bob
     Submission.objects.filter(pk=probe.pk).update(status="running")
     Run.objects.create(submission=probe, index=1, status="running", seeds={"split": 1})
     me, reader = client_for(alice), client_for(bob)
-    assert me.get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.95)  # read mid-run
+    assert me.get(f"/api/submissions/{probe.pk}/").json()["score"] is None  # nothing released mid-run
     assert me.post(f"/api/submissions/{probe.pk}/cancel/").status_code == 200
     after = stored_recipe(challenge, alice, "after", runs_expected=1, scores=[0.85])
     assert reader.get(f"/api/submissions/{after.pk}/").json()["score"] == pytest.approx(0.95)  # not 0.85
+
+
+def test_the_ladder_releases_a_submission_once_it_has_ended(host, alice, bob):
+    """A probe's release read after its first run, then undone by a bad second run: the best release never moved."""
+    from leaderboard.models import Run
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=0.01)
+    stored_recipe(challenge, alice, "baseline", runs_expected=1, scores=[0.80])
+    probe = stored_recipe(challenge, alice, "probe", runs_expected=2, scores=[0.95])
+    Submission.objects.filter(pk=probe.pk).update(status="running")
+    second = Run.objects.create(submission=probe, index=1, status="running", seeds={"split": 1})
+    assert client_for(alice).get(f"/api/submissions/{probe.pk}/").json()["score"] is None  # was 0.95: the probe alone
+    Run.objects.filter(pk=second.pk).update(status="succeeded", test_score=0.10)
+    Submission.objects.filter(pk=probe.pk).update(status="scored")
+    assert client_for(bob).get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.80)
