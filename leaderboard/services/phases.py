@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from ..models import Challenge, Phase
-from ..selectors import phase_in_force, user_is_host
+from ..selectors import phase_in_force, private_board_revealed, user_is_host
 from .audit import audit_record, audit_save
 from .errors import ChallengeClosed, NotAllowed, ServiceError
 
@@ -71,7 +72,10 @@ def phase_update_single(*, challenge: Challenge, user: User | None, fields: dict
         return {}
     phase = phases[0]
     values = {name: getattr(challenge, name) for name in SHARED_WITH_PHASE} | given
-    _check({name: getattr(phase, name) for name in PHASE_FIELDS} | values)
+    merged = {name: getattr(phase, name) for name in PHASE_FIELDS} | values
+    _check(merged)
+    if {"opens_at", "closes_at"} & set(given):
+        _check_not_after_reveal(challenge, merged)
     return audit_save(
         phase, values, challenge=challenge, actor=user, action="phase_changed", tracked=PHASE_FIELDS, phase=phase.name
     )
@@ -128,6 +132,27 @@ def _check_sequence(challenge: Challenge, fields: dict, *, phase: Phase | None =
             )
 
 
+def _check_not_after_reveal(challenge: Challenge, fields: dict) -> None:
+    """No phase takes submissions once the private board is revealed (by the hosts, or by an automatic reveal).
+
+    The reveal ends the competition (:func:`~leaderboard.services.challenges.challenge_reveal` closes every phase):
+    a phase open afterwards let contestants fit entries to the private scores everyone reads, and re-opening an
+    automatically revealing phase hid the revealed board again (a reviewer's finding). A phase that ends by now
+    may still be changed (its name, its quotas).
+    """
+    closes = fields.get("closes_at")
+    if challenge.public_fraction >= 1.0 or (closes is not None and closes <= timezone.now()):
+        return
+    if private_board_revealed(challenge=challenge):
+        name = fields.get("name") or "new"
+        raise ServiceError(
+            f"The private board is revealed, which ended the competition: the {name} phase would take submissions "
+            "after it, fitted to the private scores everyone can read. Give it a closing date in the past, or start "
+            "a new challenge for further submissions.",
+            field="closes_at",
+        )
+
+
 def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
     """Add a phase (hosts only); without an ``order`` it goes after the last phase."""
     if not user_is_host(user=user, challenge=challenge):
@@ -144,6 +169,7 @@ def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
             if fields.get("order") is None:
                 last = challenge.phases.order_by("-order").values_list("order", flat=True).first()
                 fields["order"] = 0 if last is None else last + 1
+            _check_not_after_reveal(challenge, fields)
             _check_sequence(challenge, fields)
             phase = Phase.objects.create(challenge=challenge, **fields)
             audit_record(
@@ -167,6 +193,8 @@ def phase_update(*, phase: Phase, user: User, **fields) -> Phase:
     try:
         with transaction.atomic():
             Challenge.objects.select_for_update().filter(pk=phase.challenge_id).first()
+            if {"opens_at", "closes_at"} & set(fields):
+                _check_not_after_reveal(phase.challenge, merged)
             _check_sequence(phase.challenge, merged, phase=phase)
             audit_save(
                 phase,

@@ -17,7 +17,7 @@ from leaderboard.services.dataset_files import dataset_hidden_labels, dataset_te
 from leaderboard.services.reports import report_recompute
 from leaderboard.services.scoring import submission_score
 
-from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, make_user
+from .factories import PASSWORD, csv_bytes, days_ahead, digits_challenge, digits_frame, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -124,6 +124,42 @@ def test_the_reveal_ends_every_open_phase_and_later_submissions_are_refused(host
     private = client_for().get(f"/api/challenges/{challenge.slug}/leaderboard/?board=private").json()
     assert [row["method_name"] for row in private["entries"]] == ["before"]  # no new private score is public
     assert client_for(host).post(f"/api/challenges/{challenge.slug}/reveal/").status_code == 200  # idempotent
+
+
+def test_no_phase_takes_submissions_after_the_reveal(host, alice):
+    """A reviewer's finding: after the reveal a host could add a phase (or reopen one), and contestants then
+    submitted while everyone read the private scores; under an automatic reveal the new phase even hid the revealed
+    board again. Such a phase is refused naming the reveal; a phase ended by now may still be renamed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.services.phases import phase_update
+
+    challenge, _ = digits_challenge(host, title="Revealed ends", public_fraction=0.5, bootstrap_resamples=100)
+    assert client_for(host).post(f"/api/challenges/{challenge.slug}/reveal/").status_code == 200
+    url = f"/api/challenges/{challenge.slug}/phases/"
+    added = client_for(host).post(url, {"name": "late", "closes_at": days_ahead(5)}, format="json")
+    assert added.status_code == 400 and added.json()["field"] == "closes_at", added.content
+    assert added.json()["detail"].startswith("The private board is revealed, which ended the competition: the late")
+    main = challenge.phases.get()
+    reopened = client_for(host).patch(f"{url}{main.pk}/", {"closes_at": days_ahead(5)}, format="json")
+    assert reopened.status_code == 400 and reopened.json()["field"] == "closes_at", reopened.content
+    assert client_for(host).patch(f"{url}{main.pk}/", {"name": "development"}, format="json").status_code == 200
+    assert list(challenge.phases.values_list("name", flat=True)) == ["development"]
+
+    automatic, _ = digits_challenge(host, title="Auto revealed", public_fraction=0.5, bootstrap_resamples=100)
+    now = timezone.now()
+    phase_update(
+        phase=automatic.phases.get(), user=host, opens_at=now - timedelta(days=2), closes_at=now, auto_reveal=True
+    )
+    board = f"/api/challenges/{automatic.slug}/leaderboard/?board=private"
+    assert client_for(alice).get(board).status_code == 200  # revealed by its last phase's end
+    hidden_again = client_for(host).post(
+        f"/api/challenges/{automatic.slug}/phases/", {"name": "more", "closes_at": days_ahead(5)}, format="json"
+    )
+    assert hidden_again.status_code == 400, hidden_again.content
+    assert client_for(alice).get(board).status_code == 200  # still revealed
 
 
 # ------------------------------------------------------------------ rescore never mixes metrics
@@ -260,13 +296,7 @@ def test_an_automatic_reveal_waits_until_no_phase_is_open(host, alice):
     challenge, _ = digits_challenge(host, title="Auto reveal", public_fraction=0.5, bootstrap_resamples=100)
     now = timezone.now()
     development = challenge.phases.get()
-    phase_update(
-        phase=development,
-        user=host,
-        opens_at=now - timedelta(days=2),
-        closes_at=now - timedelta(hours=1),
-        auto_reveal=True,
-    )
+    phase_update(phase=development, user=host, opens_at=now - timedelta(days=2), closes_at=now - timedelta(hours=1))
     final = phase_create(
         challenge=challenge,
         user=host,
@@ -275,6 +305,7 @@ def test_an_automatic_reveal_waits_until_no_phase_is_open(host, alice):
         opens_at=now - timedelta(hours=1),
         closes_at=now + timedelta(days=1),
     )
+    phase_update(phase=development, user=host, auto_reveal=True)  # a phase after it is open: nothing revealed yet
     url = f"/api/challenges/{challenge.slug}/leaderboard/?board=private"
     assert client_for(alice).get(url).status_code == 403  # the final phase is open: nothing revealed
     assert reveals_record_due() == 0
