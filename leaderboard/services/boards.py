@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db.models.functions import Coalesce
 
 from evaluation.boards import (
     ladder,
@@ -257,24 +258,31 @@ def _shown_mean(scope: BoardScope, exact: list[float]) -> float | None:
 
 # ------------------------------------------------------------------ the Ladder
 def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[int, float | None]:
-    """The Ladder's release after each submission, per *person* in submission order (Blum & Hardt 2015).
+    """The Ladder's release after each submission, per *person* in the order their submissions ended (Blum & Hardt
+    2015, who release each submission as it is evaluated).
 
     Releases are keyed by the submitting user (``Submission.submitted_by``) across all their teams, so a
     fresh team does not start a fresh Ladder (issue 21): each person adds at most one η-grid value per
     improvement, whatever the number of teams they make. A submission is released once it has ended: while its
     runs go on its mean moves, and a probe read after its first run could be undone by the next, the best release
     never moving. One cancelled after a run was scored stays in its submitter's sequence (:func:`_ladder_cancelled`):
-    taking it out would undo its step. See docs/integrity.md for the bound.
+    taking it out would undo its step. A submission ending joins the end of its submitter's sequence, never its
+    middle: in submission order, probes submitted in a row and ending in reverse (recipes that wait) were each
+    released against nothing before them, rounded to η, one grid value per probe, and an earlier release moved
+    when an earlier submission ended. See docs/integrity.md for the bound.
     """
     scores = {sid: float(np.mean(version.public[0])) for sid, version in versions.items()}
     scores.update(_ladder_cancelled(challenge, exclude=set(scores)))
     by_person: dict[tuple, list[int]] = defaultdict(list)
-    ended = Submission.objects.filter(pk__in=list(scores)).exclude(status__in=SUBMISSION_ACTIVE)
+    ended = (
+        Submission.objects.filter(pk__in=list(scores))
+        .exclude(status__in=SUBMISSION_ACTIVE)
+        .order_by(Coalesce("finished_at", "created"), "pk")  # as they ended (stored without an end: as made)
+    )
     for sid, person, team in ended.values_list("pk", "submitted_by_id", "team_id"):
         by_person[("user", person) if person is not None else ("team", team)].append(sid)
     out: dict[int, float | None] = {}
     for members in by_person.values():
-        members.sort()
         releases = ladder(
             [scores[sid] for sid in members], challenge.ladder_margin, higher_is_better=challenge.higher_is_better
         )

@@ -116,3 +116,27 @@ def test_the_ladder_releases_a_submission_once_it_has_ended(host, alice, bob):
     Run.objects.filter(pk=second.pk).update(status="succeeded", test_score=0.10)
     Submission.objects.filter(pk=probe.pk).update(status="scored")
     assert client_for(bob).get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.80)
+
+
+def test_the_ladder_releases_submissions_in_the_order_they_ended(host, alice):
+    """Two probes submitted in a row, the later ending first (a recipe can wait): in submission order the earlier
+    one, ending last, was released against nothing before it, rounded to eta, although it did not beat the release
+    shown for the later one by eta; and the later one's release moved. A submission ending joins the end of its
+    submitter's sequence, so each probe is released only when it beats what was released before it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=0.05)
+    first = stored_recipe(challenge, alice, "waits", runs_expected=1, scores=[0.84])
+    second = stored_recipe(challenge, alice, "quick", runs_expected=1, scores=[0.80])
+    now = timezone.now()
+    Submission.objects.filter(pk=second.pk).update(finished_at=now)
+    Submission.objects.filter(pk=first.pk).update(status="running")
+    reader = client_for(alice)
+    assert reader.get(f"/api/submissions/{second.pk}/").json()["score"] == pytest.approx(0.80)
+    Submission.objects.filter(pk=first.pk).update(status="scored", finished_at=now + timedelta(minutes=5))
+    assert reader.get(f"/api/submissions/{second.pk}/").json()["score"] == pytest.approx(0.80)  # was 0.85
+    assert reader.get(f"/api/submissions/{first.pk}/").json()["score"] == pytest.approx(0.80)  # was 0.85: 0.84 alone
