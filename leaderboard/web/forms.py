@@ -12,6 +12,8 @@ import re
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import FieldDoesNotExist
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.forms.utils import ErrorDict
 
 from evaluation.seeds import SOURCES
@@ -62,6 +64,31 @@ def add_service_error(form: forms.Form, exc: ServiceError) -> None:
     """Show a service's message, in words, on the field it names, or above the form."""
     field = FIELD_ALIASES.get(exc.field, exc.field)
     form.add_error(field if field in form.fields else None, in_words(exc.message, form))
+
+
+def model_bounds(form: forms.ModelForm) -> None:
+    """Each number field's bounds as its model field's validators set them (``k_runs`` 1..1000, not the 0..
+    of a ``PositiveIntegerField``'s form field): on the input (``min``/``max``, so the browser says so first)
+    and in the one message a value outside them gets. The form's own bound said "greater than or equal to 0"
+    to k = -1, then the model's "... 1" to k = 0 (a new user's review)."""
+    for name, field in form.fields.items():
+        if not isinstance(field, (forms.IntegerField, forms.FloatField)):
+            continue
+        try:
+            model_field = form._meta.model._meta.get_field(name)
+        except FieldDoesNotExist:
+            continue
+        # The model field's own validators (``_validators``), not the database's integer range it adds.
+        both = [*field.validators, *model_field._validators]
+        lows = [v.limit_value for v in both if type(v) is MinValueValidator]
+        highs = [v.limit_value for v in both if type(v) is MaxValueValidator]
+        field.validators = [v for v in field.validators if type(v) not in (MinValueValidator, MaxValueValidator)]
+        if lows:
+            field.min_value = field.widget.attrs["min"] = max(lows)
+            field.validators.append(MinValueValidator(field.min_value))
+        if highs:
+            field.max_value = field.widget.attrs["max"] = min(highs)
+            field.validators.append(MaxValueValidator(field.max_value))
 
 
 def show_upload_refusal(form: forms.Form, refusal: ServiceError) -> None:
@@ -213,6 +240,7 @@ class ChallengeSettingsForm(forms.ModelForm):
                         self.fields[name].help_text = "Fixed: submissions exist."
             self._program_fields()
         self._wordy_choices_as_radios()
+        model_bounds(self)
 
     def _wordy_choices_as_radios(self) -> None:
         """Drop-downs with a choice too long to read in a closed select become radio buttons (their labels wrap)."""

@@ -99,3 +99,28 @@ def test_a_board_of_two_entries_does_not_offer_all_1_comparison(client, host):
         write_entry(challenge, make_user(f"user-{name}"), name, level + 0.004 * rng.standard_normal(10))
     html = client.get(f"/c/{challenge.slug}/").content.decode()
     assert "The comparison in full" in html and "All 1 comparison" not in html
+
+
+def test_the_host_forms_number_inputs_carry_the_bounds_the_server_checks(client, host):
+    """k = -1 was refused with "greater than or equal to 0" (the field's own bound), and k = 0 then with "... 1";
+    the inputs said min="0" and no max, so the browser let 0 and 5000 through: the model's bounds, once."""
+    client.force_login(host)
+    html = client.get("/challenges/new/").content.decode()
+
+    def attrs(name: str) -> str:
+        return re.search(rf'<input[^>]*name="{name}"[^>]*>', html).group(0)
+
+    for name, low, high in (
+        ("k_runs", "1", "1000"),
+        ("boo_n", "1", "1000"),
+        ("bootstrap_resamples", "100", "100000"),
+        ("hpo_budget", "1", "1000"),
+        ("run_memory_limit_mb", "256", None),
+        ("final_entries", "1", "100"),
+        ("feedback_digits", "0", "12"),
+    ):
+        assert f'min="{low}"' in attrs(name), attrs(name)
+        if high is not None:
+            assert f'max="{high}"' in attrs(name), attrs(name)
+    refused = client.post("/challenges/new/", {"title": "x", "k_runs": "-1"}).content.decode()
+    assert "greater than or equal to 1." in refused and "greater than or equal to 0." not in refused
