@@ -217,7 +217,10 @@ def challenge_detail(request, slug: str):
     )
     my_submissions = (
         submission_list_for(user=request.user, challenge=challenge)
-        .annotate(runs_finished=Count("runs", filter=Q(runs__status__in=RUN_ENDED), distinct=True))
+        .annotate(
+            runs_finished=Count("runs", filter=Q(runs__status__in=RUN_ENDED), distinct=True),
+            runs_failed=Count("runs", filter=Q(runs__status=RunStatus.FAILED), distinct=True),
+        )
         .order_by("-created")[:50]
     )
     board = leaderboard_for_page(challenge, scope.board, **_page_request(request, my_submissions))

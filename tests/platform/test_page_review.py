@@ -124,3 +124,31 @@ def test_the_host_forms_number_inputs_carry_the_bounds_the_server_checks(client,
             assert f'max="{high}"' in attrs(name), attrs(name)
     refused = client.post("/challenges/new/", {"title": "x", "k_runs": "-1"}).content.decode()
     assert "greater than or equal to 1." in refused and "greater than or equal to 0." not in refused
+
+
+def test_your_submissions_says_how_many_runs_failed(client, host, alice):
+    """A recipe whose 6 runs all raised showed "6/6" under Runs, as a fully scored entry does on the board above
+    (where it counts the runs that succeeded): the failed ones are said."""
+    from leaderboard.models import Run, Submission
+    from tests.platform.factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host)
+    failed = stored_recipe(challenge, alice, "boom", 3)
+    Submission.objects.filter(pk=failed.pk).update(status="failed")
+    for i in range(3):
+        Run.objects.create(submission=failed, index=i, status="failed", seeds={"split": i}, split_id=f"s{i}")
+    partly = stored_recipe(challenge, alice, "half", 3, scores=[0.9, 0.8])
+    Run.objects.create(submission=partly, index=2, status="failed", seeds={"split": 2}, split_id="s2")
+    fine = stored_recipe(challenge, alice, "fine", 3, scores=[0.9, 0.8, 0.85])
+    client.force_login(alice)
+    page = client.get(challenge.get_absolute_url()).content.decode()
+
+    def runs_cell(submission) -> str:
+        row = re.search(rf'<tr data-submission="{submission.pk}">(.*?)</tr>', page, re.S).group(1)
+        return re.sub(
+            r"\s+", " ", re.sub(r"<[^>]+>", " ", re.search(r"<td[^>]*data-runs[^>]*>(.*?)</td>", row, re.S).group(1))
+        ).strip()
+
+    assert runs_cell(failed) == "3/3 · 3 failed"
+    assert runs_cell(partly) == "3/3 · 1 failed"
+    assert runs_cell(fine) == "3/3"
