@@ -152,7 +152,7 @@ def team_for_submission(*, user: User, team_id: int | None, challenge: Challenge
         if team is None:
             raise NotAllowed(f"You are not a member of team {team_id}.")
     if challenge is not None:
-        _check_no_second_team(team=team, users=list(team.members.all()), challenge=challenge)
+        _check_no_second_team(team=team, users=list(team.members.all()), challenge=challenge, requester=user)
     return team
 
 
@@ -166,17 +166,24 @@ def team_lock_for_entry(*, team: Team, user: User, challenge: Challenge) -> None
     Team.objects.select_for_update().get(pk=team.pk)
     ids = set(team.members.values_list("pk", flat=True)) | {user.pk}
     members = list(User.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
-    _check_no_second_team(team=team, users=members, challenge=challenge)
+    _check_no_second_team(team=team, users=members, challenge=challenge, requester=user)
 
 
 def _check_no_second_team(
-    *, team: Team, users: list[User], challenge: Challenge | None = None, joining: bool = False
+    *,
+    team: Team,
+    users: list[User],
+    challenge: Challenge | None = None,
+    joining: bool = False,
+    requester: User | None = None,
 ) -> None:
     """NotAllowed when one of ``users`` takes part, with another team, in a challenge ``team`` enters.
 
     A person takes part in a challenge with a team once they have submitted there for it, or
     belong to it while it has submissions there (cancelled ones aside). ``challenge``: the one
-    ``team`` is entering now; otherwise every challenge ``team`` has submitted to.
+    ``team`` is entering now; otherwise every challenge ``team`` has submitted to. ``requester``,
+    the member submitting: their own other team is named first, to them ("You take part ...
+    Submit with ..."); another member's is named without advising a team the requester is not in.
     """
     ids = [u.pk for u in users]
     entered = Submission.objects.exclude(status=SubmissionStatus.CANCELLED)
@@ -186,14 +193,19 @@ def _check_no_second_team(
         challenges = list(entered.filter(team=team).values_list("challenge_id", flat=True).distinct())
     if not challenges or not ids:
         return
-    other = (
-        entered.filter(challenge_id__in=challenges)
-        .filter(Q(submitted_by_id__in=ids) | Q(team__membership__user_id__in=ids))
-        .exclude(team=team)
-        .select_related("team", "challenge", "submitted_by")
-        .order_by("created")
-        .first()
-    )
+
+    def first_other(user_ids: list[int]) -> Submission | None:
+        return (
+            entered.filter(challenge_id__in=challenges)
+            .filter(Q(submitted_by_id__in=user_ids) | Q(team__membership__user_id__in=user_ids))
+            .exclude(team=team)
+            .select_related("team", "challenge", "submitted_by")
+            .order_by("created")
+            .first()
+        )
+
+    mine = first_other([requester.pk]) if requester is not None and requester.pk in ids else None
+    other = mine or first_other(ids)
     if other is None:
         return
     person = (
@@ -201,10 +213,11 @@ def _check_no_second_team(
         if other.submitted_by_id in ids
         else User.objects.filter(pk__in=ids, membership__team=other.team).first()
     )
-    who = "You take" if joining or len(ids) == 1 or person is None else f"{person.username} takes"
+    yours = joining or len(ids) == 1 or person is None or mine is not None
+    who = "You take" if yours else f"{person.username} takes"
+    advice = f" Submit with “{other.team.name}” there." if yours or requester is None else ""
     raise NotAllowed(
         f"{who} part in “{other.challenge.title}” with the team “{other.team.name}” already: a person "
         f"is in one team per challenge (as on Kaggle), so “{team.name}” cannot "
-        f"{'be joined' if joining else 'submit there'} while that holds. Submit with "
-        f"“{other.team.name}” there."
+        f"{'be joined' if joining else 'submit there'} while that holds.{advice}"
     )

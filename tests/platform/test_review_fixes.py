@@ -185,3 +185,26 @@ def test_strangers_do_not_see_a_submission_description_or_submitter(host, alice,
     body.login(username=bob.username, password=PASSWORD)
     data = body.get(f"/api/submissions/{submission.pk}/").json()
     assert "description" not in data and "submitted_by" not in data
+
+
+def test_the_one_team_refusal_speaks_to_the_submitter(host, alice, bob):
+    """carol, submitting for Owls, was told "alice takes part ... Submit with “alice” there": a team she is not in.
+    Her own entry is named first, to her ("You take part ... Submit with “carol”"), and another member's
+    conflict is named without advising a team the submitter cannot use."""
+    from leaderboard.services.teams import invitation_decide, team_invite
+
+    challenge, frame = digits_challenge(host)
+    carol = make_user("carol")
+    predictions(challenge, alice, frame, name="alice alone")
+    owls = team_create(name="Owls", creator=alice)
+    invitation_decide(invitation=team_invite(team=owls, user=bob, invited_by=alice), user=bob, accept=True)
+    with pytest.raises(NotAllowed) as refused:
+        predictions(challenge, bob, frame, team_id=owls.pk)
+    assert "alice takes part" in str(refused.value) and "Submit with “alice”" not in str(refused.value)
+    predictions(challenge, carol, frame, name="carol alone")
+    invitation_decide(invitation=team_invite(team=owls, user=carol, invited_by=alice), user=carol, accept=True)
+    with pytest.raises(NotAllowed) as refused:
+        predictions(challenge, carol, frame, team_id=owls.pk)
+    message = str(refused.value)
+    assert message.startswith("You take part in “Digits test” with the team “carol” already"), message
+    assert message.endswith("Submit with “carol” there.")
