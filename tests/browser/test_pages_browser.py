@@ -195,3 +195,23 @@ def test_a_suite_page_fits_a_phone(live_server, driver, axe_source):
         driver, live_server.url, "/suites/small-tabular/", "suite", ["h1", "[data-suite]"], axe_source
     )
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_new_token_fits_a_phone(live_server, driver):
+    """Found by a new user: the new token's secret, 64 characters that never break, made the account page 544 px
+    wide on a phone, right after "Create a token"."""
+    alice = make_user("alice")
+    base = live_server.url
+    log_in(driver, base, alice)
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+    )
+    driver.get(base + "/account/")
+    driver.find_element(By.CSS_SELECTOR, "form[action$='#tokens'] button[type=submit]").click()
+    secret = driver.find_element(By.CSS_SELECTOR, "[data-new-token] pre")
+    layout = driver.execute_script(LAYOUT, [])
+    assert layout["scrollWidth"] <= layout["innerWidth"], layout
+    assert len(secret.text.replace("\n", "")) == 64  # the whole secret is shown, wrapped
+    screenshot(driver, "pages-account-new-token-390")
