@@ -144,3 +144,13 @@ def test_under_the_ladder_a_study_is_withheld_with_the_reason_until_the_reveal(h
     assert client_for(host).post(f"/api/challenges/{challenge.slug}/reveal/").status_code == 200
     revealed = client_for().get(f"/api/variance-studies/{sid}/").json()
     assert revealed["result_withheld"] is None and sds(revealed) == pytest.approx(expected(sid, "test_score"))
+
+
+def test_a_studys_table_scrolls_in_its_own_box_on_a_phone(host, alice, monkeypatch):
+    """Found by a new user: the six columns of the study's table made its page 525 px wide on a 390 px phone; like
+    every other wide table, it scrolls sideways in a box of its own."""
+    import re
+
+    challenge, sid = studied(host, alice, monkeypatch)
+    page = client_for().get(f"/c/{challenge.slug}/variance-studies/{sid}/").content.decode()
+    assert re.search(r'<div class="table-wrap"[^>]*>\s*<table class="table" data-study-result>', page), page
