@@ -215,3 +215,45 @@ def test_a_new_token_fits_a_phone(live_server, driver):
     assert layout["scrollWidth"] <= layout["innerWidth"], layout
     assert len(secret.text.replace("\n", "")) == 64  # the whole secret is shown, wrapped
     screenshot(driver, "pages-account-new-token-390")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_long_unbroken_words_wrap_on_a_phone(live_server, driver, tmp_path):
+    """Found by a new user: words with no break that a user typed widened the page on a 390 px phone: a prediction
+    file's name in the form's error (715 px), a search that matched nothing (589 px), an entry's name in its page's
+    title."""
+    from leaderboard.models import Submission
+
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, subs = known_board(host, users)
+    Submission.objects.filter(pk=subs[0].pk).update(method_name="resnet50_mixup_labelsmoothing_cosine_lr_seed_sweep_v2")
+    long_file = tmp_path / ("predictions_from_my_experiment_tracker_run_2026_11_30_seed_0000001" + ".csv")
+    long_file.write_text("id,pred\nx,1\n")
+    base = live_server.url
+    log_in(driver, base, users[0])
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+    )
+    problems = []
+
+    def wide(name: str) -> None:
+        layout = driver.execute_script(LAYOUT, [])
+        if layout["scrollWidth"] > layout["innerWidth"]:
+            problems.append(f"{name}: {layout['scrollWidth']} > {layout['innerWidth']}")
+
+    driver.get(base + f"/c/{challenge.slug}/?q=averyveryverylongsearchtermwithoutanyspacesatallxxxxxxxxxx")
+    wide("a search that matches nothing")
+    driver.get(base + subs[0].get_absolute_url())
+    wide("an entry's page")
+    driver.get(base + challenge.get_absolute_url())
+    form = driver.find_element(By.CSS_SELECTOR, "form[enctype='multipart/form-data']")
+    form.find_element(By.NAME, "method_name").send_keys("long file")
+    form.find_element(By.CSS_SELECTOR, "input[name=kind][value=predictions]").click()
+    form.find_element(By.NAME, "files").send_keys(str(long_file))
+    driver.execute_script("arguments[0].click()", form.find_element(By.CSS_SELECTOR, "[type=submit]"))
+    assert (
+        "missing prediction column" in driver.find_element(By.CSS_SELECTOR, "form[enctype='multipart/form-data']").text
+    )
+    wide("the submission form's error")
+    assert problems == [], "\n".join(problems)
