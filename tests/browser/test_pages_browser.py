@@ -257,3 +257,24 @@ def test_long_unbroken_words_wrap_on_a_phone(live_server, driver, tmp_path):
     )
     wide("the submission form's error")
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_long_unbroken_entry_name_does_not_make_the_board_scroll_at_desktop_width(live_server, driver):
+    """Found by a new user: an entry named "resnet50_mixup_labelsmoothing_cosine_lr_seed_sweep_v2" widened the Entry
+    column to 465 px, and the leaderboard scrolled sideways at 1400 px (1202 px in a 1105 px box)."""
+    from leaderboard.models import Submission
+
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, subs = known_board(host, users)
+    name = "resnet50_mixup_labelsmoothing_cosine_lr_seed_sweep_v2_with_a_longer_suffix"
+    Submission.objects.filter(pk=subs[0].pk).update(method_name=name)
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+    )
+    driver.get(live_server.url + challenge.get_absolute_url())
+    box = driver.find_element(By.CSS_SELECTOR, ".table-wrap:has(table.leaderboard)")
+    assert name in box.text.replace("\n", "")
+    overflow = driver.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth", box)
+    assert overflow <= 2, overflow
