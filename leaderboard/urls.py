@@ -23,5 +23,8 @@ urlpatterns = [
 
 # The database being unreachable is a 503 with Retry-After, not a 500 (leaderboard/ops/unavailable.py).
 handler500 = "leaderboard.ops.unavailable.server_error"
-# An unknown path under /api/ answers JSON in the API's error shape, not an HTML page.
-handler404 = "leaderboard.ops.unavailable.not_found"
+# 400, 403 and 404 say the reason the view gave, in the site's layout; under /api/ as JSON in the API's error shape
+# (an unknown path there with the nearest endpoint), not an HTML page (leaderboard/web/error_pages.py).
+handler400 = "leaderboard.web.error_pages.bad_request"
+handler403 = "leaderboard.web.error_pages.permission_denied"
+handler404 = "leaderboard.web.error_pages.not_found"

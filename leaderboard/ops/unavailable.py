@@ -26,7 +26,6 @@ from django.http import HttpResponse, HttpResponsePermanentRedirect, JsonRespons
 from django.template import loader
 from django.urls import is_valid_path
 from django.views.decorators.csrf import csrf_exempt
-from django.views.defaults import page_not_found
 from django.views.defaults import server_error as default_server_error
 
 from ..storage import STORAGE_DOWN, is_disk_full
@@ -96,14 +95,6 @@ def server_error(request) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": SERVER_ERROR_MESSAGE}, status=500)
     return default_server_error(request)
-
-
-def not_found(request, exception=None) -> HttpResponse:
-    """``handler404``: under ``/api/``, the API's error shape (:func:`api_not_found`); elsewhere Django's page.
-    An API view's own 404 is DRF's, already JSON."""
-    if request.path.startswith("/api/"):
-        return api_not_found(request)
-    return page_not_found(request, exception)
 
 
 @csrf_exempt  # it reads and changes nothing: a POST to an unknown path is a 404, not a CSRF failure

@@ -438,3 +438,27 @@ def test_an_unknown_board_is_a_bad_parameter_and_a_missing_private_board_is_not_
     assert reader.get(f"/c/{challenge.slug}/?board=nope").status_code == 400
     for path in (f"/api/challenges/{challenge.slug}/leaderboard/", f"/c/{challenge.slug}/"):
         assert reader.get(path + "?board=private").status_code == 404
+
+
+def test_the_site_s_error_pages_say_the_reason_the_view_gave(challenge, alice):
+    """With DEBUG off (as in production, and under pytest) Django's bare "Bad Request (400)", "403 Forbidden" and
+    "Not Found" dropped the reason a page refused with, which the API gives (a new user's review). The site's pages
+    say it in its own layout; Django's own reasons (the resolver's, get_object_or_404's) get a plain sentence."""
+    from django.test import Client
+
+    challenge, _ = challenge  # public_fraction 1: no private board
+    reader = Client()
+    nope = reader.get(f"/c/{challenge.slug}/?board=nope")
+    assert nope.status_code == 400 and "Unknown board &#x27;nope&#x27;; choose public or private." in nope.text
+    assert 'class="site-footer"' in nope.text  # the site's layout, not a bare line
+    private = reader.get(f"/c/{challenge.slug}/?board=private")
+    assert private.status_code == 404 and "This challenge has no private board" in private.text
+    missing = reader.get("/c/no-such-challenge/")
+    assert missing.status_code == 404 and "There is no page at this address." in missing.text
+    assert "matches the given query" not in missing.text
+    assert reader.get("/no/such/page/").status_code == 404
+    reader.force_login(alice)
+    hosts_only = reader.get(f"/c/{challenge.slug}/phases/")
+    assert hosts_only.status_code == 403 and "Only the challenge&#x27;s hosts can change its phases." in hosts_only.text
+    api = reader.get("/api/no-such-endpoint/")
+    assert api.status_code == 404 and api["Content-Type"] == "application/json"
