@@ -172,26 +172,40 @@ def _save(report, version: str, build) -> None:
     report.inputs_version = version
     report.computed_at = timezone.now()
     report.duration_s = time.perf_counter() - started
+    model = type(report)
+    skeleton = report_skeleton(data)
+    fields = {
+        "data": skeleton,
+        "inputs_version": version,
+        "computed_at": report.computed_at,
+        "duration_s": report.duration_s,
+        "recompute_count": F("recompute_count") + 1,
+        "recompute_failure": "",
+        "failed_at": None,
+        "failed_settings_key": "",
+    }
     with transaction.atomic():
-        skeleton = _write_rows(report, data)
+        # Stored over the report this recomputation read only (the UPDATE locks its row until the commit) ...
+        overtaken = not model.objects.filter(pk=report.pk, recompute_count=report.recompute_count).update(**fields)
+        if overtaken:
+            # ... else another (a second worker process, a reader's request) stored the board since it was read:
+            # the rows to write are those that differ from the board stored now, not from the one read (a row the
+            # other deleted stayed deleted under a skeleton that lists it, and the board could not be read again,
+            # not even by the next recomputation). This one's runs may be the older: another is asked for.
+            fresh = model.objects.select_for_update().get(pk=report.pk)
+            report.data, report.row_ids, report.recompute_count = fresh.data, fresh.row_ids, fresh.recompute_count
+            model.objects.filter(pk=report.pk).update(**fields)
+        _write_rows(report, data, skeleton)
         record_moves(
             challenge_id=report.challenge_id,
-            board=type(report).BOARD,
+            board=model.BOARD,
             before=report.data,
             after=data,
             at=report.computed_at,
         )
-        type(report).objects.filter(pk=report.pk).update(
-            data=skeleton,
-            inputs_version=version,
-            computed_at=report.computed_at,
-            duration_s=report.duration_s,
-            recompute_count=F("recompute_count") + 1,
-            recompute_failure="",
-            failed_at=None,
-            failed_settings_key="",
-        )
-    report.data, report.row_ids = data, row_ids(skeleton)
+        if overtaken:
+            report_request(challenge_id=report.challenge_id)
+    report.data, report.row_ids, report.recompute_count = data, row_ids(skeleton), report.recompute_count + 1
     report.recompute_failure, report.failed_at, report.failed_settings_key = "", None, ""
 
 
@@ -211,11 +225,10 @@ def _record_failure(report, exc: Exception, settings_key: str) -> None:
     )
 
 
-def _write_rows(report, data: dict) -> dict:
-    """Write the own rows of ``data`` that differ from those stored with ``report`` (its ``data`` still the
-    previous report), delete those of entries no longer shown; returns the skeleton to store
-    (``report.written_rows``: how many rows were written)."""
-    skeleton = report_skeleton(data)
+def _write_rows(report, data: dict, skeleton: dict) -> None:
+    """Write the own rows of ``data`` (whose skeleton is ``skeleton``) that differ from those stored with ``report``
+    (its ``data`` still the previous report), delete those of entries no longer shown (``report.written_rows``: how
+    many rows were written)."""
     moving = set(skeleton[ROW_TABLE]["columns"])
     rows = {row["submission_id"]: row for row in data["entries"]}
     stored = ReportRow.objects.filter(challenge_id=report.challenge_id, board=type(report).BOARD)
@@ -250,7 +263,6 @@ def _write_rows(report, data: dict) -> dict:
         batch_size=500,
     )
     report.written_rows = len(changed)
-    return skeleton
 
 
 #: Largest public board recomputed in the reader's request after a settings change; a larger one is
