@@ -67,14 +67,18 @@ def is_storage_fault(exc: BaseException) -> bool:
 
 
 class MediaStorage(FileSystemStorage):
-    """The local storage, which never leaves a half-written file behind (a full or read-only disk)."""
+    """The local storage, which never leaves a half-written file behind: a full or read-only disk, an I/O error
+    (a failing disk, a network share), or any other error while the file is written. A failed save returns no
+    name, so no row can name what it wrote and nothing else would ever delete it."""
 
     def _save(self, name, content):
+        full_path = self.path(name)
+        taken = os.path.lexists(full_path)  # another's file: Django writes under another name (never this one)
         try:
             return super()._save(name, content)
-        except OSError as exc:
-            if exc.errno in DISK_FULL_ERRNOS:
-                _remove_partial(self.path(name))
+        except BaseException:
+            if not taken:
+                _remove_partial(full_path)
             raise
 
 

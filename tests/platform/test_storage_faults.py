@@ -269,3 +269,37 @@ def test_a_storage_fault_does_not_use_up_the_runs_attempts(host, alice):
     for attempt in range(1, max_attempts() + 1):
         assert run_claim(run_id=other.pk, delivery="t", cause="OperationalError: gone" if attempt > 1 else "")
     assert run_claim(run_id=other.pk, delivery="t", cause="OperationalError: gone") is None  # counted as before
+
+
+def test_an_io_error_while_a_file_is_written_leaves_no_half_written_file(
+    settings, tmp_path, host, alice, client, monkeypatch
+):
+    """A disk (or a network share: NFS, SMB) that fails a write with EIO, not a full one: the part written stays
+    nowhere, as no row names it."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    challenge, frame = digits_challenge(host)
+    token = token_create(user=alice)[1]
+    before = {path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()}
+    real_fdopen = os.fdopen
+
+    class FailingDisk:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def write(self, chunk):
+            self.handle.write(chunk[: len(chunk) // 2])
+            self.handle.flush()
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        def close(self):
+            self.handle.close()
+
+    monkeypatch.setattr(
+        "django.core.files.storage.filesystem.os.fdopen", lambda fd, *a, **k: FailingDisk(real_fdopen(fd, *a, **k))
+    )
+    client.raise_request_exception = False
+    response = _post(client, challenge, token, label_predictions(frame))
+    assert response.status_code >= 500, response.content
+    after = {path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()}
+    assert after == before, sorted(map(str, after - before))
+    assert not Submission.objects.exists()
