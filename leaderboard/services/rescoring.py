@@ -194,22 +194,31 @@ def challenge_rescore(
     submissions = Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)
     if phase is not None and labels is None and new_metric is None:
         submissions = submissions.filter(phase=phase)
-    with transaction.atomic():
-        reason = _apply_corrections(challenge, dataset, user, labels, new_metric, phase)
-        _archive_reports(challenge, reason)
-        queued = 0
-        for submission_id in submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True):
-            enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
-            queued += 1
-        recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
-        audit_record(
-            challenge=challenge,
-            actor=user,
-            action="rescore",
-            reason=reason,
-            submissions=queued,
-            recipes_not_rescored=recipes,
-        )
+    kept = (dataset.hidden_labels_file.name, dataset.version)
+    try:
+        with transaction.atomic():
+            reason = _apply_corrections(challenge, dataset, user, labels, new_metric, phase)
+            _archive_reports(challenge, reason)
+            queued = 0
+            for submission_id in submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True):
+                enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
+                queued += 1
+            recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
+            audit_record(
+                challenge=challenge,
+                actor=user,
+                action="rescore",
+                reason=reason,
+                submissions=queued,
+                recipes_not_rescored=recipes,
+            )
+    except BaseException:
+        # Rolled back: the dataset's row names the labels it had; the corrected ones stored meanwhile go (no row
+        # names them, and they are hidden labels).
+        if dataset.hidden_labels_file.name != kept[0]:
+            dataset.hidden_labels_file.storage.delete(dataset.hidden_labels_file.name)
+            dataset.hidden_labels_file.name, dataset.version = kept
+        raise
     report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
 

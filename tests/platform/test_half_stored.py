@@ -1,0 +1,46 @@
+"""A request that fails between two writes (the database gone between a file stored and the rows that name it)
+leaves no file that no row names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from django.db import OperationalError
+
+from leaderboard.models import AuditEntry
+from leaderboard.services import rescoring
+from leaderboard.services.dataset_files import dataset_hidden_labels, dataset_test_ids
+from leaderboard.storage import hidden_storage
+
+from .factories import csv_bytes, digits_challenge
+
+pytestmark = pytest.mark.django_db
+
+
+def _files(root) -> set[Path]:
+    return {path for path in Path(root).rglob("*") if path.is_file()}
+
+
+def test_a_label_correction_that_fails_after_the_labels_are_stored_leaves_no_labels_file(
+    settings, tmp_path, host, monkeypatch
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    challenge, frame = digits_challenge(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset)
+    before = _files(hidden_storage.location)
+    corrected = [str((int(label) + 1) % 10) for label in truth]
+    labels = csv_bytes(pd.DataFrame({"id": dataset_test_ids(dataset=challenge.dataset), "label": corrected}))
+
+    def database_gone(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(rescoring, "_archive_reports", database_gone)  # after the labels are stored
+    with pytest.raises(OperationalError):
+        rescoring.challenge_rescore(challenge=challenge, user=host, hidden_labels=("labels.csv", labels))
+
+    challenge.dataset.refresh_from_db()
+    assert list(dataset_hidden_labels(dataset=challenge.dataset)) == list(truth)  # the rows name the old labels
+    assert not AuditEntry.objects.filter(action="hidden_labels_replaced").exists()
+    assert _files(hidden_storage.location) == before  # and no file holds the new ones
