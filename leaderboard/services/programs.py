@@ -152,12 +152,21 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
     except UnicodeDecodeError:
         raise ServiceError("The scoring program is not UTF-8 text (a Python file).", field="scoring_program") from None
     old = challenge.scoring_program.name if challenge.scoring_program else None
-    with transaction.atomic():
-        _check_changeable(challenge)
-        challenge.scoring_program.save("scoring.py", ContentFile(data), save=False)
-        _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
-        _send_check(challenge)
-        audit_record(challenge=challenge, actor=user, action="scoring_program_uploaded", filename=filename)
+    kept = challenge.scoring_program.name
+    try:
+        with transaction.atomic():
+            _check_changeable(challenge)
+            challenge.scoring_program.save("scoring.py", ContentFile(data), save=False)
+            _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
+            _send_check(challenge)
+            audit_record(challenge=challenge, actor=user, action="scoring_program_uploaded", filename=filename)
+    except BaseException:
+        # Rolled back (a database error after the file was stored): the row names the program it had; the file
+        # stored meanwhile goes, as no row names it.
+        if challenge.scoring_program.name != kept:
+            challenge.scoring_program.storage.delete(challenge.scoring_program.name)
+            challenge.scoring_program.name = kept
+        raise
     if old and old != challenge.scoring_program.name:
         challenge.scoring_program.storage.delete(old)
     return challenge

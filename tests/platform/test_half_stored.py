@@ -44,3 +44,26 @@ def test_a_label_correction_that_fails_after_the_labels_are_stored_leaves_no_lab
     assert list(dataset_hidden_labels(dataset=challenge.dataset)) == list(truth)  # the rows name the old labels
     assert not AuditEntry.objects.filter(action="hidden_labels_replaced").exists()
     assert _files(hidden_storage.location) == before  # and no file holds the new ones
+
+
+def test_a_scoring_program_upload_that_fails_after_the_program_is_stored_leaves_no_program_file(
+    settings, tmp_path, host, monkeypatch
+):
+    from leaderboard.services import programs
+
+    from .test_scoring_programs import PROGRAM, animals_challenge
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    challenge = animals_challenge(host)
+    before = _files(settings.MEDIA_ROOT)
+
+    def database_gone(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(programs, "audit_record", database_gone)  # after the program is stored
+    with pytest.raises(OperationalError):
+        programs.program_upload(challenge=challenge, user=host, data=PROGRAM)
+
+    challenge.refresh_from_db()
+    assert not challenge.scoring_program
+    assert _files(settings.MEDIA_ROOT) == before
