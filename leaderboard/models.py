@@ -393,6 +393,9 @@ class Submission(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When a host's correction (labels, metric) last asked for this submission to be scored again, until the
+    # rescore has run (services.rescoring): the janitor resends a rescore the broker lost or never took.
+    rescore_requested_at = models.DateTimeField(null=True, blank=True, db_index=True)
     phase = models.ForeignKey(Phase, on_delete=models.PROTECT, related_name="submissions", null=True, blank=True)
     # Files charged to the file quotas (prediction files; a recipe counts as one).
     n_files = models.PositiveIntegerField(default=1)

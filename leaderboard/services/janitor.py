@@ -19,7 +19,8 @@ One pass, in order:
    finish stores the result and the other's is dropped (``lifecycle.run_store``);
 3. resends work that the database says is queued but that was published more than
    ``VARBOARD_REQUEUE_AFTER_S`` ago, on a queue the broker reports empty: recipe runs, the
-   scoring of prediction submissions, and report recomputations left pending; and the runs of
+   scoring of prediction submissions, report recomputations left pending and the rescores a host's
+   correction asked for (``Submission.rescore_requested_at``); and the runs of
    variance studies that are queued, or running past their limit (their worker was lost: a
    study run's claim takes such a run again), when their queue is empty;
 4. records the reveal of private boards whose ``auto_reveal`` phase has closed (for mails and
@@ -48,9 +49,9 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from ..choices import SUBMISSION_ENDED, RunQueue, RunStatus, SubmissionKind
-from ..models import JANITOR_STATE_PK, JanitorState, Report, Run, StudyRun
+from ..models import JANITOR_STATE_PK, JanitorState, Report, Run, StudyRun, Submission
 from . import dispatch
-from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
+from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, RESCORE_SUBMISSION, SCORE_SUBMISSION
 from .lifecycle import (
     lease_duration,
     run_is_stuck,
@@ -77,6 +78,7 @@ class JanitorPass:
     resent_runs: int = 0
     resent_scorings: int = 0
     resent_reports: int = 0
+    resent_rescores: int = 0
     resent_program_checks: int = 0
     notifications: int = 0
     broker_unreachable: bool = False
@@ -143,6 +145,13 @@ def _resend_study_runs(publisher: _Publisher, now) -> int:
     )
 
 
+def _resend_rescores(submission_ids: list[int], publisher: _Publisher, now) -> int:
+    """Publish again the rescores (a host's label or metric correction) still requested long after the request."""
+    sent = [pk for pk in submission_ids if publisher.send(RESCORE_SUBMISSION, (pk,), queue=SCORING_QUEUE)]
+    Submission.objects.filter(pk__in=sent).update(rescore_requested_at=now)
+    return len(sent)
+
+
 def janitor_run(*, now=None) -> JanitorPass:
     """One reconciliation pass (see the module's docstring); returns what it did."""
     now = now or timezone.now()
@@ -174,8 +183,9 @@ def janitor_run(*, now=None) -> JanitorPass:
             "challenge_id", flat=True
         )
     )
+    stale_rescores = list(Submission.objects.filter(rescore_requested_at__lt=stale_before).values_list("pk", flat=True))
     wanted = {run.queue for run in stale}
-    if stale_reports:
+    if stale_reports or stale_rescores:
         wanted.add(SCORING_QUEUE)
     lengths = dispatch.queue_lengths(sorted(wanted)) if wanted else {}
     if wanted and lengths is None:
@@ -190,6 +200,7 @@ def janitor_run(*, now=None) -> JanitorPass:
             if publisher.send(RECOMPUTE_REPORT, (challenge_id,), queue=SCORING_QUEUE):
                 Report.objects.filter(challenge_id=challenge_id).update(requested_at=now)
                 resent_reports += 1
+    resent_rescores = _resend_rescores(stale_rescores, publisher, now) if lengths.get(SCORING_QUEUE) == 0 else 0
     more_runs += _resend_study_runs(publisher, now)
     program_checks = 0 if publisher.down else program_checks_resend(now=now)
     notified = reveals_record_due(now=now) + (0 if publisher.down else notifications_heal(now=now))
@@ -200,6 +211,7 @@ def janitor_run(*, now=None) -> JanitorPass:
         resent_runs=sent_runs + more_runs,
         resent_scorings=sent_scorings + more_scorings,
         resent_reports=resent_reports,
+        resent_rescores=resent_rescores,
         resent_program_checks=program_checks,
         notifications=notified,
         broker_unreachable=publisher.down,

@@ -17,6 +17,7 @@ import pandas as pd
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.utils import timezone
 
 from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, memory_message, run_guarded
 from evaluation.io.read import TableError, read_table
@@ -199,10 +200,12 @@ def challenge_rescore(
         with transaction.atomic():
             reason = _apply_corrections(challenge, dataset, user, labels, new_metric, phase)
             _archive_reports(challenge, reason)
-            queued = 0
-            for submission_id in submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True):
+            rescored = list(submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True))
+            # Recorded with the request, so that a rescore the broker loses is sent again (services.janitor).
+            Submission.objects.filter(pk__in=rescored).update(rescore_requested_at=timezone.now())
+            for submission_id in rescored:
                 enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
-                queued += 1
+            queued = len(rescored)
             recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
             audit_record(
                 challenge=challenge,

@@ -276,4 +276,8 @@ def submission_rescore(*, submission_id: int, runner: ProgramRunner | None = Non
                 extra_outcomes=None,
             )
         changed += run_store_rescored(run_id=run.pk, **fields)
+    if submission.rescore_requested_at is not None:  # done, unless asked again meanwhile
+        Submission.objects.filter(pk=submission_id, rescore_requested_at=submission.rescore_requested_at).update(
+            rescore_requested_at=None
+        )
     return changed

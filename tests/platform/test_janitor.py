@@ -463,3 +463,39 @@ def test_the_janitor_resends_variance_study_runs_left_queued_or_stuck(
     expected = [runs[0].pk, *[run.pk for run in runs[3:]]]
     assert janitor_run() == JanitorPass(resent_runs=len(expected))
     assert sorted(queued.ids(EXECUTE_STUDY_RUN)) == expected
+
+
+def test_the_janitor_resends_a_rescore_the_broker_did_not_take(challenge, host, alice, queued, lengths, monkeypatch):
+    """A label or metric correction queues one rescore per prediction submission; a broker that refuses them (or
+    restarts empty) must not leave the submissions scored against the old labels for good."""
+    from leaderboard.services.dispatch import RESCORE_SUBMISSION
+    from leaderboard.services.rescoring import challenge_rescore
+    from leaderboard.services.scoring import submission_rescore, submission_score
+
+    challenge, frame = challenge
+    files = [UploadedFile("p.csv", label_predictions(frame))]
+    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    submission_score(submission_id=submission.pk)
+    record = dispatch.send
+
+    def refuse(name, args, queue=None, countdown=None):
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(dispatch, "send", refuse)
+    assert challenge_rescore(challenge=challenge, user=host)["queued"] == 1  # logged, "the janitor sends it again"
+    monkeypatch.setattr(dispatch, "send", record)
+    queued.clear()
+
+    later = timezone.now() + timedelta(seconds=settings_requeue_after() + 1)
+    assert janitor_run(now=later).resent_rescores == 1
+    assert queued.ids(RESCORE_SUBMISSION) == [submission.pk]
+    queued.clear()
+    submission_rescore(submission_id=submission.pk)  # the resent task ran
+    assert janitor_run(now=later + timedelta(seconds=settings_requeue_after() + 1)).resent_rescores == 0
+    assert not queued.ids(RESCORE_SUBMISSION)
+
+
+def settings_requeue_after() -> float:
+    from django.conf import settings
+
+    return settings.VARBOARD["REQUEUE_AFTER_S"]
