@@ -686,3 +686,35 @@ def test_a_postgresql_blip_during_the_report_recompute_leaves_no_entry_off_the_b
             if process is not None:
                 process.stop()
         cluster.close()
+
+
+def test_a_scoring_worker_killed_mid_submission_loses_no_prediction_file(redis_server, workers, stores):
+    """A prediction entry of many files is scored run by run in one task: a worker SIGKILLed in the middle leaves
+    some runs scored, one running and the rest queued; the janitor queues the lost one again and another worker
+    scores what is left, each file once."""
+    host, alice = make_user("host"), make_user("alice")
+    challenge, frame = digits_challenge(host, k_runs=40, daily_quota=100, total_quota=100)
+    doomed = workers(broker_url=redis_server.url, node="doomed", queues="scoring", concurrency=1)
+    files = [UploadedFile(f"p{i}.csv", label_predictions(frame)) for i in range(40)]
+    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="many", files=files)
+    wait_for(
+        lambda: Run.objects.filter(submission=submission, status="succeeded").count() >= 3,
+        timeout=60,
+        interval=0.02,
+        message=doomed.tail,
+    )
+    os.killpg(doomed.process.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    doomed.process.wait(10)
+    left = Run.objects.filter(submission=submission).exclude(status="succeeded").count()
+    assert left > 0, "scored before the kill: nothing was in flight"
+    rescuer = workers(broker_url=redis_server.url, node="rescuer", queues="scoring", concurrency=1, beat=True)
+    wait_for(
+        lambda: Submission.objects.get(pk=submission.pk).status == "scored",
+        timeout=120,
+        interval=0.2,
+        message=rescuer.tail,
+    )
+    recovered = time.monotonic() - killed_at
+    assert_healed([submission], stores)
+    report("scoring worker SIGKILLed mid-submission", recovered, f"{left} of 40 prediction files left to score")
