@@ -19,7 +19,8 @@ One pass, in order:
    finish stores the result and the other's is dropped (``lifecycle.run_store``);
 3. resends work that the database says is queued but that was published more than
    ``VARBOARD_REQUEUE_AFTER_S`` ago, on a queue the broker reports empty: recipe runs, the
-   scoring of prediction submissions, report recomputations left pending and the rescores a host's
+   scoring of prediction submissions, report recomputations left pending (or started and never
+   finished: ``_REQUEST_UNFINISHED``) and the rescores a host's
    correction asked for (``Submission.rescore_requested_at``); and the runs of
    variance studies that are queued, or running past their limit (their worker was lost: a
    study run's claim takes such a run again), when their queue is empty;
@@ -46,6 +47,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from ..choices import SUBMISSION_ENDED, RunQueue, RunStatus, SubmissionKind
@@ -125,6 +127,13 @@ def _publish(runs: list[Run], publisher: _Publisher, now) -> tuple[int, int]:
     return sent_runs, len(scored)
 
 
+#: A recomputation was asked for and started (it cleared ``recompute_pending``) but never stored a board nor a
+#: failure after the request: its worker's machine was lost, or the database stayed away longer than its retries.
+_REQUEST_UNFINISHED = (Q(computed_at__isnull=True) | Q(computed_at__lt=F("requested_at"))) & (
+    Q(failed_at__isnull=True) | Q(failed_at__lt=F("requested_at"))
+)
+
+
 def _resend_study_runs(publisher: _Publisher, now) -> int:
     """Publish again the study runs left queued or stuck running, on queues the broker reports empty."""
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
@@ -179,9 +188,9 @@ def janitor_run(*, now=None) -> JanitorPass:
         .order_by("submission_id", "index")
     )
     stale_reports = list(
-        Report.objects.filter(recompute_pending=True, requested_at__lt=stale_before).values_list(
-            "challenge_id", flat=True
-        )
+        Report.objects.filter(requested_at__lt=stale_before)
+        .filter(Q(recompute_pending=True) | _REQUEST_UNFINISHED)
+        .values_list("challenge_id", flat=True)
     )
     stale_rescores = list(Submission.objects.filter(rescore_requested_at__lt=stale_before).values_list("pk", flat=True))
     wanted = {run.queue for run in stale}

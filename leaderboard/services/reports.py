@@ -127,6 +127,9 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
     private = PrivateReport.objects.filter(challenge=challenge).first()
     stale_private = board_has_private(challenge) and (private is None or private.inputs_version != version)
     if not force and report.inputs_version == version and report.data and not stale_private:
+        if report.requested_at and report.computed_at and report.computed_at < report.requested_at:
+            # Nothing to do for the request: answered (else the janitor would take it for a recomputation lost).
+            Report.objects.filter(pk=report.pk, recompute_pending=False).update(requested_at=report.computed_at)
         return report
     versions = entry_versions(challenge=challenge, snapshot=snapshot)
     previous = report.data

@@ -499,3 +499,44 @@ def settings_requeue_after() -> float:
     from django.conf import settings
 
     return settings.VARBOARD["REQUEUE_AFTER_S"]
+
+
+def test_the_janitor_resends_a_report_recomputation_that_never_finished(challenge, alice, queued, lengths, monkeypatch):
+    """The recomputation clears its request as it starts; one that then dies (its worker's machine lost, or the
+    database gone for longer than its retries) must not leave the board without the entries it was asked for."""
+    from django.conf import settings
+
+    from leaderboard.services import reports
+    from leaderboard.services.reports import report_recompute
+
+    challenge, frame = challenge
+    report_recompute(challenge_id=challenge.pk, force=True)
+    files = [UploadedFile("p.csv", label_predictions(frame))]
+    submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    assert Report.objects.get(challenge=challenge).recompute_pending is False  # not until a run changed
+    from leaderboard.services.reports import report_request
+
+    report_request(challenge_id=challenge.pk)
+
+    def database_gone(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    build = reports.build_report_data
+    monkeypatch.setattr(reports, "build_report_data", database_gone)
+    with pytest.raises(OperationalError):
+        report_recompute(challenge_id=challenge.pk)  # its last retry: the task gives up
+    queued.clear()
+
+    stale = timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    report = Report.objects.filter(challenge=challenge)
+    report.update(computed_at=timezone.now() - 2 * stale, requested_at=timezone.now() - stale)  # long ago
+    assert janitor_run().resent_reports == 1
+    assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
+    queued.clear()
+    assert janitor_run().resent_reports == 0  # resent just now
+    monkeypatch.setattr(reports, "build_report_data", build)
+    report_recompute(challenge_id=challenge.pk)  # the resent one ran
+    computed, requested = report.values_list("computed_at", "requested_at").get()
+    assert computed > requested  # the request answered
+    report.update(computed_at=computed - 2 * stale, requested_at=requested - 2 * stale)
+    assert janitor_run().resent_reports == 0
