@@ -223,3 +223,22 @@ def test_staff_host_sees_only_hosted_challenges(client, staff_host, host_and_cha
     challenge.hosts.add(staff_host)
     assert challenge.title in client.get("/admin/leaderboard/challenge/").content.decode()
     assert client.get(f"/admin/leaderboard/challenge/{challenge.pk}/change/").status_code == 200
+
+
+def test_the_demo_host_edits_phases_in_the_admin(client):
+    """The README: phases are added "on the host's phases page ... or the Phase rows of the challenge in the
+    admin". The demo's ``host`` (staff with ``HOST_PERMISSIONS``) saw no Phase rows: it had no Phase permission."""
+    from leaderboard.management.commands.demo import HOST_PERMISSIONS
+
+    host = make_user("demohost")
+    host.is_staff = True
+    host.save()
+    host.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="leaderboard", codename__in=HOST_PERMISSIONS)
+    )
+    challenge, _ = digits_challenge(host)
+    client.force_login(host)
+    page = client.get(f"/admin/leaderboard/challenge/{challenge.pk}/change/").content.decode()
+    assert 'id="phases-group"' in page
+    assert 'name="phases-0-name"' in page  # editable, not read-only
+    assert 'name="phases-TOTAL_FORMS"' in page

@@ -72,6 +72,9 @@ HOST_PERMISSIONS = [
     "add_challenge",
     "change_challenge",
     "view_challenge",
+    "add_phase",  # the Phase rows of the challenge's admin page (README, "Phases")
+    "change_phase",
+    "view_phase",
     "view_dataset",
     "view_submission",
     "view_run",
