@@ -401,6 +401,19 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
         },
     }
 
+# The throttles' histories (failed log-ins, sign-ups, recomputations) in a cache of their own: in per-process memory
+# they shared the default cache's 300 entries with cached pages and reports, which culled them, so a client that
+# made the site cache a few hundred reports had its failed log-ins forgotten. With CACHE_URL, the same shared cache.
+CACHES["throttles"] = (
+    CACHES["default"]
+    if CACHES["default"]["BACKEND"] != "django.core.cache.backends.locmem.LocMemCache"
+    else {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "varboard-throttles",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
+)
+
 # Structured logs with the submission and run ids (leaderboard/logs.py): "json" (one object per
 # line, the production default) or "plain" (readable, the development default).
 LOG_FORMAT = env.str("VARBOARD_LOG_FORMAT", default="json" if PRODUCTION else "plain")

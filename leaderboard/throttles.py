@@ -12,6 +12,9 @@ made-up ``X-Forwarded-For`` (DRF's default identity takes that header as it come
 * :class:`SignupThrottle` counts accounts created per client address (``VARBOARD_SIGNUP_RATE``).
 * :class:`PasswordResetThrottle` counts password-reset requests per client address and per e-mail
   address (``VARBOARD_PASSWORD_RESET_RATE``), so nobody can flood a mailbox through the site.
+
+Their histories live in the ``throttles`` cache (settings), apart from cached pages and reports, which
+culled them from a per-process cache of 300 entries.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import ipaddress
 import math
 
 from django.conf import settings
+from django.core.cache import caches
 from django.http import HttpResponse
 from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
@@ -59,14 +63,22 @@ def client_address(request) -> str:
     return client
 
 
-class ClientScopedRateThrottle(ScopedRateThrottle):
+class _OwnCache:
+    """A throttle whose history is in the ``throttles`` cache, which cached pages and reports never fill."""
+
+    @property
+    def cache(self):
+        return caches["throttles" if "throttles" in settings.CACHES else "default"]  # settings of one cache only
+
+
+class ClientScopedRateThrottle(_OwnCache, ScopedRateThrottle):
     """DRF's scoped throttle, keyed on :func:`client_address` for anonymous clients."""
 
     def get_ident(self, request) -> str:
         return client_address(request)
 
 
-class _CountingThrottle(SimpleRateThrottle):
+class _CountingThrottle(_OwnCache, SimpleRateThrottle):
     """A rate throttle whose history grows only when :meth:`record` is called (not on every request).
 
     Keys: the client's address, and with ``username`` the (username, address) pair.

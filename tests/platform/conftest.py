@@ -14,11 +14,14 @@ def fast_password_hashing(settings):
 @pytest.fixture(autouse=True)
 def fresh_cache():
     """Throttle histories and cached reports do not leak from one test into the next."""
-    from django.core.cache import cache
+    from django.conf import settings
+    from django.core.cache import caches
 
-    cache.clear()
+    for alias in settings.CACHES:
+        caches[alias].clear()
     yield
-    cache.clear()
+    for alias in settings.CACHES:
+        caches[alias].clear()
 
 
 @pytest.fixture(autouse=True)

@@ -157,3 +157,18 @@ def test_a_bad_trusted_proxy_setting_stops_startup():
         timeout=120,
     )
     assert result.returncode != 0 and "VARBOARD_TRUSTED_PROXIES must list addresses or networks" in result.stderr
+
+
+def test_a_full_cache_of_reports_forgets_no_failed_log_in(victim):
+    """A reviewer's finding: the throttles kept their histories in the default cache, which without CACHE_URL is
+    per-process memory of 300 entries, culled as cached pages and reports fill it; a client that made the site
+    cache a few hundred reports (overridden parameters, search pages) had its failed log-ins forgotten and guessed
+    on. The histories live in a cache of their own (``throttles``), which the reports never fill."""
+    from django.core.cache import cache
+
+    for _ in range(10):
+        assert log_in("wrong", peer="203.0.113.9") == 403
+    assert log_in("wrong", peer="203.0.113.9") == 429
+    for i in range(1000):  # what cached reports and pages do to the default cache
+        cache.set(f"report-{i}", i)
+    assert log_in("wrong", peer="203.0.113.9") == 429
