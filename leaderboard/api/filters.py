@@ -1,6 +1,7 @@
 """The list endpoints' query filters; a filter that does not parse is a 400 naming it (:func:`filtered`)."""
 
 import django_filters
+from django import forms
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
 
@@ -22,7 +23,30 @@ class StrictOrderingFilter(OrderingFilter):
         return super().remove_invalid_fields(queryset, fields, view, request)
 
 
-class ChallengeFilter(django_filters.FilterSet):
+class NamingFilterSet(django_filters.FilterSet):
+    """A filter set whose choice parameters, refused, name the values they take, as the API's other refusals do
+    (Django's "Select a valid choice. bogus is not one of the available choices." named none: a new user's finding).
+    """
+
+    def get_form_class(self):
+        base = super().get_form_class()
+
+        class NamingForm(base):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                for field in self.fields.values():
+                    choices = [str(v) for v, _ in getattr(field, "choices", ()) if v != ""]
+                    if isinstance(field, forms.ChoiceField) and choices:
+                        message = field.error_messages["invalid_choice"]
+                        field.error_messages = {
+                            **field.error_messages,
+                            "invalid_choice": f"{message} One of: {', '.join(choices).replace('%', '%%')}.",
+                        }
+
+        return NamingForm
+
+
+class ChallengeFilter(NamingFilterSet):
     title = django_filters.CharFilter(lookup_expr="icontains")
     host = django_filters.CharFilter(field_name="hosts__username")
 
@@ -31,7 +55,7 @@ class ChallengeFilter(django_filters.FilterSet):
         fields = ["metric", "allow_predictions", "allow_recipes", "visibility"]
 
 
-class SubmissionFilter(django_filters.FilterSet):
+class SubmissionFilter(NamingFilterSet):
     challenge = django_filters.CharFilter(field_name="challenge__slug")
     team = django_filters.CharFilter(field_name="team__name")
 
@@ -40,13 +64,13 @@ class SubmissionFilter(django_filters.FilterSet):
         fields = ["status", "kind"]
 
 
-class InvitationFilter(django_filters.FilterSet):
+class InvitationFilter(NamingFilterSet):
     class Meta:
         model = TeamInvitation
         fields = ["status"]
 
 
-class RunFilter(django_filters.FilterSet):
+class RunFilter(NamingFilterSet):
     submission = django_filters.NumberFilter(field_name="submission_id")
 
     class Meta:

@@ -103,6 +103,15 @@ def test_a_list_parameter_that_does_not_parse_is_a_400_naming_it(board, path, pa
     assert parameter in body["errors"] and body["detail"].startswith(f"{parameter}:")
 
 
+def test_a_choice_parameter_s_refusal_names_the_values_it_takes(board):
+    """A new user's finding: ``?status=foo`` said "Select a valid choice. foo is not one of the available choices."
+    and named none, where the API's other refusals name what they take."""
+    _, _, client = board
+    detail = client.get("/api/submissions/?status=foo").json()["detail"]
+    assert detail.startswith("status: Select a valid choice. foo is not one of the available choices. One of: ")
+    assert "queued" in detail and "scored" in detail
+
+
 def test_valid_list_parameters_still_page_and_filter(board):
     challenge, entry, client = board
     runs = client.get(f"/api/challenges/{challenge.slug}/runs/?submission={entry.pk}&limit=2&offset=1").json()
