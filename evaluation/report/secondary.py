@@ -33,7 +33,7 @@ from evaluation.report.entries import EntryRuns
 from evaluation.report.rows import mean_warning, runs_std, shown_limits
 from evaluation.report.sections import ENTRY_METHODS
 from evaluation.report.settings import PURPOSE, SECTION_CODE, ReportSettings, derive_seed
-from evaluation.report.values import apply_map, finite, interval, score_over_files
+from evaluation.report.values import apply_map, finite, interval, outcomes_are_proportions, score_over_files
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 from evaluation.stats.testset import entry_mean_intervals
 
@@ -114,7 +114,7 @@ def secondary_value(e: EntryRuns, metric: MetricInfo, s: ReportSettings) -> dict
 def _from_outcomes(mean: dict, outcomes: np.ndarray, metric: MetricInfo, confidence: float) -> None:
     """The prediction entries' interval of the mean (as the primary's), from the metric's outcomes."""
     files = np.atleast_2d(outcomes)
-    pooled, low, high, method = entry_mean_intervals([files], confidence)
+    pooled, low, high, method = entry_mean_intervals([files], confidence, outcomes_are_proportions(metric.score_range))
     # Clipped to the metric's range: a macro F1's outcomes exceed 1, so a t interval of them can too.
     estimate = score_over_files(metric.from_mean, float(pooled[0]), mean["estimate"], files.shape[0])
     low, high = shown_limits(

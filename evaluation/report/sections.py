@@ -18,7 +18,7 @@ from evaluation.report.ranking import by_merit, inversion_rows, priority_order, 
 from evaluation.report.rows import exclude, shown_limits
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota, twin_keys
-from evaluation.report.values import apply_map, finite, score_over_files, se_through
+from evaluation.report.values import apply_map, finite, outcomes_are_proportions, score_over_files, se_through
 from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import (
     MIN_RUNS_MEAN_INTERVAL,
@@ -416,6 +416,7 @@ def prediction_section(
             rng=derive_seed(s.master_seed, code, PURPOSE["pairs"]),
             backend=s.backend,
             device=s.device,
+            proportions=outcomes_are_proportions(s.score_range),
         )
         for e in chosen:
             _prediction_mean(rows[e.id], tb, index[e.id], s)

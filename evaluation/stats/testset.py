@@ -5,7 +5,8 @@ and uploaded k files, from the seeds (docs/DESIGN.md §6). Every entry is scored
 same examples, so comparisons are paired by example (Koehn 2004; Berg-Kirkpatrick et al.
 2012); files of one entry are independent draws of its training randomness.
 
-Entry intervals (``confidence_level``):
+Entry intervals (``confidence_level``; 0/1 outcomes are correctness indicators unless ``proportions=False``, a
+metric that is no proportion, whose outcomes take the t forms whatever their values):
 
 * one file of 0/1 outcomes (accuracy): Wilson's score interval of the proportion;
 * k > 1 files of 0/1 outcomes: Wilson's interval at Kish's effective sample size
@@ -167,7 +168,7 @@ def _resampled_sums(x: np.ndarray, integral: bool, n_resamples: int, rng) -> np.
 class _Design:
     """The entries' outcomes laid out for the bootstrap and the tests (oriented: higher better)."""
 
-    def __init__(self, entries: list[np.ndarray], sign: float):
+    def __init__(self, entries: list[np.ndarray], sign: float, proportions: bool = True):
         self.files = np.array([e.shape[0] for e in entries])
         self.n = entries[0].shape[1]
         self.columns = np.concatenate(entries, axis=0).T  # (examples, files of all entries)
@@ -187,8 +188,11 @@ class _Design:
         # ... also when rounded: 25 outcomes of 0.1 average to 0.10000000000000002
         self.estimate = np.clip(self.per_example.mean(axis=0), self.range[:, 0], self.range[:, 1])
         self.integral = all(np.all(e == np.round(e)) for e in entries)
-        self.binary = np.array([e.shape[0] == 1 and bool(np.all((e == 0) | (e == 1))) for e in entries])
-        self.binary_files = np.array([e.shape[0] > 1 and bool(np.all((e == 0) | (e == 1))) for e in entries])
+        # 0/1 outcomes are correctness indicators (Wilson, McNemar) unless the metric is no proportion (a loss whose
+        # errors happen to be 0 or 1 on this test set: in other units the same board took t intervals and tests)
+        indicators = [proportions and bool(np.all((e == 0) | (e == 1))) for e in entries]
+        self.binary = np.array([e.shape[0] == 1 and b for e, b in zip(entries, indicators)])
+        self.binary_files = np.array([e.shape[0] > 1 and b for e, b in zip(entries, indicators)])
         self.sign = sign
         # variance components of each entry's mean: examples, and files (0 for one file)
         self.var_examples = self.per_example.var(axis=0, ddof=1) / self.n
@@ -348,7 +352,9 @@ def _symmetric_share(boot: np.ndarray, d: np.ndarray, delta: np.ndarray, tol: np
     return 0.5 * (beyond + 0.5 * near) / (boot.shape[1] + 1)
 
 
-def entry_mean_intervals(files, confidence_level=0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def entry_mean_intervals(
+    files, confidence_level=0.95, proportions=True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each entry's interval of its mean outcome, as :func:`paired_test_bootstrap` gives it (no resampling).
 
     The same rule (module docstring: Wilson for 0/1 outcomes, at the design-effect sample size for
@@ -360,6 +366,8 @@ def entry_mean_intervals(files, confidence_level=0.95) -> tuple[np.ndarray, np.n
         One array per entry of shape (files, examples) or (examples,), every entry on the same
         examples, at least 2 of them, finite.
     confidence_level : float, default 0.95
+    proportions : bool, default True
+        As :func:`paired_test_bootstrap`'s: False for a metric that is no proportion (0/1 outcomes take t too).
 
     Returns
     -------
@@ -373,7 +381,7 @@ def entry_mean_intervals(files, confidence_level=0.95) -> tuple[np.ndarray, np.n
     (0.75, 'wilson', True)
     """
     entries = _paired_test_bootstrap_iv(None, files, 1, 0, confidence_level, 0.75, 0.05, "none", True, None)[0]
-    design = _Design(entries, 1.0)
+    design = _Design(entries, 1.0, check_bool(proportions, "proportions"))
     low, high, method = _entry_intervals(design, check_open_unit(confidence_level, "confidence_level"))
     return design.estimate, low, high, method
 
@@ -393,6 +401,7 @@ def paired_test_bootstrap(
     priority=None,
     backend="numpy",
     device="auto",
+    proportions=True,
 ) -> TestBootstrapResult:
     """Entries scored on one test set: intervals, and all pairs compared per example.
 
@@ -426,6 +435,11 @@ def paired_test_bootstrap(
         else the CPU; :mod:`evaluation.stats.torch_backend`), equal within Monte Carlo
         error; "auto": torch on CUDA when a device is present and the work is large.
     device : str, default "auto"
+    proportions : bool, default True
+        Whether 0/1 outcomes are read as correctness indicators (Wilson intervals, McNemar's test). False for a
+        metric that is no proportion (a loss whose per-example values happen to be 0 or 1, e.g. absolute errors
+        of whole units): its outcomes take the t interval and tests whatever their values, as they would in
+        another unit (:func:`evaluation.report.values.outcomes_are_proportions`).
 
     Returns
     -------
@@ -463,7 +477,7 @@ def paired_test_bootstrap(
             outcomes, files, n_resamples, rng, confidence_level, gamma, alpha, correction, higher_is_better, priority
         )
     )
-    design = _Design(entries, 1.0 if higher_is_better else -1.0)
+    design = _Design(entries, 1.0 if higher_is_better else -1.0, check_bool(proportions, "proportions"))
     backend, device = tb.resolve_backend(
         check_choice(backend, "backend", tb.BACKENDS), device, n_resamples * sum(e.size for e in entries)
     )

@@ -1,0 +1,78 @@
+"""Counterexamples of a fifth property hunt (prediction boards against references and their own invariants)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluation.report import EntryRuns, ReportSettings, build_report
+from evaluation.report.secondary import MetricInfo
+
+
+def _entry(sid: int, name: str, outcomes: np.ndarray) -> EntryRuns:
+    outcomes = np.atleast_2d(np.asarray(outcomes, dtype=np.float64))
+    files = len(outcomes)
+    return EntryRuns(sid, name, "t", "predictions", files, np.arange(files), outcomes.mean(axis=1), outcomes=outcomes)
+
+
+@pytest.mark.parametrize("unit", [1.0, 2.0, 1000.0, 0.001])
+def test_absolute_errors_of_zero_and_one_unit_read_the_same_in_every_unit(unit):
+    """Found by a property hunt (units of a regression board): an MAE board, A exact on 100 examples and B off by one
+    unit on 5 of them. Its errors, all 0 or 1, were read as correctness indicators: McNemar's exact test (p = 0.0625,
+    no verdict, one letter, both leaders) and Wilson intervals (A's MAE of 0 within [0, 0.037] whatever the unit). In
+    millimetres (errors 0 or 1,000) or halves, the same board was a paired t-test: A better, p = 0.025, two letters.
+    A loss that reaches past 1 (the metric's ``score_range``) is no proportion: its outcomes take the t interval and
+    tests in every unit."""
+    a, b = np.zeros(100), np.zeros(100)
+    b[:5] = 1.0
+    settings = ReportSettings(higher_is_better=False, score_range=(0.0, None), n_resamples=1000)
+
+    def board(scale):
+        report = build_report([_entry(1, "A", scale * a), _entry(2, "B", scale * b)], settings)
+        rows = {r["submission_id"]: r for r in report["entries"]}
+        (pair,) = report["sections"][0]["comparisons"]
+        return report, rows, pair
+
+    reference, rows_1, pair_1 = board(1.0)
+    scaled, rows_u, pair_u = board(unit)
+    assert pair_u["method"] == pair_1["method"] == "paired-t"
+    assert pair_u["verdict"] == pair_1["verdict"] == "a_better"
+    assert pair_u["pvalue"] == pytest.approx(pair_1["pvalue"], rel=1e-9)
+    assert [r["groups"] for r in scaled["entries"]] == [r["groups"] for r in reference["entries"]]
+    assert scaled["sections"][0]["leader_group"] == reference["sections"][0]["leader_group"]
+    for sid in (1, 2):
+        assert rows_u[sid]["mean"]["method"] == rows_1[sid]["mean"]["method"] == "Student t over test examples"
+        for key in ("estimate", "low", "high"):
+            assert rows_u[sid]["mean"][key] == pytest.approx(unit * rows_1[sid]["mean"][key], rel=1e-9, abs=1e-300)
+
+
+def test_a_loss_secondary_metric_of_zero_and_one_unit_is_no_proportion():
+    """The same rule for a secondary metric's interval: an MAE of errors 0 or 1 read as a proportion got Wilson's."""
+    rng = np.random.default_rng(0)
+    errors = (rng.random((1, 50)) < 0.2).astype(float)
+    mae = MetricInfo(name="mae", label="MAE", higher_is_better=False, score_range=(0.0, None))
+    entry = EntryRuns(
+        1,
+        "A",
+        "t",
+        "predictions",
+        1,
+        np.arange(1),
+        np.array([0.5]),
+        outcomes=np.ones((1, 50)),
+        secondary={"mae": (errors.mean(axis=1), errors)},
+    )
+    row = build_report([entry], ReportSettings(n_resamples=100, secondary=(mae,)))["entries"][0]
+    assert row["secondary"][0]["mean"]["method"] == "Student t over test examples"
+
+
+def test_zero_one_outcomes_of_a_proportion_or_an_unknown_metric_keep_wilson_and_mcnemar():
+    rng = np.random.default_rng(1)
+    correct = (rng.random((2, 60)) < 0.7).astype(float)
+    for score_range in ((0.0, 1.0), (None, None)):
+        report = build_report(
+            [_entry(1, "A", correct[0]), _entry(2, "B", correct[1])],
+            ReportSettings(n_resamples=200, score_range=score_range),
+        )
+        assert report["sections"][0]["comparisons"][0]["method"] == "mcnemar"
+        assert {r["mean"]["method"] for r in report["entries"]} == {"Wilson score interval"}
