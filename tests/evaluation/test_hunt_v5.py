@@ -121,3 +121,21 @@ def test_letters_of_verdicts_that_follow_no_order_stay_polynomial(monkeypatch):
         for j in range(i + 1, k):
             assert bool(sets[i] & sets[j]) == (not differ[i, j]), (i, j)
     assert letters[0].startswith("a")
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_tied_leaders_whose_standard_errors_differ_by_rounding_are_chosen_by_name(flip):
+    """Found by a property hunt (examples permuted): an RMSE entry of 3 files and its copy got standard errors
+    0.13279503385221506 and 0.13279503385221503 once the test examples were listed in another order (the resampled
+    sums' rounding by column), and the state of the art named the copy, chosen as the less certain by an ulp."""
+    from evaluation.report.sota import section_sota
+
+    se = [0.13279503385221506, 0.13279503385221503]
+    if flip:
+        se.reverse()
+    rows = [
+        {"submission_id": sid, "method_name": name, "team": "t", "mean": {"estimate": 1.142102555434022, "se": e}}
+        for sid, name, e in ((1, "A", se[0]), (5, "A-copy", se[1]))
+    ]
+    sota = section_sota(rows, rows, None, ReportSettings(higher_is_better=False), binomial_n=None)
+    assert sota["submission_id"] == 1
