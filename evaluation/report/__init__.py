@@ -161,8 +161,10 @@ __all__ = [
 #: board's pairs tie them, not by chains of the section's scores, sota.twin_keys; a suite's P(improvement) ties
 #: runs within the tie rule, stats.suites; 16: runs that all tie have a standard deviation of 0, rows.runs_std, a
 #: zero-spread resample tying the estimate has t* = 0, bootstrap.t_from_se, and the state of the art's P(max >= x) is
-#: computed at x, never interpolated on its grid, stats.sota._normal_max).
-REPORT_FORMAT = 16
+#: computed at x, never interpolated on its grid, stats.sota._normal_max; 17: a loss's per-example outcomes of 0 and 1
+#: are no proportions, values.outcomes_are_proportions, constant prediction outcomes have no standard error, letters
+#: past 8 per entry are a greedy cover, stats.groups, and tied best entries' standard errors tie to rounding).
+REPORT_FORMAT = 17
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

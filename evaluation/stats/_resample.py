@@ -248,6 +248,19 @@ def tie_block_starts(ordered: np.ndarray) -> np.ndarray:
     return new
 
 
+def all_tie(values) -> bool:
+    """Whether every value of ``values`` (finite) ties with the others under the tie rule: one block of
+    :func:`tie_block_starts`. In O(n) unless the spread is within what a chain of n ties can span (each gap at most
+    :data:`TIE_RELATIVE` of the largest magnitude), then by the sort."""
+    flat = np.asarray(values, dtype=np.float64).reshape(-1)
+    low, high = float(flat.min()), float(flat.max())
+    if low == high:
+        return True
+    if high - low > TIE_RELATIVE * min(max(abs(low), abs(high)), _LARGEST) * flat.size:
+        return False
+    return not bool(tie_block_starts(np.sort(flat))[1:].any())
+
+
 def tie_canonical(values) -> np.ndarray:
     """``values`` (any shape, float64) with each block of finite values tied by the tie rule (:func:`tie_block_starts`
     over the whole array, sorted) set to the block's smallest; other values unchanged. Values equal under the

@@ -182,7 +182,7 @@ class _Design:
         self.range = np.array([[e.min(), e.max()] for e in entries])  # a mean stays within its values
         # outcomes that all tie under the board's tie rule have no spread: their resampled means differ by rounding
         # only (100 losses of 0.3: a standard error of 2.5e-16, 0.25: exactly 0; the state of the art adjusted by it)
-        self.constant = np.array([not rs.tie_block_starts(np.sort(e, axis=None))[1:].any() for e in entries])
+        self.constant = np.array([rs.all_tie(e) for e in entries])
         # the scale of the rounding in a mean is its outcomes' mean magnitude, not the mean's own: means that cancel
         # to 2e-17 and 0 differ by rounding (P(A>B) = 1/2 in [1/2, 1/2] had p = 0 against the mean's own scale), and
         # not the largest outcome's (one shared squared error of 1e12 made a difference of 0.05 at t = 100 a tie;

@@ -139,3 +139,19 @@ def test_tied_leaders_whose_standard_errors_differ_by_rounding_are_chosen_by_nam
     ]
     sota = section_sota(rows, rows, None, ReportSettings(higher_is_better=False), binomial_n=None)
     assert sota["submission_id"] == 1
+
+
+def test_all_tie_agrees_with_the_sorted_blocks_and_takes_the_short_way_where_it_can():
+    """``_resample.all_tie`` (the constant outcomes' test) equals one block of ``tie_block_starts`` over the sorted
+    values, including chains of ties that span more than one tie's width, and decides a clear spread in O(n)."""
+    from evaluation.stats import _resample as rs
+
+    rng = np.random.default_rng(5)
+    x = 0.3
+    chain = x * (1 + 0.9e-12 * np.arange(6))  # each within the rule of the one before, the ends 4.5e-12 apart
+    cases = [np.full(100, 0.3), np.full(7, 0.25), chain, np.array([0.1, 0.2]), rng.random(50), chain[::-1]]
+    cases.append(np.concatenate([np.full(10, 0.3), [0.3 * (1 + 5e-12)]]))
+    for values in cases:
+        expected = not rs.tie_block_starts(np.sort(values))[1:].any()
+        assert rs.all_tie(values) == expected, values
+    assert rs.all_tie(chain) and not rs.all_tie(np.array([0.1, 0.2]))
