@@ -335,15 +335,24 @@ def _restore_public_rows(challenge: Challenge, public_ids) -> None:
 
 
 def _restore_phases(challenge: Challenge, phases: list[dict], user: User) -> None:
-    """The first phase replaces the default one; the others are added after it, in order."""
+    """The first phase replaces the default one; the others are added after it, in order.
+
+    Automatic reveals are set once every phase exists: a closed revealing phase restored before the phases after
+    it read as a revealed board, which refused them (a challenge exported between its phases)."""
+    revealing = []
     for i, fields in enumerate(phases):
         values = {
             name: _date(fields[name]) if name in _DATES else fields[name] for name in PHASE_FIELDS if name in fields
         }
+        reveal = values.pop("auto_reveal", False)
         if i == 0:
-            phase_update(phase=challenge.phases.get(), user=user, **values)
+            phase = phase_update(phase=challenge.phases.get(), user=user, **values)
         else:
-            phase_create(challenge=challenge, user=user, **values)
+            phase = phase_create(challenge=challenge, user=user, **values)
+        if reveal:
+            revealing.append(phase)
+    for phase in revealing:
+        phase_update(phase=phase, user=user, auto_reveal=True)
 
 
 def _plain(value):

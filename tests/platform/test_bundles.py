@@ -19,7 +19,7 @@ from leaderboard.services.bundles import bundle_export, bundle_import
 from leaderboard.services.challenges import CHALLENGE_FIELDS, challenge_reveal, challenge_update
 from leaderboard.services.dataset_files import dataset_frame, dataset_hidden_labels, dataset_test_ids
 from leaderboard.services.errors import NotAllowed, ServiceError
-from leaderboard.services.phases import PHASE_FIELDS, phase_create
+from leaderboard.services.phases import PHASE_FIELDS, phase_create, phase_update
 from leaderboard.services.registrations import registration_register
 from leaderboard.services.reports import report_current, report_recompute
 
@@ -383,3 +383,14 @@ def test_a_bundle_s_settings_are_checked_as_the_api_checks_them(host, media, set
         bundle_import(data=_replaced(data, "manifest.json", json.dumps(manifest).encode()), user=host, slug="bad")
     assert refused.value.message.startswith(message) and refused.value.field == setting, refused.value.message
     assert (Challenge.objects.count(), media_files(media)) == before
+
+
+def test_a_bundle_whose_revealing_phase_has_closed_and_next_phase_is_ahead_is_imported(host, bob, media):
+    """A challenge between its development phase (automatic reveal, closed) and its final phase (ahead) is
+    not revealed; its bundle recreates it, the final phase after the first, without calling it revealed."""
+    original = _phased(host)
+    phase_update(phase=original.phases.get(name="main"), user=host, opens_at=days_ahead(-5), closes_at=days_ahead(-1))
+    phase_update(phase=original.phases.get(name="main"), user=host, auto_reveal=True)
+    data = bundle_export(challenge=original, user=host)
+    copy = bundle_import(data=data, user=bob, slug="between-phases")
+    assert_same_challenge(original, copy)
