@@ -113,7 +113,7 @@ def challenge_phases(request, slug: str):
     A POST carries ``phase`` (a phase's id, or ``new``); ``phase_create``/``phase_update`` decide,
     and their message lands on the field it names.
     """
-    challenge = get_object_or_404(Challenge, slug=slug)
+    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)  # private: a 404 to others
     if not user_is_host(user=request.user, challenge=challenge):
         raise PermissionDenied("Only the challenge's hosts can change its phases.")
     phases = list(challenge.phases.order_by("order", "opens_at", "id"))
@@ -147,7 +147,7 @@ def challenge_phases(request, slug: str):
 @login_required
 def challenge_scoring_program(request, slug: str):
     """Upload (``program``) or remove (``remove``) the challenge's scoring program; POST only, from the edit page."""
-    challenge = get_object_or_404(Challenge, slug=slug)
+    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)  # private: a 404 to others
     if not user_is_host(user=request.user, challenge=challenge):
         raise PermissionDenied("Only the challenge's hosts can manage its scoring program.")
     if request.method != "POST":
@@ -179,7 +179,7 @@ def challenge_scoring_program(request, slug: str):
 @login_required
 def challenge_bundle_export(request, slug: str):
     """The challenge as a bundle (zip: manifest.json and its data), for its hosts; audit-logged."""
-    challenge = get_object_or_404(Challenge, slug=slug)
+    challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)  # private: a 404 to others
     try:
         data = bundle_export(challenge=challenge, user=request.user)
     except ServiceError as exc:

@@ -440,6 +440,20 @@ def test_private_challenge_is_404_for_strangers(client, host, alice):
     assert challenge.title in client.get("/").content.decode()
 
 
+def test_a_private_challenges_host_pages_are_404_for_strangers_as_an_unknown_slug(client, host, alice):
+    """Its phases, scoring program and bundle pages say nothing of it to a stranger: a 404, as for a slug that
+    names no challenge, not a 403 'Only the challenge's hosts can ...' that tells it exists."""
+    challenge, _ = digits_challenge(host, visibility="private")
+    client.force_login(alice)
+    for name in ("challenge-phases", "challenge-scoring-program", "challenge-bundle-export"):
+        response = client.get(reverse(name, args=[challenge.slug]))
+        assert client.get(reverse(name, args=["no-such-challenge"])).status_code == 404, name
+        assert response.status_code == 404 and "hosts" not in response.content.decode(), name
+    client.force_login(host)
+    for name in ("challenge-phases", "challenge-scoring-program", "challenge-bundle-export"):
+        assert client.get(reverse(name, args=[challenge.slug])).status_code in (200, 302), name
+
+
 def test_hidden_labels_are_for_hosts_only(client, challenge, host, alice):
     challenge, frame = challenge
     url = reverse("challenge-download", args=[challenge.slug, "hidden_labels"])
