@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 
 from botocore.exceptions import ConnectionError as _BotoConnectionError
 from botocore.exceptions import HTTPClientError as _BotoHTTPClientError
@@ -66,20 +67,36 @@ def is_storage_fault(exc: BaseException) -> bool:
     return isinstance(exc, STORAGE_DOWN) or is_disk_full(exc)
 
 
+#: Per thread, the name a ``MediaStorage._save`` is writing (None: none of its own yet).
+_writing = threading.local()
+
+
 class MediaStorage(FileSystemStorage):
     """The local storage, which never leaves a half-written file behind: a full or read-only disk, an I/O error
     (a failing disk, a network share), or any other error while the file is written. A failed save returns no
     name, so no row can name what it wrote and nothing else would ever delete it."""
 
+    def get_available_name(self, name, max_length=None):
+        within = getattr(_writing, "active", False)
+        if within:  # from ``_save``: ``name`` is another's file (created since it was chosen), never this save's
+            _writing.name = None
+        chosen = super().get_available_name(name, max_length=max_length)
+        if within:  # Django writes under this name now
+            _writing.name = chosen
+        return chosen
+
     def _save(self, name, content):
-        full_path = self.path(name)
-        taken = os.path.lexists(full_path)  # another's file: Django writes under another name (never this one)
+        # The name this save writes: the one given unless another's file has it (Django then chooses another, in
+        # ``get_available_name``); only that one's part is deleted, never the name first given.
+        _writing.active, _writing.name = True, None if os.path.lexists(self.path(name)) else name
         try:
             return super()._save(name, content)
         except BaseException:
-            if not taken:
-                _remove_partial(full_path)
+            if _writing.name is not None:
+                _remove_partial(self.path(_writing.name))
             raise
+        finally:
+            _writing.active = False
 
 
 def delete_stored(field) -> None:

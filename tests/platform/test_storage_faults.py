@@ -303,3 +303,34 @@ def test_an_io_error_while_a_file_is_written_leaves_no_half_written_file(
     after = {path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()}
     assert after == before, sorted(map(str, after - before))
     assert not Submission.objects.exists()
+
+
+def test_a_failed_save_renamed_past_anothers_file_deletes_its_own_part_not_the_other(tmp_path, monkeypatch):
+    """Two uploads of one name at once: both are given the free name, the other creates it first, so Django writes
+    this one under another (``_<random>``). When this write then fails, what it half wrote goes, and the other's
+    file, under the name first given, stays (it was deleted: its submission's row named a file gone)."""
+    from django.core.files.base import ContentFile
+
+    from leaderboard.storage import MediaStorage
+
+    storage = MediaStorage(location=tmp_path)
+    theirs = tmp_path / "submissions" / "predictions.csv"
+    from django.core.files.storage import filesystem
+
+    real_makedirs = filesystem.safe_makedirs
+
+    def the_other_first(path, *args, **kwargs):  # between the name's choice and its exclusive creation
+        real_makedirs(path, *args, **kwargs)
+        if not theirs.exists():
+            theirs.write_bytes(b"id,label\n1,3\n")
+
+    class FailingContent(ContentFile):
+        def chunks(self, chunk_size=None):
+            yield b"id,label\n"
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(filesystem, "safe_makedirs", the_other_first)
+    with pytest.raises(OSError):
+        storage.save("submissions/predictions.csv", FailingContent(b"", name="predictions.csv"))
+    assert theirs.read_bytes() == b"id,label\n1,3\n"
+    assert [path.name for path in theirs.parent.iterdir()] == ["predictions.csv"]  # and nothing of this one's
