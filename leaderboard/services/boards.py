@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 
 from evaluation.boards import (
@@ -291,9 +292,13 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
 
 
 def _ladder_cancelled(challenge: Challenge, exclude: set[int]) -> dict[int, float]:
-    """The mean public score of each cancelled submission with a run scored on the public board (its Ladder step)."""
+    """The mean public score of each cancelled submission with a run scored on the public board by its end (its
+    Ladder step). A run it left running goes on and stores its score; counted, a bad one undid the step read at the
+    cancel (the probe read, then the best release back where it was)."""
     column = board_fields(challenge, Board.PUBLIC)[0]
+    by_the_end = Q(finished_at__isnull=True) | Q(submission__finished_at__isnull=True)
     runs = Run.objects.filter(
+        by_the_end | Q(finished_at__lte=F("submission__finished_at")),
         submission__challenge=challenge,
         submission__status=SubmissionStatus.CANCELLED,
         status=RunStatus.SUCCEEDED,

@@ -140,3 +140,27 @@ def test_the_ladder_releases_submissions_in_the_order_they_ended(host, alice):
     Submission.objects.filter(pk=first.pk).update(status="scored", finished_at=now + timedelta(minutes=5))
     assert reader.get(f"/api/submissions/{second.pk}/").json()["score"] == pytest.approx(0.80)  # was 0.85
     assert reader.get(f"/api/submissions/{first.pk}/").json()["score"] == pytest.approx(0.80)  # was 0.85: 0.84 alone
+
+
+def test_a_cancelled_submission_s_release_is_kept_when_a_run_it_left_running_ends(host, alice, bob):
+    """Cancelled after its first run (0.95), the probe is released at its end, but the run still running goes on and
+    stores its score: a bad one (0.10) moved the cancelled probe's mean under the release before it, so the probe was
+    read (0.95) and undone (0.80), the best release back where it was. Its step is the runs scored by its end."""
+    from django.utils import timezone
+
+    from leaderboard.models import Run
+
+    from .factories import digits_challenge, stored_recipe
+
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=0.01)
+    stored_recipe(challenge, alice, "baseline", runs_expected=1, scores=[0.80])
+    probe = stored_recipe(challenge, alice, "probe", runs_expected=2, scores=[0.95])
+    Submission.objects.filter(pk=probe.pk).update(status="running")
+    second = Run.objects.create(submission=probe, index=1, status="running", seeds={"split": 1})
+    me, reader = client_for(alice), client_for(bob)
+    assert me.post(f"/api/submissions/{probe.pk}/cancel/").status_code == 200
+    assert me.get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.95)  # read
+    Run.objects.filter(pk=second.pk).update(status="succeeded", test_score=0.10, finished_at=timezone.now())
+    assert me.get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.95)  # was 0.80: undone
+    after = stored_recipe(challenge, alice, "after", runs_expected=1, scores=[0.85])
+    assert reader.get(f"/api/submissions/{after.pk}/").json()["score"] == pytest.approx(0.95)  # was 0.85
