@@ -2,7 +2,7 @@
 
 from leaderboard.services.lifecycle import submission_fail_for_platform
 from leaderboard.services.programs import program_check_gave_up
-from leaderboard.services.scoring import submission_rescore, submission_score
+from leaderboard.services.scoring import submission_rescore, submission_rescore_gave_up, submission_score
 from leaderboard.worker.program_check import program_check, run_program
 
 from . import platform_task
@@ -17,7 +17,11 @@ def score_submission(self, submission_id: int, cause: str = "") -> None:
     submission_score(submission_id=submission_id, delivery=self.request.id or "", cause=cause, runner=run_program)
 
 
-@platform_task(name="tasks.scoring.rescore_submission")
+def _rescore_gave_up(submission_id: int, *, reason: str) -> None:
+    submission_rescore_gave_up(submission_id=submission_id, reason=reason)
+
+
+@platform_task(name="tasks.scoring.rescore_submission", give_up=_rescore_gave_up)
 def rescore_submission(submission_id: int) -> None:
     submission_rescore(submission_id=submission_id, runner=run_program)
 

@@ -281,3 +281,10 @@ def submission_rescore(*, submission_id: int, runner: ProgramRunner | None = Non
             rescore_requested_at=None
         )
     return changed
+
+
+def submission_rescore_gave_up(*, submission_id: int, reason: str) -> None:
+    """A rescore retried until it gave up (its file lost from the storage, say) is answered: kept requested, the
+    janitor sent it again at every pass, each retried again, for ever. Logged for the operators, as a scoring is."""
+    logger.error("rescore of submission %s gave up: %s", submission_id, reason, extra={"submission_id": submission_id})
+    Submission.objects.filter(pk=submission_id).update(rescore_requested_at=None)

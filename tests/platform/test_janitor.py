@@ -540,3 +540,24 @@ def test_the_janitor_resends_a_report_recomputation_that_never_finished(challeng
     assert computed > requested  # the request answered
     report.update(computed_at=computed - 2 * stale, requested_at=requested - 2 * stale)
     assert janitor_run().resent_reports == 0
+
+
+def test_a_rescore_that_gives_up_is_not_resent_for_ever(challenge, host, alice, queued, lengths):
+    """A rescore that can never run (its prediction file lost from the storage: each attempt a storage fault, retried
+    until the task gives up) kept its request, and the janitor sent it again at every pass past REQUEUE_AFTER_S, each
+    one retried again, for ever. Given up, the request is answered (logged), as a scoring that gives up is."""
+    from leaderboard.services.rescoring import challenge_rescore
+    from leaderboard.services.scoring import submission_score
+    from tasks.scoring import rescore_submission
+
+    challenge, frame = challenge
+    files = [UploadedFile("p.csv", label_predictions(frame))]
+    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    submission_score(submission_id=submission.pk)
+    record = submission.prediction_files.get()
+    record.file.storage.delete(record.file.name)  # lost
+    assert challenge_rescore(challenge=challenge, user=host)["queued"] == 1
+    queued.clear()
+    rescore_submission.apply(args=(submission.pk,))  # retried, then given up
+    later = timezone.now() + timedelta(seconds=settings_requeue_after() + 1)
+    assert janitor_run(now=later).resent_rescores == 0
