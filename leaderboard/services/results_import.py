@@ -27,7 +27,7 @@ from evaluation.metrics import METRICS, get_metric
 
 from ..choices import RunQueue, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus, Visibility
 from ..limits import upload_child_limits
-from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team
+from ..models import Challenge, EntryProvenance, ResultsImport, Run, Submission, Team, TeamInvitation
 from ..selectors import user_is_host
 from .challenges import check_direction
 from .errors import NotAllowed, ServiceError
@@ -163,6 +163,8 @@ def _import_team(team_name: str) -> Team:
 
     A team with members is refused: its members would read, cancel and choose the imported entries as their own
     team's, private challenges' included (a contestant who created a team of the default name got every import).
+    So is one with a pending invitation: a member who invited a second account, then left (a cancelled entry keeps
+    the team), had the invitee join the imports' team once they were stored.
     """
     name = (team_name or "Imported results")[:100]
     team, _ = Team.objects.get_or_create(name=name)
@@ -170,6 +172,12 @@ def _import_team(team_name: str) -> Team:
         raise ServiceError(
             f"A team named {name!r} exists and has members: imported entries are shown as a team of their own; "
             "choose another `team` name.",
+            field="team",
+        )
+    if TeamInvitation.objects.filter(team=team, status=TeamInvitation.Status.PENDING).exists():
+        raise ServiceError(
+            f"A team named {name!r} exists and has pending invitations: imported entries are shown as a team of "
+            "their own; choose another `team` name.",
             field="team",
         )
     return team

@@ -164,3 +164,28 @@ def test_a_cancelled_submission_s_release_is_kept_when_a_run_it_left_running_end
     assert me.get(f"/api/submissions/{probe.pk}/").json()["score"] == pytest.approx(0.95)  # was 0.80: undone
     after = stored_recipe(challenge, alice, "after", runs_expected=1, scores=[0.85])
     assert reader.get(f"/api/submissions/{after.pk}/").json()["score"] == pytest.approx(0.95)  # was 0.85
+
+
+def test_imported_results_never_join_a_team_a_pending_invitation_reaches(host, alice, bob):
+    """alice creates "Imported results", invites bob (her second account), leaves it (a cancelled entry keeps the
+    team, memberless): the host's import reused the memberless team, and bob, accepting the invitation, became a
+    member of the team of the imports, a private challenge's included. A pending invitation counts as a member."""
+    from leaderboard.models import Team, TeamInvitation
+    from leaderboard.services.teams import invitation_decide, team_invite, team_leave
+
+    from .factories import digits_challenge
+
+    assert client_for(alice).post("/api/teams/", {"name": "Imported results"}, format="json").status_code == 201
+    team = Team.objects.get(name="Imported results")
+    team_invite(team=team, user=bob, invited_by=alice)
+    elsewhere, _ = digits_challenge(host)
+    Submission.objects.create(
+        challenge=elsewhere, team=team, submitted_by=alice, kind="recipe", method_name="x", status="cancelled"
+    )
+    assert team_leave(team=team, user=alice) is not None  # kept (its cancelled entry), memberless
+    secret = challenge_create_results_only(created_by=host, title="Unannounced", visibility="private")
+    with pytest.raises(ServiceError, match="invit") as refused:
+        results_import_create(challenge=secret, user=host, files=[ImportFile("r.csv", RESULTS)], format="csv")
+    assert refused.value.field == "team"
+    invitation_decide(invitation=TeamInvitation.objects.get(team=team, invitee=bob), user=bob, accept=True)
+    assert not Submission.objects.filter(challenge=secret).exists()
