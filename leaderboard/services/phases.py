@@ -138,10 +138,14 @@ def _check_not_after_reveal(challenge: Challenge, fields: dict) -> None:
     The reveal ends the competition (:func:`~leaderboard.services.challenges.challenge_reveal` closes every phase):
     a phase open afterwards let contestants fit entries to the private scores everyone reads, and re-opening an
     automatically revealing phase hid the revealed board again (a reviewer's finding). A phase that ends by now
-    may still be changed (its name, its quotas).
+    may still be changed (its name, its quotas). An automatic reveal of a board without entries revealed nothing: a
+    challenge imported from a bundle, its phases past, may run them again (a host's reveal is one all the same: a
+    private score made after it would be public at once).
     """
     closes = fields.get("closes_at")
     if challenge.public_fraction >= 1.0 or (closes is not None and closes <= timezone.now()):
+        return
+    if challenge.private_revealed_at is None and not challenge.submissions.exists():
         return
     if private_board_revealed(challenge=challenge):
         name = fields.get("name") or "new"

@@ -148,18 +148,24 @@ def test_no_phase_takes_submissions_after_the_reveal(host, alice):
     assert client_for(host).patch(f"{url}{main.pk}/", {"name": "development"}, format="json").status_code == 200
     assert list(challenge.phases.values_list("name", flat=True)) == ["development"]
 
+    from .factories import stored_recipe
+
     automatic, _ = digits_challenge(host, title="Auto revealed", public_fraction=0.5, bootstrap_resamples=100)
+    empty, _ = digits_challenge(host, title="Auto revealed, no entry", public_fraction=0.5, bootstrap_resamples=100)
+    stored_recipe(automatic, alice, "entry", runs_expected=1, scores=[0.8])
     now = timezone.now()
-    phase_update(
-        phase=automatic.phases.get(), user=host, opens_at=now - timedelta(days=2), closes_at=now, auto_reveal=True
-    )
+    for revealing in (automatic, empty):
+        phase_update(
+            phase=revealing.phases.get(), user=host, opens_at=now - timedelta(days=2), closes_at=now, auto_reveal=True
+        )
     board = f"/api/challenges/{automatic.slug}/leaderboard/?board=private"
     assert client_for(alice).get(board).status_code == 200  # revealed by its last phase's end
-    hidden_again = client_for(host).post(
-        f"/api/challenges/{automatic.slug}/phases/", {"name": "more", "closes_at": days_ahead(5)}, format="json"
-    )
-    assert hidden_again.status_code == 400, hidden_again.content
+    more = {"name": "more", "opens_at": now, "closes_at": days_ahead(5)}
+    hidden_again = client_for(host).post(f"/api/challenges/{automatic.slug}/phases/", more, format="json")
+    assert hidden_again.status_code == 400 and hidden_again.json()["field"] == "closes_at", hidden_again.content
     assert client_for(alice).get(board).status_code == 200  # still revealed
+    # Without an entry the automatic reveal revealed nothing: its phases may run again (a bundle's clone does)
+    assert client_for(host).post(f"/api/challenges/{empty.slug}/phases/", more, format="json").status_code == 201
 
 
 # ------------------------------------------------------------------ rescore never mixes metrics
