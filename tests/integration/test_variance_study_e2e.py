@@ -47,4 +47,5 @@ def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, ce
     }
     rows = {row["source"]: row for row in body["result"]["sources"]}
     assert rows["init"]["sd"] == 0.0  # lbfgs does not use the initialisation seed
+    print("DEBUG-BODY", url, body)
     assert rows["split"]["sd"] > 0 and body["result"]["fixed_hpo"] is not None
