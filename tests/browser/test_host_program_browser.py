@@ -125,6 +125,8 @@ def test_a_host_runs_a_challenge_on_their_own_two_metric_program_and_moves_it_by
     driver.delete_all_cookies()
     log_in(driver, base, "ann", challenge.get_absolute_url())
     wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=10, message="ann's login")
+    # the address changes before the page has loaded: its form is waited for too (a full run once missed it)
+    wait_for(lambda: driver.find_elements(By.NAME, "method_name"), timeout=10, message="the submission form")
     driver.find_element(By.NAME, "method_name").send_keys("ann")
     driver.find_element(By.CSS_SELECTOR, "input[type=file][name=files]").send_keys(str(path))
     driver.find_element(By.CSS_SELECTOR, ".submit-form button[type=submit]").click()
