@@ -99,6 +99,14 @@ class MediaStorage(FileSystemStorage):
             _writing.active = False
 
 
+def forget_unsaved(field, kept: str | None) -> None:
+    """After a rolled-back transaction: delete the file ``field`` stored meanwhile (no row names it) and give the
+    field back the name ``kept`` it had, the one its row still names."""
+    if field.name != kept:
+        field.storage.delete(field.name)
+        field.name = kept
+
+
 def delete_stored(field) -> None:
     """Delete a stored file (a ``FieldFile``) that a failed creation wrote, and on the local disk the folders it
     leaves empty (a challenge's ``challenges/<slug>/`` and its ``scoring/``), up to the storage's root: a refused

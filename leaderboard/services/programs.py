@@ -45,6 +45,7 @@ from ..choices import ProgramStatus, TestRows
 from ..limits import upload_limit
 from ..models import AuditEntry, Challenge, Dataset, Phase, Team
 from ..selectors import user_is_host
+from ..storage import forget_unsaved
 from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
@@ -163,9 +164,7 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
     except BaseException:
         # Rolled back (a database error after the file was stored): the row names the program it had; the file
         # stored meanwhile goes, as no row names it.
-        if challenge.scoring_program.name != kept:
-            challenge.scoring_program.storage.delete(challenge.scoring_program.name)
-            challenge.scoring_program.name = kept
+        forget_unsaved(challenge.scoring_program, kept)
         raise
     if old and old != challenge.scoring_program.name:
         challenge.scoring_program.storage.delete(old)

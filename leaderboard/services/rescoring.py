@@ -27,6 +27,7 @@ from ..choices import SubmissionKind, SubmissionStatus
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
+from ..storage import forget_unsaved
 from .audit import audit_record
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
@@ -219,8 +220,8 @@ def challenge_rescore(
         # Rolled back: the dataset's row names the labels it had; the corrected ones stored meanwhile go (no row
         # names them, and they are hidden labels).
         if dataset.hidden_labels_file.name != kept[0]:
-            dataset.hidden_labels_file.storage.delete(dataset.hidden_labels_file.name)
-            dataset.hidden_labels_file.name, dataset.version = kept
+            dataset.version = kept[1]
+        forget_unsaved(dataset.hidden_labels_file, kept[0])
         raise
     report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
