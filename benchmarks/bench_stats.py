@@ -8,6 +8,11 @@ calls is set against what one would write without the library (scipy.stats.boots
 once per pair, a loop over resamples, ...), timed on a sample and scaled. Our calls run
 first, so the peak RSS printed after them is ours; the alternatives run afterwards.
 
+``--letters-only`` prints the letters' worst case alone: entries alike exactly across two halves of
+the board (a complete display needs k²/4 letters), the complete greedy cover against the bounded
+display (:func:`evaluation.stats.groups.compact_letters`) in the same run, with each call's peak of
+traced allocations.
+
 Timings on a shared machine are noisy: the load average is printed. Multi-threaded
 OpenBLAS degrades badly when the cores are busy; ``--blas-threads 1`` (needs
 threadpoolctl) shows the single-threaded figures.
@@ -157,18 +162,62 @@ def alt_test_bootstrap(outcomes, n_resamples, rng):
 
 
 # ---------------------------------------------------------------- main
+def letters_worst_case(sizes=(60, 120, 180, 300)) -> None:
+    """Before and after of the letters' worst case: the complete cover (what a board got before the bound, with
+    today's subset test) against :func:`evaluation.stats.groups.compact_letters`."""
+    import tracemalloc
+
+    from evaluation.stats import groups
+
+    def complete(differ, order):
+        cover = groups._greedy_cover(differ, order, sys.maxsize)
+        return groups._sweep(cover), None
+
+    def bounded(differ, order):
+        return groups.compact_letters(differ, order)
+
+    print("letters' worst case (alike exactly across two halves; complete = k²/4 letters):")
+    print(f"  {'entries':>7s} {'display':9s} {'seconds':>8s} {'peak MB':>8s} {'letters':>8s} {'held':>8s}  note")
+    for k in sizes:
+        side = np.arange(k) % 2 == 0
+        differ = side[:, None] == side[None, :]
+        np.fill_diagonal(differ, False)
+        order = np.arange(k)
+        for name, fn in (("complete", complete), ("bounded", bounded)):
+            t = time.perf_counter()
+            out, note = fn(differ, order)
+            seconds = time.perf_counter() - t
+            tracemalloc.start()
+            fn(differ, order)
+            peak = tracemalloc.get_traced_memory()[1] / 1e6
+            tracemalloc.stop()
+            if isinstance(out, list):
+                held = [es.split_letters(g) for g in out]
+                n_letters, n_held = len({x for h in held for x in h}), sum(map(len, held))
+            else:
+                n_letters, n_held = out.shape[0], int(out.sum())
+            print(
+                f"  {k:7d} {name:9s} {seconds:8.2f} {peak:8.0f} {n_letters:8,d} {n_held:8,d}  "
+                f"{'runs of the order' if note else ''}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blas-threads", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--sample-pairs", type=int, default=20)
     parser.add_argument("--skip-alternatives", action="store_true")
+    parser.add_argument("--letters-only", action="store_true")
     args = parser.parse_args()
     limiter = None
     if args.blas_threads:
         from threadpoolctl import threadpool_limits
 
         limiter = threadpool_limits(args.blas_threads)
+    if args.letters_only:
+        letters_worst_case()
+        return
     print(
         f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
         f"{os.cpu_count()} CPUs, BLAS threads: {args.blas_threads or 'default'}"
@@ -222,6 +271,8 @@ def main() -> None:
     ours_peak = peak_rss_mb()
     print("\nCPU seconds of our calls (all threads; ~ wall time on an idle core):")
     print("  " + ", ".join(f"{k} {v:.2f}" for k, v in CPU.items()))
+    print()
+    letters_worst_case()
     if args.skip_alternatives:
         print(f"\npeak RSS after our calls: {ours_peak:.0f} MB")
         return

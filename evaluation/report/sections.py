@@ -113,6 +113,7 @@ def assemble_section(
     if res is not None:
         leader = [by_index[int(i)] for i in res.leader]
     inversions = inversion_rows(res, index, {r["submission_id"]: r for r in compared})
+    note = None if res is None else res.groups_note
     return {
         "kind": kind,
         "label": SECTION_LABELS[kind],
@@ -120,6 +121,7 @@ def assemble_section(
         "entries": [r["submission_id"] for r in (*compared, *rest)],
         "compared": [r["submission_id"] for r in compared],
         "leader_group": leader,
+        **({} if note is None else {"groups_note": note}),
         "inversions": inversions,
         "sota": sota,
         **_comparisons(compared, res, index, kind, inversions, methods, s.comparison_table),

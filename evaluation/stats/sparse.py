@@ -43,7 +43,7 @@ import numpy as np
 
 from ._resample import BATCH_ELEMENTS, paired_wins
 from .decisions import decide_pairs
-from .groups import _letter, letters_from_differences
+from .groups import _letter, compact_letters
 
 __all__ = ["DENSE_LETTERS", "NEIGHBOURS", "SparseComparisons", "order_from_verdicts", "sparse_comparisons"]
 
@@ -62,7 +62,8 @@ class SparseComparisons:
     adjusted over ``family_size`` pairs. ``order``: verdict-consistent, best first;
     ``frontier[e]``: the first position of ``order`` that e differs from below it (by
     monotone inference; n when none); ``groups``: letters per entry; ``leader``: the
-    leader group in display order.
+    leader group in display order; ``groups_note``: why the letters are not a complete
+    display (:data:`evaluation.stats.groups.WINDOWS_NOTE`), or None.
     """
 
     i: np.ndarray
@@ -84,6 +85,7 @@ class SparseComparisons:
     family_size: int
     alpha: float
     interval_method: str
+    groups_note: str | None = None
 
     def lookup(self) -> dict:
         """``{(i, j): t}`` for the compared pairs, i < j."""
@@ -501,8 +503,9 @@ def sparse_comparisons(
     i, j, p, pvalue_raw, d, order = _settled_decisions(tester, codes, priority, neighbours, rule)
     better = d.significant & d.meaningful
     frontier = _frontier(n, i, j, better, order)
+    note = None
     if n <= DENSE_LETTERS:
-        groups = letters_from_differences(_implied_differences(n, i, j, better, order, frontier), order)
+        groups, note = compact_letters(_implied_differences(n, i, j, better, order, frontier), order)
     else:
         groups = window_letters(frontier, order)
     return SparseComparisons(
@@ -525,6 +528,7 @@ def sparse_comparisons(
         family,
         alpha,
         "wilson" if paired else "newcombe",
+        note,
     )
 
 
@@ -592,9 +596,11 @@ def _leader_group(n: int, i, j, better, order: np.ndarray, frontier: np.ndarray)
 
 def sparse_from_pairwise(res) -> SparseComparisons:
     """The all-pairs result as a :class:`SparseComparisons` of every pair (one report code path)."""
-    from .groups import leader_group, significance_groups
+    from .groups import leader_group
 
     n = res.p.shape[0]
+    better = np.asarray(res.better, dtype=bool)
+    groups, note = compact_letters(better | better.T, np.asarray(res.order))
     i, j = np.triu_indices(n, 1)
     both = lambda m: np.stack([m[i, j], m[j, i]])  # noqa: E731
     return SparseComparisons(
@@ -612,11 +618,12 @@ def sparse_from_pairwise(res) -> SparseComparisons:
         np.asarray(res.order),
         np.asarray(res.priority),
         np.full(n, n),
-        significance_groups(res),
+        groups,
         np.asarray(leader_group(res)),
         i.size,
         res.alpha,
         res.interval_method,
+        note,
     )
 
 

@@ -254,6 +254,7 @@ def section_for_page(
         "inversions": [
             inv for inv in section.get("inversions", []) if inv["above"] in visible or inv["below"] in visible
         ],
+        "groups_note": section.get("groups_note"),  # letters that are runs of the order, not a complete display
         # a rounded board's prediction section shows no interval (its outcomes are withheld): no coverage to quote
         **coverage_for_section(kind, {} if section.get("outcomes_withheld") else settings),
         **_section_heatmap(challenge.slug, section, rows, names, focus),
