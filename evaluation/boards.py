@@ -26,7 +26,7 @@ from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import inversion_reason
 from evaluation.report.settings import ROUNDED_PREDICTIONS_LABEL
 from evaluation.splits import Split, out_of_bootstrap_split, public_split_id
-from evaluation.stats.groups import letters_from_differences, split_letters
+from evaluation.stats.groups import compact_letters, split_letters
 from evaluation.stats.sparse import DENSE_LETTERS, order_from_verdicts
 
 __all__ = [
@@ -410,7 +410,9 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
         for block in blocks:
             _tie_block([rows[sid] for sid in block], position)
             position += len(block)
-        _published_letters(rows, exact_letters, ranked, blocks)
+        note = _published_letters(rows, exact_letters, ranked, blocks)
+        if note is not None:  # the published letters are runs of the order (stats.groups.compact_letters)
+            section["groups_note"] = note
         section["entries"] = ranked + rest
         compared = set(section.get("compared") or ())
         section["compared"] = [sid for sid in section["entries"] if sid in compared]  # the public order
@@ -506,23 +508,25 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
     }
 
 
-def _published_letters(rows: dict, exact_letters: dict, ranked: list, blocks: list[list]) -> None:
+def _published_letters(rows: dict, exact_letters: dict, ranked: list, blocks: list[list]) -> str | None:
     """The letters of a rounded board of up to ``DENSE_LETTERS`` lettered entries, redone in the public order from
     the exact display's "not different" relation (two entries differ when they share no letter: Piepho 2004)
     with every tie block forced to share: each entry then keeps its own letters, and no verdict the board
     publishes is contradicted. The block's union (:func:`_tie_block`, kept above that size) gave a tied
     entry its neighbour's letters: where A beat D and its tie B did not, A shared B's letter with D beside
-    the published "A better than D" (found by a statistician)."""
+    the published "A better than D" (found by a statistician). Returns the display's note where its letters had to
+    be runs of the order (:func:`evaluation.stats.groups.compact_letters`), else None."""
     lettered = [sid for sid in ranked if exact_letters[sid]]
     if not 2 <= len(lettered) <= DENSE_LETTERS:
-        return
+        return None
     sets = [exact_letters[sid] for sid in lettered]
     differ = np.array([[not (a & b) for b in sets] for a in sets], dtype=bool)
     block_of = {sid: k for k, block in enumerate(blocks) for sid in block}
     tie = np.array([[block_of[a] == block_of[b] for b in lettered] for a in lettered], dtype=bool)
-    letters = letters_from_differences(differ & ~tie, np.arange(len(lettered)))
+    letters, note = compact_letters(differ & ~tie, np.arange(len(lettered)))
     for sid, groups in zip(lettered, letters):
         rows[sid].update(groups=groups, group_letters=split_letters(groups))
+    return note
 
 
 def _tie_block(block: list[dict], rank: int) -> None:

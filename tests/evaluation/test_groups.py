@@ -116,7 +116,8 @@ def test_letters_stay_bounded_where_a_complete_display_needs_k_squared_over_4():
 
 
 def test_a_board_whose_letters_are_runs_says_so(monkeypatch):
-    """The note reaches the board's section (``groups_note``); a complete display adds no key."""
+    """The note reaches the board's section (``groups_note``), and its rounded board's; a complete display adds no
+    key."""
     from evaluation.report import EntryRuns, ReportSettings, build_report
     from evaluation.stats import groups, sparse
 
@@ -129,4 +130,8 @@ def test_a_board_whose_letters_are_runs_says_so(monkeypatch):
     assert "groups_note" not in build_report(board, settings)["sections"][0]
     complete = groups.compact_letters
     monkeypatch.setattr(sparse, "compact_letters", lambda d, o: (complete(d, o)[0], groups.WINDOWS_NOTE))
-    assert build_report(board, settings)["sections"][0]["groups_note"] == groups.WINDOWS_NOTE
+    report = build_report(board, settings)
+    assert report["sections"][0]["groups_note"] == groups.WINDOWS_NOTE
+    from evaluation.boards import publish_rounded
+
+    assert publish_rounded(report, 2)["sections"][0]["groups_note"] == groups.WINDOWS_NOTE  # a rounded board too
