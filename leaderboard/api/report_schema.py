@@ -311,6 +311,14 @@ class SectionSerializer(serializers.Serializer):
         ),
         required=False,
     )
+    groups_note = serializers.CharField(
+        required=False,
+        help_text=(
+            "Present only where a complete letter display would be too large (a complete display may need k²/4 "
+            "letters): each letter is then a run of the order, entries sharing a letter are not significantly "
+            "different, but some pairs that are not share no letter (evaluation.stats.groups.compact_letters)."
+        ),
+    )
     runs_needed = RunsNeededSerializer(
         allow_null=True, required=False, help_text="Runs a decision needs at this section's size (recipes)."
     )
