@@ -512,6 +512,7 @@ class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "requested_at",
         "recompute_failure",
         "failed_at",
+        "recompute_lease_expires_at",
     ]
 
     def get_queryset(self, request):

@@ -608,6 +608,10 @@ class Report(ReportBase):
     """Cached report of the public board (what contestants and readers see)."""
 
     challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, related_name="report")
+    # The recomputation running now holds a lease that its heartbeat renews (``reports.recompute_lease``): the
+    # janitor does not send one again while the lease is alive, and does once it expired (the worker was lost).
+    recompute_lease_owner = models.CharField(max_length=32, blank=True, default="")
+    recompute_lease_expires_at = models.DateTimeField(null=True, blank=True)
 
 
 class PrivateReport(ReportBase):

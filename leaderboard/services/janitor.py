@@ -19,8 +19,9 @@ One pass, in order:
    finish stores the result and the other's is dropped (``lifecycle.run_store``);
 3. resends work that the database says is queued but that was published more than
    ``VARBOARD_REQUEUE_AFTER_S`` ago, on a queue the broker reports empty: recipe runs, the
-   scoring of prediction submissions, report recomputations left pending (or started and never
-   finished: ``_REQUEST_UNFINISHED``) and the rescores a host's
+   scoring of prediction submissions, report recomputations left pending, started and never
+   finished (their lease expired: a recomputation still running is left alone; ``reports.reports_lost``),
+   and the rescores a host's
    correction asked for (``Submission.rescore_requested_at``); and the runs of
    variance studies that are queued, or running past their limit (their worker was lost: a
    study run's claim takes such a run again), when their queue is empty;
@@ -47,11 +48,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from ..choices import SUBMISSION_ENDED, RunQueue, RunStatus, SubmissionKind
-from ..models import JANITOR_STATE_PK, JanitorState, Report, Run, StudyRun, Submission
+from ..models import JANITOR_STATE_PK, JanitorState, Run, StudyRun, Submission
 from . import dispatch
 from .dispatch import EXECUTE_RUN, EXECUTE_STUDY_RUN, RECOMPUTE_REPORT, RESCORE_SUBMISSION, SCORE_SUBMISSION
 from .lifecycle import (
@@ -65,6 +65,7 @@ from .lifecycle import (
 from .notifications import notifications_heal, reveals_record_due
 from .programs import program_checks_resend
 from .queues import queues_unattended_record
+from .reports import report_leases_extend, report_resent, reports_lost
 
 logger = logging.getLogger(__name__)
 SCORING_QUEUE = RunQueue.SCORING.value
@@ -127,13 +128,6 @@ def _publish(runs: list[Run], publisher: _Publisher, now) -> tuple[int, int]:
     return sent_runs, len(scored)
 
 
-#: A recomputation was asked for and started (it cleared ``recompute_pending``) but never stored a board nor a
-#: failure after the request: its worker's machine was lost, or the database stayed away longer than its retries.
-_REQUEST_UNFINISHED = (Q(computed_at__isnull=True) | Q(computed_at__lt=F("requested_at"))) & (
-    Q(failed_at__isnull=True) | Q(failed_at__lt=F("requested_at"))
-)
-
-
 def _resend_study_runs(publisher: _Publisher, now) -> int:
     """Publish again the study runs left queued or stuck running, on queues the broker reports empty."""
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
@@ -187,11 +181,7 @@ def janitor_run(*, now=None) -> JanitorPass:
         .select_related("submission__challenge")
         .order_by("submission_id", "index")
     )
-    stale_reports = list(
-        Report.objects.filter(requested_at__lt=stale_before)
-        .filter(Q(recompute_pending=True) | _REQUEST_UNFINISHED)
-        .values_list("challenge_id", flat=True)
-    )
+    stale_reports = reports_lost(now=now)
     stale_rescores = list(Submission.objects.filter(rescore_requested_at__lt=stale_before).values_list("pk", flat=True))
     wanted = {run.queue for run in stale}
     if stale_reports or stale_rescores:
@@ -207,7 +197,7 @@ def janitor_run(*, now=None) -> JanitorPass:
     if lengths.get(SCORING_QUEUE) == 0:
         for challenge_id in stale_reports:
             if publisher.send(RECOMPUTE_REPORT, (challenge_id,), queue=SCORING_QUEUE):
-                Report.objects.filter(challenge_id=challenge_id).update(requested_at=now)
+                report_resent(challenge_id=challenge_id, now=now)
                 resent_reports += 1
     resent_rescores = _resend_rescores(stale_rescores, publisher, now) if lengths.get(SCORING_QUEUE) == 0 else 0
     more_runs += _resend_study_runs(publisher, now)
@@ -270,6 +260,7 @@ def leases_resume_after_absence(*, now) -> int:
     if gap is None or gap <= 1.5 * conf["JANITOR_INTERVAL_S"] + conf["HEARTBEAT_S"]:
         return 0
     extended = runs_extend_leases(until=now + lease_duration())
+    report_leases_extend(until=now + lease_duration())
     logger.warning(
         "janitor: no pass for %.0f s (the database or beat was away): the leases of %d running run(s) "
         "restart now, so that their workers renew them before they are judged",

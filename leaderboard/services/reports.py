@@ -14,15 +14,19 @@ API's one-query read all derive from it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import marshal
+import threading
 import time
+import uuid
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 import orjson
 from django.conf import settings
-from django.db import DatabaseError, transaction
-from django.db.models import F
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from evaluation.boards import rounded_predictions_reason, rounded_tie_reason, shown_entries
@@ -55,6 +59,8 @@ from .entries import Version, entry_versions, final_selection_ids, public_board_
 from .errors import ServiceError
 from .history import record_moves
 from .metrics import challenge_metrics, primary_metric
+
+logger = logging.getLogger(__name__)
 
 #: Query parameters that may override a challenge's report settings, and the Challenge field each
 #: overrides (its model validators are the override's validators).
@@ -111,15 +117,109 @@ def report_recompute(*, challenge_id: int, force: bool = False) -> Report:
     """Recompute and cache the reports (public board, and private board when there is one) unless
     the cached ones have the same inputs version. Returns the public board's report.
 
-    Python's cyclic collector is paused meanwhile: decoding the stored report allocates millions of
-    acyclic objects, and each collection they trigger walks all of them (docs/scale.md)."""
-    with collector_paused():
+    The recomputation holds the board's lease meanwhile (:class:`recompute_lease`), so the janitor does
+    not send it again while it runs. Python's cyclic collector is paused: decoding the stored report
+    allocates millions of acyclic objects, and each collection they trigger walks all of them
+    (docs/scale.md)."""
+    with collector_paused(), recompute_lease(challenge_id=challenge_id):
         return _recompute(challenge_id=challenge_id, force=force)
 
 
+def _lease_until() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.VARBOARD["LEASE_S"])
+
+
+class recompute_lease:  # noqa: N801 - used as a context manager, like contextlib's
+    """The lease of a board's running recomputation, renewed from a thread every ``VARBOARD_HEARTBEAT_S``.
+
+    Taken with the request (``recompute_pending`` cleared in the same UPDATE: the janitor never sees a started
+    request without its lease), so that the janitor leaves a recomputation alone while it runs, however long
+    (a 20,000-entry board takes ~15 s, a slow database longer): before, a request newer than the last board was
+    sent again at every pass past ``REQUEUE_AFTER_S``, and two recomputations of the same board ran at once.
+    A worker that is lost (SIGKILL, its machine gone) stops renewing it, and the janitor sends the request
+    again once it expired (``LEASE_S`` after the last renewal). Released when the recomputation answered the
+    request; a failure leaves it to expire (the database may be what failed), and a recomputation that starts
+    meanwhile takes it over (the renewals of the first then stop).
+    """
+
+    def __init__(self, *, challenge_id: int):
+        self.challenge_id = challenge_id
+        self.owner = uuid.uuid4().hex
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-report-{challenge_id}", daemon=True)
+
+    def _mine(self):
+        return Report.objects.filter(challenge_id=self.challenge_id, recompute_lease_owner=self.owner)
+
+    def __enter__(self) -> recompute_lease:
+        Report.objects.filter(challenge_id=self.challenge_id).update(
+            recompute_pending=False, recompute_lease_owner=self.owner, recompute_lease_expires_at=_lease_until()
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        if exc_type is None:  # answered: the lease goes
+            self._mine().update(recompute_lease_owner="", recompute_lease_expires_at=None)
+
+    def _beat(self) -> None:
+        interval = settings.VARBOARD["HEARTBEAT_S"]
+        try:
+            while not self._stop.wait(interval):
+                try:
+                    if not self._mine().update(recompute_lease_expires_at=_lease_until()):
+                        logger.info(
+                            "report of challenge %s: another recomputation took over the lease",
+                            self.challenge_id,
+                            extra={"challenge_id": self.challenge_id},
+                        )
+                        return
+                except DatabaseError as exc:
+                    logger.warning(
+                        "report of challenge %s: could not renew the recomputation's lease (%s); trying again",
+                        self.challenge_id,
+                        exc,
+                        extra={"challenge_id": self.challenge_id},
+                    )
+                    connection.close()
+        finally:
+            connection.close()  # this thread's own connection
+
+
+def report_leases_extend(*, until: datetime) -> int:
+    """Give every held recomputation lease until ``until`` (the janitor's return after an absence, when the
+    renewals could not be written either); returns how many."""
+    return Report.objects.exclude(recompute_lease_owner="").update(recompute_lease_expires_at=until)
+
+
+#: A recomputation was asked for and started (it cleared ``recompute_pending``) but never stored a board nor a
+#: failure after the request: its worker's machine was lost, or the database stayed away longer than its retries.
+_REQUEST_UNFINISHED = (Q(computed_at__isnull=True) | Q(computed_at__lt=F("requested_at"))) & (
+    Q(failed_at__isnull=True) | Q(failed_at__lt=F("requested_at"))
+)
+
+
+def reports_lost(*, now: datetime) -> list[int]:
+    """The challenges whose recomputation the janitor should send again (the rule, in one place).
+
+    A request left pending or started and unfinished for more than ``REQUEUE_AFTER_S``; never one whose lease
+    is alive (it is running: :class:`recompute_lease`).
+    """
+    stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
+    asked = Q(requested_at__lt=stale_before) & (Q(recompute_pending=True) | _REQUEST_UNFINISHED)
+    return list(
+        Report.objects.filter(asked).exclude(recompute_lease_expires_at__gt=now).values_list("challenge_id", flat=True)
+    )
+
+
+def report_resent(*, challenge_id: int, now: datetime) -> None:
+    """Record that the janitor sent the recomputation again now."""
+    Report.objects.filter(challenge_id=challenge_id).update(requested_at=now)
+
+
 def _recompute(*, challenge_id: int, force: bool) -> Report:
-    # Only where set: SQLite rewrites the whole row, the report's megabytes, at each UPDATE.
-    Report.objects.filter(challenge_id=challenge_id, recompute_pending=True).update(recompute_pending=False)
     challenge = Challenge.objects.get(pk=challenge_id)
     report, _ = Report.objects.get_or_create(challenge=challenge)
     snapshot = challenge_runs(challenge=challenge)  # read once: the inputs version, the versions, the entries

@@ -530,6 +530,8 @@ def test_the_janitor_resends_a_report_recomputation_that_never_finished(challeng
     stale = timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
     report = Report.objects.filter(challenge=challenge)
     report.update(computed_at=timezone.now() - 2 * stale, requested_at=timezone.now() - stale)  # long ago
+    assert janitor_run().resent_reports == 0  # its lease is left to expire (the database may be what failed)
+    report.update(recompute_lease_expires_at=timezone.now() - timedelta(seconds=1))  # one lease later
     assert janitor_run().resent_reports == 1
     assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
     queued.clear()
@@ -561,3 +563,101 @@ def test_a_rescore_that_gives_up_is_not_resent_for_ever(challenge, host, alice, 
     rescore_submission.apply(args=(submission.pk,))  # retried, then given up
     later = timezone.now() + timedelta(seconds=settings_requeue_after() + 1)
     assert janitor_run(now=later).resent_rescores == 0
+
+
+# ---------------------------------------------------------------- report recomputations: the lease, the give-up
+def stale_request(challenge, frame, alice) -> None:
+    """A board stored, then a new entry: its recomputation asked for long ago (older than REQUEUE_AFTER_S)."""
+    from django.conf import settings
+
+    from leaderboard.services.reports import report_recompute, report_request
+
+    report_recompute(challenge_id=challenge.pk, force=True)
+    files = [UploadedFile("p.csv", label_predictions(frame))]
+    submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    report_request(challenge_id=challenge.pk)
+    stale = timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    Report.objects.filter(challenge=challenge).update(
+        computed_at=timezone.now() - 2 * stale, requested_at=timezone.now() - stale
+    )
+
+
+def test_the_janitor_leaves_a_running_recomputation_alone(challenge, alice, queued, lengths, monkeypatch):
+    """A recomputation clears its request as it starts; one still running when the janitor passed (a 20,000-entry
+    board takes ~15 s) was sent again at every pass past REQUEUE_AFTER_S, two recomputations of the board at once.
+    Its lease now says it runs: the janitor leaves it, and the lease is released when it has answered."""
+    from leaderboard.services import reports
+    from leaderboard.services.reports import report_recompute
+
+    challenge, frame = challenge
+    stale_request(challenge, frame, alice)
+    queued.clear()
+    build, seen = reports.build_report_data, []
+
+    def janitor_passes_meanwhile(**kwargs):
+        seen.append(janitor_run())
+        return build(**kwargs)
+
+    monkeypatch.setattr(reports, "build_report_data", janitor_passes_meanwhile)
+    report_recompute(challenge_id=challenge.pk)
+    assert seen and seen[0].resent_reports == 0 and not queued.ids(RECOMPUTE_REPORT)
+    stored = Report.objects.get(challenge=challenge)
+    assert stored.recompute_lease_owner == "" and stored.recompute_lease_expires_at is None
+    assert stored.computed_at > stored.requested_at  # answered: nothing more to send
+    assert janitor_run(now=timezone.now() + timedelta(seconds=3600)).resent_reports == 0
+
+
+class Killed(BaseException):
+    """The worker's end (SIGKILL): no handler runs, nothing is written."""
+
+
+def test_the_janitor_resends_a_recomputation_whose_worker_was_killed(challenge, alice, queued, lengths, monkeypatch):
+    """A lost worker stops renewing the lease: the janitor sends the request again once it expired, not before."""
+    from django.conf import settings
+
+    from leaderboard.services import reports
+    from leaderboard.services.reports import report_recompute
+
+    challenge, frame = challenge
+    stale_request(challenge, frame, alice)
+    queued.clear()
+
+    def killed(**kwargs):
+        raise Killed
+
+    monkeypatch.setattr(reports, "build_report_data", killed)
+    with pytest.raises(Killed):
+        report_recompute(challenge_id=challenge.pk)
+    assert janitor_run().resent_reports == 0  # as far as anyone can tell, it still runs
+    held = Report.objects.get(challenge=challenge)
+    assert held.recompute_lease_owner and held.recompute_lease_expires_at > timezone.now()
+    expired = held.recompute_lease_expires_at + timedelta(seconds=1)
+    assert expired <= timezone.now() + timedelta(seconds=settings.VARBOARD["LEASE_S"] + 1)
+    assert janitor_run(now=expired).resent_reports == 1
+    assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_keeps_a_long_recomputation_s_lease(challenge, alice, queued, lengths, monkeypatch, settings):
+    """Longer than the lease itself: the heartbeat thread renews it (in its own connection), the janitor waits."""
+    from leaderboard.services import reports
+    from leaderboard.services.reports import report_recompute
+
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.1, "LEASE_S": 0.5}
+    challenge, frame = challenge
+    stale_request(challenge, frame, alice)
+    queued.clear()
+    build, seen = reports.build_report_data, []
+
+    def slow(**kwargs):
+        time.sleep(1.5)  # three leases
+        seen.append(janitor_run().resent_reports)
+        seen.append(Report.objects.filter(challenge=challenge).values().get())
+        return build(**kwargs)
+
+    monkeypatch.setattr(reports, "build_report_data", slow)
+    report_recompute(challenge_id=challenge.pk)
+    resent, row = seen
+    assert resent == 0
+    assert row["recompute_lease_expires_at"] > timezone.now() - timedelta(seconds=1.5)  # renewed meanwhile
+    assert Report.objects.get(challenge=challenge).recompute_lease_owner == ""
