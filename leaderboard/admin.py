@@ -513,6 +513,8 @@ class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "recompute_failure",
         "failed_at",
         "recompute_lease_expires_at",
+        "recompute_give_ups",
+        "recompute_retry_at",
     ]
 
     def get_queryset(self, request):

@@ -612,6 +612,10 @@ class Report(ReportBase):
     # janitor does not send one again while the lease is alive, and does once it expired (the worker was lost).
     recompute_lease_owner = models.CharField(max_length=32, blank=True, default="")
     recompute_lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Recomputations given up in a row (their task's retries spent), and when the janitor sends the next one
+    # (``reports.report_recompute_gave_up``): an interval that doubles with each, reset by a board stored.
+    recompute_give_ups = models.PositiveIntegerField(default=0)
+    recompute_retry_at = models.DateTimeField(null=True, blank=True)
 
 
 class PrivateReport(ReportBase):

@@ -207,6 +207,9 @@ VARBOARD = {
     # Bearer token a Prometheus scrape of /metrics must send; empty: /metrics is open (keep it internal).
     "METRICS_TOKEN": env.str("VARBOARD_METRICS_TOKEN", default=""),
     "REPORT_DEBOUNCE_S": env.float("VARBOARD_REPORT_DEBOUNCE_S", default=1.0, minimum=0),
+    # A report recomputation whose task gave up (its retries spent: a database error that lasted) is sent
+    # again by the janitor after this long, twice as long after each further give-up in a row, at most a day.
+    "REPORT_GIVE_UP_RETRY_S": env.float("VARBOARD_REPORT_GIVE_UP_RETRY_S", default=600.0, minimum=1),
     # Seconds an anonymous leaderboard response is reused by a process without any query
     # (micro-caching). Production defaults to 1 s: a new report reaches anonymous readers
     # at most that much later; development and tests default to 0 (off).

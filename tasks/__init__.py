@@ -12,7 +12,9 @@ The error path touches nothing: a retry publishes the same task again with the e
 attempts of a run: ``Run.attempts``, counted by the claim (``leaderboard.services.lifecycle``),
 which fails a worn-out run with the last ``cause``; tasks that claim runs retry without a
 Celery limit (``counted_by_claim=True``). Tasks with nothing to claim (reports, the janitor)
-retry ``PLATFORM_RETRIES`` times; the janitor resends what they leave pending.
+retry ``PLATFORM_RETRIES`` times; the janitor resends what they leave pending, and a report
+recomputation that gives up is sent again after an interval that doubles with each give-up in a
+row (``reports.report_recompute_gave_up``), not at every pass.
 
 Backoff (:func:`backoff_countdown`): 2, 4, 8, 16, 32, 60, 60 s..., each drawn in [¾, 1] of its
 step ("equal jitter", never the near-zero waits of full jitter), so the retries of a task with

@@ -20,8 +20,8 @@ One pass, in order:
 3. resends work that the database says is queued but that was published more than
    ``VARBOARD_REQUEUE_AFTER_S`` ago, on a queue the broker reports empty: recipe runs, the
    scoring of prediction submissions, report recomputations left pending, started and never
-   finished (their lease expired: a recomputation still running is left alone; ``reports.reports_lost``),
-   and the rescores a host's
+   finished (their lease expired: a recomputation still running is left alone) or given up and due
+   for another try (``reports.reports_lost``), and the rescores a host's
    correction asked for (``Submission.rescore_requested_at``); and the runs of
    variance studies that are queued, or running past their limit (their worker was lost: a
    study run's claim takes such a run again), when their queue is empty;

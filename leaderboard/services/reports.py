@@ -139,7 +139,8 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
     A worker that is lost (SIGKILL, its machine gone) stops renewing it, and the janitor sends the request
     again once it expired (``LEASE_S`` after the last renewal). Released when the recomputation answered the
     request; a failure leaves it to expire (the database may be what failed), and a recomputation that starts
-    meanwhile takes it over (the renewals of the first then stop).
+    meanwhile takes it over (the renewals of the first then stop, and the one that holds the lease last ends the
+    give-ups in a row when it answers).
     """
 
     def __init__(self, *, challenge_id: int):
@@ -161,8 +162,13 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
     def __exit__(self, exc_type, *_exc) -> None:
         self._stop.set()
         self._thread.join()
-        if exc_type is None:  # answered: the lease goes
-            self._mine().update(recompute_lease_owner="", recompute_lease_expires_at=None)
+        if exc_type is None:  # answered: the lease goes, and with it the give-ups in a row
+            self._mine().update(
+                recompute_lease_owner="",
+                recompute_lease_expires_at=None,
+                recompute_give_ups=0,
+                recompute_retry_at=None,
+            )
 
     def _beat(self) -> None:
         interval = settings.VARBOARD["HEARTBEAT_S"]
@@ -195,7 +201,8 @@ def report_leases_extend(*, until: datetime) -> int:
 
 
 #: A recomputation was asked for and started (it cleared ``recompute_pending``) but never stored a board nor a
-#: failure after the request: its worker's machine was lost, or the database stayed away longer than its retries.
+#: failure after the request: its worker's machine was lost, or the database stayed away longer than its retries
+#: and the give-up could not be written either.
 _REQUEST_UNFINISHED = (Q(computed_at__isnull=True) | Q(computed_at__lt=F("requested_at"))) & (
     Q(failed_at__isnull=True) | Q(failed_at__lt=F("requested_at"))
 )
@@ -204,19 +211,71 @@ _REQUEST_UNFINISHED = (Q(computed_at__isnull=True) | Q(computed_at__lt=F("reques
 def reports_lost(*, now: datetime) -> list[int]:
     """The challenges whose recomputation the janitor should send again (the rule, in one place).
 
-    A request left pending or started and unfinished for more than ``REQUEUE_AFTER_S``; never one whose lease
-    is alive (it is running: :class:`recompute_lease`).
+    A request left pending or started and unfinished for more than ``REQUEUE_AFTER_S``, and a recomputation
+    given up whose retry is due (:func:`report_recompute_gave_up`); never one whose lease is alive (it is
+    running: :class:`recompute_lease`).
     """
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
     asked = Q(requested_at__lt=stale_before) & (Q(recompute_pending=True) | _REQUEST_UNFINISHED)
     return list(
-        Report.objects.filter(asked).exclude(recompute_lease_expires_at__gt=now).values_list("challenge_id", flat=True)
+        Report.objects.filter(asked | Q(recompute_retry_at__lte=now))
+        .exclude(recompute_lease_expires_at__gt=now)
+        .values_list("challenge_id", flat=True)
     )
 
 
 def report_resent(*, challenge_id: int, now: datetime) -> None:
-    """Record that the janitor sent the recomputation again now."""
-    Report.objects.filter(challenge_id=challenge_id).update(requested_at=now)
+    """Record that the janitor sent the recomputation again now (a due retry becomes an ordinary request)."""
+    Report.objects.filter(challenge_id=challenge_id).update(requested_at=now, recompute_retry_at=None)
+
+
+#: Longest interval before a given-up recomputation is sent again.
+GIVE_UP_RETRY_MAX_S = 86_400.0
+
+#: What readers see of a recomputation given up (the cause, which may quote data, is logged only).
+GAVE_UP_MESSAGE = "the recomputation failed repeatedly on a platform error (the database); it will be tried again"
+
+
+def report_recompute_gave_up(*, challenge_id: int, reason: str) -> None:
+    """A recomputation whose task gave up (Celery's retries spent on a database error, or an error not retried).
+
+    Before, nothing was written: the request stayed unfinished and the janitor sent it again at every pass past
+    ``REQUEUE_AFTER_S``, each one retried again, for ever (a board failing for good took a worker for good). Now
+    the give-ups in a row are counted and the janitor sends the next one after ``REPORT_GIVE_UP_RETRY_S``,
+    doubled with each further give-up (at most a day): a database that came back is recovered then (or at the
+    next run's request), a board that fails for good costs one recomputation per interval. Where no failure was
+    recorded for the request (a database error), the board is marked failed, so it is not seen as unfinished.
+    When this write fails too (the database is down), the request stays unfinished and the janitor sends it
+    again when the database is back. A request already answered by another recomputation is left as it is.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        unanswered = Report.objects.select_for_update().filter(
+            Q(computed_at__isnull=True) | Q(computed_at__lt=F("requested_at")), challenge_id=challenge_id
+        )
+        give_ups = unanswered.values_list("recompute_give_ups", flat=True).first()
+        if give_ups is None:
+            logger.warning(
+                "report of challenge %s: a recomputation gave up (%s); its request was answered since",
+                challenge_id,
+                reason,
+                extra={"challenge_id": challenge_id},
+            )
+            return
+        give_ups += 1
+        delay = min(GIVE_UP_RETRY_MAX_S, settings.VARBOARD["REPORT_GIVE_UP_RETRY_S"] * 2 ** min(give_ups - 1, 20))
+        unanswered.update(recompute_give_ups=give_ups, recompute_retry_at=now + timedelta(seconds=delay))
+        unanswered.filter(Q(failed_at__isnull=True) | Q(failed_at__lt=F("requested_at"))).update(
+            recompute_failure=GAVE_UP_MESSAGE, failed_at=now
+        )
+    logger.error(
+        "report of challenge %s: recomputation given up (%d in a row): %s; the janitor sends it again in %.0f s",
+        challenge_id,
+        give_ups,
+        reason,
+        delay,
+        extra={"challenge_id": challenge_id},
+    )
 
 
 def _recompute(*, challenge_id: int, force: bool) -> Report:

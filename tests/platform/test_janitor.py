@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
-from django.db import OperationalError
+from django.db import DataError, OperationalError
 from django.utils import timezone
 
 from leaderboard.models import JANITOR_STATE_PK, JanitorState, Report, Run, Submission
@@ -661,3 +661,82 @@ def test_the_heartbeat_keeps_a_long_recomputation_s_lease(challenge, alice, queu
     assert resent == 0
     assert row["recompute_lease_expires_at"] > timezone.now() - timedelta(seconds=1.5)  # renewed meanwhile
     assert Report.objects.get(challenge=challenge).recompute_lease_owner == ""
+
+
+def elapse(challenge, seconds: float) -> None:
+    """Move the board's recomputation times ``seconds`` into the past (as if that long went by)."""
+    from django.db.models import DateTimeField, F
+
+    back = timedelta(seconds=seconds)
+    fields = [field.name for field in Report._meta.concrete_fields if isinstance(field, DateTimeField)]
+    Report.objects.filter(challenge=challenge).update(**{field: F(field) - back for field in fields})
+
+
+@pytest.mark.parametrize(
+    "error, attempts",
+    [
+        (OperationalError("canceling statement due to statement timeout"), 7),  # retried by Celery, then given up
+        (DataError("total size of jsonb array elements exceeds the maximum"), 1),  # not retried
+    ],
+)
+def test_a_recomputation_failing_on_the_database_is_not_resent_at_every_pass(
+    challenge, alice, queued, lengths, monkeypatch, caplog, error, attempts
+):
+    """A recomputation that fails on a database error kept its request unfinished and nothing recorded: the janitor
+    sent it again at every pass past REQUEUE_AFTER_S, each one retried again (7 attempts), for ever. Given up, it
+    is counted, logged and sent again after REPORT_GIVE_UP_RETRY_S, doubled at each give-up in a row; once the
+    database answers again, the board is stored and the count ends."""
+    from django.conf import settings
+
+    from leaderboard.services import reports
+    from tasks import PLATFORM_RETRIES
+    from tasks.reports import recompute_report
+
+    challenge, frame = challenge
+    stale_request(challenge, frame, alice)
+    queued.clear()
+    build, tries = reports.build_report_data, []
+
+    def failing(**kwargs):
+        tries.append(1)
+        raise error
+
+    monkeypatch.setattr(reports, "build_report_data", failing)
+    interval = settings.VARBOARD["JANITOR_INTERVAL_S"]
+    recompute_report.apply(args=(challenge.pk,))
+    assert len(tries) == attempts and attempts in (1, PLATFORM_RETRIES + 1)
+
+    def passes(seconds: float) -> list[int]:
+        """What the janitor's passes of the next ``seconds`` resend, one every JANITOR_INTERVAL_S."""
+        sent = []
+        for _ in range(int(seconds // interval)):
+            elapse(challenge, interval)
+            sent.append(janitor_run().resent_reports)
+            if sent[-1]:
+                recompute_report.apply(args=(challenge.pk,))  # the resent one runs at once
+        return sent
+
+    # The passes of the next nine minutes send nothing (before: one every REQUEUE_AFTER_S, each with its retries).
+    sent = passes(540)
+    assert (sent, len(tries)) == ([0] * len(sent), attempts)
+    first_retry = settings.VARBOARD["REPORT_GIVE_UP_RETRY_S"]
+    assert sum(passes(first_retry - 540 - interval)) == 0  # nor the others until the retry is due
+    report = Report.objects.get(challenge=challenge)
+    assert report.recompute_give_ups == 1 and report.failed_at >= report.requested_at
+    assert "recomputation given up (1 in a row)" in caplog.text and type(error).__name__ in caplog.text
+    assert report.recompute_failure == reports.GAVE_UP_MESSAGE  # readers see the board is not the latest
+    assert len(tries) == attempts
+
+    # Due: sent again once; it fails again, and the next try waits twice as long.
+    assert passes(2 * interval) == [1, 0] and queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
+    assert len(tries) == 2 * attempts and Report.objects.get(challenge=challenge).recompute_give_ups == 2
+    assert sum(passes(2 * first_retry - 2 * interval)) == 0
+
+    # The database answers again: the next due try stores the board, and nothing more is sent.
+    monkeypatch.setattr(reports, "build_report_data", build)
+    queued.clear()
+    assert sum(passes(2 * interval)) == 1
+    report = Report.objects.get(challenge=challenge)
+    assert report.recompute_give_ups == 0 and report.recompute_retry_at is None
+    assert report.recompute_failure == "" and report.computed_at > report.requested_at
+    assert sum(passes(20 * interval)) == 0
