@@ -103,6 +103,11 @@ class Started(ABC):
     def members(self) -> list[int]:
         """Pids of the run's live processes (for memory and task polling)."""
 
+    def cpu_members(self, members: list[int]) -> list[int]:
+        """Pids whose CPU time (their own and their reaped children's) is the run's, given `members`:
+        those, plus any process of the run that is not a member but reaps its orphans."""
+        return members
+
     def extra_memory_kb(self) -> int:
         """Memory the run holds outside its processes' resident pages (e.g. /dev/shm)."""
         return 0

@@ -54,7 +54,7 @@ class _Poll:
             return "memory"
         if tasks >= self.limits.max_processes:
             return "processes"
-        if self.limits.cpu_time_s is not None and cpu_seconds(pids) > self.limits.cpu_time_s:
+        if self.limits.cpu_time_s is not None and cpu_seconds(self.started.cpu_members(pids)) > self.limits.cpu_time_s:
             return "cpu_time"  # the run's processes together: RLIMIT_CPU holds each one alone
         return None
 

@@ -105,6 +105,11 @@ class ForkedRun(BwrapRun):
         init = self.proc.pid
         return [pid for pid in pids_in_namespace(self.namespace) if pid != init]
 
+    def cpu_members(self, members: list[int]) -> list[int]:
+        """The members and the init: orphans (a double fork) are reaped by the init, so their CPU time
+        is in its ``cutime`` only (its own is the run's set-up: a fork starts with none)."""
+        return [self.proc.pid, *members]
+
     def wait4(self, options: int):
         if self.report is None:
             timeout = 0.0 if options & os.WNOHANG else _KILL_WAIT_S

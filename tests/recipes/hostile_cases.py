@@ -28,6 +28,7 @@ LOOP_LIMITS = Limits(wall_time_s=3, memory_mb=1024, max_processes=32, max_file_m
 SLOW_LIMITS = Limits(wall_time_s=10, memory_mb=1024, max_file_mb=10)
 FORK_LIMITS = Limits(wall_time_s=20, max_processes=32)
 SHM_LIMITS = Limits(wall_time_s=10, memory_mb=512, max_file_mb=10)
+CPU_LIMITS = Limits(wall_time_s=30, cpu_time_s=2, memory_mb=1024, max_processes=32, max_file_mb=10)
 
 #: Secrets the worker holds (its environment, files on its disk); no run may show them.
 SECRETS = {
@@ -78,6 +79,7 @@ def cases(host_files: dict) -> dict[str, list[Step]]:
             Step("posix_shm", hyperparameters={"mode": "read"}),
         ],
         "shm_filler": [Step("shm_filler", SHM_LIMITS)],
+        "orphan_cpu": [Step("orphan_cpu", CPU_LIMITS, hyperparameters={"total_s": 12, "each_s": 0.4})],
         "previous_run": [
             Step("previous_run", hyperparameters={"mode": "write", "token": SHM_TOKEN}),
             Step("previous_run", hyperparameters={"mode": "read"}),

@@ -274,6 +274,15 @@ def _posix_shm(runs, _, start):
     assert not [name for name in os.listdir("/dev/shm") if SHM_TOKEN in name]
 
 
+def _orphan_cpu(runs, _, start):
+    """Orphans reaped by the run's init (a forked run's init is not one of its polled members) hid
+    their CPU time: 5 s and more of CPU under a limit of 2 s, forked (a reviewer, 2026-11-30)."""
+    run = runs[0]
+    assert run["sandbox_status"] == "cpu_time", run
+    assert run["error"] == "the run exceeded the CPU-time limit of 2 s (all its processes together)", run["error"]
+    assert "BURNED" not in run["log"]
+
+
 EXPECTED = {
     "raises": "the recipe raised ValueError: boom after 3 steps (line 6 of recipe.py)",
     "infinite_loop": "the run exceeded the wall-time limit of 3 s",
@@ -300,6 +309,7 @@ EXPECTED = {
     "sysv_shm": _sysv_shm,
     "posix_shm": _posix_shm,
     "previous_run": _previous_run,
+    "orphan_cpu": _orphan_cpu,
     "shm_filler": re.compile(
         r"the run ran out of memory \(limit 512 MB\) \(OSError: \[Errno 28\] No space left on "
         r"device, line \d+ of recipe.py\)"
