@@ -14,7 +14,7 @@ built once per process)::
           --ro-bind-data FD /etc/passwd --ro-bind-data FD /etc/group --ro-bind-data FD /etc/hosts
           --remount-ro /dev --remount-ro / --chdir /sandbox/work
           --seccomp FD --json-status-fd FD --block-fd FD
-          -- /usr/bin/prlimit --core=0:0 --fsize=... [--cpu=...] [--as=...] --nproc=N:N -- ARGV...
+          -- /usr/bin/prlimit --core=0:0 --fsize=... --nofile=... [--cpu=...] [--as=...] --nproc=N:N -- ARGV...
 
 As root the worker's child first switches to a fresh uid/gid (Popen's ``user``, ``group``
 and ``extra_groups=[]``: setgroups, setgid, setuid) and execs bwrap unprivileged, which maps

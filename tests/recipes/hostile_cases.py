@@ -79,6 +79,7 @@ def cases(host_files: dict) -> dict[str, list[Step]]:
             Step("posix_shm", hyperparameters={"mode": "read"}),
         ],
         "shm_filler": [Step("shm_filler", SHM_LIMITS)],
+        "fd_flood": [Step("fd_flood", hyperparameters={"procs": 4})],
         "orphan_cpu": [Step("orphan_cpu", CPU_LIMITS, hyperparameters={"total_s": 12, "each_s": 0.4})],
         "previous_run": [
             Step("previous_run", hyperparameters={"mode": "write", "token": SHM_TOKEN}),

@@ -26,6 +26,8 @@ import tempfile
 
 import pytest
 
+from execution.sandbox.limits import MAX_OPEN_FILES
+
 from .conftest import leftovers, needs_linux
 from .hostile_cases import (
     DAEMON_MARKER,
@@ -283,6 +285,16 @@ def _orphan_cpu(runs, _, start):
     assert "BURNED" not in run["log"]
 
 
+def _fd_flood(runs, _, start):
+    """Open files are kernel memory and slots of the host-wide file table (fs.file-max): each process of a
+    run held as many as the worker's hard RLIMIT_NOFILE allowed (20,000 here, 1,048,576 in many containers;
+    20,000 eventfds, 25 MB of slab), times its 32 processes (a reviewer, 2026-11-30)."""
+    assert runs[0]["status"] == "succeeded", runs[0]["error"]
+    opened = [line.split() for line in runs[0]["log"].splitlines() if line.startswith("OPENED ")]
+    assert len(opened) == 4, runs[0]["log"]
+    assert all(int(hard) <= MAX_OPEN_FILES and int(n) < MAX_OPEN_FILES for _, n, hard in opened), opened
+
+
 EXPECTED = {
     "raises": "the recipe raised ValueError: boom after 3 steps (line 6 of recipe.py)",
     "infinite_loop": "the run exceeded the wall-time limit of 3 s",
@@ -310,6 +322,7 @@ EXPECTED = {
     "posix_shm": _posix_shm,
     "previous_run": _previous_run,
     "orphan_cpu": _orphan_cpu,
+    "fd_flood": _fd_flood,
     "shm_filler": re.compile(
         r"the run ran out of memory \(limit 512 MB\) \(OSError: \[Errno 28\] No space left on "
         r"device, line \d+ of recipe.py\)"
