@@ -4,21 +4,41 @@ from __future__ import annotations
 
 import pytest
 import requests
+from django.db import connection
 
+from leaderboard.models import Submission
 from tests.conftest import wait_for
 from tests.integration.test_recipes_e2e import RECIPES, login, post_recipe
 from tests.platform.factories import digits_challenge, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
+#: The entry's primary key, pinned. The study's master seed is derived from it (services.variance_studies.
+#: _study_seed), and the sequence otherwise stood wherever the tests before this one had left it, so the study's
+#: draws changed with the lane's contents: in the full integration lane the entry was 97, and 101 once the
+#: hostile cases fd_flood and orphan_cpu added a submission each to both of test_isolation's workers. Scored by
+#: accuracy on 72 hidden rows, 101's joint block (three splits, the same searched C) scored 62/72 three times
+#: (22's: 61/72): sd 0 and no FixHOptEst ratio, a tie of a discrete metric, no fault. The board is scored by
+#: log loss, continuous, where runs on other splits do not tie; 101 is kept as the case that tied.
+ENTRY_PK = 101
+
+
+def _next_submission_pk(pk: int) -> None:
+    table = Submission._meta.db_table
+    assert not Submission.objects.filter(pk__gte=pk).exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s, false)", [table, pk])
+
 
 def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, celery_worker_process):
     host = make_user("host")
     make_user("alice")
-    challenge, _ = digits_challenge(host, k_runs=2, master_seed=9, hpo_budget=2)
+    challenge, _ = digits_challenge(host, k_runs=2, master_seed=9, hpo_budget=2, metric="log_loss")
+    _next_submission_pk(ENTRY_PK)
     entry = post_recipe(
         live_server.url, login(live_server.url, "alice"), challenge.slug, RECIPES / "logistic_regression.py", "logreg"
     )
+    assert entry == ENTRY_PK
     headers = login(live_server.url, "host")
     created = requests.post(
         f"{live_server.url}/api/challenges/{challenge.slug}/variance-studies/",
@@ -47,5 +67,5 @@ def test_a_study_runs_on_the_worker_and_reports_the_sd_by_source(live_server, ce
     }
     rows = {row["source"]: row for row in body["result"]["sources"]}
     assert rows["init"]["sd"] == 0.0  # lbfgs does not use the initialisation seed
-    print("DEBUG-BODY", url, body)
-    assert rows["split"]["sd"] > 0 and body["result"]["fixed_hpo"] is not None
+    assert rows["split"]["sd"] > 0 and body["result"]["total"]["sd"] > 0, body
+    assert body["result"]["fixed_hpo"] is not None, body
