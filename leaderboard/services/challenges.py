@@ -84,20 +84,33 @@ CHALLENGE_FIELDS = (
     "rules",
     "registration_required",
 )
-# Changing these after runs exist would silently change what the runs mean.
-FROZEN_AFTER_FIRST_SUBMISSION = (
-    "metric",
-    "higher_is_better",
-    "secondary_metrics",
-    "master_seed",
-    "randomize_sources",
-    "split_scheme",
-    "stratify",
-    "hpo_mode",
-    "hpo_method",
-    "hpo_budget",
-    "public_fraction",
-)
+# Changing these once a submission exists would change what the stored runs mean, publish what an earlier rule
+# hid, or compare entries made under different rules (Kaggle fixes the evaluation at launch): each with why.
+_RUNS_MEANING = "the stored runs were made under the old values."
+FROZEN_REASONS = {
+    "metric": _RUNS_MEANING,
+    "higher_is_better": _RUNS_MEANING,
+    "secondary_metrics": _RUNS_MEANING,
+    "master_seed": "it draws every run's seeds and which hidden rows are public: " + _RUNS_MEANING,
+    "randomize_sources": _RUNS_MEANING,
+    "split_scheme": _RUNS_MEANING,
+    "stratify": _RUNS_MEANING,
+    "hpo_mode": _RUNS_MEANING,
+    "hpo_method": _RUNS_MEANING,
+    "hpo_budget": _RUNS_MEANING,
+    "k_runs": "the entries already made hold the old number of runs each (one per seed); later ones would hold "
+    "another, and the board would compare entries of unequal precision on their shared seeds only.",
+    "public_fraction": "it re-draws which hidden rows are public: scores contestants read on the old public rows "
+    "would then tell about rows of the private board.",
+    "feedback": "the submissions already made were read under the old rule; another would publish what it hid "
+    "(exact feedback shows the exact public scores of probes made under rounded or Ladder feedback) or release "
+    "them again under a new one.",
+    "feedback_digits": "the submissions already made were shown rounded to the old digits; more digits publish "
+    "what that rounding hid, and any other re-rounds every earlier score, a second view of the same probes.",
+    "ladder_margin": "the submissions already made were released under the old η; a smaller η releases probes it "
+    "held back, and any other recomputes every person's releases, a second view of the same submissions.",
+}
+FROZEN_AFTER_FIRST_SUBMISSION = tuple(FROZEN_REASONS)
 
 
 @dataclass(frozen=True)
@@ -568,8 +581,7 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
         ]
         if frozen:
             raise ServiceError(
-                f"{', '.join(frozen)} cannot change once submissions exist: "
-                "the stored runs were made under the old values.",
+                f"{', '.join(frozen)} cannot change once submissions exist: {FROZEN_REASONS[frozen[0]]}",
                 field=frozen[0],
             )
     _check_program_fields(challenge, fields)

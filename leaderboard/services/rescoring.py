@@ -23,7 +23,7 @@ from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, me
 from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 
-from ..choices import SubmissionKind, SubmissionStatus
+from ..choices import Feedback, SubmissionKind, SubmissionStatus
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
@@ -144,6 +144,29 @@ def _check_no_recipe_entries(challenge: Challenge, metric) -> None:
         )
 
 
+METRIC_WOULD_PUBLISH = (
+    "metric cannot change once submissions exist under {feedback} feedback: every prediction file already read "
+    "under {old} would be scored again under {new} and shown on the public board, a second view of the same "
+    "probes that the feedback's rule does not bound. Correct the labels only, or create a new challenge."
+)
+
+
+def _check_feedback_hides_nothing_new(challenge: Challenge, metric) -> None:
+    """Under rounded or Ladder feedback a prediction file's public score is shown coarsely, once: rescored under
+    another metric, every probe is shown again, by a second function of the public labels (one row moves balanced
+    accuracy by 1/(classes · class size), not 1/n, and crosses other rounding steps). Exact feedback hides nothing
+    on the public board, and the private board is read exact after the reveal anyway."""
+    if challenge.feedback == Feedback.EXACT:
+        return
+    if Submission.objects.filter(challenge=challenge, kind=SubmissionKind.PREDICTIONS).exists():
+        raise ServiceError(
+            METRIC_WOULD_PUBLISH.format(
+                feedback=challenge.feedback, old=get_metric(challenge.metric).label, new=metric.label
+            ),
+            field="metric",
+        )
+
+
 def _archive_reports(challenge: Challenge, reason: str) -> None:
     for board, model in (("public", Report), ("private", PrivateReport)):
         report = model.objects.filter(challenge=challenge).first()
@@ -192,6 +215,7 @@ def challenge_rescore(
             challenge.secondary_metrics, primary=new_metric.name, task=dataset.task, classes=dataset.classes
         )
         _check_no_recipe_entries(challenge, new_metric)
+        _check_feedback_hides_nothing_new(challenge, new_metric)
     labels = _read_labels(dataset, hidden_labels[1], hidden_labels[0]) if hidden_labels else None
     submissions = Submission.objects.filter(challenge=challenge).exclude(status=SubmissionStatus.CANCELLED)
     if phase is not None and labels is None and new_metric is None:
