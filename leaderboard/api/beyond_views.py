@@ -21,7 +21,7 @@ from ..models import EntryProvenance, ResultsImport, Submission, Suite, Variance
 from ..selectors import challenge_list_visible, submission_readable, suite_list_visible, variance_studies_readable
 from ..services.results_import import results_import_create, results_import_files, results_instance_list
 from ..services.suites import suite_board, suite_create
-from ..services.variance_studies import variance_study_create, variance_study_shown
+from ..services.variance_studies import variance_study_allowed, variance_study_create, variance_study_shown
 from ..uploads import read_prediction_uploads, read_upload
 from .beyond_schema import (
     ResultsImportOutSerializer,
@@ -100,6 +100,7 @@ class VarianceStudyListView(ChallengeScopedView):
     )
     def post(self, request, slug: str):
         challenge = self.challenge(slug)
+        variance_study_allowed(challenge=challenge, user=request.user)  # before the lookup: no existence oracle
         data = self.validated(VarianceStudyCreateSerializer)
         submission = get_object_or_404(Submission, pk=data["submission"], challenge=challenge)
         study = variance_study_create(

@@ -80,10 +80,15 @@ def variance_study_plan(*, master_seed: int, sources: list[str], k_runs: int, se
     return plan
 
 
-def _check_study(submission: Submission, user: User, k_runs: int, sources) -> tuple[list[str], bool]:
-    challenge = submission.challenge
+def variance_study_allowed(*, challenge, user: User) -> None:
+    """Only the challenge's hosts start a study: asked before the submission is looked up, so a contestant reads
+    the same refusal for an id that is none of the challenge's submissions and for a hidden one."""
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can run a variance study.")
+
+
+def _check_study(submission: Submission, user: User, k_runs: int, sources) -> tuple[list[str], bool]:
+    variance_study_allowed(challenge=submission.challenge, user=user)
     if submission.kind != SubmissionKind.RECIPE or not submission.recipe_file:
         raise ServiceError("A variance study reruns a training recipe: choose a recipe entry.", field="submission")
     if isinstance(k_runs, bool) or not isinstance(k_runs, int) or not 2 <= k_runs <= 100:
