@@ -157,6 +157,24 @@ def _check_not_after_reveal(challenge: Challenge, fields: dict) -> None:
         )
 
 
+def _check_reveal_kept(phase: Phase, fields: dict) -> None:
+    """An automatic reveal, once it has shown the private board, is not taken back: unticking the phase's
+    ``auto_reveal`` hid the board again, which then counted as never revealed, and a new phase could take
+    submissions fitted to the private scores everyone had read (what :func:`_check_not_after_reveal` refuses)."""
+    if not phase.auto_reveal or fields.get("auto_reveal", True):
+        return
+    challenge = phase.challenge
+    if challenge.private_revealed_at is not None or not challenge.submissions.exists():
+        return  # a host's reveal stands alone; a reveal without entries revealed nothing
+    if private_board_revealed(challenge=challenge):
+        raise ServiceError(
+            f"auto_reveal cannot be turned off: the {phase.name} phase's automatic reveal has shown the private board "
+            "to everyone, and turning it off would hide the board again and let a new phase take submissions fitted "
+            "to the private scores read meanwhile.",
+            field="auto_reveal",
+        )
+
+
 def phase_create(*, challenge: Challenge, user: User, **fields) -> Phase:
     """Add a phase (hosts only); without an ``order`` it goes after the last phase."""
     if not user_is_host(user=user, challenge=challenge):
@@ -199,6 +217,7 @@ def phase_update(*, phase: Phase, user: User, **fields) -> Phase:
             Challenge.objects.select_for_update().filter(pk=phase.challenge_id).first()
             if {"opens_at", "closes_at"} & set(fields):
                 _check_not_after_reveal(phase.challenge, merged)
+            _check_reveal_kept(phase, fields)
             _check_sequence(phase.challenge, merged, phase=phase)
             audit_save(
                 phase,

@@ -43,3 +43,39 @@ def test_a_study_request_answers_alike_for_a_hidden_submission_and_none(host, al
         answers.append((response.status_code, response.json()))
     assert answers[0] == answers[1], answers
     assert answers[0][0] == 403
+
+
+def test_an_automatic_reveal_is_not_taken_back_by_unticking_auto_reveal(host, alice):
+    """Once a phase's automatic reveal has shown the private board, unticking ``auto_reveal`` hid it again; the
+    board then counted as never revealed, so a new phase could take submissions fitted to the private scores
+    everyone had read (the rule ``_check_not_after_reveal`` keeps against re-dating). Refused, naming the field."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.services.errors import ServiceError
+    from leaderboard.services.phases import phase_update
+
+    from .factories import days_ahead, stored_recipe
+
+    challenge, _ = digits_challenge(host, title="Auto revealed", public_fraction=0.5, bootstrap_resamples=100)
+    stored_recipe(challenge, alice, "entry", runs_expected=1, scores=[0.8])
+    now = timezone.now()
+    phase = challenge.phases.get()
+    phase_update(phase=phase, user=host, opens_at=now - timedelta(days=2), closes_at=now, auto_reveal=True)
+    board = f"/api/challenges/{challenge.slug}/leaderboard/?board=private"
+    assert client_for(alice).get(board).status_code == 200  # revealed by its last phase's end
+    url = f"/api/challenges/{challenge.slug}/phases/{phase.pk}/"
+    response = client_for(host).patch(url, {"auto_reveal": False}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "auto_reveal", response.content
+    assert client_for(alice).get(board).status_code == 200  # still revealed
+    more = {"name": "more", "opens_at": now, "closes_at": days_ahead(5)}
+    added = client_for(host).post(f"/api/challenges/{challenge.slug}/phases/", more, format="json")
+    assert added.status_code == 400 and added.json()["field"] == "closes_at", added.content
+    with pytest.raises(ServiceError, match="auto_reveal"):
+        phase_update(phase=challenge.phases.get(), user=host, auto_reveal=False)
+    # a phase whose reveal has not come yet may still drop it
+    later, _ = digits_challenge(host, title="Not yet", public_fraction=0.5, bootstrap_resamples=100)
+    stored_recipe(later, alice, "entry", runs_expected=1, scores=[0.8])
+    phase_update(phase=later.phases.get(), user=host, closes_at=days_ahead(3), auto_reveal=True)
+    phase_update(phase=later.phases.get(), user=host, auto_reveal=False)
