@@ -33,6 +33,7 @@ from .filters import InvitationFilter, filtered
 from .inputs import StrictInput, StrictQuery, refuse_unknown_fields, takes_query
 from .paging import StrictLimitOffsetPagination, page_of
 from .report_schema import INVITATION_FILTERS
+from .schema import error_responses
 
 
 class TeamSerializer(StrictInput, serializers.ModelSerializer):
@@ -134,7 +135,7 @@ class TeamLeaveView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(request=None, responses={204: None, **error_responses(400)})
     def post(self, request, pk: int):
         """Leave the team; it is deleted when it has no members and no submissions left."""
         team_leave(team=get_object_or_404(user_teams(user=request.user), pk=pk), user=request.user)

@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from ..choices import SubmissionStatus
+from ..choices import SubmissionStatus, Visibility
 from ..models import Challenge, Event, Membership, Phase, Profile, Submission, TeamInvitation, WebhookDelivery
 from . import dispatch
 from .boards import board_private_revealed
@@ -132,6 +132,10 @@ def _recipients(event: Event) -> list[User]:
     else:
         teams = Submission.objects.filter(challenge_id=event.challenge_id).values("team_id")
         users = User.objects.filter(pk__in=Membership.objects.filter(team_id__in=teams).values("user_id"))
+    if event.challenge_id and event.challenge.visibility != Visibility.PUBLIC:
+        # A private challenge is its hosts' business: a team member who may not see it (a host's baseline entered
+        # it with a team a contestant shares) is not mailed its title and link.
+        users = users.filter(hosted_challenges=event.challenge_id)
     preference = PREFERENCE_OF[event.kind]
     wanted = Q(profile__isnull=True) | Q(**{f"profile__{preference}": True})
     return list(users.filter(wanted, is_active=True).exclude(email="").distinct().order_by("pk"))

@@ -109,6 +109,16 @@ def invitation_cancel(*, invitation: TeamInvitation, user: User) -> TeamInvitati
     return invitation
 
 
+def _challenge_named(challenge: Challenge, user: User) -> str:
+    """The challenge as a refusal names it to ``user``: its title where they may see it, else "a challenge" (a team's
+    entry to a private challenge, a host's baseline say, is no other member's business: selectors.submission_list_for)."""
+    from ..selectors import challenge_list_visible
+
+    if challenge_list_visible(user=user).filter(pk=challenge.pk).exists():
+        return f"“{challenge.title}”"
+    return "a challenge you cannot see"
+
+
 def team_leave(*, team: Team, user: User) -> Team | None:
     """``user`` leaves ``team``; an empty team with no submissions is deleted. Returns the team, or None.
 
@@ -129,7 +139,7 @@ def team_leave(*, team: Team, user: User) -> Team | None:
         )
         if entered is not None:
             raise ServiceError(
-                f"“{team.name}” has entered “{entered.challenge.title}”: a team's members cannot "
+                f"“{team.name}” has entered {_challenge_named(entered.challenge, user)}: a team's members cannot "
                 "leave it once it has submitted (one team per person per challenge).",
                 field="team",
             )
@@ -217,7 +227,7 @@ def _check_no_second_team(
     who = "You take" if yours else f"{person.username} takes"
     advice = f" Submit with “{other.team.name}” there." if yours or requester is None else ""
     raise NotAllowed(
-        f"{who} part in “{other.challenge.title}” with the team “{other.team.name}” already: a person "
+        f"{who} part in {_challenge_named(other.challenge, requester or users[0])} with the team “{other.team.name}” already: a person "
         f"is in one team per challenge (as on Kaggle), so “{team.name}” cannot "
         f"{'be joined' if joining else 'submit there'} while that holds.{advice}"
     )

@@ -79,3 +79,59 @@ def test_an_automatic_reveal_is_not_taken_back_by_unticking_auto_reveal(host, al
     stored_recipe(later, alice, "entry", runs_expected=1, scores=[0.8])
     phase_update(phase=later.phases.get(), user=host, closes_at=days_ahead(3), auto_reveal=True)
     phase_update(phase=later.phases.get(), user=host, auto_reveal=False)
+
+
+def test_leaving_a_team_does_not_name_a_private_challenge_it_entered(host, alice):
+    """A host's baseline entered an unannounced (private) challenge with a team a contestant also belongs to; the
+    contestant's attempt to leave the team was refused naming the private challenge's title, which the challenge
+    list, the submissions list and every page keep from her."""
+    from leaderboard.models import Membership, Team
+    from leaderboard.services.errors import ServiceError
+    from leaderboard.services.teams import team_leave
+
+    secret, frame = digits_challenge(host, title="Unannounced moonshot", visibility="private")
+    team = Team.objects.create(name="Shared")
+    Membership.objects.create(team=team, user=host)
+    Membership.objects.create(team=team, user=alice)
+    upload = SimpleUploadedFile("p.csv", label_predictions(frame), content_type="text/csv")
+    made = client_for(host).post(
+        f"/api/challenges/{secret.slug}/submissions/",
+        {"method_name": "baseline", "files": [upload], "team": team.pk},
+        format="multipart",
+    )
+    assert made.status_code == 202, made.content
+    assert client_for(alice).get(f"/api/challenges/{secret.slug}/").status_code == 404
+    with pytest.raises(ServiceError) as refused:
+        team_leave(team=team, user=alice)
+    assert "Unannounced moonshot" not in refused.value.message and "cannot leave" in refused.value.message
+    response = client_for(alice).post(f"/api/teams/{team.pk}/leave/")
+    assert response.status_code == 400 and "Unannounced moonshot" not in response.content.decode()
+    # the host, who sees it, is told which
+    with pytest.raises(ServiceError, match="Unannounced moonshot"):
+        team_leave(team=team, user=host)
+
+
+def test_a_private_challenge_s_submission_mails_only_who_may_see_the_challenge(host, alice):
+    """The same shared team: the host's baseline scored on the unannounced challenge mailed every member of the
+    team, the contestant too ("[varboard] Unannounced moonshot: submission N was scored", with its link)."""
+    from django.core import mail
+
+    from leaderboard.models import Membership, Team
+    from leaderboard.services.notifications import event_process, submission_ended_record
+
+    for user in (host, alice):
+        user.email = f"{user.username}@example.org"
+        user.save(update_fields=["email"])
+    secret, _ = digits_challenge(host, title="Unannounced moonshot", visibility="private")
+    team = Team.objects.create(name="Shared")
+    Membership.objects.create(team=team, user=host)
+    Membership.objects.create(team=team, user=alice)
+    baseline = Submission.objects.create(
+        challenge=secret, team=team, submitted_by=host, kind="predictions", method_name="baseline", runs_expected=1
+    )
+    Submission.objects.filter(pk=baseline.pk).update(status="scored")
+    baseline.refresh_from_db()
+    event = submission_ended_record(submission=baseline)
+    event_process(event_id=event.pk)
+    recipients = sorted(address for message in mail.outbox for address in message.to)
+    assert recipients == [host.email], [(m.to, m.subject) for m in mail.outbox]
