@@ -1,5 +1,6 @@
 """Fault tests with real processes: a worker SIGKILLed mid-run, a Redis restarted empty, a PostgreSQL
-restart, a PostgreSQL blip during the report recompute and a PostgreSQL outage of half a minute.
+restart, a PostgreSQL blip during the report recompute, a PostgreSQL outage of half a minute, a
+scoring worker SIGKILLed mid-submission and one SIGKILLed mid-recomputation of a board (its lease).
 
 Each starts its own Redis (and, for the database fault, its own PostgreSQL cluster) on a free
 port, its own Celery workers pointed at them (``tests.conftest.start_worker``) with short leases
@@ -18,6 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -718,3 +720,151 @@ def test_a_scoring_worker_killed_mid_submission_loses_no_prediction_file(redis_s
     recovered = time.monotonic() - killed_at
     assert_healed([submission], stores)
     report("scoring worker SIGKILLed mid-submission", recovered, f"{left} of 40 prediction files left to score")
+
+
+# ---------------------------------------------------------------- a worker lost mid-recomputation of a board
+#: A board whose recomputation takes several seconds here (~7 s for 300 entries on 2 shared cores, the
+#: bootstrap dominating): long enough to be killed mid-build, and longer than the lease below.
+SLOW_BOARD = {"n": 400, "runs": 10, "resamples": 100_000}
+
+
+def janitor_passes(until, *, interval: float = 0.3, deadline_s: float = 60.0) -> list[tuple[float, int]]:
+    """Janitor passes, as beat would make them, until ``until()`` is true after one (bounded by ``deadline_s``).
+
+    Returns each pass's (time.monotonic() at its start, recomputations it resent)."""
+    from django.utils import timezone
+
+    from leaderboard.services.janitor import janitor_run
+
+    passes, deadline = [], time.monotonic() + deadline_s
+    while True:
+        started = time.monotonic()
+        passes.append((started, janitor_run(now=timezone.now()).resent_reports))
+        if until():
+            return passes
+        assert time.monotonic() < deadline, f"janitor passes: no end after {deadline_s:g} s: {passes}"
+        time.sleep(interval)
+
+
+# long because one story: the build, the kill, the janitor on both sides of the lease's expiry, the rescue
+def test_a_worker_killed_mid_recomputation_of_the_board_is_resent_once_after_its_lease(redis_server, workers, settings):
+    """A real worker SIGKILLed while it builds a board (its lease held, renewed by the heartbeat thread).
+
+    While the lease lives, the janitor resends nothing, though the request is stale; once it expired,
+    one pass resends the recomputation, and no later one (the message waits in the queue); a fresh
+    worker stores the whole board once, its lease renewed past ``LEASE_S`` while the build runs on,
+    and no pass resends it meanwhile (the live worker's lease); nothing half-stored by the lost one.
+    """
+    from django.test import Client
+    from django.utils import timezone
+
+    from benchmarks.bench_scale import populate
+    from leaderboard.models import Report, ReportRow
+    from leaderboard.services.reports import report_request, reports_lost
+
+    lease_s = float(FAST_HEALING["VARBOARD_LEASE_S"])
+    # This process is the janitor (no beat in the workers, so every pass is one of the test's): the same
+    # leases, a request stale after 1 s (so that only the lease holds it back), and an interval long enough
+    # that the pauses between the test's passes never count as an absence of the janitor.
+    settings.VARBOARD = {
+        **settings.VARBOARD,
+        "LEASE_S": lease_s,
+        "HEARTBEAT_S": float(FAST_HEALING["VARBOARD_HEARTBEAT_S"]),
+        "REQUEUE_AFTER_S": 1.0,
+        "JANITOR_INTERVAL_S": 30.0,
+        "REPORT_DEBOUNCE_S": 0.2,
+    }
+    made = time.monotonic()
+    challenge_id, slug, _ = populate(SLOW_BOARD["n"], SLOW_BOARD["runs"], SLOW_BOARD["resamples"])
+    populated_s = time.monotonic() - made
+    report_of = Report.objects.filter(challenge_id=challenge_id)
+    doomed = workers(broker_url=redis_server.url, node="doomed-report", queues="scoring", concurrency=1)
+
+    assert report_request(challenge_id=challenge_id)
+    requested_at = report_of.get().requested_at
+    wait_for(lambda: report_of.get().recompute_lease_owner, timeout=30, interval=0.05, message=doomed.tail)
+    leased_at = time.monotonic()
+    lost_owner = report_of.get().recompute_lease_owner
+    time.sleep(1.5)  # mid-build: past the request's staleness (1 s), well before the build's end
+    assert report_of.get().computed_at is None, "the board was built before the kill: make SLOW_BOARD larger"
+    os.killpg(doomed.process.pid, signal.SIGKILL)  # the worker and its pool process: a machine lost
+    doomed.process.wait(10)
+    killed_at = time.monotonic()
+    time.sleep(0.3)  # a renewal the database received before the kill is written by now
+    lost = report_of.get()
+    assert (lost.recompute_lease_owner, lost.computed_at, lost.recompute_pending) == (lost_owner, None, False)
+    expires_in = (lost.recompute_lease_expires_at - timezone.now()).total_seconds()
+    assert 0.5 < expires_in <= lease_s, expires_in
+    expires_at = time.monotonic() + expires_in
+
+    # The lease lives on for a few seconds: the request is stale, and still nothing is resent.
+    alive = janitor_passes(lambda: time.monotonic() > expires_at - 0.5)
+    assert reports_lost(now=lost.recompute_lease_expires_at - timedelta(seconds=0.1)) == []
+    assert reports_lost(now=lost.recompute_lease_expires_at + timedelta(seconds=0.1)) == [challenge_id]
+    # It expired: one pass resends it; no later one while the message waits in the queue (longer than REQUEUE_AFTER_S).
+    resent_after: list[float] = []
+
+    def resent_a_while_ago() -> bool:
+        if not resent_after and report_of.get().requested_at > requested_at:
+            resent_after.append(time.monotonic())
+        return bool(resent_after) and time.monotonic() > resent_after[0] + 2.5
+
+    expired = janitor_passes(resent_a_while_ago, deadline_s=lease_s + 10)
+    assert [resent for _, resent in alive] == [0] * len(alive) and len(alive) >= 3, alive
+    assert sum(resent for _, resent in expired) == 1, expired
+    assert all(at >= expires_at - 0.2 for at, resent in expired if resent), (expired, expires_at)
+    with app.connection(redis_server.url) as broker:
+        assert broker.default_channel._size("scoring") == 1
+
+    # A fresh worker takes it; its build outlives LEASE_S, its heartbeat renews the lease, no pass resends it.
+    resent = report_of.get().requested_at
+    rescuer = workers(broker_url=redis_server.url, node="rescuer-report", queues="scoring", concurrency=1)
+    wait_for(
+        lambda: report_of.get().recompute_lease_owner not in ("", lost_owner) or report_of.get().computed_at,
+        timeout=30,
+        interval=0.05,
+        message=rescuer.tail,
+    )
+    rescue_started = time.monotonic()
+    first_expiry = report_of.get().recompute_lease_expires_at
+    expiries = []
+
+    def stored() -> bool:
+        report = report_of.get()
+        expiries.append(report.recompute_lease_expires_at)
+        return report.computed_at is not None and report.recompute_lease_owner == ""
+
+    during = janitor_passes(stored, deadline_s=90)
+    rescued_s = time.monotonic() - rescue_started
+    after = janitor_passes(lambda: True)
+    assert [resent for _, resent in during + after] == [0] * len(during + after), (during, after)
+
+    board = report_of.get()
+    assert board.duration_s > lease_s + 1, f"the build ({board.duration_s:.1f} s) did not outlive the lease"
+    renewed = max(expiry for expiry in expiries if expiry is not None)
+    assert (renewed - first_expiry).total_seconds() > 1.5, (first_expiry, renewed)  # renewed, several times
+    assert board.computed_at > resent > requested_at
+    assert (board.recompute_count, board.recompute_failure, board.failed_at) == (1, "", None)
+    assert (board.recompute_pending, board.recompute_give_ups, board.recompute_retry_at) == (False, 0, None)
+    assert board.recompute_lease_expires_at is None
+    assert reports_lost(now=timezone.now()) == []
+    assert len(board.data["entries"]) == SLOW_BOARD["n"]
+    assert ReportRow.objects.filter(challenge_id=challenge_id).count() == SLOW_BOARD["n"]
+    response = Client().get(f"/api/challenges/{slug}/leaderboard/", {"limit": 500})
+    assert response.status_code == 200, response.content[:500]
+    served = response.json()
+    assert served["paging"]["total"] == SLOW_BOARD["n"] and not served.get("recompute_pending"), {
+        key: value for key, value in served.items() if key != "entries"
+    }
+    assert {entry["submission_id"] for entry in served["entries"]} == set(
+        Submission.objects.filter(challenge_id=challenge_id).values_list("pk", flat=True)
+    )
+    report(
+        "scoring worker SIGKILLed mid-recomputation of a board",
+        time.monotonic() - killed_at,
+        f"{SLOW_BOARD['n']} entries (made in {populated_s:.1f} s); killed {killed_at - leased_at:.1f} s into the build, "
+        f"lease alive {expires_in:.1f} s more ({len(alive)} passes resent nothing), resent once "
+        f"{resent_after[0] - killed_at:.1f} s after the kill; the fresh worker's build took {board.duration_s:.1f} s "
+        f"({rescued_s:.1f} s seen, {len(during)} passes meanwhile resent nothing, lease renewed "
+        f"{(renewed - first_expiry).total_seconds():.1f} s past its first expiry)",
+    )
