@@ -153,15 +153,17 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
         return Report.objects.filter(challenge_id=self.challenge_id, recompute_lease_owner=self.owner)
 
     def __enter__(self) -> recompute_lease:
-        Report.objects.filter(challenge_id=self.challenge_id).update(
+        leased = Report.objects.filter(challenge_id=self.challenge_id).update(
             recompute_pending=False, recompute_lease_owner=self.owner, recompute_lease_expires_at=_lease_until()
         )
-        self._thread.start()
+        if leased:  # no row yet (a board's first recomputation, in a reader's request): nothing for the janitor to see
+            self._thread.start()
         return self
 
     def __exit__(self, exc_type, *_exc) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.ident is not None:  # started
+            self._thread.join()
         if exc_type is None:  # answered: the lease goes, and with it the give-ups in a row
             self._mine().update(
                 recompute_lease_owner="",

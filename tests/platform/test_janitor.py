@@ -663,6 +663,29 @@ def test_the_heartbeat_keeps_a_long_recomputation_s_lease(challenge, alice, queu
     assert Report.objects.get(challenge=challenge).recompute_lease_owner == ""
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_board_s_first_recomputation_takes_no_lease_and_starts_no_heartbeat(challenge, monkeypatch, settings, caplog):
+    """No report row yet (a board's first recomputation, in a reader's request): nothing to lease, so no heartbeat,
+    whose first renewal matched no row and logged that another recomputation had taken the lease over."""
+    from leaderboard.services import reports
+    from leaderboard.services.reports import report_recompute
+
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.1, "LEASE_S": 0.5}
+    challenge, _ = challenge
+    Report.objects.filter(challenge=challenge).delete()
+    build = reports.build_report_data
+
+    def slow(**kwargs):
+        time.sleep(0.5)  # five heartbeats, were one started
+        return build(**kwargs)
+
+    monkeypatch.setattr(reports, "build_report_data", slow)
+    with caplog.at_level("INFO", logger="leaderboard.services.reports"):
+        report_recompute(challenge_id=challenge.pk)
+    assert Report.objects.get(challenge=challenge).computed_at is not None
+    assert "took over the lease" not in caplog.text
+
+
 def elapse(challenge, seconds: float) -> None:
     """Move the board's recomputation times ``seconds`` into the past (as if that long went by)."""
     from django.db.models import DateTimeField, F
