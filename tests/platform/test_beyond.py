@@ -92,14 +92,19 @@ def test_hosts_start_a_study_whose_runs_are_queued(
 
 def test_a_study_run_uses_the_run_machinery_and_the_result_follows(recipe_entry, host, monkeypatch):
     study = variance_study_create(submission=recipe_entry, user=host, k_runs=4, sources=["split", "init"])
-    seen = []
+    seen, splits, inits = [], {}, {}
 
     def fake_run(**kwargs):  # the sandbox is tested in tests/recipes; here the split seed drives the score
-        # The seeds derive from the submission's id (the database's sequence): the split's effect spans 0.01 over
-        # 997 values and the init's 0.0002 over 3, so split's sd exceeds init's whatever the ids (with % 7 and a
-        # 0.001 init effect it did not for some ids: the test failed when other tests had run before it).
+        # The seeds derive from the submission's id (the database's sequence), so the score is built from which
+        # seed a run has, not from its value: each distinct split seed is one step of 0.005 and each distinct init
+        # seed one of 0.00005, numbered as they come. The split block's 4 runs then lie at least a step apart and
+        # its sd exceeds init's whatever the ids. (Scores from the seeds' values, 0.01 * (split % 997) / 997 +
+        # 0.0001 * (init % 3), left split's sd below init's for submission ids 221 and 1467, and % 7 with a
+        # 0.001 init effect for others: the test failed when other tests had run before it.)
         seen.append(kwargs)
-        score = 0.9 + 0.01 * (kwargs["seeds"]["split"] % 997) / 997 + 0.0001 * (kwargs["seeds"]["init"] % 3)
+        split = splits.setdefault(kwargs["seeds"]["split"], len(splits))
+        init = inits.setdefault(kwargs["seeds"]["init"], len(inits))
+        score = 0.9 + 0.005 * split + 0.00005 * init
         return SimpleNamespace(
             status="succeeded", test_score=score, valid_score=score, error="", log="", duration_s=0.1, device="cpu"
         )
