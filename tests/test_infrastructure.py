@@ -57,7 +57,8 @@ def test_wait_for_returns_the_value_or_times_out_with_the_message():
 def test_celery_worker_process_answers_and_consumes_every_queue(celery_worker_process, transactional_db):
     from leaderboard.celery import app
 
-    assert celery_worker_process.ping()
+    # a ping waits 1 s for the reply: retried, so a worker slowed by a loaded machine is not taken for a dead one
+    wait_for(celery_worker_process.ping, timeout=30, interval=0.5, message=celery_worker_process.tail)
     replies = app.control.inspect([celery_worker_process.name], timeout=5).active_queues()
     assert replies, celery_worker_process.tail()
     assert {queue["name"] for queue in replies[celery_worker_process.name]} == {"scoring", "cpu", "gpu"}
