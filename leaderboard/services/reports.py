@@ -129,6 +129,12 @@ def _lease_until() -> datetime:
     return timezone.now() + timedelta(seconds=settings.VARBOARD["LEASE_S"])
 
 
+#: When this process's latest recomputation of a board that failed took the board's request (``recompute_lease``), for
+#: the give-up that follows in the same process (Celery calls the task's ``give_up`` where its last attempt ran): a
+#: request made after that is not the one given up (:func:`report_recompute_gave_up`).
+_failed_attempt_took: dict[int, datetime] = {}
+
+
 class recompute_lease:  # noqa: N801 - used as a context manager, like contextlib's
     """The lease of a board's running recomputation, renewed from a thread every ``VARBOARD_HEARTBEAT_S``.
 
@@ -153,6 +159,8 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
         return Report.objects.filter(challenge_id=self.challenge_id, recompute_lease_owner=self.owner)
 
     def __enter__(self) -> recompute_lease:
+        _failed_attempt_took.pop(self.challenge_id, None)
+        self.taken_at = timezone.now()  # the requests made until now are this recomputation's
         leased = Report.objects.filter(challenge_id=self.challenge_id).update(
             recompute_pending=False, recompute_lease_owner=self.owner, recompute_lease_expires_at=_lease_until()
         )
@@ -164,7 +172,9 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
         self._stop.set()
         if self._thread.ident is not None:  # started
             self._thread.join()
-        if exc_type is None:  # answered: the lease goes, and with it the give-ups in a row
+        if exc_type is not None:
+            _failed_attempt_took[self.challenge_id] = self.taken_at
+        else:  # answered: the lease goes, and with it the give-ups in a row
             self._mine().update(
                 recompute_lease_owner="",
                 recompute_lease_expires_at=None,
@@ -248,17 +258,24 @@ def report_recompute_gave_up(*, challenge_id: int, reason: str) -> None:
     next run's request), a board that fails for good costs one recomputation per interval. Where no failure was
     recorded for the request (a database error), the board is marked failed, so it is not seen as unfinished.
     When this write fails too (the database is down), the request stays unfinished and the janitor sends it
-    again when the database is back. A request already answered by another recomputation is left as it is.
+    again when the database is back. A request already answered by another recomputation is left as it is, and so
+    is one made after the last attempt took the board's request (a new entry scored meanwhile): it has its own
+    recomputation (queued, or running under its lease), and marked failed it was not sent again if that one was
+    lost, not until this give-up's retry fell due.
     """
     now = timezone.now()
+    took = _failed_attempt_took.pop(challenge_id, None)
     with transaction.atomic():
         unanswered = Report.objects.select_for_update().filter(
             Q(computed_at__isnull=True) | Q(computed_at__lt=F("requested_at")), challenge_id=challenge_id
         )
+        if took is not None:  # a request made while the last attempt ran is its own recomputation's (queued)
+            unanswered = unanswered.filter(Q(requested_at__isnull=True) | Q(requested_at__lte=took))
         give_ups = unanswered.values_list("recompute_give_ups", flat=True).first()
         if give_ups is None:
             logger.warning(
-                "report of challenge %s: a recomputation gave up (%s); its request was answered since",
+                "report of challenge %s: a recomputation gave up (%s); its request was answered since, or a newer "
+                "one is left to its own recomputation",
                 challenge_id,
                 reason,
                 extra={"challenge_id": challenge_id},

@@ -763,3 +763,45 @@ def test_a_recomputation_failing_on_the_database_is_not_resent_at_every_pass(
     assert report.recompute_give_ups == 0 and report.recompute_retry_at is None
     assert report.recompute_failure == "" and report.computed_at > report.requested_at
     assert sum(passes(20 * interval)) == 0
+
+
+def test_a_give_up_leaves_a_request_made_during_its_last_attempt_to_that_request_s_recomputation(
+    challenge, alice, queued, lengths, monkeypatch
+):
+    """A give-up marked the board failed for whatever request stood then, one made while its last attempt ran (a
+    new entry scored meanwhile) included, which that attempt never read: the newer request's own recomputation,
+    queued, started (its lease) and lost with its worker, was then not sent again once its lease expired but only
+    when the give-up's retry fell due (REPORT_GIVE_UP_RETRY_S, up to a day after a few give-ups). The give-up now
+    answers only the requests its attempt had taken."""
+    from django.conf import settings
+
+    from leaderboard.services import reports
+    from leaderboard.services.reports import report_recompute, report_request
+    from tasks.reports import recompute_report
+
+    challenge, frame = challenge
+    stale_request(challenge, frame, alice)
+    queued.clear()
+
+    def failing(**kwargs):
+        report_request(challenge_id=challenge.pk)  # a new entry scored meanwhile: its recomputation is queued
+        raise DataError("total size of jsonb array elements exceeds the maximum")
+
+    monkeypatch.setattr(reports, "build_report_data", failing)
+    recompute_report.apply(args=(challenge.pk,))  # not retried: given up at once
+    report = Report.objects.get(challenge=challenge)
+    assert report.recompute_pending  # the newer request, its recomputation queued (on commit)
+    assert report.recompute_failure != reports.GAVE_UP_MESSAGE  # the newer request is not the one given up
+
+    def killed(**kwargs):
+        raise Killed
+
+    monkeypatch.setattr(reports, "build_report_data", killed)
+    with pytest.raises(Killed):  # the newer request's recomputation starts, and its worker is lost
+        report_recompute(challenge_id=challenge.pk)
+    queued.clear()
+    conf = settings.VARBOARD
+    later = timezone.now() + timedelta(seconds=max(conf["LEASE_S"], conf["REQUEUE_AFTER_S"]) + 1)
+    assert later < timezone.now() + timedelta(seconds=conf["REPORT_GIVE_UP_RETRY_S"])
+    assert janitor_run(now=later).resent_reports == 1  # once its lease expired, as any lost recomputation
+    assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
