@@ -342,6 +342,7 @@ def _rank_predictions_by_shown_score(section: dict, rows: dict, digits: int) -> 
     section["compared"] = []
     section["comparisons"] = []
     section.pop("comparison_table", None)
+    section.pop("groups_note", None)  # no letters published: no note on how they were drawn
     section["outcomes_withheld"] = reason  # the page says it in place of how examples are resampled
     section["label"] = ROUNDED_PREDICTIONS_LABEL  # not "paired bootstrap": nothing is resampled
 

@@ -412,6 +412,7 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
             row["tied"] = sum(rows[o]["rank"] == row["rank"] for o in order) > 1
             row["rank_display"] = f"={row['rank']}" if row["tied"] else str(row["rank"])
         section.pop("comparison_table", None)  # no comparison is published: rows or table alike
+        section.pop("groups_note", None)  # nor any letter: no note on how the exact board's letters were drawn
         section.update(
             entries=order,
             compared=[],

@@ -282,3 +282,29 @@ def test_a_submissions_exact_score_is_its_runs_value_not_the_float_means_last_bi
     entry = stored_recipe(challenge, alice, "three of 0.95", 3, scores=[0.95, 0.95, 0.95])
     body = client_for(alice).get(f"/api/submissions/{entry.pk}/").json()
     assert [run["test_score"] for run in body["runs"]] == [0.95] * 3 and body["score"] == 0.95
+
+
+def test_a_ladder_board_publishes_no_note_about_letters_it_withholds(monkeypatch):
+    """A Ladder board withholds every letter (``groups`` empty, no verdict published), but kept the exact board's
+    ``groups_note`` ("letters are runs of the order ... see the pairwise verdicts"): the page showed a note about
+    letters and verdicts it does not show, and its presence told that the exact public-row verdicts overlapped
+    past the letters' bound. The note goes with the letters."""
+    from types import SimpleNamespace
+
+    from evaluation.report import EntryRuns, ReportSettings, build_report
+    from evaluation.stats import groups, sparse
+    from leaderboard.services.boards import _ladder_report
+
+    rng = np.random.default_rng(3)
+    board = [
+        EntryRuns(i + 1, f"m{i}", "t", "recipe", 12, np.arange(12), 0.7 + 0.01 * i + 0.01 * rng.standard_normal(12))
+        for i in range(4)
+    ]
+    complete = groups.compact_letters
+    monkeypatch.setattr(sparse, "compact_letters", lambda d, o: (complete(d, o)[0], groups.WINDOWS_NOTE))
+    data = build_report(board, ReportSettings(n_resamples=200))
+    assert data["sections"][0]["groups_note"] == groups.WINDOWS_NOTE  # the exact board's
+    challenge = SimpleNamespace(higher_is_better=True, ladder_margin=0.01)
+    _ladder_report(challenge, data, {row["submission_id"]: 0.7 for row in data["entries"]})
+    assert all(row["groups"] == "" for row in data["entries"])
+    assert "groups_note" not in data["sections"][0]
