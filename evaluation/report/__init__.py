@@ -163,8 +163,11 @@ __all__ = [
 #: zero-spread resample tying the estimate has t* = 0, bootstrap.t_from_se, and the state of the art's P(max >= x) is
 #: computed at x, never interpolated on its grid, stats.sota._normal_max; 17: a loss's per-example outcomes of 0 and 1
 #: are no proportions, values.outcomes_are_proportions, constant prediction outcomes have no standard error, letters
-#: past 8 per entry are a greedy cover, stats.groups, and tied best entries' standard errors tie to rounding).
-REPORT_FORMAT = 17
+#: past 8 per entry are a greedy cover, stats.groups, and tied best entries' standard errors tie to rounding; 18: the
+#: incremental update of the rank intervals ties resampled statistics by the tie rule, as the full computation does,
+#: stats.bootstrap.rank_intervals_update: a stored report updated incrementally may hold, and carry to every later
+#: update, an interval no full computation gives, so stored reports are rebuilt; a full report's numbers are unchanged).
+REPORT_FORMAT = 18
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

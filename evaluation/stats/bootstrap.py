@@ -1105,11 +1105,12 @@ def rank_intervals_update(
     else:
         estimate, boot = table.mean(axis=1), resampled_means(rows, True, n_resamples, rng)
     lo, hi = boot.min(axis=1), boot.max(axis=1)
-    above, crossing = _new_entries_above(boot, lo, hi, np.flatnonzero(new))
+    margin = _tie_margin(boot)
+    above, crossing = _new_entries_above(boot, lo, hi, np.flatnonzero(new), margin)
     redo = np.flatnonzero(~known | crossing)
     out_low, out_high = np.asarray(low, np.int64) + above, np.asarray(high, np.int64) + above
     if redo.size:
-        ranks = _resampled_ranks_of(boot, lo, hi, redo)
+        ranks = _resampled_ranks_of(boot, lo, hi, redo, margin)
         q = [100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2]
         qlo, qhi = rs.percentiles(ranks.astype(np.float64), q)
         out_low[redo], out_high[redo] = np.floor(qlo + 1e-9), np.ceil(qhi - 1e-9)
@@ -1120,47 +1121,63 @@ def rank_intervals_update(
 _EXACT_CROSSING_MAX_NEW = 16
 
 
-def _new_entries_above(boot, lo, hi, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For every entry, how many new entries are above it in every resample, and whether a new entry
-    is above it in some resamples only (its ranks then move unevenly: recomputed).
+def _tie_margin(boot) -> float:
+    """A distance beyond which two resampled statistics are in no common tie block of any resample.
 
-    A new entry whose range ``[lo, hi]`` is entirely above an entry's is above it in every resample.
-    Where the ranges overlap, up to :data:`_EXACT_CROSSING_MAX_NEW` new entries are compared resample
-    by resample (paired resamples are correlated: many overlapping ranges never cross); beyond that,
-    overlapping ranges count as crossing.
+    :func:`~evaluation.stats._resample.competition_rank` ties values in chains (sorted neighbours within
+    ``TIE_RELATIVE`` of the larger magnitude, :func:`~evaluation.stats._resample.tie_block_starts`), so a block
+    spans at most (entries - 1) gaps of at most ``TIE_RELATIVE · max|θ*|`` each; twice (entries + 1) of them is
+    beyond any block and any value that could join one.
+    """
+    finite = np.abs(boot[np.isfinite(boot)])
+    largest = min(float(finite.max()), float(np.finfo(np.float64).max)) if finite.size else 0.0
+    return 2.0 * (boot.shape[0] + 1) * rs.TIE_RELATIVE * largest
+
+
+def _new_entries_above(boot, lo, hi, new: np.ndarray, margin: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """For every entry, how many new entries are above it in every resample, and whether a new entry
+    is above it in some resamples only, or ties it (its ranks then move unevenly: recomputed).
+
+    A new entry is above an entry in every resample, and leaves its tie block alone, when it exceeds it
+    by more than ``margin`` (:func:`_tie_margin`) in every resample: where its range ``[lo, hi]`` lies that
+    far above the entry's, or, with up to :data:`_EXACT_CROSSING_MAX_NEW` new entries, resample by resample
+    (paired resamples are correlated: many overlapping ranges never cross); one as far below in every
+    resample moves nothing. Any other new entry may cross it or join its tie block: with exact comparisons,
+    two entries of the same runs scored as c / n and c · (1 / n) (tied, rank 1 both, in every resample) and a
+    newcomer got rank intervals [1, 3] and [1, 2] where the full computation gives [1, 2] to both.
     """
     above = np.zeros(lo.size, dtype=np.int64)
     crossing = np.zeros(lo.size, dtype=bool)
     exact = new.size <= _EXACT_CROSSING_MAX_NEW
     for j in new:
-        above += lo[j] > hi
-        overlap = np.flatnonzero((lo[j] <= hi) & (hi[j] > lo))
+        above += lo[j] - hi > margin
+        overlap = np.flatnonzero(~(lo[j] - hi > margin) & ~(lo - hi[j] > margin))
+        overlap = overlap[overlap != j]
         if not exact:
             crossing[overlap] = True
             continue
-        times_above = (boot[j][None, :] > boot[overlap]).sum(axis=1)
+        gap = boot[j][None, :] - boot[overlap]
+        times_above, times_below = (gap > margin).sum(axis=1), (-gap > margin).sum(axis=1)
         above[overlap[times_above == boot.shape[1]]] += 1
-        crossing[overlap[(times_above > 0) & (times_above < boot.shape[1])]] = True
+        crossing[overlap[(times_above < boot.shape[1]) & (times_below < boot.shape[1])]] = True
     return above, crossing
 
 
-def _resampled_ranks_of(boot, lo, hi, redo: np.ndarray) -> np.ndarray:
-    """Competition ranks (1 = highest) of the entries ``redo`` in each resample, shape (redo, B).
+def _resampled_ranks_of(boot, lo, hi, redo: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """Competition ranks (1 = highest, ties by the tie rule) of the entries ``redo`` in each resample, shape (redo, B).
 
-    ``1 + #{j in U: θ*_jb > θ*_ib} + #{j not in U: lo_j > hi_i}`` with U the entries whose
-    range overlaps one of ``redo`` (an entry outside U is above an entry of ``redo`` in every
-    resample or in none); the first count by one sort of U per resample.
+    ``#{j not in U: lo_j > hi_i} + competition rank of i among U`` with U the entries whose range comes within
+    ``margin`` (:func:`_tie_margin`) of one of ``redo``: an entry outside U is above an entry of ``redo`` in every
+    resample or in none, and neither ties it nor any value of its tie block, so the ranks equal
+    :func:`~evaluation.stats._resample.competition_rank` over the whole board (as :func:`rank_intervals`).
     """
-    near = np.flatnonzero((lo <= hi[redo].max()) & (hi >= lo[redo].min()))
-    near = near[((lo[near][None, :] <= hi[redo][:, None]) & (hi[near][None, :] >= lo[redo][:, None])).any(axis=0)]
+    near = np.flatnonzero((lo - hi[redo].max() <= margin) & (lo[redo].min() - hi <= margin))
+    close = (lo[near][None, :] - hi[redo][:, None] <= margin) & (lo[redo][:, None] - hi[near][None, :] <= margin)
+    near = np.union1d(near[close.any(axis=0)], redo)
     outside = np.sort(lo[np.setdiff1d(np.arange(lo.size), near)])
-    base = 1 + outside.size - np.searchsorted(outside, hi[redo], side="right")  # 1 + #{lo_j > hi_i}
-    ordered = np.sort(np.ascontiguousarray(boot[near].T), axis=1)  # (B, U), ascending
-    values = np.ascontiguousarray(boot[redo].T)  # (B, redo)
-    ranks = np.empty(values.shape, dtype=np.int64)
-    for b in range(values.shape[0]):
-        ranks[b] = near.size - np.searchsorted(ordered[b], values[b], side="right")
-    return ranks.T + base[:, None]
+    base = outside.size - np.searchsorted(outside, hi[redo], side="right")  # #{lo_j > hi_i}
+    ranks = rs.competition_rank(boot[near])[np.searchsorted(near, redo)]
+    return ranks + base[:, None]
 
 
 def _run_order(*tables):
