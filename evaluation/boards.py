@@ -358,7 +358,7 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     (rounded, a limit of 0.50012 showed as 0.5 and an adjusted p of 0.04986 as 0.05 beside "better", whose
     rule is low > 1/2 and p < alpha: found by a statistician). Within each section the ranked entries are re-ranked on
     their shown ``ranking_value``: equal shown values tie (same rank, ``=k``), share a letter
-    (:func:`_published_letters`; above ``DENSE_LETTERS`` entries the union of the block's letters) and their rank interval (the block's hull), and are listed
+    (:func:`_published_letters`; above ``DENSE_LETTERS`` entries the union of the block's letters) and their rank interval (the block's hull, then carried along the published verdicts: :func:`_verdict_consistent_intervals`), and are listed
     among themselves in a public order (``created``, then ``submission_id``), never by the exact
     score. Comparisons between entries that show the same value are removed (a pair's P(A>B) would
     tell them apart), as is ``runs_needed_for_decision`` of tied entries; ``compared`` follows the public order
@@ -411,6 +411,7 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
         for block in blocks:
             _tie_block([rows[sid] for sid in block], position)
             position += len(block)
+        _verdict_consistent_intervals(section, rows, ranked)
         note = _published_letters(rows, exact_letters, ranked, blocks)
         if note is not None:  # the published letters are runs of the order (stats.groups.compact_letters)
             section["groups_note"] = note
@@ -458,6 +459,47 @@ def _order_by_shown_values_and_verdicts(section: dict, rows: dict, ranked: list)
     inversions.sort(key=lambda inv: (shown[inv["above"]], shown[inv["below"]]))
     section["inversions"] = inversions
     return ranked, {loser for _, _, loser in verdicts}
+
+
+def _verdict_consistent_intervals(section: dict, rows: dict, ranked: list) -> None:
+    """The published rank intervals carried along the published verdicts, as the exact board carries its own
+    (:func:`evaluation.report.ranking.verdict_consistent_ranks`): for every winner shown above its loser, the
+    loser's lower limit is below the winner's and the winner's upper limit above the loser's.
+
+    A tie block's hull (:func:`_tie_block`) takes the widest limits of its members, so a tied entry could reach
+    past an entry it beats: B and C tie at a shown 0.731, C beats E (published) and B does not; the hull [1, 6]
+    of C's [2, 4] and B's [1, 6] let C's interval reach rank 6 beside E's [3, 5], though C is shown, and
+    decided, above E. Each limit moved is the bound the published verdicts and order force, never past the
+    shown rank (a winner's lower limit is at most its rank, a loser's upper limit at least its own), and the
+    interval is marked ``widened`` (no longer the bootstrap's own). Everything used is published.
+    """
+    shown = {sid: k for k, sid in enumerate(ranked)}
+    intervals = {sid: rows[sid]["rank_interval"] for sid in ranked if isinstance(rows[sid].get("rank_interval"), dict)}
+    edges = []
+    for pair in section.get("comparisons", []):
+        if pair["verdict"] not in ("a_better", "b_better"):
+            continue
+        winner = pair["better"]
+        loser = pair["b"] if winner == pair["a"] else pair["a"]
+        if winner in intervals and loser in intervals and shown[winner] < shown[loser]:
+            edges.append((winner, loser))
+    if not edges:
+        return
+    low = {sid: interval["low"] for sid, interval in intervals.items()}
+    high = {sid: interval["high"] for sid, interval in intervals.items()}
+    by_loser = sorted(edges, key=lambda edge: shown[edge[1]])  # display order: winners settled first
+    by_winner = sorted(edges, key=lambda edge: -shown[edge[0]])  # reverse display order
+    for _ in range(len(ranked) + 1):
+        before = (dict(low), dict(high))
+        for winner, loser in by_loser:
+            low[loser] = max(low[loser], low[winner] + 1)
+        for winner, loser in by_winner:
+            high[winner] = min(high[winner], high[loser] - 1)
+        if (low, high) == before:
+            break
+    for sid, interval in intervals.items():
+        if (low[sid], high[sid]) != (interval["low"], interval["high"]):
+            rows[sid]["rank_interval"] = {**interval, "low": low[sid], "high": high[sid], "widened": True}
 
 
 def rounded_sota_note(digits: int) -> str:

@@ -166,7 +166,9 @@ __all__ = [
 #: past 8 per entry are a greedy cover, stats.groups, and tied best entries' standard errors tie to rounding; 18: the
 #: incremental update of the rank intervals ties resampled statistics by the tie rule, as the full computation does,
 #: stats.bootstrap.rank_intervals_update: a stored report updated incrementally may hold, and carry to every later
-#: update, an interval no full computation gives, so stored reports are rebuilt; a full report's numbers are unchanged).
+#: update, an interval no full computation gives, so stored reports are rebuilt; a full report's numbers are unchanged;
+#: a rounded board's rank intervals are carried along its published verdicts, evaluation.boards, as a tie block's
+#: hull let a loser's interval reach above its winner's).
 REPORT_FORMAT = 18
 
 #: Board sizes for which the settings list the runs the decision rule needs.

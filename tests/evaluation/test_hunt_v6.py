@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 
+from evaluation.boards import publish_rounded, shown_entries
 from evaluation.report import EntryRuns, ReportSettings, build_report
 from evaluation.stats import rank_intervals
 from evaluation.stats.bootstrap import rank_intervals_update
@@ -44,3 +45,30 @@ def test_incremental_report_of_a_newcomer_beside_entries_equal_to_rounding_is_th
     full = json.loads(json.dumps(build_report([*entries, newcomer], settings)))
     incremental = json.loads(json.dumps(build_report([*entries, newcomer], settings, reuse=reuse, previous=before)))
     assert incremental == full
+
+
+def test_a_rounded_tie_block_s_rank_interval_never_reaches_past_a_published_verdict():
+    """Found by a property hunt (published boards): on a rounded board (2 digits) A beats B (published, adjusted
+    p = 0.020), and B ties C at a shown 0.68. The tie block's hull gave B C's interval [1, 3]: B could be rank 1,
+    above A, beside "A better than B" and A's [1, 2]. The published intervals are now carried along the published
+    verdicts as the exact board's are: B's is [2, 3], C's (no verdict against A) stays [1, 3]."""
+    runs = {
+        "A": [0.7103, 0.7079, 0.7114, 0.7089, 0.7082, 0.7118, 0.7035, 0.7108, 0.7075, 0.7063, 0.7023],
+        "B": [0.6457, 0.7092, 0.6736, 0.6784, 0.7102, 0.6731, 0.6628, 0.7008, 0.6597, 0.6716, 0.6768],
+        "C": [0.7085, 0.7123, 0.7139, 0.7097, 0.4116, 0.7117, 0.7068, 0.71, 0.7131, 0.7122, 0.7112],
+    }
+    entries = [
+        EntryRuns(i, name, "t" + name, "recipe", 11, np.arange(11), np.array(x), created=f"2026-01-0{i}")
+        for i, (name, x) in enumerate(runs.items(), 1)
+    ]
+    settings = ReportSettings(n_resamples=200, k_runs=11, master_seed=41, neighbours=2)
+    data = publish_rounded(build_report(shown_entries(entries, 2), settings), 2)
+    rows = {row["submission_id"]: row for row in data["entries"]}
+    assert [rows[sid]["rank_display"] for sid in (1, 2, 3)] == ["1", "=2", "=2"]
+    decided = [p for p in data["sections"][0]["comparisons"] if p["verdict"] in ("a_better", "b_better")]
+    assert [(p["better"], p["b"] if p["better"] == p["a"] else p["a"]) for p in decided] == [(1, 2)]
+    for pair in decided:
+        winner, loser = rows[pair["better"]]["rank_interval"], rows[2]["rank_interval"]
+        assert winner["low"] < loser["low"] and winner["high"] < loser["high"], (winner, loser)
+    assert (rows[2]["rank_interval"]["low"], rows[2]["rank_interval"]["high"]) == (2, 3)
+    assert (rows[3]["rank_interval"]["low"], rows[3]["rank_interval"]["high"]) == (1, 3)
