@@ -26,7 +26,7 @@ from evaluation.stats.bootstrap import (
     resampled_boo_n,
     resampled_means,
 )
-from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
+from evaluation.stats.sparse import _implied_differences, sparse_comparisons, sparse_from_pairwise
 
 #: The names of a prediction entry's interval of its mean (:func:`evaluation.stats.testset.entry_mean_intervals`).
 ENTRY_METHODS = {
@@ -225,7 +225,7 @@ def recipe_section(
         n_examples=None,
         runs_needed=needed,
     )
-    decided_rows([rows[e.id] for e in chosen])
+    decided_rows([rows[e.id] for e in chosen], _differ_of_windows(res, index))
     if len(chosen) >= 2:
         for e in chosen:  # the reason: settings.coverage, "recipe.rank"
             if withheld or (e.id not in core_ids and ranks_withheld(s, e.test.size)):
@@ -304,7 +304,7 @@ def rank_runs_rule(statistic: str, n: int) -> str:
     return min_runs_rule(n) if statistic == "boo_n" else str(runs_for_rank_interval(statistic, n))
 
 
-def decided_rows(compared: list[dict]) -> None:
+def decided_rows(compared: list[dict], differ: dict[int, set[int]] | None = None) -> None:
     """No "needs more runs" hint on an entry the board already tells apart from every other (issue 23, row 12).
 
     The hint comes from the same verdicts as the letters: an entry that shares no letter with
@@ -312,7 +312,19 @@ def decided_rows(compared: list[dict]) -> None:
     more for it; its ``runs_needed_for_decision`` is 0. So is the lone entry's of a section that
     compares one: it has no pair to decide (the page said "needs 38 more for a decision" beside
     "there are no pairs to compare yet", a new user's finding).
+
+    Where the letters are runs of the order (``groups_note``, :func:`evaluation.stats.groups.compact_letters`)
+    a pair that is not significantly different may share no letter, so the letters no longer say it: ``differ``
+    (submission id -> the ids it differs from, :func:`_differ_of_windows`) decides instead. Read from the
+    letters, A beating B and B beating C with A and C on no common seed gave A and C letters of their own and
+    "0 more runs" beside no verdict between them.
     """
+    if differ is not None:
+        ids = {row["submission_id"] for row in compared}
+        for row in compared:
+            if len(compared) < 2 or ids - {row["submission_id"]} <= differ[row["submission_id"]]:
+                row["runs_needed_for_decision"] = 0
+        return
     holders: dict[str, int] = {}
     for row in compared:
         for letter in row["group_letters"]:
@@ -320,6 +332,17 @@ def decided_rows(compared: list[dict]) -> None:
     for row in compared:
         if len(compared) < 2 or all(holders[letter] == 1 for letter in row["group_letters"]):
             row["runs_needed_for_decision"] = 0
+
+
+def _differ_of_windows(res, index: dict[int, int]) -> dict[int, set[int]] | None:
+    """The entries each compared entry differs from (by submission id), where the section's letters are runs of the
+    order (``res.groups_note``) and no longer tell; None where the letters do (a complete display: sharing no letter
+    is differing). The relation the letters were drawn from (:func:`evaluation.stats.sparse._implied_differences`)."""
+    if res is None or res.groups_note is None:
+        return None
+    differ = _implied_differences(len(index), res.i, res.j, res.better, res.order, res.frontier)
+    ids = {i: sid for sid, i in index.items()}
+    return {ids[a]: {ids[int(b)] for b in np.flatnonzero(differ[a])} for a in range(len(index))}
 
 
 def _pair_table(chosen: list[EntryRuns], sign: float) -> np.ndarray:

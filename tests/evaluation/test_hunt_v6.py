@@ -72,3 +72,31 @@ def test_a_rounded_tie_block_s_rank_interval_never_reaches_past_a_published_verd
         assert winner["low"] < loser["low"] and winner["high"] < loser["high"], (winner, loser)
     assert (rows[2]["rank_interval"]["low"], rows[2]["rank_interval"]["high"]) == (2, 3)
     assert (rows[3]["rank_interval"]["low"], rows[3]["rank_interval"]["high"]) == (1, 3)
+
+
+def test_letters_as_runs_of_the_order_leave_the_runs_needed_to_the_verdicts(monkeypatch):
+    """Found by a property hunt (letters bounded): where the letters are runs of the order (``groups_note``), a pair
+    that is not significantly different may share no letter. A beats B, B beats C, and A and C (3 common seeds of
+    13 runs each) are not significantly different: the runs of the order are {A}, {B}, {C}, and the hint read from
+    the letters told A and C "0 more runs for a decision" beside their undecided pair (51 on the complete display).
+    The hint now reads the verdicts there. A board needs dozens of entries to pass the letters' bounds
+    (``compact_letters``: 8 letters per entry, k²/2 held); the bound is lowered here to reach the fallback on 3."""
+    from evaluation.stats import groups
+
+    monkeypatch.setattr(groups, "_greedy_cover", lambda *args: None)  # as past MAX_LETTERS_PER_ENTRY
+    monkeypatch.setattr(groups, "PIEPHO_WORK", -1)
+    b = 0.70 + 0.01 * np.random.default_rng(0).standard_normal(23)
+    entries = [
+        EntryRuns(1, "A", "tA", "recipe", 23, np.arange(13), b[:13] + 0.02),
+        EntryRuns(2, "B", "tB", "recipe", 23, np.arange(23), b),
+        EntryRuns(3, "C", "tC", "recipe", 23, np.arange(10, 23), b[10:] - 0.02),
+    ]
+    report = build_report(entries, ReportSettings(n_resamples=200, k_runs=23))
+    (section,) = report["sections"]
+    assert section.get("groups_note")
+    rows = {row["method_name"]: row for row in report["entries"]}
+    assert [rows[name]["groups"] for name in "ABC"] == ["a", "b", "c"]
+    verdicts = {(p["a"], p["b"]): p["verdict"] for p in section["comparisons"]}
+    assert verdicts == {(1, 2): "a_better", (1, 3): "not_significant", (2, 3): "a_better"}
+    assert rows["B"]["runs_needed_for_decision"] == 0  # B differs from A and from C
+    assert rows["A"]["runs_needed_for_decision"] == rows["C"]["runs_needed_for_decision"] == 51
