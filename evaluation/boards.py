@@ -196,9 +196,23 @@ def ladder(scores: Sequence[float], margin: float, *, higher_is_better: bool = T
             and math.isfinite(score)
             and (best is None or round(sign * (score - best) / margin, 9) > 1)
         ):
-            best = round(round(score / margin) * margin, 12)
+            best = _released(score, margin, sign)
         out.append(best)
     return out
+
+
+def _released(score: float, margin: float, sign: float) -> float:
+    """``[score]_η``, the multiple of η nearest ``score``, a score half-way between two going to the worse one.
+
+    Blum & Hardt (2015) round to the nearest multiple and leave ties open. Python's ``round`` sends them to the
+    even multiple, after the quotient's floating-point noise: an accuracy of 0.925 at η = 0.05 was released as
+    0.90 while its error, 0.075, was released as 0.05 (accuracy 0.95); 0.425 at η = 0.01 as 0.42 and its error
+    0.575 as 0.57 (0.43). A tie, the quotient to 9 decimals (as the gain), now goes to the worse multiple in the
+    board's orientation, so a loss board and its accuracy mirror release mirrored scores, and a half-way score is
+    never credited the better step.
+    """
+    quotient = round(sign * score / margin, 9)
+    return round(sign * math.ceil(quotient - 0.5) * margin, 12) + 0.0  # + 0.0: never -0.0
 
 
 def round_floats(value, digits: int):

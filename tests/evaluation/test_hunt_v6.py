@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from evaluation.boards import publish_rounded, shown_entries
 from evaluation.report import EntryRuns, ReportSettings, build_report
@@ -100,3 +101,22 @@ def test_letters_as_runs_of_the_order_leave_the_runs_needed_to_the_verdicts(monk
     assert verdicts == {(1, 2): "a_better", (1, 3): "not_significant", (2, 3): "a_better"}
     assert rows["B"]["runs_needed_for_decision"] == 0  # B differs from A and from C
     assert rows["A"]["runs_needed_for_decision"] == rows["C"]["runs_needed_for_decision"] == 51
+
+
+def test_the_ladder_releases_mirrored_scores_on_a_loss_board_and_its_accuracy_mirror():
+    """Found by a property hunt (mirrors): a score half-way between two multiples of η went to Python's even one,
+    after the quotient's rounding noise: accuracy 0.925 at η = 0.05 was released as 0.90 and its error 0.075 as 0.05
+    (accuracy 0.95); 0.425 at η = 0.01 as 0.42 and 0.575 as 0.57 (0.43). Ties now go to the worse multiple in the
+    board's orientation (Blum & Hardt 2015 leave them open)."""
+    from evaluation.boards import ladder
+
+    for score, margin, released in ((0.925, 0.05, 0.9), (0.425, 0.01, 0.42), (0.71, 0.02, 0.7), (0.3, 0.1, 0.3)):
+        assert ladder([score], margin) == [released]
+        (loss,) = ladder([1 - score], margin, higher_is_better=False)
+        assert loss == pytest.approx(1 - released, abs=1e-12)
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        margin = float(rng.choice([0.01, 0.02, 0.05, 0.001]))
+        scores = [float(v) for v in rng.integers(0, 1001, int(rng.integers(1, 10))) / 1000]
+        up, down = ladder(scores, margin), ladder([1 - v for v in scores], margin, higher_is_better=False)
+        assert all(b == pytest.approx(1 - a, abs=1e-9) for a, b in zip(up, down)), (margin, scores, up, down)
