@@ -168,7 +168,9 @@ __all__ = [
 #: stats.bootstrap.rank_intervals_update: a stored report updated incrementally may hold, and carry to every later
 #: update, an interval no full computation gives, so stored reports are rebuilt; a full report's numbers are unchanged;
 #: a rounded board's rank intervals are carried along its published verdicts, evaluation.boards, as a tie block's
-#: hull let a loser's interval reach above its winner's).
+#: hull let a loser's interval reach above its winner's, a section whose letters are runs of the order reads
+#: runs_needed_for_decision from the verdicts, sections.decided_rows, and the Ladder sends a half-way score to
+#: the worse multiple of η, evaluation.boards.ladder).
 REPORT_FORMAT = 18
 
 #: Board sizes for which the settings list the runs the decision rule needs.
