@@ -43,6 +43,7 @@ from ..choices import RUN_ENDED, SUBMISSION_ACTIVE, RunStatus, SubmissionStatus
 from ..models import Run, StudyRun, Submission
 from ..storage import DISK_FULL_ERRNOS, STORAGE_DOWN
 from .errors import PROGRAM_FAILED
+from .heartbeats import renew_until_stopped
 from .notifications import submission_ended_record
 from .reports import report_request
 
@@ -213,29 +214,23 @@ class run_heartbeat:  # noqa: N801 - used as a context manager, like contextlib'
         self._thread.join()
 
     def _beat(self) -> None:
-        interval = settings.VARBOARD["HEARTBEAT_S"]
-        try:
-            while not self._stop.wait(interval):
-                try:
-                    if not run_renew_lease(run_id=self.run_id, attempt=self.attempt):
-                        self.lost = True
-                        logger.warning(
-                            "run %s: attempt %s lost its lease; its result will not be stored",
-                            self.run_id,
-                            self.attempt,
-                            extra={"run_id": self.run_id},
-                        )
-                        return
-                except DATABASE_DOWN as exc:
-                    logger.warning(
-                        "run %s: could not renew its lease (%s); trying again",
-                        self.run_id,
-                        exc,
-                        extra={"run_id": self.run_id},
-                    )
-                    connection.close()
-        finally:
-            connection.close()  # this thread's own connection
+        renew_until_stopped(
+            self._stop,
+            lambda: run_renew_lease(run_id=self.run_id, attempt=self.attempt),
+            on_lost=self._lost,
+            what=f"run {self.run_id}",
+            extra={"run_id": self.run_id},
+            errors=DATABASE_DOWN,
+        )
+
+    def _lost(self) -> None:
+        self.lost = True
+        logger.warning(
+            "run %s: attempt %s lost its lease; its result will not be stored",
+            self.run_id,
+            self.attempt,
+            extra={"run_id": self.run_id},
+        )
 
 
 def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import orjson
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -57,6 +57,7 @@ from .boards import board_fields, board_has_private, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids
 from .errors import ServiceError
+from .heartbeats import renew_until_stopped
 from .history import record_moves
 from .metrics import challenge_metrics, primary_metric
 
@@ -183,27 +184,18 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
             )
 
     def _beat(self) -> None:
-        interval = settings.VARBOARD["HEARTBEAT_S"]
-        try:
-            while not self._stop.wait(interval):
-                try:
-                    if not self._mine().update(recompute_lease_expires_at=_lease_until()):
-                        logger.info(
-                            "report of challenge %s: another recomputation took over the lease",
-                            self.challenge_id,
-                            extra={"challenge_id": self.challenge_id},
-                        )
-                        return
-                except DatabaseError as exc:
-                    logger.warning(
-                        "report of challenge %s: could not renew the recomputation's lease (%s); trying again",
-                        self.challenge_id,
-                        exc,
-                        extra={"challenge_id": self.challenge_id},
-                    )
-                    connection.close()
-        finally:
-            connection.close()  # this thread's own connection
+        renew_until_stopped(
+            self._stop,
+            lambda: bool(self._mine().update(recompute_lease_expires_at=_lease_until())),
+            on_lost=lambda: logger.info(
+                "report of challenge %s: another recomputation took over the lease",
+                self.challenge_id,
+                extra={"challenge_id": self.challenge_id},
+            ),
+            what=f"report of challenge {self.challenge_id}",
+            extra={"challenge_id": self.challenge_id},
+            errors=(DatabaseError,),
+        )
 
 
 def report_leases_extend(*, until: datetime) -> int:
