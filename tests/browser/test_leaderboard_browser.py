@@ -115,7 +115,7 @@ def test_reader_sees_groups_intervals_and_the_forest_plot(live_server, driver, w
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", cell)
     cell.click()
     wait_for(lambda: "/compare/" in driver.current_url, timeout=10, message=f"a click on the cell to open {href}")
-    verdict = driver.find_element(By.CSS_SELECTOR, "[data-verdict]")
+    verdict = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-verdict]"), timeout=10, message=href)[0]
     assert verdict.find_element(By.TAG_NAME, "h2").text
     assert driver.find_element(By.CSS_SELECTOR, "svg[aria-labelledby^='strip-compare-title']").is_displayed()
     screenshot(driver, "compare-from-heatmap")
@@ -132,7 +132,9 @@ def test_contestant_uploads_predictions_and_watches_the_entry_arrive(
     base = live_server.url
     log_in(driver, base, "alice", challenge.get_absolute_url())
     wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=10, message="the login")
-    assert "No scored entries yet." in driver.find_element(By.ID, "leaderboard").text
+    # the address changes before the page has loaded: wait for the board itself
+    board = wait_for(lambda: driver.find_elements(By.ID, "leaderboard"), timeout=10, message="the board")[0]
+    assert "No scored entries yet." in board.text
     screenshot(driver, "upload-1-empty-board")
 
     path = tmp_path / "my-predictions.csv"
@@ -184,6 +186,7 @@ def test_recipe_progress_bar_moves_until_every_run_is_scored(
     base = live_server.url
     log_in(driver, base, "alice", challenge.get_absolute_url())
     wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=10, message="the login")
+    wait_for(lambda: driver.find_elements(By.NAME, "method_name"), timeout=10, message="the submission form")
     driver.find_element(By.NAME, "method_name").send_keys("Majority recipe")
     driver.find_element(By.CSS_SELECTOR, "input[name=kind][value=recipe]").click()
     recipe = tmp_path / "slow_majority.py"

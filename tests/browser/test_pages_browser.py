@@ -199,7 +199,7 @@ def test_a_suite_page_fits_a_phone(live_server, driver, axe_source):
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_a_new_token_fits_a_phone(live_server, driver):
+def test_a_new_token_fits_a_phone(live_server, driver, wait_for):
     """Found by a new user: the new token's secret, 64 characters that never break, made the account page 544 px
     wide on a phone, right after "Create a token"."""
     alice = make_user("alice")
@@ -210,7 +210,10 @@ def test_a_new_token_fits_a_phone(live_server, driver):
     )
     driver.get(base + "/account/")
     driver.find_element(By.CSS_SELECTOR, "form[action$='#tokens'] button[type=submit]").click()
-    secret = driver.find_element(By.CSS_SELECTOR, "[data-new-token] pre")
+    # the click returns before the next page has loaded (CI once looked for the secret on the form's page)
+    secret = wait_for(
+        lambda: driver.find_elements(By.CSS_SELECTOR, "[data-new-token] pre"), timeout=15, message="the new token"
+    )[0]
     layout = driver.execute_script(LAYOUT, [])
     assert layout["scrollWidth"] <= layout["innerWidth"], layout
     assert len(secret.text.replace("\n", "")) == 64  # the whole secret is shown, wrapped
@@ -219,7 +222,7 @@ def test_a_new_token_fits_a_phone(live_server, driver):
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_long_unbroken_words_wrap_on_a_phone(live_server, driver, tmp_path):
+def test_long_unbroken_words_wrap_on_a_phone(live_server, driver, tmp_path, wait_for):
     """Found by a new user: words with no break that a user typed widened the page on a 390 px phone: a prediction
     file's name in the form's error (715 px), a search that matched nothing (589 px), an entry's name in its page's
     title."""
@@ -252,8 +255,14 @@ def test_long_unbroken_words_wrap_on_a_phone(live_server, driver, tmp_path):
     form.find_element(By.CSS_SELECTOR, "input[name=kind][value=predictions]").click()
     form.find_element(By.NAME, "files").send_keys(str(long_file))
     driver.execute_script("arguments[0].click()", form.find_element(By.CSS_SELECTOR, "[type=submit]"))
-    assert (
-        "missing prediction column" in driver.find_element(By.CSS_SELECTOR, "form[enctype='multipart/form-data']").text
+    # the answer is a new page: wait for it rather than read the form that was just submitted
+    wait_for(
+        lambda: (
+            "missing prediction column"
+            in " ".join(f.text for f in driver.find_elements(By.CSS_SELECTOR, "form[enctype='multipart/form-data']"))
+        ),
+        timeout=15,
+        message="the form's error",
     )
     wide("the submission form's error")
     assert problems == [], "\n".join(problems)
