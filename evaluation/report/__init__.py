@@ -170,8 +170,11 @@ __all__ = [
 #: a rounded board's rank intervals are carried along its published verdicts, evaluation.boards, as a tie block's
 #: hull let a loser's interval reach above its winner's, a section whose letters are runs of the order reads
 #: runs_needed_for_decision from the verdicts, sections.decided_rows, and the Ladder sends a half-way score to
-#: the worse multiple of η, evaluation.boards.ladder).
-REPORT_FORMAT = 18
+#: the worse multiple of η, evaluation.boards.ladder); 19: a rounded board rounds every value half-way (to 9 decimals
+#: of the scaled value) to the even multiple, evaluation.boards.shown_score, so a loss board publishes its accuracy
+#: mirror's ties and order: a stored rounded report computed from runs shown by Python's ``round`` is rebuilt; an
+#: exact report's numbers are unchanged).
+REPORT_FORMAT = 19
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

@@ -28,6 +28,7 @@ from evaluation.boards import (
     public_part,
     publish_rounded,
     publish_shown_sota,
+    shown_score,
     shown_submission_score,
     unpack_mask,
 )
@@ -138,7 +139,7 @@ class BoardScope:
         if value is None or self.feedback == Feedback.EXACT:
             return value
         if self.feedback == Feedback.ROUNDED:
-            return round(value, self.digits)
+            return shown_score(value, self.digits)
         return None
 
     def run_scores(self, run: Run) -> dict:
