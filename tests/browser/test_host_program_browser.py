@@ -34,6 +34,11 @@ def _page_text(driver, url: str) -> str:
     return driver.find_element(By.TAG_NAME, "main").text
 
 
+def _shown_text(driver) -> str:
+    """The page's text, read in one script (a page still loading has no body yet)."""
+    return driver.execute_script("return document.body ? document.body.innerText : ''")
+
+
 def _checked(driver, base: str, challenge: Challenge, wait_for, worker) -> str:
     """The edit page once the worker's check has ended, its program section's text."""
 
@@ -99,11 +104,18 @@ def test_a_host_runs_a_challenge_on_their_own_two_metric_program_and_moves_it_by
     log_in(driver, base, "host", f"/c/{challenge.slug}/edit/")
     program_input = wait_for(  # not the URL: the login page's (?next=/c/.../edit/) ends like the edit page's
         lambda: driver.find_elements(By.CSS_SELECTOR, "#scoring-program input[type=file][name=program]"),
-        timeout=10,
+        timeout=30,
         message="the edit page",
     )
     program_input[0].send_keys(str(program))
     driver.find_element(By.CSS_SELECTOR, "#scoring-program button[type=submit]:not([name])").click()
+    # the click returns before the upload is sent: wait for the page that answers it, or the edit page that _checked
+    # opens next cancels the upload, and the program is never checked
+    wait_for(
+        lambda: "The scoring program is uploaded" in _shown_text(driver),
+        timeout=30,
+        message=lambda: f"the page answering the upload; the page says:\n{_shown_text(driver)}",
+    )
     text = _checked(driver, base, challenge, wait_for, worker)
     assert "Checked" in text and "Cost-weighted error (cost) ↓ — primary" in text and "Macro F1 (macro_f1) ↑" in text
     screenshot(driver, "host-program-1-checked")
@@ -131,13 +143,13 @@ def test_a_host_runs_a_challenge_on_their_own_two_metric_program_and_moves_it_by
     path.write_bytes(csv["ann"])
     driver.delete_all_cookies()
     log_in(driver, base, "ann", challenge.get_absolute_url())
-    wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=10, message="ann's login")
+    wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=30, message="ann's login")
     # the address changes before the page has loaded: its form is waited for too (a full run once missed it)
-    wait_for(lambda: driver.find_elements(By.NAME, "method_name"), timeout=10, message="the submission form")
+    wait_for(lambda: driver.find_elements(By.NAME, "method_name"), timeout=30, message="the submission form")
     driver.find_element(By.NAME, "method_name").send_keys("ann")
     driver.find_element(By.CSS_SELECTOR, "input[type=file][name=files]").send_keys(str(path))
     driver.find_element(By.CSS_SELECTOR, ".submit-form button[type=submit]").click()
-    wait_for(lambda: "/submissions/" in driver.current_url, timeout=15, message="ann's submission page")
+    wait_for(lambda: "/submissions/" in driver.current_url, timeout=30, message="ann's submission page")
     posted = client_for(ben).post(
         f"/api/challenges/{challenge.slug}/submissions/",
         {"method_name": "ben", "files": [SimpleUploadedFile("ben.csv", csv["ben"])]},
@@ -171,7 +183,7 @@ def test_a_host_runs_a_challenge_on_their_own_two_metric_program_and_moves_it_by
     # form instead (a race CI lost once: the login page was still shown)
     upload = wait_for(
         lambda: driver.find_elements(By.CSS_SELECTOR, "input[type=file][name=bundle]"),
-        timeout=10,
+        timeout=30,
         message="the bundle page",
     )
     upload[0].send_keys(str(archive))

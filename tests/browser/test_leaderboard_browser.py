@@ -66,6 +66,27 @@ def screenshot(driver, name: str) -> Path:
     return path
 
 
+# The progress card of the submission page, read in one script in the page's own thread, with whether it is the
+# server's drawing of an ended submission: progress.js moves the card in place while runs end, and when its poll sees
+# the end it writes "Scored" into the card and then reloads the page, so a test that read the updated card and then
+# looked again could find the page gone (an element handle taken before the reload points at nothing).
+PROGRESS_JS = """
+const card = document.querySelector('.progress-card');
+const bar = card && card.querySelector('.bar'), status = card && card.querySelector('[data-status]');
+if (!bar || !status) return null;
+return {finished: bar.getAttribute('aria-valuenow'), status: status.innerText.trim(),
+        fill: card.querySelector('.bar-fill').getAttribute('style'),
+        text: card.querySelector('[data-progress-text]').innerText.trim(),
+        rows: [...document.querySelectorAll('[data-run-status]')].map(cell => cell.innerText.trim()),
+        drawn: document.readyState === 'complete' && !card.hasAttribute('data-progress-url')};
+"""
+
+
+def ended_page(state: dict | None) -> bool:
+    """Whether ``state`` (``PROGRESS_JS``'s) is the page the server drew once the submission had ended."""
+    return bool(state) and state["drawn"] and state["status"] in ("Scored", "Failed")
+
+
 def shown_rows(driver) -> dict[int, dict[str, str]]:
     return {int(sid): cells for sid, cells in driver.execute_script(ROWS_JS)}
 
@@ -114,8 +135,8 @@ def test_reader_sees_groups_intervals_and_the_forest_plot(live_server, driver, w
     href = cell.get_attribute("href")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", cell)
     cell.click()
-    wait_for(lambda: "/compare/" in driver.current_url, timeout=10, message=f"a click on the cell to open {href}")
-    verdict = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-verdict]"), timeout=10, message=href)[0]
+    wait_for(lambda: "/compare/" in driver.current_url, timeout=30, message=f"a click on the cell to open {href}")
+    verdict = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-verdict]"), timeout=30, message=href)[0]
     assert verdict.find_element(By.TAG_NAME, "h2").text
     assert driver.find_element(By.CSS_SELECTOR, "svg[aria-labelledby^='strip-compare-title']").is_displayed()
     screenshot(driver, "compare-from-heatmap")
@@ -131,9 +152,9 @@ def test_contestant_uploads_predictions_and_watches_the_entry_arrive(
     challenge, frame = digits_challenge(host, title="Browser digits")
     base = live_server.url
     log_in(driver, base, "alice", challenge.get_absolute_url())
-    wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=10, message="the login")
+    wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=30, message="the login")
     # the address changes before the page has loaded: wait for the board itself
-    board = wait_for(lambda: driver.find_elements(By.ID, "leaderboard"), timeout=10, message="the board")[0]
+    board = wait_for(lambda: driver.find_elements(By.ID, "leaderboard"), timeout=30, message="the board")[0]
     assert "No scored entries yet." in board.text
     screenshot(driver, "upload-1-empty-board")
 
@@ -143,22 +164,20 @@ def test_contestant_uploads_predictions_and_watches_the_entry_arrive(
     driver.find_element(By.CSS_SELECTOR, "input[name=kind][value=predictions]").click()
     driver.find_element(By.CSS_SELECTOR, "input[type=file][name=files]").send_keys(str(path))
     driver.find_element(By.CSS_SELECTOR, ".submit-form button[type=submit]").click()
-    wait_for(lambda: "/submissions/" in driver.current_url, timeout=15, message="the submission page")
+    wait_for(lambda: "/submissions/" in driver.current_url, timeout=30, message="the submission page")
     submission = Submission.objects.get(method_name="Browser upload")
     assert urlsplit(driver.current_url).path == submission.get_absolute_url()
     screenshot(driver, "upload-2-submission-queued")
 
-    def ended():  # progress.js polls the API and reloads the page once the submission has ended
-        status = driver.find_elements(By.CSS_SELECTOR, "[data-status]")
-        return status and status[0].text in ("Scored", "Failed")
+    def ended():  # progress.js polls the API and reloads the page once the submission has ended: that page
+        state = driver.execute_script(PROGRESS_JS)
+        return state if ended_page(state) else None
 
-    wait_for(ended, timeout=120, interval=0.5, message=celery_worker_process.tail)
-    assert driver.find_element(By.CSS_SELECTOR, "[data-status]").text == "Scored"
-    bar = driver.find_element(By.CSS_SELECTOR, ".progress-card .bar")
-    assert bar.get_attribute("aria-valuenow") == "1"
-    fill = driver.find_element(By.CSS_SELECTOR, ".bar-fill").get_attribute("style")
-    assert float(re.search(r"width:\s*([\d.]+)%", fill).group(1)) == 100, fill
-    assert driver.find_element(By.CSS_SELECTOR, "[data-progress-text]").text.startswith("1 / 1 run finished")
+    card = wait_for(ended, timeout=120, interval=0.5, message=celery_worker_process.tail)
+    assert card["status"] == "Scored", card
+    assert card["finished"] == "1", card
+    assert float(re.search(r"width:\s*([\d.]+)%", card["fill"]).group(1)) == 100, card
+    assert card["text"].startswith("1 / 1 run finished"), card
     screenshot(driver, "upload-3-submission-scored")
 
     def entry_row():  # the report is recomputed by the worker a moment after the run is stored
@@ -185,42 +204,35 @@ def test_recipe_progress_bar_moves_until_every_run_is_scored(
     challenge, _ = digits_challenge(host, title="Browser recipes", k_runs=3)
     base = live_server.url
     log_in(driver, base, "alice", challenge.get_absolute_url())
-    wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=10, message="the login")
-    wait_for(lambda: driver.find_elements(By.NAME, "method_name"), timeout=10, message="the submission form")
+    wait_for(lambda: driver.current_url == base + challenge.get_absolute_url(), timeout=30, message="the login")
+    wait_for(lambda: driver.find_elements(By.NAME, "method_name"), timeout=30, message="the submission form")
     driver.find_element(By.NAME, "method_name").send_keys("Majority recipe")
     driver.find_element(By.CSS_SELECTOR, "input[name=kind][value=recipe]").click()
     recipe = tmp_path / "slow_majority.py"
     recipe.write_text(SLOW_RECIPE)
     driver.find_element(By.CSS_SELECTOR, "input[type=file][name=recipe]").send_keys(str(recipe))
     driver.find_element(By.CSS_SELECTOR, ".submit-form button[type=submit]").click()
-    wait_for(lambda: "/submissions/" in driver.current_url, timeout=15, message="the submission page")
+    wait_for(lambda: "/submissions/" in driver.current_url, timeout=30, message="the submission page")
 
     seen, partway = [], []
 
     # Read in one script, in the page's own thread: the page swaps its progress card as runs end,
     # and an element handle taken a moment before can point at a node already gone (Chromium then
     # answers "Node with given id does not belong to the document", not a stale-element error).
-    read_progress = """
-      const bar = document.querySelector('.progress-card .bar'), status = document.querySelector('[data-status]');
-      if (!bar || !status) return null;
-      return {finished: bar.getAttribute('aria-valuenow'), status: status.innerText.trim(),
-              rows: [...document.querySelectorAll('[data-run-status]')].map(cell => cell.innerText.trim())};
-    """
-
     def ended():
-        state = driver.execute_script(read_progress)
+        state = driver.execute_script(PROGRESS_JS)
         if state is None:  # the page is reloading
-            return False
-        finished, status, rows = int(state["finished"]), state["status"], state["rows"]
+            return None
+        finished, rows = int(state["finished"]), state["rows"]
         if 0 < finished < 3 and not partway:
             partway.append((finished, rows.count("Succeeded")))
             screenshot(driver, "recipe-submission-running")
         seen.append(finished)
-        return status in ("Scored", "Failed")
+        return state if ended_page(state) else None
 
-    wait_for(ended, timeout=240, interval=0.3, message=celery_worker_process.tail)
-    assert driver.find_element(By.CSS_SELECTOR, "[data-status]").text == "Scored"
-    assert driver.find_element(By.CSS_SELECTOR, "[data-progress-text]").text.startswith("3 / 3 runs finished")
+    card = wait_for(ended, timeout=240, interval=0.3, message=celery_worker_process.tail)
+    assert card["status"] == "Scored", card
+    assert card["text"].startswith("3 / 3 runs finished"), card
     assert seen == sorted(seen) and seen[-1] == 3, seen  # it only ever moves forward ...
     assert partway, seen  # ... and the page showed it part-way, without a reload,
     assert partway[0][0] == partway[0][1], partway  # with the runs table agreeing with the bar

@@ -212,7 +212,7 @@ def test_a_new_token_fits_a_phone(live_server, driver, wait_for):
     driver.find_element(By.CSS_SELECTOR, "form[action$='#tokens'] button[type=submit]").click()
     # the click returns before the next page has loaded (CI once looked for the secret on the form's page)
     secret = wait_for(
-        lambda: driver.find_elements(By.CSS_SELECTOR, "[data-new-token] pre"), timeout=15, message="the new token"
+        lambda: driver.find_elements(By.CSS_SELECTOR, "[data-new-token] pre"), timeout=30, message="the new token"
     )[0]
     layout = driver.execute_script(LAYOUT, [])
     assert layout["scrollWidth"] <= layout["innerWidth"], layout
@@ -255,14 +255,15 @@ def test_long_unbroken_words_wrap_on_a_phone(live_server, driver, tmp_path, wait
     form.find_element(By.CSS_SELECTOR, "input[name=kind][value=predictions]").click()
     form.find_element(By.NAME, "files").send_keys(str(long_file))
     driver.execute_script("arguments[0].click()", form.find_element(By.CSS_SELECTOR, "[type=submit]"))
-    # the answer is a new page: wait for it rather than read the form that was just submitted
+    # the answer is a new page: wait for it rather than read the form that was just submitted, and read the forms' text
+    # in one script (a form found on the page being left is gone by the time its text is asked for: a stale element)
+    forms_text = """
+      return Array.from(document.querySelectorAll("form[enctype='multipart/form-data']")).map(f => f.innerText).join(' ');
+    """
     wait_for(
-        lambda: (
-            "missing prediction column"
-            in " ".join(f.text for f in driver.find_elements(By.CSS_SELECTOR, "form[enctype='multipart/form-data']"))
-        ),
-        timeout=15,
-        message="the form's error",
+        lambda: "missing prediction column" in driver.execute_script(forms_text),
+        timeout=30,
+        message=lambda: f"the form's error; the forms say: {driver.execute_script(forms_text)}",
     )
     wide("the submission form's error")
     assert problems == [], "\n".join(problems)
