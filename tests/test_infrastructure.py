@@ -59,8 +59,13 @@ def test_celery_worker_process_answers_and_consumes_every_queue(celery_worker_pr
 
     # a ping waits 1 s for the reply: retried, so a worker slowed by a loaded machine is not taken for a dead one
     wait_for(celery_worker_process.ping, timeout=30, interval=0.5, message=celery_worker_process.tail)
-    replies = app.control.inspect([celery_worker_process.name], timeout=5).active_queues()
-    assert replies, celery_worker_process.tail()
+    # so is the inspection: one broadcast that a busy worker answers after its 5 s is None, not "no queues"
+    replies = wait_for(
+        lambda: app.control.inspect([celery_worker_process.name], timeout=5).active_queues(),
+        timeout=60,
+        interval=0.5,
+        message=celery_worker_process.tail,
+    )
     assert {queue["name"] for queue in replies[celery_worker_process.name]} == {"scoring", "cpu", "gpu"}
     assert app.conf.broker_url == celery_worker_process.broker_url
 
