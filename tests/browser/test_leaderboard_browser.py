@@ -20,16 +20,20 @@ from tests.platform.test_leaderboard_pages import assert_row_matches, expected_r
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
-# The majority class, slowly: with 2 worker processes, runs 0 and 1 end together and run 2 three seconds later,
-# so the page (polling every 2 s) shows the bar part-way.
-SLOW_RECIPE = """\
+# The majority class, slowly: with 2 worker processes, runs 0 and 1 end together and run 2 RECIPE_SLEEP_S seconds
+# later, so the page shows the bar part-way. That window is the sleep, whatever the load, while the page's poll comes
+# every 2 s plus its request's time, which grows with the load: with a 3 s sleep, beside four CPU burners, the window
+# was 3.1 s (the runs' finish times) and the page showed 2 runs, then 3, 2.4 s apart; polls a second slower and it
+# could go from 0 runs to 3 and fail `assert partway`.
+RECIPE_SLEEP_S = 8
+SLOW_RECIPE = f"""\
 import time
 
 import numpy as np
 
 
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
-    time.sleep(3)
+    time.sleep({RECIPE_SLEEP_S})
     values, counts = np.unique(train.y, return_counts=True)
     return np.full(len(test_inputs.X), values[np.argmax(counts)])
 """
