@@ -87,6 +87,7 @@ def section_sota(
         adj, estimate, bound = _adjust_binomial(raw, scored, m, s, n=binomial_n, rho=rho)
     else:
         adj, estimate, bound = _adjust_normal(raw, top["mean"]["se"], scored, m, s, rho=rho)
+    estimate, bound = _in_range(estimate, s.score_range), _in_range(bound, s.score_range)
     return {
         **blank,
         "raw": finite(raw),
@@ -234,6 +235,19 @@ def _adjust_normal(
         rho=rho,
     )
     return adj, sign * adj.estimate, sign * adj.lower
+
+
+def _in_range(value: float, score_range: tuple[float | None, float | None]) -> float:
+    """``value`` clipped to the values the score can take: the normal approximation's bound (and, far out, its
+    estimate) can leave them, as an entry's interval can; the truth cannot lie there, so clipping drops only
+    impossible values. Five accuracies of 0 or 0.5 (mean 0.1, standard error 0.1) on a board of two got the
+    lower bound -0.124, and the mirrored error rates the upper bound 1.124 (a property hunt's finding)."""
+    lower, upper = score_range
+    if lower is not None:
+        value = max(value, lower)
+    if upper is not None:
+        value = min(value, upper)
+    return value
 
 
 def _blank_sota(*, m: int, alpha: float, rho: float | None, duplicates: int) -> dict:
