@@ -14,6 +14,7 @@ import hashlib
 import numpy as np
 from scipy import integrate, optimize, signal, special, stats
 
+from ._resample import TIE_RELATIVE
 from ._types import AdjustedSota, SotaDistribution
 from ._validation import as_generator, as_sample, check_bool, check_int, check_open_unit, check_real
 from .boon import expected_max_normal
@@ -666,13 +667,18 @@ def _contending(values, counts, n: int | None, se: float, value_ses, reach: bool
         return x, 12 * (float(value_ses[j]) if value_ses is not None else se)
 
     x, width = window(runner)
+    # Scores within rounding of a window's edge are on it (:data:`._resample.TIE_RELATIVE` of the scores' magnitude):
+    # a board's and its mirror's means differ by an ulp, and an entry exactly 12 standard deviations below the
+    # runner-up contended on one and not on the other (the centre c moved: estimates 0.7642 and 0.7615, the mirror's
+    # shrinkage 0.75 instead of 0.92; a property hunt's finding)
+    tol = TIE_RELATIVE * max(float(np.max(np.abs(values))), abs(x), width)
     # A runner-up that cannot reach the best contends no more than any other entry far below (``reach``): two
     # entries, a loss 10^4 times the leader's was shrunk with it toward their mean and moved its bound from 1.07
     # to 4.99 (a statistician's finding). Without ``reach``, the runner-up's window whatever (the missing entries'
     # median: :func:`_shrunk`).
-    if reach and values[ranked[-1]] > x + width:
+    if reach and values[ranked[-1]] > x + width + tol:
         x, width = window(ranked[-1])
-    return values >= x - width
+    return values >= x - width - tol
 
 
 def _binomial_max(values, counts, n):
@@ -1004,6 +1010,11 @@ def outcome_dependence(outcomes) -> tuple[float, int]:
         return 0.0, int(x.shape[0])
     total = z.sum(axis=0)
     r_mean = (float(total @ total) - e) / (e * (e - 1))
+    # a mean correlation within rounding of 0 is 0: uncorrelated outcomes gave r̄ = ±1e-16 as their sum's rounding
+    # fell, so ρ̂ = sqrt(eps) = 1.5e-8 for an error rate and 0 for its accuracy (a board and its mirror showed
+    # different ρ, and the dependent form where the other had none: a property hunt's finding)
+    if r_mean <= e * TIE_RELATIVE:
+        r_mean = 0.0
     return float(np.sqrt(min(1.0, max(0.0, r_mean)))), int(x.shape[0])
 
 
