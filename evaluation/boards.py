@@ -31,6 +31,7 @@ from evaluation.stats.sparse import DENSE_LETTERS, order_from_verdicts
 
 __all__ = [
     "ladder",
+    "ladder_anchor",
     "pack_mask",
     "public_part",
     "publish_rounded",
@@ -156,7 +157,9 @@ def _resample(rows: np.ndarray, rng: np.random.Generator, labels) -> np.ndarray:
     return np.concatenate(out)
 
 
-def ladder(scores: Sequence[float], margin: float, *, higher_is_better: bool = True) -> list[float | None]:
+def ladder(
+    scores: Sequence[float], margin: float, *, higher_is_better: bool = True, anchor: float = 0.0
+) -> list[float | None]:
     """The Ladder's released score after each submission of one team, in submission order.
 
     Parameters
@@ -166,6 +169,10 @@ def ladder(scores: Sequence[float], margin: float, *, higher_is_better: bool = T
     margin : float
         η > 0, in the metric's units.
     higher_is_better : bool
+    anchor : float
+        A point of the release grid ``anchor + k·η``: the metric's best possible score where it has one
+        (:func:`ladder_anchor`), so that a board and its mirror (accuracy and error rate) release mirrored
+        scores at any η; 0 (the multiples of η) otherwise.
 
     Returns
     -------
@@ -197,13 +204,26 @@ def ladder(scores: Sequence[float], margin: float, *, higher_is_better: bool = T
             and math.isfinite(score)
             and (best is None or round(sign * (score - best) / margin, 9) > 1)
         ):
-            best = _released(score, margin, sign)
+            best = _released(score, margin, sign, anchor)
         out.append(best)
     return out
 
 
-def _released(score: float, margin: float, sign: float) -> float:
-    """``[score]_η``, the multiple of η nearest ``score``, a score half-way between two going to the worse one.
+def ladder_anchor(score_range: tuple[float | None, float | None], *, higher_is_better: bool) -> float:
+    """Where the Ladder's grid of multiples of η starts: the metric's best possible score (1 for an accuracy, 0 for
+    an error rate or a loss), else 0.
+
+    Anchored at 0, the grid mirrored under ``x -> 1 - x`` only when η divides 1: at η = 0.03 accuracies 0.50 and 0.51
+    were both released as 0.51 (one rank) while their error rates 0.50 and 0.49 were released as 0.51 and 0.48 (two
+    ranks; a property hunt's finding). The best score is a point both orientations share (an accuracy of 1 is an
+    error of 0), so the two grids are mirrors at every η; where η divides the range, the grid is the one of before.
+    """
+    best = score_range[1] if higher_is_better else score_range[0]
+    return 0.0 if best is None or not math.isfinite(best) else float(best)
+
+
+def _released(score: float, margin: float, sign: float, anchor: float = 0.0) -> float:
+    """``[score]_η``, the point ``anchor + k·η`` nearest ``score``, a score half-way between two going to the worse one.
 
     Blum & Hardt (2015) round to the nearest multiple and leave ties open. Python's ``round`` sends them to the
     even multiple, after the quotient's floating-point noise: an accuracy of 0.925 at η = 0.05 was released as
@@ -212,8 +232,8 @@ def _released(score: float, margin: float, sign: float) -> float:
     board's orientation, so a loss board and its accuracy mirror release mirrored scores, and a half-way score is
     never credited the better step.
     """
-    quotient = round(sign * score / margin, 9)
-    return round(sign * math.ceil(quotient - 0.5) * margin, 12) + 0.0  # + 0.0: never -0.0
+    quotient = round(sign * (score - anchor) / margin, 9)
+    return round(anchor + sign * math.ceil(quotient - 0.5) * margin, 12) + 0.0  # + 0.0: never -0.0
 
 
 #: Decimals of ``value * 10**digits`` kept before a rounded board decides whether a value is half-way: past the

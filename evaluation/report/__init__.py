@@ -172,8 +172,10 @@ __all__ = [
 #: runs_needed_for_decision from the verdicts, sections.decided_rows, and the Ladder sends a half-way score to
 #: the worse multiple of η, evaluation.boards.ladder); 19: a rounded board rounds every value half-way (to 9 decimals
 #: of the scaled value) to the even multiple, evaluation.boards.shown_score, so a loss board publishes its accuracy
-#: mirror's ties and order: a stored rounded report computed from runs shown by Python's ``round`` is rebuilt; an
-#: exact report's numbers are unchanged).
+#: mirror's ties and order: a stored rounded report computed from runs shown by Python's ``round`` is rebuilt; the
+#: state of the art's estimate and bound clipped to the metric's range, report.sota._in_range, its contenders' edge
+#: and a mean correlation of 0 read to rounding, stats.sota._contending and outcome_dependence, so that a loss board
+#: mirrors its accuracy board there too; other exact reports' numbers are unchanged).
 REPORT_FORMAT = 19
 
 #: Board sizes for which the settings list the runs the decision rule needs.

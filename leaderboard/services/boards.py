@@ -24,6 +24,7 @@ from django.db.models.functions import Coalesce
 
 from evaluation.boards import (
     ladder,
+    ladder_anchor,
     pack_mask,
     public_part,
     publish_rounded,
@@ -40,7 +41,7 @@ from ..selectors import private_board_revealed, user_is_host
 from .dataset_files import dataset_hidden_labels
 from .entries import Version, entry_versions
 from .errors import NotAllowed, ServiceError
-from .metrics import challenge_metrics
+from .metrics import challenge_metrics, primary_metric
 
 PRIVATE_HIDDEN = "The private board is visible to the challenge's hosts until they reveal it."
 
@@ -284,9 +285,13 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     for sid, person, team in ended.values_list("pk", "submitted_by_id", "team_id"):
         by_person[("user", person) if person is not None else ("team", team)].append(sid)
     out: dict[int, float | None] = {}
+    anchor = ladder_anchor(primary_metric(challenge).score_range, higher_is_better=challenge.higher_is_better)
     for members in by_person.values():
         releases = ladder(
-            [scores[sid] for sid in members], challenge.ladder_margin, higher_is_better=challenge.higher_is_better
+            [scores[sid] for sid in members],
+            challenge.ladder_margin,
+            higher_is_better=challenge.higher_is_better,
+            anchor=anchor,
         )
         out.update(zip(members, releases))
     return out

@@ -88,19 +88,25 @@ def test_uncorrelated_outcomes_and_their_mirror_give_the_same_dependence():
         assert up[key] == pytest.approx(1 - down[key], abs=1e-12), key
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Ladder's grid of multiples of η is anchored at 0: it mirrors under x -> 1 - x only when 1/η is a "
-    "whole number (η = 0.01, 0.02, 0.05, as the hunt of v6 tried); not fixed here (the grid's anchor is a design choice)",
-)
 def test_the_ladder_releases_mirrored_scores_at_a_margin_that_does_not_divide_one():
     """Found by a property hunt (Ladder boards and their mirrors): at η = 0.03 (any η ≥ 1e-9 is accepted),
-    accuracies 0.50 and 0.51 are both released as 0.51 (the Ladder board ties them, "=1"), while their error rates
-    0.50 and 0.49 are released as 0.51 and 0.48 (accuracies 0.49 and 0.52: two ranks, the other team first).
-    0.80 is released as 0.81 and its error 0.20 as 0.21 (accuracy 0.79)."""
-    from evaluation.boards import ladder
+    accuracies 0.50 and 0.51 were both released as 0.51 (the Ladder board tied them, "=1"), while their error rates
+    0.50 and 0.49 were released as 0.51 and 0.48 (accuracies 0.49 and 0.52: two ranks, the other team first).
+    0.80 was released as 0.81 and its error 0.20 as 0.21 (accuracy 0.79). The grid now starts at the metric's best
+    score (``ladder_anchor``: 1 for the accuracy, 0 for its error rate), a point both share."""
+    from evaluation.boards import ladder, ladder_anchor
 
-    for score in (0.5, 0.51, 0.8):
-        (up,) = ladder([score], 0.03)
-        (down,) = ladder([1 - score], 0.03, higher_is_better=False)
-        assert up == pytest.approx(1 - down, abs=1e-9), (score, up, 1 - down)
+    up_anchor = ladder_anchor((0.0, 1.0), higher_is_better=True)
+    down_anchor = ladder_anchor((0.0, 1.0), higher_is_better=False)
+    assert (up_anchor, down_anchor) == (1.0, 0.0)
+    for margin in (0.03, 0.07, 0.015, 0.3, 0.01):
+        for score in np.round(np.linspace(0, 1, 201), 9):
+            (up,) = ladder([score], margin, anchor=up_anchor)
+            (down,) = ladder([1 - score], margin, higher_is_better=False, anchor=down_anchor)
+            assert up == pytest.approx(1 - down, abs=1e-9), (margin, score, up, 1 - down)
+    (a,), (b,) = ladder([0.50], 0.03, anchor=up_anchor), ladder([0.51], 0.03, anchor=up_anchor)
+    (c,), (d,) = (ladder([x], 0.03, higher_is_better=False, anchor=down_anchor) for x in (0.50, 0.49))
+    assert (a == b) is (c == d)  # the same ties on both boards
+    # where η divides 1 the grid is the one anchored at 0, as before
+    for score in np.round(np.linspace(0, 1, 201), 9):
+        assert ladder([score], 0.05, anchor=up_anchor) == ladder([score], 0.05)
