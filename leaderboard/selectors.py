@@ -92,6 +92,16 @@ def user_teams(*, user) -> QuerySet[Team]:
     return Team.objects.filter(membership__user=user)
 
 
+def user_teams_counted(*, user) -> QuerySet[Team]:
+    """The user's teams, each with ``n_submissions``: its submissions on the challenges the user may see. A private
+    challenge a host's baseline entered with a team a contestant shares is no business of hers (its title, its mails:
+    :func:`submission_list_for`), nor how many tries it took and when."""
+    visible = challenge_list_visible(user=user).values("pk")
+    return user_teams(user=user).annotate(
+        n_submissions=Count("submissions", filter=Q(submissions__challenge__in=visible), distinct=True)
+    )
+
+
 def invitations_pending_for(*, user) -> QuerySet[TeamInvitation]:
     """Invitations the user has not answered yet, newest first."""
     return (
@@ -164,6 +174,15 @@ def variance_studies_readable(*, user, challenge: Challenge):
 def submission_readable(*, user, submission: Submission) -> bool:
     """Whether ``user`` may open the submission at all (:func:`submissions_readable`)."""
     return submission_id_readable(user=user, challenge=submission.challenge, submission_id=submission.pk)
+
+
+def submission_readable_get(*, user, pk: int, related: tuple[str, ...] = ("challenge",)) -> Submission | None:
+    """The submission ``pk`` of a challenge ``user`` may see, if they may open it (:func:`submission_readable`), else
+    None, whether it does not exist or is another team's hidden entry: every form that acts on a submission (cancel,
+    final choice, download, moderation) answers both alike, so no answer counts the others' unscored entries."""
+    visible = challenge_list_visible(user=user).values("pk")
+    submission = Submission.objects.filter(challenge__in=visible, pk=pk).select_related(*related).first()
+    return submission if submission is not None and submission_readable(user=user, submission=submission) else None
 
 
 def submission_id_readable(*, user, challenge: Challenge, submission_id: int) -> bool:

@@ -24,7 +24,7 @@ from ..services.bundles import bundle_export, bundle_import
 from ..services.challenges import challenge_reveal
 from ..services.phases import phase_create, phase_update
 from ..services.programs import program_remove, program_resume, program_state, program_upload
-from ..services.registrations import registration_decide, registration_register
+from ..services.registrations import registration_decide, registration_decide_allowed, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
 from ..uploads import read_dataset_upload, read_upload
@@ -134,7 +134,9 @@ class ChallengeHostActions:
         permission_classes=[IsAuthenticated],
     )
     def decide(self, request, slug=None, registration_id=None):
-        registration = get_object_or_404(Registration, challenge=self.get_object(), pk=int(registration_id))
+        challenge = self.get_object()
+        registration_decide_allowed(challenge=challenge, user=request.user)  # before the lookup: no existence oracle
+        registration = get_object_or_404(Registration, challenge=challenge, pk=int(registration_id))
         incoming = DecideSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         registration = registration_decide(

@@ -24,7 +24,7 @@ from ..selectors import (
     challenge_list_visible,
     submission_can_see_details,
     submission_moderation,
-    submission_readable,
+    submission_readable_get,
 )
 from ..services.moderation import (
     REASON_MAX,
@@ -77,13 +77,8 @@ class TeamModerationSerializer(serializers.Serializer):
 
 def _submission(request, pk: int) -> Submission:
     """A submission the user may open (404 otherwise: a hidden one looks like none)."""
-    submission = get_object_or_404(
-        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)).select_related(
-            "challenge", "team"
-        ),
-        pk=pk,
-    )
-    if not submission_readable(user=request.user, submission=submission):
+    submission = submission_readable_get(user=request.user, pk=pk, related=("challenge", "team"))
+    if submission is None:
         raise Http404("No submission here.")
     return submission
 

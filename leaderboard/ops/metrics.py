@@ -12,9 +12,11 @@ Two sources in one exposition:
   attempts (redeliveries and retries), the age of the oldest queued run, report
   recomputations. The database is the source of truth; no worker-side exporter is needed.
 
-Protection: with ``VARBOARD_METRICS_TOKEN`` set, a scrape must send ``Authorization: Bearer
-<token>``; without it ``/metrics`` is open, so keep it off the public proxy (docker-compose.yml
-does not route it outside the stack's network).
+Protection: a scrape sends ``Authorization: Bearer <VARBOARD_METRICS_TOKEN>``. Without a token set,
+``/metrics`` is closed (403 naming the setting) except under ``DEBUG`` (a developer's machine): the
+platform figures count every challenge, private ones too, and docker-compose.yml publishes the web port
+that serves it, so an open ``/metrics`` told any visitor when an unannounced challenge's submissions
+queued and how many (``tests/platform/test_leaks_v3.py``).
 """
 
 from __future__ import annotations
@@ -127,10 +129,15 @@ def _process_registry():
     return REGISTRY
 
 
+#: The answer without a token set: the figures cover private challenges, so nobody reads them.
+CLOSED = (
+    "/metrics is closed: its figures count every challenge's runs and submissions, private ones too. "
+    "Set VARBOARD_METRICS_TOKEN and scrape with Authorization: Bearer <VARBOARD_METRICS_TOKEN>.\n"
+)
+
+
 def _authorized(request) -> bool:
     token = settings.VARBOARD["METRICS_TOKEN"]
-    if not token:
-        return True
     sent = request.headers.get("Authorization", "")
     return hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
 
@@ -138,7 +145,9 @@ def _authorized(request) -> bool:
 @never_cache
 @require_GET
 def metrics(request):
-    if not _authorized(request):
+    if not settings.VARBOARD["METRICS_TOKEN"] and not settings.DEBUG:
+        return HttpResponse(CLOSED, status=403, content_type="text/plain")
+    if settings.VARBOARD["METRICS_TOKEN"] and not _authorized(request):
         response = HttpResponse(
             "Send the metrics token: Authorization: Bearer <VARBOARD_METRICS_TOKEN>.\n",
             status=401,

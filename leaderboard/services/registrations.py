@@ -37,11 +37,18 @@ def registration_register(*, challenge: Challenge, user: User, accept_rules: boo
     return registration
 
 
+def registration_decide_allowed(*, challenge, user: User) -> None:
+    """Only the challenge's hosts decide registrations: asked before the registration is looked up, so a contestant
+    reads the same refusal for an id that is none of the challenge's registrations and for one that is (the list is
+    the hosts': 404 against 403 counted who had registered, and when)."""
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed("Only the challenge's hosts can approve registrations.")
+
+
 def registration_decide(*, registration: Registration, user: User, approve: bool) -> Registration:
     """A host approves or rejects a registration; the audit log records it."""
     challenge = registration.challenge
-    if not user_is_host(user=user, challenge=challenge):
-        raise NotAllowed("Only the challenge's hosts can approve registrations.")
+    registration_decide_allowed(challenge=challenge, user=user)
     with transaction.atomic():
         registration.status = RegistrationStatus.APPROVED if approve else RegistrationStatus.REJECTED
         registration.decided_by, registration.decided_at = user, timezone.now()

@@ -12,13 +12,20 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch
+from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from ..models import Membership, TeamInvitation, Webhook
-from ..selectors import challenge_list_visible, challenges_hosted_by, invitations_pending_for, user_is_host, user_teams
+from ..selectors import (
+    challenge_list_visible,
+    challenges_hosted_by,
+    invitations_pending_for,
+    user_is_host,
+    user_teams,
+    user_teams_counted,
+)
 from ..services.accounts import token_create, token_list, token_revoke
 from ..services.errors import ServiceError
 from ..services.notifications import PREFERENCES, profile_for, profile_update
@@ -85,11 +92,11 @@ def teams(request):
         request,
         "teams/list.html",
         {
-            "teams": mine.prefetch_related(
+            "teams": user_teams_counted(user=request.user)
+            .prefetch_related(
                 Prefetch("membership_set", queryset=members, to_attr="memberships"),
                 Prefetch("invitations", queryset=pending, to_attr="pending"),
             )
-            .annotate(n_submissions=Count("submissions", distinct=True))
             .order_by("-is_personal", "name"),
             "create_form": create_form,
             "member_form": invite_form,

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from ..models import Registration, Submission
+from ..models import Registration
 from ..selectors import challenge_list_visible, user_is_host, user_teams
 from ..services.accounts import account_verify
 from ..services.challenges import challenge_reveal
@@ -25,6 +25,7 @@ from ..services.registrations import registration_decide, registration_register
 from ..services.submissions import submission_finals_choose, submission_select_final
 from ..throttles import FailedLoginThrottle, PasswordResetThrottle, too_many
 from .forms import in_words
+from .review import readable_submission_or_404
 
 
 class ThrottledLoginView(auth_views.LoginView):
@@ -104,12 +105,7 @@ def challenge_register_view(request, slug: str):
 @require_POST
 @login_required
 def submission_select_view(request, pk: int):
-    submission = get_object_or_404(
-        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)).select_related(
-            "challenge", "phase"
-        ),
-        pk=pk,
-    )
+    submission = readable_submission_or_404(request, pk, "phase")
     selected = request.POST.get("selected") != "false"
     _act(
         request,

@@ -6,13 +6,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from ..choices import Moderation
 from ..downloads import submission_download
 from ..models import Submission
-from ..selectors import challenge_list_visible, submission_moderation, submission_readable, user_is_host
+from ..selectors import submission_moderation, submission_readable_get, user_is_host
 from ..services.errors import ServiceError
 from ..services.moderation import submission_moderate, submission_restore, team_moderate, team_restore
 from .forms import in_words
@@ -31,14 +31,11 @@ def review_context(request, submission: Submission, can_see: bool) -> dict:
     }
 
 
-def _submission(request, pk: int) -> Submission:
-    submission = get_object_or_404(
-        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)).select_related(
-            "challenge", "team"
-        ),
-        pk=pk,
-    )
-    if not submission_readable(user=request.user, submission=submission):
+def readable_submission_or_404(request, pk: int, *related: str) -> Submission:
+    """The submission a form acts on, or 404 alike for none and another team's hidden entry
+    (:func:`selectors.submission_readable_get`)."""
+    submission = submission_readable_get(user=request.user, pk=pk, related=("challenge", *related))
+    if submission is None:
         raise Http404("No submission here.")
     return submission
 
@@ -46,7 +43,9 @@ def _submission(request, pk: int) -> Submission:
 def submission_download_view(request, pk: int):
     """The recipe, a prediction file (``?file=<index>``) or all of them zipped: hosts and the team (404 else)."""
     try:
-        return submission_download(submission=_submission(request, pk), user=request.user, file=request.GET.get("file"))
+        return submission_download(
+            submission=readable_submission_or_404(request, pk, "team"), user=request.user, file=request.GET.get("file")
+        )
     except ServiceError as exc:
         return HttpResponseBadRequest(in_words(exc.message), content_type="text/plain; charset=utf-8")
 
@@ -56,7 +55,7 @@ def submission_download_view(request, pk: int):
 def submission_moderate_view(request, pk: int):
     """The hosts' form: ``action`` ``moderate`` (``state``, ``reason``, ``scope`` entry or team) or ``restore``
     (``scope``); one service call, its refusal shown as a message."""
-    submission = _submission(request, pk)
+    submission = readable_submission_or_404(request, pk, "team")
     post = request.POST
     team_wide = post.get("scope") == "team"
     try:

@@ -71,7 +71,7 @@ from .forms import (
 )
 from .pagecache import anonymous_page_microcache
 from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display, ranks_apart
-from .review import review_context
+from .review import readable_submission_or_404, review_context
 from .upload_stash import stash_drop, stash_get, stash_put
 
 LOG_TAIL_LINES = 40
@@ -526,9 +526,7 @@ def _other_board_score(scope: BoardScope, submission: Submission, runs: list) ->
 @require_POST
 @login_required
 def submission_cancel_view(request, pk: int):
-    submission = get_object_or_404(
-        Submission.objects.filter(challenge__in=challenge_list_visible(user=request.user)), pk=pk
-    )
+    submission = readable_submission_or_404(request, pk)
     try:
         submission_cancel(submission=submission, user=request.user)
     except ServiceError as exc:

@@ -151,13 +151,20 @@ def test_handler500_turns_only_database_errors_into_503():
 
 
 # ---------------------------------------------------------------- metrics
-def test_metrics_export_request_latency_and_platform_figures(client, challenge, alice):
+@pytest.fixture
+def scrape(client, settings):
+    """A Prometheus scrape of /metrics with the token (closed without one: test_leaks_v3)."""
+    settings.VARBOARD = {**settings.VARBOARD, "METRICS_TOKEN": "s3cret"}
+    return lambda: client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret")
+
+
+def test_metrics_export_request_latency_and_platform_figures(client, scrape, challenge, alice):
     challenge, frame = challenge
     submission_create_predictions(
         challenge=challenge, user=alice, method_name="p", files=[UploadedFile("p.csv", label_predictions(frame))]
     )
     client.get("/api/challenges/")
-    response = client.get("/metrics")
+    response = scrape()
     assert response.status_code == 200
     text = response.content.decode()
     for line in (
@@ -172,7 +179,7 @@ def test_metrics_export_request_latency_and_platform_figures(client, challenge, 
         assert line in text, line
 
 
-def test_metrics_count_failures_by_cause_and_durations(client, challenge, alice):
+def test_metrics_count_failures_by_cause_and_durations(scrape, challenge, alice):
     from leaderboard.models import Run
 
     challenge, frame = challenge
@@ -183,7 +190,7 @@ def test_metrics_count_failures_by_cause_and_durations(client, challenge, alice)
         status="failed", duration_s=0.3, error_message="platform error: x"
     )
     Run.objects.filter(submission=submission, index=1).update(status="succeeded", duration_s=7.0)
-    text = client.get("/metrics").content.decode()
+    text = scrape().content.decode()
     assert 'varboard_run_failures_total{cause="platform"} 1.0' in text
     assert 'varboard_run_duration_seconds_bucket{kind="predictions",le="0.5"} 1.0' in text
     assert 'varboard_run_duration_seconds_bucket{kind="predictions",le="10.0"} 2.0' in text
