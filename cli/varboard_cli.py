@@ -437,11 +437,19 @@ def cmd_status(client: Client, args) -> None:
 
 def _number(value) -> str:
     """A figure with 4 digits after the point, by the pages' rule (``leaderboard.web.numbers``): scientific
-    notation from 1e9 up and for non-zero magnitudes below 1e-4 (a score of 1e18 printed all its digits)."""
+    notation from 1e9 up and for non-zero magnitudes below 1e-4 (a score of 1e18 printed all its digits); other
+    values rounded as a rounded board rounds (``evaluation.boards.shown_score``: half-way, read to 9 decimals of
+    value * 10^4, to the even digit), which this standard-library client writes out again (a test holds the copies
+    together)."""
     if value is None:
         return "-"
     scientific = math.isfinite(value) and value != 0 and not 1e-4 <= abs(value) < 1e9
-    return f"{value:.4e}" if scientific else f"{value:.4f}"
+    if scientific:
+        return f"{value:.4e}"
+    if math.isfinite(value):
+        cleaning = 10.0**9
+        value = round(round(value * 1e4 * cleaning) / cleaning) / 1e4 + 0.0
+    return f"{value:.4f}"
 
 
 def _entry_line(e: dict) -> str:

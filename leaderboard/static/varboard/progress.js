@@ -3,6 +3,23 @@
 // reload the page once the submission has ended (logs and errors are rendered server-side).
 (function () {
   "use strict";
+
+  // Half to even, as numpy's rint and Python's round of a float.
+  function rint(x) {
+    var r = Math.round(x);
+    return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+  }
+
+  // A figure rounded as the pages round it (leaderboard/web/numbers.py, evaluation.boards.shown_score): half-way,
+  // read to 9 decimals of value * 10^digits, to the even digit; toFixed alone rounds the binary value, so a run's
+  // score drawn by the server as 0.4245 became 0.4244 when this script updated its row.
+  function shown(value, digits) {
+    var scale = Math.pow(10, digits), cleaning = 1e9, scaled = value * scale;
+    if (!isFinite(scaled) || Math.abs(scaled) >= Math.pow(2, 52)) return value;
+    return rint(rint(scaled * cleaning) / cleaning) / scale + 0;
+  }
+  window.varboardShown = shown;  // for the browser test that holds it to the pages' rule
+
   var card = document.querySelector("[data-progress-url]");
   if (!card) return;
   var url = card.getAttribute("data-progress-url");
@@ -17,7 +34,7 @@
   }
 
   function number(value, digits, suffix) {
-    return value === null || value === undefined ? "—" : value.toFixed(digits) + (suffix || "");
+    return value === null || value === undefined ? "—" : shown(value, digits).toFixed(digits) + (suffix || "");
   }
 
   function updateRuns(runs) {
