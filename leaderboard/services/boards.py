@@ -208,8 +208,14 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
         feedback=feedback,
         digits=challenge.feedback_digits,
         ladder=releases,
-        pool_files=None if challenge.scoring_program else get_metric(challenge.metric).pool_files,
+        pool_files=_pool_files(challenge),
     )
+
+
+def _pool_files(challenge: Challenge) -> Callable | None:
+    """How a prediction entry's files combine into its score on ``challenge``'s board (None: a scoring program's
+    runs, their mean)."""
+    return None if challenge.scoring_program else get_metric(challenge.metric).pool_files
 
 
 def board_submission_secondary(*, scope: BoardScope, submission: Submission, runs: list[Run]) -> list[dict]:
@@ -274,8 +280,9 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     released against nothing before them, rounded to η, one grid value per probe, and an earlier release moved
     when an earlier submission ended. See docs/integrity.md for the bound.
     """
-    scores = {sid: float(np.mean(version.public[0])) for sid, version in versions.items()}
-    scores.update(_ladder_cancelled(challenge, exclude=set(scores)))
+    pool = _pool_files(challenge)
+    scores = {sid: _entry_score(version.public[0], version.kind, pool) for sid, version in versions.items()}
+    scores.update(_ladder_cancelled(challenge, exclude=set(scores), pool=pool))
     by_person: dict[tuple, list[int]] = defaultdict(list)
     ended = (
         Submission.objects.filter(pk__in=list(scores))
@@ -297,7 +304,15 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     return out
 
 
-def _ladder_cancelled(challenge: Challenge, exclude: set[int]) -> dict[int, float]:
+def _entry_score(scores, kind: str, pool: Callable | None) -> float:
+    """A submission's exact score as the board combines its runs: a prediction entry's files pooled (RMSE files of 1
+    and 3 score √5, not 2: :meth:`evaluation.metrics.Metric.pool_files`), a program's runs averaged."""
+    if kind == SubmissionKind.PREDICTIONS and pool is not None:
+        return float(pool(list(scores)))
+    return float(np.mean(scores))
+
+
+def _ladder_cancelled(challenge: Challenge, exclude: set[int], pool: Callable | None = None) -> dict[int, float]:
     """The mean public score of each cancelled submission with a run scored on the public board by its end (its
     Ladder step). A run it left running goes on and stores its score; counted, a bad one undid the step read at the
     cancel (the probe read, then the best release back where it was)."""
@@ -311,9 +326,13 @@ def _ladder_cancelled(challenge: Challenge, exclude: set[int]) -> dict[int, floa
         **{f"{column}__isnull": False},
     ).exclude(submission_id__in=exclude)
     scores: dict[int, list[float]] = defaultdict(list)
-    for sid, score in runs.order_by("submission_id", "index").values_list("submission_id", column):
+    kinds: dict[int, str] = {}
+    for sid, kind, score in runs.order_by("submission_id", "index").values_list(
+        "submission_id", "submission__kind", column
+    ):
         scores[sid].append(score)
-    return {sid: float(np.mean(values)) for sid, values in scores.items()}
+        kinds[sid] = kind
+    return {sid: _entry_score(values, kinds[sid], pool) for sid, values in scores.items()}
 
 
 def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:
