@@ -37,6 +37,24 @@
     return value === null || value === undefined ? "—" : shown(value, digits).toFixed(digits) + (suffix || "");
   }
 
+  // A score as the server draws it (leaderboard.web.numbers.number, evaluation.boards.shown_score): scientific
+  // notation outside [1e-4, 1e9), else half-way to the even digit read 9 decimals past the last one shown.
+  // toFixed rounds the binary value (0.57575 -> "0.5757" where the page printed 0.5758).
+  function evenRound(v) {
+    var r = Math.round(v);
+    return Math.abs(r - v) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+  }
+
+  function score(value) {
+    if (value === null || value === undefined) return "—";
+    if (isFinite(value) && value !== 0 && !(Math.abs(value) >= 1e-4 && Math.abs(value) < 1e9)) {
+      return value.toExponential(4).replace(/e([+-])(\d)$/, "e$10$2");
+    }
+    var scaled = value * 1e4;
+    if (!isFinite(scaled) || Math.abs(scaled) >= Math.pow(2, 52)) return value.toFixed(4);
+    return (evenRound(evenRound(scaled * 1e9) / 1e9) / 1e4 + 0).toFixed(4);
+  }
+
   function updateRuns(runs) {
     (runs || []).forEach(function (run) {
       var row = document.querySelector('tr[data-run="' + run.index + '"]');
@@ -46,7 +64,7 @@
         cell.textContent = label(run.status);
         cell.className = "status status-" + run.status;
       }
-      var fields = { "[data-run-test]": number(run.test_score, 4), "[data-run-valid]": number(run.valid_score, 4),
+      var fields = { "[data-run-test]": score(run.test_score), "[data-run-valid]": score(run.valid_score),
                      "[data-run-duration]": number(run.duration_s, 2, " s"), "[data-run-device]": run.device || "—" };
       Object.keys(fields).forEach(function (selector) {
         var target = row.querySelector(selector);
