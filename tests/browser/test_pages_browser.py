@@ -293,8 +293,8 @@ def test_a_long_unbroken_entry_name_does_not_make_the_board_scroll_at_desktop_wi
 @pytest.mark.browser
 def test_the_progress_script_rounds_a_run_s_score_as_the_page_does(live_server, driver, wait_for):
     """Found by the twelfth session: the server drew a run's score with the pages' rule (``number``: half-way to the
-    even digit) and progress.js, updating the row as the run ended, with ``toFixed`` (the binary value): a score of
-    0.42445 read 0.4244 from the script and 0.4245 before it, and 0.00015 read 0.0001 against 0.0002."""
+    even digit) and progress.js, updating the row as the run ended, with ``toFixed`` (the binary value): 0.00015 read
+    0.0001 from the script against 0.0002 before it, and 1e18 all its digits against 1.0000e+18."""
     from leaderboard.web.numbers import number
 
     driver.get(live_server.url + "/")
@@ -302,7 +302,8 @@ def test_the_progress_script_rounds_a_run_s_score_as_the_page_does(live_server, 
         "const s = document.createElement('script'); s.src = arguments[0]; document.head.appendChild(s);",
         live_server.url + "/static/varboard/progress.js",
     )
-    wait_for(lambda: driver.execute_script("return typeof window.varboardShown === 'function'"), timeout=30)
-    values = [0.42445, 0.57555, 0.00015, 0.8123, 0.81235, -0.25, 12345.6789] + [k / 20000 for k in range(2, 20000, 97)]
-    printed = driver.execute_script("return arguments[0].map(v => window.varboardShown(v, 4).toFixed(4));", values)
+    wait_for(lambda: driver.execute_script("return typeof window.varboardScore === 'function'"), timeout=30)
+    values = [0.42445, 0.57555, 0.00015, 0.8123, 0.81235, -0.25, 12345.6789, 1e18, 1.23e-5, 0.0, 999999999.5]
+    values += [k / 20000 for k in range(2, 20000, 97)]
+    printed = driver.execute_script("return arguments[0].map(v => window.varboardScore(v));", values)
     assert printed == [number(v, 4) for v in values]

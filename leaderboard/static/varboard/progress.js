@@ -18,7 +18,17 @@
     if (!isFinite(scaled) || Math.abs(scaled) >= Math.pow(2, 52)) return value;
     return rint(rint(scaled * cleaning) / cleaning) / scale + 0;
   }
-  window.varboardShown = shown;  // for the browser test that holds it to the pages' rule
+
+  // A run's score as the server draws it (leaderboard.web.numbers.number): scientific notation, with a two-digit
+  // exponent, outside [1e-4, 1e9) (toFixed printed all the digits of 1e18), else shown at 4 decimals.
+  function score(value) {
+    if (value === null || value === undefined) return "—";
+    if (isFinite(value) && value !== 0 && !(Math.abs(value) >= 1e-4 && Math.abs(value) < 1e9)) {
+      return value.toExponential(4).replace(/e([+-])(\d)$/, "e$10$2");
+    }
+    return shown(value, 4).toFixed(4);
+  }
+  window.varboardScore = score;  // for the browser test that holds it to the pages' rule
 
   var card = document.querySelector("[data-progress-url]");
   if (!card) return;
@@ -35,24 +45,6 @@
 
   function number(value, digits, suffix) {
     return value === null || value === undefined ? "—" : shown(value, digits).toFixed(digits) + (suffix || "");
-  }
-
-  // A score as the server draws it (leaderboard.web.numbers.number, evaluation.boards.shown_score): scientific
-  // notation outside [1e-4, 1e9), else half-way to the even digit read 9 decimals past the last one shown.
-  // toFixed rounds the binary value (0.57575 -> "0.5757" where the page printed 0.5758).
-  function evenRound(v) {
-    var r = Math.round(v);
-    return Math.abs(r - v) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-  }
-
-  function score(value) {
-    if (value === null || value === undefined) return "—";
-    if (isFinite(value) && value !== 0 && !(Math.abs(value) >= 1e-4 && Math.abs(value) < 1e9)) {
-      return value.toExponential(4).replace(/e([+-])(\d)$/, "e$10$2");
-    }
-    var scaled = value * 1e4;
-    if (!isFinite(scaled) || Math.abs(scaled) >= Math.pow(2, 52)) return value.toFixed(4);
-    return (evenRound(evenRound(scaled * 1e9) / 1e9) / 1e4 + 0).toFixed(4);
   }
 
   function updateRuns(runs) {
