@@ -278,7 +278,8 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     taking it out would undo its step. A submission ending joins the end of its submitter's sequence, never its
     middle: in submission order, probes submitted in a row and ending in reverse (recipes that wait) were each
     released against nothing before them, rounded to η, one grid value per probe, and an earlier release moved
-    when an earlier submission ended. See docs/integrity.md for the bound.
+    when an earlier submission ended. See docs/integrity.md for the bound. On a results-only challenge every
+    imported model is released alone (``[score]_η``): the host who imports them is no contestant probing a board.
     """
     pool = _pool_files(challenge)
     scores = {sid: _entry_score(version.public[0], version.kind, pool) for sid, version in versions.items()}
@@ -290,7 +291,12 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
         .order_by(Coalesce("finished_at", "created"), "pk")  # as they ended (stored without an end: as made)
     )
     for sid, person, team in ended.values_list("pk", "submitted_by_id", "team_id"):
-        by_person[("user", person) if person is not None else ("team", team)].append(sid)
+        if challenge.results_only:
+            # each imported model is its own entry, not a step of the importing host's sequence: one sequence
+            # released a model of 0.60 imported after one of 0.90 as 0.90, the other model's score
+            by_person[("import", sid)].append(sid)
+        else:
+            by_person[("user", person) if person is not None else ("team", team)].append(sid)
     out: dict[int, float | None] = {}
     anchor = ladder_anchor(primary_metric(challenge).score_range, higher_is_better=challenge.higher_is_better)
     for members in by_person.values():

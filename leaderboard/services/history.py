@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from ..choices import Board
+from ..choices import Board, Feedback
 from ..models import BoardHistory, Challenge
 from .boards import BoardScope
 
@@ -49,7 +49,12 @@ def record_moves(*, challenge_id: int, board: str, before: dict | None, after: d
 
 
 def _shown(scope: BoardScope, board: str, value: float | None) -> float | None:
-    return scope.public(value) if board == Board.PUBLIC else value
+    """A stored ranking value as the viewer's board shows it. It was read from the published report: under the
+    Ladder it is already the entry's release, which the board shows (``scope.public`` withholds a *run's* score
+    under the Ladder, and gave None where the board read 0.49); rounded, rounding it again moves nothing."""
+    if board != Board.PUBLIC or scope.feedback == Feedback.LADDER:
+        return value
+    return scope.public(value)
 
 
 def history_entry(*, challenge: Challenge, submission_id: int, scope: BoardScope) -> dict[str, list[dict]]:
