@@ -173,7 +173,7 @@ def parse_predictions(
         return PredictionFileError(f"{name}: {message}")
 
     check_size(data, filename, max_bytes, PredictionFileError)
-    text = decode_text(data, filename, PredictionFileError)
+    text = decode_text(data, filename, PredictionFileError, csv_only=True)
     header_row, raw_header, rows = _read_records(text, filename)
     header = [cell.strip() for cell in raw_header]
     wanted = [id_column, *pred_columns]

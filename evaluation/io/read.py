@@ -32,6 +32,7 @@ from evaluation.io.text import (
     format_sizes,
     is_number,
     name_file,
+    refuse_json,
     show_values,
 )
 
@@ -199,6 +200,7 @@ def check_columns(data: bytes, *, filename: str, max_columns: int) -> None:
     name = name_file(filename)
     bound = _HEADER_BYTES_PER_COLUMN * max_columns
     data = data if isinstance(data, bytes) else bytes(data)
+    refuse_json(data, filename, TableError)
     end = data.find(b"\n")  # a byte search: milliseconds, whatever the size
     line = data if end < 0 else data[:end]
     commas = line.count(b",")

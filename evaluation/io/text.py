@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "is_blank",
     "is_number",
     "name_file",
+    "refuse_json",
     "name_row",
     "name_rows",
     "show_value",
@@ -42,6 +44,21 @@ _SIGNATURES = (
 )
 
 MB = 2**20  #: "MB" as Django's filesizeformat counts it
+
+#: The start of a JSON document (an object, or an array of arrays, objects, strings or numbers), after any BOM and
+#: white space: no CSV header begins so.
+_JSON_START = re.compile(rb"\s*(\{\s*(\"|\})|\[\s*[\[{\"\d\-\]])")
+
+
+def refuse_json(data: bytes, filename: str, error: type[ValueError]) -> None:
+    """Refuse a JSON file uploaded where a CSV belongs, saying so: read as CSV, pandas' ``to_json`` output was
+    refused for its "80 columns" (its commas) or for a header of JSON fragments (a new user's review)."""
+    head = bytes(data[:256]).removeprefix(b"\xef\xbb\xbf")
+    if _JSON_START.match(head):
+        raise error(
+            f"{name_file(filename)}: the file is not CSV text; it looks like JSON. Save it as CSV (UTF-8), "
+            "with a header row naming its columns"
+        )
 
 
 def name_file(filename: str) -> str:
@@ -100,17 +117,20 @@ def check_size(data: bytes, filename: str, max_bytes: int, error: type[ValueErro
         raise error(f"{name_file(filename)}: the file is empty")
 
 
-def decode_text(data: bytes, filename: str, error: type[ValueError]) -> str:
+def decode_text(data: bytes, filename: str, error: type[ValueError], *, csv_only: bool = False) -> str:
     """Decode an upload as UTF-8 text (a leading BOM is dropped).
 
-    Binary formats uploaded by mistake (Parquet, ZIP/xlsx, xls, gzip) are named; a byte
-    that is not UTF-8 is named with its offset; a NUL byte suggests UTF-16.
+    Binary formats uploaded by mistake (Parquet, ZIP/xlsx, xls, gzip) are named, and with
+    ``csv_only`` a JSON document (:func:`refuse_json`); a byte that is not UTF-8 is named
+    with its offset; a NUL byte suggests UTF-16.
     """
     name = name_file(filename)
     data = bytes(data)
     for magic, what in _SIGNATURES:
         if data.startswith(magic):
             raise error(f"{name}: the file is not CSV text; it looks like {what}. Save it as CSV (UTF-8)")
+    if csv_only:
+        refuse_json(data, filename, error)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

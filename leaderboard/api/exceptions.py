@@ -1,9 +1,12 @@
 """Turn service exceptions into clear HTTP errors: ``{"detail": ..., "field": ...}``."""
 
+import re
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework.exceptions import ValidationError
+from django.http import Http404
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -46,6 +49,12 @@ def _error_response(exc, context):
     if isinstance(exc, DjangoValidationError):
         return Response({"detail": "; ".join(exc.messages)}, status=400)
     response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(exc, NotAuthenticated):
+        response.data = {"detail": _not_authenticated(context.get("request"))}
+    if response is not None and isinstance(exc, Http404):
+        named = _not_found(exc, context.get("kwargs") or {})
+        if named:
+            response.data = {"detail": named}
     if isinstance(exc, ValidationError) and response is not None and isinstance(response.data, (dict, list)):
         # Keep DRF's per-field errors (nested fields flattened to dotted names: the schema's Error shape),
         # and add one sentence that names the field and the problem.
@@ -54,6 +63,40 @@ def _error_response(exc, context):
             body["field"] = exc.field
         response.data = {**body, "errors": _by_field(response.data)}
     return response
+
+
+#: How the API takes a token, said wherever a request came without one it could read.
+TOKEN_HOW = "send `Authorization: Token <token>` (a token from POST /api/auth/token/), or log in for a session"
+
+
+def _not_authenticated(request) -> str:
+    """DRF's "Authentication credentials were not provided." told a new user who sent ``Authorization: Bearer
+    <token>`` (or the bare token) that they had sent nothing (a new user's review): say which scheme was sent, and
+    the one the API takes."""
+    header = (request.META.get("HTTP_AUTHORIZATION", "") if request is not None else "").strip()
+    if not header:
+        return f"Authentication credentials were not provided: {TOKEN_HOW}."
+    parts = header.split()
+    if len(parts) == 1:
+        return f"The Authorization header holds no scheme before the token: {TOKEN_HOW}."
+    scheme = parts[0][:20]
+    return f"The Authorization header uses the scheme {scheme!r}, which this API does not take: {TOKEN_HOW}."
+
+
+def _not_found(exc, kwargs) -> str:
+    """``get_object_or_404``'s "No Challenge matches the given query." with the slug or id that matched nothing
+    (a new user's review: an unknown challenge slug was not named); "" for any other 404, which keeps its own words."""
+    message = str(exc.args[0]) if exc.args else ""
+    if not (message.startswith("No ") and message.endswith(" matches the given query.")):
+        return ""
+    model = message.removeprefix("No ").removesuffix(" matches the given query.")
+    if model == "Challenge" and "slug" in kwargs:
+        return f"There is no challenge {kwargs['slug']!r} that you may see (GET /api/challenges/ lists them)."
+    ident = kwargs.get("pk", kwargs.get("team_id"))
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", model).lower()
+    if ident is None:
+        return f"There is no such {words}, or you may not see it."
+    return f"There is no {words} {ident} that you may see."
 
 
 def _by_field(errors, prefix: str = "") -> dict[str, list[str]]:
