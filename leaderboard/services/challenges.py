@@ -549,8 +549,13 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
     need = min_runs_for_interval(boo_n)
     if k_runs < need:
         lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL else 0
+        rule = (  # Boo_1: "fewer than 6, as for the mean (...) for Boo_1" read as one garbled clause (a new user)
+            f"the {need} Boo_1 needs, as for the mean (Boo_1 is the mean of the runs)"
+            if boo_n == 1
+            else f"{min_runs_rule(boo_n)} for Boo_{boo_n}"
+        )
         warnings.append(
-            f"{runs} is fewer than {min_runs_rule(boo_n)} for Boo_{boo_n}: the leaderboard will show "
+            f"{runs} is fewer than {rule}: the leaderboard will show "
             f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}". Raise k to {need}'
             + (f" or lower n to {lower}." if lower else ".")
         )

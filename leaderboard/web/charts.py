@@ -48,6 +48,11 @@ LABEL_CHARS = 30  # what fits in LABEL_W at 12 px; longer names are cut (the too
 NARROW_W, NARROW_PAD, NARROW_LABEL_CHARS = 300, 20, 38
 
 
+def _entries(count: int) -> str:
+    """A count of entries for a chart's description: "1 entry" (it said "1 entries" on a board of one), "3 entries"."""
+    return f"{count} {'entry' if count == 1 else 'entries'}"
+
+
 def _num(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
 
@@ -293,8 +298,9 @@ def forest_plot(
                 body.append(_arrow(sx(v), y, side))
         body.append("</g>")
     body += _x_axis(lo, hi, left, plot_w, PAD + row_h * len(entries) + 4, statistic)
-    desc = f"{len(entries)} entries: {', '.join(labels)}; bars are confidence intervals, dots the point estimates." + (
-        f" {CLIPPED_NOTE}" if clipped else ""
+    desc = (
+        f"{_entries(len(entries))}: {', '.join(labels)}; bars are confidence intervals, dots the point estimates."
+        + (f" {CLIPPED_NOTE}" if clipped else "")
     )
     return _svg(NARROW_W if narrow else left + PLOT_W + PAD, height, title, desc, body, id_prefix)
 
@@ -473,7 +479,7 @@ def boo_n_curve(
     body += _x_axis(1, max(n_max, 2), x0, width, height - PAD, "n (runs the best is chosen from)", integer=True)
     body += _y_axis(lo, hi, x0, PAD, height - 2 * PAD)
     desc = (
-        f"{len(curves)} entries: {', '.join(curves)}; each line is the expected test score of the best of n runs, "
+        f"{_entries(len(curves))}: {', '.join(curves)}; each line is the expected test score of the best of n runs, "
         "the run chosen by its validation score." + (f" {CLIPPED_NOTE}" if clipped else "")
     )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
@@ -527,7 +533,7 @@ def strip_plot(
             )
         body.append("</g>")
     body += _x_axis(lo, hi, left, PLOT_W, PAD + ROW_H * len(scores) + 4, "test score")
-    desc = f"{len(scores)} entries: {', '.join(scores)}; dots are runs, vertical ticks the means." + (
+    desc = f"{_entries(len(scores))}: {', '.join(scores)}; dots are runs, vertical ticks the means." + (
         f" {CLIPPED_NOTE}" if clipped else ""
     )
     return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
@@ -585,7 +591,7 @@ def performance_profile(
     body += _x_axis(lo_t, hi_t, x0, width, height - PAD, "τ (normalised score)")
     body += _y_axis(0.0, 1.0, x0, PAD, height - 2 * PAD)
     desc = (
-        f"{len(labels)} entries: {', '.join(labels)}; each line is the fraction of the entry's runs, over every "
+        f"{_entries(len(labels))}: {', '.join(labels)}; each line is the fraction of the entry's runs, over every "
         "task, whose normalised score exceeds τ, with its stratified-bootstrap confidence band."
     )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
@@ -736,7 +742,7 @@ def rank_history(
         'text-anchor="middle">rank</text></g>'
     )
     desc = (
-        f"{len(series)} entries: {', '.join(series)}; each line is the entry's rank (1 = best, at the top) "
+        f"{_entries(len(series))}: {', '.join(series)}; each line is the entry's rank (1 = best, at the top) "
         "from each recomputation of the board to the next."
     )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
@@ -784,7 +790,7 @@ def shakeup(
             f'fill-opacity="0.8"><title>{escape(tip)}</title></circle>'
         )
     desc = (
-        f"{len(points)} entries ranked on both boards; "
+        f"{_entries(len(points))} ranked on both boards; "
         f"{sum(p['public_rank'] > p['private_rank'] for p in points)} moved up on the private board, "
         f"{sum(p['public_rank'] < p['private_rank'] for p in points)} down."
     )
