@@ -16,14 +16,20 @@ Code reads and writes files through ``FieldFile.open``/``Storage.save``/``Storag
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from botocore.exceptions import ConnectionError as _BotoConnectionError
 from botocore.exceptions import HTTPClientError as _BotoHTTPClientError
 from django.core.files.storage import FileSystemStorage, storages
 from django.core.signals import setting_changed
+from django.db import DatabaseError, transaction
 from django.utils.functional import LazyObject, empty
+
+logger = logging.getLogger(__name__)
 
 HIDDEN = "hidden"
 
@@ -97,6 +103,40 @@ class MediaStorage(FileSystemStorage):
             raise
         finally:
             _writing.active = False
+
+
+@contextmanager
+def atomic_deleting_on_failure(delete_files: Callable[[], None], row_stored: Callable[[], bool]) -> Iterator[None]:
+    """``transaction.atomic()`` for a block that stores files beside the rows naming them: when the block fails,
+    ``delete_files()`` deletes what it stored, unless the failure came at or after the commit and the rows may be
+    stored all the same.
+
+    PostgreSQL can commit and then lose the connection before the client reads its answer (a network cut, a
+    pooler restarted, a crash just after the commit record): the error at ``COMMIT`` is no rollback. Taken for
+    one, a prediction upload's files were deleted while its rows stayed (tests/integration/test_faults_v3.py).
+    Past the block's last statement, ``row_stored()`` asks a fresh connection whether the row is there; when
+    even that fails the files are kept: a file no row names is less harm than a row naming a file gone.
+    """
+    reached_commit = False
+    try:
+        with transaction.atomic():
+            yield
+            reached_commit = True
+    except BaseException:
+        if not reached_commit or not _stored_after_all(row_stored):
+            delete_files()
+        raise
+
+
+def _stored_after_all(row_stored: Callable[[], bool]) -> bool:
+    try:
+        stored = row_stored()
+    except DatabaseError:
+        logger.warning("a commit failed and whether it was stored is unknown (the database is away): files kept")
+        return True
+    if stored:
+        logger.warning("a commit answered an error but was stored: its files are kept")
+    return stored
 
 
 def forget_unsaved(field, kept: str | None) -> None:

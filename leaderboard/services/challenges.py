@@ -37,7 +37,7 @@ from ..choices import ProgramStatus, Visibility
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
-from ..storage import delete_stored
+from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record, audit_save
 from .boards import board_assign_parts, board_draw_mask, board_has_private
 from .errors import NotAllowed, ServiceError
@@ -515,18 +515,18 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
         check_secondary_metrics(
             fields.get("secondary_metrics"), primary=metric.name, task=task, classes=prepared.spec.classes
         )
+
+        def stored() -> bool:
+            return challenge.pk is not None and Challenge.objects.filter(pk=challenge.pk).exists()
+
         try:
-            with transaction.atomic():
+            with atomic_deleting_on_failure(lambda: _delete_files(saved), stored):
                 challenge.save(force_insert=True)
                 challenge.hosts.add(created_by)
                 _store_dataset(challenge, dataset, prepared, folder, saved)
                 phase_default(challenge=challenge, **first_phase)
         except IntegrityError as exc:
-            _delete_files(saved)
             raise ServiceError(f"The challenge could not be saved: {exc}") from None
-        except BaseException:
-            _delete_files(saved)
-            raise
     return challenge
 
 

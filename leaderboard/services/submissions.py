@@ -32,6 +32,7 @@ from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, S
 from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
+from ..storage import atomic_deleting_on_failure
 from .boards import board_has_private, board_private_revealed
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError, TooLarge
@@ -378,44 +379,46 @@ def submission_create_predictions(
     digests, contents = _parse_prediction_files(challenge, files)
     sha256 = digests_hash(contents)  # by the predictions, not the bytes: a re-encoded file is the same entry
     stored: list[PredictionFile] = []
-    try:
-        with transaction.atomic():
-            _check_program_unchanged(challenge, _lock_challenge_open(challenge, phase))
-            _lock_team_and_check_quota(phase, team, user, n_files=len(files))
-            _check_not_disqualified(challenge, team)
-            _check_not_resubmitted(challenge, team, sha256, phase)
-            submission = Submission.objects.create(
-                challenge=challenge,
-                team=team,
-                submitted_by=user,
-                kind=SubmissionKind.PREDICTIONS,
-                method_name=method_name,
-                description=description,
-                runs_expected=len(files),
-                phase=phase,
-                n_files=len(files),
-                content_sha256=sha256,
-            )
-            for index, upload in enumerate(files):
-                record = PredictionFile(
-                    submission=submission, index=index, original_name=upload.name[:255], sha256=digests[index]
-                )
-                with _stored_content(upload) as content:  # streamed from the spooled upload, never read here
-                    record.file.save(f"predictions-{submission.pk}-{index}.csv", content, save=False)
-                stored.append(record)
-                record.save()
-                Run.objects.create(
-                    submission=submission,
-                    index=index,
-                    queue=RunQueue.SCORING,
-                    seeds={"contestant_file": index},
-                    split_id="hidden-test",
-                )
-            _enqueue_scoring(submission.pk)
-    except BaseException:
+    created: list[int] = []
+
+    def delete_files() -> None:
         for record in stored:
             record.file.storage.delete(record.file.name)
-        raise
+
+    with atomic_deleting_on_failure(delete_files, lambda: Submission.objects.filter(pk__in=created).exists()):
+        _check_program_unchanged(challenge, _lock_challenge_open(challenge, phase))
+        _lock_team_and_check_quota(phase, team, user, n_files=len(files))
+        _check_not_disqualified(challenge, team)
+        _check_not_resubmitted(challenge, team, sha256, phase)
+        submission = Submission.objects.create(
+            challenge=challenge,
+            team=team,
+            submitted_by=user,
+            kind=SubmissionKind.PREDICTIONS,
+            method_name=method_name,
+            description=description,
+            runs_expected=len(files),
+            phase=phase,
+            n_files=len(files),
+            content_sha256=sha256,
+        )
+        created.append(submission.pk)
+        for index, upload in enumerate(files):
+            record = PredictionFile(
+                submission=submission, index=index, original_name=upload.name[:255], sha256=digests[index]
+            )
+            with _stored_content(upload) as content:  # streamed from the spooled upload, never read here
+                record.file.save(f"predictions-{submission.pk}-{index}.csv", content, save=False)
+            stored.append(record)
+            record.save()
+            Run.objects.create(
+                submission=submission,
+                index=index,
+                queue=RunQueue.SCORING,
+                seeds={"contestant_file": index},
+                split_id="hidden-test",
+            )
+        _enqueue_scoring(submission.pk)
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
 
 
@@ -523,36 +526,39 @@ def submission_create_recipe(
     plan = run_seed_plan(challenge=challenge)
     sha256 = content_hash([recipe.data, json.dumps(hyperparameters or {}, sort_keys=True).encode()])
     submission = None
-    try:
-        with transaction.atomic():
-            _lock_challenge_open(challenge, phase)
-            _lock_team_and_check_quota(phase, team, user)
-            _check_not_disqualified(challenge, team)
-            _check_not_resubmitted(challenge, team, sha256, phase)
-            submission = Submission(
-                challenge=challenge,
-                team=team,
-                submitted_by=user,
-                kind=SubmissionKind.RECIPE,
-                method_name=method_name,
-                description=description,
-                phase=phase,
-                runs_expected=challenge.k_runs,
-                hyperparameters=hyperparameters or {},
-                content_sha256=sha256,
-            )
-            submission.recipe_file.save(
-                f"recipe-{hashlib.sha256(recipe.data).hexdigest()[:16]}.py", ContentFile(recipe.data), save=False
-            )
-            submission.save()
-            Run.objects.bulk_create(
-                [Run(submission=submission, index=i, seeds=seeds, queue=queue) for i, seeds in enumerate(plan)]
-            )
-            _enqueue_runs(submission)
-    except BaseException:
+
+    def delete_file() -> None:
         if submission is not None and submission.recipe_file:
             submission.recipe_file.storage.delete(submission.recipe_file.name)
-        raise
+
+    def stored() -> bool:
+        return submission is not None and Submission.objects.filter(pk=submission.pk).exists()
+
+    with atomic_deleting_on_failure(delete_file, stored):
+        _lock_challenge_open(challenge, phase)
+        _lock_team_and_check_quota(phase, team, user)
+        _check_not_disqualified(challenge, team)
+        _check_not_resubmitted(challenge, team, sha256, phase)
+        submission = Submission(
+            challenge=challenge,
+            team=team,
+            submitted_by=user,
+            kind=SubmissionKind.RECIPE,
+            method_name=method_name,
+            description=description,
+            phase=phase,
+            runs_expected=challenge.k_runs,
+            hyperparameters=hyperparameters or {},
+            content_sha256=sha256,
+        )
+        submission.recipe_file.save(
+            f"recipe-{hashlib.sha256(recipe.data).hexdigest()[:16]}.py", ContentFile(recipe.data), save=False
+        )
+        submission.save()
+        Run.objects.bulk_create(
+            [Run(submission=submission, index=i, seeds=seeds, queue=queue) for i, seeds in enumerate(plan)]
+        )
+        _enqueue_runs(submission)
     return Submission.objects.get(pk=submission.pk)  # the enqueue may have changed its status
 
 

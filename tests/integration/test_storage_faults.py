@@ -50,8 +50,11 @@ class Forwarder:
             except OSError:
                 return
             self.sockets += [client, upstream]
-            self._spawn(self._pipe, client, upstream)
-            self._spawn(self._pipe, upstream, client)
+            self._relay(client, upstream)
+
+    def _relay(self, client, upstream):
+        self._spawn(self._pipe, client, upstream)
+        self._spawn(self._pipe, upstream, client)
 
     @staticmethod
     def _pipe(source, sink):
