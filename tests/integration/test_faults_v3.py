@@ -15,7 +15,11 @@ test's own (``ThrowawayPostgres``); once armed, it forwards the first ``COMMIT``
 from __future__ import annotations
 
 import base64
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -24,9 +28,10 @@ import pytest
 import requests
 
 from dev import ThrowawayPostgres, free_port
-from tests.conftest import skip_or_fail, start_worker, wait_for
+from tests.conftest import ROOT, skip_or_fail, start_worker, wait_for
 from tests.integration.test_faults import FAST_HEALING, Server, own_database
 from tests.integration.test_storage_faults import Forwarder
+from tests.serving import wait_until_served
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -156,3 +161,75 @@ def test_a_connection_lost_at_the_commit_of_a_prediction_upload_leaves_no_row_wi
         if proxy is not None:
             proxy.close()
         cluster.close()
+
+
+# ---------------------------------------------------------------- slow clients
+TRICKLED = {
+    "body": b"POST /api/auth/token/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=XX\r\n"
+    b"Content-Length: 1000000\r\n\r\n--XX\r\n",
+    "headers": b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ",
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gunicorn's gthread workers read a request's headers and body in the handling thread with no deadline: "
+    "as many anonymous clients as threads, each sending a byte a second, hold the web tier for as long as they "
+    "like. Needs a buffering proxy in front (nginx: client_header_timeout, client_body_timeout, request "
+    "buffering) or a deadline on reads; docker-compose.yml publishes gunicorn itself",
+)
+@pytest.mark.parametrize("part", ["body", "headers"])
+def test_clients_trickling_a_request_do_not_hold_the_web_tier_past_its_timeout(part, tmp_path):
+    """The production gunicorn settings (``gunicorn_web.conf.py``), one worker of 4 threads: 4 clients that each
+    send the start of a request, then one byte a second. Past ``GUNICORN_TIMEOUT`` (30 s) the server answers
+    others again."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+        "VARBOARD_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
+        "CACHE_URL": "locmemcache://",
+        "CELERY_BROKER_URL": f"filesystem://{tmp_path}",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "WEB_CONCURRENCY": "1",
+        "GUNICORN_THREADS": "4",
+    }
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=300)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/health/live"
+    with open(tmp_path / "gunicorn.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn_web.conf.py", "leaderboard.wsgi:application"],
+            cwd=ROOT,
+            env={**env, "GUNICORN_BIND": f"127.0.0.1:{port}"},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    clients: list[socket.socket] = []
+    try:
+        wait_until_served(url, deadline_s=60, request_timeout_s=5, ready=lambda r: r.status_code == 200, process=server)
+        for _ in range(4):
+            client = socket.create_connection(("127.0.0.1", port))
+            client.sendall(TRICKLED[part])
+            clients.append(client)
+        started, answered = time.monotonic(), []
+        while time.monotonic() - started < 45:
+            for client in clients:
+                try:
+                    client.sendall(b"a")
+                except OSError:
+                    pass
+            try:
+                answered.append((time.monotonic() - started, requests.get(url, timeout=3).status_code))
+            except requests.RequestException:
+                pass
+            time.sleep(1)
+        print(f"[fault] 4 clients trickling the {part}: answers to others after {[round(t) for t, _ in answered]} s")
+        assert any(at < 40 and status == 200 for at, status in answered), "no answer in 40 s"
+    finally:
+        for client in clients:
+            client.close()
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(30)
