@@ -117,13 +117,14 @@ def atomic_deleting_on_failure(delete_files: Callable[[], None], row_stored: Cal
     Past the block's last statement, ``row_stored()`` asks a fresh connection whether the row is there; when
     even that fails the files are kept: a file no row names is less harm than a row naming a file gone.
     """
+    nested = transaction.get_connection().in_atomic_block  # then the outer transaction's end decides, not this one
     reached_commit = False
     try:
         with transaction.atomic():
             yield
             reached_commit = True
     except BaseException:
-        if not reached_commit or not _stored_after_all(row_stored):
+        if nested or not reached_commit or not _stored_after_all(row_stored):
             delete_files()
         raise
 

@@ -45,7 +45,7 @@ from ..choices import ProgramStatus, TestRows
 from ..limits import upload_limit
 from ..models import AuditEntry, Challenge, Dataset, Phase, Team
 from ..selectors import user_is_host
-from ..storage import forget_unsaved
+from ..storage import atomic_deleting_on_failure, forget_unsaved
 from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
@@ -154,18 +154,18 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
         raise ServiceError("The scoring program is not UTF-8 text (a Python file).", field="scoring_program") from None
     old = challenge.scoring_program.name if challenge.scoring_program else None
     kept = challenge.scoring_program.name
-    try:
-        with transaction.atomic():
-            _check_changeable(challenge)
-            challenge.scoring_program.save("scoring.py", ContentFile(data), save=False)
-            _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
-            _send_check(challenge)
-            audit_record(challenge=challenge, actor=user, action="scoring_program_uploaded", filename=filename)
-    except BaseException:
-        # Rolled back (a database error after the file was stored): the row names the program it had; the file
-        # stored meanwhile goes, as no row names it.
-        forget_unsaved(challenge.scoring_program, kept)
-        raise
+
+    def stored() -> bool:
+        return Challenge.objects.filter(pk=challenge.pk, scoring_program=challenge.scoring_program.name).exists()
+
+    # Rolled back (a database error after the file was stored): the row names the program it had; the file
+    # stored meanwhile goes, as no row names it (unless the commit was stored after all).
+    with atomic_deleting_on_failure(lambda: forget_unsaved(challenge.scoring_program, kept), stored):
+        _check_changeable(challenge)
+        challenge.scoring_program.save("scoring.py", ContentFile(data), save=False)
+        _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
+        _send_check(challenge)
+        audit_record(challenge=challenge, actor=user, action="scoring_program_uploaded", filename=filename)
     if old and old != challenge.scoring_program.name:
         challenge.scoring_program.storage.delete(old)
     return challenge

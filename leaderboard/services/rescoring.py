@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
-from django.db import transaction
 from django.utils import timezone
 
 from evaluation.io.guarded import ChildLimitExceeded, limit_exceeded_message, memory_message, run_guarded
@@ -27,7 +26,7 @@ from ..choices import Feedback, SubmissionKind, SubmissionStatus
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
-from ..storage import forget_unsaved
+from ..storage import atomic_deleting_on_failure, forget_unsaved
 from .audit import audit_record
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
@@ -221,32 +220,35 @@ def challenge_rescore(
     if phase is not None and labels is None and new_metric is None:
         submissions = submissions.filter(phase=phase)
     kept = (dataset.hidden_labels_file.name, dataset.version)
-    try:
-        with transaction.atomic():
-            reason = _apply_corrections(challenge, dataset, user, labels, new_metric, phase)
-            _archive_reports(challenge, reason)
-            rescored = list(submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True))
-            # Recorded with the request, so that a rescore the broker loses is sent again (services.janitor).
-            Submission.objects.filter(pk__in=rescored).update(rescore_requested_at=timezone.now())
-            for submission_id in rescored:
-                enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
-            queued = len(rescored)
-            recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
-            audit_record(
-                challenge=challenge,
-                actor=user,
-                action="rescore",
-                reason=reason,
-                submissions=queued,
-                recipes_not_rescored=recipes,
-            )
-    except BaseException:
+
+    def forget() -> None:
         # Rolled back: the dataset's row names the labels it had; the corrected ones stored meanwhile go (no row
-        # names them, and they are hidden labels).
+        # names them, and they are hidden labels), unless the commit was stored after all.
         if dataset.hidden_labels_file.name != kept[0]:
             dataset.version = kept[1]
         forget_unsaved(dataset.hidden_labels_file, kept[0])
-        raise
+
+    def stored() -> bool:
+        return Dataset.objects.filter(pk=dataset.pk, hidden_labels_file=dataset.hidden_labels_file.name).exists()
+
+    with atomic_deleting_on_failure(forget, stored):
+        reason = _apply_corrections(challenge, dataset, user, labels, new_metric, phase)
+        _archive_reports(challenge, reason)
+        rescored = list(submissions.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True))
+        # Recorded with the request, so that a rescore the broker loses is sent again (services.janitor).
+        Submission.objects.filter(pk__in=rescored).update(rescore_requested_at=timezone.now())
+        for submission_id in rescored:
+            enqueue_on_commit(RESCORE_SUBMISSION, submission_id)
+        queued = len(rescored)
+        recipes = submissions.filter(kind=SubmissionKind.RECIPE).count()
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="rescore",
+            reason=reason,
+            submissions=queued,
+            recipes_not_rescored=recipes,
+        )
     report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
 

@@ -67,3 +67,62 @@ def test_a_scoring_program_upload_that_fails_after_the_program_is_stored_leaves_
     challenge.refresh_from_db()
     assert not challenge.scoring_program
     assert _files(settings.MEDIA_ROOT) == before
+
+
+@pytest.fixture
+def commit_answer_lost(monkeypatch):
+    """``arm()``: the next COMMIT is stored, then the connection fails before its answer (a network cut, a crash
+    just after the commit record), so the client sees an error at COMMIT although the transaction is stored.
+    Returns the list that says whether it happened."""
+    from django.db import connection
+
+    real, cut = connection.commit, []
+
+    def commit_then_fail():
+        real()
+        if not cut:
+            cut.append(True)
+            raise OperationalError("server closed the connection unexpectedly")
+
+    def arm() -> list:
+        monkeypatch.setattr(connection, "commit", commit_then_fail)
+        return cut
+
+    return arm
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_label_correction_whose_commit_answer_is_lost_keeps_the_labels_its_row_names(
+    settings, tmp_path, host, commit_answer_lost
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    challenge, frame = digits_challenge(host)
+    truth = dataset_hidden_labels(dataset=challenge.dataset)
+    corrected = [str((int(label) + 1) % 10) for label in truth]
+    labels = csv_bytes(pd.DataFrame({"id": dataset_test_ids(dataset=challenge.dataset), "label": corrected}))
+    cut = commit_answer_lost()
+    with pytest.raises(OperationalError):
+        rescoring.challenge_rescore(challenge=challenge, user=host, hidden_labels=("labels.csv", labels))
+    assert cut
+    challenge.dataset.refresh_from_db()
+    assert challenge.dataset.hidden_labels_file.storage.exists(challenge.dataset.hidden_labels_file.name)
+    assert list(dataset_hidden_labels(dataset=challenge.dataset)) == corrected  # stored, and readable
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_scoring_program_upload_whose_commit_answer_is_lost_keeps_the_program_its_row_names(
+    settings, tmp_path, host, commit_answer_lost
+):
+    from leaderboard.services import programs
+
+    from .test_scoring_programs import PROGRAM, animals_challenge
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    challenge = animals_challenge(host)
+    cut = commit_answer_lost()
+    with pytest.raises(OperationalError):
+        programs.program_upload(challenge=challenge, user=host, data=PROGRAM)
+    assert cut
+    challenge.refresh_from_db()
+    assert challenge.scoring_program
+    assert challenge.scoring_program.storage.exists(challenge.scoring_program.name)
