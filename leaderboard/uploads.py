@@ -36,6 +36,16 @@ def _read_bounded(upload, *, kind: str, field: str) -> bytes:
     return data
 
 
+def upload_file(upload, *, kind: str, field: str):
+    """An uploaded file of ``kind`` left where Django put it (spooled to disk past ``FILE_UPLOAD_MAX_MEMORY_SIZE``),
+    refused past its limit by its size, which Django counted as it stored the bytes; rewound for its reader."""
+    limit = upload_limit(kind)
+    if limit.exceeded_by(upload.size):
+        raise _too_large(upload.name, upload.size, limit, field)
+    upload.seek(0)
+    return upload
+
+
 def read_upload(upload, *, kind: str, field: str) -> UploadedFile:
     """One uploaded file of ``kind`` (``limits.KINDS``), read up to its limit and refused past it."""
     return UploadedFile(name=upload.name, data=_read_bounded(upload, kind=kind, field=field))

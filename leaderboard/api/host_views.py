@@ -27,7 +27,7 @@ from ..services.programs import program_remove, program_resume, program_state, p
 from ..services.registrations import registration_decide, registration_decide_allowed, registration_register
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
-from ..uploads import read_dataset_upload, read_upload
+from ..uploads import read_dataset_upload, read_upload, upload_file
 from .inputs import StrictInput, takes_query
 from .paging import page_of
 from .parsers import BoundedJSONParser
@@ -370,8 +370,8 @@ class ChallengeMovingActions:
         incoming = BundleImportSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
-        upload = read_upload(data["bundle"], kind="bundle", field="bundle")
-        challenge = bundle_import(data=upload.data, user=request.user, slug=data.get("slug"), title=data.get("title"))
+        bundle = upload_file(data["bundle"], kind="bundle", field="bundle")  # read where it lies, never whole
+        challenge = bundle_import(data=bundle, user=request.user, slug=data.get("slug"), title=data.get("title"))
         return Response(ChallengeSerializer(challenge, context={"request": request}).data, status=201)
 
     @extend_schema(

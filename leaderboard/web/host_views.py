@@ -28,7 +28,7 @@ from ..services.paging import whole_number
 from ..services.phases import SHARED_WITH_PHASE, phase_create, phase_update
 from ..services.programs import program_remove, program_resume, program_upload
 from ..upload_handlers import upload_refusal
-from ..uploads import read_upload
+from ..uploads import read_upload, upload_file
 from .forms import PhaseForm, PlannerForm, add_service_error, in_words, show_upload_refusal
 
 
@@ -209,7 +209,7 @@ def challenge_bundle_import(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            bundle = read_upload(data["bundle"], kind="bundle", field="bundle").data
+            bundle = upload_file(data["bundle"], kind="bundle", field="bundle")  # read where it lies, never whole
             challenge = bundle_import(
                 data=bundle, user=request.user, slug=data["slug"] or None, title=data["title"] or None
             )
