@@ -467,8 +467,11 @@ def _entry_line(e: dict) -> str:
     )
 
 
-def leaderboard_text(board: dict) -> str:
-    """One headed table per section (recipes retrained by the server, prediction files): ranks are per section."""
+def leaderboard_text(board: dict, private_board: bool = True) -> str:
+    """One headed table per section (recipes retrained by the server, prediction files): ranks are per section.
+
+    ``private_board``: whether the challenge has a private board (``public_fraction`` below 1); the footer
+    offers ``--board private`` only then."""
     by_id = {e["submission_id"]: e for e in board["entries"]}
     level = f"mean [{100 * (board.get('settings') or {}).get('confidence', 0.95):g}% interval]"
     header = f"{'rank':>5} {'group':<6} {'team':<20} {'entry':<36} {'runs':>7} {level:<30} Boo_n"
@@ -490,11 +493,12 @@ def leaderboard_text(board: dict) -> str:
     if not blocks:
         return f"{board['challenge']}: no scored entries yet"
     note = "Ranks and groups are within a section: sections are never compared with each other."
-    which = (
-        "The private board."
-        if board.get("board") == "private"
-        else "The public board (--board private: the private one, where you may read it)."
-    )
+    if board.get("board") == "private":
+        which = "The private board."
+    elif private_board:
+        which = "The public board (--board private: the private one, where you may read it)."
+    else:
+        which = "The challenge's only board (every hidden row is public: it has no private board)."
     return "\n\n".join(blocks) + ("\n\n" + note if len(board["sections"]) > 1 else "") + "\n" + which
 
 
@@ -509,7 +513,11 @@ def cmd_leaderboard(client: Client, args) -> None:
         print(client.request("GET", path, accept="text/csv"), end="")
         return
     board = client.request("GET", path)
-    emit(args, board, leaderboard_text(board))
+    private_board = True
+    if board.get("board") != "private" and not args.json:  # the footer says whether --board private exists
+        challenge = client.request("GET", f"/api/challenges/{args.challenge}/")
+        private_board = float(challenge.get("public_fraction", 0.0)) < 1.0
+    emit(args, board, leaderboard_text(board, private_board))
 
 
 def parser() -> argparse.ArgumentParser:

@@ -258,8 +258,12 @@ def test_leaderboard_reads_the_board_asked_for_and_says_which(monkeypatch, capsy
         team="bob", method_name="knn", mean={"estimate": 0.98, "low": 0.96, "high": 0.99}, boo_n={"estimate": 0.98}
     )
 
+    fraction = {"digits": 0.5, "open-digits": 1.0}
+
     def request(self, method, path, **kwargs):
         asked.append(path)
+        if path.rstrip("/").count("/") == 3:  # /api/challenges/<slug>/
+            return {"slug": path.split("/")[3], "public_fraction": fraction[path.split("/")[3]]}
         board = "private" if "board=private" in path else "public"
         section = {"label": "Predictions", "design": "", "entries": [1]}
         if kwargs.get("accept") == "text/csv":
@@ -279,8 +283,14 @@ def test_leaderboard_reads_the_board_asked_for_and_says_which(monkeypatch, capsy
     assert "mean [90% interval]" in out and out.splitlines()[-1] == "The private board."
     assert main(["leaderboard", "digits"]) == 0
     out = capsys.readouterr().out
-    assert asked[-1] == "/api/challenges/digits/leaderboard/"
+    assert asked[-2:] == ["/api/challenges/digits/leaderboard/", "/api/challenges/digits/"]
     assert out.splitlines()[-1] == "The public board (--board private: the private one, where you may read it)."
+    # a challenge without a private part (public_fraction 1): the footer did offer --board private, which
+    # the server then refuses ("This challenge has no private board")
+    assert main(["leaderboard", "open-digits"]) == 0
+    out = capsys.readouterr().out
+    assert "--board private" not in out
+    assert out.splitlines()[-1] == "The challenge's only board (every hidden row is public: it has no private board)."
     assert main(["leaderboard", "digits", "--csv", "--board", "private"]) == 0
     assert asked[-1] == "/api/challenges/digits/leaderboard/?format=csv&board=private"
 
