@@ -57,12 +57,15 @@ def challenges_with_phase_span(challenges: QuerySet[Challenge]) -> QuerySet[Chal
 def challenges_with_entry_count(challenges: QuerySet[Challenge]) -> QuerySet[Challenge]:
     """Annotate ``entries``: the challenge's entries as its board counts them (``services.entries.entry_versions``):
     a team's method once, over the submissions not cancelled that have a succeeded run (the home page said 7
-    where the board said 6, counting every scored version)."""
+    where the board said 6, counting every scored version), and that no host moderated (on no board: the home page
+    counted an entry a host hid, and so told that there was one)."""
     succeeded = Run.objects.filter(submission=OuterRef("pk"), status=RunStatus.SUCCEEDED)
     entries = (
         Submission.objects.filter(challenge=OuterRef("pk"))
         .exclude(status=SubmissionStatus.CANCELLED)
         .filter(Exists(succeeded))
+        .annotate(moderated=moderation_in_force())
+        .filter(moderated__isnull=True)
         .order_by()
         .values("challenge")
         .annotate(n=Count(Concat(Cast("team_id", CharField()), Value(":"), "method_name"), distinct=True))

@@ -39,7 +39,7 @@ from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionK
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
 from ..selectors import private_board_revealed, user_is_host
 from .dataset_files import dataset_hidden_labels
-from .entries import Version, entry_versions
+from .entries import Version, entry_versions, published_version_numbers
 from .errors import NotAllowed, ServiceError
 from .metrics import challenge_metrics, primary_metric
 
@@ -363,9 +363,9 @@ def board_publish(
         "digits": challenge.feedback_digits,
         "margin": challenge.ladder_margin,
     }
+    numbers = published_version_numbers(versions)
     for row in data["entries"]:
-        version = versions.get(row["submission_id"])
-        row["version"], row["versions"] = (version.number, version.of) if version else (1, 1)
+        row["version"], row["versions"] = numbers.get(row["submission_id"], (1, 1))
     if board == Board.PRIVATE:
         _rank_changes(data, public_data or {"entries": []})
         return data

@@ -38,6 +38,8 @@ class Version:
     scores_private: bool  # its phase scores the private part too
     public: tuple  # (public scores, valid scores) of its succeeded runs
     kind: str = SubmissionKind.RECIPE
+    moderated: bool = False  # a host hid or disqualified it (or its team): on no board
+    listed: bool = True  # anyone may open it (scored, not moderated): a board's row counts it among its versions
 
 
 def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = None) -> dict[int, Version]:
@@ -48,8 +50,9 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
     column = "public_score" if challenge.public_fraction < 1 else "test_score"  # see boards.board_fields
     runs = snapshot.scored(column)
     score, valid = RUN.index(column), RUN.index("valid_score")
-    team, method, state, selected, rows, kind = (
-        SUB.index(c) for c in ("team_id", "method_name", "status", "selected_for_final", "phase__test_rows", "kind")
+    team, method, state, selected, rows, kind, moderated = (
+        SUB.index(c)
+        for c in ("team_id", "method_name", "status", "selected_for_final", "phase__test_rows", "kind", "moderated")
     )
     kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
     totals: dict[tuple, int] = defaultdict(int)
@@ -70,16 +73,39 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
                 sub[rows] != TestRows.PUBLIC,
                 (tuple(r[score] for r in runs[sub[0]]), tuple(r[valid] for r in runs[sub[0]])),
                 sub[kind],
+                bool(sub[moderated]),
+                sub[state] == SubmissionStatus.SCORED and not sub[moderated],
             )
     return versions
 
 
+def published_version_numbers(versions: dict[int, Version]) -> dict[int, tuple[int, int]]:
+    """``(version, versions)`` of each submission as a board's row publishes it: among the versions of its entry that
+    anyone may open (:attr:`Version.listed`: scored, not moderated) and itself, in submission order.
+
+    A board is read by everyone, the same stored report: its row counted every submission of the entry not cancelled,
+    and a rival's next version still queued or running, one that failed, one a host hid, each answered 404 to
+    everyone else, still made "v1 of 4" of the row (tests/platform/test_leaks_v4.py)."""
+    by_entry: dict[tuple, list[Version]] = defaultdict(list)
+    for version in sorted(versions.values(), key=lambda v: v.number):
+        by_entry[(version.team_id, version.method_name)].append(version)
+    out: dict[int, tuple[int, int]] = {}
+    for members in by_entry.values():
+        for version in members:
+            counted = [v.submission_id for v in members if v.listed or v is version]
+            out[version.submission_id] = (counted.index(version.submission_id) + 1, len(counted))
+    return out
+
+
 def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | None = None) -> set[int]:
     """The version of each entry the public board shows: the latest selected one (host setting
-    ``selected``), else the latest."""
+    ``selected``), else the latest; never one a host moderated (on no board: its entry shows the version before it,
+    where it vanished from the board and so told that a host had hidden its latest version)."""
     versions = entry_versions(challenge=challenge) if versions is None else versions
     by_entry: dict[tuple, list[Version]] = defaultdict(list)
     for version in versions.values():
+        if version.moderated:
+            continue
         by_entry[(version.team_id, version.method_name)].append(version)
     shown = set()
     for members in by_entry.values():

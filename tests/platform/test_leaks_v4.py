@@ -1,0 +1,91 @@
+"""Counts that told a contestant about other teams' submissions no one else may open (a fourth attack).
+
+* **An entry's version count on the board.** Each row of the board says which version of its entry (a team's method
+  name) it shows, "v1 of 3" (``version``, ``versions`` in the JSON and the CSV, the badge on the page). The count was
+  every submission of the entry not cancelled: the team's next version still queued or running, one that failed,
+  one a host hid. Those are answered 404 to anyone else (``selectors.submissions_readable``), yet the row of the
+  version the board shows counted them, one recomputation after they landed: a contestant read when a rival tried
+  again and how often it failed. A row now counts the versions anyone may open (scored, not moderated) and itself.
+  And a version a host hid took its entry off the board when it was the latest (the board picked it, then left it
+  out as moderated): the entry vanished, telling that a host had hidden its newest version. The board now shows the
+  latest version no host moderated.
+* **The home page's entry count.** It counted every team's method with a succeeded run, entries a host hid or
+  disqualified too, which are on neither board: the home page said 2 where the board listed 1, and told that a host
+  had hidden an entry. It counts as the board does.
+"""
+
+from __future__ import annotations
+
+import io
+from csv import DictReader
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from leaderboard.models import Run, Submission
+from leaderboard.services.moderation import submission_moderate
+from leaderboard.services.reports import report_recompute
+
+from .factories import digits_challenge, stored_recipe
+
+pytestmark = pytest.mark.django_db
+
+
+def _board_row(challenge, submission_id: int) -> dict:
+    rows = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/").json()["entries"]
+    return next(row for row in rows if row["submission_id"] == submission_id)
+
+
+def test_a_row_counts_no_version_its_readers_may_not_open(host, alice, bob):
+    challenge, _ = digits_challenge(host, title="Versions counted")
+    first = stored_recipe(challenge, bob, "resnet", runs_expected=1, scores=[0.81])
+    report_recompute(challenge_id=challenge.pk, force=True)
+    before = _board_row(challenge, first.pk)
+    assert (before["version"], before["versions"]) == (1, 1)
+
+    # bob's next tries under the same name: one failed (every run), one still queued
+    failed = stored_recipe(challenge, bob, "resnet", runs_expected=1)
+    Submission.objects.filter(pk=failed.pk).update(status="failed")
+    Run.objects.create(submission=failed, index=0, status="failed", seeds={"split": 0}, error_message="oom")
+    queued = stored_recipe(challenge, bob, "resnet", runs_expected=1)
+    Submission.objects.filter(pk=queued.pk).update(status="queued")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    tried = _board_row(challenge, first.pk)
+    assert (tried["version"], tried["versions"]) == (1, 1), (tried["version"], tried["versions"])  # was 1 of 3
+
+    # and a scored one that a host hid: the board shows the version before it (the entry vanished)
+    hidden = stored_recipe(challenge, bob, "resnet", runs_expected=1, scores=[0.95])
+    submission_moderate(submission=hidden, user=host, state="hidden", reason="leaked labels")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    for pk in (failed.pk, hidden.pk, queued.pk):  # none of them alice's to open ...
+        assert APIClient().get(f"/api/submissions/{pk}/").status_code == 404
+    after = _board_row(challenge, first.pk)
+    # ... nor to count: the row reads as it did
+    assert (after["version"], after["versions"]) == (1, 1), (after["version"], after["versions"])
+    csv = b"".join(APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/?format=csv").streaming_content)
+    [exported] = list(DictReader(io.StringIO(csv.decode())))
+    assert (exported["version"], exported["versions"]) == ("1", "1"), exported
+    page = Client().get(f"/c/{challenge.slug}/").content.decode()
+    assert "data-version" not in page  # no "v1 of 4" badge
+
+    # a scored version anyone may open is counted, and the board shows it, the latest
+    second = stored_recipe(challenge, bob, "resnet", runs_expected=1, scores=[0.83])
+    report_recompute(challenge_id=challenge.pk, force=True)
+    shown = _board_row(challenge, second.pk)
+    assert (shown["version"], shown["versions"]) == (2, 2)
+    assert "v2 of 2" in Client().get(f"/c/{challenge.slug}/").content.decode()
+
+
+def test_the_home_page_counts_the_entries_the_board_lists(host, alice, bob):
+    challenge, _ = digits_challenge(host, title="Counted at home")
+    stored_recipe(challenge, alice, "open", runs_expected=1, scores=[0.7])
+    secret = stored_recipe(challenge, bob, "hidden by the host", runs_expected=1, scores=[0.8])
+    submission_moderate(submission=secret, user=host, state="hidden", reason="copied code")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    board = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    assert board["paging"]["total"] == 1
+    reader = Client()
+    reader.force_login(alice)
+    counted = {c.slug: c.entries for c in reader.get("/").context["challenges"]}
+    assert counted[challenge.slug] == 1, counted  # was 2: the hidden entry counted
