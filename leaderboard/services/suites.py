@@ -1,7 +1,8 @@
 """Benchmark suites: one board across several challenges (tasks).
 
 An entry of a suite is a (team, method name) pair scored on every task; its runs on each
-task are its leaderboard runs there (the latest such submission of the team). Scores are
+task are its leaderboard runs there (the version of the entry that task's public board shows:
+``services.entries.public_board_ids``, the team's selected one or the latest, by ``board_version``). Scores are
 put on one scale (min-max per task by default, losses turned around) and aggregated with
 ``evaluation.stats.suites``: the interquartile mean with a stratified-bootstrap interval,
 performance profiles, the probability of improvement (Agarwal et al. 2021), Friedman's
@@ -27,6 +28,7 @@ from ..choices import Feedback, RunStatus
 from ..models import Challenge, Run, Submission, Suite
 from ..selectors import submissions_readable
 from .boards import board_scope
+from .entries import public_board_ids
 from .errors import ServiceError
 
 PROFILE_TAUS = 21
@@ -82,10 +84,14 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     revealed = scope.has_private and scope.revealed
     field = "test_score" if revealed or not scope.has_private else "public_score"
     # what every reader may open (selectors.submissions_readable): scored or on the stored board, neither
-    # cancelled nor moderated by a host; a newer version still running, on no board, is not read (nor linked)
-    readable = submissions_readable(user=None, challenge=task).values("pk")
+    # cancelled nor moderated by a host; a newer version still running, on no board, is not read (nor linked);
+    # of an entry's versions, the one the task's public board shows (its team's selected one under board_version
+    # "selected", else the latest), not merely the latest
+    readable = submissions_readable(user=None, challenge=task).filter(pk__in=public_board_ids(challenge=task))
     rows = (
-        Run.objects.filter(submission__in=readable, status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False})
+        Run.objects.filter(
+            submission__in=readable.values("pk"), status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False}
+        )
         .order_by("submission_id", "index")
         .values_list("submission_id", field)
     )
