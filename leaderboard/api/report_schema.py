@@ -200,7 +200,10 @@ class EntrySerializer(serializers.Serializer):
     )
     versions = serializers.IntegerField(help_text="How many submissions of this method its team has made.")
     public_rank = serializers.IntegerField(
-        allow_null=True, required=False, help_text="Private board: the entry's rank on the public board."
+        allow_null=True,
+        required=False,
+        help_text="Private board: this submission's rank on the public board (null when that board shows "
+        "another version of its method, or none).",
     )
     rank_change = serializers.IntegerField(
         allow_null=True, required=False, help_text="Private board: public rank minus private rank (up is positive)."

@@ -377,9 +377,11 @@ def board_publish(
 
 
 def _rank_changes(data: dict, public_data: dict) -> None:
-    public_rank = {(row["team"], row["method_name"]): row.get("rank") for row in public_data["entries"]}
+    """Each private row's rank on the public board: that submission's (None when the public board shows another
+    version of its entry, or none), as the shake-up (``services.history.shakeup``) reads it."""
+    public_rank = {row["submission_id"]: row.get("rank") for row in public_data["entries"]}
     for row in data["entries"]:
-        before = public_rank.get((row["team"], row["method_name"]))
+        before = public_rank.get(row["submission_id"])
         row["public_rank"] = before
         row["rank_change"] = before - row["rank"] if before is not None and row.get("rank") is not None else None
 

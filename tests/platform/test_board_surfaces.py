@@ -50,3 +50,41 @@ def test_a_suite_reads_the_version_each_task_s_board_shows(host):
     for entry in board["entries"]:
         assert entry["submissions"] == {slug: ids[entry["method_name"]] for slug, ids in shown.items()}, entry
     assert [entry["method_name"] for entry in board["entries"]] == ["method", "other"]
+
+
+def test_a_private_row_s_public_rank_is_the_rank_the_public_board_gives_that_submission(host):
+    """board_version = latest: a team chose version 1 of its method for the private board and then submitted version 2,
+    which the public board shows. The private board's row for version 1 must not claim version 2's public rank (the
+    shake-up on the history page, keyed by submission, leaves version 1 out: it is on no public board)."""
+    from django.utils import timezone
+
+    from leaderboard.models import Challenge
+    from leaderboard.services.history import shakeup
+    from leaderboard.services.reports import report_current
+    from leaderboard.services.submissions import submission_select_final
+
+    task, _ = digits_challenge(
+        host, title="Versions", k_runs=6, public_fraction=0.5, board_version="latest", bootstrap_resamples=200
+    )
+    ann, ben = make_user("ann"), make_user("ben")
+    first = _recipe(task, ann, "method", [0.60, 0.61, 0.62, 0.60, 0.61, 0.62])
+    submission_select_final(submission=first, user=ann)
+    _recipe(task, ann, "method", [0.90, 0.91, 0.92, 0.90, 0.91, 0.92])
+    _recipe(task, ben, "other", [0.70, 0.71, 0.72, 0.70, 0.71, 0.72])
+    Challenge.objects.filter(pk=task.pk).update(private_revealed_at=timezone.now())
+    task.refresh_from_db()
+    report_recompute(challenge_id=task.pk, force=True)
+    reader = _client()
+    public = {r["submission_id"]: r for r in reader.get(f"/api/challenges/{task.slug}/leaderboard/").json()["entries"]}
+    private = reader.get(f"/api/challenges/{task.slug}/leaderboard/?board=private").json()["entries"]
+    assert first.pk not in public and first.pk in {r["submission_id"] for r in private}
+    for row in private:
+        on_public = public.get(row["submission_id"])
+        assert row["public_rank"] == (on_public["rank"] if on_public else None), row["method_name"]
+    shaken = shakeup(
+        public=report_current(challenge=task, board="public").data,
+        private=report_current(challenge=task, board="private").data,
+    )
+    assert {r["submission_id"]: r["public_rank"] for r in shaken} == {
+        r["submission_id"]: r["public_rank"] for r in private if r["public_rank"] is not None
+    }
