@@ -36,7 +36,6 @@ from typing import BinaryIO
 
 import numpy as np
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from evaluation.boards import pack_mask
 
@@ -44,7 +43,7 @@ from ..choices import Visibility
 from ..limits import MANIFEST_CONTAINERS, json_structure_count, upload_limit
 from ..models import Challenge
 from ..selectors import user_is_host
-from ..storage import delete_stored
+from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record
 from .boards import board_public_mask
 from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
@@ -170,29 +169,33 @@ def _create_from(
         test_labels_filename="hidden_labels.csv",
     )
     challenge = None
-    try:
-        with transaction.atomic():
-            challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"), **settings)
-            _restore_public_rows(challenge, columns.get("public_ids"))
-            _restore_phases(challenge, manifest.get("phases") or [], user)
-            if program is not None:
-                program_restore(challenge=challenge, user=user, data=program[0], metrics=program[1])
-            audit_record(
-                challenge=challenge,
-                actor=user,
-                action="bundle_imported",
-                source=manifest.get("slug"),
-                version=columns.get("version"),
-            )
-    except BaseException:
-        if challenge is not None:  # the rows are rolled back; the stored files go too
-            for part in ("train_file", "test_inputs_file", "hidden_labels_file"):
-                field = getattr(challenge.dataset, part)
-                if field:
-                    delete_stored(field)
-            if challenge.scoring_program:
-                delete_stored(challenge.scoring_program)
-        raise
+
+    def delete_files() -> None:  # the rows are rolled back; the stored files go too
+        if challenge is None:
+            return
+        for part in ("train_file", "test_inputs_file", "hidden_labels_file"):
+            field = getattr(challenge.dataset, part)
+            if field:
+                delete_stored(field)
+        if challenge.scoring_program:
+            delete_stored(challenge.scoring_program)
+
+    def stored() -> bool:  # asked when the COMMIT itself answered an error: it may be stored all the same
+        return challenge is not None and Challenge.objects.filter(pk=challenge.pk).exists()
+
+    with atomic_deleting_on_failure(delete_files, stored):
+        challenge = challenge_create(created_by=user, dataset=upload, slug=slug or manifest.get("slug"), **settings)
+        _restore_public_rows(challenge, columns.get("public_ids"))
+        _restore_phases(challenge, manifest.get("phases") or [], user)
+        if program is not None:
+            program_restore(challenge=challenge, user=user, data=program[0], metrics=program[1])
+        audit_record(
+            challenge=challenge,
+            actor=user,
+            action="bundle_imported",
+            source=manifest.get("slug"),
+            version=columns.get("version"),
+        )
     return challenge
 
 
@@ -321,12 +324,12 @@ def _read_program(source: BinaryIO, manifest: dict) -> tuple[bytes, list] | None
             raise ServiceError(f"The bundle lacks {PROGRAM_FILE}, which its manifest names.", field="bundle")
         try:
             with archive.open(PROGRAM_FILE) as member:  # read up to the limit, whatever the header declares
-                source = member.read(limit.max_bytes + 1)
+                program = member.read(limit.max_bytes + 1)
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise ServiceError(f"{PROGRAM_FILE} is damaged in the bundle: {exc}.", field="bundle") from None
-    if limit.exceeded_by(len(source)):
+    if limit.exceeded_by(len(program)):
         raise TooLarge(f"{PROGRAM_FILE} is larger than {limit.label}, a scoring program's limit.", field="bundle")
-    return source, entry["metrics"]
+    return program, entry["metrics"]
 
 
 def _restore_public_rows(challenge: Challenge, public_ids) -> None:

@@ -126,3 +126,25 @@ def test_a_scoring_program_upload_whose_commit_answer_is_lost_keeps_the_program_
     challenge.refresh_from_db()
     assert challenge.scoring_program
     assert challenge.scoring_program.storage.exists(challenge.scoring_program.name)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bundle_import_whose_commit_answer_is_lost_keeps_the_dataset_its_rows_name(
+    settings, tmp_path, host, commit_answer_lost
+):
+    from leaderboard.models import Challenge
+    from leaderboard.services.bundles import bundle_export, bundle_import
+    from leaderboard.services.dataset_files import dataset_frame
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    original, _ = digits_challenge(host)
+    data = bundle_export(challenge=original, user=host)
+    cut = commit_answer_lost()
+    with pytest.raises(OperationalError):
+        bundle_import(data=data, user=host, slug="bundled-copy")
+    assert cut
+    copy = Challenge.objects.get(slug="bundled-copy")  # the commit was stored
+    for part in ("train_file", "test_inputs_file", "hidden_labels_file"):
+        field = getattr(copy.dataset, part)
+        assert field.storage.exists(field.name), f"{part} is named by the stored challenge but was deleted"
+    assert len(dataset_frame(dataset=copy.dataset, part="test_inputs")) == copy.dataset.n_test
