@@ -238,10 +238,41 @@ def _read(source: BinaryIO, folder: Path) -> tuple[dict, dict[str, Path]]:
                 f"version {BUNDLE_VERSION}.",
                 field="bundle",
             )
-        for key in ("challenge", "dataset"):
-            if not isinstance(manifest.get(key), dict):
-                raise ServiceError(f"manifest.json: `{key}` must be an object.", field="bundle")
+        _check_shape(manifest)
         return manifest, {part: _unpack(archive, name, folder) for part, name in PARTS.items()}
+
+
+def _check_shape(manifest: dict) -> None:
+    """Refuse a manifest whose keys do not hold what the import reads from them, naming the key: a missing
+    ``dataset.id_column``, ``phases`` of 5 or ``pages`` of a list were a 500 (KeyError, TypeError), and phases of
+    strings were imported as no phases at all. The values themselves are checked where the API checks them."""
+
+    def refuse(key: str, what: str) -> ServiceError:
+        return ServiceError(f"manifest.json: `{key}` must be {what}.", field="bundle")
+
+    for key in ("challenge", "dataset"):
+        if not isinstance(manifest.get(key), dict):
+            raise refuse(key, "an object")
+    dataset = manifest["dataset"]
+    for key in ("id_column", "label_column"):
+        if not isinstance(dataset.get(key), str) or not dataset[key]:
+            raise refuse(f"dataset.{key}", "a column name (a text)")
+    columns = dataset.get("feature_columns")
+    if not isinstance(columns, list) or not all(isinstance(name, str) for name in columns):
+        raise refuse("dataset.feature_columns", "a list of column names")
+    public = dataset.get("public_ids")
+    if public is not None and not (
+        isinstance(public, list) and all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in public)
+    ):
+        raise refuse("dataset.public_ids", "a list of test row ids, or null")
+    phases = manifest.get("phases")
+    if phases is not None and not (isinstance(phases, list) and all(isinstance(p, dict) for p in phases)):
+        raise refuse("phases", "a list of objects, one per phase")
+    pages = manifest.get("pages", {})
+    if not isinstance(pages, dict) or not all(isinstance(pages.get(name, ""), str) for name in PAGES):
+        raise refuse("pages", f"an object of texts ({', '.join(PAGES)})")
+    if manifest.get("slug") is not None and not isinstance(manifest["slug"], str):
+        raise refuse("slug", "a text, or null")
 
 
 _LIMIT_NAMES = {"dataset": "a dataset's limit", "manifest": "a bundle manifest's limit"}

@@ -394,3 +394,57 @@ def test_a_bundle_whose_revealing_phase_has_closed_and_next_phase_is_ahead_is_im
     data = bundle_export(challenge=original, user=host)
     copy = bundle_import(data=data, user=bob, slug="between-phases")
     assert_same_challenge(original, copy)
+
+
+def _set(*keys):
+    """A change to the manifest: the value at ``keys`` (a path of keys) set to the change's value."""
+
+    def change(manifest, value):
+        *path, last = keys
+        for key in path:
+            manifest = manifest[key]
+        manifest[last] = value
+
+    return change
+
+
+def _drop(*keys):
+    def change(manifest, value):
+        *path, last = keys
+        for key in path:
+            manifest = manifest[key]
+        del manifest[last]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change, value, message",
+    [
+        (_drop("dataset", "id_column"), None, "manifest.json: `dataset.id_column` must be a column name"),
+        (_set("dataset", "id_column"), ["id"], "manifest.json: `dataset.id_column` must be a column name"),
+        (_drop("dataset", "feature_columns"), None, "manifest.json: `dataset.feature_columns` must be a list of"),
+        (_set("dataset", "feature_columns"), 5, "manifest.json: `dataset.feature_columns` must be a list of"),
+        (_set("dataset", "public_ids"), 5, "manifest.json: `dataset.public_ids` must be a list of"),
+        (_set("phases"), 5, "manifest.json: `phases` must be a list of objects"),
+        (_set("phases"), ["final"], "manifest.json: `phases` must be a list of objects"),
+        (_set("pages"), ["rules"], "manifest.json: `pages` must be an object"),
+        (_set("slug"), ["copy"], "manifest.json: `slug` must be a text"),
+    ],
+)
+def test_a_manifest_of_the_wrong_shape_is_a_400_naming_the_key_and_leaves_nothing(host, media, change, value, message):
+    """A fault injector's manifests: each of these was a 500 (KeyError, TypeError, AttributeError from the
+    import's reading of the manifest) or, for phases of strings, silently imported without its phases."""
+    from rest_framework.test import APIClient
+
+    data = bundle_export(challenge=_phased(host), user=host)
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
+    change(manifest, value)
+    bundle = _replaced(data, "manifest.json", json.dumps(manifest).encode())
+    before = (Challenge.objects.count(), media_files(media))
+    api = APIClient()
+    api.force_authenticate(host)
+    refused = api.post("/api/challenges/bundle/", {"bundle": SimpleUploadedFile("b.zip", bundle)}, format="multipart")
+    assert refused.status_code == 400, refused.content[:300]
+    assert refused.json()["detail"].startswith(message) and refused.json()["field"] == "bundle", refused.json()
+    assert (Challenge.objects.count(), media_files(media)) == before
