@@ -3,7 +3,7 @@
 import re
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework.exceptions import NotAuthenticated, ValidationError
@@ -38,6 +38,15 @@ def _error_response(exc, context):
                 "limit (files are counted apart, each under its own limit)."
             },
             status=413,
+        )
+    if isinstance(exc, TooManyFieldsSent):  # Django's bound on a form's fields (else its error page: "could not be
+        # understood", naming neither the fields nor the limit)
+        return Response(
+            {
+                "detail": f"The request sends more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} form fields, the "
+                "API's limit (DATA_UPLOAD_MAX_NUMBER_FIELDS); send the fields the endpoint takes."
+            },
+            status=400,
         )
     if isinstance(exc, ServiceError):
         body = {"detail": exc.message}

@@ -380,3 +380,33 @@ def test_a_child_forked_from_a_request_thread_parses_a_small_table_at_the_defaul
         [sys.executable, "-c", script], cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, timeout=120
     )
     assert done.stdout.decode().strip() == "True", done.stdout.decode() + done.stderr.decode()[-2000:]
+
+
+def test_a_form_of_more_fields_than_django_counts_is_a_400_naming_the_limit_in_json(client, challenge, alice):
+    """3,000 form fields (urlencoded to the anonymous log-in, or beside a prediction file in a submission): Django
+    stops at DATA_UPLOAD_MAX_NUMBER_FIELDS (1,000) with TooManyFieldsSent, which the API passed on to Django's
+    error page: a 400 "The request could not be understood: check the address and its parameters", naming
+    neither the fields nor the limit (a fault injector's finding). Now the API's error names both; nothing stored."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from leaderboard.models import Submission
+
+    from .factories import label_predictions
+    from .test_api import client_for
+
+    expected = (
+        "The request sends more than 1,000 form fields, the API's limit (DATA_UPLOAD_MAX_NUMBER_FIELDS); "
+        "send the fields the endpoint takes."
+    )
+    body = "&".join(f"f{i}=v" for i in range(3_000))
+    login = client.generic("POST", "/api/auth/token/", body, content_type="application/x-www-form-urlencoded")
+    assert login.status_code == 400 and login.json()["detail"] == expected, login.content[:300]
+
+    challenge, frame = challenge
+    fields = {f"f{i}": "v" for i in range(3_000)}
+    files = [SimpleUploadedFile("p.csv", label_predictions(frame), content_type="text/csv")]
+    submitted = client_for(alice).post(
+        f"/api/challenges/{challenge.slug}/submissions/", {"method_name": "x", "files": files, **fields}
+    )
+    assert submitted.status_code == 400 and submitted.json()["detail"] == expected
+    assert not Submission.objects.exists()
