@@ -251,3 +251,49 @@ def test_an_unexpected_error_under_the_api_is_a_json_500(client, monkeypatch, se
     assert "did not expect" in response.json()["detail"] and "secret" not in response.content.decode()
     page = server_error(RequestFactory().get("/c/x/"))
     assert page.status_code == 500 and "json" not in page["Content-Type"]
+
+
+HUNG_BROKER_PUBLISH = """
+import time
+from leaderboard.services import dispatch
+started = time.monotonic()
+try:
+    dispatch.send(dispatch.SCORE_SUBMISSION, (1,))
+    print("sent")
+except Exception as exc:
+    print(type(exc).__name__, round(time.monotonic() - started, 1))
+"""
+
+
+def test_a_publish_to_a_broker_that_never_answers_gives_up_within_seconds(tmp_path):
+    """A fault injector's Redis that accepts connections and never answers (hung, or a route dropping replies): a
+    submission's publish, run in the request after its commit, waited on it for more than 150 s, holding the
+    request and a web thread (killed at 150 s without an answer). Now the broker's connection and socket
+    timeouts (CELERY_BROKER_TIMEOUT_S, default 2 s) and two retries bound it: the publish fails within seconds,
+    and the janitor sends the run again. Run in a child, so that the settings are those of its broker URL."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(16)
+    env = {
+        **os.environ,
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:{hung.getsockname()[1]}/0",
+        "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+        "PYTHONPATH": str(ROOT),
+    }
+    code = "import django; django.setup()\n" + HUNG_BROKER_PUBLISH
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the publish to a broker that never answers still waited after 60 s")
+    finally:
+        hung.close()
+    name, seconds = child.stdout.split()
+    assert name == "OperationalError" and float(seconds) < 10, child.stdout + child.stderr[-2000:]
