@@ -6,13 +6,15 @@ for one anonymous ``POST /api/auth/token/``. Every JSON body the API takes (sett
 hyperparameters) holds dozens of tokens, so a body of more than ``limits.JSON_BODY_TOKENS`` is
 refused unparsed, with a message that says why. Files travel as multipart uploads, which the
 upload handlers bound (``leaderboard.upload_handlers``).
+A body sent compressed (``Content-Encoding: gzip``) is not decompressed: it is refused (415) naming its
+encoding, where it was a parse error about byte 0x8b.
 """
 
 from __future__ import annotations
 
 import io
 
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 
 from ..limits import JSON_BODY_TOKENS, json_structure_count
@@ -23,6 +25,14 @@ class BoundedJSONParser(JSONParser):
     arrays, objects and values (``[``, ``{`` and ``,`` outside strings) before it is parsed."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        request = (parser_context or {}).get("request")
+        coding = request.META.get("HTTP_CONTENT_ENCODING", "").strip() if request is not None else ""
+        if coding and coding.lower() != "identity":  # not decompressed here: say so, not "byte 0x8b" (gzip's magic)
+            raise UnsupportedMediaType(
+                media_type,
+                detail=f"The request body is sent with Content-Encoding: {coding}; the API takes JSON bodies "
+                "uncompressed (Content-Encoding identity).",
+            )
         raw = stream.read() if stream is not None else b""  # DRF's copy of request.body: at most 5 MB
         text = raw
         encoding = (parser_context or {}).get("encoding") or "utf-8"
