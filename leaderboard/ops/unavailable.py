@@ -21,7 +21,7 @@ import logging
 import sys
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, InternalError, OperationalError
 from django.http import HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.template import loader
 from django.urls import is_valid_path
@@ -34,6 +34,12 @@ logger = logging.getLogger(__name__)
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
 MESSAGE = "The database is unreachable for the moment (a restart or a failover); try again in {seconds} s."
+READ_ONLY_MESSAGE = (
+    "The database is read-only for the moment (a failover onto a standby, or maintenance); nothing was stored, "
+    "try again in {seconds} s."
+)
+#: PostgreSQL's SQLSTATE for a write in a read-only transaction, which psycopg (and so Django) raise as InternalError.
+READ_ONLY_SQLSTATE = "25006"
 STORAGE_MESSAGE = "file storage is unavailable, try again in {seconds} s."
 DISK_FULL_MESSAGE = (
     "file storage cannot take the file: its disk is full or read-only ({error}); nothing was "
@@ -59,6 +65,9 @@ def fault_response(request, exception: BaseException | None) -> HttpResponse | N
     if isinstance(exception, DATABASE_DOWN):
         logger.warning("database unreachable during %s %s: %s", request.method, request.path, exception)
         return unavailable_response(request)
+    if isinstance(exception, InternalError) and getattr(exception.__cause__, "sqlstate", None) == READ_ONLY_SQLSTATE:
+        logger.warning("database read-only during %s %s: %s", request.method, request.path, exception)
+        return unavailable_response(request, READ_ONLY_MESSAGE)
     if isinstance(exception, STORAGE_DOWN):
         logger.warning("file storage unreachable during %s %s: %s", request.method, request.path, exception)
         return unavailable_response(request, STORAGE_MESSAGE)

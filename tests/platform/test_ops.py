@@ -297,3 +297,30 @@ def test_a_publish_to_a_broker_that_never_answers_gives_up_within_seconds(tmp_pa
         hung.close()
     name, seconds = child.stdout.split()
     assert name == "OperationalError" and float(seconds) < 10, child.stdout + child.stderr[-2000:]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submission_while_the_database_is_read_only_is_a_503_and_stores_no_file(challenge, alice, media):
+    """A PostgreSQL that takes reads and refuses writes (a failover onto a standby not yet promoted, or
+    default_transaction_read_only set by an operator): the submission's INSERT fails with SQLSTATE 25006,
+    which Django raises as an InternalError, and the API answered a 500 "The server met an error it did not
+    expect" (a fault injector's finding) where a database away answers 503 with Retry-After. Now a read-only
+    database is a fault of the platform too: 503 naming it, and no prediction file left behind."""
+    from django.db import connection
+
+    from leaderboard.models import Submission
+
+    from .test_api import client_for, stored_submission_files, submit
+
+    challenge, frame = challenge
+    api = client_for(alice)
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION default_transaction_read_only = on")
+    try:
+        response = submit(api, challenge.slug, [("p.csv", label_predictions(frame))])
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET SESSION default_transaction_read_only = off")
+    assert response.status_code == 503, response.content[:300]
+    assert "read-only" in response.json()["detail"] and response["Retry-After"]
+    assert not Submission.objects.exists() and stored_submission_files(media) == []
