@@ -349,7 +349,9 @@ SPECTACULAR_SETTINGS = {
 # var/broker: no Redis needed for the demo. Production and the integration tests use Redis.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 EMBEDDED_BROKER = CELERY_BROKER_URL.startswith("filesystem://")
-# Seconds a broker connection or reply may take (Redis); above the 1 s BRPOP a worker waits on.
+# Seconds a publish's broker connection or reply may take (Redis; services.dispatch.send): a broker that accepts
+# connections and never answers held a request's publish, after its commit, for minutes. The workers' consuming
+# connections keep the transport's defaults (a timeout there reconnects and restores their unacked runs).
 CELERY_BROKER_TIMEOUT_S = env.float("CELERY_BROKER_TIMEOUT_S", default=2.0, minimum=1.5)
 # A publish that fails is tried twice more (Celery's default is three), so a request waits at most ~3 timeouts.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
@@ -371,11 +373,6 @@ else:
     # Longer than the longest run, so a late-acked run is not redelivered while it runs.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=4 * 3600, minimum=1),
-        # A broker that accepts connections and never answers (a hung Redis, a dropped route) held a request's
-        # publish, after its commit, for minutes; each try now gives up after this many seconds (the janitor
-        # sends what was not queued again).
-        "socket_connect_timeout": CELERY_BROKER_TIMEOUT_S,
-        "socket_timeout": CELERY_BROKER_TIMEOUT_S,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None

@@ -13,6 +13,7 @@ import threading
 import time
 
 from celery import current_app
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
@@ -33,7 +34,19 @@ def send(task_name: str, args: tuple, *, queue: str | None = None, countdown: fl
     options = {"queue": queue} if queue else {}
     if countdown:
         options["countdown"] = countdown
-    current_app.send_task(task_name, args=list(args), **options)
+    if settings.EMBEDDED_BROKER:
+        current_app.send_task(task_name, args=list(args), **options)
+        return
+    # A publishing connection of its own, with connect and reply timeouts: a broker that accepts connections and
+    # never answers held the request (after its commit) for minutes; each try now gives up within
+    # CELERY_BROKER_TIMEOUT_S (and CELERY_TASK_PUBLISH_RETRY_POLICY bounds the tries). Only here: on a worker's
+    # consuming connection such a timeout would reconnect, which restores its unacknowledged runs to the queue.
+    bounded = {
+        "socket_connect_timeout": settings.CELERY_BROKER_TIMEOUT_S,
+        "socket_timeout": settings.CELERY_BROKER_TIMEOUT_S,
+    }
+    with current_app.connection_for_write(transport_options=bounded) as connection:
+        current_app.send_task(task_name, args=list(args), connection=connection, **options)
 
 
 def queue_lengths(queues: list[str]) -> dict[str, int] | None:
