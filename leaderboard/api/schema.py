@@ -4,7 +4,8 @@
   The views still parse form and multipart bodies (the browsable API, curl ``-F``); the schema
   names the one a generated client should send.
 * One error shape for every 4xx (:class:`ErrorSerializer`, the exception handler's body), declared
-  where it can happen: 400 (a body or query parameters to validate), 401 (a token that does not
+  where it can happen: 400 (a body or query parameters to validate, or a write the object's state refuses,
+  such as cancelling an ended submission: every POST, PUT, PATCH and DELETE), 401 (a token that does not
   authenticate), 403, 404 (also an unknown ``?format=``), 406 (an ``Accept`` no renderer meets), 413 (a
   body over its size), 415 (a body in another content type), 429 (a throttled view), and the platform's faults in the same
   shape: 500 (a bug, logged; ``leaderboard.ops.unavailable.server_error``), 503 (database or storage down), 507 (an upload the disk cannot
@@ -105,7 +106,9 @@ class VarboardAutoSchema(AutoSchema):
         has_body = "requestBody" in operation
         has_query = any(parameter.get("in") == "query" for parameter in operation.get("parameters", []))
         codes = ["403", "404", "406", "500", "503"]
-        if has_body or has_query:
+        # A write refuses a state it cannot change (an ended submission, an invitation already decided) with a
+        # 400 naming it (services.errors.ServiceError), with or without a body to validate.
+        if has_body or has_query or self.method in {"POST", "PUT", "PATCH", "DELETE"}:
             codes.append("400")
         if self.view.get_authenticators():
             codes.append("401")
