@@ -255,8 +255,11 @@ def cmd_join(client: Client, args) -> None:
     registration = client.request(
         "POST", f"/api/challenges/{args.challenge}/register/", json_body={"accept_rules": bool(args.accept_rules)}
     )
+    in_force = challenge.get("in_force") or {}
+    # Registered is not open: a closed or not yet open challenge says so in the server's own words.
+    can_submit = "you can submit" if in_force.get("open", True) else in_force.get("reason") or "it is closed"
     said = {
-        "approved": f"joined {args.challenge}: you can submit",
+        "approved": f"joined {args.challenge}: {can_submit}",
         "pending": f"registered for {args.challenge}; the hosts will review it",
         "rejected": f"the hosts of {args.challenge} rejected your registration",
     }
@@ -347,9 +350,15 @@ def cmd_finals(client: Client, args) -> None:
     mine = {t["name"] for t in my_teams(client)}
     rows = [s for s in client.pages(f"/api/challenges/{args.challenge}/submissions/?limit=200") if s["team"] in mine]
     chosen = [s["id"] for s in rows if s["selected_for_final"]]
+    if challenge.get("public_fraction", 0) >= 1:  # one board only: the server refuses a choice (400)
+        head = f"{args.challenge} has no private board (public_fraction 1): there are no final entries to choose"
+    else:
+        head = (
+            f"{args.challenge}: {len(chosen)} of {challenge['final_entries']} final entries chosen"
+            f"{' (' + ', '.join(map(str, chosen)) + ')' if chosen else ''}"
+        )
     lines = [
-        f"{args.challenge}: {len(chosen)} of {challenge['final_entries']} final entries chosen"
-        f"{' (' + ', '.join(map(str, chosen)) + ')' if chosen else ''}",
+        head,
         f"{'final':<6}{'id':>7}  {'team':<20} {'entry':<32} {'status':<10} score",
     ]
     for s in rows:

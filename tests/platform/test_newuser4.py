@@ -7,7 +7,7 @@ from django.test import Client
 
 from leaderboard.services.teams import team_create, team_invite
 
-from .factories import digits_challenge, make_user, stored_recipe
+from .factories import days_ahead, digits_challenge, make_user, stored_recipe
 
 pytestmark = pytest.mark.django_db
 
@@ -36,3 +36,24 @@ def test_refused_writes_without_a_body_declare_their_400(api_contract):
     assert again.status_code == 400 and "pending" in again.json()["detail"]
     assert not api_contract, api_contract
 
+
+@pytest.mark.django_db(transaction=True)
+def test_cli_join_and_finals_say_what_the_challenge_takes(live_server, tmp_path):
+    """``varboard join digits`` on the demo's closed challenge printed "joined digits: you can submit", and
+    ``varboard finals wine`` on a board without a private part "0 of 2 final entries chosen" (a choice there is a
+    400). Now join names the closing, and finals says there is nothing to choose."""
+    from .test_cli_flows import Person
+
+    host = make_user("host")
+    closed, _ = digits_challenge(host, title="Closed", opens_at=days_ahead(-3), closes_at=days_ahead(-1))
+    open_, _ = digits_challenge(host, title="Open")
+    carol = Person(live_server.url, tmp_path / "carol", "carol")
+
+    joined = carol("join", closed.slug, "--accept-rules")
+    assert joined.returncode == 0, joined.stderr
+    assert "you can submit" not in joined.stdout and "closed" in joined.stdout, joined.stdout
+    assert "you can submit" in carol("join", open_.slug, "--accept-rules").stdout
+
+    finals = carol("finals", open_.slug)
+    assert finals.returncode == 0, finals.stderr
+    assert "no private board" in finals.stdout and "final entries chosen" not in finals.stdout, finals.stdout
