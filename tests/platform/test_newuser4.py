@@ -57,3 +57,23 @@ def test_cli_join_and_finals_say_what_the_challenge_takes(live_server, tmp_path)
     finals = carol("finals", open_.slug)
     assert finals.returncode == 0, finals.stderr
     assert "no private board" in finals.stdout and "final entries chosen" not in finals.stdout, finals.stdout
+
+
+def test_board_jargon_headers_explain_themselves(client):
+    """A Kaggle user meets "Boo3", "P(A>B)" and "Adjusted p" as column headers. Rank, Group, Runs and Rank interval
+    had a tooltip; these three had none (before: Boo_n's header, both pair tables' P(A>B) and Adjusted p headers
+    without a title). Each now has a title and links to its entry in "How to read this leaderboard"."""
+    import re
+
+    from .test_leaderboard_pages import known_board
+
+    host, users = make_user("host"), [make_user("alice"), make_user("bob")]
+    challenge, _ = known_board(host, users)
+    page = client.get(f"/c/{challenge.slug}/").content.decode()
+    headers = re.findall(r"<th\b([^>]*)>(.*?)</th>", page, flags=re.S)
+    text = lambda inner: re.sub(r"<a\b[^>]*>", "", inner).strip()  # noqa: E731 (the header without its link)
+    jargon = [(attrs, inner) for attrs, inner in headers if re.match(r"(Boo<sub>|P\(A&gt;B\)|Adjusted p)", text(inner))]
+    assert len(jargon) >= 5, jargon  # Boo_n, and P(A>B) and Adjusted p in both pair tables
+    for attrs, inner in jargon:
+        assert 'title="' in attrs, f"no tooltip on the header {inner!r}"
+        assert re.search(r'href="#explain-(boon|pab)"', inner), f"the header {inner!r} does not link to its legend"
