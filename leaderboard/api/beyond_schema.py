@@ -10,6 +10,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from ..models import VarianceStudy
+from .inputs import ChoiceField
 
 
 def matrix() -> serializers.ListField:
@@ -91,7 +92,7 @@ class VarianceStudySerializer(serializers.Serializer):
     k_runs = serializers.IntegerField()
     sources = serializers.ListField(child=serializers.CharField())
     searches_hyperparameters = serializers.BooleanField()
-    status = serializers.ChoiceField(choices=VarianceStudy.Status.choices)
+    status = ChoiceField(choices=VarianceStudy.Status.choices)
     runs = StudyRunsSerializer()
     created = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -29,7 +29,7 @@ from .beyond_schema import (
     SuiteSummarySerializer,
     VarianceStudySerializer,
 )
-from .inputs import StrictInput, StrictQuery, takes_query
+from .inputs import ChoiceField, StrictInput, StrictQuery, takes_query
 from .paging import StrictLimitOffsetPagination
 from .parsers import BoundedJSONParser
 
@@ -126,7 +126,7 @@ class VarianceStudyDetailView(APIView):
 
 
 class ResultsImportSerializer(StrictInput, serializers.Serializer):
-    format = serializers.ChoiceField(choices=FORMATS)
+    format = ChoiceField(choices=FORMATS)
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
     models = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="One model name per file (lm-eval-jsonl, solved-ids)."
@@ -134,9 +134,7 @@ class ResultsImportSerializer(StrictInput, serializers.Serializer):
     metric = serializers.CharField(required=False, help_text="lm-evaluation-harness metric (default: acc, ...).")
     instances = serializers.FileField(required=False, help_text="Every instance id, one per line (solved-ids).")
     team = serializers.CharField(required=False, default="Imported results")
-    source = serializers.ChoiceField(
-        choices=EntryProvenance.Source.choices, default=EntryProvenance.Source.SELF_REPORTED
-    )
+    source = ChoiceField(choices=EntryProvenance.Source.choices, default=EntryProvenance.Source.SELF_REPORTED)
     link = serializers.URLField(required=False, default="")
     note = serializers.CharField(required=False, default="")
 
@@ -199,7 +197,7 @@ class SuiteCreateSerializer(StrictInput, serializers.Serializer):
     slug = serializers.SlugField(required=False, max_length=60)
     description = serializers.CharField(required=False, default="")
     challenges = serializers.ListField(child=serializers.SlugField(), min_length=2, help_text="Slugs of the tasks.")
-    normalization = serializers.ChoiceField(choices=Suite.Normalization.choices, default=Suite.Normalization.MINMAX)
+    normalization = ChoiceField(choices=Suite.Normalization.choices, default=Suite.Normalization.MINMAX)
     rope = serializers.FloatField(default=0.01, min_value=0.0, max_value=0.5)
 
 

@@ -28,7 +28,7 @@ from ..services.registrations import registration_decide, registration_decide_al
 from ..services.rescoring import challenge_rescore
 from ..services.results_import import challenge_create_results_only
 from ..uploads import read_dataset_upload, read_upload, upload_file
-from .inputs import StrictInput, takes_query
+from .inputs import ChoiceField, StrictInput, takes_query
 from .paging import page_of
 from .parsers import BoundedJSONParser
 from .schema import error_responses
@@ -223,7 +223,7 @@ class ProgramMetricSerializer(serializers.Serializer):
 
 
 class ScoringProgramSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(
+    status = ChoiceField(
         choices=["", "checking", "ok", "failed", "suspended"],
         help_text='"" no program; "checking" queued or running on the sample submission; "ok"; "failed"; '
         '"suspended" after failing on several teams\' files (POST .../resume/).',
@@ -311,7 +311,7 @@ class ResultsOnlySerializer(StrictInput, serializers.Serializer):
         default=None,
         help_text="Default: the metric's own direction; one that contradicts the metric is refused.",
     )
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
+    visibility = ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
 
 
 class BundleImportSerializer(StrictInput, serializers.Serializer):

@@ -110,8 +110,32 @@ def _refusal(name: str, writable: list[str]) -> str:
     return f"not a field this endpoint writes (unknown or read-only; {hint})"
 
 
+class NamesChoices:
+    """A choice field whose refusal names the values it takes: DRF's '"median" is not a valid choice.' named none
+    (a new user's finding on ``?statistic=median``), where the filters' refusals list theirs
+    (:class:`~leaderboard.api.filters.NamingFilterSet`)."""
+
+    def fail(self, key: str, **kwargs):
+        if key == "invalid_choice":
+            taken = ", ".join(str(value) for value in self.choices)  # type: ignore[attr-defined]
+            message = f'"{kwargs.get("input")}" is not a valid choice; one of: {taken}.'
+            raise serializers.ValidationError(message, code=key)
+        return super().fail(key, **kwargs)  # type: ignore[misc]
+
+
+class ChoiceField(NamesChoices, serializers.ChoiceField):
+    """The API's choice field (every serializer's: :class:`StrictInput` makes it a model serializer's too)."""
+
+
+class MultipleChoiceField(NamesChoices, serializers.MultipleChoiceField):
+    """The API's multiple-choice field."""
+
+
 class StrictInput:
-    """Mixed into an input serializer (before DRF's class): unknown and read-only fields are a 400 naming them."""
+    """Mixed into an input serializer (before DRF's class): unknown and read-only fields are a 400 naming them;
+    the choice fields a model serializer builds name the values they take (:class:`ChoiceField`)."""
+
+    serializer_choice_field = ChoiceField
 
     def is_valid(self, *, raise_exception: bool = False) -> bool:
         if raise_exception:  # raised here: DRF's is_valid re-raises a plain ValidationError, without ``field``

@@ -16,6 +16,7 @@ from ..choices import Board, Feedback, RankingStatistic, RunStatus, SubmissionKi
 from ..models import Challenge, EntryProvenance, TeamInvitation
 from ..services.paging import PAGE_MAX
 from ..services.reports import OVERRIDABLE
+from .inputs import ChoiceField
 from .paging import whole
 
 
@@ -50,9 +51,7 @@ class ReportQuerySerializer(serializers.Serializer):
         validators=_model_validators(OVERRIDABLE["alpha"]),
         help_text="Significance level, in [1e-06, 0.5].",
     )
-    statistic = serializers.ChoiceField(
-        required=False, choices=RankingStatistic.choices, help_text="Ranking statistic."
-    )
+    statistic = ChoiceField(required=False, choices=RankingStatistic.choices, help_text="Ranking statistic.")
 
 
 class CompareQuerySerializer(ReportQuerySerializer):
@@ -92,9 +91,7 @@ class SecondaryValueSerializer(MetricInfoSerializer):
     mean = _interval(
         "ReportSecondaryMean",
         se=serializers.FloatField(allow_null=True),
-        source=serializers.ChoiceField(
-            choices=["runs", "test examples", "test examples and files", "ladder"], allow_null=True
-        ),
+        source=ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"], allow_null=True),
         method=serializers.CharField(allow_null=True, required=False, help_text="How the interval was made."),
         note=serializers.CharField(
             required=False, help_text="Why there is no interval (one file and no per-example outcomes)."
@@ -109,7 +106,7 @@ class EntrySerializer(serializers.Serializer):
     submission_id = serializers.IntegerField()
     method_name = serializers.CharField()
     team = serializers.CharField()
-    kind = serializers.ChoiceField(choices=SubmissionKind.choices)
+    kind = ChoiceField(choices=SubmissionKind.choices)
     created = serializers.CharField()
     in_progress = serializers.BooleanField()
     runs_succeeded = serializers.IntegerField()
@@ -122,7 +119,7 @@ class EntrySerializer(serializers.Serializer):
     mean = _interval(
         "ReportMean",
         se=serializers.FloatField(allow_null=True),
-        source=serializers.ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
+        source=ChoiceField(choices=["runs", "test examples", "test examples and files", "ladder"]),
         method=serializers.CharField(
             allow_null=True, required=False, help_text="How the interval was made (not under the Ladder)."
         ),
@@ -190,7 +187,7 @@ class EntrySerializer(serializers.Serializer):
         "ReportProvenance",
         allow_null=True,
         fields={
-            "source": serializers.ChoiceField(choices=EntryProvenance.Source.choices),
+            "source": ChoiceField(choices=EntryProvenance.Source.choices),
             "link": serializers.CharField(allow_blank=True),
         },
         help_text="Where an imported entry's results come from; null for entries scored here.",
@@ -239,15 +236,15 @@ class SotaSerializer(serializers.Serializer):
     raw = serializers.FloatField(allow_null=True)
     estimate = serializers.FloatField(allow_null=True)
     bound = serializers.FloatField(allow_null=True, help_text="Conservative bound (lower, or upper for a loss).")
-    bound_side = serializers.ChoiceField(choices=["lower", "upper"], allow_null=True)
+    bound_side = ChoiceField(choices=["lower", "upper"], allow_null=True)
     m = serializers.IntegerField()
-    method = serializers.ChoiceField(choices=["binomial", "normal"], allow_null=True)
+    method = ChoiceField(choices=["binomial", "normal"], allow_null=True)
     alpha = serializers.FloatField()
     n = serializers.IntegerField(allow_null=True)
     se = serializers.FloatField(allow_null=True)
     submission_id = serializers.IntegerField(allow_null=True)
     note = serializers.CharField(allow_null=True)
-    model = serializers.ChoiceField(choices=["identical", "nonidentical", "dependent"], allow_null=True, required=False)
+    model = ChoiceField(choices=["identical", "nonidentical", "dependent"], allow_null=True, required=False)
     shrinkage = serializers.FloatField(allow_null=True, required=False)
     rho = serializers.FloatField(
         allow_null=True,
@@ -278,7 +275,7 @@ class ComparisonSerializer(serializers.Serializer):
     reverse = inline_serializer(
         "ReportReverse", fields={"significant": serializers.BooleanField(), "meaningful": serializers.BooleanField()}
     )
-    verdict = serializers.ChoiceField(
+    verdict = ChoiceField(
         choices=["a_better", "b_better", "not_significant", "not_meaningful", "not_significant_after_correction"]
     )
     better = serializers.IntegerField(allow_null=True)
@@ -308,7 +305,7 @@ class SectionSerializer(serializers.Serializer):
             fields={
                 "above": serializers.IntegerField(help_text="Submission id shown above."),
                 "below": serializers.IntegerField(help_text="Submission id shown below."),
-                "kind": serializers.ChoiceField(choices=["statistic", "verdict"]),
+                "kind": ChoiceField(choices=["statistic", "verdict"]),
                 "reason": serializers.CharField(),
             },
         ),
@@ -335,7 +332,7 @@ class SectionSerializer(serializers.Serializer):
 class ReportSettingsSerializer(serializers.Serializer):
     """The statistical settings the report was computed with (the challenge's, or the query's overrides)."""
 
-    statistic = serializers.ChoiceField(choices=RankingStatistic.choices)
+    statistic = ChoiceField(choices=RankingStatistic.choices)
     boo_n = serializers.IntegerField()
     gamma = serializers.FloatField()
     alpha = serializers.FloatField()
@@ -363,7 +360,7 @@ class ReportSettingsSerializer(serializers.Serializer):
 
 
 class FeedbackSerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=Feedback.choices, help_text="How public scores are published.")
+    mode = ChoiceField(choices=Feedback.choices, help_text="How public scores are published.")
     digits = serializers.IntegerField(help_text="Rounded feedback: the digits kept.")
     margin = serializers.FloatField(help_text="Ladder feedback: the margin a new score must beat the best by.")
 
@@ -374,12 +371,12 @@ class OverridesSerializer(serializers.Serializer):
     n = serializers.IntegerField(required=False)
     gamma = serializers.FloatField(required=False)
     alpha = serializers.FloatField(required=False)
-    statistic = serializers.ChoiceField(choices=RankingStatistic.choices, required=False)
+    statistic = ChoiceField(choices=RankingStatistic.choices, required=False)
 
 
 class LeaderboardSerializer(serializers.Serializer):
     challenge = serializers.CharField()
-    board = serializers.ChoiceField(choices=Board.choices)
+    board = ChoiceField(choices=Board.choices)
     feedback = FeedbackSerializer(allow_null=True)
     metric = serializers.CharField(
         help_text="The primary metric, which ranks: the built-in metric's name, or the host's scoring program's primary."

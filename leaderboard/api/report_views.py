@@ -44,7 +44,7 @@ from ..services.reports import (
 )
 from ..throttles import ClientScopedRateThrottle
 from .caching import CACHE_SECONDS, HOT_FIELDS, MICRO_CACHE, leaderboard_cache_key, microcache_seconds
-from .inputs import refuse_unknown_query
+from .inputs import ChoiceField, refuse_unknown_query
 from .paging import whole
 from .renderers import CSVRenderer
 from .report_schema import (
@@ -412,7 +412,7 @@ class CompareView(ReportViewMixin, APIView):
             "SotaResponse",
             fields={
                 "challenge": serializers.CharField(),
-                "board": serializers.ChoiceField(choices=Board.choices),
+                "board": ChoiceField(choices=Board.choices),
                 "metric": serializers.CharField(),
                 "higher_is_better": serializers.BooleanField(),
                 "computed_at": serializers.DateTimeField(allow_null=True),

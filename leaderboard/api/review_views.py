@@ -34,7 +34,7 @@ from ..services.moderation import (
     team_moderate,
     team_restore,
 )
-from .inputs import StrictInput, StrictQuery, takes_query
+from .inputs import ChoiceField, StrictInput, StrictQuery, takes_query
 from .paging import whole
 
 FILE_PARAMETER = OpenApiParameter(
@@ -50,16 +50,16 @@ REASON_PARAMETER = OpenApiParameter(
 
 
 class ModerateSerializer(StrictInput, serializers.Serializer):
-    state = serializers.ChoiceField(choices=Moderation.choices, help_text="`disqualified` or `hidden`.")
+    state = ChoiceField(choices=Moderation.choices, help_text="`disqualified` or `hidden`.")
     reason = serializers.CharField(max_length=REASON_MAX, help_text="Why; the entry's team reads it.")
 
 
 class ModerationSerializer(serializers.Serializer):
     """The moderation in force on an entry (``state`` null: none)."""
 
-    state = serializers.ChoiceField(choices=Moderation.choices, allow_null=True)
+    state = ChoiceField(choices=Moderation.choices, allow_null=True)
     reason = serializers.CharField(allow_blank=True)
-    scope = serializers.ChoiceField(
+    scope = ChoiceField(
         choices=["entry", "team"],
         allow_null=True,
         help_text="`entry`: this submission's own; `team`: its team's on the challenge.",
@@ -70,7 +70,7 @@ class ModerationSerializer(serializers.Serializer):
 class TeamModerationSerializer(serializers.Serializer):
     team = serializers.CharField(source="team.name")
     team_id = serializers.IntegerField()
-    state = serializers.ChoiceField(choices=Moderation.choices)
+    state = ChoiceField(choices=Moderation.choices)
     reason = serializers.CharField()
     moderated_at = serializers.DateTimeField()
 

@@ -18,7 +18,7 @@ from ..services.errors import ServiceError
 from ..services.phases import FIRST_PHASE_FIELDS, PHASE_FIELDS
 from ..services.queues import challenge_queue_waits, submission_queue_wait
 from ..services.submissions import hyperparameters_size_check
-from .inputs import StrictInput
+from .inputs import ChoiceField, StrictInput
 from .schema import JSONObjectField, LabelField
 
 
@@ -40,7 +40,7 @@ class HyperparametersField(JSONObjectField):
 def secondary_metrics_field(**kwargs) -> serializers.ListField:
     """``secondary_metrics``: built-in metric names (the services check they fit the challenge)."""
     return serializers.ListField(
-        child=serializers.ChoiceField(choices=sorted(METRICS)),
+        child=ChoiceField(choices=sorted(METRICS)),
         help_text="Further metrics shown on the board with their intervals, each with its direction; the "
         "primary `metric` alone ranks. They take the primary's kind of predictions and fit the dataset.",
         **kwargs,
@@ -139,7 +139,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 
 class ChallengeSerializer(serializers.ModelSerializer):
     hosts = serializers.SlugRelatedField(many=True, read_only=True, slug_field="username")
-    randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), read_only=True)
+    randomize_sources = serializers.ListField(child=ChoiceField(choices=SOURCES), read_only=True)
     secondary_metrics = secondary_metrics_field(read_only=True)
     dataset = serializers.SerializerMethodField()
     downloads = serializers.SerializerMethodField()
@@ -239,7 +239,7 @@ class ChallengeCreateSerializer(StrictInput, FirstPhaseFields, serializers.Model
     allow_predictions = serializers.BooleanField(required=False, default=True)
     allow_recipes = serializers.BooleanField(required=False, default=False)
     stratify = serializers.BooleanField(required=False, default=True)
-    randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
+    randomize_sources = serializers.ListField(child=ChoiceField(choices=SOURCES), required=False)
     secondary_metrics = secondary_metrics_field(required=False)
     dataset = serializers.FileField(write_only=True, help_text="CSV or Parquet: an id column, features, a label.")
     test_dataset = serializers.FileField(
@@ -278,7 +278,7 @@ class ChallengeCreateSerializer(StrictInput, FirstPhaseFields, serializers.Model
 
 
 class ChallengeUpdateSerializer(StrictInput, FirstPhaseFields, serializers.ModelSerializer):
-    randomize_sources = serializers.ListField(child=serializers.ChoiceField(choices=SOURCES), required=False)
+    randomize_sources = serializers.ListField(child=ChoiceField(choices=SOURCES), required=False)
     secondary_metrics = secondary_metrics_field(required=False)
 
     class Meta:
@@ -495,7 +495,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
 
 class SubmissionCreateSerializer(StrictInput, serializers.Serializer):
-    kind = serializers.ChoiceField(choices=SubmissionKind.choices, default=SubmissionKind.PREDICTIONS)
+    kind = ChoiceField(choices=SubmissionKind.choices, default=SubmissionKind.PREDICTIONS)
     method_name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     team = serializers.IntegerField(

@@ -359,3 +359,35 @@ def test_the_parameters_a_list_takes_are_those_its_schema_shows_and_still_work(b
     assert (
         client.get(f"/api/challenges/{challenge.slug}/submissions/?limit=200&offset=0&format=json").status_code == 200
     )
+
+
+def test_a_refused_choice_names_the_values_the_parameter_takes(board):
+    """A new user's finding: ``?statistic=median`` answered '"median" is not a valid choice.', naming no valid
+    one (the filters' refusals list theirs). Every choice the API takes now names its values: a query parameter,
+    a field a model serializer builds (a challenge's metric) and one a serializer declares (a moderation's state)."""
+    challenge, entry, client = board
+    response = client.get(f"/api/challenges/{challenge.slug}/leaderboard/?statistic=median")
+    assert response.status_code == 400, response.content[:300]
+    assert "one of: mean, boo_n" in str(response.json()), response.json()
+    created = client.post("/api/challenges/", {"title": "x", "metric": "nonsense"}, format="multipart")
+    assert created.status_code == 400 and "one of: " in str(created.json()) and "accuracy" in str(created.json())
+    host = APIClient()
+    assert host.login(username="host", password=PASSWORD)
+    moderated = host.post(f"/api/submissions/{entry.pk}/moderation/", {"state": "banned", "reason": "x"}, format="json")
+    assert moderated.status_code == 400 and "one of: disqualified, hidden" in str(moderated.json()), moderated.content
+
+
+def test_the_api_declares_choices_with_its_own_field():
+    """The rule above lives in one place (``api.inputs.ChoiceField``): a DRF choice field declared directly would
+    refuse without naming its values again."""
+    from pathlib import Path
+
+    api = Path(__file__).resolve().parents[2] / "leaderboard" / "api"
+    direct = [
+        f"{path.name}:{number}"
+        for path in sorted(api.glob("*.py"))
+        if path.name != "inputs.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "serializers.ChoiceField(" in line or "serializers.MultipleChoiceField(" in line
+    ]
+    assert direct == []
