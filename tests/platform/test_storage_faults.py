@@ -100,7 +100,9 @@ def test_an_upload_while_the_store_refuses_connections_answers_503_then_works(
     assert response.status_code == 503, response.content
     assert int(response["Retry-After"]) >= 1
     assert response.json()["detail"].startswith("file storage is unavailable, try again in")
-    assert elapsed < 5, elapsed
+    assert elapsed < 15, elapsed  # a refused connection, two tries a call with boto3's backoff: 5.7-7.2 s beside
+    # other jobs on the 2-core machine (2026-11-30); never the minutes a hung store held before (the bound of the
+    # hung-store test below)
     assert not Submission.objects.exists()
 
     ready = client.get("/health/ready")
