@@ -3,7 +3,8 @@
 Every task gets the same policy from :func:`platform_task` (as Sentry's
 ``instrumented_task`` does): acknowledged after it ran (a killed worker's task is
 redelivered), retried with exponential backoff and jitter on transient platform errors
-only (a lost database or broker connection, a sandbox that could not start), and, when it
+only (a lost database or broker connection, a database read-only for a failover's window
+(``leaderboard.database_faults``, the rule the web answers 503 by), a sandbox that could not start), and, when it
 fails for good, handed to the task's ``give_up`` service so the failure is recorded with
 its true cause instead of leaving work "running".
 
@@ -35,18 +36,21 @@ from collections.abc import Callable
 
 from celery import Task, shared_task
 from celery.signals import celeryd_after_setup, worker_process_init, worker_process_shutdown
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError
 from kombu.exceptions import OperationalError as BrokerError
 
 from execution.devices import pin_this_process
 from execution.readiness import may_run_recipes, readiness
+from leaderboard.database_faults import DATABASE_AWAY_ERRORS, database_away
 from leaderboard.services.errors import PlatformError
 from leaderboard.storage import STORAGE_DOWN
 
 logger = logging.getLogger(__name__)
 
-#: Errors worth retrying: the platform's, and passing (database, broker, object store, a disk).
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, BrokerError, PlatformError, *STORAGE_DOWN)
+#: Errors worth retrying: the platform's, and passing (database away or read-only, broker, object store, a disk).
+#: Celery's ``autoretry_for`` takes classes only: a database error among them that ``database_away`` refuses
+#: (an InternalError other than the read-only one) is not retried (``PlatformTask.retry``).
+TRANSIENT_ERRORS = (*DATABASE_AWAY_ERRORS, BrokerError, PlatformError, *STORAGE_DOWN)
 
 #: Retries of a task with nothing to claim: 2+4+8+16+32+60 s, at least 93 s with the jitter.
 PLATFORM_RETRIES = 6
@@ -75,6 +79,8 @@ class PlatformTask(Task):
     counted_by_claim = False
 
     def retry(self, args=None, kwargs=None, exc=None, **options):
+        if isinstance(exc, DatabaseError) and not database_away(exc):
+            raise exc  # a bug, not an outage: the task fails (and gives up) at once
         if exc is not None and kwargs is None and self.counted_by_claim:
             kwargs = {**(self.request.kwargs or {}), "cause": describe(exc)}
         if exc is not None and "eta" not in options:

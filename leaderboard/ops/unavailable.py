@@ -1,7 +1,8 @@
 """HTTP 503 with ``Retry-After`` while the database is unreachable, instead of a 500.
 
-A database that restarts or fails over drops every connection: the requests that meet it
-get ``503 Service Unavailable`` and a ``Retry-After`` header (``VARBOARD_RETRY_AFTER_S``),
+A database that restarts or fails over drops every connection, and may then be read-only for a while (a
+standby not yet promoted): the requests that meet it (``leaderboard.database_faults.database_away``, the rule
+the tasks retry by too) get ``503 Service Unavailable`` and a ``Retry-After`` header (``VARBOARD_RETRY_AFTER_S``),
 as JSON under ``/api/`` and as a short HTML page elsewhere, so that clients and load
 balancers retry instead of reporting a server bug. Two hooks catch the error wherever it is
 raised: the middleware's ``process_exception`` (views, also with ``DEBUG`` on) and the
@@ -21,25 +22,22 @@ import logging
 import sys
 
 from django.conf import settings
-from django.db import InterfaceError, InternalError, OperationalError
 from django.http import HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.template import loader
 from django.urls import is_valid_path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import server_error as default_server_error
 
+from ..database_faults import database_away, database_read_only
 from ..storage import STORAGE_DOWN, is_disk_full
 
 logger = logging.getLogger(__name__)
 
-DATABASE_DOWN = (OperationalError, InterfaceError)
 MESSAGE = "The database is unreachable for the moment (a restart or a failover); try again in {seconds} s."
 READ_ONLY_MESSAGE = (
     "The database is read-only for the moment (a failover onto a standby, or maintenance); nothing was stored, "
     "try again in {seconds} s."
 )
-#: PostgreSQL's SQLSTATE for a write in a read-only transaction, which psycopg (and so Django) raise as InternalError.
-READ_ONLY_SQLSTATE = "25006"
 STORAGE_MESSAGE = "file storage is unavailable, try again in {seconds} s."
 DISK_FULL_MESSAGE = (
     "file storage cannot take the file: its disk is full or read-only ({error}); nothing was "
@@ -62,12 +60,16 @@ def unavailable_response(request, message: str = MESSAGE, *, status: int = 503, 
 
 def fault_response(request, exception: BaseException | None) -> HttpResponse | None:
     """The 503/507 answer for a database, object store or disk that cannot serve; None for other errors."""
-    if isinstance(exception, DATABASE_DOWN):
-        logger.warning("database unreachable during %s %s: %s", request.method, request.path, exception)
-        return unavailable_response(request)
-    if isinstance(exception, InternalError) and getattr(exception.__cause__, "sqlstate", None) == READ_ONLY_SQLSTATE:
-        logger.warning("database read-only during %s %s: %s", request.method, request.path, exception)
-        return unavailable_response(request, READ_ONLY_MESSAGE)
+    if database_away(exception):  # the one rule the tasks and the runs' lifecycle retry by too
+        read_only = database_read_only(exception)
+        logger.warning(
+            "database %s during %s %s: %s",
+            "read-only" if read_only else "unreachable",
+            request.method,
+            request.path,
+            exception,
+        )
+        return unavailable_response(request, READ_ONLY_MESSAGE if read_only else MESSAGE)
     if isinstance(exception, STORAGE_DOWN):
         logger.warning("file storage unreachable during %s %s: %s", request.method, request.path, exception)
         return unavailable_response(request, STORAGE_MESSAGE)

@@ -19,12 +19,13 @@ def renew_until_stopped(
     on_lost: Callable[[], None],
     what: str,
     extra: dict,
-    errors: tuple[type[Exception], ...],
+    transient: Callable[[Exception], bool],
 ) -> None:
     """Call ``renew`` every ``VARBOARD_HEARTBEAT_S`` until ``stop`` is set, in this thread's own connection.
 
     ``renew`` returns False when the lease is no longer this holder's: ``on_lost`` is called and the loop ends.
-    One of ``errors`` (the database away) is logged and tried again at the next beat, on a new connection.
+    An error ``transient`` accepts (the database away) is logged and tried again at the next beat, on a new
+    connection; any other ends the loop.
     """
     interval = settings.VARBOARD["HEARTBEAT_S"]
     try:
@@ -33,7 +34,9 @@ def renew_until_stopped(
                 if not renew():
                     on_lost()
                     return
-            except errors as exc:
+            except Exception as exc:
+                if not transient(exc):
+                    raise
                 logger.warning("%s: could not renew its lease (%s); trying again", what, exc, extra=extra)
                 connection.close()
     finally:

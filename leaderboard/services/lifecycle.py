@@ -35,11 +35,12 @@ import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from ..choices import RUN_ENDED, SUBMISSION_ACTIVE, RunStatus, SubmissionStatus
+from ..database_faults import DATABASE_AWAY_ERRORS, database_away
 from ..models import Run, StudyRun, Submission
 from ..storage import DISK_FULL_ERRNOS, STORAGE_DOWN
 from .errors import PROGRAM_FAILED
@@ -70,8 +71,6 @@ RESULT_FIELDS = (
     "extra_scores",
     "extra_outcomes",
 )
-#: Database errors that mean "unreachable for now", not "wrong".
-DATABASE_DOWN = (OperationalError, InterfaceError)
 LOST_WORKER = "its worker stopped renewing the run's lease (the worker was lost)"
 
 
@@ -220,7 +219,7 @@ class run_heartbeat:  # noqa: N801 - used as a context manager, like contextlib'
             on_lost=self._lost,
             what=f"run {self.run_id}",
             extra={"run_id": self.run_id},
-            errors=DATABASE_DOWN,
+            transient=database_away,
         )
 
     def _lost(self) -> None:
@@ -289,7 +288,8 @@ def run_store_rescored(*, run_id: int, **scores) -> bool:
 
 
 def run_store_retrying(*, run_id: int, attempt: int | None = None, **result) -> bool:
-    """:func:`run_store`, retried with backoff while the database is unreachable, for ``RESULT_RETRY_S``.
+    """:func:`run_store`, retried with backoff while the database is away or read-only (``database_away``: a
+    restart, a failover's read-only window), for ``RESULT_RETRY_S``.
 
     A run that took minutes is not thrown away for a database outage: the result is kept in
     memory (the heartbeat keeps trying to renew the lease meanwhile) and stored when the database
@@ -300,11 +300,11 @@ def run_store_retrying(*, run_id: int, attempt: int | None = None, **result) -> 
     while True:
         try:
             return run_store(run_id=run_id, attempt=attempt, **result)
-        except DATABASE_DOWN as exc:
-            if time.monotonic() + delay > deadline:
-                raise
+        except DATABASE_AWAY_ERRORS as exc:
+            if not database_away(exc) or time.monotonic() + delay > deadline:
+                raise  # run_store's one transaction rolled back: nothing of the result is stored
             logger.warning(
-                "run %s: the database is unreachable (%s); storing again in %.2f s",
+                "run %s: the database is unreachable or read-only (%s); storing again in %.2f s",
                 run_id,
                 exc,
                 delay,

@@ -194,7 +194,7 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
             ),
             what=f"report of challenge {self.challenge_id}",
             extra={"challenge_id": self.challenge_id},
-            errors=(DatabaseError,),
+            transient=lambda exc: isinstance(exc, DatabaseError),
         )
 
 

@@ -330,29 +330,122 @@ class _ReadOnlyCause(Exception):
     sqlstate = "25006"  # psycopg's ReadOnlySqlTransaction
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Design decision: the worker's 'database away' tuples (tasks.TRANSIENT_ERRORS, lifecycle.DATABASE_DOWN) "
-    "do not include a read-only database (InternalError, SQLSTATE 25006), which the web now answers 503; a run's "
-    "result met during a failover's read-only window is not kept and stored again but fails the task (the run is "
-    "left to the janitor; not followed further here). One predicate shared by the web, the tasks and lifecycle would fix the three.",
-)
-def test_a_runs_result_is_kept_and_stored_again_while_the_database_is_read_only(monkeypatch, settings):
+def _read_only_error():
     from django.db import InternalError
 
+    error = InternalError("cannot execute UPDATE in a read-only transaction")
+    error.__cause__ = _ReadOnlyCause()
+    return error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_runs_result_is_kept_and_stored_again_while_the_database_is_read_only(challenge, alice, settings, caplog):
+    """A failover's read-only window (the standby takes reads, refuses writes: SQLSTATE 25006, raised by Django as
+    an InternalError) met by a run's result. Before, ``run_store_retrying`` retried an unreachable database only
+    (OperationalError, InterfaceError): the result was lost at once, the task failed and the run was left to the
+    janitor, while the web answered the same error 503 "try again". Now one rule (``leaderboard.database_faults``)
+    says "away or read-only": the result is kept, nothing of it is stored while the database refuses writes, and
+    it is stored once, whole, when the database takes writes again."""
+    from django.db import connection
+    from django.db.backends.signals import connection_created
+
+    from leaderboard.models import Run
+    from leaderboard.services.lifecycle import run_claim, run_store_retrying
+
+    from .test_janitor import recipe_submission
+
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "RESULT_RETRY_S": 60}
+    submission = recipe_submission(challenge, alice, k=1)
+    claimed = run_claim(run_id=submission.runs.get().pk, delivery="t")
+    seen = []  # the run's row as each new connection finds it, and whether that connection is read-only
+
+    def window(sender, connection, **kwargs):  # the two reconnections after this one are read-only still
+        read_only = len(seen) < 2
+        with connection.cursor() as cursor:
+            if read_only:
+                cursor.execute("SET SESSION default_transaction_read_only = on")
+            cursor.execute("SELECT status, test_score, finished_at FROM leaderboard_run WHERE id = %s", [claimed.pk])
+            seen.append((read_only, cursor.fetchone()))
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION default_transaction_read_only = on")
+    connection_created.connect(window)
+    try:
+        with caplog.at_level(logging.WARNING, logger="leaderboard.services.lifecycle"):
+            stored = run_store_retrying(run_id=claimed.pk, attempt=claimed.attempts, status="succeeded", test_score=0.5)
+    finally:
+        connection_created.disconnect(window)
+        connection.close()  # the next connection is writable
+
+    assert stored is True
+    assert [read_only for read_only, _ in seen] == [True, True, False]
+    assert all(row == ("running", None, None) for _, row in seen), seen  # nothing half-stored meanwhile
+    waits = [r.getMessage() for r in caplog.records if "read-only" in r.getMessage()]
+    assert len(waits) == 3, [r.getMessage() for r in caplog.records]
+    run = Run.objects.get(pk=claimed.pk)
+    assert (run.status, run.test_score, run.lease_owner, run.lease_expires_at) == ("succeeded", 0.5, "", None)
+    assert run.finished_at is not None and run.attempts == 1
+    submission.refresh_from_db()
+    assert submission.status == "scored" and submission.counts_toward_quota
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_runs_heartbeat_renews_again_after_a_read_only_window(challenge, alice, settings, monkeypatch):
+    """A renewal refused by a read-only database ended the heartbeat's thread (only OperationalError and
+    InterfaceError were "the database away"): the lease was never renewed again and the janitor would queue
+    the live run again. Now the beat logs it and renews at the next one."""
     from leaderboard.services import lifecycle
 
-    settings.VARBOARD = {**settings.VARBOARD, "RESULT_RETRY_S": 5}
-    calls = []
+    from .test_janitor import recipe_submission
+
+    challenge, _ = challenge
+    settings.VARBOARD = {**settings.VARBOARD, "HEARTBEAT_S": 0.05, "LEASE_S": 5.0}
+    claimed = lifecycle.run_claim(run_id=recipe_submission(challenge, alice, k=1).runs.get().pk, delivery="t")
+    renewals = []
 
     def read_only_once(**kwargs):
-        calls.append(kwargs)
-        if len(calls) == 1:
-            error = InternalError("cannot execute UPDATE in a read-only transaction")
-            error.__cause__ = _ReadOnlyCause()
-            raise error
+        renewals.append(kwargs)
+        if len(renewals) == 1:
+            raise _read_only_error()
         return True
 
-    monkeypatch.setattr(lifecycle, "run_store", read_only_once)
-    assert lifecycle.run_store_retrying(run_id=1, attempt=1, score=0.5) is True
-    assert len(calls) == 2
+    monkeypatch.setattr(lifecycle, "run_renew_lease", read_only_once)
+    with lifecycle.run_heartbeat(claimed) as beat:
+        deadline = time.monotonic() + 10
+        while len(renewals) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert len(renewals) >= 3 and not beat.lost
+
+
+@pytest.mark.parametrize(
+    "error, retried",
+    [
+        (_read_only_error, True),
+        (lambda: OperationalError("server closed the connection unexpectedly"), True),
+        (lambda: __import__("django.db").db.InternalError("current transaction is aborted"), False),
+        (lambda: __import__("django.db").db.IntegrityError("duplicate key value"), False),
+    ],
+)
+def test_a_task_retries_a_read_only_database_as_it_retries_an_unreachable_one(monkeypatch, error, retried):
+    """The tasks' retry policy and the web's 503 follow the one rule: a read-only database is retried with
+    backoff (it failed the task before); another InternalError (a bug, not an outage) still fails it."""
+    from celery.exceptions import Retry
+
+    from tasks import reports
+
+    def fail(**kwargs):
+        raise error()
+
+    def fake_retry(self, args=None, kwargs=None, exc=None, **options):
+        raise Retry(exc=exc)
+
+    monkeypatch.setattr(reports, "report_recompute", fail)
+    monkeypatch.setattr("celery.app.task.Task.retry", fake_retry)
+    reports.recompute_report.push_request(retries=0)
+    try:
+        with pytest.raises(Retry if retried else Exception) as raised:
+            reports.recompute_report.run(1)
+    finally:
+        reports.recompute_report.pop_request()
+    assert isinstance(raised.value, Retry) is retried, raised.value
