@@ -90,10 +90,12 @@ def published_version_numbers(versions: dict[int, Version]) -> dict[int, tuple[i
     for version in sorted(versions.values(), key=lambda v: v.number):
         by_entry[(version.team_id, version.method_name)].append(version)
     out: dict[int, tuple[int, int]] = {}
-    for members in by_entry.values():
+    for members in by_entry.values():  # one pass per entry: a row's number is 1 + the listed versions before it
+        listed = sum(v.listed for v in members)
+        before = 0
         for version in members:
-            counted = [v.submission_id for v in members if v.listed or v is version]
-            out[version.submission_id] = (counted.index(version.submission_id) + 1, len(counted))
+            out[version.submission_id] = (before + 1, listed + (not version.listed))
+            before += version.listed
     return out
 
 
