@@ -9,6 +9,7 @@ a row that is not there yet, and a rolled-back request enqueues nothing.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -16,6 +17,7 @@ from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from kombu.pools import ProducerPool
 
 logger = logging.getLogger(__name__)
 
@@ -41,12 +43,28 @@ def send(task_name: str, args: tuple, *, queue: str | None = None, countdown: fl
     # never answers held the request (after its commit) for minutes; each try now gives up within
     # CELERY_BROKER_TIMEOUT_S (and CELERY_TASK_PUBLISH_RETRY_POLICY bounds the tries). Only here: on a worker's
     # consuming connection such a timeout would reconnect, which restores its unacknowledged runs to the queue.
-    bounded = {
-        "socket_connect_timeout": settings.CELERY_BROKER_TIMEOUT_S,
-        "socket_timeout": settings.CELERY_BROKER_TIMEOUT_S,
-    }
-    with current_app.connection_for_write(transport_options=bounded) as connection:
-        current_app.send_task(task_name, args=list(args), connection=connection, **options)
+    # The bounded connections are pooled per process (as Celery pools its own): one opened per message cost two
+    # Redis connections and 12 ms a publish where the pool's took 1.4 ms, on loops of thousands (a label
+    # correction's rescores, a janitor's pass).
+    with _bounded_producers().acquire(block=True) as producer:
+        current_app.send_task(task_name, args=list(args), producer=producer, **options)
+
+
+#: Per process id (a forked worker builds its own): the producers of the publishes' bounded connections.
+_producer_pools: dict[int, ProducerPool] = {}
+
+
+def _bounded_producers() -> ProducerPool:
+    pool = _producer_pools.get(os.getpid())
+    if pool is None:
+        bounded = {
+            "socket_connect_timeout": settings.CELERY_BROKER_TIMEOUT_S,
+            "socket_timeout": settings.CELERY_BROKER_TIMEOUT_S,
+        }
+        limit = current_app.conf.broker_pool_limit or 10
+        connections = current_app.connection_for_write(transport_options=bounded).Pool(limit=limit)
+        pool = _producer_pools.setdefault(os.getpid(), ProducerPool(connections, limit=limit))
+    return pool
 
 
 def queue_lengths(queues: list[str]) -> dict[str, int] | None:
