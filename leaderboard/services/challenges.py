@@ -346,8 +346,10 @@ def _attach_test_labels(
             label_column=label_column,
             test_column="__varboard_joined__",
         )
-    except TableError as exc:
-        raise ServiceError(f"{name}: {exc}", field="test_labels") from None
+    except TableError as exc:  # a column setting that names no column of the labels file is that setting's error
+        raise ServiceError(
+            f"{name}: {exc}", field=_COLUMN_SETTING_FIELDS.get(exc.setting or "", "test_labels")
+        ) from None
     joined = joined[joined["__varboard_joined__"].astype(bool)].drop(columns="__varboard_joined__")
     return joined.reset_index(drop=True)
 

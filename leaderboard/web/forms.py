@@ -101,6 +101,43 @@ def show_upload_refusal(form: forms.Form, refusal: ServiceError) -> None:
     add_service_error(form, refusal)
 
 
+class KeepsUploads:
+    """A form whose files (``kept_fields``) are kept between a refused post and the next (``upload_stash``): a field
+    with a kept file says so under its input, asks for no new file, and uses the kept one when none is chosen."""
+
+    kept_fields: tuple[str, ...] = ()
+    # of the form it is mixed into
+    fields: dict[str, forms.Field]
+    errors: ErrorDict
+    _bound_fields_cache: dict
+
+    def keep(self, kept: dict) -> None:
+        """Use ``kept`` (field -> ``upload_stash.Kept``) where no file is chosen, and say so; a field absent: none kept."""
+        self.kept = {name: file for name, file in kept.items() if name in self.fields}
+        if not hasattr(self, "_without_kept"):
+            self._without_kept = {
+                name: (self.fields[name].help_text, self.fields[name].required)
+                for name in self.kept_fields
+                if name in self.fields
+            }
+        for name, (help_text, required) in self._without_kept.items():
+            file = self.kept.get(name)
+            self.fields[name].help_text = help_text if file is None else file.describe()
+            self.fields[name].required = required and file is None
+            self._bound_fields_cache.pop(name, None)  # a bound field copies the help text when made
+
+    def keeps_upload(self, name: str) -> bool:
+        """Whether a file newly chosen in ``name`` is worth keeping after a refusal."""
+        return True
+
+    def with_kept(self, cleaned: dict) -> dict:
+        """``cleaned`` with each kept file standing in for one not chosen again (for ``clean``)."""
+        for name, file in self.kept.items():
+            if not cleaned.get(name) and name not in self.errors:
+                cleaned[name] = file.as_upload()
+        return cleaned
+
+
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
 
@@ -319,8 +356,11 @@ class ChallengeSettingsForm(forms.ModelForm):
         }
 
 
-class ChallengeCreateForm(ChallengeSettingsForm):
-    """A new challenge: its settings plus the dataset (one table, or a train and a test table)."""
+class ChallengeCreateForm(KeepsUploads, ChallengeSettingsForm):
+    """A new challenge: its settings plus the dataset (one table, or a train and a test table); its files are kept
+    after a refusal (``KeepsUploads``)."""
+
+    kept_fields = ("dataset", "test_dataset", "test_labels")
 
     slug = forms.SlugField(
         max_length=60, required=False, help_text="The address /c/<slug>/; made from the title when empty."
@@ -357,6 +397,13 @@ class ChallengeCreateForm(ChallengeSettingsForm):
         "test_labels",
         "feature_columns",
     ]
+
+    def __init__(self, *args, kept: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.keep(kept or {})
+
+    def clean(self):
+        return self.with_kept(super().clean())
 
     def grouped_fields(self):
         groups = super().grouped_fields()
@@ -441,7 +488,7 @@ class PlannerForm(forms.Form):
 RECIPE_HELP = "A Python file defining fit_predict(...); the server runs it k times."
 
 
-class SubmissionForm(forms.Form):
+class SubmissionForm(KeepsUploads, forms.Form):
     method_name = forms.CharField(
         max_length=120, label="Method name", help_text="The name of this entry on the leaderboard."
     )
@@ -463,10 +510,10 @@ class SubmissionForm(forms.Form):
         help_text="Empty: the recipe's own defaults.",
     )
 
-    def __init__(
-        self, *args, challenge: Challenge, teams, default_team: Team | None = None, kept_recipe=None, **kwargs
-    ):
-        """``kept_recipe``: the recipe kept from the last refused post (``upload_stash.Kept``), used when none is chosen."""
+    kept_fields = ("recipe",)
+
+    def __init__(self, *args, challenge: Challenge, teams, default_team: Team | None = None, kept=None, **kwargs):
+        """``kept``: the recipe kept from the last refused post (``KeepsUploads``), used when none is chosen."""
         super().__init__(*args, **kwargs)
         self.challenge = challenge
         self.fields["team"].queryset = teams
@@ -490,16 +537,10 @@ class SubmissionForm(forms.Form):
         elif challenge.allow_predictions:
             self.fields["files"].widget.attrs["data-kind"] = SubmissionKind.PREDICTIONS
             self.fields["recipe"].widget.attrs["data-kind"] = SubmissionKind.RECIPE
-        self.keep(kept_recipe)
+        self.keep(kept or {})
 
-    def keep(self, kept_recipe) -> None:
-        """Use ``kept_recipe`` when no recipe is chosen, and say so under the file input (None: nothing kept)."""
-        self.kept_recipe = kept_recipe
-        if "recipe" in self.fields:
-            self.fields["recipe"].help_text = (
-                RECIPE_HELP if kept_recipe is None else f"{kept_recipe.name} (kept; choose another to replace it)"
-            )
-            self._bound_fields_cache.pop("recipe", None)  # a bound field copies the help text when made
+    def keeps_upload(self, name: str) -> bool:
+        return self.data.get("kind") == SubmissionKind.RECIPE  # a recipe chosen, then predictions sent: not kept
 
     @property
     def shows_kind_choice(self) -> bool:
@@ -533,13 +574,8 @@ class SubmissionForm(forms.Form):
         return value
 
     def clean(self):
-        cleaned = super().clean()
-        if (
-            cleaned.get("kind") == SubmissionKind.RECIPE
-            and not cleaned.get("recipe")
-            and self.kept_recipe is None
-            and "recipe" not in self.errors
-        ):
+        cleaned = self.with_kept(super().clean())
+        if cleaned.get("kind") == SubmissionKind.RECIPE and not cleaned.get("recipe") and "recipe" not in self.errors:
             self.add_error("recipe", "Choose the recipe's .py file.")
         return cleaned
 

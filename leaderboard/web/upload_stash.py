@@ -1,10 +1,12 @@
-"""A recipe file kept between two posts of the submission form.
+"""Files kept between two posts of a web form (a submission's recipe, a new challenge's dataset files).
 
-Browsers cannot re-fill a file input, so when the form is refused for something else (the
-hyperparameters, the method name) the chosen recipe is kept server-side: saved in the default
+Browsers cannot re-fill a file input, so when a form is refused for something else (the
+hyperparameters, a label-column typo) the chosen files are kept server-side: saved in the default
 storage's temporary area under a random name, referenced only from the poster's session (with
-their user and challenge), and deleted once used, replaced, or an hour old (:func:`stash_sweep`
-removes the forgotten ones each time a file is stashed).
+their user and the form's scope: which challenge, or a new one), at most one per file field, and
+deleted once used, replaced, refused themselves, or an hour old (:func:`stash_sweep` removes the
+forgotten ones each time a file is stashed). A form that keeps files mixes in ``forms.KeepsUploads``;
+its view calls :func:`kept_uploads` before validating and :func:`keep_uploads` after a refusal.
 """
 
 from __future__ import annotations
@@ -13,66 +15,142 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from ..services.submissions import UploadedFile
+from ..limits import KB, MB, upload_limit
+from ..services.errors import ServiceError
+from ..upload_handlers import FIELD_KINDS
 
 STASH_DIR = "tmp/upload-stash"
 STASH_TTL = timedelta(hours=1)
-SESSION_KEY = "varboard_recipe_stash"
+SESSION_KEY = "varboard_upload_stash"  # {file field: entry}
+
+
+def in_units(size: int) -> str:
+    """A file's size as the form shows it: "512 bytes", "20 KB", "1.5 MB"."""
+    return f"{size} bytes" if size < KB else f"{size / KB:.0f} KB" if size < MB else f"{size / MB:.1f} MB"
 
 
 @dataclass(frozen=True)
 class Kept:
-    """A stashed recipe: its original file name and where it lies in the storage."""
+    """A stashed file: the field it was chosen in, its original name, its size, and where it lies in the storage."""
 
+    field: str
     name: str
+    size: int
     path: str
 
-    def read(self) -> UploadedFile:
-        with default_storage.open(self.path, "rb") as handle:
-            return UploadedFile(name=self.name, data=handle.read())
+    def describe(self) -> str:
+        """What the form says under the file input."""
+        return f"{self.name} ({in_units(self.size)}, kept; choose another to replace it)"
+
+    def as_upload(self) -> KeptUpload:
+        return KeptUpload(self)
 
 
-def stash_get(request, *, challenge_id: int) -> Kept | None:
-    """The recipe this session kept for ``challenge_id``; None (and the stash dropped) when absent or stale."""
-    entry = request.session.get(SESSION_KEY)
-    if not entry:
+class KeptUpload:
+    """A kept file standing in for the upload not chosen again: read by the same size-checked readers (``uploads``).
+
+    Gone (swept between the page and the post), it is the field's error, in words."""
+
+    def __init__(self, kept: Kept):
+        self.kept, self.name, self.size = kept, kept.name, kept.size
+
+    def _gone(self) -> ServiceError:
+        return ServiceError(f"The kept {self.name} is no longer here: choose the file again.", field=self.kept.field)
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            with default_storage.open(self.kept.path, "rb") as handle:
+                return handle.read(size)
+        except OSError:  # FileNotFoundError included
+            raise self._gone() from None
+
+    def seek(self, offset: int) -> None:  # each read opens the file afresh
         return None
-    fresh = timezone.now().timestamp() - entry.get("at", 0) < STASH_TTL.total_seconds()
-    if (
-        not fresh
-        or entry.get("user") != request.user.pk
-        or entry.get("challenge") != challenge_id
-        or not default_storage.exists(entry["path"])
-    ):
-        stash_drop(request)
-        return None
-    return Kept(name=entry["name"], path=entry["path"])
+
+    def __getattr__(self, name: str):
+        """``temporary_file_path``: where the storage keeps the file on this machine's disk (a local storage), so a
+        dataset is read by the child that prepares it, as a spooled upload is; absent for a remote storage."""
+        if name != "temporary_file_path":
+            raise AttributeError(name)
+        try:
+            local = default_storage.path(self.kept.path)
+        except NotImplementedError:
+            raise AttributeError(name) from None
+
+        def temporary_file_path() -> str:
+            if not default_storage.exists(self.kept.path):
+                raise self._gone()
+            return local
+
+        return temporary_file_path
 
 
-def stash_put(request, *, challenge_id: int, recipe: UploadedFile) -> Kept:
-    """Keep ``recipe`` (already size-checked) for this session's next post; replaces any earlier one."""
-    stash_drop(request)
+def kept_uploads(request, *, scope: str, fields) -> dict[str, Kept]:
+    """The files this session kept for ``fields`` of the form at ``scope``; a stale or foreign entry is dropped."""
+    entries = request.session.get(SESSION_KEY) or {}
+    kept = {}
+    for field in fields:
+        entry = entries.get(field)
+        if not entry:
+            continue
+        fresh = timezone.now().timestamp() - entry.get("at", 0) < STASH_TTL.total_seconds()
+        if entry.get("scope") != scope:
+            continue  # another form's (another challenge's): left alone, replaced when this field is stashed
+        if not fresh or entry.get("user") != request.user.pk or not default_storage.exists(entry["path"]):
+            stash_drop(request, [field])
+            continue
+        kept[field] = Kept(field=field, name=entry["name"], size=entry["size"], path=entry["path"])
+    return kept
+
+
+def keep_uploads(request, form, *, scope: str) -> None:
+    """After ``form`` was refused: keep each file newly chosen for the next post, unless that file itself was
+    refused (then drop it, and any kept before it); a field with no new file keeps what it kept."""
+    kept = dict(form.kept)
+    for field in form.kept_fields:
+        if field not in form.fields:
+            continue
+        if field in form.errors:
+            stash_drop(request, [field])
+            kept.pop(field, None)
+            continue
+        upload = form.files.get(field)
+        if upload is None or not form.keeps_upload(field) or upload_limit(FIELD_KINDS[field]).exceeded_by(upload.size):
+            continue
+        kept[field] = stash_put(request, scope=scope, field=field, upload=upload)
+    form.keep(kept)
+
+
+def stash_put(request, *, scope: str, field: str, upload) -> Kept:
+    """Keep ``upload`` (chosen in ``field``) for this session's next post; replaces the field's earlier one."""
+    stash_drop(request, [field])
     stash_sweep()
-    path = default_storage.save(f"{STASH_DIR}/{secrets.token_urlsafe(24)}", ContentFile(recipe.data))
-    request.session[SESSION_KEY] = {
-        "name": recipe.name,
+    upload.seek(0)
+    path = default_storage.save(f"{STASH_DIR}/{secrets.token_urlsafe(24)}", upload)  # streamed, by chunks
+    entries = request.session.get(SESSION_KEY) or {}
+    entries[field] = {
+        "name": upload.name,
+        "size": upload.size,
         "path": path,
         "user": request.user.pk,
-        "challenge": challenge_id,
+        "scope": scope,
         "at": timezone.now().timestamp(),
     }
-    return Kept(name=recipe.name, path=path)
+    request.session[SESSION_KEY] = entries
+    return Kept(field=field, name=upload.name, size=upload.size, path=path)
 
 
-def stash_drop(request) -> None:
-    """Delete this session's kept recipe, if any."""
-    entry = request.session.pop(SESSION_KEY, None)
-    if entry and entry.get("path", "").startswith(f"{STASH_DIR}/"):
-        default_storage.delete(entry["path"])
+def stash_drop(request, fields) -> None:
+    """Delete this session's kept files for ``fields``, if any."""
+    entries = request.session.get(SESSION_KEY) or {}
+    for field in fields:
+        entry = entries.pop(field, None)
+        if entry and entry.get("path", "").startswith(f"{STASH_DIR}/"):
+            default_storage.delete(entry["path"])
+    request.session[SESSION_KEY] = entries
 
 
 def stash_sweep(*, now=None) -> int:

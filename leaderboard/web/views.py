@@ -72,7 +72,7 @@ from .forms import (
 from .pagecache import anonymous_page_microcache
 from .presenters import entry_label, imported_source, leaderboard_for_page, pair_for_display, ranks_apart
 from .review import readable_submission_or_404, review_context
-from .upload_stash import stash_drop, stash_get, stash_put
+from .upload_stash import keep_uploads, kept_uploads, stash_drop
 
 LOG_TAIL_LINES = 40
 
@@ -140,22 +140,27 @@ def signup(request):
 # --------------------------------------------------------------------------- challenges
 
 
+NEW_CHALLENGE = "challenge-create"  # the host form's kept files (``upload_stash``)
+
+
 @login_required
 def challenge_new(request):
     refusal = upload_refusal(request)
-    form = ChallengeCreateForm(request.POST or None, request.FILES or None)
+    kept = kept_uploads(request, scope=NEW_CHALLENGE, fields=ChallengeCreateForm.kept_fields)
+    form = ChallengeCreateForm(request.POST or None, request.FILES or None, kept=kept)
     if refusal is not None:  # an upload over a limit, stopped while it streamed
         show_upload_refusal(form, refusal)
         return render(request, "challenges/new.html", {"form": form}, status=400)
     if request.method == "POST" and form.is_valid():
         # A draft first: its hosts check the data (and the planner's k) on the preview, then publish it.
-        kwargs = form.service_kwargs()
-        publish = kwargs.get("visibility") == Visibility.PUBLIC
         try:
+            kwargs = form.service_kwargs()  # reads the files: one over its limit, or a kept one swept, is refused
+            publish = kwargs.get("visibility") == Visibility.PUBLIC
             challenge = challenge_create(created_by=request.user, **{**kwargs, "visibility": Visibility.PRIVATE})
         except ServiceError as exc:
             add_service_error(form, exc)
         else:
+            stash_drop(request, form.kept_fields)
             messages.success(
                 request,
                 f"Challenge “{challenge.title}” created as a draft only you can see. Check the "
@@ -164,6 +169,8 @@ def challenge_new(request):
             for warning in challenge_warnings(challenge=challenge):
                 messages.warning(request, warning)
             return redirect("challenge-preview", slug=challenge.slug)
+    if form.is_bound:
+        keep_uploads(request, form, scope=NEW_CHALLENGE)  # a browser cannot re-fill a file input
     return render(request, "challenges/new.html", {"form": form})
 
 
@@ -194,17 +201,17 @@ def challenge_detail(request, slug: str):
             challenge=challenge,
             teams=user_teams(user=request.user).order_by("-is_personal", "name"),
             default_team=personal,
-            kept_recipe=stash_get(request, challenge_id=challenge.pk),
+            kept=kept_uploads(request, scope=_submission_scope(challenge), fields=SubmissionForm.kept_fields),
         )
         if refusal is not None:  # files over a limit, stopped while they streamed
             show_upload_refusal(form, refusal)
         elif request.method == "POST":
             submission = _submit(request, challenge, form) if form.is_valid() else None
             if submission is not None:
-                stash_drop(request)
+                stash_drop(request, form.kept_fields)
                 messages.success(request, f"Submission “{submission.method_name}” received; it is queued.")
                 return redirect(submission)
-            _keep_recipe(request, challenge, form)
+            keep_uploads(request, form, scope=_submission_scope(challenge))
     elif request.method == "POST":
         return redirect_to_login(request.get_full_path())
     prefetch_related_objects([challenge], "phases")  # read by phase_in_force and the rules list
@@ -318,37 +325,16 @@ def _submit(request, challenge: Challenge, form: SubmissionForm) -> Submission |
     try:
         if data["kind"] == SubmissionKind.PREDICTIONS:
             return submission_create_predictions(files=read_prediction_uploads(data.get("files") or []), **common)
-        if data.get("recipe"):
-            recipe = read_recipe_upload(data["recipe"])
-        else:
-            try:
-                recipe = form.kept_recipe.read()
-            except (FileNotFoundError, OSError):  # swept as stale between the page and this post
-                stash_drop(request)
-                form.add_error("recipe", "The kept recipe is no longer here: choose the recipe file again.")
-                return None
+        recipe = read_recipe_upload(data["recipe"])  # the one chosen, or the one kept (``upload_stash``)
         return submission_create_recipe(recipe=recipe, hyperparameters=data.get("hyperparameters") or {}, **common)
     except ServiceError as exc:
         add_service_error(form, exc)
         return None
 
 
-def _keep_recipe(request, challenge: Challenge, form: SubmissionForm) -> None:
-    """After a refused post, keep the chosen recipe for the next one (a browser cannot re-fill a file input),
-    unless the recipe itself was refused (``upload_stash``)."""
-    if "recipe" in form.errors:
-        stash_drop(request)
-        form.keep(None)
-        return
-    upload = form.files.get("recipe")
-    if upload is None or form.data.get("kind") != SubmissionKind.RECIPE:
-        return  # nothing newly chosen: the kept one, if any, stays
-    upload.seek(0)
-    try:
-        recipe = read_recipe_upload(upload)
-    except ServiceError:
-        return
-    form.keep(stash_put(request, challenge_id=challenge.pk, recipe=recipe))
+def _submission_scope(challenge: Challenge) -> str:
+    """Whose kept recipe this is (``upload_stash``): the submission form of this challenge."""
+    return f"challenge:{challenge.pk}"
 
 
 def challenge_download(request, slug: str, part: str):

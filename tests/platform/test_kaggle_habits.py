@@ -159,10 +159,10 @@ def test_a_refused_form_keeps_the_recipe_and_the_resubmit_needs_no_file(client, 
         {**form, "recipe": SimpleUploadedFile("recipe.py", RECIPE), "hyperparameters": "{C: 0.5"},
     )
     assert refused.status_code == 200 and "Not valid JSON" in str(refused.context["form"].errors["hyperparameters"])
-    assert "recipe.py (kept; choose another to replace it)" in refused.content.decode()
+    assert f"recipe.py ({len(RECIPE)} bytes, kept; choose another to replace it)" in refused.content.decode()
     assert len(stash_files(media)) == 1 and Submission.objects.count() == 0
     again = client.get(challenge.get_absolute_url()).content.decode()  # still kept on the next visit
-    assert "recipe.py (kept; choose another to replace it)" in again
+    assert f"recipe.py ({len(RECIPE)} bytes, kept; choose another to replace it)" in again
     accepted = client.post(challenge.get_absolute_url(), {**form, "hyperparameters": '{"C": 0.5}'})
     assert accepted.status_code == 302
     submission = Submission.objects.get()
@@ -198,7 +198,7 @@ def test_a_kept_recipe_swept_before_the_resubmit_asks_for_the_file_again(client,
     monkeypatch.setattr("leaderboard.web.upload_stash.default_storage.exists", lambda path: True)
     again = client.post(challenge.get_absolute_url(), {**form, "hyperparameters": '{"C": 0.5}'})
     assert again.status_code == 200 and Submission.objects.count() == 0
-    assert "choose the recipe file again" in str(again.context["form"].errors["recipe"])
+    assert "The kept recipe.py is no longer here: choose the file again." in str(again.context["form"].errors["recipe"])
     assert "(kept;" not in again.content.decode()
 
 

@@ -17,6 +17,7 @@ from evaluation.seeds import SOURCES
 from leaderboard.models import Challenge, Membership, PredictionFile, Run, Submission, Team, TeamInvitation
 from leaderboard.services.dispatch import EXECUTE_RUN, SCORE_SUBMISSION
 from leaderboard.services.teams import team_personal_for
+from leaderboard.web.upload_stash import STASH_DIR, in_units
 
 from .factories import PASSWORD, csv_bytes, digits_challenge, digits_frame, label_predictions
 
@@ -26,7 +27,14 @@ RECIPE = b"def fit_predict(train, valid, test_inputs, hyperparameters, seeds, de
 
 
 def media_files(media: Path) -> list[Path]:
-    return sorted(p for p in Path(media).rglob("*") if p.is_file()) if Path(media).exists() else []
+    """Stored files, not the uploads kept between two posts of a refused form (``stash_files``)."""
+    stash = Path(media) / STASH_DIR
+    return sorted(p for p in Path(media).rglob("*") if p.is_file() and stash not in p.parents)
+
+
+def stash_files(media: Path) -> list[Path]:
+    folder = Path(media) / STASH_DIR
+    return sorted(folder.iterdir()) if folder.exists() else []
 
 
 def upload(name: str, data: bytes) -> SimpleUploadedFile:
@@ -367,9 +375,8 @@ def test_submission_form_errors_name_the_problem(client, challenge, alice, media
     assert Submission.objects.count() == 0 and PredictionFile.objects.count() == 0
     # Nothing stored, except the recipe kept (in the temporary area) when only the hyperparameters were wrong
     # (issue 25: a browser cannot re-fill a file input; tests/platform/test_kaggle_habits.py).
-    kept = [p for p in media_files(media) if "upload-stash" in p.parts]
-    assert [p for p in media_files(media) if p not in kept] == before
-    assert len(kept) == (1 if field == "hyperparameters" else 0)
+    assert media_files(media) == before
+    assert len(stash_files(media)) == (1 if field == "hyperparameters" else 0)
 
 
 def test_closed_challenge_and_foreign_team_are_form_errors(client, challenge, alice, bob):
@@ -599,3 +606,83 @@ def test_logout_by_get_shows_a_form_and_only_post_logs_out(client, alice):
     assert client.post("/logout/").status_code == 302
     assert client.get("/account/").status_code == 302  # to the login page
     assert "You are not logged in" in client.get("/logout/").content.decode()
+
+
+# ------------------------------------------------------------------ the kept dataset files
+
+
+def three_tables() -> dict:
+    """The dataset as three files: training rows, the test rows' inputs, and their hidden labels."""
+    frame = digits_frame(n_rows=120)
+    train, test = frame[frame.is_test == 0].drop(columns="is_test"), frame[frame.is_test == 1].drop(columns="is_test")
+    return {
+        "dataset": csv_bytes(train),
+        "test_dataset": csv_bytes(test.drop(columns="label")),
+        "test_labels": csv_bytes(test[["id", "label"]]),
+    }
+
+
+def test_a_refused_host_form_keeps_the_dataset_files_for_the_next_post(client, alice, media):
+    """A new user's finding: refused for a label-column typo, the chosen files were gone (a browser cannot
+    re-fill a file input), nothing said so, and the next post answered "This field is required."."""
+    tables = three_tables()
+    client.force_login(alice)
+    files = {name: upload(f"{name}.csv", data) for name, data in tables.items()}
+    form = challenge_form_data(slug="kept-files", test_column="", **files)
+    refused = client.post("/challenges/new/", {**form, "label_column": "specie"})
+    assert refused.status_code == 200 and Challenge.objects.count() == 0
+    assert "specie" in str(refused.context["form"].errors)
+    page = refused.content.decode()
+    for name, data in tables.items():  # each file, its name and size, said to be kept
+        assert f"{name}.csv ({in_units(len(data))}, kept; choose another to replace it)" in page, name
+    assert len(stash_files(media)) == 3
+    # The next post chooses no file: the kept ones are used; a new test-labels file replaces the kept one.
+    again = {key: value for key, value in form.items() if key not in tables}
+    relabelled = upload("labels-2.csv", tables["test_labels"])
+    accepted = client.post("/challenges/new/", {**again, "test_labels": relabelled})
+    assert accepted.status_code == 302, accepted.context["form"].errors
+    challenge = Challenge.objects.get(slug="kept-files")
+    assert challenge.dataset.n_test == 36 and challenge.dataset.n_train == 84
+    assert stash_files(media) == []  # deleted once used
+    # Nothing kept any more: the dataset must be chosen again.
+    empty = client.post("/challenges/new/", {**again, "slug": "kept-files-2"})
+    assert "This field is required." in str(empty.context["form"].errors["dataset"])
+
+
+def test_a_dataset_file_refused_itself_is_not_kept(client, alice, media):
+    client.force_login(alice)
+    client.post("/challenges/new/", challenge_form_data(label_column="specie"))
+    assert len(stash_files(media)) == 1
+    # A new file that the service refuses (its own field's error) is not kept, nor the one kept before it.
+    broken = client.post("/challenges/new/", challenge_form_data(dataset=upload("broken.csv", b"id\n")))
+    assert broken.context["form"].errors["dataset"] and Challenge.objects.count() == 0
+    assert stash_files(media) == [] and "kept;" not in broken.content.decode()
+    without = {key: value for key, value in challenge_form_data().items() if key != "dataset"}
+    assert "This field is required." in str(client.post("/challenges/new/", without).context["form"].errors["dataset"])
+
+
+def test_a_kept_dataset_belongs_to_the_user_who_chose_it(client, alice, bob, media):
+    from leaderboard.web.upload_stash import SESSION_KEY
+
+    client.force_login(alice)
+    form = challenge_form_data(slug="alices")
+    client.post("/challenges/new/", {**form, "label_column": "specie"})
+    stashed = client.session[SESSION_KEY]
+    assert len(stash_files(media)) == 1
+    # Bob's session is given Alice's stash reference (its token): it is not his, so it is not used.
+    client.force_login(bob)
+    session = client.session
+    session[SESSION_KEY] = stashed
+    session.save()
+    without = {key: value for key, value in form.items() if key != "dataset"}
+    refused = client.post("/challenges/new/", without)
+    assert refused.status_code == 200 and Challenge.objects.count() == 0
+    assert "This field is required." in str(refused.context["form"].errors["dataset"])
+    assert "kept;" not in refused.content.decode()
+
+
+def test_kept_dataset_files_are_bounded_one_per_field(client, alice, media):
+    client.force_login(alice)
+    for slug in ("one", "two", "three"):
+        client.post("/challenges/new/", challenge_form_data(slug=slug, label_column="specie"))
+    assert len(stash_files(media)) == 1  # each refused post replaced the last one's file
