@@ -12,9 +12,13 @@ its view calls :func:`kept_uploads` before validating and :func:`keep_uploads` a
 from __future__ import annotations
 
 import secrets
+import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import IO
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
@@ -56,6 +60,7 @@ class KeptUpload:
 
     def __init__(self, kept: Kept):
         self.kept, self.name, self.size = kept, kept.name, kept.size
+        self._spool: IO[bytes] | None = None  # the copy on disk temporary_file_path made, if any
 
     def _gone(self) -> ServiceError:
         return ServiceError(f"The kept {self.name} is no longer here: choose the file again.", field=self.kept.field)
@@ -71,19 +76,25 @@ class KeptUpload:
         return None
 
     def __getattr__(self, name: str):
-        """``temporary_file_path``: where the storage keeps the file on this machine's disk (a local storage), so a
-        dataset is read by the child that prepares it, as a spooled upload is; absent for a remote storage."""
-        if name != "temporary_file_path":
+        """``temporary_file_path`` of a kept file over ``FILE_UPLOAD_MAX_MEMORY_SIZE``: a copy on this machine's disk,
+        read through the storage API in chunks (an object store has no path) and deleted with this object, as
+        Django's spooled upload is; a dataset is then read by the child that prepares it. A smaller file has none:
+        it is read into memory, bounded, as a small upload is."""
+        if name != "temporary_file_path" or self.size <= settings.FILE_UPLOAD_MAX_MEMORY_SIZE:
             raise AttributeError(name)
-        try:
-            local = default_storage.path(self.kept.path)
-        except NotImplementedError:
-            raise AttributeError(name) from None
 
         def temporary_file_path() -> str:
-            if not default_storage.exists(self.kept.path):
-                raise self._gone()
-            return local
+            if self._spool is None:
+                spool = tempfile.NamedTemporaryFile(dir=settings.FILE_UPLOAD_TEMP_DIR, suffix=".upload")
+                try:
+                    with default_storage.open(self.kept.path, "rb") as handle:
+                        shutil.copyfileobj(handle, spool, MB)
+                    spool.flush()
+                except OSError:  # FileNotFoundError included
+                    spool.close()
+                    raise self._gone() from None
+                self._spool = spool
+            return self._spool.name
 
         return temporary_file_path
 

@@ -622,9 +622,16 @@ def three_tables() -> dict:
     }
 
 
-def test_a_refused_host_form_keeps_the_dataset_files_for_the_next_post(client, alice, media):
+@pytest.mark.parametrize("spooled", [False, True], ids=["in-memory", "spooled"])
+def test_a_refused_host_form_keeps_the_dataset_files_for_the_next_post(client, alice, media, settings, spooled):
     """A new user's finding: refused for a label-column typo, the chosen files were gone (a browser cannot
-    re-fill a file input), nothing said so, and the next post answered "This field is required."."""
+    re-fill a file input), nothing said so, and the next post answered "This field is required.".
+
+    ``spooled``: files over ``FILE_UPLOAD_MAX_MEMORY_SIZE`` are handed to the child that prepares the dataset as a
+    copy on disk, read through the storage API (the first version asked the storage for a path: an object store
+    has none, ``test_storage::test_no_code_reads_a_stored_file_by_path``)."""
+    if spooled:
+        settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1024
     tables = three_tables()
     client.force_login(alice)
     files = {name: upload(f"{name}.csv", data) for name, data in tables.items()}
