@@ -33,7 +33,6 @@ class Version:
     team_id: int
     method_name: str
     number: int  # 1 for the first version
-    of: int  # versions of the entry so far
     selected: bool
     scores_private: bool  # its phase scores the private part too
     public: tuple  # (public scores, valid scores) of its succeeded runs
@@ -55,9 +54,6 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
         for c in ("team_id", "method_name", "status", "selected_for_final", "phase__test_rows", "kind", "moderated")
     )
     kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
-    totals: dict[tuple, int] = defaultdict(int)
-    for sub in kept:
-        totals[(sub[team], sub[method])] += 1
     counts: dict[tuple, int] = defaultdict(int)
     versions: dict[int, Version] = {}
     for sub in kept:
@@ -68,7 +64,6 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
                 sub[0],
                 *key,
                 counts[key],
-                totals[key],
                 sub[selected],
                 sub[rows] != TestRows.PUBLIC,
                 (tuple(r[score] for r in runs[sub[0]]), tuple(r[valid] for r in runs[sub[0]])),

@@ -148,7 +148,7 @@ def test_a_row_s_version_numbers_take_linear_time_in_its_entry_s_versions():
     from leaderboard.services.entries import Version, published_version_numbers
 
     def version(i: int, listed: bool) -> Version:
-        return Version(i, 1, "m", i, 0, False, False, ((), ()), listed=listed)
+        return Version(i, 1, "m", i, False, False, ((), ()), listed=listed)
 
     small = {i: version(i, listed=i not in (2, 4)) for i in range(1, 6)}  # 2 failed, 4 hidden: each counts itself
     assert published_version_numbers(small) == {1: (1, 3), 2: (2, 4), 3: (2, 3), 4: (3, 4), 5: (3, 3)}
