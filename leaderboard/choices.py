@@ -113,7 +113,7 @@ class Feedback(models.TextChoices):
 class BoardVersion(models.TextChoices):
     """Which version of an entry (a team's method) the public board shows."""
 
-    SELECTED = "selected", "The version the team selected (else the latest)"
+    SELECTED = "selected", "The latest version; after the reveal, the one the team chose for the private board"
     LATEST = "latest", "The latest version"
 
 

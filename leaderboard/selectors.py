@@ -136,6 +136,11 @@ def submission_can_see_details(*, user, submission: Submission) -> bool:
     return submission.team.membership_set.filter(user=user).exists()
 
 
+def board_has_private(challenge: Challenge) -> bool:
+    """Whether some hidden rows are on the private board (``public_fraction`` below 1)."""
+    return challenge.public_fraction < 1.0
+
+
 def private_board_revealed(*, challenge: Challenge, now=None) -> bool:
     """Revealed by the hosts (which closes the competition), or a phase with automatic reveal has closed
     and no phase takes submissions any more: a reveal never leaves a phase open (issue 21)."""
@@ -357,6 +362,23 @@ class ChallengeRuns:
             self._scored[column] = groups
         return self._scored[column]
 
+    def read_by_reports(self) -> ChallengeRuns:
+        """The runs and submissions a board can read: submissions with a run scored on some part (test, public or
+        private rows), with all their runs. A submission queued, failed or cancelled before any score is on no
+        board, counted in no ``m`` and numbered in no row (:func:`services.entries.published_version_numbers`):
+        its changes must not move a board's inputs version, else a board re-stamped at a rival's failed try (its
+        ``computed_at``, its ETag) told when others' submissions failed (tests/platform/test_leaks_v4.py)."""
+        status = SNAPSHOT_RUN_COLUMNS.index("status")
+        scores = [SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")]
+        read = {
+            row[0]
+            for row in self.runs
+            if row[status] == RunStatus.SUCCEEDED and any(row[i] is not None for i in scores)
+        }
+        return ChallengeRuns(
+            [row for row in self.runs if row[0] in read], [row for row in self.submissions if row[0] in read]
+        )
+
 
 def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = None) -> ChallengeRuns:
     """One read of the runs and one of the submissions for :class:`ChallengeRuns` (no per-row converters);
@@ -385,6 +407,13 @@ def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = No
             for row in subs
         ],
     )
+
+
+def submission_read_by_reports(submission: Submission) -> bool:
+    """Whether some board can read ``submission`` (:meth:`ChallengeRuns.read_by_reports`: a run scored on some
+    part)."""
+    snapshot = challenge_runs(challenge=submission.challenge, submission_ids={submission.pk})
+    return bool(snapshot.read_by_reports().submissions)
 
 
 def moderation_in_force():

@@ -37,7 +37,7 @@ from evaluation.metrics import get_metric
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
-from ..selectors import private_board_revealed, user_is_host
+from ..selectors import board_has_private, private_board_revealed, user_is_host
 from .dataset_files import dataset_hidden_labels
 from .entries import Version, entry_versions, published_version_numbers
 from .errors import NotAllowed, ServiceError
@@ -53,10 +53,6 @@ class BoardNotFound(ServiceError):
 
 
 # ------------------------------------------------------------------ the two parts of the hidden rows
-def board_has_private(challenge: Challenge) -> bool:
-    return challenge.public_fraction < 1.0
-
-
 def board_fields(challenge: Challenge, board: str) -> tuple[str, str]:
     """The run fields holding ``board``'s (score, per-example outcomes).
 

@@ -1,8 +1,8 @@
 """Entries: a team's method, its versions, and the team's final selection for the private board.
 
 An *entry* is a team's method name: a new submission under the same name is a new version of
-that entry. The public board shows one version per entry (the selected one, or the latest: the
-host's ``board_version``); the private board shows each team's final selection: up to
+that entry. The public board shows one version per entry (the latest; after the reveal the selected one
+where the host's ``board_version`` is ``selected``); the private board shows each team's final selection: up to
 ``Challenge.final_entries`` submissions it chose, or else its best N public-board entries by the
 ranking statistic. Every version still counts in m (every test-set evaluation does).
 """
@@ -22,7 +22,7 @@ from ..choices import BoardVersion, RankingStatistic, SubmissionKind, Submission
 from ..models import Challenge, Submission
 from ..selectors import SNAPSHOT_RUN_COLUMNS as RUN
 from ..selectors import SNAPSHOT_SUBMISSION_COLUMNS as SUB
-from ..selectors import ChallengeRuns, challenge_runs, submissions_readable
+from ..selectors import ChallengeRuns, board_has_private, challenge_runs, private_board_revealed, submissions_readable
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
 
     ``snapshot``: the challenge's runs and submissions already read (a report update reads them once)."""
     snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
-    column = "public_score" if challenge.public_fraction < 1 else "test_score"  # see boards.board_fields
+    column = "public_score" if board_has_private(challenge) else "test_score"  # see boards.board_fields
     runs = snapshot.scored(column)
     score, valid = RUN.index(column), RUN.index("valid_score")
     team, method, state, selected, rows, kind, moderated = (
@@ -94,10 +94,23 @@ def published_version_numbers(versions: dict[int, Version]) -> dict[int, tuple[i
     return out
 
 
+def selection_on_public_board(challenge: Challenge) -> bool:
+    """Whether the public board shows each entry's selected version (``board_version`` ``selected``).
+
+    The selection is also the team's final choice for the private board, which nobody else may read before the
+    reveal (the API keeps ``selected_for_final`` to the team): where a private board exists, the public board shows
+    each entry's latest version until the reveal, and the selected one after it. Before, the row shown (version k of
+    n, its score) told everyone which version a team had chosen (tests/platform/test_leaks_v4.py)."""
+    return challenge.board_version == BoardVersion.SELECTED and (
+        not board_has_private(challenge) or private_board_revealed(challenge=challenge)
+    )
+
+
 def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | None = None) -> set[int]:
-    """The version of each entry the public board shows: the latest selected one (host setting
-    ``selected``), else the latest; never one a host moderated (on no board: its entry shows the version before it,
-    where it vanished from the board and so told that a host had hidden its latest version)."""
+    """The version of each entry the public board shows: the latest selected one where the selection is shown
+    (:func:`selection_on_public_board`), else the latest; never one a host moderated (on no board: its entry shows
+    the version before it, where it vanished from the board and so told that a host had hidden its latest
+    version)."""
     versions = entry_versions(challenge=challenge) if versions is None else versions
     by_entry: dict[tuple, list[Version]] = defaultdict(list)
     for version in versions.values():
@@ -105,9 +118,10 @@ def public_board_ids(*, challenge: Challenge, versions: dict[int, Version] | Non
             continue
         by_entry[(version.team_id, version.method_name)].append(version)
     shown = set()
+    by_selection = selection_on_public_board(challenge)
     for members in by_entry.values():
         members.sort(key=lambda v: v.number)
-        selected = [v for v in members if v.selected] if challenge.board_version == BoardVersion.SELECTED else []
+        selected = [v for v in members if v.selected] if by_selection else []
         shown.add((selected or members)[-1].submission_id)
     return shown
 

@@ -46,7 +46,7 @@ from ..storage import DISK_FULL_ERRNOS, STORAGE_DOWN
 from .errors import PROGRAM_FAILED
 from .heartbeats import renew_until_stopped
 from .notifications import submission_ended_record
-from .reports import report_request
+from .reports import report_request_after
 
 logger = logging.getLogger(__name__)
 
@@ -318,7 +318,7 @@ def run_store_retrying(*, run_id: int, attempt: int | None = None, **result) -> 
 def runs_changed(*, submission_id: int) -> Submission:
     """After a run's result changed: the submission's status, then a new report."""
     submission = submission_refresh_status(submission_id=submission_id)
-    report_request(challenge_id=submission.challenge_id)
+    report_request_after(submission=submission)
     return submission
 
 

@@ -31,6 +31,7 @@ from . import dispatch
 from .boards import board_private_revealed
 from .dispatch import DELIVER_WEBHOOK, PROCESS_EVENT, enqueue_on_commit
 from .errors import PlatformError, ServiceError
+from .reports import report_request
 from .webhooks import deliveries_create
 
 logger = logging.getLogger(__name__)
@@ -195,7 +196,8 @@ def event_process(*, event_id: int) -> int:
 
 
 def reveals_record_due(*, now=None) -> int:
-    """Events for private boards revealed by a phase with ``auto_reveal`` closing (no host acted)."""
+    """Events for private boards revealed by a phase with ``auto_reveal`` closing (no host acted), and their
+    boards' recomputation (:func:`services.entries.selection_on_public_board`)."""
     now = now or timezone.now()
     due = (
         Phase.objects.filter(auto_reveal=True, closes_at__lte=now, challenge__public_fraction__lt=1)
@@ -207,7 +209,9 @@ def reveals_record_due(*, now=None) -> int:
         if not board_private_revealed(challenge=challenge, now=now):  # a later phase is still open
             continue
         with transaction.atomic():
-            recorded += event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge) is not None
+            if event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge) is not None:
+                recorded += 1
+                report_request(challenge_id=challenge.pk)  # the public board may show the teams' choices now
     return recorded
 
 

@@ -43,7 +43,7 @@ from evaluation.report import (
 )
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, PrivateReport, Report, ReportRow, Run
+from ..models import Challenge, PrivateReport, Report, ReportRow, Run, Submission
 from ..report_rows import ROW_TABLE, own_row, report_skeleton, row_ids
 from ..selectors import (
     REPORT_MODELS,
@@ -52,10 +52,11 @@ from ..selectors import (
     ChallengeRuns,
     challenge_runs,
     rows_as_stored,
+    submission_read_by_reports,
 )
 from .boards import board_fields, board_has_private, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
-from .entries import Version, entry_versions, final_selection_ids, public_board_ids
+from .entries import Version, entry_versions, final_selection_ids, public_board_ids, selection_on_public_board
 from .errors import ServiceError
 from .heartbeats import renew_until_stopped
 from .history import record_moves
@@ -88,6 +89,16 @@ def report_request(*, challenge_id: int) -> bool:
     return bool(flipped)
 
 
+def report_request_after(*, submission: Submission) -> bool:
+    """Ask for a recomputation after ``submission``'s runs or state changed (a run's result, a cancellation), unless
+    no board can read it (:func:`selectors.submission_read_by_reports`: no run scored on any part). Then no board's
+    inputs moved, and the request's own trace (``recompute_pending`` on the board, a moment later its
+    ``computed_at``) would tell every reader when a rival's try failed or was cancelled."""
+    if not submission_read_by_reports(submission):
+        return False
+    return report_request(challenge_id=submission.challenge_id)
+
+
 #: How the service lays a report out, part of the settings key so that a stored report of another
 #: layout is recomputed (2: each section's comparisons as one table of columns, docs/scale.md).
 STORED_LAYOUT = 2
@@ -100,17 +111,33 @@ def report_settings_key(challenge: Challenge) -> str:
     ).hexdigest()[:32]
 
 
-def report_inputs_version(*, challenge: Challenge, snapshot: ChallengeRuns | None = None) -> str:
-    """A hash of everything the reports depend on: settings, the dataset, every run and every submission's
-    state (``snapshot``: the challenge's runs and submissions already read)."""
+def report_inputs_version(
+    *, challenge: Challenge, snapshot: ChallengeRuns | None = None, board: str = Board.PUBLIC
+) -> str:
+    """A hash of everything ``board``'s report depends on: settings, the dataset, the runs and submissions a board
+    can read (``snapshot``: the challenge's runs and submissions already read; :meth:`ChallengeRuns.read_by_reports`)
+    and, for the public board, the teams' choices only where it shows them
+    (:func:`services.entries.selection_on_public_board`). The public board's version is published: an input no
+    public number depends on (a rival's failed try, a team's final choice before the reveal) must not move it,
+    nor re-stamp the board (``computed_at``, the ETag), which told a reader when others acted."""
     snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
+    read = snapshot.read_by_reports()
+    submissions = read.submissions
+    if board == Board.PUBLIC:
+        shows_choices = selection_on_public_board(challenge)
+        if not shows_choices:
+            chosen = SNAPSHOT_SUBMISSION_COLUMNS.index("selected_for_final")
+            submissions = [(*row[:chosen], None, *row[chosen + 1 :]) for row in submissions]
+    else:
+        shows_choices = None
     digest = hashlib.sha256(report_settings_key(challenge).encode())
     dataset = getattr(challenge, "dataset", None)
     digest.update(repr((getattr(dataset, "version", None), getattr(dataset, "public_mask", None))).encode())
+    digest.update(repr((str(board), shows_choices)).encode())
     # The database's own values (ints, floats, strings, None, booleans), serialised at once by value
     # (marshal version 2 keeps no references): Django's converters and repr() would cost ten times more.
-    digest.update(marshal.dumps(snapshot.runs, 2))
-    digest.update(marshal.dumps(snapshot.submissions, 2))
+    digest.update(marshal.dumps(read.runs, 2))
+    digest.update(marshal.dumps(submissions, 2))
     return digest.hexdigest()
 
 
@@ -290,35 +317,42 @@ def report_recompute_gave_up(*, challenge_id: int, reason: str) -> None:
 
 
 def _recompute(*, challenge_id: int, force: bool) -> Report:
+    """Rebuild each board whose inputs version moved (both with ``force``): the public board and, where there is
+    one, the private board, each stamped only when its own inputs changed."""
     challenge = Challenge.objects.get(pk=challenge_id)
     report, _ = Report.objects.get_or_create(challenge=challenge)
-    snapshot = challenge_runs(challenge=challenge)  # read once: the inputs version, the versions, the entries
+    snapshot = challenge_runs(challenge=challenge)  # read once: the inputs versions, the versions, the entries
     version = report_inputs_version(challenge=challenge, snapshot=snapshot)
+    has_private = board_has_private(challenge)
     private = PrivateReport.objects.filter(challenge=challenge).first()
-    stale_private = board_has_private(challenge) and (private is None or private.inputs_version != version)
-    if not force and report.inputs_version == version and report.data and not stale_private:
+    private_version = report_inputs_version(challenge=challenge, snapshot=snapshot, board=Board.PRIVATE)
+    public_stale = force or report.inputs_version != version or not report.data
+    # The private board's rows carry their public rank: a new public board stales it too.
+    private_stale = has_private and (public_stale or private is None or private.inputs_version != private_version)
+    if not (public_stale or private_stale):
         if report.requested_at and report.computed_at and report.computed_at < report.requested_at:
             # Nothing to do for the request: answered (else the janitor would take it for a recomputation lost).
             Report.objects.filter(pk=report.pk, recompute_pending=False).update(requested_at=report.computed_at)
         return report
     versions = entry_versions(challenge=challenge, snapshot=snapshot)
-    previous = report.data
-    failing = [report]
-    if board_has_private(challenge):
+    failing = [report] if public_stale else []
+    if has_private:
         private = private or PrivateReport.objects.create(challenge=challenge)
         failing.append(private)  # a public failure stales both boards
     try:
-        _save(
-            report,
-            version,
-            lambda: build_report_data(challenge=challenge, versions=versions, previous=previous, snapshot=snapshot),
-        )
-        if board_has_private(challenge):
+        if public_stale:
+            previous = report.data
+            _save(
+                report,
+                version,
+                lambda: build_report_data(challenge=challenge, versions=versions, previous=previous, snapshot=snapshot),
+            )
+        if has_private and private_stale:
             failing = [private]
             previous_private = private.data
             _save(
                 private,
-                version,
+                private_version,
                 lambda: build_report_data(
                     challenge=challenge,
                     board=Board.PRIVATE,
@@ -334,6 +368,9 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
             for stale in failing:
                 _record_failure(stale, exc, key)
         raise
+    if not public_stale and report.requested_at and report.computed_at and report.computed_at < report.requested_at:
+        # The request is answered, the public board unchanged: its inputs are those it was computed from.
+        Report.objects.filter(pk=report.pk, recompute_pending=False).update(requested_at=report.computed_at)
     return report
 
 

@@ -39,7 +39,7 @@ from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError, To
 from .phases import phase_open
 from .programs import program_ready
 from .registrations import registration_check
-from .reports import report_request
+from .reports import report_request, report_request_after
 from .teams import team_for_submission, team_lock_for_entry
 from .workdirs import work_folder
 
@@ -577,7 +577,7 @@ def submission_cancel(*, submission: Submission, user: User) -> Submission:
         submission.runs.filter(status=RunStatus.QUEUED).update(
             status=RunStatus.FAILED, error_message="cancelled before it ran"
         )
-    report_request(challenge_id=submission.challenge_id)
+    report_request_after(submission=submission)
     return submission
 
 

@@ -26,8 +26,9 @@ def _recipe(challenge, user, name, scores):
 
 def test_a_suite_reads_the_version_each_task_s_board_shows(host):
     """board_version = selected (the default): a team that chose version 1 of its method for the private board and
-    then submitted a worse version 2 is shown with version 1 on each task's public board; the suite board must read
+    then submitted a worse version 2 is shown with version 1 on each task's public board once revealed; the suite board must read
     that version too, not the latest one."""
+    from leaderboard.services.challenges import challenge_reveal
     from leaderboard.services.submissions import submission_select_final
     from leaderboard.services.suites import suite_board, suite_create
 
@@ -39,6 +40,7 @@ def test_a_suite_reads_the_version_each_task_s_board_shows(host):
         submission_select_final(submission=first, user=ann)
         _recipe(task, ann, "method", [0.50, 0.51, 0.52, 0.50, 0.51, 0.52])
         _recipe(task, ben, "other", [0.70, 0.71, 0.72, 0.70, 0.71, 0.72])
+        challenge_reveal(challenge=task, user=host)  # the choice is on the public board once revealed
         report_recompute(challenge_id=task.pk)
         rows = _client().get(f"/api/challenges/{task.slug}/leaderboard/").json()["entries"]
         shown[task.slug] = {row["method_name"]: row["submission_id"] for row in rows}

@@ -22,7 +22,7 @@ from leaderboard.services.janitor import JanitorPass, janitor_last_pass_age, jan
 from leaderboard.services.lifecycle import LOST_WORKER, run_claim, run_heartbeat, run_store, runs_requeue_expired
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions, submission_create_recipe
 
-from .factories import label_predictions
+from .factories import label_predictions, stored_recipe
 
 pytestmark = pytest.mark.django_db
 
@@ -511,8 +511,7 @@ def test_the_janitor_resends_a_report_recomputation_that_never_finished(challeng
 
     challenge, frame = challenge
     report_recompute(challenge_id=challenge.pk, force=True)
-    files = [UploadedFile("p.csv", label_predictions(frame))]
-    submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    stored_recipe(challenge, alice, "p", runs_expected=1, scores=[0.5])  # a new entry, scored
     assert Report.objects.get(challenge=challenge).recompute_pending is False  # not until a run changed
     from leaderboard.services.reports import report_request
 
@@ -573,8 +572,7 @@ def stale_request(challenge, frame, alice) -> None:
     from leaderboard.services.reports import report_recompute, report_request
 
     report_recompute(challenge_id=challenge.pk, force=True)
-    files = [UploadedFile("p.csv", label_predictions(frame))]
-    submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    stored_recipe(challenge, alice, "p", runs_expected=1, scores=[0.5])  # a new entry, scored
     report_request(challenge_id=challenge.pk)
     stale = timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
     Report.objects.filter(challenge=challenge).update(

@@ -24,8 +24,11 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run, Submission
+from leaderboard.services.challenges import challenge_reveal
+from leaderboard.services.lifecycle import runs_changed
 from leaderboard.services.moderation import submission_moderate
 from leaderboard.services.reports import report_recompute
+from leaderboard.services.submissions import submission_cancel
 
 from .factories import digits_challenge, stored_recipe
 
@@ -91,52 +94,105 @@ def test_the_home_page_counts_the_entries_the_board_lists(host, alice, bob):
     assert counted[challenge.slug] == 1, counted  # was 2: the hidden entry counted
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product decision: under board_version 'selected' (the default) the public board shows the version a team "
-    "chose for the private board, so its row (version k of n, its score) tells everyone which one it chose, where the "
-    "API and the submission page keep that choice to the team until the reveal (selected_for_final left out, no "
-    "'chosen for the private board'). One flag serves both: the version shown and the final choice.",
-)
 def test_a_team_s_final_choice_is_not_read_off_the_public_board(host, alice, bob):
+    """Under ``board_version`` ``selected`` (the default) the public board showed the version a team chose for the
+    private board: its row (version k of n, its score) told everyone the choice the API keeps to the team. Until the
+    reveal the public board shows each entry's latest version, and a choice re-stamps nothing a reader reads; after
+    the reveal (the choices are public) it shows the chosen one."""
     challenge, _ = digits_challenge(host, title="Finals kept", public_fraction=0.5)
     v1, v2 = (stored_recipe(challenge, bob, "resnet", runs_expected=1, scores=[s]) for s in (0.71, 0.72))
     for run in Run.objects.filter(submission__challenge=challenge):
         Run.objects.filter(pk=run.pk).update(public_score=run.test_score, private_score=run.test_score)
     report_recompute(challenge_id=challenge.pk, force=True)
-    before = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/").json()["entries"]
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    before = APIClient().get(url)
     bobs = APIClient()
     bobs.force_authenticate(bob)
     assert bobs.post(f"/api/submissions/{v1.pk}/select/", {"selected": True}, format="json").status_code == 200
     assert "selected_for_final" not in APIClient().get(f"/api/submissions/{v1.pk}/").json()  # kept to the team
+    report_recompute(challenge_id=challenge.pk)  # as the worker does after the request
+    after = APIClient().get(url)
+    shown = [row["submission_id"] for row in after.json()["entries"]]
+    assert shown == [row["submission_id"] for row in before.json()["entries"]] == [v2.pk]  # was [v1]
+    assert after.json()["computed_at"] == before.json()["computed_at"]  # nor does the board tell when a team chose
+    assert after["ETag"] == before["ETag"]
+    host_view = APIClient()
+    host_view.force_authenticate(host)
+    private = host_view.get(url + "?board=private").json()["entries"]
+    assert [row["submission_id"] for row in private] == [v1.pk]  # the choice reaches the private board
+
+    challenge_reveal(challenge=challenge, user=host)
+    report_recompute(challenge_id=challenge.pk)
+    revealed = APIClient().get(url).json()["entries"]
+    assert [row["submission_id"] for row in revealed] == [v1.pk]  # the host's setting, once the choice is public
+
+
+def test_a_phase_that_reveals_on_closing_puts_the_choices_on_the_public_board(host, alice, bob):
+    """A private board revealed by its last phase closing (no host acted): the janitor's pass that records the
+    reveal asks for the boards, and the public board then shows the chosen version, as after a host's reveal."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.models import Report
+    from leaderboard.services.notifications import reveals_record_due
+    from leaderboard.services.phases import phase_update
+    from leaderboard.services.submissions import submission_select_final
+
+    challenge, _ = digits_challenge(host, title="Revealed by its phase", public_fraction=0.5)
+    v1, v2 = (stored_recipe(challenge, bob, "resnet", runs_expected=1, scores=[s]) for s in (0.71, 0.72))
+    for run in Run.objects.filter(submission__challenge=challenge):
+        Run.objects.filter(pk=run.pk).update(public_score=run.test_score, private_score=run.test_score)
+    submission_select_final(submission=v1, user=bob)
     report_recompute(challenge_id=challenge.pk, force=True)
-    after = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/").json()["entries"]
-    assert [row["submission_id"] for row in after] == [row["submission_id"] for row in before] == [v2.pk]
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    assert [row["submission_id"] for row in APIClient().get(url).json()["entries"]] == [v2.pk]
+    now = timezone.now()
+    phase = challenge.phases.get()
+    phase_update(phase=phase, user=host, opens_at=now - timedelta(days=2), closes_at=now, auto_reveal=True)
+    Report.objects.filter(challenge=challenge).update(recompute_pending=False)
+    assert reveals_record_due() == 1
+    assert Report.objects.get(challenge=challenge).recompute_pending  # asked, as a host's reveal asks
+    report_recompute(challenge_id=challenge.pk)
+    assert [row["submission_id"] for row in APIClient().get(url).json()["entries"]] == [v1.pk]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product decision: a board is recomputed whenever any submission or run of the challenge changes (its "
-    "inputs version hashes them all), and publishes computed_at (and recompute_pending meanwhile, and the ETag of its "
-    "bytes): a rival's submission failing, which nobody else may open and which moves no number, still moves these, "
-    "so a reader watching the board reads when others' tries failed. Publishing the time the board's content last "
-    "changed (or not recomputing when only unpublished inputs changed) would close it.",
-)
 def test_a_rival_s_failed_submission_moves_nothing_a_reader_reads_on_the_board(host, alice, bob):
+    """A board was recomputed whenever any submission or run changed (its inputs version hashed them all) and
+    published ``computed_at``, ``recompute_pending`` and the ETag of its bytes: a rival's try
+    failing or cancelled before any score, which nobody else may open and which moves no number, moved them, so a
+    reader watching the board read when others' tries failed. A board's inputs are now what it can read."""
     challenge, _ = digits_challenge(host, title="Quiet board")
     stored_recipe(challenge, alice, "open", runs_expected=1, scores=[0.7])
     report_recompute(challenge_id=challenge.pk, force=True)
     url = f"/api/challenges/{challenge.slug}/leaderboard/"
     before = APIClient().get(url)
+
     failed = stored_recipe(challenge, bob, "try", runs_expected=1)
-    Submission.objects.filter(pk=failed.pk).update(status="failed")
+    Submission.objects.filter(pk=failed.pk).update(status="running")
     Run.objects.create(submission=failed, index=0, status="failed", seeds={"split": 0}, error_message="oom")
-    report_recompute(challenge_id=challenge.pk)  # as the worker does after the run's result (runs_changed)
+    runs_changed(submission_id=failed.pk)  # what the worker does after the run's result
+    assert Submission.objects.get(pk=failed.pk).status == "failed"
+    assert APIClient().get(url).json()["recompute_pending"] is False  # no request: nothing a board reads moved
+    report_recompute(challenge_id=challenge.pk)  # and were one made (another change, the janitor) ...
     after = APIClient().get(url)
     assert APIClient().get(f"/api/submissions/{failed.pk}/").status_code == 404
-    assert after.json()["entries"] == before.json()["entries"]  # no number moved ...
-    assert after.json()["computed_at"] == before.json()["computed_at"]  # ... yet the board says it was recomputed
+    assert after.json()["entries"] == before.json()["entries"]  # ... no number moved ...
+    assert after.json()["computed_at"] == before.json()["computed_at"]  # ... and the board is not re-stamped
     assert after["ETag"] == before["ETag"]
+
+    cancelled = stored_recipe(challenge, bob, "another try", runs_expected=1)
+    Submission.objects.filter(pk=cancelled.pk).update(status="queued")
+    submission_cancel(submission=cancelled, user=bob)
+    assert APIClient().get(url).json()["recompute_pending"] is False
+
+    scored = stored_recipe(challenge, bob, "a third try", runs_expected=1, scores=[0.8])
+    runs_changed(submission_id=scored.pk)  # a board reads this one: asked, and the board moves
+    assert APIClient().get(url).json()["recompute_pending"] is True
+    report_recompute(challenge_id=challenge.pk)
+    moved = APIClient().get(url)
+    assert moved.json()["computed_at"] != before.json()["computed_at"]
+    assert scored.pk in [row["submission_id"] for row in moved.json()["entries"]]
 
 
 def test_a_row_s_version_numbers_take_linear_time_in_its_entry_s_versions():
