@@ -74,10 +74,15 @@ def challenges_with_entry_count(challenges: QuerySet[Challenge]) -> QuerySet[Cha
     return challenges.annotate(entries=Coalesce(Subquery(entries), 0))
 
 
-def challenge_provenance(*, challenge: Challenge) -> list[EntryProvenance]:
-    """Where the challenge's imported entries come from (entries varboard did not produce), by entry name."""
+def challenge_provenance(*, challenge: Challenge, user) -> list[EntryProvenance]:
+    """Where the challenge's imported entries that ``user`` may open come from (entries varboard did not produce), by
+    entry name: one a host hid or disqualified is on neither board, and the page's card named it, with its team,
+    citation and link, to everyone (:func:`submissions_readable`)."""
     return list(
-        EntryProvenance.objects.filter(submission__challenge=challenge)
+        EntryProvenance.objects.filter(
+            submission__challenge=challenge,
+            submission__in=submissions_readable(user=user, challenge=challenge).values("pk"),
+        )
         .select_related("submission", "submission__team")
         .order_by("submission__method_name")
     )

@@ -19,7 +19,12 @@ from evaluation.imports import FORMATS
 
 from ..models import EntryProvenance, ResultsImport, Submission, Suite, VarianceStudy
 from ..selectors import challenge_list_visible, submission_readable, suite_list_visible, variance_studies_readable
-from ..services.results_import import results_import_create, results_import_files, results_instance_list
+from ..services.results_import import (
+    results_import_create,
+    results_import_files,
+    results_import_list,
+    results_instance_list,
+)
 from ..services.suites import suite_board, suite_create
 from ..services.variance_studies import variance_study_allowed, variance_study_create, variance_study_shown
 from ..uploads import read_prediction_uploads, read_upload
@@ -160,7 +165,7 @@ class ResultsImportView(ChallengeScopedView):
 
     @takes_query(paged=True, responses=ResultsImportOutSerializer(many=True))
     def get(self, request, slug: str):
-        return self.paginated(self.challenge(slug).results_imports.all(), import_data)
+        return self.paginated(results_import_list(challenge=self.challenge(slug), user=request.user), import_data)
 
     @extend_schema(
         request={"multipart/form-data": ResultsImportSerializer},

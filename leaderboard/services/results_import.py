@@ -184,6 +184,18 @@ def _import_team(team_name: str) -> Team:
 
 
 # long because it validates, then stores the import, the entries, their runs and provenance at once
+IMPORTS_HOSTS_ONLY = "Only the challenge's hosts can read its imports."
+
+
+def results_import_list(*, challenge: Challenge, user):
+    """The challenge's imports, newest last, for its hosts (``NotAllowed`` otherwise). The log names every model and
+    file imported, those a host has since hidden or disqualified too (on neither board): it was listed to anyone
+    over the API while the site's import page answered others 403."""
+    if not user_is_host(user=user, challenge=challenge):
+        raise NotAllowed(IMPORTS_HOSTS_ONLY)
+    return challenge.results_imports.all()
+
+
 def results_import_create(
     *,
     challenge: Challenge,

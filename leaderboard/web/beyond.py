@@ -26,12 +26,13 @@ from ..selectors import (
     user_is_host,
     variance_studies_readable,
 )
-from ..services.errors import ServiceError
+from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import whole_number
 from ..services.results_import import (
     challenge_create_results_only,
     results_import_create,
     results_import_files,
+    results_import_list,
     results_instance_list,
 )
 from ..services.suites import suite_board, suite_create
@@ -280,13 +281,15 @@ class ImportForm(forms.Form):
 def results_import(request, slug: str):
     """Hosts of a results-only challenge import per-instance results produced elsewhere."""
     challenge = _visible(request, slug)
-    if not user_is_host(user=request.user, challenge=challenge):
-        raise PermissionDenied
+    try:
+        imports = results_import_list(challenge=challenge, user=request.user)
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from None
     refusal = upload_refusal(request)
     form = ImportForm(request.POST or None, request.FILES or None)
     if refusal is not None:  # a file over its limit, stopped while it streamed
         show_upload_refusal(form, refusal)
-        context = {"challenge": challenge, "form": form, "imports": challenge.results_imports.all()}
+        context = {"challenge": challenge, "form": form, "imports": imports}
         return render(request, "challenges/import.html", context, status=400)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -319,7 +322,7 @@ def results_import(request, slug: str):
     return render(
         request,
         "challenges/import.html",
-        {"challenge": challenge, "form": form, "imports": challenge.results_imports.all()},
+        {"challenge": challenge, "form": form, "imports": imports},
     )
 
 

@@ -249,7 +249,7 @@ def challenge_detail(request, slug: str):
             "registration": registration,
             "join": _join_state(challenge, registration),
             "imported": imported_source(
-                challenge_provenance(challenge=challenge), has_dataset=not challenge.results_only
+                challenge_provenance(challenge=challenge, user=request.user), has_dataset=not challenge.results_only
             ),
             "form": form,
             # A closed challenge shows no form; a refused POST still shows the service's reason on it.
