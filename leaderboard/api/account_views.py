@@ -113,13 +113,16 @@ class TeamListView(StrictQuery, APIView):
 
 
 class TeamInviteView(APIView):
-    """``POST /api/teams/{id}/invitations/``: invite a user by name (members only); they accept or decline."""
+    """``POST /api/teams/{id}/invitations/``: invite a user by name (members only); they accept or decline.
+
+    The team is looked up among the requester's own (404 for any other, as ``leave/``): looked up among every team,
+    a team id that exists answered 403 (400 for a personal team) and one that does not 404, to anyone."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=InviteSerializer, responses={201: InvitationSerializer})
     def post(self, request, pk: int):
-        team = get_object_or_404(Team, pk=pk)
+        team = get_object_or_404(user_teams(user=request.user), pk=pk)
         incoming = InviteSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         username = incoming.validated_data["username"].strip()

@@ -162,7 +162,10 @@ class TeamModerationView(APIView):
     permission_classes = [IsAuthenticated]
 
     def _target(self, request, slug: str, team_id: int):
+        """The challenge and the team, once the requester is one of its hosts: the team looked up first answered a
+        contestant 404 for a team id that does not exist and 403 for one that does."""
         challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
+        moderation_allowed(challenge=challenge, user=request.user)
         return challenge, get_object_or_404(Team, pk=team_id)
 
     @extend_schema(
@@ -173,7 +176,6 @@ class TeamModerationView(APIView):
     )
     def post(self, request, slug: str, team_id: int):
         challenge, team = self._target(request, slug, team_id)
-        moderation_allowed(challenge=challenge, user=request.user)
         incoming = ModerateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         moderation = team_moderate(challenge=challenge, team=team, user=request.user, **incoming.validated_data)

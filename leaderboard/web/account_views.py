@@ -22,6 +22,7 @@ from ..selectors import (
     challenge_list_visible,
     challenges_hosted_by,
     invitations_pending_for,
+    team_invitations_visible,
     user_is_host,
     user_teams,
     user_teams_counted,
@@ -130,8 +131,10 @@ def _team_action(request, create_form: TeamCreateForm, invite_form: TeamInviteFo
 @require_POST
 @login_required
 def invitation_view(request, pk: int):
-    """Accept, decline (the invitee) or cancel (a member of the team) an invitation."""
-    invitation = get_object_or_404(TeamInvitation.objects.select_related("team"), pk=pk)
+    """Accept, decline (the invitee) or cancel (a member of the team) an invitation: one the user may read (404 for
+    any other, as the API answers; looked up among all, an invitation id that exists answered a refusal and one that
+    does not 404)."""
+    invitation = get_object_or_404(team_invitations_visible(user=request.user), pk=pk)
     action = request.POST.get("action")
     try:
         if action == "cancel":
