@@ -352,7 +352,7 @@ class ChallengeRuns:
 
     runs: list[tuple]
     submissions: list[tuple]
-    _scored: dict = field(default_factory=dict, repr=False, compare=False)  # by column, built once
+    _scored: dict = field(default_factory=dict, repr=False, compare=False)  # by column (and "read"), built once
 
     def scored(self, column: str) -> dict[int, list[tuple]]:
         """Each submission's runs that succeeded with a score in ``column`` (a column of
@@ -373,16 +373,21 @@ class ChallengeRuns:
         board, counted in no ``m`` and numbered in no row (:func:`services.entries.published_version_numbers`):
         its changes must not move a board's inputs version, else a board re-stamped at a rival's failed try (its
         ``computed_at``, its ETag) told when others' submissions failed (tests/platform/test_leaks_v4.py)."""
-        status = SNAPSHOT_RUN_COLUMNS.index("status")
-        scores = [SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")]
-        read = {
-            row[0]
-            for row in self.runs
-            if row[status] == RunStatus.SUCCEEDED and any(row[i] is not None for i in scores)
-        }
-        return ChallengeRuns(
-            [row for row in self.runs if row[0] in read], [row for row in self.submissions if row[0] in read]
-        )
+        if "read" not in self._scored:
+            status = SNAPSHOT_RUN_COLUMNS.index("status")
+            scores = [SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")]
+            read = {
+                row[0]
+                for row in self.runs
+                if row[status] == RunStatus.SUCCEEDED and any(row[i] is not None for i in scores)
+            }
+            if len(read) == len(self.submissions):  # every submission is read (most boards): no copy
+                self._scored["read"] = self
+            else:
+                self._scored["read"] = ChallengeRuns(
+                    [row for row in self.runs if row[0] in read], [row for row in self.submissions if row[0] in read]
+                )
+        return self._scored["read"]
 
 
 def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = None) -> ChallengeRuns:

@@ -325,7 +325,9 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
     version = report_inputs_version(challenge=challenge, snapshot=snapshot)
     has_private = board_has_private(challenge)
     private = PrivateReport.objects.filter(challenge=challenge).first()
-    private_version = report_inputs_version(challenge=challenge, snapshot=snapshot, board=Board.PRIVATE)
+    private_version = (
+        report_inputs_version(challenge=challenge, snapshot=snapshot, board=Board.PRIVATE) if has_private else ""
+    )
     public_stale = force or report.inputs_version != version or not report.data
     # The private board's rows carry their public rank: a new public board stales it too.
     private_stale = has_private and (public_stale or private is None or private.inputs_version != private_version)
