@@ -166,19 +166,71 @@ def _active_queues() -> dict | None:
         return current_app.control.inspect(timeout=INSPECT_TIMEOUT_S, connection=connection).active_queues()
 
 
+class Publisher:
+    """The breaker of one batch of publishes (one transaction's, one janitor pass's): after the first refusal the
+    others are not tried.
+
+    A broker that refuses or never answers fails each try after up to ~2 ``CELERY_BROKER_TIMEOUT_S``; a request
+    that queued k messages after its commit waited for each (a submission of 5 runs 20 s, a label correction of n
+    submissions 4n s). The first refusal says the broker is away; the messages not tried are in the database as
+    queued work, which the janitor (``services.janitor``) sends again once the broker answers, as it does the
+    refused one. The one rule for every batch: the request path's (:func:`enqueue_on_commit`) and the janitor's.
+    """
+
+    def __init__(self) -> None:
+        self.down = False
+
+    def send(self, task_name: str, args: tuple, *, queue: str | None = None, countdown: float | None = None) -> bool:
+        """Publish ``task_name(*args)`` unless an earlier one of the batch was refused; True when it was sent."""
+        if self.down:
+            logger.debug("not tried: %s%r (the broker refused this batch's earlier message)", task_name, args)
+            return False
+        try:
+            send(task_name, args, queue=queue, countdown=countdown)
+        except Exception:  # noqa: BLE001 - kombu raises OperationalError and friends: anything means "not queued"
+            logger.exception(
+                "could not queue %s%r; the janitor will send it again, and the batch's later messages are not tried",
+                task_name,
+                args,
+            )
+            self.down = True
+            return False
+        return True
+
+
+#: Per thread (a thread's database connection and its transaction are its own): the :class:`Publisher` of the
+#: transaction now open, made by its first :func:`enqueue_on_commit` and dropped when its publishes start.
+_open = threading.local()
+
+
+def _transaction_publisher() -> Publisher:
+    """The publisher of the current transaction's on-commit publishes (a new one outside a transaction).
+
+    A publisher is left here until the first publish of its transaction runs (after the commit): one left by a
+    transaction rolled back has published nothing, so the next transaction may take it over as new.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        return Publisher()  # on_commit publishes at once: a transaction of its own
+    publisher = getattr(_open, "publisher", None)
+    if publisher is None:
+        publisher = _open.publisher = Publisher()
+    return publisher
+
+
 def enqueue_on_commit(task_name: str, *args, queue: str | None = None, countdown: float | None = None) -> None:
     """Send ``task_name(*args)`` once the current transaction commits (at once outside one).
 
     When the broker refuses the message, the error is logged and nothing else happens: the
     database still says the work is queued (or a report pending), and the janitor
     (``services.janitor``) sends it again once the broker answers. Nothing is lost and the
-    request that queued it does not fail.
+    request that queued it does not fail. After a refusal the transaction's later messages are
+    not tried (:class:`Publisher`): the request waits for one refusal, not one per message.
     """
+    publisher = _transaction_publisher()
 
     def publish() -> None:
-        try:
-            send(task_name, args, queue=queue, countdown=countdown)
-        except Exception:  # kombu raises OperationalError and friends: anything means "not queued"
-            logger.exception("could not queue %s%r; the janitor will send it again", task_name, args)
+        if getattr(_open, "publisher", None) is publisher:
+            _open.publisher = None  # its transaction has ended: the next one gets a publisher of its own
+        publisher.send(task_name, args, queue=queue, countdown=countdown)
 
     transaction.on_commit(publish)

@@ -87,25 +87,7 @@ class JanitorPass:
     broker_unreachable: bool = False
 
 
-class _Publisher:
-    """Publishes tasks for one pass; after the first refusal it stops trying (the broker is down)."""
-
-    def __init__(self):
-        self.down = False
-
-    def send(self, task_name: str, args: tuple, queue: str | None = None) -> bool:
-        if self.down:
-            return False
-        try:
-            dispatch.send(task_name, args, queue=queue)
-            return True
-        except Exception:  # noqa: BLE001 - any publishing error means "not queued"; the next pass tries again
-            logger.exception("janitor: could not publish %s%r; the broker seems down", task_name, args)
-            self.down = True
-            return False
-
-
-def _publish(runs: list[Run], publisher: _Publisher, now) -> tuple[int, int]:
+def _publish(runs: list[Run], publisher: dispatch.Publisher, now) -> tuple[int, int]:
     """Publish the task of each run on its stored queue (one scoring per prediction submission); mark
     them enqueued now.
 
@@ -128,7 +110,7 @@ def _publish(runs: list[Run], publisher: _Publisher, now) -> tuple[int, int]:
     return sent_runs, len(scored)
 
 
-def _resend_study_runs(publisher: _Publisher, now) -> int:
+def _resend_study_runs(publisher: dispatch.Publisher, now) -> int:
     """Publish again the study runs left queued or stuck running, on queues the broker reports empty."""
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
     candidates = [
@@ -148,7 +130,7 @@ def _resend_study_runs(publisher: _Publisher, now) -> int:
     )
 
 
-def _resend_rescores(submission_ids: list[int], publisher: _Publisher, now) -> int:
+def _resend_rescores(submission_ids: list[int], publisher: dispatch.Publisher, now) -> int:
     """Publish again the rescores (a host's label or metric correction) still requested long after the request."""
     sent = [pk for pk in submission_ids if publisher.send(RESCORE_SUBMISSION, (pk,), queue=SCORING_QUEUE)]
     Submission.objects.filter(pk__in=sent).update(rescore_requested_at=now)
@@ -158,7 +140,7 @@ def _resend_rescores(submission_ids: list[int], publisher: _Publisher, now) -> i
 def janitor_run(*, now=None) -> JanitorPass:
     """One reconciliation pass (see the module's docstring); returns what it did."""
     now = now or timezone.now()
-    publisher = _Publisher()
+    publisher = dispatch.Publisher()  # one refusal ends the pass's publishing
     failed = runs_fail_stuck(now=now)
     settled = submissions_settle()
 
@@ -202,7 +184,7 @@ def janitor_run(*, now=None) -> JanitorPass:
     resent_rescores = _resend_rescores(stale_rescores, publisher, now) if lengths.get(SCORING_QUEUE) == 0 else 0
     more_runs += _resend_study_runs(publisher, now)
     program_checks = 0 if publisher.down else program_checks_resend(now=now)
-    notified = reveals_record_due(now=now) + (0 if publisher.down else notifications_heal(now=now))
+    notified = reveals_record_due(now=now) + (0 if publisher.down else notifications_heal(now=now, publisher=publisher))
     result = JanitorPass(
         failed_stuck=failed,
         settled_submissions=settled,

@@ -215,9 +215,11 @@ def reveals_record_due(*, now=None) -> int:
     return recorded
 
 
-def notifications_heal(*, now=None) -> int:
-    """Resend events and webhook deliveries left behind (their task was lost) when the scoring queue is empty."""
+def notifications_heal(*, now=None, publisher: dispatch.Publisher | None = None) -> int:
+    """Resend events and webhook deliveries left behind (their task was lost) when the scoring queue is empty;
+    ``publisher``: the janitor pass's (its first refusal ends the pass's publishing)."""
     now = now or timezone.now()
+    publisher = publisher or dispatch.Publisher()
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
     events = list(
         Event.objects.filter(processed_at__isnull=True, created__lt=stale_before).values_list("pk", flat=True)
@@ -229,13 +231,8 @@ def notifications_heal(*, now=None) -> int:
     )
     if not (events or deliveries) or (dispatch.queue_lengths(["scoring"]) or {}).get("scoring") != 0:
         return 0
-    resent = 0
-    for task_name, ids in ((PROCESS_EVENT, events), (DELIVER_WEBHOOK, deliveries)):
-        for pk in ids:
-            try:
-                dispatch.send(task_name, (pk,), queue="scoring")
-            except Exception:  # noqa: BLE001 - the broker is down: the next pass tries again
-                logger.warning("janitor: could not resend %s(%s)", task_name, pk)
-                return resent
-            resent += 1
-    return resent
+    return sum(
+        publisher.send(task_name, (pk,), queue="scoring")
+        for task_name, ids in ((PROCESS_EVENT, events), (DELIVER_WEBHOOK, deliveries))
+        for pk in ids
+    )

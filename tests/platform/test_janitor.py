@@ -304,6 +304,106 @@ def test_the_janitor_publishes_nothing_more_once_the_broker_refuses(challenge, a
     assert len(attempts) == 1  # one refusal ends the pass's publishing
 
 
+def test_a_transaction_stops_publishing_at_the_first_refusal_and_the_janitor_sends_every_message_it_skipped(
+    challenge, host, alice, bob, queued, lengths, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    """A hung broker held a request for one publish timeout (~4 s) per message it queued after its commit: a
+    submission of k runs ~4k s, a label correction of n submissions ~4n s. One transaction's publishes now stop at
+    its first refusal (as a janitor pass's do), and each message it did not try is one the janitor sends once the
+    broker answers: every kind a transaction queues (runs, a scoring, a rescore, a study's runs, a recomputation, a
+    program check, an event, its webhook deliveries)."""
+    from leaderboard.models import Event, Webhook
+    from leaderboard.services.notifications import event_record
+    from leaderboard.services.programs import CHECK_LOST_AFTER, program_upload
+    from leaderboard.services.reports import report_request
+    from leaderboard.services.rescoring import challenge_rescore
+    from leaderboard.services.variance_studies import variance_study_create
+    from leaderboard.services.webhooks import deliveries_create
+
+    from .test_scoring_programs import PROGRAM, animals_challenge
+
+    challenge, frame = challenge
+    checked = animals_challenge(host)
+    for url in ("https://hooks.example/a", "https://hooks.example/b"):
+        Webhook.objects.create(challenge=challenge, url=url, secret="s", created_by=host)
+    Report.objects.filter(challenge=challenge).update(recompute_pending=False)
+    tried = []
+
+    def refuse(name, args, queue=None, countdown=None):
+        tried.append((name, tuple(args)))
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(dispatch, "send", refuse)
+    caplog.set_level("DEBUG", logger="leaderboard.services.dispatch")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        recipe = recipe_submission(challenge, alice, k=5)
+        files = [UploadedFile("p.csv", label_predictions(frame))]
+        submission_create_predictions(challenge=challenge, user=bob, method_name="p", files=files)
+        challenge_rescore(challenge=challenge, user=host)
+        variance_study_create(submission=recipe, user=host, k_runs=2)
+        report_request(challenge_id=challenge.pk)
+        program_upload(challenge=checked, user=host, data=PROGRAM)
+        event = event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge)
+        deliveries_create(event=event, payload={"event": event.kind})
+    skipped = [record.args[:2] for record in caplog.records if record.msg.startswith("not tried:")]
+    lost = set(tried) | {(name, tuple(args)) for name, args in skipped}
+    assert len(tried) == 1 and len(lost) == len(callbacks) > 15, (tried, skipped)
+    assert {name for name, _ in lost} == {
+        EXECUTE_RUN,
+        SCORE_SUBMISSION,
+        dispatch.RESCORE_SUBMISSION,
+        dispatch.EXECUTE_STUDY_RUN,
+        RECOMPUTE_REPORT,
+        dispatch.CHECK_SCORING_PROGRAM,
+        dispatch.PROCESS_EVENT,
+        dispatch.DELIVER_WEBHOOK,
+    }
+
+    monkeypatch.setattr(
+        dispatch, "send", lambda name, args, queue=None, countdown=None: queued.append((name, args, queue))
+    )
+    queued.clear()
+    later = timezone.now() + CHECK_LOST_AFTER + timedelta(seconds=1)
+    with django_capture_on_commit_callbacks(execute=True):  # a program check is sent after its own commit
+        assert not janitor_run(now=later).broker_unreachable
+    resent = {(name, tuple(args)) for name, args, _ in queued}
+    assert lost <= resent, sorted(lost - resent)
+
+
+def test_a_refusal_stops_only_its_own_transaction_s_publishes(monkeypatch, django_capture_on_commit_callbacks):
+    """The breaker is the transaction's: a later transaction tries again (the broker may be back), and a block
+    rolled back leaves nothing behind."""
+    from django.db import transaction
+
+    tried, refusing = [], [True]
+
+    def broker(name, args, queue=None, countdown=None):
+        tried.append(args[0])
+        if refusing[0]:
+            raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(dispatch, "send", broker)
+    with django_capture_on_commit_callbacks(execute=True):
+        for pk in (1, 2, 3):
+            dispatch.enqueue_on_commit(EXECUTE_RUN, pk)
+    assert tried == [1]
+    with django_capture_on_commit_callbacks(execute=True):
+        dispatch.enqueue_on_commit(EXECUTE_RUN, 4)
+        dispatch.enqueue_on_commit(EXECUTE_RUN, 5)
+    assert tried == [1, 4]  # refused again: tried once more, then not
+    refusing[0] = False
+    with django_capture_on_commit_callbacks(execute=True):
+        try:
+            with transaction.atomic():
+                dispatch.enqueue_on_commit(EXECUTE_RUN, 6)
+                raise RuntimeError("rolled back")
+        except RuntimeError:
+            pass
+        dispatch.enqueue_on_commit(EXECUTE_RUN, 7)
+        dispatch.enqueue_on_commit(EXECUTE_RUN, 8)
+    assert tried == [1, 4, 7, 8]  # the broker is back: the next transaction sends all of its messages
+
+
 # ---------------------------------------------------------------- the task policy
 def test_a_transient_error_is_retried_with_its_cause_and_no_celery_limit(monkeypatch):
     from tasks import runs

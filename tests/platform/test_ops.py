@@ -299,6 +299,67 @@ def test_a_publish_to_a_broker_that_never_answers_gives_up_within_seconds(tmp_pa
     assert name == "OperationalError" and float(seconds) < 10, child.stdout + child.stderr[-2000:]
 
 
+HUNG_BROKER_SUBMISSION = """
+import sys, time
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from leaderboard.models import Challenge
+from leaderboard.services.submissions import UploadedFile, submission_create_recipe
+challenge, user = Challenge.objects.get(pk=int(sys.argv[1])), get_user_model().objects.get(pk=int(sys.argv[2]))
+recipe = UploadedFile("trivial.py", open(sys.argv[3], "rb").read())
+started = time.monotonic()
+submission = submission_create_recipe(challenge=challenge, user=user, method_name="trivial", recipe=recipe)
+print(submission.runs.filter(status="queued").count(), round(time.monotonic() - started, 1))
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_submission_of_several_runs_waits_for_one_refused_publish_not_one_per_run(
+    challenge, alice, settings, tmp_path
+):
+    """The same hung broker (accepts connections, never answers) under a real recipe submission of 5 runs: each
+    run's publish after the commit gave up after ~4 s, one after the other, so the request was held 20.3 s, a label
+    correction of n submissions ~4n s. The transaction's publishes now stop at the first
+    refusal (dispatch.Publisher): the request waits for one (4.2 s; under 10 s), and its 5 runs stay queued in the
+    database for the janitor (test_janitor checks that it sends every message not tried). Run in a child on the
+    test database, with the hung broker's URL."""
+    import os
+    import subprocess
+    import sys
+
+    from django.db import connection
+
+    from tests.conftest import ROOT, database_url
+
+    challenge, _ = challenge
+    challenge.k_runs = 5
+    challenge.save(update_fields=["k_runs"])
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(16)
+    env = {
+        **os.environ,
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:{hung.getsockname()[1]}/0",
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
+        "PYTHONPATH": str(ROOT),
+        "VARBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "VARBOARD_VAR_DIR": str(settings.VAR_DIR),
+    }
+    recipe = ROOT / "examples" / "recipes" / "trivial.py"
+    command = [sys.executable, "-c", HUNG_BROKER_SUBMISSION, str(challenge.pk), str(alice.pk), str(recipe)]
+    try:
+        child = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    finally:
+        hung.close()
+    assert child.returncode == 0, child.stderr[-3000:]
+    queued, seconds = child.stdout.split()
+    assert queued == "5" and float(seconds) < 10, child.stdout + child.stderr[-2000:]
+    assert child.stderr.count("could not queue") == 1, child.stderr[-3000:]
+
+
 COUNTED_BROKER_PUBLISH = """
 import os, socket, threading
 accepted = []
