@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 from django.db import DatabaseError
+from django.utils import timezone
 
 from evaluation.metrics import score_predictions
 from evaluation.predictions import PredictionFileError, parse_predictions
@@ -28,6 +29,7 @@ from .dataset_files import dataset_hidden_labels, dataset_test_ids
 from .errors import PlatformError
 from .lifecycle import (
     NOT_CHARGED,
+    is_storage_cause,
     run_claim,
     run_heartbeat,
     run_store_rescored,
@@ -285,6 +287,19 @@ def submission_rescore(*, submission_id: int, runner: ProgramRunner | None = Non
 
 def submission_rescore_gave_up(*, submission_id: int, reason: str) -> None:
     """A rescore retried until it gave up (its file lost from the storage, say) is answered: kept requested, the
-    janitor sent it again at every pass, each retried again, for ever. Logged for the operators, as a scoring is."""
-    logger.error("rescore of submission %s gave up: %s", submission_id, reason, extra={"submission_id": submission_id})
+    janitor sent it again at every pass, each retried again, for ever. Logged for the operators, as a scoring is.
+
+    Unless it gave up on a storage fault (the store down or hung, a full disk: :func:`is_storage_cause`): an outage
+    longer than the task's retries (93-122 s) cleared the request, and the entry kept its score against the old
+    labels or metric for good. Its request is renewed instead: the janitor sends it again ``REQUEUE_AFTER_S`` later,
+    and again while the outage lasts, one rescore in flight per submission.
+    """
+    extra = {"submission_id": submission_id}
+    if is_storage_cause(reason):
+        logger.warning("rescore of submission %s waits for the storage: %s", submission_id, reason, extra=extra)
+        Submission.objects.filter(pk=submission_id, rescore_requested_at__isnull=False).update(
+            rescore_requested_at=timezone.now()
+        )
+        return
+    logger.error("rescore of submission %s gave up: %s", submission_id, reason, extra=extra)
     Submission.objects.filter(pk=submission_id).update(rescore_requested_at=None)

@@ -373,3 +373,42 @@ def test_a_store_lost_between_two_prediction_files_leaves_no_file_behind(
     assert not Submission.objects.exists()
     left = [key for key in s3_storage.keys(s3_storage.bucket) if "submissions/" in key]
     assert left == [], f"files no row names ({type(raised.value).__name__}): {left}"
+
+
+def test_a_rescore_that_outlasts_its_retries_in_a_storage_outage_is_sent_again_once_the_store_is_back(
+    s3_storage, settings, host, alice, monkeypatch
+):
+    """A host's correction queues one rescore per prediction submission; the object store is down longer than a
+    rescore's retries (2+4+...+60 s, 93-122 s): the task gave up and its request was cleared, as for a file lost
+    for good, so the entry kept its score against the old labels or metric, for ever, with nothing shown or
+    logged past the give-up. A give-up on a storage fault keeps the request: the janitor sends the rescore again
+    once the store is back (a file lost for good is still given up: test_janitor)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.services import dispatch
+    from leaderboard.services.janitor import janitor_run
+    from leaderboard.services.rescoring import challenge_rescore
+    from leaderboard.services.scoring import submission_score
+    from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+    from tasks.scoring import rescore_submission
+
+    challenge, frame = digits_challenge(host)
+    files = [UploadedFile("p.csv", label_predictions(frame))]
+    submission = submission_create_predictions(challenge=challenge, user=alice, method_name="p", files=files)
+    submission_score(submission_id=submission.pk)
+    assert challenge_rescore(challenge=challenge, user=host)["queued"] == 1
+    _point_storages_at(settings, f"http://127.0.0.1:{_closed_port()}", s3_storage)
+    monkeypatch.setattr(rescore_submission, "max_retries", 1)  # the outage outlasts them all the same
+    assert rescore_submission.apply(args=(submission.pk,)).failed()  # retried, then given up
+    _point_storages_at(settings, s3_storage.endpoint, s3_storage)  # the store is back
+
+    sent = []
+    monkeypatch.setattr(dispatch, "send", lambda name, args, queue=None, countdown=None: sent.append((name, args)))
+    monkeypatch.setattr(dispatch, "queue_lengths", lambda names: dict.fromkeys(names, 0))
+    later = timezone.now() + timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    assert janitor_run(now=later).resent_rescores == 1
+    assert [args for name, args in sent if name == dispatch.RESCORE_SUBMISSION] == [(submission.pk,)]
+    rescore_submission.apply(args=(submission.pk,))  # the resent task, the store answering
+    assert Submission.objects.get(pk=submission.pk).rescore_requested_at is None
