@@ -175,8 +175,11 @@ __all__ = [
 #: mirror's ties and order: a stored rounded report computed from runs shown by Python's ``round`` is rebuilt; the
 #: state of the art's estimate and bound clipped to the metric's range, report.sota._in_range, its contenders' edge
 #: and a mean correlation of 0 read to rounding, stats.sota._contending and outcome_dependence, so that a loss board
-#: mirrors its accuracy board there too; other exact reports' numbers are unchanged).
-REPORT_FORMAT = 19
+#: mirrors its accuracy board there too; other exact reports' numbers are unchanged); 20: on boards of up to 300
+#: compared entries the leader group is every entry no verdict beats, decided or inferred, as the letters say
+#: (stats.sparse._leader_group): it ended at the first entry any verdict beats, leaving out unbeaten entries that share
+#: the leader's letter; a stored report's leader group may change, its numbers do not.
+REPORT_FORMAT = 20
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

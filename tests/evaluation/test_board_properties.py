@@ -266,6 +266,38 @@ def test_order_letters_leaders_and_rank_intervals_agree_with_every_verdict(board
         assert not beaten & set(section["leader_group"]), "leader group holds a beaten entry"
 
 
+@PROPERTY
+@given(boards(max_entries=30))
+def test_the_leader_group_is_every_entry_the_letters_and_verdicts_leave_unbeaten(board):
+    """The converse of the leader group's rule: an entry is left out only if a compared pair beats it or an entry
+    shown above it shares no letter with it (beats it, by its own verdict or by inference), as the page's "Not
+    beaten by any entry, like the leader" says (a statistician's hunt: 64 of 400 random boards left out unbeaten
+    entries sharing the leader's letter, shown below the first entry any verdict beats)."""
+    entries, report_settings = board
+    report = build_report(entries, report_settings)
+    rows = _rows(report)
+    for section in report["sections"]:
+        compared = section["compared"]
+        if section["kind"] != "recipe" or len(compared) < 2 or section.get("groups_note") is not None:
+            continue
+        wins = {
+            (p["better"], p["b"] if p["better"] == p["a"] else p["a"])
+            for p in _pairs(section).values()
+            if p["verdict"] in ("a_better", "b_better")
+        }
+        losers = {loser for _, loser in wins}
+        expected = [
+            sid
+            for at, sid in enumerate(compared)
+            if sid not in losers
+            and all(
+                set(rows[sid]["group_letters"]) & set(rows[up]["group_letters"]) or (sid, up) in wins
+                for up in compared[:at]
+            )
+        ]
+        assert section["leader_group"] == (expected or compared[:1]), (section["leader_group"], expected)
+
+
 # ------------------------------------------------------------------ intervals
 def _inside(interval: dict, low: float, high: float, what: str) -> None:
     estimate, lo, hi = interval["estimate"], interval.get("low"), interval.get("high")

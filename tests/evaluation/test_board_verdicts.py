@@ -254,3 +254,81 @@ def test_row12_default_settings_satisfy_the_three_n_rule():
     report = build_report([a, b], ReportSettings(n_resamples=200))
     assert report["settings"]["boo_n_warning"] is None
     assert all(row["boo_n"]["warning"] is None and row["boo_n"]["low"] is not None for row in report["entries"])
+
+
+# --------------------------------------------------------------------------- leader group
+def _one_decided_pair_board():
+    """Four entries on 20 seeds, every pair compared: B beats C on every seed; A and D, noisy, are decided against
+    no one (reference: the paired score test with Holm over the 6 pairs)."""
+    k = 20
+    rng = np.random.default_rng(5)
+    x = 0.70 + 0.01 * rng.standard_normal(k)
+    values = {
+        "A": x + 0.012 + 0.03 * rng.standard_normal(k),
+        "B": x + 0.01,
+        "C": x,
+        "D": x - 0.004 + 0.03 * rng.standard_normal(k),
+    }
+    return [recipe(i, v, np.arange(k), name) for i, (name, v) in enumerate(values.items(), 1)]
+
+
+@pytest.mark.parametrize("correction", ["holm", "bonferroni"])
+def test_the_leader_group_is_every_entry_no_verdict_beats_on_a_board_comparing_every_pair(correction):
+    """Found by a statistician's hunt (stats11): a board of 4 entries, every pair compared, one verdict (B beats C)
+    showed the order B, C, A, D with letters a, b, ab, ab and the leader group [B] alone: A and D, beaten by no
+    verdict and sharing B's letter, were left out because they are shown below C, the first entry any verdict beats
+    (the first frontier, the rule for boards above 300 entries whose letters are windows of the order). The page's
+    "Not beaten by any entry, like the leader" named no one. 64 of 400 random boards of 2-24 entries (partial seed
+    overlap, 2-30 runs) had a leader group other than the entries no verdict beats and sharing a letter with every
+    entry above them; prediction sections (all pairs, stats.leader_group) did not."""
+    entries = _one_decided_pair_board()
+    names = {e.id: e.name for e in entries}
+    pairs = list(itertools.combinations(entries, 2))
+    holm = ref_holm([ref_pvalue(a.test, b.test) for a, b in pairs])
+    decided = {(a.name, b.name) for (a, b), p in zip(pairs, holm) if p < 0.05}
+    assert decided == {("B", "C")}  # the reference: one pair differs, B > C (P = 1 on 20 seeds)
+    report = build_report(entries, ReportSettings(n_resamples=200, k_runs=20, correction=correction))
+    section, rows = report["sections"][0], by_id(report)
+    assert len(section["comparisons"]) == 6  # every pair compared: nothing inferred
+    assert {
+        (names[c["better"]], names[c["b"] if c["better"] == c["a"] else c["a"]])
+        for c in section["comparisons"]
+        if c["better"] is not None
+    } == {("B", "C")}
+    shown = [names[sid] for sid in section["entries"]]
+    assert shown[:2] == ["B", "C"]  # A and D are shown below C, the entry B beats
+    leaders = [names[sid] for sid in section["leader_group"]]
+    assert leaders == [name for name in shown if name != "C"]  # every entry no verdict beats, in display order
+    top = set(rows[section["leader_group"][0]]["group_letters"])
+    assert all(top & set(rows[sid]["group_letters"]) for sid in section["leader_group"])
+
+
+def test_the_leader_group_of_a_sparse_board_follows_its_letters():
+    """The same rule on a board of 12 entries (some of 3-5 runs) and 2 neighbours, so that most pairs are inferred:
+    the letters (Piepho's, on the differences the compared pairs imply, a compared pair keeping its own verdict) were
+    a, ab, ab, ab, ab, ab, ab, b, b, ab, b, b and the entry lettered ab at rank 10, beaten by no verdict, was left out
+    of the leader group. An entry is in the leader group iff no compared pair beats it and it shares a letter with
+    every entry shown above it (4 of 60 boards of this shape differed)."""
+    rng = np.random.default_rng(2)
+    k, n = 20, 12
+    seed_effect = 0.01 * rng.standard_normal(k)
+    entries = []
+    for i in range(n):
+        runs = k if i % 3 else int(rng.integers(3, 6))
+        index = np.sort(rng.choice(k, runs, replace=False))
+        noise = 0.001 if i % 2 else 0.01
+        test = 0.70 + 0.004 * (i % 5) + seed_effect[index] + noise * rng.standard_normal(runs)
+        entries.append(recipe(i + 1, test, index))
+    report = build_report(entries, ReportSettings(n_resamples=200, k_runs=k, neighbours=2))
+    section, rows = report["sections"][0], by_id(report)
+    assert len(section["compared"]) > 5 and section.get("groups_note") is None and not section["inversions"]
+    losers = {c["b"] if c["better"] == c["a"] else c["a"] for c in section["comparisons"] if c["better"] is not None}
+    compared = section["compared"]
+    expected = [
+        sid
+        for at, sid in enumerate(compared)
+        if sid not in losers
+        and all(set(rows[sid]["group_letters"]) & set(rows[up]["group_letters"]) for up in compared[:at])
+    ]
+    assert len(expected) > 1
+    assert section["leader_group"] == expected
