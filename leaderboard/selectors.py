@@ -375,11 +375,15 @@ class ChallengeRuns:
         ``computed_at``, its ETag) told when others' submissions failed (tests/platform/test_leaks_v4.py)."""
         if "read" not in self._scored:
             status = SNAPSHOT_RUN_COLUMNS.index("status")
-            scores = [SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")]
-            read = {
+            test, public, private = (
+                SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")
+            )
+            succeeded = RunStatus.SUCCEEDED
+            read = {  # one pass over every run (200,000 on a board of 20,000 entries: ~50 ms)
                 row[0]
                 for row in self.runs
-                if row[status] == RunStatus.SUCCEEDED and any(row[i] is not None for i in scores)
+                if row[status] == succeeded
+                and (row[test] is not None or row[public] is not None or row[private] is not None)
             }
             if len(read) == len(self.submissions):  # every submission is read (most boards): no copy
                 self._scored["read"] = self

@@ -1105,7 +1105,7 @@ def rank_intervals_update(
     else:
         estimate, boot = table.mean(axis=1), resampled_means(rows, True, n_resamples, rng)
     lo, hi = boot.min(axis=1), boot.max(axis=1)
-    margin = _tie_margin(boot)
+    margin = _tie_margin(boot, lo, hi)
     above, crossing = _new_entries_above(boot, lo, hi, np.flatnonzero(new), margin)
     redo = np.flatnonzero(~known | crossing)
     out_low, out_high = np.asarray(low, np.int64) + above, np.asarray(high, np.int64) + above
@@ -1121,16 +1121,21 @@ def rank_intervals_update(
 _EXACT_CROSSING_MAX_NEW = 16
 
 
-def _tie_margin(boot) -> float:
+def _tie_margin(boot, lo=None, hi=None) -> float:
     """A distance beyond which two resampled statistics are in no common tie block of any resample.
 
     :func:`~evaluation.stats._resample.competition_rank` ties values in chains (sorted neighbours within
     ``TIE_RELATIVE`` of the larger magnitude, :func:`~evaluation.stats._resample.tie_block_starts`), so a block
     spans at most (entries - 1) gaps of at most ``TIE_RELATIVE · max|θ*|`` each; twice (entries + 1) of them is
-    beyond any block and any value that could join one.
+    beyond any block and any value that could join one. ``lo``/``hi``: each entry's smallest and largest resampled
+    statistic, when known: where all are finite, max|θ*| is the larger of |min lo| and |max hi| (the same value,
+    read from 2 x entries numbers instead of the (entries, B) matrix: 1.45 s of a 20,000-entry board's update).
     """
-    finite = np.abs(boot[np.isfinite(boot)])
-    largest = min(float(finite.max()), float(np.finfo(np.float64).max)) if finite.size else 0.0
+    if lo is not None and hi is not None and lo.size and np.isfinite(lo).all() and np.isfinite(hi).all():
+        largest = max(abs(float(lo.min())), abs(float(hi.max())))
+    else:  # an infinite or undefined statistic somewhere: the finite ones, read from the matrix
+        finite = np.abs(boot[np.isfinite(boot)])
+        largest = min(float(finite.max()), float(np.finfo(np.float64).max)) if finite.size else 0.0
     return 2.0 * (boot.shape[0] + 1) * rs.TIE_RELATIVE * largest
 
 

@@ -163,3 +163,21 @@ def test_runs_far_from_zero_keep_their_spread():
         reference = bootstrap_interval(offset + 1e-4 * z, "mean", rng=5, n_resamples=500)
         assert (low[0] - offset, high[0] - offset) == pytest.approx((base[0][0], base[1][0]), abs=1e-8)
         assert (reference.low, reference.high) == pytest.approx((low[0], high[0]), abs=1e-8)
+
+
+def test_the_tie_margin_read_from_the_ranges_equals_the_one_read_from_the_matrix():
+    """``_tie_margin`` reads max|θ*| from each entry's range (2 x entries numbers) instead of the (entries, B)
+    matrix (1.45 s of a 20,000-entry update): the same float wherever every statistic is finite, and the matrix's
+    finite values where one is not."""
+    from evaluation.stats.bootstrap import _tie_margin
+
+    rng = np.random.default_rng(7)
+    for shift in (-3.0, -0.5, 0.0, 0.7, 1e6):
+        boot = shift + rng.standard_normal((40, 300)) * rng.uniform(0.01, 5)
+        lo, hi = boot.min(axis=1), boot.max(axis=1)
+        assert _tie_margin(boot, lo, hi) == _tie_margin(boot)
+        assert _tie_margin(boot) == 2.0 * 41 * 1e-12 * float(np.abs(boot).max())
+    boot[3, 5], boot[7, 0] = np.inf, np.nan  # not finite: the finite values decide, as before
+    lo, hi = boot.min(axis=1), boot.max(axis=1)
+    finite = np.abs(boot[np.isfinite(boot)]).max()
+    assert _tie_margin(boot, lo, hi) == _tie_margin(boot) == 2.0 * 41 * 1e-12 * float(finite)
