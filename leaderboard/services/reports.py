@@ -810,8 +810,13 @@ def build_report_data(
 
 
 def report_with_overrides_key(*, challenge: Challenge, overrides: dict, board: str = Board.PUBLIC) -> str:
-    """Cache key of a board's report recomputed with ``overrides``, tied to the current inputs' version."""
+    """Cache key of a board's report recomputed with ``overrides``, tied to the current inputs' version of that
+    board (the private board's also to the public board's, whose ranks its rows carry): the public board's version
+    alone left a private board recomputed with overrides showing a team's former final choice for the cache's
+    ten minutes (the choice moves the private board's inputs, not the public one's)."""
     version = report_current(challenge=challenge).inputs_version
+    if board != Board.PUBLIC:
+        version = f"{version}:{report_current(challenge=challenge, board=board).inputs_version}"
     digest = hashlib.sha256(f"{version}:{board}:{sorted(overrides.items())}".encode()).hexdigest()[:32]
     return f"varboard:override:{challenge.pk}:{digest}"
 
