@@ -96,18 +96,18 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
         .values_list("submission_id", field)
     )
     shown: dict[int, list[float]] = {}
+    part = "public part" if scope.has_private else "all hidden rows"  # a task without a private part has no public one
     if not revealed and scope.feedback == Feedback.LADDER:
         for submission_id in {sid for sid, _ in rows}:
             release = scope.ladder.get(submission_id)
             if release is not None:
                 shown[submission_id] = [release]
-        return f"public part, Ladder releases (η = {task.ladder_margin:g})", shown
+        return f"{part}, Ladder releases (η = {task.ladder_margin:g})", shown
     for submission_id, score in rows:
         shown.setdefault(submission_id, []).append(score if revealed else scope.public(score))
     if revealed:
         return "all hidden rows (private board revealed)", shown
-    how = "public part" if scope.has_private else "all hidden rows"
-    return how + (f", rounded to {task.feedback_digits} digits" if scope.feedback == Feedback.ROUNDED else ""), shown
+    return part + (f", rounded to {task.feedback_digits} digits" if scope.feedback == Feedback.ROUNDED else ""), shown
 
 
 def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[np.ndarray]], list[str]]:

@@ -9,7 +9,8 @@ re-paired at the same mean, under each override set: the board, compare of every
 CSV unchanged (overrides recompute from what the board shows, nothing more); 25 bad values x 4 endpoints; 5 seeds
 x 3 modes of mixed boards; suites over rounded/exact/Ladder tasks with a team joining, and with the runs moved as
 above. Found: the private board recomputed with overrides was cached under the *public* board's inputs version, so
-it kept a team's former final choice after the team changed it (fixed)."""
+it kept a team's former final choice after the team changed it (fixed); a suite said it read the "public part" of
+a Ladder task that has no private part (fixed)."""
 
 from __future__ import annotations
 
@@ -292,7 +293,8 @@ def test_a_team_joining_a_suite_over_rounded_and_ladder_tasks_moves_no_other_ent
 
 def test_a_suite_over_rounded_and_ladder_tasks_reads_only_what_their_boards_show(host):
     """Every run of the rounded task moved inside its rounding cell, every entry of the Ladder task re-spread 2x
-    and re-paired at the same mean (the same release): the suite is unchanged."""
+    and re-paired at the same mean (the same release): the suite is unchanged. Its account of each task names what
+    was read: the Ladder task has no private part, so its releases are of all hidden rows, not a 'public part'."""
     rng = np.random.default_rng(9)
     tasks = _tasks(host, "Shown", ("rounded", "ladder"))
     for name, base in (("a", 0.9), ("b", 0.8), ("c", 0.7)):
@@ -303,6 +305,10 @@ def test_a_suite_over_rounded_and_ladder_tasks_reads_only_what_their_boards_show
             report_recompute(challenge_id=task.pk)
     suite = suite_create(created_by=host, title="Shown suite", challenges=tasks)
     before = _client().get(f"/api/suites/{suite.slug}/").json()
+    assert [task["scores"] for task in before["tasks"]] == [
+        "all hidden rows, rounded to 2 digits",
+        "all hidden rows, Ladder releases (η = 0.01)",
+    ]
     for run in Run.objects.filter(submission__challenge=tasks[0]):
         Run.objects.filter(pk=run.pk).update(test_score=float(round(run.test_score, 2) + 0.004 * rng.uniform(-1, 1)))
     for submission in tasks[1].submissions.all():
