@@ -596,6 +596,11 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
     dependence ``rho`` and the count of repeated outcome vectors are ``None``: they come from the exact
     scores and each row's outcome, so a one-row probe that leaves every shown score as it was would still
     move them (and name which of two tied entries is better, or whether a changed row was right).
+    ``beaten_by`` follows what the board publishes, as its leader group does: the entries a published verdict
+    (``section["comparisons"]``) shows beating ``submission_id``, in the published order; None when none does, so
+    always under the Ladder, which publishes no verdict. Under rounded feedback the published verdicts are the exact
+    board's, less those between entries showing the same value; an inferred difference is not one (the rounded
+    leader group reads the published verdicts alone).
     ``rows`` (submission id -> published row) and ``section`` are the published ones; changed in place.
     """
     sign = 1.0 if higher_is_better else -1.0
@@ -606,6 +611,11 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
         if (not compared or sid in compared) and rows[sid]["mean"].get("estimate") is not None
     ]
     leader = max(shown, key=lambda sid: sign * rows[sid]["mean"]["estimate"], default=None)  # the first of ties
+    winners = {
+        pair["better"]
+        for pair in section.get("comparisons") or ()
+        if pair["verdict"] in ("a_better", "b_better") and leader in (pair["a"], pair["b"]) and pair["better"] != leader
+    }
     sota = section["sota"]
     section["sota"] = {
         **sota,
@@ -617,6 +627,7 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
         "n": None,
         "se": None,
         "submission_id": leader,
+        "beaten_by": [sid for sid in section["entries"] if sid in winners] or None,
         "note": note,
         "model": None,
         "shrinkage": None,

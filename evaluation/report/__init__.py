@@ -178,8 +178,12 @@ __all__ = [
 #: mirrors its accuracy board there too; other exact reports' numbers are unchanged); 20: on boards of up to 300
 #: compared entries the leader group is every entry no verdict beats, decided or inferred, as the letters say
 #: (stats.sparse._leader_group): it ended at the first entry any verdict beats, leaving out unbeaten entries that share
-#: the leader's letter; a stored report's leader group may change, its numbers do not.
-REPORT_FORMAT = 20
+#: the leader's letter; a stored report's leader group may change, its numbers do not; 21: the state of the art says
+#: which entries beat its own, decided or inferred (sota.beaten_by, report.sections.sota_beaten_by), and a pair sharing
+#: fewer than 2 seeds, which no test decides, is never inferred to differ on boards of up to 300 compared entries
+#: (stats.sparse._verdict_relation): a stored report's letters, leader group and runs_needed_for_decision may change,
+#: its other numbers do not.
+REPORT_FORMAT = 21
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

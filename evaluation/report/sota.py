@@ -263,6 +263,7 @@ def _blank_sota(*, m: int, alpha: float, rho: float | None, duplicates: int) -> 
         "n": None,
         "se": None,
         "submission_id": None,
+        "beaten_by": None,
         "note": None,
         "model": None,
         "shrinkage": None,

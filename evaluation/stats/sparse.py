@@ -15,10 +15,13 @@ Multiplicity is adjusted over the whole family of n(n-1)/2 pairs
 (:func:`~evaluation.stats.multiplicity.adjust_pvalues` with ``family_size``), as if
 the pairs not compared had p-values of 1; the frontier walk uses Bonferroni's level
 alpha / M. Pairs not compared are *inferred* by monotonicity: if a beats b, every entry
-shown above a is taken to beat every entry shown below b. The entries an entry does
-not differ from are then a window of the order, the letters are the maximal windows
-(Piepho 2004, on the implied differences), and the leader group is the entries no
-compared pair beats. docs/scale.md says when this equals the all-pairs result.
+shown above a is taken to beat every entry shown below b; on boards of up to DENSE_LETTERS
+entries never a seed-paired pair sharing fewer than MIN_SHARED_SEEDS seeds, which no test can
+decide. The entries an entry does not differ from are then a window of the order, the letters
+are the maximal windows (Piepho 2004, on the implied differences), and the leader group is the
+entries no verdict beats, decided or inferred (:attr:`SparseComparisons.beats`, the one relation
+the letters, the leader group and the state of the art's ``beaten_by`` read). docs/scale.md says
+when this equals the all-pairs result.
 
 Inference never crosses an inversion: an entry a verdict moved is compared with every entry
 it passed and with its neighbours where it lands, and on boards of up to DENSE_LETTERS
@@ -45,12 +48,22 @@ from ._resample import BATCH_ELEMENTS, paired_wins
 from .decisions import decide_pairs
 from .groups import _letter, compact_letters
 
-__all__ = ["DENSE_LETTERS", "NEIGHBOURS", "SparseComparisons", "order_from_verdicts", "sparse_comparisons"]
+__all__ = [
+    "DENSE_LETTERS",
+    "MIN_SHARED_SEEDS",
+    "NEIGHBOURS",
+    "SparseComparisons",
+    "order_from_verdicts",
+    "sparse_comparisons",
+]
 
 #: Entries compared on each side in the order (boards of up to 2 x NEIGHBOURS + 1 entries: all pairs).
 NEIGHBOURS = 5
 #: Up to this many entries the letters are Piepho's (with his sweep) on the implied differences.
 DENSE_LETTERS = 300
+#: A seed-paired pair sharing fewer seeds has no test: it is not compared, and (boards of up to DENSE_LETTERS
+#: entries) never inferred to differ.
+MIN_SHARED_SEEDS = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,7 +76,10 @@ class SparseComparisons:
     ``frontier[e]``: the first position of ``order`` that e differs from below it (by
     monotone inference; n when none); ``groups``: letters per entry; ``leader``: the
     leader group in display order; ``groups_note``: why the letters are not a complete
-    display (:data:`evaluation.stats.groups.WINDOWS_NOTE`), or None.
+    display (:data:`evaluation.stats.groups.WINDOWS_NOTE`), or None; ``beats[w, l]``: w beats l,
+    by its compared pair's verdict or by inference, the relation the letters are drawn from (boards
+    of up to :data:`DENSE_LETTERS` entries; None above, where the letters are the windows of
+    ``frontier``: :meth:`beaten_by`).
     """
 
     i: np.ndarray
@@ -86,10 +102,27 @@ class SparseComparisons:
     alpha: float
     interval_method: str
     groups_note: str | None = None
+    beats: np.ndarray | None = None
 
     def lookup(self) -> dict:
         """``{(i, j): t}`` for the compared pairs, i < j."""
         return {(int(a), int(b)): t for t, (a, b) in enumerate(zip(self.i.tolist(), self.j.tolist()))}
+
+    def beaten_by(self, e: int) -> np.ndarray:
+        """The entries that beat entry ``e``, decided or inferred, in display order: as the letters and the
+        leader group say (``e`` leads iff none does, :func:`_leader_group`). Above :data:`DENSE_LETTERS` entries
+        the letters are windows of the order: every entry whose frontier ``e`` is at or past beats it, and so
+        does the winner of each compared pair that beats it (shown above it, or below it in a cycle)."""
+        if self.beats is not None:
+            return self.order[self.beats[self.order, e]]
+        n = self.order.size
+        shown = np.empty(n, dtype=np.int64)
+        shown[self.order] = np.arange(n)
+        by = np.zeros(n, dtype=bool)
+        by[self.order[self.frontier <= shown[e]]] = True
+        by[self.i[self.better[1] & (self.j == e)]] = True
+        by[self.j[self.better[0] & (self.i == e)]] = True
+        return self.order[by[self.order]]
 
 
 class _Tester:
@@ -113,16 +146,25 @@ class _Tester:
                 self.present = ~np.isnan(self.x)
 
     def comparable(self, codes: np.ndarray, n: int) -> np.ndarray:
-        """The pair codes whose entries share at least 2 seeds (all of them unpaired or complete): a pair
-        sharing fewer says nothing, so it is left uncompared, its difference inferred where the order
-        implies it, as for a pair a sparse board does not check. Decided as "not significant" it blocked
-        that inference: A > B and B > C decided, A and C sharing no seed, and A and C shared a letter (a
-        statistician's finding)."""
+        """The pair codes whose entries share at least :data:`MIN_SHARED_SEEDS` seeds (all of them unpaired or
+        complete): a pair sharing fewer says nothing, so it is left uncompared (decided "not significant", with
+        p = 1 and P = 0.5, it read as a test that was never run), and no difference is inferred for it either
+        (:meth:`untestable`, :func:`_verdict_relation`)."""
         if self.present is None:
             return codes
         shared = self.shared(codes // n, codes % n)
         assert shared is not None  # present is set
-        return codes[shared >= 2]
+        return codes[shared >= MIN_SHARED_SEEDS]
+
+    def untestable(self) -> np.ndarray | None:
+        """``apart[u, v]``: u and v share fewer than :data:`MIN_SHARED_SEEDS` seeds, so no test decides them (None:
+        a complete or unpaired table, every pair testable). An n x n matrix: boards of up to DENSE_LETTERS."""
+        if self.present is None:
+            return None
+        present = self.present.astype(np.int32)
+        apart = present @ present.T < MIN_SHARED_SEEDS
+        np.fill_diagonal(apart, False)
+        return apart
 
     def shared(self, i: np.ndarray, j: np.ndarray) -> np.ndarray | None:
         """Seeds each paired pair shares (None: every run, the table being complete)."""
@@ -150,8 +192,8 @@ class _Tester:
         shared = self.shared(i, j) if self.paired else None
         p = self.p(i, j, shared)
         pvalue_raw, interval = self._score(self.rows, self.paired, i, j, p, shared)
-        if shared is not None and (shared < 2).any():
-            few = shared < 2
+        if shared is not None and (shared < MIN_SHARED_SEEDS).any():
+            few = shared < MIN_SHARED_SEEDS
             pvalue_raw = np.where(few, 1.0, pvalue_raw)
             inner = interval
 
@@ -411,15 +453,29 @@ def window_letters(frontier: np.ndarray, order: np.ndarray) -> list[str]:
     return out
 
 
-def _implied_differences(n: int, i, j, better, order: np.ndarray, frontier: np.ndarray) -> np.ndarray:
-    """The n x n "differ" matrix the compared pairs imply (small boards: Piepho's letters on it)."""
-    differ = np.zeros((n, n), dtype=bool)
+def _verdict_relation(
+    n: int, i, j, better, order: np.ndarray, frontier: np.ndarray, untestable: np.ndarray | None
+) -> np.ndarray:
+    """``beats[w, l]``: w beats l, by its compared pair's verdict or by inference (whoever beats an entry, every
+    entry shown above it does), the n x n relation of a board of up to :data:`DENSE_LETTERS` entries: its letters
+    (Piepho's, on ``beats | beats.T``), its leader group and the state of the art's ``beaten_by`` read it.
+
+    A compared pair keeps its own verdict, and a pair no test can decide (``untestable``: sharing fewer than
+    :data:`MIN_SHARED_SEEDS` seeds) is never inferred to differ: on 3 entries, every pair compared that can be,
+    A beat B and C, shown below B and undecided against it, shared no seed with A, yet the letters (a, b, b) said
+    A beats C and A "needs 0 more runs" (a statistician's hunt, 3 of 1,000 boards). Inference stands in for a test
+    a board does not run; where none is possible it has nothing to stand in for, even along a chain of verdicts
+    (A beats B, B beats C: P(A>B) is not transitive, and A and C are not significantly different).
+    """
+    beats = np.zeros((n, n), dtype=bool)
     for a in range(n):
-        differ[order[a], order[int(frontier[a]) :]] = True
-    differ |= differ.T
-    beats = better[0] | better[1]  # a compared pair is decided by its own test, not inferred
-    differ[i, j] = differ[j, i] = beats
-    return differ
+        beats[order[a], order[int(frontier[a]) :]] = True
+    if untestable is not None:
+        beats &= ~untestable
+    beats[i, j] = beats[j, i] = False  # a compared pair is decided by its own test, not inferred
+    beats[i[better[0]], j[better[0]]] = True
+    beats[j[better[1]], i[better[1]]] = True
+    return beats
 
 
 def _paired_with_gaps(scores) -> list[np.ndarray] | None:
@@ -503,9 +559,10 @@ def sparse_comparisons(
     i, j, p, pvalue_raw, d, order = _settled_decisions(tester, codes, priority, neighbours, rule)
     better = d.significant & d.meaningful
     frontier = _frontier(n, i, j, better, order)
-    note = None
+    note = beats = None
     if n <= DENSE_LETTERS:
-        groups, note = compact_letters(_implied_differences(n, i, j, better, order, frontier), order)
+        beats = _verdict_relation(n, i, j, better, order, frontier, tester.untestable())
+        groups, note = compact_letters(beats | beats.T, order)
     else:
         groups = window_letters(frontier, order)
     return SparseComparisons(
@@ -524,11 +581,12 @@ def sparse_comparisons(
         priority,
         frontier,
         groups,
-        _leader_group(n, i, j, better, order, frontier),
+        _leader_group(n, i, j, better, order, frontier, beats),
         family,
         alpha,
         "wilson" if paired else "newcombe",
         note,
+        beats,
     )
 
 
@@ -578,33 +636,30 @@ def _unbeaten(n: int, i, j, better, order: np.ndarray) -> np.ndarray:
     return leader if leader.size else order[:1].copy()
 
 
-def _leader_group(n: int, i, j, better, order: np.ndarray, frontier: np.ndarray) -> np.ndarray:
+def _leader_group(
+    n: int, i, j, better, order: np.ndarray, frontier: np.ndarray, beats: np.ndarray | None
+) -> np.ndarray:
     """The leader group in display order: the entries no verdict beats, decided or inferred, as the letters say.
 
-    On boards of up to :data:`DENSE_LETTERS` entries the letters are drawn from the differences the compared pairs
-    imply (:func:`_implied_differences`: whoever beats an entry, every entry shown above it does, a compared pair
-    keeping its own verdict): an entry leads when no compared pair beats it and no entry shown above it beats it by
-    inference, i.e. it shares a letter with every entry above it. Above that the letters are windows of the order
-    (:func:`window_letters`) and every entry past the first frontier (``frontier[0]``: the first position some
-    compared pair beats) is beaten by inference, so only the unbeaten entries before it lead: found by a
+    On boards of up to :data:`DENSE_LETTERS` entries the letters are drawn from ``beats``
+    (:func:`_verdict_relation`: whoever beats an entry, every entry shown above it does, a compared pair keeping its
+    own verdict, a pair no test can decide never inferred): an entry leads when nothing beats it there, i.e. no
+    compared pair beats it and it shares a letter with every entry above it. Above that the letters are windows of
+    the order (:func:`window_letters`) and every entry past the first frontier (``frontier[0]``: the first position
+    some compared pair beats) is beaten by inference, so only the unbeaten entries before it lead: found by a
     statistician on 310 entries, where not every pair is checked (rank 66, letters ``bcd...``, sat in the leader
     group of an ``a`` leader while rank 8 beat it, adjusted p 2.1e-3). Applied to every board, that rule left out
     entries no verdict beats that share the leader's letter: on 4 entries, every pair compared and one verdict (B
     beats C), A and D shown below C were not in B's group (a statistician's hunt: 64 of 400 random boards).
+    Either way an entry leads iff :meth:`SparseComparisons.beaten_by` names no one (the first entry if none does).
     """
-    unbeaten = _unbeaten(n, i, j, better, order)
-    shown = np.empty(n, dtype=np.int64)
-    shown[order] = np.arange(n)
-    if n > DENSE_LETTERS:
+    if beats is None:
+        unbeaten = _unbeaten(n, i, j, better, order)
+        shown = np.empty(n, dtype=np.int64)
+        shown[order] = np.arange(n)
         leaders = unbeaten[shown[unbeaten] < frontier[0]]
-        return leaders if leaders.size else order[:1].copy()
-    beaten = np.zeros((n, n), dtype=bool)  # beaten[l, w]: w beats l, by inference or by its compared pair
-    for a in range(n):
-        beaten[order[int(frontier[a]) :], order[a]] = True
-    beaten[i, j] = beaten[j, i] = False  # a compared pair keeps its own verdict
-    beaten[j[better[0]], i[better[0]]] = True
-    beaten[i[better[1]], j[better[1]]] = True
-    leaders = unbeaten[~beaten[unbeaten].any(axis=1)]
+    else:
+        leaders = order[~beats[:, order].any(axis=0)]
     return leaders if leaders.size else order[:1].copy()
 
 
@@ -638,6 +693,7 @@ def sparse_from_pairwise(res) -> SparseComparisons:
         res.alpha,
         res.interval_method,
         note,
+        better,  # every pair compared: nothing inferred
     )
 
 
@@ -700,4 +756,6 @@ def pair_decision(a, b, *, paired=True, gamma=0.75, alpha=0.05, correction="holm
         max(1, int(family_size)),
         alpha,
         "wilson" if paired else "newcombe",
+        None,
+        np.array([[False, better[0][0]], [better[1][0], False]]),
     )

@@ -242,7 +242,16 @@ class SotaSerializer(serializers.Serializer):
     alpha = serializers.FloatField()
     n = serializers.IntegerField(allow_null=True)
     se = serializers.FloatField(allow_null=True)
-    submission_id = serializers.IntegerField(allow_null=True)
+    submission_id = serializers.IntegerField(allow_null=True, help_text="The entry with the highest mean.")
+    beaten_by = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        required=False,
+        help_text="Submission ids of the entries the board's verdicts on P(A>B), decided or inferred, show beating "
+        "submission_id (the relation of the letters and the leader group), in display order; null when none does "
+        "(then it is in the leader group). Under rounded feedback, from the published verdicts; null under the "
+        "Ladder, which publishes none.",
+    )
     note = serializers.CharField(allow_null=True)
     model = ChoiceField(choices=["identical", "nonidentical", "dependent"], allow_null=True, required=False)
     shrinkage = serializers.FloatField(allow_null=True, required=False)

@@ -423,7 +423,8 @@ class CompareView(ReportViewMixin, APIView):
     },
     description="The multiplicity-adjusted state of the art (Møllersen & Holsbø), per section: the raw best "
     "mean, the adjusted estimate and conservative bound, m (every entry ever scored on that test "
-    "data) and the method (exact binomial for accuracy, normal approximation otherwise).",
+    "data) and the method (exact binomial for accuracy, normal approximation otherwise). It is about the highest "
+    "mean: beaten_by names the entries the board's verdicts on P(A>B) show beating that entry (null when none).",
 )
 class SotaView(ReportViewMixin, APIView):
     query_parameters = SOTA_PARAMETERS

@@ -339,7 +339,12 @@ def _section_summary(section: dict, rows: dict, entries: list[dict]) -> dict:
         "leader": rows[section["compared"][0]]["method_name"] if section["compared"] else None,
         "leader_ties": [rows[sid]["method_name"] for sid in leaders[1 : 1 + LEADER_TIES_SHOWN]],
         "leader_ties_more": max(0, len(leaders) - 1 - LEADER_TIES_SHOWN),
-        "sota": dict(section["sota"], best=rows.get(section["sota"].get("submission_id"), {}).get("method_name")),
+        "sota": dict(
+            section["sota"],
+            best=rows.get(section["sota"].get("submission_id"), {}).get("method_name"),
+            # the entries the board's verdicts show beating it (report.sections.sota_beaten_by), by name
+            beaten_by_names=[rows[sid]["method_name"] for sid in section["sota"].get("beaten_by") or () if sid in rows],
+        ),
         "runs_needed": section.get("runs_needed"),
         "outcomes_withheld": section.get("outcomes_withheld"),
     }

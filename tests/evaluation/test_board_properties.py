@@ -24,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 
@@ -234,6 +235,8 @@ def test_a_loss_board_mirrors_the_accuracy_board(board):
     for section, other in zip(*recipe_sections):
         assert section["entries"] == other["entries"]
         assert section["leader_group"] == other["leader_group"]
+        for key in ("submission_id", "beaten_by"):
+            assert section["sota"][key] == other["sota"][key], key
         for key, pair in _pairs(section).items():
             twin = _pairs(other)[key]
             for name in ("p", "low", "high", "pvalue", "verdict", "better", "inversion"):
@@ -296,6 +299,28 @@ def test_the_leader_group_is_every_entry_the_letters_and_verdicts_leave_unbeaten
             )
         ]
         assert section["leader_group"] == (expected or compared[:1]), (section["leader_group"], expected)
+        # the state of the art names every entry that beats its own, by the same relation: a compared pair's verdict,
+        # or an entry shown above it with which it shares no letter (an inferred difference always points down)
+        best = section["sota"]["submission_id"]
+        if best in compared:
+            at = compared.index(best)
+            beaten_by = [
+                up
+                for k, up in enumerate(compared)
+                if (up, best) in wins
+                or (
+                    k < at
+                    and not set(rows[up]["group_letters"]) & set(rows[best]["group_letters"])
+                    and (best, up) not in wins
+                )
+            ]
+            assert section["sota"]["beaten_by"] == (beaten_by or None), (section["sota"]["beaten_by"], beaten_by)
+            assert (section["sota"]["beaten_by"] is None) <= (best in section["leader_group"])
+        # a pair that shares fewer than 2 seeds has no test: never shown different by inference (Piepho's letters)
+        runs = {e.id: set(e.run_index.tolist()) for e in entries if e.kind == "recipe"}
+        for x, y in itertools.combinations(compared, 2):
+            if len(runs[x] & runs[y]) < 2:
+                assert set(rows[x]["group_letters"]) & set(rows[y]["group_letters"]), (x, y)
 
 
 # ------------------------------------------------------------------ intervals

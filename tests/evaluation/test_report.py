@@ -579,18 +579,24 @@ def test_entries_short_of_the_runs_an_interval_needs_do_not_take_the_others_inte
     assert all(rows[i]["rank_interval"] is None and rows[i]["compared"] for i in (10, 11, 12, 13))
 
 
-def test_a_pair_sharing_no_seed_is_inferred_not_decided():
+def test_a_pair_sharing_no_seed_is_neither_decided_nor_inferred():
     """A statistician's finding: A (seeds 0-5) > B (0-11) > C (6-11) decided, A and C sharing no seed: the pair
-    was "not significant" (p = 1, P = 0.5), which blocked the inference A > C, and A and C shared a letter.
-    Now it is not compared (compare() refuses it likewise) and the letters follow the order."""
+    was "not significant" (p = 1, P = 0.5), a test that was never run. It is not compared (compare() refuses it
+    likewise). Its difference was then inferred from the chain (letters a, b, c); a later hunt found the same
+    inference on a board where C is undecided against B (A "0 more runs" beside no test of A and C), and no difference
+    is inferred for a pair no test can decide (P(A>B) is not transitive): A and C share a letter and keep their hint,
+    and C, beaten by B, is not in the leader group (tests/evaluation/test_board_verdicts.py, issue 23)."""
     rng = np.random.default_rng(0)
     a = recipe(1, 0.90 + 0.002 * rng.standard_normal(6), index=np.arange(6))
     b = recipe(2, 0.80 + 0.002 * rng.standard_normal(12))
     c = recipe(3, 0.70 + 0.002 * rng.standard_normal(6), index=np.arange(6, 12))
     report = build_report([a, b, c], settings(k_runs=12))
-    rows = by_id(report)
-    assert [rows[i]["groups"] for i in (1, 2, 3)] == ["a", "b", "c"]
-    assert {(p["a"], p["b"]) for p in report["sections"][0]["comparisons"]} == {(1, 2), (2, 3)}
+    rows, section = by_id(report), report["sections"][0]
+    assert {(p["a"], p["b"]): p["better"] for p in section["comparisons"]} == {(1, 2): 1, (2, 3): 2}
+    assert section["entries"] == [1, 2, 3] and section["leader_group"] == [1]
+    assert [rows[i]["groups"] for i in (1, 2, 3)] == ["a", "b", "a"]
+    assert rows[2]["runs_needed_for_decision"] == 0  # B differs from both, by its own verdicts
+    assert rows[1]["runs_needed_for_decision"] > 0 and rows[3]["runs_needed_for_decision"] > 0
 
 
 def test_renaming_entries_moves_no_number():

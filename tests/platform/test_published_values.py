@@ -184,7 +184,7 @@ def _by_name(d: dict, ids: dict) -> dict:
     for key in ("submission_id", "a", "b"):
         if isinstance(d.get(key), int) and d[key] in ids:
             d[key] = ids[d[key]]
-    for key in ("entries", "compared", "leader_group"):
+    for key in ("entries", "compared", "leader_group", "beaten_by"):
         if isinstance(d.get(key), list) and all(isinstance(v, int) for v in d[key]):
             d[key] = [ids.get(v, v) for v in d[key]]
     for key in ("slug", "challenge", "title", "url", "id", "created"):

@@ -216,6 +216,30 @@ def test_sota_counts_every_scored_entry(board):
     assert sota["recipe"]["raw"] == pytest.approx(RECIPE_SCORES["resnet"].mean())
 
 
+def test_the_state_of_the_art_says_which_entry_beats_its_own():
+    """Issue 23 (a statistician's hunt): the state of the art is the highest mean, so where a verdict on P(A>B) shows
+    another entry above it, the banner called an entry the board shows beaten "the best entry". The API and the
+    page now say who beats it (``sota.beaten_by``)."""
+    from django.test import Client
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=30, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    x = 0.70 + 0.01 * np.random.default_rng(1).standard_normal(30)
+    crashy = add_entry(challenge, host, "crashy", "recipe", x + np.where(np.arange(30) < 3, 0.2, -0.005))
+    steady = add_entry(challenge, host, "steady", "recipe", x)
+    board = get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    (section,) = [s for s in board["sections"] if s["kind"] == "recipe"]
+    assert section["entries"] == [steady.pk, crashy.pk] and section["leader_group"] == [steady.pk]
+    sota = {s["kind"]: s for s in get(f"/api/challenges/{challenge.slug}/sota/").json()["sota"]}["recipe"]
+    assert sota["submission_id"] == crashy.pk and sota["beaten_by"] == [steady.pk]
+    assert section["sota"]["beaten_by"] == [steady.pk]
+    text = " ".join(Client().get(challenge.get_absolute_url()).content.decode().split())
+    assert "The highest mean of 2 evaluations on this test data, crashy, scores" in text
+    assert "Yet steady beats crashy on P(A&gt;B)" in text and "The best of 2 evaluations" not in text
+    schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/json").json()["components"]["schemas"]
+    assert "beaten_by" in schema["Sota"]["properties"]
+
+
 def test_changed_settings_are_picked_up_and_private_boards_hidden(board):
     challenge, _ = board
     url = f"/api/challenges/{challenge.slug}/leaderboard/"
