@@ -183,7 +183,6 @@ def _import_team(team_name: str) -> Team:
     return team
 
 
-# long because it validates, then stores the import, the entries, their runs and provenance at once
 IMPORTS_HOSTS_ONLY = "Only the challenge's hosts can read its imports."
 
 
@@ -196,6 +195,7 @@ def results_import_list(*, challenge: Challenge, user):
     return challenge.results_imports.all()
 
 
+# long because it validates, then stores the import, the entries, their runs and provenance at once
 def results_import_create(
     *,
     challenge: Challenge,
