@@ -67,10 +67,15 @@ def _error_response(exc, context):
     if isinstance(exc, ValidationError) and response is not None and isinstance(response.data, (dict, list)):
         # Keep DRF's per-field errors (nested fields flattened to dotted names: the schema's Error shape),
         # and add one sentence that names the field and the problem.
+        errors = _by_field(response.data)
         body = {"detail": "; ".join(_sentences(response.data))}
-        if getattr(exc, "field", None):  # UnknownFields (inputs.py): the first field the endpoint does not take
-            body["field"] = exc.field
-        response.data = {**body, "errors": _by_field(response.data)}
+        # ``field``: the input the error concerns (the schema's Error), as for every other refusal: UnknownFields
+        # (inputs.py) names the first field the endpoint does not take; any other validation error its first
+        # field at fault (``?limit=abc`` named ``limit`` only in words and in ``errors``), never the input as a whole
+        field = getattr(exc, "field", None) or next((name for name in errors if name != "non_field_errors"), None)
+        if field:
+            body["field"] = field
+        response.data = {**body, "errors": errors}
     return response
 
 
@@ -103,6 +108,8 @@ def _not_found(exc, kwargs) -> str:
         return f"There is no challenge {kwargs['slug']!r} that you may see (GET /api/challenges/ lists them)."
     ident = kwargs.get("pk", kwargs.get("team_id"))
     words = re.sub(r"(?<!^)(?=[A-Z])", " ", model).lower()
+    if model == "Run" and "index" in kwargs:  # /submissions/{pk}/runs/{index}/: pk is the submission's, not the run's
+        return f"There is no run {kwargs['index']} of submission {ident} that you may see."
     if ident is None:
         return f"There is no such {words}, or you may not see it."
     return f"There is no {words} {ident} that you may see."

@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, Throttled, ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -32,6 +32,7 @@ from ..choices import Board
 from ..models import Challenge, Report
 from ..selectors import challenge_list_visible, submission_id_readable
 from ..services.boards import board_scope
+from ..services.errors import NotFound
 from ..services.metrics import primary_metric
 from ..services.paging import entries_page, page_limit, page_offset
 from ..services.reports import (
@@ -369,7 +370,7 @@ class CompareView(ReportViewMixin, APIView):
             if query[name] not in rows or not submission_id_readable(
                 user=request.user, challenge=challenge, submission_id=query[name]
             ):
-                raise NotFound(f"Submission {query[name]} ({name}) is not on this leaderboard.")
+                raise NotFound(f"Submission {query[name]} ({name}) is not on this leaderboard.", field=name)
         a, b = rows[query["a"]], rows[query["b"]]
         if a["kind"] != b["kind"]:
             raise ValidationError(

@@ -162,6 +162,7 @@ def test_a_validation_error_is_the_error_shape_with_errors_by_field(host):
     assert refused.status_code == 400
     assert refused.json() == {
         "detail": "files: Upload at least one predictions file.",
+        "field": "files",  # as a refused file names it (a file not parsed: ServiceError(field="files"))
         "errors": {"files": ["Upload at least one predictions file."]},
     }
     hyper = client.post(
