@@ -278,7 +278,7 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     imported model is released alone (``[score]_η``): the host who imports them is no contestant probing a board.
     """
     pool = _pool_files(challenge)
-    scores = {sid: _entry_score(version.public[0], version.kind, pool) for sid, version in versions.items()}
+    scores = {sid: board_entry_score(version.public[0], version.kind, pool) for sid, version in versions.items()}
     scores.update(_ladder_cancelled(challenge, exclude=set(scores), pool=pool))
     by_person: dict[tuple, list[int]] = defaultdict(list)
     ended = (
@@ -306,7 +306,7 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     return out
 
 
-def _entry_score(scores, kind: str, pool: Callable | None) -> float:
+def board_entry_score(scores, kind: str, pool: Callable | None) -> float:
     """A submission's exact score as the board combines its runs: a prediction entry's files pooled (RMSE files of 1
     and 3 score √5, not 2: :meth:`evaluation.metrics.Metric.pool_files`), a program's runs averaged."""
     if kind == SubmissionKind.PREDICTIONS and pool is not None:
@@ -334,7 +334,7 @@ def _ladder_cancelled(challenge: Challenge, exclude: set[int], pool: Callable | 
     ):
         scores[sid].append(score)
         kinds[sid] = kind
-    return {sid: _entry_score(values, kinds[sid], pool) for sid, values in scores.items()}
+    return {sid: board_entry_score(values, kinds[sid], pool) for sid, values in scores.items()}
 
 
 def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:

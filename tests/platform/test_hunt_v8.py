@@ -148,11 +148,6 @@ def test_the_pages_and_the_cli_print_a_score_by_the_one_rounding_rule(value):
     assert float(mirror) == pytest.approx(1 - float(page), abs=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a suite reads each file's score as a run and averages them (2.0 for RMSE files of 1 and 3) where the "
-    "task's board pools them (√5 ≈ 2.24): the suite ranks the spread entry first on tasks whose boards rank it second",
-)
 def test_a_suite_orders_entries_of_several_rmse_files_as_their_tasks_boards_do(host):
     from leaderboard.services.suites import suite_board, suite_create
 
