@@ -328,7 +328,7 @@ def shown_submission_score(
         Decimals shown under ``"rounded"``.
     pool : callable, optional
         How the exact scores combine (a prediction entry's files: :meth:`evaluation.metrics.Metric.pool_files`,
-        as the board pools them); default their mean. Under ``"rounded"`` the board averages the shown scores.
+        as the board pools them); default their mean. Under ``"rounded"`` the board pools the shown scores.
 
     Returns
     -------
@@ -352,7 +352,8 @@ def shown_submission_score(
     if feedback == "ladder" or not values:
         return None
     if feedback == "rounded":
-        return shown_score(float(np.mean(shown_run_scores(np.array(values), digits))), digits)
+        shown = shown_run_scores(np.array(values), digits)
+        return shown_score(float(pool(shown)) if pool is not None else float(np.mean(shown)), digits)
     mean = float(pool(values)) if pool is not None else float(np.mean(values))
     if feedback != "exact":
         raise ValueError(f"`feedback` must be 'exact', 'rounded' or 'ladder', got {feedback!r}")

@@ -182,8 +182,10 @@ __all__ = [
 #: which entries beat its own, decided or inferred (sota.beaten_by, report.sections.sota_beaten_by), and a pair sharing
 #: fewer than 2 seeds, which no test decides, is never inferred to differ on boards of up to 300 compared entries
 #: (stats.sparse._verdict_relation): a stored report's letters, leader group and runs_needed_for_decision may change,
-#: its other numbers do not.
-REPORT_FORMAT = 21
+#: its other numbers do not; 22: a prediction entry of several files whose outcomes the board does not read
+#: (a rounded board's) shows its files pooled (settings.metric_pool_files: RMSE files of 1 and 3 show √5, not their mean 2,
+#: and rank as the exact board ranks them).
+REPORT_FORMAT = 22
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

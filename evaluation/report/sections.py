@@ -428,6 +428,9 @@ def prediction_section(
     for e in entries:
         if e.outcomes is None:
             exclude(rows[e.id], "no per-example outcomes stored: cannot join the paired test bootstrap", False)
+            if e.test.size > 1 and s.metric_pool_files is not None:  # the score of its files pooled, as with outcomes
+                pooled = finite(s.metric_pool_files(e.test))
+                rows[e.id]["mean"]["estimate"] = rows[e.id]["ranking_value"] = pooled
         elif e.outcomes.shape[1] != n_examples:
             exclude(
                 rows[e.id],

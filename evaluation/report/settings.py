@@ -53,7 +53,9 @@ class ReportSettings:
     computation. ``m_total_predictions``/``m_total_recipes``: entries ever scored on that test data
     (``None``: the entries given). ``n_test``: test examples (binomial SOTA; ``None``:
     the outcomes' length). ``accuracy_like``: the metric is a proportion of correct
-    examples. ``metric_from_mean``: maps a mean outcome to the score (monotone).
+    examples. ``metric_from_mean``: maps a mean outcome to the score (monotone). ``metric_pool_files``: a prediction
+    entry's score from its files' scores (:meth:`evaluation.metrics.Metric.pool_files`; None: their mean), for an entry
+    whose outcomes the board does not read (a rounded board's, :func:`evaluation.boards.shown_entries`).
     ``neighbours``: recipe entries compared on each side in the order
     (:func:`evaluation.stats.sparse.sparse_comparisons`; docs/scale.md). ``backend``/``device``:
     where the resampling runs (:mod:`evaluation.stats.torch_backend`). ``score_range``: the
@@ -79,6 +81,7 @@ class ReportSettings:
     n_test: int | None = None
     accuracy_like: bool = False
     metric_from_mean: Callable | None = None
+    metric_pool_files: Callable | None = None
     beta: float = 0.05
     curve_max_n: int = 20
     neighbours: int = 5

@@ -204,11 +204,11 @@ def board_scope(*, challenge: Challenge, user, board: str | None = None) -> Boar
         feedback=feedback,
         digits=challenge.feedback_digits,
         ladder=releases,
-        pool_files=_pool_files(challenge),
+        pool_files=board_pool_files(challenge),
     )
 
 
-def _pool_files(challenge: Challenge) -> Callable | None:
+def board_pool_files(challenge: Challenge) -> Callable | None:
     """How a prediction entry's files combine into its score on ``challenge``'s board (None: a scoring program's
     runs, their mean)."""
     return None if challenge.scoring_program else get_metric(challenge.metric).pool_files
@@ -277,7 +277,7 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     when an earlier submission ended. See docs/integrity.md for the bound. On a results-only challenge every
     imported model is released alone (``[score]_η``): the host who imports them is no contestant probing a board.
     """
-    pool = _pool_files(challenge)
+    pool = board_pool_files(challenge)
     scores = {sid: board_entry_score(version.public[0], version.kind, pool) for sid, version in versions.items()}
     scores.update(_ladder_cancelled(challenge, exclude=set(scores), pool=pool))
     by_person: dict[tuple, list[int]] = defaultdict(list)

@@ -54,7 +54,7 @@ from ..selectors import (
     rows_as_stored,
     submission_read_by_reports,
 )
-from .boards import board_fields, board_has_private, board_publish
+from .boards import board_fields, board_has_private, board_pool_files, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
 from .entries import Version, entry_versions, final_selection_ids, public_board_ids, selection_on_public_board
 from .errors import ServiceError
@@ -537,6 +537,7 @@ def report_settings(
         m_total_recipes=m_total_recipes,
         accuracy_like=metric.name == "accuracy" and challenge.program_primary is None,
         metric_from_mean=metric.from_mean,
+        metric_pool_files=board_pool_files(challenge),
         score_range=metric.score_range,
         boo_n=values["boo_n"],
         gamma=values["gamma"],

@@ -105,18 +105,14 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
         return f"{part}, Ladder releases (η = {task.ladder_margin:g})", shown
     for submission_id, score in rows:
         shown.setdefault(submission_id, []).append(score if revealed else scope.public(score))
-    # A prediction entry's files are one score, combined as its board combines them: read as runs, RMSE files of 1
-    # and 3 averaged 2.0 where the board pools them to √5 and ranks the entry second. A rounded board computes from
-    # the shown files' scores (evaluation.boards.shown_entries), which it averages.
-    exact = revealed or scope.feedback == Feedback.EXACT
-    for submission_id in set(readable.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True)) & set(
-        shown
-    ):
+    # A prediction entry's files are one score, pooled as its board pools them (a rounded board the shown files'
+    # scores, evaluation.boards.shown_entries): read as runs, RMSE files of 1 and 3 averaged 2.0 where the board
+    # pools them to √5 and ranks the entry second.
+    predictions = set(readable.filter(kind=SubmissionKind.PREDICTIONS).values_list("pk", flat=True))
+    for submission_id in predictions & set(shown):
         files = shown[submission_id]
         if len(files) > 1:
-            shown[submission_id] = [
-                board_entry_score(files, SubmissionKind.PREDICTIONS, scope.pool_files if exact else None)
-            ]
+            shown[submission_id] = [board_entry_score(files, SubmissionKind.PREDICTIONS, scope.pool_files)]
     if revealed:
         return "all hidden rows (private board revealed)", shown
     return part + (f", rounded to {task.feedback_digits} digits" if scope.feedback == Feedback.ROUNDED else ""), shown

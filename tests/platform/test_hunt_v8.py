@@ -35,15 +35,7 @@ def _files_submission(challenge, user, offsets, name):
     "feedback",
     [
         "ladder",
-        pytest.param(
-            "rounded",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the rounded board computes from shown_entries (no outcomes) and shows the files' mean 2.0 "
-                "(rank 1) where the exact board pools them to 2.24 (rank 2): evaluation.report's prediction "
-                "section, not the services",
-            ),
-        ),
+        "rounded",
     ],
 )
 def test_several_rmse_files_publish_the_board_s_pooled_score(host, feedback):
