@@ -38,7 +38,7 @@ from ..services.paging import entries_page, page_limit, page_offset
 from ..services.reports import (
     OVERRIDABLE,
     build_report_data,
-    report_current,
+    report_data,
     report_failure,
     report_with_overrides_key,
     section_pair,
@@ -124,8 +124,8 @@ class ReportViewMixin:
                 data = build_report_data(challenge=challenge, overrides=overrides, board=board)
                 cache.set(key, data, timeout=600)
             return data, {"computed_at": None, "recompute_pending": False, "recompute_failure": None}
-        report = report_current(challenge=challenge, board=board)
-        return report.data, {
+        report, data = report_data(challenge=challenge, board=board)
+        return data, {
             "computed_at": report.computed_at,
             "recompute_pending": report.recompute_pending,
             "recompute_failure": report_failure(report),

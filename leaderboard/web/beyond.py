@@ -331,12 +331,12 @@ def board_history(request, slug: str):
     """The board over time: the current best entries' ranks since they arrived, an entry's own history
     (``?entry=``), and once the private board is readable, the public-to-private shake-up."""
     from ..services.history import BOARD_CHART_ENTRIES, history_board, history_entry, shakeup
-    from ..services.reports import report_current
+    from ..services.reports import report_data
     from .views import _scope, _visible_challenge
 
     challenge = _visible_challenge(request, slug)
     scope = _scope(request, challenge)  # the viewer's board, 403 or 404 as the board pages answer
-    data = report_current(challenge=challenge, board=scope.board).data
+    _, data = report_data(challenge=challenge, board=scope.board)
     rows = {row["submission_id"]: row for row in data["entries"]}
     best = [row["submission_id"] for row in data["entries"] if row.get("rank") is not None][:BOARD_CHART_ENTRIES]
     labels = {sid: f"{row['method_name']} ({row['team']})" for sid, row in rows.items()}
@@ -373,8 +373,8 @@ def board_history(request, slug: str):
             ),
         )
     if scope.sees_private:
-        public = report_current(challenge=challenge).data
-        private = report_current(challenge=challenge, board="private").data
+        _, public = report_data(challenge=challenge)
+        _, private = report_data(challenge=challenge, board="private")
         points = shakeup(public=public, private=private)
         if points:
             context["shakeup"] = mark_safe(charts.shakeup(points))

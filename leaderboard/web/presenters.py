@@ -1,6 +1,6 @@
 """What the leaderboard pages show: the cached report arranged for the templates, with SVG charts.
 
-Pure presentation: reads the report (``report_current``), never writes. Views call
+Pure presentation: reads the report (``report_data``), never writes. Views call
 ``leaderboard_for_page`` and ``pair_for_display``.
 """
 
@@ -18,10 +18,10 @@ from evaluation.stats.boon import min_runs_flag, min_runs_rule
 
 from ..choices import Board, Correction
 from ..models import Challenge
-from ..selectors import report_stored_meta, submission_ids_open_to_all
+from ..selectors import submission_ids_open_to_all
 from ..services.errors import ServiceError
 from ..services.paging import PAGE_SIZE, EntriesPage, EntryNotOnBoard, around_missing, entries_page, heatmap_ids
-from ..services.reports import report_current, report_failure, report_settings_key
+from ..services.reports import report_data, report_failure
 from . import charts
 
 #: A verdict of row A against column B, in words (``{a}``/``{b}``: the method names).
@@ -132,25 +132,9 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     }
 
 
-#: Decoded reports kept per process, by (model, report id, computed_at): a 5,000-entry report is megabytes
-#: of JSON, decoded once per new report rather than on every page view.
-_DECODED: dict = {}
-_DECODED_SIZE = 2
-
-
 def _report_data(challenge: Challenge, board: str):
-    """(report without its data, its data): the data decoded once per report version and process."""
-    meta = report_stored_meta(challenge=challenge, board=board)
-    key = None if meta is None or meta.computed_at is None else (type(meta).__name__, meta.pk, meta.computed_at)
-    data = _DECODED.get(key) if key else None
-    if data is None or data.get("settings_key") != report_settings_key(challenge):
-        meta = report_current(challenge=challenge, board=board)
-        data = meta.data
-        key = (type(meta).__name__, meta.pk, meta.computed_at)
-        if len(_DECODED) >= _DECODED_SIZE:
-            _DECODED.pop(next(iter(_DECODED)))
-        _DECODED[key] = data
-    return meta, data
+    """(report without its data, its data), decoded once per report version and process (``report_data``)."""
+    return report_data(challenge=challenge, board=board)
 
 
 def leaderboard_for_page(

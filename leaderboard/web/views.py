@@ -53,7 +53,7 @@ from ..services.entries import entry_history
 from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import PAGE_SIZE, page_limit
 from ..services.queues import challenge_queue_waits, submission_queue_wait
-from ..services.reports import report_current, section_family_size, section_pair
+from ..services.reports import report_data, section_family_size, section_pair
 from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
 from ..services.teams import team_personal_for
 from ..throttles import SignupThrottle, too_many
@@ -371,7 +371,7 @@ def challenge_edit(request, slug: str):
 
 # --------------------------------------------------------------------------- the statistical leaderboard
 #
-# The report (``report_current``) is a JSON document computed from the stored runs; these helpers only
+# The report (``report_data``) is a JSON document computed from the stored runs; these helpers only
 # arrange it for the templates: rows per section, charts as inline SVG (``leaderboard.web.charts``, which
 # escapes every text it draws), verdicts in words. No statistic is computed here.
 
@@ -382,7 +382,7 @@ def challenge_compare(request, slug: str):
     scope = _scope(request, challenge)
     context = {"challenge": challenge, "problem": None, "a": None, "b": None, "pair": None, "scope": scope}
     try:
-        data = report_current(challenge=challenge, board=scope.board).data
+        _, data = report_data(challenge=challenge, board=scope.board)
     except ServiceError as exc:
         context["problem"] = exc.message
         return render(request, "challenges/compare.html", context, status=503)
