@@ -419,16 +419,19 @@ def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: 
     return stats.rank_intervals_update(table, new, known, low, high, **kw)
 
 
-def prediction_section(
-    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
-) -> dict:
+def _joining_test_bootstrap(
+    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings
+) -> tuple[list[EntryRuns], int | None]:
+    """(the prediction entries the paired test bootstrap reads, by id; their examples): those with outcomes on the
+    examples most entries have. The others are excluded, saying why; one of several files whose outcomes the board does not read
+    (a rounded board's) shows its files' scores pooled (``s.metric_pool_files``), as its outcomes would pool."""
     lengths = [e.outcomes.shape[1] for e in entries if e.outcomes is not None]
     n_examples = max(set(lengths), key=lambda n: (lengths.count(n), n)) if lengths else None
     chosen = []
     for e in entries:
         if e.outcomes is None:
             exclude(rows[e.id], "no per-example outcomes stored: cannot join the paired test bootstrap", False)
-            if e.test.size > 1 and s.metric_pool_files is not None:  # the score of its files pooled, as with outcomes
+            if e.test.size > 1 and s.metric_pool_files is not None:
                 pooled = finite(s.metric_pool_files(e.test))
                 rows[e.id]["mean"]["estimate"] = rows[e.id]["ranking_value"] = pooled
         elif e.outcomes.shape[1] != n_examples:
@@ -439,7 +442,13 @@ def prediction_section(
             )
         else:
             chosen.append(e)
-    chosen = sorted(chosen, key=lambda e: e.id)
+    return sorted(chosen, key=lambda e: e.id), n_examples
+
+
+def prediction_section(
+    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
+) -> dict:
+    chosen, n_examples = _joining_test_bootstrap(entries, rows, s)
     index = {e.id: i for i, e in enumerate(chosen)}
     sign = 1.0 if s.higher_is_better else -1.0
     res = ranks = tb = None
