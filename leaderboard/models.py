@@ -1038,3 +1038,27 @@ class JanitorState(models.Model):
 
 #: The primary key of the one ``JanitorState`` row.
 JANITOR_STATE_PK = 1
+
+
+class StorageOrphan(models.Model):
+    """A stored file that no row names and whose delete failed: a rolled-back creation's file, its clean-up
+    delete refused by a store that was down (``storage.atomic_deleting_on_failure``).
+
+    Written once the rolled-back transaction has ended, so the rollback cannot take the record along; the janitor
+    deletes the file once the store answers, never one that a row names (``services.orphans``).
+    """
+
+    storage = models.CharField(max_length=32)  # its alias in ``settings.STORAGES``: "default" or "hidden"
+    path = models.CharField(max_length=1024)  # the name in that storage (an S3 key is at most 1,024 bytes)
+    reason = models.TextField()  # the error that rolled the creation back
+    last_error = models.TextField()  # the latest failed delete's
+    created = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveIntegerField(default=1)  # deletes tried and failed
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["storage", "path"], name="storage_orphan_unique_path")]
+        indexes = [models.Index(fields=["next_attempt_at"], name="storage_orphan_due")]
+
+    def __str__(self) -> str:
+        return f"{self.storage}:{self.path} (orphan, {self.attempts} failed delete(s))"

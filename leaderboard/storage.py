@@ -21,9 +21,11 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from botocore.exceptions import ConnectionError as _BotoConnectionError
 from botocore.exceptions import HTTPClientError as _BotoHTTPClientError
+from django.conf import settings
 from django.core.files.storage import FileSystemStorage, storages
 from django.core.signals import setting_changed
 from django.db import DatabaseError, transaction
@@ -116,17 +118,100 @@ def atomic_deleting_on_failure(delete_files: Callable[[], None], row_stored: Cal
     one, a prediction upload's files were deleted while its rows stayed (tests/integration/test_faults_v3.py).
     Past the block's last statement, ``row_stored()`` asks a fresh connection whether the row is there; when
     even that fails the files are kept: a file no row names is less harm than a row naming a file gone.
+
+    ``delete_files`` deletes through :func:`discard`. A delete that fails (the store went down with the save it
+    rolls back) never replaces the block's error, which is raised as it came (the store's 503 for a store that
+    is down); the clean-up's error is logged, and the file recorded as a ``StorageOrphan`` for the janitor, once
+    the outermost such block has ended: a record written inside a transaction that rolls back would go with it.
     """
     nested = transaction.get_connection().in_atomic_block  # then the outer transaction's end decides, not this one
+    outermost = _cleanup.orphans is None
+    if outermost:
+        _cleanup.orphans = []
     reached_commit = False
     try:
         with transaction.atomic():
             yield
             reached_commit = True
-    except BaseException:
+    except BaseException as failure:
         if nested or not reached_commit or not _stored_after_all(row_stored):
-            delete_files()
+            _clean_up(delete_files, failure)
         raise
+    finally:
+        if outermost:
+            orphans, _cleanup.orphans = _cleanup.orphans, None
+            _record(orphans)
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A stored file that no row names and whose delete failed."""
+
+    storage: str  # its alias in ``settings.STORAGES``
+    path: str
+    reason: str  # the error that rolled back the block that stored it
+    error: str  # its delete's
+
+
+class _CleanUp(threading.local):
+    orphans: list[Orphan] | None = None  # while an outermost ``atomic_deleting_on_failure`` is open
+    cause: BaseException | None = None  # while a rollback's clean-up runs: the error that rolled back
+
+
+_cleanup = _CleanUp()
+
+
+def _clean_up(delete_files: Callable[[], None], failure: BaseException) -> None:
+    """Run a rolled-back block's ``delete_files``; whatever it raises is logged, never raised in ``failure``'s
+    place."""
+    outer, _cleanup.cause = _cleanup.cause, failure
+    try:
+        delete_files()
+    except Exception:
+        logger.exception("the clean-up after a rolled-back block failed (%s: %s)", type(failure).__name__, failure)
+    finally:
+        _cleanup.cause = outer
+
+
+def discard(storage, name: str) -> None:
+    """Delete the file ``name`` that a rolled-back block stored; when the delete fails, log it and remember the
+    file, which ``atomic_deleting_on_failure`` records for the janitor (``services.orphans``)."""
+    try:
+        storage.delete(name)
+    except Exception as exc:
+        cause = _cleanup.cause
+        reason = "" if cause is None else f"{type(cause).__name__}: {cause}"
+        orphan = Orphan(storage_alias(storage), name, reason, f"{type(exc).__name__}: {exc}")
+        if not orphan.storage:  # a storage that settings.STORAGES does not name: nothing could find it again
+            logger.error("could not delete %s after a rollback (%s); it stays", name, orphan.error)
+            return
+        logger.warning(
+            "could not delete %s from storage %r after a rollback (%s); recorded for the janitor",
+            name,
+            orphan.storage,
+            orphan.error,
+            extra={"storage": orphan.storage, "path": name},
+        )
+        if _cleanup.orphans is None:
+            _record([orphan])
+        else:
+            _cleanup.orphans.append(orphan)
+
+
+def _record(orphans: list[Orphan]) -> None:
+    if orphans:
+        from .services.orphans import orphans_record  # services import this module
+
+        orphans_record(orphans=orphans)
+
+
+def storage_alias(storage) -> str:
+    """The alias in ``settings.STORAGES`` of ``storage`` (a field's, maybe a lazy one); "" for one of none."""
+    if isinstance(storage, LazyObject):
+        if storage._wrapped is empty:
+            storage._setup()
+        storage = storage._wrapped
+    return next((alias for alias in settings.STORAGES if storages[alias] is storage), "")
 
 
 def _stored_after_all(row_stored: Callable[[], bool]) -> bool:
@@ -144,7 +229,7 @@ def forget_unsaved(field, kept: str | None) -> None:
     """After a rolled-back transaction: delete the file ``field`` stored meanwhile (no row names it) and give the
     field back the name ``kept`` it had, the one its row still names."""
     if field.name != kept:
-        field.storage.delete(field.name)
+        discard(field.storage, field.name)
         field.name = kept
 
 
@@ -154,7 +239,7 @@ def delete_stored(field) -> None:
     bundle import left them behind. Only for the folders of an object being rolled back, which nothing else
     writes into: a folder shared with other uploads (``submissions/<year>/<month>/``) may be in use."""
     storage, name = field.storage, field.name
-    storage.delete(name)
+    discard(storage, name)
     if not isinstance(storage, FileSystemStorage):
         return  # an object store has no folders
     root = os.path.realpath(storage.location)

@@ -26,7 +26,9 @@ One pass, in order:
    variance studies that are queued, or running past their limit (their worker was lost: a
    study run's claim takes such a run again), when their queue is empty;
 4. records the reveal of private boards whose ``auto_reveal`` phase has closed (for mails and
-   webhooks), and resends notification events and webhook deliveries left behind.
+   webhooks), and resends notification events and webhook deliveries left behind;
+5. deletes the stored files that a rollback could not delete, the store being down
+   (``StorageOrphan``), once the store answers, never one that a row names (``services.orphans``).
 
 Why "queued for long, and its queue is empty" rather than listing what the broker holds: a
 broker cannot cheaply say whether one given task is in it (Redis would need a scan of every
@@ -63,6 +65,7 @@ from .lifecycle import (
     submissions_settle,
 )
 from .notifications import notifications_heal, reveals_record_due
+from .orphans import orphans_delete
 from .programs import program_checks_resend
 from .queues import queues_unattended_record
 from .reports import report_leases_extend, report_resent, reports_lost
@@ -84,6 +87,7 @@ class JanitorPass:
     resent_rescores: int = 0
     resent_program_checks: int = 0
     notifications: int = 0
+    deleted_orphans: int = 0
     broker_unreachable: bool = False
 
 
@@ -195,6 +199,7 @@ def janitor_run(*, now=None) -> JanitorPass:
         resent_rescores=resent_rescores,
         resent_program_checks=program_checks,
         notifications=notified,
+        deleted_orphans=orphans_delete(now=now),
         broker_unreachable=publisher.down,
     )
     if result != JanitorPass():

@@ -32,7 +32,7 @@ from ..choices import Device, Moderation, RunQueue, RunStatus, SubmissionKind, S
 from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Phase, PredictionFile, Run, Submission, Team, TeamModeration
 from ..selectors import phase_quota_usage, submission_can_see_details, user_teams
-from ..storage import atomic_deleting_on_failure
+from ..storage import atomic_deleting_on_failure, discard
 from .boards import board_has_private, board_private_revealed
 from .dispatch import EXECUTE_RUN, SCORE_SUBMISSION, enqueue_on_commit
 from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError, TooLarge
@@ -383,7 +383,7 @@ def submission_create_predictions(
 
     def delete_files() -> None:
         for record in stored:
-            record.file.storage.delete(record.file.name)
+            discard(record.file.storage, record.file.name)
 
     with atomic_deleting_on_failure(delete_files, lambda: Submission.objects.filter(pk__in=created).exists()):
         _check_program_unchanged(challenge, _lock_challenge_open(challenge, phase))
@@ -529,7 +529,7 @@ def submission_create_recipe(
 
     def delete_file() -> None:
         if submission is not None and submission.recipe_file:
-            submission.recipe_file.storage.delete(submission.recipe_file.name)
+            discard(submission.recipe_file.storage, submission.recipe_file.name)
 
     def stored() -> bool:
         return submission is not None and Submission.objects.filter(pk=submission.pk).exists()

@@ -903,3 +903,33 @@ def test_a_give_up_leaves_a_request_made_during_its_last_attempt_to_that_request
     assert later < timezone.now() + timedelta(seconds=conf["REPORT_GIVE_UP_RETRY_S"])
     assert janitor_run(now=later).resent_reports == 1  # once its lease expired, as any lost recomputation
     assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
+
+
+def test_the_janitor_never_deletes_a_recorded_orphan_that_a_row_names(challenge, alice, lengths, caplog):
+    """A record of a file whose delete failed (``StorageOrphan``) may be wrong: a row can name the file all the
+    same (a commit stored after all). The janitor asks every file field first: a live prediction file and live
+    hidden labels stay, their records go, and a real orphan beside them is deleted. The labels' path recorded
+    under the other storage stays too: locally both storages are one folder (no VARBOARD_PRIVATE_MEDIA_ROOT)."""
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from leaderboard.models import StorageOrphan
+    from leaderboard.storage import hidden_storage
+
+    challenge, frame = challenge
+    submission = submission_create_predictions(
+        challenge=challenge, user=alice, method_name="live", files=[UploadedFile("p.csv", label_predictions(frame))]
+    )
+    live = submission.prediction_files.get().file.name
+    labels = challenge.dataset.hidden_labels_file.name
+    orphan = default_storage.save("submissions/orphan.csv", ContentFile(b"id,label\n1,3\n"))
+    for storage, path in (("default", live), ("hidden", labels), ("default", labels), ("default", orphan)):
+        StorageOrphan.objects.create(storage=storage, path=path, reason="a test", last_error="a test")
+
+    assert janitor_run().deleted_orphans == 1
+    assert default_storage.exists(live) and hidden_storage.exists(labels)
+    assert not default_storage.exists(orphan)
+    assert not StorageOrphan.objects.exists()
+    kept = [r.getMessage() for r in caplog.records if "kept, its orphan record dropped" in r.getMessage()]
+    assert len(kept) == 3 and "leaderboard.PredictionFile.file" in kept[0], kept
+    assert all("leaderboard.Dataset.hidden_labels_file" in message for message in kept[1:]), kept
