@@ -437,8 +437,9 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
     (:func:`_published_letters`; above ``DENSE_LETTERS`` entries the union of the block's letters) and their rank interval (the block's hull, then carried along the published verdicts: :func:`_verdict_consistent_intervals`), and are listed
     among themselves in a public order (``created``, then ``submission_id``), never by the exact
     score. Comparisons between entries that show the same value are removed (a pair's P(A>B) would
-    tell them apart), as is ``runs_needed_for_decision`` of tied entries; ``compared`` follows the public order
-    and the state of the art is the shown one (:func:`publish_shown_sota`). ``data`` is a report of
+    tell them apart), as is ``runs_needed_for_decision`` of tied entries; ``compared`` follows the public order,
+    the leader group and the shown state of the art's ``beaten_by`` (:func:`publish_shown_sota`) read the published
+    relation (its verdicts and the differences its letters show: :class:`_PublishedRelation`). ``data`` is a report of
     :func:`evaluation.report` (changed in place and returned).
     """
     alphas = [section["sota"].get("alpha") for section in data["sections"]]  # a setting, not a score
@@ -475,7 +476,7 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
         )
         ranked.sort(key=lambda sid: public_order(sid, rows[sid]["ranking_value"]))
         _drop_tied_pairs(section, rows)
-        ranked, beaten = _order_by_shown_values_and_verdicts(section, rows, ranked)
+        ranked = _order_by_shown_values_and_verdicts(section, rows, ranked)
         blocks: list[list[int]] = []
         for sid in ranked:  # adjacent equal shown values tie
             if blocks and rows[blocks[-1][0]]["ranking_value"] == rows[sid]["ranking_value"]:
@@ -494,22 +495,22 @@ def publish_rounded(data: dict, digits: int, *, higher_is_better: bool = True) -
         section["entries"] = ranked + rest
         compared = set(section.get("compared") or ())
         section["compared"] = [sid for sid in section["entries"] if sid in compared]  # the public order
-        # as on every board: the compared entries no published verdict beats, else the first block (shown ties)
-        unbeaten = [sid for sid in ranked if sid in compared and sid not in beaten]
+        # as on every board: the compared entries nothing beats (decided or inferred), else the first block
+        relation = _PublishedRelation(section, rows)
+        unbeaten = [sid for sid in ranked if sid in compared and not relation.beaten(sid)]
         section["leader_group"] = unbeaten or [sid for sid in ranked if rows[sid]["rank"] == 1]
         publish_shown_sota(section, rows, higher_is_better=higher_is_better, note=rounded_sota_note(digits))
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]
     return data
 
 
-def _order_by_shown_values_and_verdicts(section: dict, rows: dict, ranked: list) -> tuple[list, set]:
+def _order_by_shown_values_and_verdicts(section: dict, rows: dict, ranked: list) -> list:
     """The public order of ``ranked`` (sorted by shown value, then time and id) once the published verdicts
     are applied as the exact board applies its own: a winner above its losers (Kahn's order, the best shown
     value first; :func:`evaluation.stats.sparse.order_from_verdicts`), every verdict the order goes against or
     moves flagged in ``section["inversions"]`` and ``pair["inversion"]``. Everything it uses is published
     (shown values, verdicts, time), so the order tells nothing more. Found by a statistician: A beat B on 11
-    of 12 seeds but showed the lower mean; the rounded board listed B first, unflagged. Returns the order and
-    the entries some published verdict beats.
+    of 12 seeds but showed the lower mean; the rounded board listed B first, unflagged. Returns the order.
     """
     index = {sid: k for k, sid in enumerate(ranked)}
     for pair in section.get("comparisons", []):
@@ -534,7 +535,7 @@ def _order_by_shown_values_and_verdicts(section: dict, rows: dict, ranked: list)
             inversions.append({"above": above, "below": below, "kind": kind, "reason": reason})
     inversions.sort(key=lambda inv: (shown[inv["above"]], shown[inv["below"]]))
     section["inversions"] = inversions
-    return ranked, {loser for _, _, loser in verdicts}
+    return ranked
 
 
 def _verdict_consistent_intervals(section: dict, rows: dict, ranked: list) -> None:
@@ -587,6 +588,72 @@ def rounded_sota_note(digits: int) -> str:
     )
 
 
+class _PublishedRelation:
+    """Which compared entries beat which, as a published section says: the one relation a rounded board's letters,
+    leader group and state of the art (``beaten_by``) read, as :attr:`evaluation.stats.sparse.SparseComparisons.beats`
+    is the exact board's.
+
+    It is the exact board's relation restricted to what the section publishes: W beats L when a published verdict
+    says so, or when the two share no letter (the exact board's inferred differences, which the published letters
+    keep), W shown above L (an inferred difference always points down the order) and no published verdict saying
+    the reverse. The pairs tied on shown values are in neither: their verdicts are not published and the tie shares
+    a letter (:func:`_published_letters`). Where the letters are runs of the order (``groups_note``: some entries
+    that do not differ share no letter) they say nothing about differing, and only the published verdicts count.
+    The rounded board read the published verdicts alone: an entry beaten only by inference, lettered apart from an
+    entry above it, sat in its leader group and was its state of the art's unbeaten best (found by a statistician).
+    Under the Ladder, which publishes no verdict, no letter and compares no entry, nothing beats anything.
+
+    Sharing is read per letter as a bit set of display positions, so a 20,000-entry board is read in one pass.
+    """
+
+    def __init__(self, section: dict, rows: dict):
+        compared = set(section.get("compared") or ())
+        self.order = [sid for sid in section["entries"] if sid in compared]
+        self.position = {sid: k for k, sid in enumerate(self.order)}
+        self.beats: dict[int, set[int]] = {}  # winner -> losers, published verdicts between compared entries
+        self.beaten_by_verdict: dict[int, set[int]] = {}
+        for pair in section.get("comparisons") or ():
+            if pair["verdict"] not in ("a_better", "b_better") or not {pair["a"], pair["b"]} <= compared:
+                continue
+            winner = pair["better"]
+            loser = pair["b"] if winner == pair["a"] else pair["a"]
+            self.beats.setdefault(winner, set()).add(loser)
+            self.beaten_by_verdict.setdefault(loser, set()).add(winner)
+        self.letters: dict[int, list[str]] = {}
+        self.holders: dict[str, int] = {}  # letter -> bit set of the positions holding it
+        self.lettered = 0  # bit set of the positions holding a letter
+        if section.get("groups_note") is None:
+            for k, sid in enumerate(self.order):
+                letters = rows[sid].get("group_letters") or split_letters(rows[sid].get("groups") or "")
+                if letters:
+                    self.letters[sid] = list(letters)
+                    self.lettered |= 1 << k
+                    for letter in letters:
+                        self.holders[letter] = self.holders.get(letter, 0) | 1 << k
+
+    def _apart_above(self, sid: int) -> int:
+        """Bit set of the lettered positions above ``sid`` sharing no letter with it that it does not beat."""
+        if sid not in self.letters:
+            return 0
+        shared = 0
+        for letter in self.letters[sid]:
+            shared |= self.holders[letter]
+        apart = self.lettered & ((1 << self.position[sid]) - 1) & ~shared
+        for loser in self.beats.get(sid, ()):  # a published verdict the other way: the verdict stands
+            apart &= ~(1 << self.position[loser])
+        return apart
+
+    def beaten(self, sid: int) -> bool:
+        """Whether some compared entry beats ``sid``."""
+        return bool(self.beaten_by_verdict.get(sid)) or self._apart_above(sid) != 0
+
+    def beaten_by(self, sid: int) -> list[int]:
+        """The compared entries that beat ``sid``, in the published order."""
+        apart = self._apart_above(sid)
+        by = self.beaten_by_verdict.get(sid, set())
+        return [other for k, other in enumerate(self.order) if other in by or apart >> k & 1]
+
+
 def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, note: str) -> None:
     """A section's state of the art as a board under rounded or Ladder feedback publishes it: from shown values only.
 
@@ -597,11 +664,10 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
     dependence ``rho`` and the count of repeated outcome vectors are ``None``: they come from the exact
     scores and each row's outcome, so a one-row probe that leaves every shown score as it was would still
     move them (and name which of two tied entries is better, or whether a changed row was right).
-    ``beaten_by`` follows what the board publishes, as its leader group does: the entries a published verdict
-    (``section["comparisons"]``) shows beating ``submission_id``, in the published order; None when none does, so
-    always under the Ladder, which publishes no verdict. Under rounded feedback the published verdicts are the exact
-    board's, less those between entries showing the same value; an inferred difference is not one (the rounded
-    leader group reads the published verdicts alone).
+    ``beaten_by`` follows what the board publishes, as its leader group does: the entries that beat
+    ``submission_id`` by the published relation (:class:`_PublishedRelation`: a published verdict, or a difference
+    the published letters show), in the published order; None when none does, so always under the Ladder, which
+    publishes no verdict and no letter.
     ``rows`` (submission id -> published row) and ``section`` are the published ones; changed in place.
     """
     sign = 1.0 if higher_is_better else -1.0
@@ -612,11 +678,7 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
         if (not compared or sid in compared) and rows[sid]["mean"].get("estimate") is not None
     ]
     leader = max(shown, key=lambda sid: sign * rows[sid]["mean"]["estimate"], default=None)  # the first of ties
-    winners = {
-        pair["better"]
-        for pair in section.get("comparisons") or ()
-        if pair["verdict"] in ("a_better", "b_better") and leader in (pair["a"], pair["b"]) and pair["better"] != leader
-    }
+    winners = [] if leader is None or leader not in compared else _PublishedRelation(section, rows).beaten_by(leader)
     sota = section["sota"]
     section["sota"] = {
         **sota,
@@ -628,7 +690,7 @@ def publish_shown_sota(section: dict, rows: dict, *, higher_is_better: bool, not
         "n": None,
         "se": None,
         "submission_id": leader,
-        "beaten_by": [sid for sid in section["entries"] if sid in winners] or None,
+        "beaten_by": winners or None,
         "note": note,
         "model": None,
         "shrinkage": None,

@@ -184,8 +184,10 @@ __all__ = [
 #: (stats.sparse._verdict_relation): a stored report's letters, leader group and runs_needed_for_decision may change,
 #: its other numbers do not; 22: a prediction entry of several files whose outcomes the board does not read
 #: (a rounded board's) shows its files pooled (settings.metric_pool_files: RMSE files of 1 and 3 show √5, not their mean 2,
-#: and rank as the exact board ranks them).
-REPORT_FORMAT = 22
+#: and rank as the exact board ranks them); 23: a rounded board's leader group and sota.beaten_by read the relation its
+#: letters show (evaluation.boards._PublishedRelation: its published verdicts and the inferred differences its letters
+#: keep), not its published verdicts alone: a stored rounded report's leader group and beaten_by may change.
+REPORT_FORMAT = 23
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

@@ -306,3 +306,84 @@ def test_the_ladder_releases_no_gain_of_exactly_its_margin():
         down = [ladder([(i + 1) / n, i / n], eta, higher_is_better=False)[1] for i in range(n - 1)]
         assert down == [round(round(((i + 1) / n) / eta) * eta, 12) for i in range(n - 1)]
     assert ladder([0.03, 0.0401], 0.01) == [0.03, 0.04]  # more than the margin is released
+
+
+def _read_relation(section: dict, rows: dict) -> set[tuple[int, int]]:
+    """``(winner, loser)`` as a reader of the published section reads it, written out pair by pair: a published
+    "better" verdict, or two compared entries sharing no letter (a complete display, no ``groups_note``), the one
+    shown above beating the one below unless a published verdict says the reverse."""
+    compared = section["compared"]
+    wins = {
+        (p["better"], p["b"] if p["better"] == p["a"] else p["a"])
+        for p in section["comparisons"]
+        if p["verdict"] in ("a_better", "b_better")
+    }
+    out = set(wins)
+    if section.get("groups_note") is None:
+        for at, down in enumerate(compared):
+            for up in compared[:at]:
+                apart = not set(rows[up]["group_letters"]) & set(rows[down]["group_letters"])
+                if apart and (down, up) not in wins:
+                    out.add((up, down))
+    return out
+
+
+def _inferred_board(sign: float = 1.0) -> list[EntryRuns]:
+    """13 entries on 20 seeds, ranked by Boo_5 (every pair of an entry and its 5 neighbours compared, the leader with
+    all): S has the highest mean (0.710) and little spread, so it ranks 10th; W and V share their noise and W beats V
+    on every seed, so every entry shown above W beats, by inference, every entry shown below V that it is not
+    compared with (S among them, 8 places below F3); S beats the three G entries, which tie when rounded."""
+    k = 20
+    rng = np.random.default_rng(11)
+    e = rng.standard_normal(k)
+    runs = {
+        "T": 0.72 + 0.08 * rng.standard_normal(k),
+        "W": 0.70 + 0.03 * e,
+        "V": 0.69 + 0.03 * e,
+        **{f"F{i}": 0.70 + 0.03 * rng.standard_normal(k) for i in range(6)},
+        "S": 0.71 + 0.002 * rng.standard_normal(k),
+        **{f"G{i}": 0.69 + 0.002 * rng.standard_normal(k) for i in range(3)},
+    }
+    return [
+        EntryRuns(i, name, "t" + name, "recipe", k, np.arange(k), sign * x, created=f"2024-01-{i:02d}")
+        for i, (name, x) in enumerate(runs.items(), 1)
+    ]
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_rounded_board_s_leader_group_and_state_of_the_art_read_the_relation_its_letters_show(sign):
+    """Found by a statistician (stats14): the rounded board publishes the exact board's letters, drawn from the
+    verdicts and the differences they imply (evaluation.stats.sparse), but rebuilt its leader group and the state of
+    the art's ``beaten_by`` from the published verdicts alone. Here S, the highest mean, is lettered 'be' beside
+    F3, F5 and F2's 'a' (beaten by inference: the exact board leaves S out of its leader group and says F3, F5 and F2
+    beat it), yet the rounded board put S in its leader group ("Not beaten by any entry, like the leader") and said
+    nothing beats it (22 of 60 random boards of 8-24 entries had a rounded leader group other than the entries its
+    letters and verdicts leave unbeaten). The rounded board's relation is now the exact one restricted to what it
+    publishes: its decided verdicts and the differences its letters show, less the pairs tied on shown values."""
+    entries = _inferred_board(sign)
+    ids = {e.name: e.id for e in entries}
+    settings = ReportSettings(n_resamples=200, k_runs=20, statistic="boo_n", boo_n=5, higher_is_better=sign > 0)
+    exact = build_report(shown_entries(entries, 3), settings)
+    data = publish_rounded(json.loads(json.dumps(exact)), 3, higher_is_better=sign > 0)
+    boards = {"exact": exact, "rounded": data}
+    relation = {}
+    for name, report in boards.items():
+        section, rows = report["sections"][0], {row["submission_id"]: row for row in report["entries"]}
+        relation[name] = _read_relation(section, rows)
+        assert section.get("groups_note") is None, name
+        beaten = {loser for _, loser in relation[name]}
+        assert section["leader_group"] == [sid for sid in section["compared"] if sid not in beaten], name
+        assert section["sota"]["submission_id"] == ids["S"], name  # the highest mean, shown 10th
+        beaten_by = [sid for sid in section["compared"] if (sid, ids["S"]) in relation[name]]
+        assert section["sota"]["beaten_by"] == [ids["F3"], ids["F5"], ids["F2"]] == beaten_by, name
+        assert (ids["F3"], ids["S"]) not in {(p["a"], p["b"]) for p in section["comparisons"]}  # inferred
+        for sid in section["compared"]:  # "needs 0 more runs" iff it differs from every other compared entry
+            if rows[sid]["runs_needed_for_decision"] is not None:
+                differs = all(
+                    (sid, o) in relation[name] or (o, sid) in relation[name] for o in section["compared"] if o != sid
+                )
+                assert (rows[sid]["runs_needed_for_decision"] == 0) == differs, (name, sid)
+    rows = {row["submission_id"]: row for row in data["entries"]}
+    tied = {(a, b) for a in rows for b in rows if a != b and rows[a]["tied"] and rows[a]["rank"] == rows[b]["rank"]}
+    assert tied  # the three G entries show 0.692 (or -0.692)
+    assert relation["rounded"] == relation["exact"] - tied
