@@ -186,7 +186,9 @@ __all__ = [
 #: (a rounded board's) shows its files pooled (settings.metric_pool_files: RMSE files of 1 and 3 show √5, not their mean 2,
 #: and rank as the exact board ranks them); 23: a rounded board's leader group and sota.beaten_by read the relation its
 #: letters show (evaluation.boards._PublishedRelation: its published verdicts and the inferred differences its letters
-#: keep), not its published verdicts alone: a stored rounded report's leader group and beaten_by may change.
+#: keep), not its published verdicts alone: a stored rounded report's leader group and beaten_by may change; and
+#: above 300 compared entries sota.beaten_by names the entries that beat the state of the art's entry, not those it
+#: beats (stats.sparse.SparseComparisons.beaten_by read each verdict the wrong way round).
 REPORT_FORMAT = 23
 
 #: Board sizes for which the settings list the runs the decision rule needs.

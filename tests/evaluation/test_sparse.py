@@ -185,3 +185,36 @@ def test_a_board_of_at_most_two_neighbourhoods_compares_every_pair_and_an_entry_
         letters = {r["submission_id"]: set(r["group_letters"]) for r in report["entries"]}
         assert compare(x, z, settings, family_size=n * (n - 1) // 2)["verdict"] == "not_significant"
         assert letters[x.id] & letters[z.id]
+
+
+def test_above_dense_letters_beaten_by_names_the_winners_of_an_entry_not_its_losers():
+    """Found by a statistician (stats14): above DENSE_LETTERS entries ``SparseComparisons.beaten_by`` read each compared
+    pair's verdict the wrong way round, naming the entries ``e`` beats: on 310 entries (40 seed-paired runs) the
+    leader, beaten by nothing, was "beaten by" the 276 entries it beats, so the exact board's ``sota.beaten_by`` named
+    them beside a leader group holding it, and 7 entries disagreed with the rule "``e`` leads iff nothing beats it".
+    Reference: the compared pairs' own verdicts, read from ``i``, ``j`` and ``better`` here."""
+    k, n = 40, 310
+    rng = np.random.default_rng(0)
+    x = (
+        0.70
+        + 0.0005 * rng.integers(0, 200, n)[:, None]
+        + 0.01 * rng.standard_normal(k)[None, :]
+        + rng.choice([0.001, 0.005, 0.02], n)[:, None] * rng.standard_normal((n, k))
+    )
+    res = sparse_comparisons(x)
+    assert n > DENSE_LETTERS and res.beats is None  # the letters are windows of the order
+    winners_of = {e: set() for e in range(n)}
+    for i, j, b0, b1 in zip(res.i.tolist(), res.j.tolist(), res.better[0].tolist(), res.better[1].tolist()):
+        if b0:
+            winners_of[j].add(i)
+        if b1:
+            winners_of[i].add(j)
+    shown = np.empty(n, dtype=np.int64)
+    shown[res.order] = np.arange(n)
+    leaders = set(res.leader.tolist())
+    for e in range(n):
+        by = res.beaten_by(e).tolist()
+        assert winners_of[e] <= set(by), e  # every compared winner, none of its losers
+        assert not set(by) & {loser for loser in range(n) if e in winners_of[loser]}, e
+        assert (not by) == (e in leaders), e
+    assert res.beaten_by(int(res.order[0])).size == 0
