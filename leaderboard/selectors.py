@@ -426,7 +426,14 @@ def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = No
 def submission_read_by_reports(submission: Submission) -> bool:
     """Whether some board can read ``submission`` (:meth:`ChallengeRuns.read_by_reports`: a run scored on some
     part)."""
-    snapshot = challenge_runs(challenge=submission.challenge, submission_ids={submission.pk})
+    return submissions_read_by_reports(challenge=submission.challenge, submission_ids={submission.pk})
+
+
+def submissions_read_by_reports(*, challenge: Challenge, submission_ids: set[int]) -> bool:
+    """Whether some board can read one of ``submission_ids`` (:meth:`ChallengeRuns.read_by_reports`)."""
+    if not submission_ids:
+        return False
+    snapshot = challenge_runs(challenge=challenge, submission_ids=submission_ids)
     return bool(snapshot.read_by_reports().submissions)
 
 

@@ -19,7 +19,7 @@ from ..models import Challenge, Submission, Team, TeamModeration
 from ..selectors import user_is_host
 from .audit import audit_record
 from .errors import NotAllowed, ServiceError
-from .reports import report_request
+from .reports import report_request_after, report_request_after_team
 
 #: The longest reason kept (characters).
 REASON_MAX = 2000
@@ -66,7 +66,7 @@ def submission_moderate(*, submission: Submission, user: User, state: str, reaso
             previous=previous or None,
             **_entry(submission),
         )
-    report_request(challenge_id=submission.challenge_id)
+    report_request_after(submission=submission)
     return submission
 
 
@@ -92,7 +92,7 @@ def submission_restore(*, submission: Submission, user: User, reason: str = "") 
             previous=previous,
             **_entry(submission),
         )
-    report_request(challenge_id=submission.challenge_id)
+    report_request_after(submission=submission)
     return submission
 
 
@@ -136,7 +136,7 @@ def team_moderate(*, challenge: Challenge, team: Team, user: User, state: str, r
             reason=reason,
             previous=previous,
         )
-    report_request(challenge_id=challenge.pk)
+    report_request_after_team(challenge=challenge, team_id=team.pk)
     return moderation
 
 
@@ -159,4 +159,4 @@ def team_restore(*, challenge: Challenge, team: Team, user: User, reason: str = 
             reason=reason,
             previous=moderation.state,
         )
-    report_request(challenge_id=challenge.pk)
+    report_request_after_team(challenge=challenge, team_id=team.pk)

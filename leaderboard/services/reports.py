@@ -54,6 +54,7 @@ from ..selectors import (
     report_stored_meta,
     rows_as_stored,
     submission_read_by_reports,
+    submissions_read_by_reports,
 )
 from .boards import board_fields, board_has_private, board_pool_files, board_publish
 from .dispatch import RECOMPUTE_REPORT, enqueue_on_commit
@@ -79,10 +80,16 @@ MULTIPLICITY_NOTE = (
 
 
 # ------------------------------------------------------------------ requesting and caching
-def report_request(*, challenge_id: int) -> bool:
-    """Ask for a recomputation; returns True when this call queued one."""
-    Report.objects.get_or_create(challenge_id=challenge_id)
-    flipped = Report.objects.filter(challenge_id=challenge_id, recompute_pending=False).update(
+def report_request(*, challenge_id: int, board: str = Board.PUBLIC) -> bool:
+    """Ask for a recomputation; returns True when this call queued one.
+
+    ``board`` private: a change only the private board reads (a team's final choice before the reveal) is asked for
+    on the private board's own flag, which its readers see. Through the public board's, which the board publishes as
+    ``recompute_pending`` (its page: "New runs have arrived"), a reader polling the board read when a team chose its
+    final entries (tests/platform/test_leaks_v6.py). The recomputation rebuilds whichever board's inputs moved."""
+    model = REPORT_MODELS[Board(board)]
+    model.objects.get_or_create(challenge_id=challenge_id)
+    flipped = model.objects.filter(challenge_id=challenge_id, recompute_pending=False).update(
         recompute_pending=True, requested_at=timezone.now()
     )
     if flipped:
@@ -91,13 +98,31 @@ def report_request(*, challenge_id: int) -> bool:
 
 
 def report_request_after(*, submission: Submission) -> bool:
-    """Ask for a recomputation after ``submission``'s runs or state changed (a run's result, a cancellation), unless
-    no board can read it (:func:`selectors.submission_read_by_reports`: no run scored on any part). Then no board's
-    inputs moved, and the request's own trace (``recompute_pending`` on the board, a moment later its
-    ``computed_at``) would tell every reader when a rival's try failed or was cancelled."""
+    """Ask for a recomputation after ``submission``'s runs or state changed (a run's result, a cancellation, a host's
+    moderation), unless no board can read it (:func:`selectors.submission_read_by_reports`: no run scored on any
+    part). Then no board's inputs moved, and the request's own trace (``recompute_pending`` on the board, a moment
+    later its ``computed_at``) would tell every reader when a rival's try failed or was cancelled, or that a host
+    moderated it."""
     if not submission_read_by_reports(submission):
         return False
     return report_request(challenge_id=submission.challenge_id)
+
+
+def report_request_after_team(*, challenge: Challenge, team_id: int) -> bool:
+    """:func:`report_request_after` for every submission of a team on ``challenge`` (a host's moderation of the team):
+    no request where no board reads any of them."""
+    ids = set(Submission.objects.filter(challenge=challenge, team_id=team_id).values_list("pk", flat=True))
+    if not submissions_read_by_reports(challenge=challenge, submission_ids=ids):
+        return False
+    return report_request(challenge_id=challenge.pk)
+
+
+def report_request_for_choice(*, challenge: Challenge) -> bool:
+    """Ask for the boards after a team's choice of final entries: the private board's request, unless the public board
+    shows the choices (:func:`services.entries.selection_on_public_board`: after the reveal, when choosing is closed
+    anyway). The public board's flag, published, told a reader polling the board when a team chose."""
+    board = Board.PUBLIC if selection_on_public_board(challenge) else Board.PRIVATE
+    return report_request(challenge_id=challenge.pk, board=board)
 
 
 #: How the service lays a report out, part of the settings key so that a stored report of another
@@ -193,6 +218,10 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
         leased = Report.objects.filter(challenge_id=self.challenge_id).update(
             recompute_pending=False, recompute_lease_owner=self.owner, recompute_lease_expires_at=_lease_until()
         )
+        # A private board's own request (report_request) is this recomputation's too.
+        PrivateReport.objects.filter(challenge_id=self.challenge_id, recompute_pending=True).update(
+            recompute_pending=False
+        )
         if leased:  # no row yet (a board's first recomputation, in a reader's request): nothing for the janitor to see
             self._thread.start()
         return self
@@ -249,16 +278,23 @@ def reports_lost(*, now: datetime) -> list[int]:
     """
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
     asked = Q(requested_at__lt=stale_before) & (Q(recompute_pending=True) | _REQUEST_UNFINISHED)
+    private_asked = PrivateReport.objects.filter(recompute_pending=True, requested_at__lt=stale_before)
     return list(
-        Report.objects.filter(asked | Q(recompute_retry_at__lte=now))
+        Report.objects.filter(
+            asked | Q(recompute_retry_at__lte=now) | Q(challenge_id__in=private_asked.values("challenge_id"))
+        )
         .exclude(recompute_lease_expires_at__gt=now)
         .values_list("challenge_id", flat=True)
     )
 
 
 def report_resent(*, challenge_id: int, now: datetime) -> None:
-    """Record that the janitor sent the recomputation again now (a due retry becomes an ordinary request)."""
-    Report.objects.filter(challenge_id=challenge_id).update(requested_at=now, recompute_retry_at=None)
+    """Record that the janitor sent the recomputation again now (a due retry becomes an ordinary request); a private
+    board's own request is renewed on its own row (the public one's was not asked for)."""
+    Report.objects.filter(challenge_id=challenge_id).filter(
+        Q(recompute_pending=True) | _REQUEST_UNFINISHED | Q(recompute_retry_at__isnull=False)
+    ).update(requested_at=now, recompute_retry_at=None)
+    PrivateReport.objects.filter(challenge_id=challenge_id, recompute_pending=True).update(requested_at=now)
 
 
 #: Longest interval before a given-up recomputation is sent again.

@@ -39,7 +39,7 @@ from .errors import ChallengeClosed, NotAllowed, QuotaExceeded, ServiceError, To
 from .phases import phase_open
 from .programs import program_ready
 from .registrations import registration_check
-from .reports import report_request, report_request_after
+from .reports import report_request_after, report_request_for_choice
 from .teams import team_for_submission, team_lock_for_entry
 from .workdirs import work_folder
 
@@ -606,7 +606,7 @@ def submission_select_final(*, submission: Submission, user: User, selected: boo
                 field="selected",
             )
         team_rows.filter(pk=submission.pk).update(selected_for_final=selected)
-    report_request(challenge_id=challenge.pk)
+    report_request_for_choice(challenge=challenge)
     return Submission.objects.get(pk=submission.pk)
 
 
@@ -679,5 +679,5 @@ def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, su
             _check_final_candidate(submission, field="final")
         team_rows.filter(selected_for_final=True).exclude(pk__in=ids).update(selected_for_final=False)
         team_rows.filter(pk__in=ids).update(selected_for_final=True)
-    report_request(challenge_id=challenge.pk)
+    report_request_for_choice(challenge=challenge)
     return ids

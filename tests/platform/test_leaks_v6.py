@@ -1,0 +1,114 @@
+"""What others did, read off the public board's stamps (a sixth attack: timing and change oracles).
+
+A reader polls ``GET /api/challenges/{slug}/leaderboard/`` and compares ``recompute_pending``, ``computed_at`` and the
+ETag before and after a rival's action that nobody else may see. Each action here moved one of them while no number
+of the public board moved:
+
+* **A team's final choice** asked for a recomputation through the public board's own flag, which the board publishes
+  as ``recompute_pending`` ("New runs have arrived") for the debounce window: a poller read when a team chose, where
+  the choice itself is kept to the team until the reveal. Only the private board reads it: the request is now the
+  private board's (``services.reports.report_request(board=...)``), and the janitor still sends it again if lost.
+* **A host's moderation of a rival's submission no board reads** (queued, or failed before any score) flipped the
+  same flag.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from leaderboard.models import PrivateReport, Report, Run, Submission
+from leaderboard.services.moderation import submission_moderate, team_moderate
+from leaderboard.services.reports import report_recompute, reports_lost
+
+from .factories import digits_challenge, stored_recipe
+
+pytestmark = pytest.mark.django_db
+
+
+def _board(challenge):
+    return APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/")
+
+
+def _private_challenge(host, bob):
+    challenge, _ = digits_challenge(host, title="Finals quiet", public_fraction=0.5)
+    v1, v2 = (stored_recipe(challenge, bob, "resnet", runs_expected=1, scores=[s]) for s in (0.71, 0.72))
+    for run in Run.objects.filter(submission__challenge=challenge):
+        Run.objects.filter(pk=run.pk).update(public_score=run.test_score, private_score=run.test_score)
+    report_recompute(challenge_id=challenge.pk, force=True)
+    return challenge, v1, v2
+
+
+def test_a_team_s_final_choice_flips_nothing_on_the_public_board(host, alice, bob):
+    challenge, v1, _ = _private_challenge(host, bob)
+    before = _board(challenge)
+    assert before.json()["recompute_pending"] is False
+    bobs = APIClient()
+    bobs.force_authenticate(bob)
+    assert bobs.post(f"/api/submissions/{v1.pk}/select/", {"selected": True}, format="json").status_code == 200
+    during = _board(challenge)
+    assert during.json()["recompute_pending"] is False  # was True for the debounce window: "bob's team chose now"
+    assert during["ETag"] == before["ETag"]
+    # The private board is asked for, on its own flag, which its readers (the hosts) see
+    hosts = APIClient()
+    hosts.force_authenticate(host)
+    url = f"/api/challenges/{challenge.slug}/leaderboard/?board=private"
+    assert hosts.get(url).json()["recompute_pending"] is True
+    report_recompute(challenge_id=challenge.pk)  # the worker
+    private = hosts.get(url).json()
+    assert private["recompute_pending"] is False
+    assert [row["submission_id"] for row in private["entries"]] == [v1.pk]
+    assert _board(challenge)["ETag"] == before["ETag"]
+
+
+def test_a_private_board_s_request_the_broker_lost_is_sent_again(host, alice, bob):
+    challenge, v1, _ = _private_challenge(host, bob)
+    bobs = APIClient()
+    bobs.force_authenticate(bob)
+    assert bobs.post(f"/api/submissions/{v1.pk}/select/", {"selected": True}, format="json").status_code == 200
+    later = timezone.now() + timedelta(hours=1)
+    assert challenge.pk in reports_lost(now=later)  # the message never came: the janitor sends it again
+    report_recompute(challenge_id=challenge.pk)
+    assert challenge.pk not in reports_lost(now=later)
+    assert not PrivateReport.objects.get(challenge=challenge).recompute_pending
+    assert not Report.objects.get(challenge=challenge).recompute_pending
+
+
+def test_moderating_a_submission_no_board_reads_flips_nothing_on_the_public_board(host, alice, bob):
+    challenge, _ = digits_challenge(host, title="Quiet moderation")
+    stored_recipe(challenge, alice, "open", runs_expected=1, scores=[0.7])
+    report_recompute(challenge_id=challenge.pk, force=True)
+    before = _board(challenge)
+    queued = stored_recipe(challenge, bob, "copied", runs_expected=1)
+    Submission.objects.filter(pk=queued.pk).update(status="queued")
+    assert APIClient().get(f"/api/submissions/{queued.pk}/").status_code == 404
+    submission_moderate(submission=queued, user=host, state="hidden", reason="copied code")
+    assert _board(challenge).json()["recompute_pending"] is False  # was True: "a host just hid something"
+    team_moderate(challenge=challenge, team=queued.team, user=host, state="disqualified", reason="copied code")
+    assert _board(challenge).json()["recompute_pending"] is False
+    report_recompute(challenge_id=challenge.pk)
+    after = _board(challenge)
+    assert after["ETag"] == before["ETag"]
+
+    # once the submission is scored, its moderation is read: it stays off the board
+    Run.objects.create(submission=queued, index=0, status="succeeded", test_score=0.9, seeds={"split": 0})
+    Submission.objects.filter(pk=queued.pk).update(status="scored")
+    from leaderboard.services.lifecycle import runs_changed
+
+    runs_changed(submission_id=queued.pk)
+    assert _board(challenge).json()["recompute_pending"] is True
+    report_recompute(challenge_id=challenge.pk)
+    assert queued.pk not in [row["submission_id"] for row in _board(challenge).json()["entries"]]
+
+
+def test_moderating_a_scored_rival_still_asks_for_the_board(host, alice, bob):
+    challenge, _ = digits_challenge(host, title="Moderation moves the board")
+    scored = stored_recipe(challenge, bob, "copied", runs_expected=1, scores=[0.9])
+    report_recompute(challenge_id=challenge.pk, force=True)
+    submission_moderate(submission=scored, user=host, state="hidden", reason="copied code")
+    assert _board(challenge).json()["recompute_pending"] is True
+    report_recompute(challenge_id=challenge.pk)
+    assert _board(challenge).json()["entries"] == []
