@@ -369,7 +369,7 @@ class ChallengeRuns:
 
     def read_by_reports(self) -> ChallengeRuns:
         """The runs and submissions a board can read: submissions with a run scored on some part (test, public or
-        private rows), with all their runs. A submission queued, failed or cancelled before any score is on no
+        private rows), with all their runs (a cancelled one with its scored runs only). A submission queued, failed or cancelled before any score is on no
         board, counted in no ``m`` and numbered in no row (:func:`services.entries.published_version_numbers`):
         its changes must not move a board's inputs version, else a board re-stamped at a rival's failed try (its
         ``computed_at``, its ETag) told when others' submissions failed (tests/platform/test_leaks_v4.py)."""
@@ -385,11 +385,28 @@ class ChallengeRuns:
                 if row[status] == succeeded
                 and (row[test] is not None or row[public] is not None or row[private] is not None)
             }
-            if len(read) == len(self.submissions):  # every submission is read (most boards): no copy
+            # A cancelled submission is on no board: its scored runs are counted (m, a Ladder step) and nothing else
+            # of it is read; a run it left running that failed moved the version, and told when it ended
+            # (tests/platform/test_leaks_v6.py).
+            state, cancelled_ = SNAPSHOT_SUBMISSION_COLUMNS.index("status"), SubmissionStatus.CANCELLED
+            cancelled = {row[0] for row in self.submissions if row[state] == cancelled_ and row[0] in read}
+            if len(read) == len(self.submissions) and not cancelled:  # every run is read (most boards): no copy
                 self._scored["read"] = self
             else:
                 self._scored["read"] = ChallengeRuns(
-                    [row for row in self.runs if row[0] in read], [row for row in self.submissions if row[0] in read]
+                    [
+                        row
+                        for row in self.runs
+                        if row[0] in read
+                        and (
+                            row[0] not in cancelled
+                            or (
+                                row[status] == succeeded
+                                and (row[test] is not None or row[public] is not None or row[private] is not None)
+                            )
+                        )
+                    ],
+                    [row for row in self.submissions if row[0] in read],
                 )
         return self._scored["read"]
 

@@ -266,7 +266,7 @@ def run_store(*, run_id: int, attempt: int | None = None, **result) -> bool:
         run.lease_expires_at, run.lease_owner = None, ""
         run.save()
         submission_charge_if_answered(submission_id=run.submission_id)
-    runs_changed(submission_id=run.submission_id)
+    runs_changed(submission_id=run.submission_id, scored=run.status == RunStatus.SUCCEEDED)
     return True
 
 
@@ -315,10 +315,11 @@ def run_store_retrying(*, run_id: int, attempt: int | None = None, **result) -> 
             delay = min(delay * 2, 4.0)
 
 
-def runs_changed(*, submission_id: int) -> Submission:
-    """After a run's result changed: the submission's status, then a new report."""
+def runs_changed(*, submission_id: int, scored: bool = True) -> Submission:
+    """After a run's result changed: the submission's status, then a new report (``scored`` False: the runs that
+    changed ended without a score, :func:`services.reports.report_request_after`)."""
     submission = submission_refresh_status(submission_id=submission_id)
-    report_request_after(submission=submission)
+    report_request_after(submission=submission, scored=scored)
     return submission
 
 
@@ -334,7 +335,7 @@ def run_fail_for_platform(*, run_id: int, reason: str) -> None:
         run.lease_expires_at, run.lease_owner = None, ""
         run.save(update_fields=["status", "error_message", "finished_at", "lease_expires_at", "lease_owner"])
         submission_refund(submission_id=run.submission_id)
-    runs_changed(submission_id=run.submission_id)
+    runs_changed(submission_id=run.submission_id, scored=False)
 
 
 def submission_fail_for_platform(*, submission_id: int, reason: str) -> None:
@@ -348,7 +349,7 @@ def submission_fail_for_platform(*, submission_id: int, reason: str) -> None:
             lease_expires_at=None,
             lease_owner="",
         )
-    runs_changed(submission_id=submission_id)
+    runs_changed(submission_id=submission_id, scored=False)
 
 
 def submission_refund(*, submission_id: int) -> None:

@@ -97,12 +97,15 @@ def report_request(*, challenge_id: int, board: str = Board.PUBLIC) -> bool:
     return bool(flipped)
 
 
-def report_request_after(*, submission: Submission) -> bool:
+def report_request_after(*, submission: Submission, scored: bool = True) -> bool:
     """Ask for a recomputation after ``submission``'s runs or state changed (a run's result, a cancellation, a host's
     moderation), unless no board can read it (:func:`selectors.submission_read_by_reports`: no run scored on any
     part). Then no board's inputs moved, and the request's own trace (``recompute_pending`` on the board, a moment
     later its ``computed_at``) would tell every reader when a rival's try failed or was cancelled, or that a host
-    moderated it."""
+    moderated it. ``scored`` False: the change is runs that ended without a score; of a cancelled submission (a run
+    it left running) no board reads them (:meth:`selectors.ChallengeRuns.read_by_reports`)."""
+    if not scored and submission.status == SubmissionStatus.CANCELLED:
+        return False
     if not submission_read_by_reports(submission):
         return False
     return report_request(challenge_id=submission.challenge_id)
@@ -217,10 +220,6 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
         self.taken_at = timezone.now()  # the requests made until now are this recomputation's
         leased = Report.objects.filter(challenge_id=self.challenge_id).update(
             recompute_pending=False, recompute_lease_owner=self.owner, recompute_lease_expires_at=_lease_until()
-        )
-        # A private board's own request (report_request) is this recomputation's too.
-        PrivateReport.objects.filter(challenge_id=self.challenge_id, recompute_pending=True).update(
-            recompute_pending=False
         )
         if leased:  # no row yet (a board's first recomputation, in a reader's request): nothing for the janitor to see
             self._thread.start()
@@ -358,10 +357,12 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
     one, the private board, each stamped only when its own inputs changed."""
     challenge = Challenge.objects.get(pk=challenge_id)
     report, _ = Report.objects.get_or_create(challenge=challenge)
+    private = PrivateReport.objects.filter(challenge=challenge).first()
+    if private is not None and private.recompute_pending:  # the private board's own request is answered here too
+        PrivateReport.objects.filter(pk=private.pk).update(recompute_pending=False)  # before the runs are read
     snapshot = challenge_runs(challenge=challenge)  # read once: the inputs versions, the versions, the entries
     version = report_inputs_version(challenge=challenge, snapshot=snapshot)
     has_private = board_has_private(challenge)
-    private = PrivateReport.objects.filter(challenge=challenge).first()
     private_version = (
         report_inputs_version(challenge=challenge, snapshot=snapshot, board=Board.PRIVATE) if has_private else ""
     )
