@@ -12,7 +12,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.db import connections
-from django.db.models import CharField, Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models import CharField, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Cast, Coalesce, Concat, NullIf
 from django.utils import timezone
 
@@ -149,13 +149,21 @@ def board_has_private(challenge: Challenge) -> bool:
 def private_board_revealed(*, challenge: Challenge, now=None) -> bool:
     """Revealed by the hosts (which closes the competition), or a phase with automatic reveal has closed
     and no phase takes submissions any more: a reveal never leaves a phase open (issue 21)."""
+    return private_board_revealed_at(challenge=challenge, now=now) is not None
+
+
+def private_board_revealed_at(*, challenge: Challenge, now=None) -> datetime | None:
+    """When the private board was revealed (:func:`private_board_revealed`): the hosts' reveal, or the close of the
+    last phase when a phase with automatic reveal has closed; None while it is not."""
     if challenge.private_revealed_at is not None:
-        return True
+        return challenge.private_revealed_at
     now = now or timezone.now()
     phases = challenge.phases.all()
     if not phases.filter(auto_reveal=True, closes_at__isnull=False, closes_at__lte=now).exists():
-        return False
-    return not phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists()
+        return None
+    if phases.filter(Q(closes_at__isnull=True) | Q(closes_at__gt=now)).exists():
+        return None
+    return phases.aggregate(last=Max("closes_at"))["last"]
 
 
 def submissions_readable(*, user, challenge: Challenge) -> QuerySet[Submission]:

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from ..choices import Board, Feedback
 from ..models import BoardHistory, Challenge
+from ..selectors import private_board_revealed_at
 from .boards import BoardScope
 
 #: Rows one recomputation writes at most (the best-ranked moves first).
@@ -57,12 +58,35 @@ def _shown(scope: BoardScope, board: str, value: float | None) -> float | None:
     return scope.public(value)
 
 
+def _rows(challenge: Challenge, board: str, scope: BoardScope, **only) -> list[BoardHistory]:
+    """``board``'s history rows as the viewer may read them. The private board's, for anyone but its hosts, start at
+    the reveal: the rows recorded before it (one at each private recomputation, a team's final choice among them)
+    are read as one row at the reveal, the board as it stood then; published whole, they dated each team's choice
+    and showed the private board before the reveal (tests/platform/test_leaks_v6.py)."""
+    rows = list(BoardHistory.objects.filter(challenge=challenge, board=board, **only).order_by("at", "pk"))
+    if board != Board.PRIVATE or scope.is_host:
+        return rows
+    revealed_at = private_board_revealed_at(challenge=challenge)
+    if revealed_at is None:
+        return []
+    before: dict[int, BoardHistory] = {}  # each entry's last row before the reveal
+    after = []
+    for row in rows:
+        if row.at < revealed_at:
+            before[row.submission_id] = row
+        else:
+            after.append(row)
+    for row in before.values():
+        row.at = revealed_at
+    return [*before.values(), *after]
+
+
 def history_entry(*, challenge: Challenge, submission_id: int, scope: BoardScope) -> dict[str, list[dict]]:
     """An entry's history on each board the viewer reads: {board: [{"at", "rank", "value"}, ...]}."""
     boards = [Board.PUBLIC] + ([Board.PRIVATE] if scope.sees_private else [])
     out: dict[str, list[dict]] = {}
     for board in boards:
-        rows = BoardHistory.objects.filter(challenge=challenge, board=board, submission_id=submission_id)
+        rows = _rows(challenge, board, scope, submission_id=submission_id)
         out[str(board)] = [{"at": row.at, "rank": row.rank, "value": _shown(scope, board, row.value)} for row in rows]
     return out
 
@@ -70,7 +94,7 @@ def history_entry(*, challenge: Challenge, submission_id: int, scope: BoardScope
 def history_board(*, challenge: Challenge, board: str, scope: BoardScope, entries: list[int]) -> dict[int, list[dict]]:
     """The history of the given entries on ``board`` (the current best, say): {submission id: rows}."""
     out: dict[int, list[dict]] = defaultdict(list)
-    for row in BoardHistory.objects.filter(challenge=challenge, board=board, submission_id__in=entries):
+    for row in _rows(challenge, board, scope, submission_id__in=entries):
         out[row.submission_id].append({"at": row.at, "rank": row.rank, "value": _shown(scope, board, row.value)})
     return {sid: out[sid] for sid in entries if sid in out}
 
