@@ -1042,7 +1042,9 @@ JANITOR_STATE_PK = 1
 
 class StorageOrphan(models.Model):
     """A stored file that no row names and whose delete failed: a rolled-back creation's file, its clean-up
-    delete refused by a store that was down (``storage.atomic_deleting_on_failure``).
+    delete refused by a store that was down (``storage.atomic_deleting_on_failure``), or the file a committed
+    change replaced or removed (``storage.discard_replaced``: a scoring program), or a used upload kept between
+    two posts (``web.upload_stash``).
 
     Written once the rolled-back transaction has ended, so the rollback cannot take the record along; the janitor
     deletes the file once the store answers, never one that a row names (``services.orphans``).
@@ -1050,7 +1052,7 @@ class StorageOrphan(models.Model):
 
     storage = models.CharField(max_length=32)  # its alias in ``settings.STORAGES``: "default" or "hidden"
     path = models.CharField(max_length=1024)  # the name in that storage (an S3 key is at most 1,024 bytes)
-    reason = models.TextField()  # the error that rolled the creation back
+    reason = models.TextField()  # the error that rolled the creation back, or the change that replaced the file
     last_error = models.TextField()  # the latest failed delete's
     created = models.DateTimeField(default=timezone.now)
     attempts = models.PositiveIntegerField(default=1)  # deletes tried and failed

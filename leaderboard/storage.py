@@ -173,20 +173,23 @@ def _clean_up(delete_files: Callable[[], None], failure: BaseException) -> None:
         _cleanup.cause = outer
 
 
-def discard(storage, name: str) -> None:
-    """Delete the file ``name`` that a rolled-back block stored; when the delete fails, log it and remember the
-    file, which ``atomic_deleting_on_failure`` records for the janitor (``services.orphans``)."""
+def discard(storage, name: str, *, reason: str = "") -> None:
+    """Delete the file ``name``, which no row names (a rolled-back block stored it, or a committed change replaced
+    it); when the delete fails, log it and record the file for the janitor (``services.orphans``), never raise.
+    Inside an ``atomic_deleting_on_failure`` the record waits for the outermost block's end. ``reason``: why the
+    file is no longer needed (by default the error that rolled the block back)."""
     try:
         storage.delete(name)
     except Exception as exc:
         cause = _cleanup.cause
-        reason = "" if cause is None else f"{type(cause).__name__}: {cause}"
+        if not reason and cause is not None:
+            reason = f"{type(cause).__name__}: {cause}"
         orphan = Orphan(storage_alias(storage), name, reason, f"{type(exc).__name__}: {exc}")
         if not orphan.storage:  # a storage that settings.STORAGES does not name: nothing could find it again
-            logger.error("could not delete %s after a rollback (%s); it stays", name, orphan.error)
+            logger.error("could not delete %s, which no row names (%s); it stays", name, orphan.error)
             return
         logger.warning(
-            "could not delete %s from storage %r after a rollback (%s); recorded for the janitor",
+            "could not delete %s, which no row names, from storage %r (%s); recorded for the janitor",
             name,
             orphan.storage,
             orphan.error,
@@ -196,6 +199,19 @@ def discard(storage, name: str) -> None:
             _record([orphan])
         else:
             _cleanup.orphans.append(orphan)
+
+
+def discard_replaced(field, name: str | None, *, reason: str) -> None:
+    """The one rule for a file that a change replaced or removed (the old ``name`` of ``field``, a ``FieldFile``):
+    deleted once the change is committed, through :func:`discard`. The delete comes after the change and is not
+    part of it: a store that refuses it (down, hung) never turns a change that was made into an error (a 503 for a
+    replaced scoring program that was stored, tests/platform/test_storage_faults.py), and the file it leaves is
+    recorded for the janitor instead of staying unknown. Nothing when ``name`` is empty or still the field's.
+    Inside an outer transaction the delete waits for its commit: rolled back, the row names the file again."""
+    if not name or name == field.name:
+        return
+    storage = field.storage
+    transaction.on_commit(lambda: discard(storage, name, reason=reason))
 
 
 def _record(orphans: list[Orphan]) -> None:

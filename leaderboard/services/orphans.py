@@ -4,7 +4,11 @@ A creation that stores files and then rolls back deletes them (``storage.atomic_
 store went down between a save and that delete (an entry's first file stored, its second refused, then the first
 one's delete refused too), the file stayed in the bucket for ever, named by no row and known to nothing. Now it
 is recorded (:func:`orphans_record`, once the rolled-back transaction has ended) and each janitor pass deletes
-the recorded files that are due (:func:`orphans_delete`):
+the recorded files that are due (:func:`orphans_delete`). A file that a committed change replaced or removed (a
+scoring program, ``storage.discard_replaced``) is deleted after the commit the same way: a refused delete is
+recorded here, never an error for the change.
+
+The janitor's rules:
 
 * never a file that a row names: every ``FileField`` is asked first, and a file one names is kept (its record
   dropped: it is no orphan);

@@ -45,7 +45,7 @@ from ..choices import ProgramStatus, TestRows
 from ..limits import upload_limit
 from ..models import AuditEntry, Challenge, Dataset, Phase, Team
 from ..selectors import user_is_host
-from ..storage import atomic_deleting_on_failure, forget_unsaved
+from ..storage import atomic_deleting_on_failure, discard_replaced, forget_unsaved
 from .audit import audit_record
 from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
@@ -152,7 +152,6 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
         data.decode("utf-8")
     except UnicodeDecodeError:
         raise ServiceError("The scoring program is not UTF-8 text (a Python file).", field="scoring_program") from None
-    old = challenge.scoring_program.name if challenge.scoring_program else None
     kept = challenge.scoring_program.name
 
     def stored() -> bool:
@@ -166,8 +165,7 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
         _set_state(challenge, status=ProgramStatus.CHECKING, metrics=[], error="", checked_at=None)
         _send_check(challenge)
         audit_record(challenge=challenge, actor=user, action="scoring_program_uploaded", filename=filename)
-    if old and old != challenge.scoring_program.name:
-        challenge.scoring_program.storage.delete(old)
+    discard_replaced(challenge.scoring_program, kept, reason=f"scoring program of {challenge.slug} replaced")
     return challenge
 
 
@@ -198,7 +196,7 @@ def program_remove(*, challenge: Challenge, user: User) -> Challenge:
         challenge.higher_is_better = get_metric(challenge.metric).higher_is_better
         challenge.save(update_fields=["higher_is_better"])
         audit_record(challenge=challenge, actor=user, action="scoring_program_removed")
-    challenge.scoring_program.storage.delete(name)
+    discard_replaced(challenge.scoring_program, name, reason=f"scoring program of {challenge.slug} removed")
     report_request(challenge_id=challenge.pk)
     return challenge
 

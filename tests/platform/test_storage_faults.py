@@ -496,3 +496,114 @@ def test_a_rescore_that_outlasts_its_retries_in_a_storage_outage_is_sent_again_o
     assert [args for name, args in sent if name == dispatch.RESCORE_SUBMISSION] == [(submission.pk,)]
     rescore_submission.apply(args=(submission.pk,))  # the resent task, the store answering
     assert Submission.objects.get(pk=submission.pk).rescore_requested_at is None
+
+
+# -- a committed change's replaced file: deleted after the commit, never failing the change ------------------------
+
+
+def _store_lost_after_the_next_save(monkeypatch, settings, server) -> None:
+    """The object store answers the next save, then refuses connections (it went down just after)."""
+    from storages.backends.s3 import S3Storage
+
+    real = S3Storage._save
+
+    def save_then_lose_the_store(self, name, content):
+        stored = real(self, name, content)
+        monkeypatch.setattr(S3Storage, "_save", real)
+        _point_storages_at(settings, f"http://127.0.0.1:{_closed_port()}", server)
+        return stored
+
+    monkeypatch.setattr(S3Storage, "_save", save_then_lose_the_store)
+
+
+def _program_put(client, challenge, source: bytes, capture):
+    from .test_scoring_programs import PROGRAM
+
+    upload = SimpleUploadedFile("scoring.py", PROGRAM + source, content_type="text/x-python")
+    with capture(execute=True):  # the deletes run after the commit
+        return client.put(f"/api/challenges/{challenge.slug}/scoring-program/", {"program": upload}, format="multipart")
+
+
+def _janitor_deletes_the_recorded(path: str, monkeypatch) -> None:
+    """The store is back: the recorded file is still there until the janitor's pass deletes it."""
+    from django.core.files.storage import storages
+
+    from leaderboard.models import StorageOrphan
+    from leaderboard.services import dispatch
+    from leaderboard.services.janitor import janitor_run
+
+    assert storages["hidden"].exists(path)
+    monkeypatch.setattr(dispatch, "queue_lengths", lambda names: dict.fromkeys(names, 0))
+    assert janitor_run().deleted_orphans == 1
+    assert not storages["hidden"].exists(path)
+    assert not StorageOrphan.objects.exists()
+
+
+def test_replacing_a_program_while_the_store_refuses_deletes_answers_as_made_and_the_janitor_deletes_the_old(
+    s3_storage, settings, host, queued, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    """A host replaces the scoring program and the store goes down between the new file's save and the old one's
+    delete, after the commit: the delete's error answered 503 for a replacement that was made (the row names the
+    new program), and the old program stayed in the private bucket, recorded nowhere. Now the replacement answers
+    202, the old file is recorded, and the janitor deletes it once the store is back."""
+    from django.core.files.storage import storages
+
+    from leaderboard.models import Challenge, StorageOrphan
+
+    from .test_boards import client_for
+    from .test_scoring_programs import animals_challenge
+
+    challenge = animals_challenge(host)
+    hostess = client_for(host)
+    assert _program_put(hostess, challenge, b"# one\n", django_capture_on_commit_callbacks).status_code == 202
+    old = Challenge.objects.get(pk=challenge.pk).scoring_program.name
+
+    _store_lost_after_the_next_save(monkeypatch, settings, s3_storage)
+    response = _program_put(hostess, challenge, b"# two\n", django_capture_on_commit_callbacks)
+    assert response.status_code == 202, response.content
+    assert response.json()["status"] == "checking"
+    new = Challenge.objects.get(pk=challenge.pk).scoring_program.name
+    assert new and new != old
+    orphan = StorageOrphan.objects.get()
+    assert (orphan.storage, orphan.path, orphan.attempts) == ("hidden", old, 1), orphan
+    assert "replaced" in orphan.reason and old in orphan.last_error, (orphan.reason, orphan.last_error)
+    assert any("recorded for the janitor" in r.getMessage() for r in caplog.records)
+
+    _point_storages_at(settings, s3_storage.endpoint, s3_storage)  # the store is back
+    _janitor_deletes_the_recorded(old, monkeypatch)
+    assert storages["hidden"].exists(new)  # the program in use stays
+
+
+def test_removing_a_program_while_the_store_refuses_deletes_answers_as_made_and_the_janitor_deletes_it(
+    s3_storage, settings, host, queued, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The store answering, a replaced program is deleted at once and nothing is recorded. Down, a removal's
+    delete failed after the commit: 503 for a removal that was made, and the file stayed with no record."""
+    from django.core.files.storage import storages
+
+    from leaderboard.models import Challenge, StorageOrphan
+
+    from .test_boards import client_for
+    from .test_scoring_programs import animals_challenge
+
+    challenge = animals_challenge(host)
+    hostess = client_for(host)
+    assert _program_put(hostess, challenge, b"# one\n", django_capture_on_commit_callbacks).status_code == 202
+    first = Challenge.objects.get(pk=challenge.pk).scoring_program.name
+    assert _program_put(hostess, challenge, b"# two\n", django_capture_on_commit_callbacks).status_code == 202
+    second = Challenge.objects.get(pk=challenge.pk).scoring_program.name
+    assert not storages["hidden"].exists(first) and storages["hidden"].exists(second)
+    assert not StorageOrphan.objects.exists()
+
+    _point_storages_at(settings, f"http://127.0.0.1:{_closed_port()}", s3_storage)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = hostess.delete(f"/api/challenges/{challenge.slug}/scoring-program/")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == ""
+    assert not Challenge.objects.get(pk=challenge.pk).scoring_program
+    orphan = StorageOrphan.objects.get()
+    assert (orphan.storage, orphan.path) == ("hidden", second) and "removed" in orphan.reason, orphan.reason
+
+    _point_storages_at(settings, s3_storage.endpoint, s3_storage)  # the store is back
+    _janitor_deletes_the_recorded(second, monkeypatch)
+
