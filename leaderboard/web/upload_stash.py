@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from ..limits import KB, MB, upload_limit
 from ..services.errors import ServiceError
+from ..storage import discard
 from ..upload_handlers import FIELD_KINDS
 
 STASH_DIR = "tmp/upload-stash"
@@ -155,12 +156,13 @@ def stash_put(request, *, scope: str, field: str, upload) -> Kept:
 
 
 def stash_drop(request, fields) -> None:
-    """Delete this session's kept files for ``fields``, if any."""
+    """Delete this session's kept files for ``fields``, if any: after the post that used them too, so a delete the
+    store refuses is recorded for the janitor (``storage.discard``), never an error for an entry that was made."""
     entries = request.session.get(SESSION_KEY) or {}
     for field in fields:
         entry = entries.pop(field, None)
         if entry and entry.get("path", "").startswith(f"{STASH_DIR}/"):
-            default_storage.delete(entry["path"])
+            discard(default_storage, entry["path"], reason="an upload kept between two posts, used or replaced")
     request.session[SESSION_KEY] = entries
 
 

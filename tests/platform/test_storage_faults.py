@@ -607,3 +607,42 @@ def test_removing_a_program_while_the_store_refuses_deletes_answers_as_made_and_
     _point_storages_at(settings, s3_storage.endpoint, s3_storage)  # the store is back
     _janitor_deletes_the_recorded(second, monkeypatch)
 
+
+def test_a_kept_upload_whose_delete_the_store_refuses_after_the_submission_does_not_fail_it(
+    s3_storage, settings, host, alice, client, queued, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A recipe kept from a refused form (web, ``upload_stash``) is used by the next post; the store goes down
+    after the entry's file is stored and before the kept copy's delete: that delete answered 503 for an entry that
+    was made. Now the entry stands (302 to it), and the kept copy is recorded for the janitor."""
+    from django.core.files.storage import default_storage
+
+    from leaderboard.models import StorageOrphan
+    from leaderboard.services import dispatch
+    from leaderboard.services.janitor import janitor_run
+    from leaderboard.services.teams import team_personal_for
+    from leaderboard.web.upload_stash import STASH_DIR
+
+    from .test_web import RECIPE
+
+    challenge, _ = digits_challenge(host)
+    client.force_login(alice)
+    form = {"method_name": "Kept recipe", "kind": "recipe", "team": team_personal_for(user=alice).pk}
+    recipe = SimpleUploadedFile("recipe.py", RECIPE)
+    refused = client.post(challenge.get_absolute_url(), {**form, "recipe": recipe, "hyperparameters": "{C"})
+    assert refused.status_code == 200 and "kept;" in refused.content.decode()
+    [kept] = [key for key in s3_storage.keys(s3_storage.bucket) if f"{STASH_DIR}/" in key]
+
+    _store_lost_after_the_next_save(monkeypatch, settings, s3_storage)
+    with django_capture_on_commit_callbacks(execute=True):
+        accepted = client.post(challenge.get_absolute_url(), {**form, "hyperparameters": '{"C": 0.5}'})
+    assert accepted.status_code == 302, accepted.content[:300]
+    assert Submission.objects.get().hyperparameters == {"C": 0.5}
+    orphan = StorageOrphan.objects.get()
+    assert orphan.storage == "default" and kept.endswith(orphan.path), (orphan.path, kept)
+
+    _point_storages_at(settings, s3_storage.endpoint, s3_storage)  # the store is back
+    assert default_storage.exists(orphan.path)
+    monkeypatch.setattr(dispatch, "queue_lengths", lambda names: dict.fromkeys(names, 0))
+    assert janitor_run().deleted_orphans == 1
+    assert not [key for key in s3_storage.keys(s3_storage.bucket) if f"{STASH_DIR}/" in key]
+
