@@ -465,6 +465,9 @@ class Run(models.Model):
     private_outcomes = models.BinaryField(null=True, blank=True)
     # Per-example outcomes on the test rows, float32 little-endian bytes (see ``outcomes_array``).
     outcomes = models.BinaryField(null=True, blank=True)
+    # How many times the result was rescored (services.lifecycle.run_store_rescored): the reports' inputs version
+    # reads it, since a rescore may move the outcomes the comparisons read and no score.
+    result_revision = models.PositiveIntegerField(default=0)
     # The secondary metrics' scores by part of the test rows: {"test": {name: score}, "public": {...},
     # "private": {...}}, the parts as for the primary (services.scoring; a host's scoring program fills it too).
     extra_scores = models.JSONField(default=dict, blank=True)

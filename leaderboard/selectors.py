@@ -331,6 +331,7 @@ SNAPSHOT_RUN_COLUMNS = (
     "public_score",
     "private_score",
     "extra_scores",
+    "result_revision",
 )
 SNAPSHOT_SUBMISSION_COLUMNS = (
     "id",

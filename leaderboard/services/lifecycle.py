@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from ..choices import RUN_ENDED, SUBMISSION_ACTIVE, RunStatus, SubmissionStatus
@@ -282,7 +282,8 @@ def run_store_rescored(*, run_id: int, **scores) -> bool:
         run = Run.objects.select_for_update().get(pk=run_id)
         if not run.has_ended:
             return False
-        Run.objects.filter(pk=run_id).update(**scores)
+        # a new revision: the outcomes may move where no score does (reports.report_inputs_version reads it)
+        Run.objects.filter(pk=run_id).update(**scores, result_revision=F("result_revision") + 1)
     runs_changed(submission_id=run.submission_id)
     return True
 

@@ -151,12 +151,21 @@ def report_inputs_version(
     nor re-stamp the board (``computed_at``, the ETag), which told a reader when others acted."""
     snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
     read = snapshot.read_by_reports()
-    submissions = read.submissions
+    runs, submissions = read.runs, read.submissions
     if board == Board.PUBLIC:
         shows_choices = selection_on_public_board(challenge)
         if not shows_choices:
             chosen = SNAPSHOT_SUBMISSION_COLUMNS.index("selected_for_final")
             submissions = [(*row[:chosen], None, *row[chosen + 1 :]) for row in submissions]
+        # Of each run, what the public board reads: whether it succeeded (not a run starting: queued -> running), its
+        # score on the public board's rows (not the private rows': a host's correction of private labels), its
+        # validation score, its secondary scores (one column, all parts) and its rescores (outcomes that moved).
+        score = SNAPSHOT_RUN_COLUMNS.index(board_fields(challenge, Board.PUBLIC)[0])
+        status, valid, extra, revision = (
+            SNAPSHOT_RUN_COLUMNS.index(c) for c in ("status", "valid_score", "extra_scores", "result_revision")
+        )
+        succeeded = RunStatus.SUCCEEDED
+        runs = [(r[0], r[1], r[status] == succeeded, r[score], r[valid], r[extra], r[revision]) for r in runs]
     else:
         shows_choices = None
     digest = hashlib.sha256(report_settings_key(challenge).encode())
@@ -165,7 +174,7 @@ def report_inputs_version(
     digest.update(repr((str(board), shows_choices)).encode())
     # The database's own values (ints, floats, strings, None, booleans), serialised at once by value
     # (marshal version 2 keeps no references): Django's converters and repr() would cost ten times more.
-    digest.update(marshal.dumps(read.runs, 2))
+    digest.update(marshal.dumps(runs, 2))
     digest.update(marshal.dumps(submissions, 2))
     return digest.hexdigest()
 

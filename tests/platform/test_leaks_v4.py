@@ -214,3 +214,31 @@ def test_a_row_s_version_numbers_take_linear_time_in_its_entry_s_versions():
     elapsed = time.perf_counter() - start
     assert numbers[1] == (1, 13_334) and numbers[3] == (3, 13_335) and numbers[20_000] == (13_334, 13_334)
     assert elapsed < 5, f"{elapsed:.1f} s for 20,000 versions of one entry"
+
+
+def test_the_public_board_s_inputs_are_the_columns_it_reads(host, alice, bob):
+    """The public board's inputs version hashed every column of every readable run: a rival's next run starting
+    (queued -> running) or a change of a run's private-rows score (a host's correction of private labels) moved it,
+    and re-stamped the public board (``computed_at``, the ETag) at its next recomputation, though no public number
+    reads them. It hashes what the public board reads: whether a run succeeded, its public score, its validation and
+    secondary scores; the private board's hashes every column."""
+    from leaderboard.services.reports import report_inputs_version
+
+    challenge, _ = digits_challenge(host, title="Columns read", public_fraction=0.5)
+    stored_recipe(challenge, alice, "open", runs_expected=1, scores=[0.7])
+    rival = stored_recipe(challenge, bob, "two runs", runs_expected=2, scores=[0.8])
+    Submission.objects.filter(pk=rival.pk).update(status="running")
+    second = Run.objects.create(submission=rival, index=1, status="queued", seeds={"split": 1})
+    for run in Run.objects.filter(submission__challenge=challenge, status="succeeded"):
+        Run.objects.filter(pk=run.pk).update(public_score=run.test_score, private_score=run.test_score)
+    public, private = (report_inputs_version(challenge=challenge, board=board) for board in ("public", "private"))
+
+    Run.objects.filter(pk=second.pk).update(status="running")  # the rival's next run starts
+    assert report_inputs_version(challenge=challenge, board="public") == public
+    first = Run.objects.get(submission=rival, index=0)
+    Run.objects.filter(pk=first.pk).update(private_score=0.1)  # a private-rows correction
+    assert report_inputs_version(challenge=challenge, board="public") == public
+    assert report_inputs_version(challenge=challenge, board="private") != private
+
+    Run.objects.filter(pk=first.pk).update(public_score=0.2)  # what the public board reads moves it
+    assert report_inputs_version(challenge=challenge, board="public") != public

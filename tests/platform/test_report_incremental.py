@@ -123,3 +123,31 @@ def test_renaming_a_team_changes_the_inputs_version_and_reaches_the_board():
     assert report_inputs_version(challenge=challenge) != before
     data = report_recompute(challenge_id=challenge.pk).data
     assert "The Renamed" in {row["team"] for row in data["entries"]}
+
+
+def test_a_rescore_that_moves_outcomes_but_no_score_reaches_the_board():
+    """A host's label correction rescores every prediction file; a file whose accuracy is unchanged (one row now
+    right, another now wrong) keeps its score but not its outcomes, which the paired comparisons read. The inputs
+    version hashed the scores only: the recomputation after the rescore found it unchanged and kept P(A>B) of the
+    old outcomes. A rescore now moves the run's ``result_revision``, which the version reads."""
+    from leaderboard.models import Run
+    from leaderboard.services.lifecycle import run_store_rescored
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, title="Rescored outcomes", bootstrap_resamples=200)
+    rng = np.random.default_rng(5)
+    a_outcomes = (rng.random(60) < 0.7).astype(np.float32)
+    b_outcomes = a_outcomes.copy()
+    b_outcomes[:6] = 1 - b_outcomes[:6]  # B differs from A on six rows
+    a = add_entry(challenge, host, "a", "predictions", [float(a_outcomes.mean())], outcomes=[a_outcomes])
+    add_entry(challenge, host, "b", "predictions", [float(b_outcomes.mean())], outcomes=[b_outcomes])
+    report_recompute(challenge_id=challenge.pk, force=True)
+
+    moved = a_outcomes.copy()
+    right, wrong = np.flatnonzero(moved == 1)[-1], np.flatnonzero(moved == 0)[-1]
+    moved[right], moved[wrong] = 0, 1  # the same accuracy, other rows right
+    run = Run.objects.get(submission=a)
+    assert run_store_rescored(run_id=run.pk, test_score=float(moved.mean()), outcomes=Run.pack_outcomes(moved))
+    updated = report_recompute(challenge_id=challenge.pk).data
+    fresh = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))
+    assert updated["sections"][0]["comparison_table"] == fresh["sections"][0]["comparison_table"]
