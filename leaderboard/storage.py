@@ -22,13 +22,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from botocore.exceptions import ConnectionError as _BotoConnectionError
 from botocore.exceptions import HTTPClientError as _BotoHTTPClientError
+from django.apps import apps
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage, storages
 from django.core.signals import setting_changed
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 from django.utils.functional import LazyObject, empty
 
 logger = logging.getLogger(__name__)
@@ -151,6 +154,7 @@ class Orphan:
     path: str
     reason: str  # the error that rolled back the block that stored it
     error: str  # its delete's
+    not_before: datetime | None = None  # not deleted before (a file readers may still open for a while)
 
 
 class _CleanUp(threading.local):
@@ -214,11 +218,55 @@ def discard_replaced(field, name: str | None, *, reason: str) -> None:
     transaction.on_commit(lambda: discard(storage, name, reason=reason))
 
 
-def _record(orphans: list[Orphan]) -> None:
-    if orphans:
-        from .services.orphans import orphans_record  # services import this module
+def discard_later(field, name: str | None, *, reason: str, after_s: float) -> None:
+    """:func:`discard_replaced` for a file that readers may still open for a while after the change (a task that read
+    the row before the commit): recorded once the change is committed, for the janitor to delete ``after_s`` later
+    (``services.orphans``, which never deletes a file a row names). Nothing when ``name`` is empty or still the
+    field's."""
+    if not name or name == field.name:
+        return
+    alias = storage_alias(field.storage)
 
-        orphans_record(orphans=orphans)
+    def record() -> None:
+        _record([Orphan(alias, name, reason, "", timezone.now() + timedelta(seconds=after_s))])
+
+    transaction.on_commit(record)
+
+
+#: The longest error text an orphan's record keeps.
+ERROR_CHARS = 2_000
+
+
+def _record(orphans: list[Orphan]) -> int:
+    """Record files whose delete failed (one ``StorageOrphan`` per file, which ``services.orphans`` deletes later);
+    returns how many. A database that cannot take them is logged with every file's name: the log is then their only
+    trace. The model is looked up by name: the models import this module."""
+    if not orphans:
+        return 0
+    record = apps.get_model("leaderboard", "StorageOrphan")
+    try:
+        with transaction.atomic():
+            record.objects.bulk_create(
+                [
+                    record(
+                        storage=orphan.storage,
+                        path=orphan.path,
+                        reason=orphan.reason[:ERROR_CHARS],
+                        last_error=orphan.error[:ERROR_CHARS],
+                        **({"attempts": 0, "next_attempt_at": orphan.not_before} if orphan.not_before else {}),
+                    )
+                    for orphan in orphans
+                ],
+                ignore_conflicts=True,  # recorded already (an outer rollback's clean-up met it again)
+            )
+    except DatabaseError:
+        logger.exception(
+            "could not record %d file(s) whose delete failed; they stay in storage: %s",
+            len(orphans),
+            ", ".join(f"{orphan.storage}:{orphan.path}" for orphan in orphans),
+        )
+        return 0
+    return len(orphans)
 
 
 def storage_alias(storage) -> str:

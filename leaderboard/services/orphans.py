@@ -3,7 +3,7 @@
 A creation that stores files and then rolls back deletes them (``storage.atomic_deleting_on_failure``). When the
 store went down between a save and that delete (an entry's first file stored, its second refused, then the first
 one's delete refused too), the file stayed in the bucket for ever, named by no row and known to nothing. Now it
-is recorded (:func:`orphans_record`, once the rolled-back transaction has ended) and each janitor pass deletes
+is recorded (``storage._record``, once the rolled-back transaction has ended) and each janitor pass deletes
 the recorded files that are due (:func:`orphans_delete`). A file that a committed change replaced or removed (a
 scoring program, ``storage.discard_replaced``) is deleted after the commit the same way: a refused delete is
 recorded here, never an error for the change.
@@ -26,11 +26,11 @@ from datetime import timedelta
 from django.apps import apps
 from django.conf import settings
 from django.core.files.storage import storages
-from django.db import DatabaseError, models, transaction
+from django.db import models
 from django.utils import timezone
 
 from ..models import StorageOrphan
-from ..storage import Orphan, is_storage_fault
+from ..storage import ERROR_CHARS, is_storage_fault
 
 logger = logging.getLogger(__name__)
 
@@ -38,35 +38,6 @@ logger = logging.getLogger(__name__)
 BATCH = 100
 #: The longest wait between two tries of one file's delete.
 RETRY_MAX_S = 86_400.0
-#: The longest error text kept.
-ERROR_CHARS = 2_000
-
-
-def orphans_record(*, orphans: list[Orphan]) -> int:
-    """Record files whose delete failed (one record per file); returns how many were given. A database that
-    cannot take them is logged with every file's name: the log is then their only trace."""
-    try:
-        with transaction.atomic():
-            StorageOrphan.objects.bulk_create(
-                [
-                    StorageOrphan(
-                        storage=orphan.storage,
-                        path=orphan.path,
-                        reason=orphan.reason[:ERROR_CHARS],
-                        last_error=orphan.error[:ERROR_CHARS],
-                    )
-                    for orphan in orphans
-                ],
-                ignore_conflicts=True,  # recorded already (an outer rollback's clean-up met it again)
-            )
-    except DatabaseError:
-        logger.exception(
-            "could not record %d file(s) whose delete failed; they stay in storage: %s",
-            len(orphans),
-            ", ".join(f"{orphan.storage}:{orphan.path}" for orphan in orphans),
-        )
-        return 0
-    return len(orphans)
 
 
 def orphan_named_by(orphan: StorageOrphan) -> str:

@@ -26,7 +26,7 @@ from ..choices import Feedback, SubmissionKind, SubmissionStatus
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
-from ..storage import atomic_deleting_on_failure, forget_unsaved
+from ..storage import atomic_deleting_on_failure, discard_later, forget_unsaved
 from .audit import audit_record
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
@@ -116,6 +116,9 @@ def _labels_csv(data: bytes | Path, filename: str, spec: dict) -> tuple[str, byt
     out = pd.DataFrame({id_column: ids, label_column: labels}).set_index(id_column)
     return "ok", out.loc[expected].reset_index().to_csv(index=False).encode("utf-8")
 
+
+#: How long the hidden labels a correction replaced stay for the scorings that read the dataset before it.
+OLD_LABELS_KEPT_S = 3600.0
 
 METRIC_WOULD_MIX = (
     "This challenge has {n} recipe submission(s) whose predictions are not kept (only their "
@@ -249,6 +252,9 @@ def challenge_rescore(
             submissions=queued,
             recipes_not_rescored=recipes,
         )
+    # The labels replaced: deleted by the janitor an hour later, not at once (a scoring that read the dataset's row
+    # before the commit, a new entry scored during the correction, still opens them).
+    discard_later(dataset.hidden_labels_file, kept[0], reason="hidden labels corrected", after_s=OLD_LABELS_KEPT_S)
     report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
 

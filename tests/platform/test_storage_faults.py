@@ -647,16 +647,6 @@ def test_a_kept_upload_whose_delete_the_store_refuses_after_the_submission_does_
     assert not [key for key in s3_storage.keys(s3_storage.bucket) if f"{STASH_DIR}/" in key]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A label correction (services.rescoring.challenge_rescore) stores the corrected hidden labels and never "
-    "deletes the old ones: they stay in the private storage for ever, named by no row and recorded nowhere (each "
-    "correction leaves one more). The fix is one call, storage.discard_replaced(dataset.hidden_labels_file, kept[0], "
-    "...) after the block, but a product decision comes first: a scoring task that read the dataset row before the "
-    "commit opens the old file after it (a new entry scored during the correction), and whether it may fail on a "
-    "deleted file (then rescored) or the old labels must be kept for a while (the janitor deleting them later) is "
-    "for the maintainers to say.",
-)
 def test_a_label_correction_leaves_no_old_labels_behind(settings, tmp_path, host, django_capture_on_commit_callbacks):
     import pandas as pd
 
@@ -678,4 +668,14 @@ def test_a_label_correction_leaves_no_old_labels_behind(settings, tmp_path, host
     assert challenge.dataset.hidden_labels_file.name != old and hidden_storage.exists(
         challenge.dataset.hidden_labels_file.name
     )
+    assert hidden_storage.exists(old)  # kept for the scorings that read the dataset before the correction
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.services.orphans import orphans_delete
+
+    assert orphans_delete() == 0 and hidden_storage.exists(old)  # not yet: an hour
+    assert orphans_delete(now=timezone.now() + timedelta(hours=1, seconds=1)) == 1
     assert not hidden_storage.exists(old), f"the old hidden labels stay: {old}"
+    assert hidden_storage.exists(challenge.dataset.hidden_labels_file.name)  # the corrected ones are the row's
