@@ -188,8 +188,10 @@ __all__ = [
 #: letters show (evaluation.boards._PublishedRelation: its published verdicts and the inferred differences its letters
 #: keep), not its published verdicts alone: a stored rounded report's leader group and beaten_by may change; and
 #: above 300 compared entries sota.beaten_by names the entries that beat the state of the art's entry, not those it
-#: beats (stats.sparse.SparseComparisons.beaten_by read each verdict the wrong way round).
-REPORT_FORMAT = 23
+#: beats (stats.sparse.SparseComparisons.beaten_by read each verdict the wrong way round); 24: on boards of up to 300
+#: compared entries no difference is inferred against the pair's own P(W>L) < 1/2 (stats.sparse._verdict_relation): a
+#: stored report's letters, leader group, runs_needed_for_decision and sota.beaten_by may change, its numbers do not.
+REPORT_FORMAT = 24
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

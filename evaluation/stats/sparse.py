@@ -17,7 +17,7 @@ the pairs not compared had p-values of 1; the frontier walk uses Bonferroni's le
 alpha / M. Pairs not compared are *inferred* by monotonicity: if a beats b, every entry
 shown above a is taken to beat every entry shown below b; on boards of up to DENSE_LETTERS
 entries never a seed-paired pair sharing fewer than MIN_SHARED_SEEDS seeds, which no test can
-decide. The entries an entry does not differ from are then a window of the order, the letters
+decide, nor a pair whose own P(A>B) points the other way (below 1/2). The entries an entry does not differ from are then a window of the order, the letters
 are the maximal windows (Piepho 2004, on the implied differences), and the leader group is the
 entries no verdict beats, decided or inferred (:attr:`SparseComparisons.beats`, the one relation
 the letters, the leader group and the state of the art's ``beaten_by`` read). docs/scale.md says
@@ -455,26 +455,38 @@ def window_letters(frontier: np.ndarray, order: np.ndarray) -> list[str]:
     return out
 
 
-def _verdict_relation(
-    n: int, i, j, better, order: np.ndarray, frontier: np.ndarray, untestable: np.ndarray | None
-) -> np.ndarray:
+def _verdict_relation(n: int, i, j, better, order: np.ndarray, frontier: np.ndarray, tester: _Tester) -> np.ndarray:
     """``beats[w, l]``: w beats l, by its compared pair's verdict or by inference (whoever beats an entry, every
     entry shown above it does), the n x n relation of a board of up to :data:`DENSE_LETTERS` entries: its letters
     (Piepho's, on ``beats | beats.T``), its leader group and the state of the art's ``beaten_by`` read it.
 
-    A compared pair keeps its own verdict, and a pair no test can decide (``untestable``: sharing fewer than
-    :data:`MIN_SHARED_SEEDS` seeds) is never inferred to differ: on 3 entries, every pair compared that can be,
+    A compared pair keeps its own verdict, and a pair no test can decide (:meth:`_Tester.untestable`: sharing fewer
+    than :data:`MIN_SHARED_SEEDS` seeds) is never inferred to differ: on 3 entries, every pair compared that can be,
     A beat B and C, shown below B and undecided against it, shared no seed with A, yet the letters (a, b, b) said
     A beats C and A "needs 0 more runs" (a statistician's hunt, 3 of 1,000 boards). Inference stands in for a test
     a board does not run; where none is possible it has nothing to stand in for, even along a chain of verdicts
     (A beats B, B beats C: P(A>B) is not transitive, and A and C are not significantly different).
+
+    Nor is W inferred to beat L where the pair's own point estimate points the other way (P(W>L) < 1/2, the
+    closed-form statistic ``compare`` reports, :meth:`_Tester.p`): the pair is left not different. On 13 entries
+    ranked by Boo_5, 5 neighbours, W beating V made F3, F5 and F2, shown above W, beat S, shown below V, while S was
+    better on most seeds (P(F3>S) = 0.35) and ``compare`` said "not significant": the board claimed a difference
+    against the observed direction (a statistician, stats15). The order is not moved (it follows the compared
+    verdicts, which stay), so it agrees with every decided verdict as before; it only stops implying these pairs.
     """
     beats = np.zeros((n, n), dtype=bool)
     for a in range(n):
         beats[order[a], order[int(frontier[a]) :]] = True
+    untestable = tester.untestable()
     if untestable is not None:
         beats &= ~untestable
     beats[i, j] = beats[j, i] = False  # a compared pair is decided by its own test, not inferred
+    w, lo = np.nonzero(beats)  # an inferred difference against the pair's own P(W>L) is not kept
+    step = max(1, CHECKED_CELLS_CHUNK // max(len(row) for row in tester.rows))
+    for start in range(0, w.size, step):
+        cw, cl = w[start : start + step], lo[start : start + step]
+        against = tester.p(cw, cl, tester.shared(cw, cl) if tester.paired else None) < 0.5
+        beats[cw[against], cl[against]] = False
     beats[i[better[0]], j[better[0]]] = True
     beats[j[better[1]], i[better[1]]] = True
     return beats
@@ -563,7 +575,7 @@ def sparse_comparisons(
     frontier = _frontier(n, i, j, better, order)
     note = beats = None
     if n <= DENSE_LETTERS:
-        beats = _verdict_relation(n, i, j, better, order, frontier, tester.untestable())
+        beats = _verdict_relation(n, i, j, better, order, frontier, tester)
         groups, note = compact_letters(beats | beats.T, order)
     else:
         groups = window_letters(frontier, order)
@@ -645,7 +657,7 @@ def _leader_group(
 
     On boards of up to :data:`DENSE_LETTERS` entries the letters are drawn from ``beats``
     (:func:`_verdict_relation`: whoever beats an entry, every entry shown above it does, a compared pair keeping its
-    own verdict, a pair no test can decide never inferred): an entry leads when nothing beats it there, i.e. no
+    own verdict, a pair no test can decide or whose own P(A>B) points the other way never inferred): an entry leads when nothing beats it there, i.e. no
     compared pair beats it and it shares a letter with every entry above it. Above that the letters are windows of
     the order (:func:`window_letters`) and every entry past the first frontier (``frontier[0]``: the first position
     some compared pair beats) is beaten by inference, so only the unbeaten entries before it lead: found by a

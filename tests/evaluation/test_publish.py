@@ -17,7 +17,7 @@ from evaluation.boards import (
     shown_submission_score,
 )
 from evaluation.report import EntryRuns, ReportSettings, build_report
-from evaluation.report.comparisons import section_pairs
+from evaluation.report.comparisons import compare, section_pairs
 from evaluation.stats.groups import split_letters
 
 
@@ -328,11 +328,13 @@ def _read_relation(section: dict, rows: dict) -> set[tuple[int, int]]:
     return out
 
 
-def _inferred_board(sign: float = 1.0) -> list[EntryRuns]:
+def _inferred_board(sign: float = 1.0, s_mean: float = 0.71) -> list[EntryRuns]:
     """13 entries on 20 seeds, ranked by Boo_5 (every pair of an entry and its 5 neighbours compared, the leader with
     all): S has the highest mean (0.710) and little spread, so it ranks 10th; W and V share their noise and W beats V
-    on every seed, so every entry shown above W beats, by inference, every entry shown below V that it is not
-    compared with (S among them, 8 places below F3); S beats the three G entries, which tie when rounded."""
+    on every seed, so every entry shown above W would beat, by inference, every entry shown below V that it is not
+    compared with (S among them, 8 places below F3), were S not better on most seeds (P(F3>S) = 0.35: no difference is
+    inferred against it); S beats the three G entries, which tie when rounded. With ``s_mean`` 0.70, F1 (0.707) has
+    the highest mean and F2 beats S by inference alone (P(F2>S) = 0.55)."""
     k = 20
     rng = np.random.default_rng(11)
     e = rng.standard_normal(k)
@@ -341,7 +343,7 @@ def _inferred_board(sign: float = 1.0) -> list[EntryRuns]:
         "W": 0.70 + 0.03 * e,
         "V": 0.69 + 0.03 * e,
         **{f"F{i}": 0.70 + 0.03 * rng.standard_normal(k) for i in range(6)},
-        "S": 0.71 + 0.002 * rng.standard_normal(k),
+        "S": s_mean + 0.002 * rng.standard_normal(k),
         **{f"G{i}": 0.69 + 0.002 * rng.standard_normal(k) for i in range(3)},
     }
     return [
@@ -359,8 +361,13 @@ def test_a_rounded_board_s_leader_group_and_state_of_the_art_read_the_relation_i
     beat it), yet the rounded board put S in its leader group ("Not beaten by any entry, like the leader") and said
     nothing beats it (22 of 60 random boards of 8-24 entries had a rounded leader group other than the entries its
     letters and verdicts leave unbeaten). The rounded board's relation is now the exact one restricted to what it
-    publishes: its decided verdicts and the differences its letters show, less the pairs tied on shown values."""
-    entries = _inferred_board(sign)
+    publishes: its decided verdicts and the differences its letters show, less the pairs tied on shown values.
+
+    That board (S at 0.710) no longer shows S beaten: P(F3>S) = 0.35, and no difference is inferred against the
+    pair's own direction (stats15, :func:`test_no_difference_is_inferred_against_the_pair_s_observed_direction`).
+    With S at 0.700, F2 beats S by inference alone (P(F2>S) = 0.55, no published verdict): S is left out of both
+    leader groups, and the state of the art, F1 (the highest mean, 0.707), is beaten by nothing on either board."""
+    entries = _inferred_board(sign, s_mean=0.70)
     ids = {e.name: e.id for e in entries}
     settings = ReportSettings(n_resamples=200, k_runs=20, statistic="boo_n", boo_n=5, higher_is_better=sign > 0)
     exact = build_report(shown_entries(entries, 3), settings)
@@ -373,10 +380,12 @@ def test_a_rounded_board_s_leader_group_and_state_of_the_art_read_the_relation_i
         assert section.get("groups_note") is None, name
         beaten = {loser for _, loser in relation[name]}
         assert section["leader_group"] == [sid for sid in section["compared"] if sid not in beaten], name
-        assert section["sota"]["submission_id"] == ids["S"], name  # the highest mean, shown 10th
-        beaten_by = [sid for sid in section["compared"] if (sid, ids["S"]) in relation[name]]
-        assert section["sota"]["beaten_by"] == [ids["F3"], ids["F5"], ids["F2"]] == beaten_by, name
-        assert (ids["F3"], ids["S"]) not in {(p["a"], p["b"]) for p in section["comparisons"]}  # inferred
+        assert ids["S"] not in section["leader_group"], name
+        assert [sid for sid in section["compared"] if (sid, ids["S"]) in relation[name]] == [ids["F2"]], name
+        assert {ids["F2"], ids["S"]} not in [{p["a"], p["b"]} for p in section["comparisons"]], name  # inferred
+        assert section["sota"]["submission_id"] == ids["F1"], name  # the highest mean
+        beaten_by = [sid for sid in section["compared"] if (sid, ids["F1"]) in relation[name]]
+        assert section["sota"]["beaten_by"] is None and not beaten_by, name
         for sid in section["compared"]:  # "needs 0 more runs" iff it differs from every other compared entry
             if rows[sid]["runs_needed_for_decision"] is not None:
                 differs = all(
@@ -387,3 +396,39 @@ def test_a_rounded_board_s_leader_group_and_state_of_the_art_read_the_relation_i
     tied = {(a, b) for a in rows for b in rows if a != b and rows[a]["tied"] and rows[a]["rank"] == rows[b]["rank"]}
     assert tied  # the three G entries show 0.692 (or -0.692)
     assert relation["rounded"] == relation["exact"] - tied
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_no_difference_is_inferred_against_the_pair_s_observed_direction(sign):
+    """Found by a statistician (stats15, issue 23 row 5): on :func:`_inferred_board` the letters said F3, F5 and F2
+    beat S by inference (W beats V, S shown below V), while S is better on most seeds (P(F3>S) = 0.35, P(F5>S) = 0.35,
+    P(F2>S) = 0.40) and ``compare`` says "not significant" for all three: the board claimed a difference against the
+    observed direction. On boards of up to DENSE_LETTERS entries an inferred difference W > L is kept only where the
+    pair's own P(W>L), the statistic ``compare`` reports, is at least 1/2; otherwise the pair is not different, and
+    the letters, the leader group and the state of the art's ``beaten_by`` follow, on the exact and the rounded
+    board, and on the loss board alike."""
+    entries = shown_entries(_inferred_board(sign), 3)  # the runs both boards are computed from
+    shown = {e.id: e for e in entries}
+    ids = {e.name: e.id for e in entries}
+    settings = ReportSettings(n_resamples=200, k_runs=20, statistic="boo_n", boo_n=5, higher_is_better=sign > 0)
+    exact = build_report(entries, settings)
+    rounded = publish_rounded(json.loads(json.dumps(exact)), 3, higher_is_better=sign > 0)
+    for name, report in (("exact", exact), ("rounded", rounded)):
+        section, rows = report["sections"][0], {row["submission_id"]: row for row in report["entries"]}
+        assert section.get("groups_note") is None, name
+        relation = _read_relation(section, rows)
+        compared = section["compared"]
+        family = len(compared) * (len(compared) - 1) // 2
+        for f in ("F3", "F5", "F2"):
+            pair = compare(shown[ids[f]], shown[ids["S"]], settings, family_size=family)
+            assert pair["p"] < 0.5 and pair["verdict"] == "not_significant", (name, f, pair["p"])
+            assert set(rows[ids[f]]["group_letters"]) & set(rows[ids["S"]]["group_letters"]), (name, f)
+            assert (ids[f], ids["S"]) not in relation, (name, f)
+        beaten = {loser for _, loser in relation}
+        assert (ids["S"] in section["leader_group"]) == (ids["S"] not in beaten), name
+        assert section["leader_group"] == [sid for sid in compared if sid not in beaten], name
+        assert section["sota"]["submission_id"] == ids["S"], name
+        assert section["sota"]["beaten_by"] == ([w for w in compared if (w, ids["S"]) in relation] or None), name
+        for winner, loser in relation:  # the board and compare never disagree in direction
+            pair = compare(shown[winner], shown[loser], settings, family_size=family)
+            assert pair["p"] >= 0.5, (name, winner, loser, pair["p"])
