@@ -286,7 +286,8 @@ def reports_lost(*, now: datetime) -> list[int]:
     """
     stale_before = now - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"])
     asked = Q(requested_at__lt=stale_before) & (Q(recompute_pending=True) | _REQUEST_UNFINISHED)
-    private_asked = PrivateReport.objects.filter(recompute_pending=True, requested_at__lt=stale_before)
+    # the private board's own requests (a team's choice), pending or started and unfinished, as the public one's
+    private_asked = PrivateReport.objects.filter(asked)
     return list(
         Report.objects.filter(
             asked | Q(recompute_retry_at__lte=now) | Q(challenge_id__in=private_asked.values("challenge_id"))
@@ -302,7 +303,9 @@ def report_resent(*, challenge_id: int, now: datetime) -> None:
     Report.objects.filter(challenge_id=challenge_id).filter(
         Q(recompute_pending=True) | _REQUEST_UNFINISHED | Q(recompute_retry_at__isnull=False)
     ).update(requested_at=now, recompute_retry_at=None)
-    PrivateReport.objects.filter(challenge_id=challenge_id, recompute_pending=True).update(requested_at=now)
+    PrivateReport.objects.filter(challenge_id=challenge_id).filter(
+        Q(recompute_pending=True) | _REQUEST_UNFINISHED
+    ).update(requested_at=now)
 
 
 #: Longest interval before a given-up recomputation is sent again.
@@ -379,9 +382,9 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
     # The private board's rows carry their public rank: a new public board stales it too.
     private_stale = has_private and (public_stale or private is None or private.inputs_version != private_version)
     if not (public_stale or private_stale):
-        if report.requested_at and report.computed_at and report.computed_at < report.requested_at:
-            # Nothing to do for the request: answered (else the janitor would take it for a recomputation lost).
-            Report.objects.filter(pk=report.pk, recompute_pending=False).update(requested_at=report.computed_at)
+        # Nothing to do for the requests: answered (else the janitor would take them for recomputations lost).
+        _answered(report)
+        _answered(private)
         return report
     versions = entry_versions(challenge=challenge, snapshot=snapshot)
     failing = [report] if public_stale else []
@@ -417,10 +420,22 @@ def _recompute(*, challenge_id: int, force: bool) -> Report:
             for stale in failing:
                 _record_failure(stale, exc, key)
         raise
-    if not public_stale and report.requested_at and report.computed_at and report.computed_at < report.requested_at:
-        # The request is answered, the public board unchanged: its inputs are those it was computed from.
-        Report.objects.filter(pk=report.pk, recompute_pending=False).update(requested_at=report.computed_at)
+    if not public_stale:  # the request is answered, the board unchanged: its inputs are those it was computed from
+        _answered(report)
+    if not private_stale:
+        _answered(private)
     return report
+
+
+def _answered(report) -> None:
+    """Mark a request that found its board's inputs unchanged as answered (its ``requested_at`` back to the board's
+    ``computed_at``): left after ``computed_at``, :func:`reports_lost` would take it for a recomputation lost."""
+    if report is None or not report.requested_at:
+        return
+    if (
+        report.computed_at is None or report.computed_at < report.requested_at
+    ):  # None: a board never built (no private part)
+        type(report).objects.filter(pk=report.pk, recompute_pending=False).update(requested_at=report.computed_at)
 
 
 def _save(report, version: str, build) -> None:

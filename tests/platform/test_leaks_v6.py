@@ -188,3 +188,52 @@ def test_the_private_board_s_history_does_not_date_a_team_s_choice(host, alice, 
         row["at"] == chosen_at
         for row in hosts.get(page.request["PATH_INFO"] + f"?board=private&entry={v1.pk}").context["entry_rows"]
     )
+
+
+class _Killed(BaseException):
+    """The worker's end (SIGKILL): no handler runs, nothing is written."""
+
+
+def test_a_private_board_s_request_lost_with_its_worker_is_sent_again(host, alice, bob, queued, monkeypatch):
+    """A team's choice asks for the private board on its own flag, which the recomputation clears as it starts: a
+    worker lost in the middle (before the private board was stored) left no trace of the request, and the janitor,
+    which looked for the private flag only, never sent it again (the hosts' private board kept the old choice until
+    the next change). A private request started and unfinished is now lost work, as a public one is; one answered
+    without a rebuild (its inputs unchanged) is not."""
+    from leaderboard.services import reports
+    from leaderboard.services.janitor import janitor_run
+    from leaderboard.services.submissions import submission_select_final
+
+    challenge, v1, _ = _private_challenge(host, bob)
+    submission_select_final(submission=v1, user=bob)
+    assert PrivateReport.objects.get(challenge=challenge).recompute_pending
+    build = reports.build_report_data
+
+    def killed(**kwargs):
+        if kwargs.get("board") == "private":
+            raise _Killed
+        return build(**kwargs)
+
+    monkeypatch.setattr(reports, "build_report_data", killed)
+    with pytest.raises(_Killed):
+        report_recompute(challenge_id=challenge.pk)
+    queued.clear()
+    from django.conf import settings
+
+    past = timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)  # as if that long went by
+    Report.objects.filter(challenge=challenge).update(recompute_lease_expires_at=past)  # the lost worker's lease
+    PrivateReport.objects.filter(challenge=challenge).update(computed_at=past - timedelta(seconds=1), requested_at=past)
+    assert janitor_run().resent_reports == 1  # was 0: the request was lost with the worker
+    assert janitor_run().resent_reports == 0  # sent: not again at the next pass
+    monkeypatch.setattr(reports, "build_report_data", build)
+    report_recompute(challenge_id=challenge.pk)
+    private = PrivateReport.objects.get(challenge=challenge)
+    assert v1.pk in [row["submission_id"] for row in private.data["entries"]]
+    later = timezone.now() + timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    assert janitor_run(now=later).resent_reports == 0  # answered
+
+    submission_select_final(submission=v1, user=bob, selected=False)
+    submission_select_final(submission=v1, user=bob)  # chosen again: the private board's inputs as they were
+    report_recompute(challenge_id=challenge.pk)
+    later = timezone.now() + timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)
+    assert janitor_run(now=later).resent_reports == 0  # answered without a rebuild
