@@ -388,12 +388,13 @@ class ChallengeRuns:
                 SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")
             )
             succeeded = RunStatus.SUCCEEDED
-            read = {  # one pass over every run (200,000 on a board of 20,000 entries: ~50 ms)
-                row[0]
+            scored = [  # one pass over every run (200,000 on a board of 20,000 entries: ~50 ms)
+                row
                 for row in self.runs
                 if row[status] == succeeded
                 and (row[test] is not None or row[public] is not None or row[private] is not None)
-            }
+            ]
+            read = {row[0] for row in scored}
             # A cancelled submission is on no board: its scored runs are counted (m, a Ladder step) and nothing else
             # of it is read; a run it left running that failed moved the version, and told when it ended
             # (tests/platform/test_leaks_v6.py).
@@ -402,19 +403,9 @@ class ChallengeRuns:
             if len(read) == len(self.submissions) and not cancelled:  # every run is read (most boards): no copy
                 self._scored["read"] = self
             else:
+                kept = {id(row) for row in scored if row[0] in cancelled}  # a cancelled one's scored runs
                 self._scored["read"] = ChallengeRuns(
-                    [
-                        row
-                        for row in self.runs
-                        if row[0] in read
-                        and (
-                            row[0] not in cancelled
-                            or (
-                                row[status] == succeeded
-                                and (row[test] is not None or row[public] is not None or row[private] is not None)
-                            )
-                        )
-                    ],
+                    [row for row in self.runs if row[0] in read and (row[0] not in cancelled or id(row) in kept)],
                     [row for row in self.submissions if row[0] in read],
                 )
         return self._scored["read"]

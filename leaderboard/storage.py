@@ -21,7 +21,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from botocore.exceptions import ConnectionError as _BotoConnectionError
@@ -205,32 +205,23 @@ def discard(storage, name: str, *, reason: str = "") -> None:
             _cleanup.orphans.append(orphan)
 
 
-def discard_replaced(field, name: str | None, *, reason: str) -> None:
+def discard_replaced(field, name: str | None, *, reason: str, keep_s: float = 0.0) -> None:
     """The one rule for a file that a change replaced or removed (the old ``name`` of ``field``, a ``FieldFile``):
     deleted once the change is committed, through :func:`discard`. The delete comes after the change and is not
     part of it: a store that refuses it (down, hung) never turns a change that was made into an error (a 503 for a
     replaced scoring program that was stored, tests/platform/test_storage_faults.py), and the file it leaves is
-    recorded for the janitor instead of staying unknown. Nothing when ``name`` is empty or still the field's.
-    Inside an outer transaction the delete waits for its commit: rolled back, the row names the file again."""
+    recorded for the janitor instead of staying unknown. ``keep_s``: readers may still open the file that long after
+    the change (a task that read the row before the commit): recorded at once for the janitor to delete then
+    (``services.orphans``, which never deletes a file a row names). Nothing when ``name`` is empty or still the
+    field's. Inside an outer transaction the delete waits for its commit: rolled back, the row names the file again."""
     if not name or name == field.name:
         return
     storage = field.storage
-    transaction.on_commit(lambda: discard(storage, name, reason=reason))
-
-
-def discard_later(field, name: str | None, *, reason: str, after_s: float) -> None:
-    """:func:`discard_replaced` for a file that readers may still open for a while after the change (a task that read
-    the row before the commit): recorded once the change is committed, for the janitor to delete ``after_s`` later
-    (``services.orphans``, which never deletes a file a row names). Nothing when ``name`` is empty or still the
-    field's."""
-    if not name or name == field.name:
+    if not keep_s:
+        transaction.on_commit(lambda: discard(storage, name, reason=reason))
         return
-    alias = storage_alias(field.storage)
-
-    def record() -> None:
-        _record([Orphan(alias, name, reason, "", timezone.now() + timedelta(seconds=after_s))])
-
-    transaction.on_commit(record)
+    later = Orphan(storage_alias(storage), name, reason, "")
+    transaction.on_commit(lambda: _record([replace(later, not_before=timezone.now() + timedelta(seconds=keep_s))]))
 
 
 #: The longest error text an orphan's record keeps.

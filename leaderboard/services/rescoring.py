@@ -26,7 +26,7 @@ from ..choices import Feedback, SubmissionKind, SubmissionStatus
 from ..limits import upload_child_limits, upload_limit
 from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVersion, Submission
 from ..selectors import user_is_host
-from ..storage import atomic_deleting_on_failure, discard_later, forget_unsaved
+from ..storage import atomic_deleting_on_failure, discard_replaced, forget_unsaved
 from .audit import audit_record
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
@@ -254,7 +254,7 @@ def challenge_rescore(
         )
     # The labels replaced: deleted by the janitor an hour later, not at once (a scoring that read the dataset's row
     # before the commit, a new entry scored during the correction, still opens them).
-    discard_later(dataset.hidden_labels_file, kept[0], reason="hidden labels corrected", after_s=OLD_LABELS_KEPT_S)
+    discard_replaced(dataset.hidden_labels_file, kept[0], reason="hidden labels corrected", keep_s=OLD_LABELS_KEPT_S)
     report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
 

@@ -132,11 +132,6 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     }
 
 
-def _report_data(challenge: Challenge, board: str):
-    """(report without its data, its data), decoded once per report version and process (``report_data``)."""
-    return report_data(challenge=challenge, board=board)
-
-
 def leaderboard_for_page(
     challenge: Challenge,
     board: str = Board.PUBLIC,
@@ -153,7 +148,7 @@ def leaderboard_for_page(
     The heat map shows the top entries and the neighbourhood of ``around`` or of the reader's own
     entries (``mine``, submission ids)."""
     try:
-        report, data = _report_data(challenge, board)
+        report, data = report_data(challenge=challenge, board=board)
     except ServiceError as exc:
         return {"error": exc.message, "sections": [], "entries": 0}
     rows = {row["submission_id"]: row for row in data["entries"]}

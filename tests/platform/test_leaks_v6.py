@@ -25,6 +25,7 @@ from leaderboard.services.moderation import submission_moderate, team_moderate
 from leaderboard.services.reports import report_recompute, reports_lost
 
 from .factories import digits_challenge, stored_recipe
+from .test_janitor import Killed
 
 pytestmark = pytest.mark.django_db
 
@@ -190,10 +191,6 @@ def test_the_private_board_s_history_does_not_date_a_team_s_choice(host, alice, 
     )
 
 
-class _Killed(BaseException):
-    """The worker's end (SIGKILL): no handler runs, nothing is written."""
-
-
 def test_a_private_board_s_request_lost_with_its_worker_is_sent_again(host, alice, bob, queued, monkeypatch):
     """A team's choice asks for the private board on its own flag, which the recomputation clears as it starts: a
     worker lost in the middle (before the private board was stored) left no trace of the request, and the janitor,
@@ -211,11 +208,11 @@ def test_a_private_board_s_request_lost_with_its_worker_is_sent_again(host, alic
 
     def killed(**kwargs):
         if kwargs.get("board") == "private":
-            raise _Killed
+            raise Killed
         return build(**kwargs)
 
     monkeypatch.setattr(reports, "build_report_data", killed)
-    with pytest.raises(_Killed):
+    with pytest.raises(Killed):
         report_recompute(challenge_id=challenge.pk)
     queued.clear()
     from django.conf import settings
