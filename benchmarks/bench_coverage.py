@@ -35,9 +35,12 @@ Data (every random draw seeded):
   stratified-bootstrap intervals (truth: the population IQM; P = 0.75 on every task); the IQM's
   before: rliable's percentile interval, now: the expanded percentile interval.
 
-Verdicts: a cell the board shows no interval for says why (Boo_n below 3n runs; the mean below 6
+Then, from a stream of their own, the intervals at the first k the board shows them (the mean at 6 runs;
+Boo_n for n = 2, 3, 5 at Bajgar et al.'s 3n, the rule until 2026-12-01, and at 10n, the rule now).
+
+Verdicts: a cell the board shows no interval for says why (Boo_n below 10n runs; the mean below 6
 runs, where an interval inside the runs' range covers at most 1 - 2/2^k; the rank cells marked *
-likewise: a Boo_n board below 3n, a mean board below 6); P(A>B) at a fixed P = 0.75 is a reference
+likewise: a Boo_n board below 10n, a mean board below 6); P(A>B) at a fixed P = 0.75 is a reference
 row (the board quotes the row with P drawn). Rank intervals over-cover at k = 30 on few distinct
 entries (98-99 %: as runs accumulate, the ranks of entries that differ become certain) and under-cover
 on 30 close entries (90.5 % at k = 10); ``settings.coverage`` flags the rank note with both ends
@@ -68,21 +71,21 @@ MU, SD, RHO, N = 0.8, 0.02, 0.8, 5
 E_MAX = es.expected_max_normal(N)
 
 
-def draw_runs(rng, reps, k, skewed=False):
-    """(test, valid) tables of shape (reps, k) and Boo_N's truth."""
+def draw_runs(rng, reps, k, skewed=False, n=N):
+    """(test, valid) tables of shape (reps, k) and Boo_n's truth (n = N, 5, unless said)."""
     z1, z2 = rng.standard_normal((2, reps, k))
     if skewed:
         g = (rng.gamma(3.0, size=(reps, k)) - 3.0) / np.sqrt(3.0)
         test = MU + SD * g
         valid = MU + SD * (RHO * g + np.sqrt(1 - RHO**2) * z2)
-        return test, valid, SKEWED_TRUTH
+        return test, valid, SKEWED_TRUTH if n == N else SKEWED_TRUTHS[n]
     test = MU + SD * z1
     valid = MU + SD * (RHO * z1 + np.sqrt(1 - RHO**2) * z2)
-    return test, valid, MU + RHO * SD * E_MAX
+    return test, valid, MU + RHO * SD * es.expected_max_normal(n)
 
 
-def skewed_truth(rng) -> float:
-    g = (rng.gamma(3.0, size=(400_000, N)) - 3.0) / np.sqrt(3.0)
+def skewed_truth(rng, n=N) -> float:
+    g = (rng.gamma(3.0, size=(400_000, n)) - 3.0) / np.sqrt(3.0)
     v = RHO * g + np.sqrt(1 - RHO**2) * rng.standard_normal(g.shape)
     return float(MU + SD * g[np.arange(g.shape[0]), v.argmax(axis=1)].mean())
 
@@ -118,7 +121,7 @@ def student_t(test):
 
 
 def board_runs(rng, reps):
-    """Mean (bootstrap-t; reference Student t) and Boo_5 (BCa, the board's, from 3n runs) of recipe entries."""
+    """Mean (bootstrap-t; reference Student t) and Boo_5 (BCa, the board's, from 10n runs) of recipe entries."""
     cells = []
     for skewed in (False, True):
         tag = "skewed" if skewed else "normal"
@@ -136,8 +139,41 @@ def board_runs(rng, reps):
                     test, "boo_n", n=N, valid=valid, n_resamples=B, rng=2, estimator=estimator, method="bca"
                 )  # its own resamples
                 name = f"Boo_5{' unbiased' if estimator == 'unbiased' else ''} ({tag} runs)"
-                shown = None if k >= need else f"k < 3n = {need}"
+                shown = None if k >= need else f"k < 10n = {need}"
                 cells.append(_cell(name, k, boo.low, boo.high, truth, "BCa", ref.low, ref.high, shown))
+    return cells
+
+
+#: Boo_n's interval at the runs where the board would first show it by Bajgar et al.'s 3n (the rule until
+#: 2026-12-01) and where it shows it now (10n, :func:`evaluation.stats.boon.min_runs_for_interval`), and at 30 for
+#: n = 3 (the default n): n -> the k measured.
+BOO_N_KS = {2: (6, 16, 20), 3: (9, 24, 30), 5: (15, 40, 50)}
+
+
+def board_first_shown(rng, reps):
+    """The intervals at the first k the board shows them: the mean at 6 runs (against Student t), and Boo_n
+    (against BCa on its own resamples) at ``BOO_N_KS``: n = 2, 3 (the default) and 5, normal and skewed runs, both
+    estimators. Drawn from a stream of its own (``rng`` left as it was, so the other cells keep their draws)."""
+    own = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
+    cells = []
+    for skewed in (False, True):
+        test, _, _ = draw_runs(own, reps, MIN_RUNS_MEAN_INTERVAL, skewed)
+        mean = es.bootstrap_interval(test, "mean", n_resamples=B, rng=1)
+        name = f"mean ({'skewed' if skewed else 'normal'} runs)"
+        cells.append(_cell(name, MIN_RUNS_MEAN_INTERVAL, mean.low, mean.high, MU, "Student t", *student_t(test)))
+    for n, ks in BOO_N_KS.items():
+        need = min_runs_for_interval(n)
+        for skewed in (False, True):
+            tag = "skewed" if skewed else "normal"
+            for k in ks:
+                test, valid, truth = draw_runs(own, reps, k, skewed, n=n)
+                for estimator in ("paper", "unbiased"):
+                    kw = dict(n=n, valid=valid, n_resamples=B, estimator=estimator)
+                    boo = es.bootstrap_interval(test, "boo_n", rng=1, **kw)
+                    ref = es.bootstrap_interval(test, "boo_n", rng=2, method="bca", **kw)
+                    name = f"Boo_{n}{' unbiased' if estimator == 'unbiased' else ''} ({tag} runs)"
+                    shown = None if k >= need else f"k < 10n = {need}"
+                    cells.append(_cell(name, k, boo.low, boo.high, truth, "BCa", ref.low, ref.high, shown))
     return cells
 
 
@@ -234,7 +270,7 @@ def print_board(cells: list[dict]) -> None:
     print()
 
 
-#: Marks a rank cell the board does not show (``evaluation.report.sections.ranks_withheld``): below 3n runs
+#: Marks a rank cell the board does not show (``evaluation.report.sections.ranks_withheld``): below 10n runs
 #: on a Boo_n board, below 6 on a mean board. Measured all the same.
 RANK_MARK = "*"
 #: The rank cells the board does not show, by row name: filled by :func:`rank_rows`.
@@ -263,16 +299,18 @@ def rank_rows(rng, reps):
             name = f"recipe rank interval ({'Boo_5' if statistic == 'boo_n' else 'mean'} board, {shape})"
             n_rep = reps // 2 if shape == "5 entries" else reps // 4
             by_k = {}
-            for k in KS:
+            first = min_runs_for_interval(N) if statistic == "boo_n" else MIN_RUNS_MEAN_INTERVAL
+            for k in sorted({*KS, first}):  # and the first k the board shows it at (a Boo_5 board: 10n = 50)
                 hit = 0.0
+                stream = draw if k in KS else own  # the added k leaves `rng` as it was
                 for r in range(n_rep):
-                    table = means[:, None] + sds[:, None] * draw.standard_normal((means.size, k))
+                    table = means[:, None] + sds[:, None] * stream.standard_normal((means.size, k))
                     ri = es.rank_intervals(table, n_resamples=400, rng=r, statistic=statistic, n=N)
                     hit += np.mean((ri.low <= true_rank) & (true_rank <= ri.high))
                 by_k[k] = (None, hit / n_rep)
             out[name] = by_k
             need = min_runs_for_interval(N) if statistic == "boo_n" else MIN_RUNS_MEAN_INTERVAL
-            WITHHELD[name] = {k for k in KS if k < need}
+            WITHHELD[name] = {k for k in by_k if k < need}
     return out
 
 
@@ -334,10 +372,11 @@ def suite_rows(rng, reps, tasks=3):
 
 
 def print_table(rows: dict, nominal: dict, elapsed: float) -> None:
-    print(f"{'interval':<52} {'nominal':>7} " + " ".join(f"{'k=' + str(k) + ' before/now':>18}" for k in KS))
+    ks = sorted({k for by_k in rows.values() for k in by_k})
+    print(f"{'interval':<52} {'nominal':>7} " + " ".join(f"{'k=' + str(k) + ' before/now':>18}" for k in ks))
     for name, by_k in rows.items():
         cells = []
-        for k in KS:
+        for k in ks:
             if k not in by_k:
                 cells.append(f"{'':>18}")
                 continue
@@ -347,7 +386,7 @@ def print_table(rows: dict, nominal: dict, elapsed: float) -> None:
         print(f"{name:<52} {100 * nominal.get(name, 0.95):6.1f}% " + " ".join(cells))
     print(f"\n(percent; 'before' = the method the board used until now; {elapsed:.0f} s)")
     print(
-        f"{RANK_MARK} not shown on the board: a Boo_5 board below k = 3n = {min_runs_for_interval(N)}, a mean board "
+        f"{RANK_MARK} not shown on the board: a Boo_5 board below k = 10n = {min_runs_for_interval(N)}, a mean board "
         f"below k = {MIN_RUNS_MEAN_INTERVAL} (the reason is on the board: "
         f"evaluation.report.coverage.rank_withheld_reason); measured all the same."
     )
@@ -363,8 +402,9 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(args.seed)
     global SKEWED_TRUTH
     SKEWED_TRUTH = skewed_truth(np.random.default_rng(args.seed + 1))
+    SKEWED_TRUTHS.update({n: skewed_truth(np.random.default_rng(args.seed + 1), n) for n in BOO_N_KS})
     started = time.perf_counter()
-    cells = [c for part in (board_runs, board_pab, board_predictions) for c in part(rng, reps)]
+    cells = [c for part in (board_runs, board_pab, board_predictions, board_first_shown) for c in part(rng, reps)]
     print_board(cells)
     rows = {}
     for part in (rank_rows, sota_rows, study_rows, suite_rows):
@@ -374,6 +414,8 @@ def main(argv=None) -> None:
 
 
 SKEWED_TRUTH = float("nan")
+#: Boo_n's truth on skewed runs for the n of ``BOO_N_KS`` (a simulation, as ``SKEWED_TRUTH`` for n = 5).
+SKEWED_TRUTHS: dict[int, float] = {}
 
 if __name__ == "__main__":
     main()

@@ -169,11 +169,11 @@ class Challenge(models.Model):
     allow_recipes = models.BooleanField(default=False)
 
     # Statistics (docs/DESIGN.md §6)
-    k_runs = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
+    k_runs = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1), MaxValueValidator(1000)])
     boo_n = models.PositiveIntegerField(
         default=3,
         validators=[MinValueValidator(1), MaxValueValidator(1000)],
-        help_text="n of Boo_n; its interval needs k >= 3n runs per entry, and never fewer than 6.",
+        help_text="n of Boo_n; its interval needs k >= 10n runs per entry, and never fewer than 6.",
     )
     gamma = models.FloatField(
         default=0.75,

@@ -190,8 +190,11 @@ __all__ = [
 #: above 300 compared entries sota.beaten_by names the entries that beat the state of the art's entry, not those it
 #: beats (stats.sparse.SparseComparisons.beaten_by read each verdict the wrong way round); 24: on boards of up to 300
 #: compared entries no difference is inferred against the pair's own P(W>L) < 1/2 (stats.sparse._verdict_relation): a
-#: stored report's letters, leader group, runs_needed_for_decision and sota.beaten_by may change, its numbers do not.
-REPORT_FORMAT = 24
+#: stored report's letters, leader group, runs_needed_for_decision and sota.beaten_by may change, its numbers do not;
+#: 25: Boo_n's interval, and a Boo_n board's rank intervals, from 10n runs (evaluation.stats.boon.RUNS_PER_N; 3n
+#: before, where the interval covered 82-90 %): a stored report's Boo_n intervals and rank intervals of fewer runs
+#: become null with the reason, and settings.coverage quotes the figures measured at the board's k and n.
+REPORT_FORMAT = 25
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

@@ -297,7 +297,7 @@ def _mixed_ranks(table, valid, core: list[EntryRuns], alone: list[EntryRuns], ch
 
 
 def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
-    """No rank interval on a board ranked by Boo_n with fewer than 3n paired runs (issue 23): like the
+    """No rank interval on a board ranked by Boo_n with fewer than 10n paired runs (issue 23): like the
     entries' Boo_n intervals (:func:`evaluation.report.rows.boo_n_warning`), its resampled Boo_n is biased
     and the intervals cover far less than their level (74.5 % at k = 5, 88.2 % at k = 10 on a Boo_5 board,
     ``benchmarks/bench_coverage.py``); nor on a board ranked by the mean where the mean has no interval
@@ -307,7 +307,7 @@ def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
 
 
 def rank_runs_needed(s: ReportSettings) -> int:
-    """The runs a rank interval needs (:func:`ranks_withheld`): 3n on a Boo_n board, else the mean's 6."""
+    """The runs a rank interval needs (:func:`ranks_withheld`): 10n on a Boo_n board, else the mean's 6."""
     return runs_for_rank_interval(s.statistic, int(s.boo_n))
 
 
@@ -317,10 +317,10 @@ def runs_for_rank_interval(statistic: str, n: int) -> int:
 
 
 def rank_runs_rule(statistic: str, n: int) -> str:
-    """:func:`runs_for_rank_interval` in words, for the page: "3n = 15" on a Boo_5 board, "6" on a mean board.
+    """:func:`runs_for_rank_interval` in words, for the page: "10n = 50" on a Boo_5 board, "6" on a mean board.
 
     >>> rank_runs_rule("boo_n", 5), rank_runs_rule("mean", 5)
-    ('3n = 15', '6')
+    ('10n = 50', '6')
     """
     return min_runs_rule(n) if statistic == "boo_n" else str(runs_for_rank_interval(statistic, n))
 

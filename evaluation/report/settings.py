@@ -68,14 +68,14 @@ class ReportSettings:
     """
 
     higher_is_better: bool = True
-    boo_n: int = 3  # k_runs >= 3n (evaluation.stats.boon.min_runs_for_interval)
+    boo_n: int = 3  # k_runs >= 10n (evaluation.stats.boon.min_runs_for_interval)
     gamma: float = 0.75
     alpha: float = 0.05
     n_resamples: int = 2000
     master_seed: int = 0
     statistic: str = "mean"
     correction: str = "holm"
-    k_runs: int = 10
+    k_runs: int = 30
     m_total_predictions: int | None = None
     m_total_recipes: int | None = None
     n_test: int | None = None

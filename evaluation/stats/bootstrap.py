@@ -10,7 +10,7 @@ Three interval methods (Efron & Tibshirani 1993, ch. 12–14):
   the resampled values for Boo_n: unclipped, the bootstrap-t of Boo_5 was 3.1x as wide as
   BCa at k = 10 and 46 σ wide at k = 5). At k = 30, Boo_5's covers 93 % at 1.2x BCa's
   width, where BCa covers 88-89 %; the mean's covers 94-96 % from k = 10. The board shows
-  Boo_n's interval from 3n runs (``boon.min_runs_for_interval``); see
+  Boo_n's interval from 10n runs (``boon.min_runs_for_interval``); see
   ``benchmarks/bench_coverage.py``.
 * ``"bca"`` (bias-corrected and accelerated, Efron 1987, which Bajgar et al. 2018, App.
   D.1 point to): percentiles of the resampled statistic at levels moved by the bias

@@ -35,7 +35,7 @@ class RunPlan:
     the fewest runs with which the board's paired decision rule detects P(A>B) = γ
     with power ``1 - beta`` (``max_runs + 1`` when more than searched);
     ``worker_hours``: ``n_entries · k · run_minutes / 60`` for each; ``boo_n`` and
-    ``k_boo_n``: the fewest runs for which the board shows a Boo_n interval, 3n
+    ``k_boo_n``: the fewest runs for which the board shows a Boo_n interval, 10n
     (:func:`~evaluation.stats.boon.min_runs_for_interval`; None without ``boo_n``).
     """
 
@@ -56,12 +56,12 @@ class RunPlan:
     @property
     def k_board(self) -> int:
         """The runs per entry the board itself asks for: its decision rule's ``k_decision`` (the figure behind
-        its "needs N more" hints), and at least ``k_boo_n`` where Boo_n is shown (an interval from 3n runs)."""
+        its "needs N more" hints), and at least ``k_boo_n`` where Boo_n is shown (an interval from 10n runs)."""
         return max(self.k_decision, self.k_boo_n or 0)
 
     @property
     def boo_n_rule(self) -> str | None:
-        """``k_boo_n`` in words ("3n = 15"; for Boo_1, the mean's 6), :func:`~evaluation.stats.boon.min_runs_rule`."""
+        """``k_boo_n`` in words ("10n = 50"; for Boo_1, the mean's 6), :func:`~evaluation.stats.boon.min_runs_rule`."""
         return None if self.boo_n is None else min_runs_rule(self.boo_n)
 
 
@@ -100,7 +100,7 @@ def plan_runs(
     max_runs : int, default 5000
         Largest k searched for the paired rule.
     boo_n : int, optional
-        The challenge's n of Boo_n: the plan then says the runs its interval needs (3n).
+        The challenge's n of Boo_n: the plan then says the runs its interval needs (10n).
 
     Returns
     -------

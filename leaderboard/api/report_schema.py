@@ -132,7 +132,7 @@ class EntrySerializer(serializers.Serializer):
         n=serializers.IntegerField(allow_null=True),
         estimator=serializers.CharField(required=False),
         method=serializers.CharField(allow_null=True, required=False),
-        warning=serializers.CharField(allow_null=True, required=False, help_text="Set when k < 3n runs."),
+        warning=serializers.CharField(allow_null=True, required=False, help_text="Set when k < 10n runs."),
     )
     boo_n_unbiased = _interval(
         "ReportBooNUnbiased",

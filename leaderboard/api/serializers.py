@@ -150,7 +150,7 @@ class ChallengeSerializer(serializers.ModelSerializer):
         help_text="Whether the challenge takes submissions now, under which phase's dates and quotas."
     )
     warnings = serializers.SerializerMethodField(
-        help_text="What the settings cost the board (e.g. k < 3n: Boo_n shown without an interval)."
+        help_text="What the settings cost the board (e.g. k < 10n: Boo_n shown without an interval)."
     )
     queue_waits = serializers.SerializerMethodField(
         help_text="The queues this challenge's submissions wait on that no worker takes now "

@@ -536,9 +536,10 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
     """What a challenge's settings will cost its board, said when they are chosen (creation, update, planner).
 
     k runs per entry below the mean's 6 (:data:`evaluation.stats.boon.MIN_RUNS_MEAN_INTERVAL`) leave every
-    recipe entry's mean (and a mean-ranked board's ranks) without an interval; below 3n, and never fewer
-    than 6 (:func:`evaluation.stats.boon.min_runs_for_interval`, Bajgar et al. 2018, §4), Boo_n too, each
-    entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back.
+    recipe entry's mean (and a mean-ranked board's ranks) without an interval; below 10n, and never fewer
+    than 6 (:func:`evaluation.stats.boon.min_runs_for_interval`: below it the interval covers less than its level),
+    Boo_n too, each entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back
+    at an n of 2 or more (Boo_1 is the mean the board already shows).
     """
     runs = f"k = {k_runs} run{'' if k_runs == 1 else 's'} per entry"
     warnings = []
@@ -550,7 +551,7 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
         )
     need = min_runs_for_interval(boo_n)
     if k_runs < need:
-        lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL else 0
+        lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL and k_runs >= 2 * RUNS_PER_N else 0
         rule = (  # Boo_1: "fewer than 6, as for the mean (...) for Boo_1" read as one garbled clause (a new user)
             f"the {need} Boo_1 needs, as for the mean (Boo_1 is the mean of the runs)"
             if boo_n == 1

@@ -478,7 +478,7 @@ class PlannerForm(forms.Form):
         max_value=1000,
         initial=3,
         label="Boo n",
-        help_text="n of Boo_n: its interval needs at least 3n runs per entry, and never fewer than 6.",
+        help_text="n of Boo_n: its interval needs at least 10n runs per entry, and never fewer than 6.",
     )
 
 

@@ -115,7 +115,7 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     ]
     withheld = [
         n["reason"] for n in settings.get("coverage", []) if n["interval"] == f"{kind}.rank" and n.get("shown") is False
-    ]  # a Boo_n board below 3n runs: no rank interval, and why
+    ]  # a Boo_n board below 10n runs: no rank interval, and why
     return {
         "coverage_short": short,
         "coverage_k": notes[0]["k"] if notes else None,
@@ -182,7 +182,7 @@ def leaderboard_for_page(
         "pending": report.recompute_pending,
         "failure": report_failure(report),
         "confidence_pct": 100 * settings["confidence"],
-        # "k < 3n", or for Boo_1 "k < 6": the flag of an entry with too few runs for a Boo_n interval, and its rule
+        # "k < 10n", or for Boo_1 "k < 6": the flag of an entry with too few runs for a Boo_n interval, and its rule
         "boo_n_flag": min_runs_flag(settings["boo_n"]),
         "boo_n_rule": min_runs_rule(settings["boo_n"]),
         "rank_rule": rank_runs_rule(settings["statistic"], settings["boo_n"]),  # the runs a rank interval needs

@@ -71,9 +71,10 @@ def ref_rank_intervals(tests, keys, n: int, n_resamples: int, level: float, seed
 # --------------------------------------------------------------------------- row 1
 def _row1_board():
     """A's validation scores pick its worst test runs (its Boo_n by validation is low, by test high);
-    B has no validation scores; C validates on its test scores. Displayed Boo_3: B > C > A, far apart."""
+    B has no validation scores; C validates on its test scores. Displayed Boo_2: B > C > A, far apart (20 runs:
+    Boo_n's interval, and a Boo_n board's rank intervals, need 10n)."""
     rng = np.random.default_rng(1)
-    k = 9
+    k = 20
     a_test = np.linspace(0.50, 0.95, k)
     rng.shuffle(a_test)
     a_valid = -a_test + 0.001 * rng.standard_normal(k)
@@ -85,12 +86,12 @@ def _row1_board():
 
 def test_row1_rank_intervals_resample_each_entrys_own_boo_n():
     entries = _row1_board()
-    s = ReportSettings(statistic="boo_n", boo_n=3, k_runs=9, n_resamples=400)
+    s = ReportSettings(statistic="boo_n", boo_n=2, k_runs=20, n_resamples=400)
     rows = by_id(build_report(entries, s))
     keys = [e.test if e.valid is None else e.valid for e in entries]
     for e, key in zip(entries, keys):
-        assert rows[e.id]["ranking_value"] == pytest.approx(ref_boo_n(e.test, key, 3), rel=1e-12)
-    low, high = ref_rank_intervals([e.test for e in entries], keys, 3, 400, 0.95, seed=11)
+        assert rows[e.id]["ranking_value"] == pytest.approx(ref_boo_n(e.test, key, 2), rel=1e-12)
+    low, high = ref_rank_intervals([e.test for e in entries], keys, 2, 400, 0.95, seed=11)
     assert [rows[e.id]["rank"] for e in entries] == [3, 1, 2]
     for e, lo, hi in zip(entries, low, high):
         interval = rows[e.id]["rank_interval"]
@@ -105,7 +106,7 @@ def test_row1_rank_intervals_take_test_score_as_key_where_valid_is_missing(highe
     entries = _row1_board()
     sign = 1.0 if higher_is_better else -1.0
     flipped = [recipe(e.id, sign * e.test, None if e.valid is None else sign * e.valid) for e in entries]
-    s = ReportSettings(statistic="boo_n", boo_n=3, k_runs=9, n_resamples=300, higher_is_better=higher_is_better)
+    s = ReportSettings(statistic="boo_n", boo_n=2, k_runs=20, n_resamples=300, higher_is_better=higher_is_better)
     shown = by_id(build_report(flipped, s))
     # The same board with B's test scores copied in as its validation scores: nothing may change.
     explicit = [e if e.valid is not None else recipe(e.id, e.test, e.test.copy()) for e in flipped]
@@ -117,12 +118,13 @@ def test_row1_rank_intervals_take_test_score_as_key_where_valid_is_missing(highe
 
 # --------------------------------------------------------------------------- row 2
 def _row2_entries(bad_valid: float):
-    """Three entries of 10 seed-paired runs; the first has a non-finite validation score at run 3."""
+    """Three entries of 21 seed-paired runs (Boo_2's interval needs 10n = 20 complete ones); the first has a
+    non-finite validation score at run 3."""
     rng = np.random.default_rng(2)
     entries = []
     for i in range(3):
-        test = 0.80 + 0.005 * i + 0.02 * rng.standard_normal(10)
-        valid = test + 0.02 * rng.standard_normal(10)
+        test = 0.80 + 0.005 * i + 0.02 * rng.standard_normal(21)
+        valid = test + 0.02 * rng.standard_normal(21)
         entries.append(recipe(i + 1, test, valid))
     valid = entries[0].valid.copy()
     valid[3] = bad_valid
@@ -144,13 +146,13 @@ def _rows_but_left_out(report):
 def test_row2_a_run_without_a_finite_validation_score_is_left_out_and_named(bad_valid, statistic):
     entries = _row2_entries(bad_valid)
     e = entries[0]
-    s = ReportSettings(statistic=statistic, boo_n=3, k_runs=10, n_resamples=300)
+    s = ReportSettings(statistic=statistic, boo_n=2, k_runs=21, n_resamples=300)
     report = build_report(entries, s)
     row = by_id(report)[1]
     complete = np.isfinite(e.valid)
-    # Eq. 7 on the 9 complete (valid, test) pairs, not Boo_n chosen by test over all 10.
-    assert row["boo_n"]["estimate"] == pytest.approx(ref_boo_n(e.test[complete], e.valid[complete], 3), rel=1e-12)
-    assert row["boo_n"]["estimate"] < ref_boo_n(e.test, e.test, 3) - 1e-3  # the optimistic selection on test
+    # Eq. 7 on the 20 complete (valid, test) pairs, not Boo_n chosen by test over all 21.
+    assert row["boo_n"]["estimate"] == pytest.approx(ref_boo_n(e.test[complete], e.valid[complete], 2), rel=1e-12)
+    assert row["boo_n"]["estimate"] < ref_boo_n(e.test, e.test, 2) - 1e-3  # the optimistic selection on test
     word = "NaN" if math.isnan(bad_valid) else str(bad_valid)
     assert row["runs_left_out"] == [{"run_index": 3, "reason": f"validation score is {word}"}]
     # The estimate, its intervals and the rank intervals: those of the board without that run.
@@ -164,11 +166,11 @@ def test_row2_a_run_without_a_finite_validation_score_is_left_out_and_named(bad_
 def test_row2_entry_with_no_finite_validation_score_chooses_by_test():
     """Every validation score missing: the entry has no validation scores (row 1), nothing is left out."""
     entries = _row2_entries(np.nan)
-    first = recipe(1, entries[0].test, np.full(10, np.nan))
-    s = ReportSettings(statistic="boo_n", boo_n=3, k_runs=10, n_resamples=200)
+    first = recipe(1, entries[0].test, np.full(21, np.nan))
+    s = ReportSettings(statistic="boo_n", boo_n=2, k_runs=21, n_resamples=200)
     row = by_id(build_report([first, *entries[1:]], s))[1]
-    assert row["runs_left_out"] == [] and row["runs_succeeded"] == 10
-    assert row["boo_n"]["estimate"] == pytest.approx(ref_boo_n(first.test, first.test, 3), rel=1e-12)
+    assert row["runs_left_out"] == [] and row["runs_succeeded"] == 21
+    assert row["boo_n"]["estimate"] == pytest.approx(ref_boo_n(first.test, first.test, 2), rel=1e-12)
 
 
 def test_row2_validation_scores_of_another_length_are_refused():

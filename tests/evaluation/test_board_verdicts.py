@@ -246,12 +246,17 @@ def test_row12_a_lone_compared_entry_needs_no_runs_for_a_decision_and_one_withou
     assert [r["runs_needed_for_decision"] for r in report["entries"] if r["submission_id"] != 1] == [need - 1] * 3
 
 
-def test_row12_default_settings_satisfy_the_three_n_rule():
+def test_row12_default_settings_satisfy_the_ten_n_rule():
+    """The defaults give Boo_n an interval: k = 30 runs with Boo_3 (10n = 30; k = 10 before, under the 3n rule)."""
     from evaluation.stats.boon import min_runs_for_interval
 
     s = ReportSettings()
-    assert s.k_runs >= min_runs_for_interval(s.boo_n)
-    a, b = _row12_pair()
+    assert s.k_runs >= min_runs_for_interval(s.boo_n) == 30
+    rng = np.random.default_rng(12)
+    a, b = (
+        EntryRuns(i, n, "t", "recipe", 30, np.arange(30), 0.8 + 0.02 * rng.standard_normal(30))
+        for i, n in ((1, "A"), (2, "B"))
+    )
     report = build_report([a, b], ReportSettings(n_resamples=200))
     assert report["settings"]["boo_n_warning"] is None
     assert all(row["boo_n"]["warning"] is None and row["boo_n"]["low"] is not None for row in report["entries"])

@@ -1,6 +1,7 @@
-"""Issue 23, row 12: the settings' k < 3n said when the challenge is made, and the hints of a decided pair.
+"""Issue 23, row 12: the settings' k < 10n said when the challenge is made, and the hints of a decided pair.
 
-k runs per entry below 3n (``evaluation.stats.boon.min_runs_for_interval``, Bajgar et al. 2018, §4)
+k runs per entry below 10n (``evaluation.stats.boon.min_runs_for_interval``: below it Boo_n's interval covers less
+than its level)
 leave Boo_n without an interval on every entry of the board: the host hears it at creation (API
 response, form message), on update and in the planner, and the defaults obey the rule.
 """
@@ -40,18 +41,18 @@ def _create(user, **fields):
     )
 
 
-def test_row12_api_warns_at_creation_when_k_is_below_3n(alice):
-    response = _create(alice, k_runs=10, boo_n=5)
+def test_row12_api_warns_at_creation_when_k_is_below_10n(alice):
+    response = _create(alice, k_runs=30, boo_n=5)
     assert response.status_code == 201, response.content
     (warning,) = response.json()["warnings"]
-    assert "k = 10" in warning and "3n = 15" in warning and "Boo_5" in warning
+    assert "k = 30" in warning and "10n = 50" in warning and "Boo_5" in warning
     # the same request with the default n: no warning
-    response = _create(alice, k_runs=10)
+    response = _create(alice, k_runs=30)
     body = response.json()
     assert response.status_code == 201 and body["warnings"] == [] and body["boo_n"] == 3
     # and on update
-    response = client_for(alice).patch(f"/api/challenges/{body['slug']}/", {"k_runs": 6}, format="json")
-    assert response.status_code == 200 and "3n = 9" in response.json()["warnings"][0]
+    response = client_for(alice).patch(f"/api/challenges/{body['slug']}/", {"k_runs": 24}, format="json")
+    assert response.status_code == 200 and "10n = 30" in response.json()["warnings"][0]
 
 
 def test_a_challenge_of_fewer_than_six_runs_is_warned_for_the_mean_and_boo_1_like_the_mean(alice):
@@ -63,12 +64,15 @@ def test_a_challenge_of_fewer_than_six_runs_is_warned_for_the_mean_and_boo_1_lik
     (mean_warning, boo_warning) = response.json()["warnings"]
     assert "k = 5 runs per entry" in mean_warning and "the 6 the mean's interval needs" in mean_warning
     assert "as for the mean" in boo_warning and "lower n" not in boo_warning and '"k < 6"' in boo_warning
-    response = _create(alice, k_runs=5, boo_n=3)  # below 6 and below 3n: lowering n would not help either
+    response = _create(alice, k_runs=5, boo_n=3)  # below 6 and below 10n: lowering n would not help either
     warnings = response.json()["warnings"]
-    assert len(warnings) == 2 and "3n = 9" in warnings[1] and "lower n" not in warnings[1]
-    response = _create(alice, k_runs=7, boo_n=3)  # 6 <= k < 3n: n = 2 brings Boo_n's interval back
+    assert len(warnings) == 2 and "10n = 30" in warnings[1] and "lower n" not in warnings[1]
+    response = _create(alice, k_runs=24, boo_n=3)  # 6 <= k < 10n: n = 2 brings Boo_n's interval back
     (warning,) = response.json()["warnings"]
     assert "lower n to 2." in warning
+    response = _create(alice, k_runs=12, boo_n=3)  # only n = 1 would, the mean the board already shows
+    (warning,) = response.json()["warnings"]
+    assert "10n = 30" in warning and "lower n" not in warning
 
 
 def test_row12_default_challenge_satisfies_the_rule_it_enforces():
@@ -78,15 +82,15 @@ def test_row12_default_challenge_satisfies_the_rule_it_enforces():
 
 def test_row12_web_form_and_planner_warn(client, alice, media):
     client.force_login(alice)
-    response = client.post("/challenges/new/", challenge_form_data(slug="few-runs", k_runs=10, boo_n=5), follow=True)
+    response = client.post("/challenges/new/", challenge_form_data(slug="few-runs", k_runs=30, boo_n=5), follow=True)
     assert response.status_code == 200
     html = response.content.decode()
-    assert "3n = 15" in html and "data-k-warning" in html  # the message and the preview's planner
+    assert "10n = 50" in html and "data-k-warning" in html  # the message and the preview's planner
     planner = client.get(
         reverse("challenge-planner"),
         {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 1, "boo_n": 5},
     ).content.decode()
-    assert "data-k-boo-n" in planner and "3n = 15" in planner
+    assert "data-k-boo-n" in planner and "10n = 50" in planner
 
 
 def test_row12_compare_page_of_a_decided_pair_has_no_runs_needed_hint(client, host):
@@ -133,7 +137,7 @@ def test_row12_compare_page_explains_ranks_apart_for_an_undecided_pair(client, h
 
 
 def test_the_few_runs_flags_link_to_their_explanation(client, host):
-    """Found by a new user: 'k < 3n' and 'k < 6' said what they mean only in a tooltip, which a touch screen cannot
+    """Found by a new user: 'k < 10n' (then 'k < 3n') and 'k < 6' said what they mean only in a tooltip, which a touch screen cannot
     show. Each is now a link to its explanation under "How to read this" (the tooltip stays)."""
     from .factories import digits_challenge
     from .test_leaderboard_pages import write_entry
@@ -141,12 +145,12 @@ def test_the_few_runs_flags_link_to_their_explanation(client, host):
     challenge, _ = digits_challenge(host, title="Few runs", k_runs=5, bootstrap_resamples=200)
     write_entry(challenge, make_user("ivy"), "Few", [0.80, 0.82, 0.79, 0.81, 0.83])
     html = client.get(challenge.get_absolute_url()).content.decode()
-    for anchor, label in (("explain-interval", "k &lt; 6"), ("explain-boon", "k &lt; 3n")):
+    for anchor, label in (("explain-interval", "k &lt; 6"), ("explain-boon", "k &lt; 10n")):
         assert re.search(rf'<a class="flag" href="#{anchor}" title="[^"]+"[^>]*>{label}</a>', html), label
         assert f'id="{anchor}"' in html
         explained = html[html.index(f'id="{anchor}"') :].split("</dd>")[0]
         assert f'<span class="flag">{label}</span>' in explained
-    assert "fewer than 3n = 9." in html[html.index('id="explain-boon"') :].split("</dd>")[0]
+    assert "fewer than 10n = 30." in html[html.index('id="explain-boon"') :].split("</dd>")[0]
     assert "fewer runs than an interval needs (6)" in html  # ranked by the mean
 
 
@@ -164,7 +168,7 @@ def test_a_boo_1_board_flags_and_explains_the_means_six_runs(client, host):
     assert re.search(r'<a class="flag" href="#explain-boon" title="[^"]+"[^>]*>k &lt; 6</a>', html)
     explained = html[html.index('id="explain-boon"') :].split("</dd>")[0]
     assert '<span class="flag">k &lt; 6</span>' in explained and "fewer than 6, as for the mean" in explained
-    assert "3n" not in explained.split("marks")[-1]
+    assert "10n" not in explained.split("marks")[-1]
     ranks = html[html.index('id="explain-rank"') :].split("</dd>")[0] if 'id="explain-rank"' in html else html
     assert "fewer runs than an interval needs (6, as for the mean" in ranks
 

@@ -16,7 +16,7 @@ def test_the_boo_1_warning_at_creation_reads_as_one_sentence():
     ), boo
     assert ") for Boo_1" not in boo
     (other,) = challenge_settings_warnings(k_runs=10, boo_n=5)
-    assert other.startswith("k = 10 runs per entry is fewer than 3n = 15 for Boo_5: ")
+    assert other.startswith("k = 10 runs per entry is fewer than 10n = 50 for Boo_5: ")
 
 
 def test_a_chart_of_one_entry_says_1_entry():

@@ -8,7 +8,8 @@ What it creates
   each with the password ``varboard-demo`` and a personal team.
 - Challenge ``digits``, "Handwritten digits (8×8)": scikit-learn's bundled digits (no download),
   a stratified 30 % held out as hidden test rows, half of them on the public board and half on
-  the private board, accuracy, predictions and recipes, k = 10, Boo_5, master seed 2026.
+  the private board, accuracy, predictions and recipes, k = 10, Boo_3 (shown without an interval,
+  which needs 10n = 30 runs: a short demo), master seed 2026.
   Created with ``challenge_create`` like the web form.
 - Two phases: ``development`` (scored on the public rows only; closed once its entry is in)
   and ``final`` (both boards, open). In development alice submits her logistic regression at
