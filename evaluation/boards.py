@@ -740,8 +740,9 @@ def _tie_block(block: list[dict], rank: int) -> None:
     tied = len(block) > 1
     for row in block:
         row.update(rank=rank, tied=tied, rank_display=f"={rank}" if tied else str(rank))
-        if tied:
-            row.update(groups="".join(letters), rank_interval=hull, runs_needed_for_decision=None)
+        if tied:  # a row without a rank interval of its own (too few runs: sections.ranks_withheld) gets none
+            own = hull if isinstance(row.get("rank_interval"), dict) else None
+            row.update(groups="".join(letters), rank_interval=own, runs_needed_for_decision=None)
         elif isinstance(row.get("rank_interval"), dict):
             interval = row["rank_interval"]
             interval.update(low=min(interval["low"], rank), high=max(interval["high"], rank))

@@ -90,19 +90,34 @@ BOO_N_COVERAGE: dict[str, dict[int, dict[int, tuple[float, float]]]] = {
 
 #: The notes whose figures depend on Boo_n's n (:func:`_boo_n_measured`).
 BOO_N_KEYS = ("recipe.boo_n", "recipe.boo_n_unbiased", "recipe.rank_boo_n")
+#: Boo_1 is the mean of the runs (eq. 7 weighs every run alike, and so does each resample): the key its notes read.
+BOO_1_SOURCE = {
+    "recipe.boo_n": "recipe.mean",
+    "recipe.boo_n_unbiased": "recipe.mean",
+    "recipe.rank_boo_n": "recipe.rank",
+}
 
 
-def _boo_n_measured(key: str, k: int, n: int) -> tuple[int, float | None, float | None, int]:
-    """(the k quoted, coverage, width ratio, the n measured) of a Boo_n interval, or of a Boo_n board's rank interval,
-    at k runs: the board's own n where measured, else n = 5 at the k with the same k/n (the k tabulated nearest
-    below 5k/n), as coverage follows k/n (bench_coverage: 84-88 % at 3n, 93-95 % at 10n, for n = 2, 3 and 5)."""
+def _boo_n_measured(key: str, k: int, n: int) -> tuple[str, int, float | None, float | None, str | None]:
+    """(the key read, the k quoted, coverage, width ratio, the reason: None for the board's own n) of a Boo_n interval,
+    or of a Boo_n board's rank interval, at k runs: the board's own n where measured; for Boo_1, the mean of the runs,
+    the mean's (and a mean board's rank) figures (:data:`BOO_1_SOURCE`); else n = 5 at the k tabulated nearest below
+    5k/n, as coverage follows k/n (bench_coverage: 84-88 % at 3n, 93-95 % at 10n, for n = 2, 3 and 5)."""
+    if n == 1:  # Boo_5's k = 30 row (None) read "has no coverage measured" at k = 6-9, and Boo_5's 50 from 10
+        source = BOO_1_SOURCE[key]
+        at = max([kk for kk in COVERAGE[source] if kk <= k] or [min(COVERAGE[source])])
+        reason = "the mean's figures: Boo_1 is the mean of the runs"
+        return source, at, COVERAGE[source][at], WIDTH_RATIO.get(source, {}).get(at), reason
     own = BOO_N_COVERAGE.get(key, {}).get(n)
     if own:
         at = max([kk for kk in own if kk <= k] or [min(own)])
-        return at, *own[at], n
+        return key, at, *own[at], None
     scaled = k * 5 / n
     at = max([kk for kk in COVERAGE[key] if kk <= scaled + 1e-9] or [min(COVERAGE[key])])
-    return at, COVERAGE[key][at], WIDTH_RATIO.get(key, {}).get(at), 5
+    # "the same k/n" only where it is: Boo_4 at k = 70 (k/n = 17.5) read Boo_5 at 50 (k/n = 10) "(the same k/n)"
+    ratio = "the same k/n" if abs(at - scaled) < 1e-9 else f"k/n = {at / 5:.3g}, the nearest measured below {k / n:.3g}"
+    reason = f"measured for Boo_5 at k = {at} ({ratio}), not for Boo_{n}"
+    return key, at, COVERAGE[key][at], WIDTH_RATIO.get(key, {}).get(at), reason
 
 
 def _rank_range_reason(low: float, high: float) -> str:
@@ -190,11 +205,10 @@ def coverage_notes(
             if (key == "recipe.rank_boo_n") != (statistic == "boo_n"):
                 continue
             note.update(interval="recipe.rank", label=LABELS["recipe.rank"])
-        if key in BOO_N_KEYS and k >= need:  # the board's n, or n = 5 at the same k/n
-            at, cov, ratio, measured = _boo_n_measured(key, k, n)
-            note.update(k=at, coverage=cov, width_ratio=ratio)
-            if measured != n:
-                note.update(reason=f"measured for Boo_{measured} at k = {at} (the same k/n), not for Boo_{n}")
+        source = key  # the row the figures are read from
+        if key in BOO_N_KEYS and k >= need:  # the board's n, the mean's for Boo_1, or n = 5 at k/n
+            source, at, cov, ratio, reason = _boo_n_measured(key, k, n)
+            note.update(k=at, coverage=cov, width_ratio=ratio, reason=reason)
         if key.startswith("recipe.boo_n") and k < need:
             note.update(
                 coverage=None,
@@ -212,10 +226,11 @@ def coverage_notes(
             )
         elif key == "recipe.mean" and not mean_interval_shown(k):
             note.update(coverage=None, width_ratio=None, shown=False, reason=mean_warning(k))
-        elif note["interval"] == "recipe.rank" and note["k"] in RANK_RANGE[key]:
-            low, high = RANK_RANGE[key][note["k"]]
-            if low < lo or high > hi:
-                note.update(reason=_rank_range_reason(low, high), ok=False)
+        elif note["interval"] == "recipe.rank" and note["k"] in RANK_RANGE[source]:
+            low, high = RANK_RANGE[source][note["k"]]
+            if low < lo or high > hi:  # and where the figures were read, if not the board's own
+                flag = _rank_range_reason(low, high)
+                note.update(reason=f"{flag} ({note['reason']})" if note["reason"] else flag, ok=False)
         elif note["coverage"] is None:  # not measured where the board shows it: say so, never "fine"
             note.update(reason="has no coverage measured at this k")
         cov, ratio = note["coverage"], note["width_ratio"]

@@ -1,0 +1,61 @@
+"""Review of the 10n rule (cc04b63): the coverage notes of Boo_1 and of an n measured at another k/n, and a rounded
+board's tie block, which gave an entry with too few runs for a rank interval the block's (a statistician's findings)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation.boards import publish_rounded, shown_entries
+from evaluation.report import EntryRuns, ReportSettings, build_report
+from evaluation.report.coverage import COVERAGE, coverage_notes
+
+
+def _note(k: int, n: int, interval: str, statistic: str = "boo_n") -> dict:
+    (note,) = [x for x in coverage_notes(k, ("recipe.",), n=n, statistic=statistic) if x["interval"] == interval]
+    return note
+
+
+def test_boo_1_quotes_the_mean_s_figures_not_boo_5_s_nor_none():
+    """Boo_1 is the mean of the runs (shown from 6 runs, as the mean): at k = 6 its note read "has no coverage
+    measured at this k" (Boo_5's k = 30 row, None), and from k = 10 Boo_5's k = 50 figure "at the same k/n";
+    a board ranked by Boo_1 (a mean board: resampled Boo_1 is the resampled mean) quoted the Boo_5 board's rank
+    coverage (99.2 %, range 94.5-99.2 %) where the mean board's is 96.3 % (90.5-96.3 %) at k = 10."""
+    six = _note(6, 1, "recipe.boo_n")
+    assert six["shown"] and six["coverage"] == COVERAGE["recipe.mean"][6] and "mean" in six["reason"]
+    ten = _note(10, 1, "recipe.boo_n")
+    assert ten["coverage"] == COVERAGE["recipe.mean"][10] and "Boo_5" not in ten["reason"]
+    rank = _note(10, 1, "recipe.rank")
+    assert rank["coverage"] == COVERAGE["recipe.rank"][10] and "90.5-96.3 %" in rank["reason"] and not rank["ok"]
+    assert _note(6, 1, "recipe.rank")["coverage"] == COVERAGE["recipe.rank"][6]
+
+
+def test_a_figure_read_at_another_k_over_n_does_not_say_the_same_k_over_n():
+    """Boo_4 at k = 70 (k/n = 17.5) quoted Boo_5 at k = 50 (k/n = 10) "(the same k/n)"."""
+    note = _note(70, 4, "recipe.boo_n")
+    assert note["k"] == 50 and note["ok"]
+    assert "the same k/n" not in note["reason"] and "17.5" in note["reason"]
+    assert "(the same k/n)" in _note(40, 4, "recipe.boo_n")["reason"]  # 40/4 = 50/5: n = 4 at k = 40, no off-by-one
+
+
+def test_a_rounded_tie_gives_no_rank_interval_to_an_entry_with_too_few_runs():
+    """A Boo_3 board of k = 30: the entry of 25 runs has no rank interval (25 < 10n = 30) on the exact board, but
+    tied on the rounded board with entries that have one it showed the block's hull, [1, 4]."""
+    rng = np.random.default_rng(4)
+
+    def entry(i: int, runs, mu: float) -> EntryRuns:
+        idx = np.asarray(runs)
+        test = mu + 0.02 * rng.standard_normal(idx.size)
+        return EntryRuns(i, f"m{i}", "t", "recipe", 30, idx, test, valid=test + 0.01 * rng.standard_normal(idx.size))
+
+    entries = [entry(1, range(35), 0.8), entry(2, range(30), 0.81), entry(3, range(25), 0.79)]
+    entries.append(entry(4, range(5, 35), 0.805))  # shares 25 of the core's 30 seeds: resampled alone, on its 30
+    s = ReportSettings(k_runs=30, boo_n=3, n_resamples=300, statistic="boo_n")
+    exact = {row["submission_id"]: row for row in build_report(entries, s)["entries"]}
+    assert exact[3]["rank_interval"] is None and "10n = 30" in exact[3]["boo_n"]["warning"]
+    assert all(exact[i]["rank_interval"] is not None and exact[i]["boo_n"]["low"] is not None for i in (1, 2, 4))
+    rounded = {
+        row["submission_id"]: row for row in publish_rounded(build_report(shown_entries(entries, 1), s), 1)["entries"]
+    }
+    assert len({row["rank_display"] for row in rounded.values()}) == 1  # one tie block of four
+    assert rounded[3]["rank_interval"] is None
+    assert all(rounded[i]["rank_interval"] is not None for i in (1, 2, 4))
