@@ -59,3 +59,17 @@ def test_a_rounded_tie_gives_no_rank_interval_to_an_entry_with_too_few_runs():
     assert len({row["rank_display"] for row in rounded.values()}) == 1  # one tie block of four
     assert rounded[3]["rank_interval"] is None
     assert all(rounded[i]["rank_interval"] is not None for i in (1, 2, 4))
+
+
+def test_the_page_s_words_on_the_10n_rule_match_its_reason():
+    """The rule is 10n because the interval covers its level from there (measured); Bajgar et al.'s §4 keeps 3n
+    for a stable *estimate*. The planner cited §4 for "k >= 10n = 30", and the page's flag read "too few runs for a
+    stable Boo_n and its interval: fewer than 10n = 30", where from 3n the estimate is stable (rows.boo_n_warning)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "templates"
+    planner = (root / "challenges" / "_planner.html").read_text()
+    line = planner[planner.index("data-k-boo-n>") : planner.index("</p>", planner.index("data-k-boo-n>"))]
+    assert "interval (Bajgar et al. 2018, §4)" not in line and "covers its level" in line
+    how = (root / "leaderboard" / "_how_to_read.html").read_text()
+    assert "too few runs for a stable Boo<sub>n</sub> and its interval" not in how
