@@ -109,8 +109,17 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     ]  # an interval the board does not show has no coverage
     # one decimal, as the flags below quote ranges (96.9 % read "97 %" beside "covers 90.5-96.9 %"); a flagged one
     # says so, so that no figure in the list reads as inside the targets while a line below says it is not
+    # a figure measured at another k than the line names (Boo_5's at k = 50 on a Boo_4 board of 40), or for another
+    # statistic (Boo_5's, the mean's for Boo_1), says so: ``at`` and ``source``
+    at_k = notes[0]["k"] if notes else None
     short = [
-        {"label": n["label"], "pct": f"{100 * n['coverage']:.1f}", "flagged": not n.get("ok", n["coverage"] >= 0.93)}
+        {
+            "label": n["label"],
+            "pct": f"{100 * n['coverage']:.1f}",
+            "flagged": not n.get("ok", n["coverage"] >= 0.93),
+            "at": None if n["k"] == at_k else f"at k = {n['k']}",
+            "source": n.get("reason") if n.get("ok") else None,
+        }
         for n in notes
     ]
     withheld = [
@@ -118,7 +127,7 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     ]  # a Boo_n board below 10n runs: no rank interval, and why
     return {
         "coverage_short": short,
-        "coverage_k": notes[0]["k"] if notes else None,
+        "coverage_k": at_k,
         "board_k": settings.get("k_runs"),
         "coverage_low": any(item["flagged"] for item in short),
         # each flagged interval the board shows, with its reason (the rank interval's range over board shapes,

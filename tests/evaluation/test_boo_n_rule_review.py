@@ -73,3 +73,17 @@ def test_the_page_s_words_on_the_10n_rule_match_its_reason():
     assert "interval (Bajgar et al. 2018, §4)" not in line and "covers its level" in line
     how = (root / "leaderboard" / "_how_to_read.html").read_text()
     assert "too few runs for a stable Boo<sub>n</sub> and its interval" not in how
+
+
+def test_the_page_says_where_a_figure_was_measured_when_not_at_the_k_it_names():
+    """A Boo_4 board of k = 40 read "Measured coverage ... at k = 30 runs (the simulated k nearest below this board's
+    40): mean 96.3 %, Boo_n 93.9 % ...", the Boo_n figure being Boo_5's at k = 50 (above 40), said nowhere."""
+    from leaderboard.web.presenters import coverage_for_section
+
+    settings = {"coverage": coverage_notes(40, ("recipe.",), n=4, statistic="mean"), "k_runs": 40}
+    section = coverage_for_section("recipe", settings)
+    assert section["coverage_k"] == 30
+    (boo,) = [x for x in section["coverage_short"] if x["label"] == "Boo_n"]
+    assert boo["at"] == "at k = 50" and "Boo_5" in boo["source"]
+    (mean,) = [x for x in section["coverage_short"] if x["label"] == "mean"]
+    assert mean["at"] is None and mean["source"] is None
