@@ -46,7 +46,7 @@ entries (98-99 %: as runs accumulate, the ranks of entries that differ become ce
 on 30 close entries (90.5 % at k = 10); ``settings.coverage`` flags the rank note with both ends
 (``evaluation.report.coverage.RANK_RANGE``).
 
-Needs only numpy and scipy; about 40 s on two cores at the default R = 1000.
+Needs only numpy and scipy; about 90 s on two cores at the default R = 1000.
 """
 
 from __future__ import annotations
