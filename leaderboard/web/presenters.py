@@ -195,6 +195,8 @@ def leaderboard_for_page(
         "boo_n_flag": min_runs_flag(settings["boo_n"]),
         "boo_n_rule": min_runs_rule(settings["boo_n"]),
         "rank_rule": rank_runs_rule(settings["statistic"], settings["boo_n"]),  # the runs a rank interval needs
+        # a Boo_n board's prediction entries are ranked by their mean over the test examples (rows.entry_row): said
+        "predictions_by_mean": settings["statistic"] == "boo_n" and "predictions" in pages,
         "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),
         "correction": Correction(settings["correction"]).label,
         "gamma_pct": 100 * settings["gamma"],
