@@ -220,6 +220,11 @@ class ChallengeSettingsForm(forms.ModelForm):
         widgets = {
             "description": forms.Textarea(attrs={"rows": 5}),
         }
+        help_texts = {
+            "k_runs": "Each recipe submission is retrained k times, each run up to the time limit per run below: "
+            "at most k × that limit of worker time per submission (30 runs of 600 s: 5 hours). A prediction entry "
+            "uploads 1 to k files, one per seed. Boo_n's interval needs k >= 10n.",
+        }
         labels = {
             "allow_predictions": "Accept prediction files",
             "allow_recipes": "Accept training recipes",
@@ -478,7 +483,7 @@ class PlannerForm(forms.Form):
         max_value=1000,
         initial=3,
         label="Boo n",
-        help_text="n of Boo_n: its interval needs at least 10n runs per entry, and never fewer than 6.",
+        help_text="n of Boo_n: its interval needs at least 10n runs per entry (Boo_1, the mean of the runs: 6).",
     )
 
 
