@@ -532,14 +532,15 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     return challenge
 
 
-def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
+def challenge_settings_warnings(*, k_runs: int, boo_n: int, k_fixed: bool = False) -> list[str]:
     """What a challenge's settings will cost its board, said when they are chosen (creation, update, planner).
 
     k runs per entry below the mean's 6 (:data:`evaluation.stats.boon.MIN_RUNS_MEAN_INTERVAL`) leave every
     recipe entry's mean (and a mean-ranked board's ranks) without an interval; below 10n, and never fewer
     than 6 (:func:`evaluation.stats.boon.min_runs_for_interval`: below it the interval covers less than its level),
     Boo_n too, each entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back
-    at an n of 2 or more (Boo_1 is the mean the board already shows).
+    at an n of 2 or more (Boo_1 is the mean the board already shows). With ``k_fixed`` (submissions exist: k is frozen,
+    ``FROZEN_REASONS``) raising k is not advised, only lowering n.
     """
     runs = f"k = {k_runs} run{'' if k_runs == 1 else 's'} per entry"
     warnings = []
@@ -547,7 +548,7 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
         warnings.append(
             f"{runs} is fewer than the {MIN_RUNS_MEAN_INTERVAL} the mean's interval needs: the leaderboard will show "
             f'every recipe entry\'s mean without an interval, flagged "k < {MIN_RUNS_MEAN_INTERVAL}". '
-            f"Raise k to {MIN_RUNS_MEAN_INTERVAL}."
+            + (K_FIXED + "." if k_fixed else f"Raise k to {MIN_RUNS_MEAN_INTERVAL}.")
         )
     need = min_runs_for_interval(boo_n)
     if k_runs < need:
@@ -559,10 +560,21 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int) -> list[str]:
         )
         warnings.append(
             f"{runs} is fewer than {rule}: the leaderboard will show "
-            f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}". Raise k to {need}'
-            + (f" or lower n to {lower}." if lower else ".")
+            f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}". '
+            + _boo_n_advice(need, lower, k_fixed)
         )
     return warnings
+
+
+#: Said instead of "Raise k" once submissions exist (k is frozen then: FROZEN_REASONS["k_runs"]).
+K_FIXED = "k is fixed now that submissions exist"
+
+
+def _boo_n_advice(need: int, lower: int, k_fixed: bool) -> str:
+    """What brings Boo_n's interval back: raising k to ``need`` (not once k is fixed), or lowering n to ``lower``."""
+    if k_fixed:
+        return f"{K_FIXED}: lower n to {lower}." if lower else f"{K_FIXED}."
+    return f"Raise k to {need}" + (f" or lower n to {lower}." if lower else ".")
 
 
 def challenge_warnings(*, challenge: Challenge) -> list[str]:
@@ -570,7 +582,11 @@ def challenge_warnings(*, challenge: Challenge) -> list[str]:
     entries are imported with the runs they have: no k for its host to raise."""
     if challenge.results_only:
         return []
-    return challenge_settings_warnings(k_runs=challenge.k_runs, boo_n=challenge.boo_n)
+    if not challenge_settings_warnings(k_runs=challenge.k_runs, boo_n=challenge.boo_n):
+        return []  # no query for the submissions of a challenge whose settings cost nothing (a list of them)
+    return challenge_settings_warnings(
+        k_runs=challenge.k_runs, boo_n=challenge.boo_n, k_fixed=challenge.submissions.exists()
+    )
 
 
 def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge:

@@ -103,3 +103,24 @@ def test_the_boo_n_help_gives_the_rule_the_board_applies_to_boo_1(client, alice)
     help_text = _field_help(html, "boo_n")
     assert "10n" in help_text and "never fewer than 6" not in help_text, help_text
     assert "Boo_1" in help_text and "6" in help_text, help_text
+
+
+def test_after_the_first_submission_the_warning_does_not_advise_raising_the_frozen_k(host):
+    """k freezes at the first submission (a PATCH of k_runs is then a 400 naming it), yet raising n to 5 on a default
+    board (k = 30) answered "Raise k to 50 or lower n to 3.": the one advice the host cannot follow came first."""
+    from .test_api import client_for
+
+    challenge, frame = digits_challenge(host, title="Frozen k", k_runs=30, boo_n=3)
+    submission_create_predictions(challenge=challenge, user=host, method_name="A", files=_files(frame, [0.9]))
+    client = client_for(host)
+    refused = client.patch(f"/api/challenges/{challenge.slug}/", {"k_runs": 50}, format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "k_runs"
+    response = client.patch(f"/api/challenges/{challenge.slug}/", {"boo_n": 5}, format="json")
+    assert response.status_code == 200, response.content
+    (warning,) = response.json()["warnings"]
+    assert "10n = 50" in warning and "Raise k" not in warning, warning
+    assert "lower n to 3" in warning and "fixed" in warning, warning
+    # before any submission the advice stands
+    other, _ = digits_challenge(host, title="Open k", k_runs=30, boo_n=5)
+    (warning,) = client.get(f"/api/challenges/{other.slug}/").json()["warnings"]
+    assert "Raise k to 50 or lower n to 3." in warning
