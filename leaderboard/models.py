@@ -173,7 +173,7 @@ class Challenge(models.Model):
     boo_n = models.PositiveIntegerField(
         default=3,
         validators=[MinValueValidator(1), MaxValueValidator(1000)],
-        help_text="n of Boo_n; its interval needs k >= 10n runs per entry (Boo_1, the mean of the runs: 6, as the mean).",
+        help_text="n of Boo_n; its interval needs k >= 10n runs per entry (Boo_1, the mean of the runs: 6).",
     )
     gamma = models.FloatField(
         default=0.75,

@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
             name="boo_n",
             field=models.PositiveIntegerField(
                 default=3,
-                help_text="n of Boo_n; its interval needs k >= 10n runs per entry (Boo_1, the mean of the runs: 6, as the mean).",
+                help_text="n of Boo_n; its interval needs k >= 10n runs per entry (Boo_1, the mean of the runs: 6).",
                 validators=[
                     django.core.validators.MinValueValidator(1),
                     django.core.validators.MaxValueValidator(1000),

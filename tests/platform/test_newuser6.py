@@ -124,3 +124,15 @@ def test_after_the_first_submission_the_warning_does_not_advise_raising_the_froz
     other, _ = digits_challenge(host, title="Open k", k_runs=30, boo_n=5)
     (warning,) = client.get(f"/api/challenges/{other.slug}/").json()["warnings"]
     assert "Raise k to 50 or lower n to 3." in warning
+
+
+def test_the_planner_s_boo_1_rule_reads_as_one_sentence(client):
+    """The planner said "Boo_1 needs k ≥ 6, as for the mean (Boo_1 is the mean of the runs) runs per entry for an
+    interval": the rule's phrase with "runs per entry" after its parenthesis (the warning's same slip was fixed)."""
+    html = client.get(
+        reverse("challenge-planner"),
+        {"entries": 5, "gamma": 0.75, "alpha": 0.05, "power": 0.95, "run_minutes": 1, "boo_n": 1},
+    ).content.decode()
+    said = _text(html[html.index("data-k-boo-n") :].split("</p>")[0])
+    assert "k ≥ 6 runs per entry" in said and ") runs per entry" not in said, said
+    assert "as for the mean (Boo_1 is the mean of the runs)" in said, said
