@@ -532,7 +532,9 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
     return challenge
 
 
-def challenge_settings_warnings(*, k_runs: int, boo_n: int, k_fixed: bool = False) -> list[str]:
+def challenge_settings_warnings(
+    *, k_runs: int, boo_n: int, k_fixed: bool = False, statistic: str = "mean"
+) -> list[str]:
     """What a challenge's settings will cost its board, said when they are chosen (creation, update, planner).
 
     k runs per entry below the mean's 6 (:data:`evaluation.stats.boon.MIN_RUNS_MEAN_INTERVAL`) leave every
@@ -540,7 +542,8 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int, k_fixed: bool = Fals
     than 6 (:func:`evaluation.stats.boon.min_runs_for_interval`: below it the interval covers less than its level),
     Boo_n too, each entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back
     at an n of 2 or more (Boo_1 is the mean the board already shows). With ``k_fixed`` (submissions exist: k is frozen,
-    ``FROZEN_REASONS``) raising k is not advised, only lowering n.
+    ``FROZEN_REASONS``) raising k is not advised, only lowering n. A board ranked by Boo_n (``statistic``) below the
+    rule also shows its recipe entries without rank intervals (``evaluation.report.coverage``), said too.
     """
     runs = f"k = {k_runs} run{'' if k_runs == 1 else 's'} per entry"
     warnings = []
@@ -560,7 +563,8 @@ def challenge_settings_warnings(*, k_runs: int, boo_n: int, k_fixed: bool = Fals
         )
         warnings.append(
             f"{runs} is fewer than {rule}: the leaderboard will show "
-            f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}". '
+            f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}"'
+            + (", and, ranked by it, every recipe entry without a rank interval. " if statistic == "boo_n" else ". ")
             + _boo_n_advice(need, lower, k_fixed)
         )
     return warnings
@@ -582,11 +586,10 @@ def challenge_warnings(*, challenge: Challenge) -> list[str]:
     entries are imported with the runs they have: no k for its host to raise."""
     if challenge.results_only:
         return []
-    if not challenge_settings_warnings(k_runs=challenge.k_runs, boo_n=challenge.boo_n):
+    settings = {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n, "statistic": challenge.ranking_statistic}
+    if not challenge_settings_warnings(**settings):
         return []  # no query for the submissions of a challenge whose settings cost nothing (a list of them)
-    return challenge_settings_warnings(
-        k_runs=challenge.k_runs, boo_n=challenge.boo_n, k_fixed=challenge.submissions.exists()
-    )
+    return challenge_settings_warnings(**settings, k_fixed=challenge.submissions.exists())
 
 
 def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge:

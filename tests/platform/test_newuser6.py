@@ -136,3 +136,18 @@ def test_the_planner_s_boo_1_rule_reads_as_one_sentence(client):
     said = _text(html[html.index("data-k-boo-n") :].split("</p>")[0])
     assert "k ≥ 6 runs per entry" in said and ") runs per entry" not in said, said
     assert "as for the mean (Boo_1 is the mean of the runs)" in said, said
+
+
+def test_a_boo_n_ranked_recipe_board_below_10n_is_warned_of_its_rank_intervals(alice):
+    """README: with k < 10n "every Boo_n is shown without an interval ..., and a board ranked by Boo_n without rank
+    intervals" is what the response's warnings say. They said the first only: a recipe board ranked by Boo_3 at k = 10
+    lost every recipe entry's rank interval ("k = 10 < 10n = 30: no rank interval on a board ranked by Boo_3" in
+    settings.coverage) without a word at creation."""
+    from .test_board_hints import _create
+
+    response = _create(alice, k_runs=10, boo_n=3, ranking_statistic="boo_n", allow_recipes=True)
+    assert response.status_code == 201, response.content
+    (warning,) = response.json()["warnings"]
+    assert "10n = 30" in warning and "rank interval" in warning, warning
+    (plain,) = _create(alice, k_runs=10, boo_n=3, allow_recipes=True).json()["warnings"]  # ranked by the mean
+    assert "rank interval" not in plain, plain
