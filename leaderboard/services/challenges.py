@@ -34,7 +34,7 @@ from evaluation.stats.boon import (
 )
 
 from ..choices import ProgramStatus, Visibility
-from ..limits import upload_child_limits, upload_limit
+from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import user_is_host
 from ..storage import atomic_deleting_on_failure, delete_stored
@@ -587,9 +587,23 @@ def challenge_warnings(*, challenge: Challenge) -> list[str]:
     if challenge.results_only:
         return []
     settings = {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n, "statistic": challenge.ranking_statistic}
+    files = _files_warnings(challenge)
     if not challenge_settings_warnings(**settings):
-        return []  # no query for the submissions of a challenge whose settings cost nothing (a list of them)
-    return challenge_settings_warnings(**settings, k_fixed=challenge.submissions.exists())
+        return files  # no query for the submissions of a challenge whose settings cost nothing (a list of them)
+    return challenge_settings_warnings(**settings, k_fixed=challenge.submissions.exists()) + files
+
+
+def _files_warnings(challenge: Challenge) -> list[str]:
+    """A prediction entry uploads at most min(k, ``upload_file_count_limit``) files (``submissions``' check): where
+    that is fewer than the runs Boo_n's interval needs though k is not, no prediction entry can ever show it."""
+    need, most = min_runs_for_interval(challenge.boo_n), upload_file_count_limit()
+    if not challenge.allow_predictions or not most < need <= challenge.k_runs:
+        return []
+    return [
+        f"A prediction entry uploads at most {most} files (VARBOARD_MAX_PREDICTION_FILES), fewer than the "
+        f"{min_runs_rule(challenge.boo_n)} Boo_{challenge.boo_n}'s interval needs: the leaderboard will show every "
+        f"prediction entry's Boo_{challenge.boo_n} without an interval. Lower n to {most // RUNS_PER_N}."
+    ]
 
 
 def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge:

@@ -151,3 +151,16 @@ def test_a_boo_n_ranked_recipe_board_below_10n_is_warned_of_its_rank_intervals(a
     assert "10n = 30" in warning and "rank interval" in warning, warning
     (plain,) = _create(alice, k_runs=10, boo_n=3, allow_recipes=True).json()["warnings"]  # ranked by the mean
     assert "rank interval" not in plain, plain
+
+
+def test_boo_n_beyond_the_prediction_files_a_submission_may_hold_is_warned(alice, settings):
+    """A prediction entry uploads at most min(k, VARBOARD_MAX_PREDICTION_FILES = 100) files: k = 200 with Boo_20 was
+    created without a warning, yet no prediction entry could ever reach the 10n = 200 runs Boo_20's interval needs."""
+    from .test_board_hints import _create
+
+    assert settings.VARBOARD["MAX_PREDICTION_FILES"] == 100
+    response = _create(alice, k_runs=200, boo_n=20, allow_recipes=False)
+    assert response.status_code == 201, response.content
+    (warning,) = response.json()["warnings"]
+    assert "100 files" in warning and "10n = 200" in warning and "prediction" in warning, warning
+    assert _create(alice, k_runs=100, boo_n=10).json()["warnings"] == []  # 100 files reach 10n = 100
