@@ -164,3 +164,27 @@ def test_boo_n_beyond_the_prediction_files_a_submission_may_hold_is_warned(alice
     (warning,) = response.json()["warnings"]
     assert "100 files" in warning and "10n = 200" in warning and "prediction" in warning, warning
     assert _create(alice, k_runs=100, boo_n=10).json()["warnings"] == []  # 100 files reach 10n = 100
+
+
+def test_the_coverage_line_gives_the_k_each_figure_was_measured_at(client, host):
+    """A recipe board ranked by Boo_3 at k = 30 (the defaults but the statistic) quotes its rank interval's coverage
+    from Boo_5's board at k = 50 (the same k/n, ``coverage_notes``), yet its line read "Measured coverage of the 95 %
+    intervals at k = 30 runs: mean 96.3 %, ..., rank 99.2 %": every figure as if measured at this board's k."""
+    import numpy as np
+
+    from .test_leaderboard_pages import write_entry
+
+    challenge, _ = digits_challenge(
+        host, title="Boo 30", k_runs=30, boo_n=3, ranking_statistic="boo_n", bootstrap_resamples=200
+    )
+    rng = np.random.default_rng(4)
+    for name, mu in (("A", 0.90), ("B", 0.89)):
+        write_entry(challenge, make_user(name.lower() * 3), name, mu + 0.02 * rng.standard_normal(30))
+    notes = client.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()["settings"]["coverage"]
+    rank = next(n for n in notes if n["interval"] == "recipe.rank")
+    assert rank["shown"] and rank["k"] != 30  # measured elsewhere
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    line = _text(html[html.index("data-coverage") :].split("</p>")[0])
+    assert "at k = 30 runs" in line, line
+    quoted = line[line.index(" rank ") :]
+    assert f"k = {rank['k']}" in quoted.split(",")[0], line
