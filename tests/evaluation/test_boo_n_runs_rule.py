@@ -59,3 +59,14 @@ def test_the_coverage_note_quotes_the_board_s_own_n_or_boo_5_at_the_same_k_over_
     assert boo7["k"] == 50 and boo7["ok"] and "measured for Boo_5 at k = 50 (the same k/n)" in boo7["reason"]
     (rank,) = coverage_notes(30, ("recipe.rank",), n=3, statistic="boo_n")
     assert rank["shown"] and rank["k"] == 50 and "94.5-99.2 %" in rank["reason"]
+
+
+def test_a_boo_5_board_of_many_runs_quotes_its_own_table_without_a_reason():
+    """Found on the demo's published ResNet-32 board (74 runs, Boo_5): its note read "measured for Boo_5 at k = 50
+    (k/n = 10, the nearest measured below 14.8), not for Boo_5"."""
+    from evaluation.report.coverage import coverage_notes
+
+    notes = {n["interval"]: n for n in coverage_notes(74, ("recipe.boo_n",), n=5)}
+    assert notes["recipe.boo_n"]["k"] == 50 and notes["recipe.boo_n"]["reason"] is None and notes["recipe.boo_n"]["ok"]
+    (boo4,) = [n for n in coverage_notes(70, ("recipe.boo_n",), n=4) if n["interval"] == "recipe.boo_n"]
+    assert "not for Boo_4" in boo4["reason"]
