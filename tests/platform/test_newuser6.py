@@ -188,3 +188,15 @@ def test_the_coverage_line_gives_the_k_each_figure_was_measured_at(client, host)
     assert "at k = 30 runs" in line, line
     quoted = line[line.index(" rank ") :]
     assert f"k = {rank['k']}" in quoted.split(",")[0], line
+
+
+def test_the_overview_names_the_ranking_statistic_as_the_board_does(client, host):
+    """A new user's finding: the challenge page's Evaluation card read "Ranking: by boo_n" (the raw choice, lowered)
+    where the board says Boo_3."""
+    challenge, _ = digits_challenge(host, title="Ranked by Boo", k_runs=30, boo_n=3, ranking_statistic="boo_n")
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    ranking = _text(html[html.index("<dt>Ranking</dt>") :].split("</dd>")[0])
+    assert "by boo_n" not in ranking and "by Boo3 (prediction entries by their mean)" in ranking, ranking
+    plain, _ = digits_challenge(host, title="Ranked by mean", k_runs=30)
+    html = client.get(plain.get_absolute_url()).content.decode()
+    assert "by the mean;" in _text(html[html.index("<dt>Ranking</dt>") :].split("</dd>")[0])
