@@ -194,7 +194,8 @@ __all__ = [
 #: 25: Boo_n's interval, and a Boo_n board's rank intervals, from 10n runs (evaluation.stats.boon.RUNS_PER_N; 3n
 #: before, where the interval covered 82-90 %): a stored report's Boo_n intervals and rank intervals of fewer runs
 #: become null with the reason, and settings.coverage quotes the figures measured at the board's k and n; a rounded
-#: board's tie block gives no rank interval to an entry the exact board withholds one (evaluation.boards._tie_block).
+#: board's tie block gives no rank interval to an entry the exact board withholds one (evaluation.boards._tie_block);
+#: Boo_1, the mean of the runs, shows the mean's interval (rows._boo_1_as_the_mean), not a second one.
 REPORT_FORMAT = 25
 
 #: Board sizes for which the settings list the runs the decision rule needs.

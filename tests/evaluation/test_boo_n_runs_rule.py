@@ -8,6 +8,7 @@ board (k = 10, Boo_3) showed a "95 %" interval covering 87 % of true Boo_3 on no
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from evaluation import stats as es
 from evaluation.report import EntryRuns, ReportSettings, build_report
@@ -70,3 +71,28 @@ def test_a_boo_5_board_of_many_runs_quotes_its_own_table_without_a_reason():
     assert notes["recipe.boo_n"]["k"] == 50 and notes["recipe.boo_n"]["reason"] is None and notes["recipe.boo_n"]["ok"]
     (boo4,) = [n for n in coverage_notes(70, ("recipe.boo_n",), n=4) if n["interval"] == "recipe.boo_n"]
     assert "not for Boo_4" in boo4["reason"]
+
+
+def test_boo_1_shows_the_mean_s_interval_not_a_second_one_of_the_same_number():
+    """Boo_1 is the mean of the runs; its row showed Boo_n's own bootstrap-t interval beside the mean's (limits up to
+    1.4 apart on a width of 1.8 at k = 8, stats16's finding): two intervals of one number."""
+    rng = np.random.default_rng(8)
+    entries = [
+        EntryRuns(
+            i,
+            f"m{i}",
+            "t",
+            "recipe",
+            8,
+            np.arange(8),
+            0.8 + 0.05 * rng.standard_normal(8),
+            valid=0.8 + 0.05 * rng.standard_normal(8),
+        )
+        for i in (1, 2, 3)
+    ]
+    report = build_report(entries, ReportSettings(k_runs=8, boo_n=1, n_resamples=300))
+    for row in report["entries"]:
+        assert row["boo_n"]["estimate"] == pytest.approx(row["mean"]["estimate"], rel=1e-12)
+        for key in ("boo_n", "boo_n_unbiased"):
+            assert (row[key]["low"], row[key]["high"]) == pytest.approx((row["mean"]["low"], row["mean"]["high"]))
+            assert row[key]["low"] <= row[key]["estimate"] <= row[key]["high"]

@@ -65,6 +65,40 @@ def by_id(report):
     return {row["submission_id"]: row for row in report["entries"]}
 
 
+def test_recipe_boo_n_intervals_match_stats():
+    """Boo_n's intervals (both estimators) are the stats' own, seeded by the entry (20 runs: Boo_2 needs 10n)."""
+    rng = np.random.default_rng(1)
+    entries = [
+        EntryRuns(
+            i,
+            f"m{i}",
+            "t",
+            "recipe",
+            20,
+            np.arange(20),
+            0.7 + 0.01 * rng.standard_normal(20),
+            valid=0.7 + 0.01 * rng.standard_normal(20),
+        )
+        for i in (1, 2)
+    ]
+    rows = by_id(build_report(entries, settings(boo_n=2, k_runs=20)))
+    for e in entries:
+        for key, estimator, purpose in (("boo_n", "paper", BOO), ("boo_n_unbiased", "unbiased", 5)):
+            ci = stats.bootstrap_interval(
+                e.test,
+                "boo_n",
+                n=2,
+                valid=e.valid,
+                n_resamples=B,
+                estimator=estimator,
+                rng=derive_seed(11, RECIPE, purpose, e.id),
+            )
+            assert (rows[e.id][key]["low"], rows[e.id][key]["high"]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+            assert rows[e.id][key]["estimate"] == pytest.approx(
+                stats.boo_n(e.test, 2, valid=e.valid, estimator=estimator)
+            )
+
+
 def test_recipe_section_matches_stats(recipes):
     s = settings(boo_n=1)  # Boo_n's interval needs 10n runs (Boo_1: the mean's 6): these entries have 10
     report = build_report(recipes, s)
@@ -74,36 +108,20 @@ def test_recipe_section_matches_stats(recipes):
         mean = stats.bootstrap_interval(
             e.test, "mean", n_resamples=B, confidence_level=0.95, rng=derive_seed(11, RECIPE, MEAN, e.id)
         )
-        boo = stats.bootstrap_interval(
-            e.test,
-            "boo_n",
-            n=1,
-            valid=e.valid,
-            n_resamples=B,
-            confidence_level=0.95,
-            rng=derive_seed(11, RECIPE, BOO, e.id),
-        )
         assert row["mean"]["estimate"] == pytest.approx(e.test.mean(), abs=1e-15)
         assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((mean.low, mean.high), abs=1e-12)
         assert row["boo_n"]["estimate"] == pytest.approx(stats.boo_n(e.test, 1, valid=e.valid), abs=1e-15)
-        assert (row["boo_n"]["low"], row["boo_n"]["high"]) == pytest.approx((boo.low, boo.high), abs=1e-12)
+        assert (row["boo_n"]["low"], row["boo_n"]["high"]) == (row["mean"]["low"], row["mean"]["high"])  # Boo_1
         assert row["std"] == pytest.approx(np.std(e.test, ddof=1)) and row["median"] == np.median(e.test)
         assert row["runs_needed_for_decision"] == stats.runs_needed(4, gamma=0.75).for_power - 10
         assert row["mean"]["se"] == pytest.approx(np.std(e.test, ddof=1) / np.sqrt(10))  # ddof = 1, not 0
-        unbiased = stats.bootstrap_interval(
-            e.test,
-            "boo_n",
-            n=1,
-            valid=e.valid,
-            n_resamples=B,
-            estimator="unbiased",
-            rng=derive_seed(11, RECIPE, 5, e.id),
-        )
         assert row["boo_n_unbiased"]["estimate"] == pytest.approx(
             stats.boo_n(e.test, 1, valid=e.valid, estimator="unbiased")
         )
-        expected = pytest.approx((unbiased.low, unbiased.high), abs=1e-12)
-        assert (row["boo_n_unbiased"]["low"], row["boo_n_unbiased"]["high"]) == expected
+        assert (row["boo_n_unbiased"]["low"], row["boo_n_unbiased"]["high"]) == (
+            row["mean"]["low"],
+            row["mean"]["high"],
+        )
         curve = [stats.boo_n(e.test, n, valid=e.valid) for n in range(1, 11)]
         np.testing.assert_allclose(row["boo_n_curve"], curve, rtol=1e-12)
     table = np.stack([e.test for e in recipes])
