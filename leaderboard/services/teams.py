@@ -226,8 +226,12 @@ def _check_no_second_team(
     yours = joining or len(ids) == 1 or person is None or mine is not None
     who = "You take" if yours else f"{person.username} takes"
     advice = f" Submit with “{other.team.name}” there." if yours or requester is None else ""
+    # Another member's other team is named to its members only: who is in it, and that it entered (an entry still
+    # queued or failed, which nobody else may open), are no business of the submitter (tests/platform/test_leaks_v7.py)
+    theirs = yours or other.team.membership_set.filter(user=requester).exists()
+    with_team = f"the team “{other.team.name}”" if theirs else "another team"
     raise NotAllowed(
-        f"{who} part in {_challenge_named(other.challenge, requester or users[0])} with the team “{other.team.name}” already: a person "
+        f"{who} part in {_challenge_named(other.challenge, requester or users[0])} with {with_team} already: a person "
         f"is in one team per challenge (as on Kaggle), so “{team.name}” cannot "
         f"{'be joined' if joining else 'submit there'} while that holds.{advice}"
     )

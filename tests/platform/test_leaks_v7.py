@@ -1,0 +1,52 @@
+"""What a contestant read about others' teams and entries through refusals (a seventh attack, leaks7).
+
+* **The one-team refusal named a team the submitter is not in.** alice and bob share Owls; bob is also in Secret, with
+  carol, whose only entry to the challenge is still queued (or failed, or hidden by a host): nobody else may open it,
+  and Secret is on no board. alice submitting for Owls was refused with "bob takes part in “Digits test” with the team
+  “Secret” already": she read that bob is in Secret (the API lists a team's members to its members only) and that
+  Secret had entered the challenge. The refusal still names the member (the rule needs it said), not the other team.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import Submission
+from leaderboard.services.errors import NotAllowed
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+from leaderboard.services.teams import invitation_decide, team_create, team_invite
+
+from .factories import digits_challenge, label_predictions, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def _submit(challenge, user, frame, team, seed=0):
+    return submission_create_predictions(
+        challenge=challenge,
+        user=user,
+        method_name="entry",
+        files=[UploadedFile("p.csv", label_predictions(frame, correct_fraction=0.5, seed=seed))],
+        team_id=team.pk,
+    )
+
+
+def _join(team, user, by):
+    invitation_decide(invitation=team_invite(team=team, user=user, invited_by=by), user=user, accept=True)
+
+
+@pytest.mark.parametrize("state", ["queued", "failed"])
+def test_the_one_team_refusal_names_no_team_the_submitter_is_not_in(host, alice, bob, state):
+    challenge, frame = digits_challenge(host)
+    carol = make_user("carol")
+    owls = team_create(name="Owls", creator=alice)
+    _join(owls, bob, alice)
+    secret = team_create(name="Secret", creator=carol)
+    _join(secret, bob, carol)
+    hidden = _submit(challenge, carol, frame, secret)
+    Submission.objects.filter(pk=hidden.pk).update(status=state)
+    with pytest.raises(NotAllowed) as refused:
+        _submit(challenge, alice, frame, owls, seed=1)
+    message = str(refused.value)
+    assert "bob takes part" in message and "one team per challenge" in message
+    assert "Secret" not in message, message  # was: '... with the team “Secret” already'
