@@ -163,10 +163,14 @@ class TeamModerationView(APIView):
 
     def _target(self, request, slug: str, team_id: int):
         """The challenge and the team, once the requester is one of its hosts: the team looked up first answered a
-        contestant 404 for a team id that does not exist and 403 for one that does."""
+        contestant 404 for a team id that does not exist and 403 for one that does. Among the teams with a submission
+        on the challenge (its hosts read them all): anyone may host a challenge of their own, and a team looked up
+        among all of them was named in the refusal ("Team 'Secret' has no submission ...", tests/platform/
+        test_leaks_v7.py), every team's name by its id."""
         challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)
         moderation_allowed(challenge=challenge, user=request.user)
-        return challenge, get_object_or_404(Team, pk=team_id)
+        entered = Team.objects.filter(pk__in=Submission.objects.filter(challenge=challenge).values("team_id"))
+        return challenge, get_object_or_404(entered, pk=team_id)
 
     @extend_schema(
         request=ModerateSerializer,

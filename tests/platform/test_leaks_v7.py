@@ -5,14 +5,23 @@
   and Secret is on no board. alice submitting for Owls was refused with "bob takes part in “Digits test” with the team
   “Secret” already": she read that bob is in Secret (the API lists a team's members to its members only) and that
   Secret had entered the challenge. The refusal still names the member (the rule needs it said), not the other team.
+* **Any user read every team's name by its id.** The hosts' team moderation (``POST|DELETE
+  /api/challenges/{slug}/teams/{id}/moderation/``) asks first who asks (tests/platform/test_leaks_v5.py), but anyone
+  signed in may host a challenge of their own: there the team was looked up among all teams, and the answers were 404
+  for no team and 400 naming it ("Team 'Secret' has no submission on this challenge.", "Team 'Secret' is not
+  disqualified or hidden ...") for any other: every team's id and name, teams on no board and personal ones alike.
+  A host's moderation now looks the team up among those with a submission on the challenge (which its hosts read),
+  404 otherwise.
 """
 
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from leaderboard.models import Submission
 from leaderboard.services.errors import NotAllowed
+from leaderboard.services.results_import import challenge_create_results_only
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 from leaderboard.services.teams import invitation_decide, team_create, team_invite
 
@@ -50,3 +59,22 @@ def test_the_one_team_refusal_names_no_team_the_submitter_is_not_in(host, alice,
     message = str(refused.value)
     assert "bob takes part" in message and "one team per challenge" in message
     assert "Secret" not in message, message  # was: '... with the team “Secret” already'
+
+
+def test_a_host_s_team_moderation_names_no_team_that_has_not_entered_the_challenge(alice, bob):
+    mine = challenge_create_results_only(created_by=alice, title="Alice's own")  # anyone signed in may host
+    secret = team_create(name="Secret", creator=bob)  # on no board anywhere
+    missing = secret.pk + 1000
+    client = APIClient()
+    client.force_authenticate(alice)
+    answers = {}
+    for name, team_id in (("exists", secret.pk), ("missing", missing)):
+        url = f"/api/challenges/{mine.slug}/teams/{team_id}/moderation/"
+        post = client.post(url, {"state": "hidden", "reason": "x"}, format="json")
+        delete = client.delete(url)
+        answers[name] = tuple(
+            (answer.status_code, answer.content.decode().replace(str(team_id), "<id>")) for answer in (post, delete)
+        )
+    assert "Secret" not in repr(answers), answers  # was 400: "Team 'Secret' has no submission on this challenge."
+    assert answers["exists"] == answers["missing"], answers
+    assert answers["exists"][0][0] == 404
