@@ -37,7 +37,7 @@ from evaluation.metrics import get_metric
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
-from ..selectors import board_has_private, private_board_revealed, user_is_host
+from ..selectors import board_has_private, private_board_revealed, submissions_moderated, user_is_host
 from .dataset_files import dataset_hidden_labels
 from .entries import Version, entry_versions, published_version_numbers
 from .errors import NotAllowed, ServiceError
@@ -278,8 +278,14 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
     imported model is released alone (``[score]_η``): the host who imports them is no contestant probing a board.
     """
     pool = board_pool_files(challenge)
-    scores = {sid: board_entry_score(version.public[0], version.kind, pool) for sid, version in versions.items()}
-    scores.update(_ladder_cancelled(challenge, exclude=set(scores), pool=pool))
+    # A submission a host hid or disqualified is on no board and in no sequence: counted, its score came back as the
+    # release of its submitter's next entry, ranked by it (tests/platform/test_leaks_v7.py).
+    scores = {
+        sid: board_entry_score(version.public[0], version.kind, pool)
+        for sid, version in versions.items()
+        if not version.moderated
+    }
+    scores.update(_ladder_cancelled(challenge, exclude=set(versions), pool=pool))
     by_person: dict[tuple, list[int]] = defaultdict(list)
     ended = (
         Submission.objects.filter(pk__in=list(scores))
@@ -327,6 +333,7 @@ def _ladder_cancelled(challenge: Challenge, exclude: set[int], pool: Callable | 
         status=RunStatus.SUCCEEDED,
         **{f"{column}__isnull": False},
     ).exclude(submission_id__in=exclude)
+    runs = runs.exclude(submission__in=submissions_moderated(challenge=challenge).values("pk"))
     scores: dict[int, list[float]] = defaultdict(list)
     kinds: dict[int, str] = {}
     for sid, kind, score in runs.order_by("submission_id", "index").values_list(

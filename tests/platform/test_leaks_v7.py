@@ -12,20 +12,29 @@
   disqualified or hidden ...") for any other: every team's id and name, teams on no board and personal ones alike.
   A host's moderation now looks the team up among those with a submission on the challenge (which its hosts read),
   404 otherwise.
+* **Under the Ladder a hidden entry's score came back on its submitter's next row.** bob's copied entry (0.95) was
+  hidden by a host and left the board, but the Ladder's sequence of his releases still counted it: his own entry of
+  0.70, submitted after it, was released at 0.95 and ranked first, on the board, the state of the art and its
+  submission page. A moderated submission is on no board and in no release sequence now.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard.models import Submission
 from leaderboard.services.errors import NotAllowed
+from leaderboard.services.moderation import submission_moderate
+from leaderboard.services.reports import report_recompute
 from leaderboard.services.results_import import challenge_create_results_only
 from leaderboard.services.submissions import UploadedFile, submission_create_predictions
 from leaderboard.services.teams import invitation_decide, team_create, team_invite
 
-from .factories import digits_challenge, label_predictions, make_user
+from .factories import digits_challenge, label_predictions, make_user, stored_recipe
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +87,22 @@ def test_a_host_s_team_moderation_names_no_team_that_has_not_entered_the_challen
     assert "Secret" not in repr(answers), answers  # was 400: "Team 'Secret' has no submission on this challenge."
     assert answers["exists"] == answers["missing"], answers
     assert answers["exists"][0][0] == 404
+
+
+@pytest.mark.parametrize("cancelled", [False, True])
+def test_a_hidden_entry_s_score_is_not_released_on_its_submitter_s_next_entry(host, alice, bob, cancelled):
+    challenge, _ = digits_challenge(host, title="Ladder and moderation", feedback="ladder", ladder_margin=0.01)
+    start = timezone.now()
+    rival = stored_recipe(challenge, alice, "alice's", runs_expected=2, scores=[0.8, 0.8])
+    copied = stored_recipe(challenge, bob, "copied", runs_expected=2, scores=[0.95, 0.95])
+    own = stored_recipe(challenge, bob, "own", runs_expected=2, scores=[0.7, 0.7])
+    for minutes, submission in enumerate((rival, copied, own)):
+        Submission.objects.filter(pk=submission.pk).update(finished_at=start + timedelta(minutes=minutes))
+    if cancelled:  # cancelled after its runs were scored: counted in bob's sequence, yet hidden by a host
+        Submission.objects.filter(pk=copied.pk).update(status="cancelled")
+    submission_moderate(submission=copied, user=host, state="hidden", reason="copied code")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    board = APIClient().get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    shown = {row["method_name"]: (row["rank"], row["ranking_value"]) for row in board["entries"]}
+    assert shown == {"alice's": (1, 0.8), "own": (2, 0.7)}, shown  # was own: (1, 0.95), the hidden entry's score
+    assert APIClient().get(f"/api/submissions/{own.pk}/").json()["score"] == 0.7
