@@ -111,9 +111,9 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from evaluation import stats
 from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
-from evaluation.report.coverage import coverage_notes
+from evaluation.report.coverage import board_coverage_notes
 from evaluation.report.entries import EntryRuns, check_entries
-from evaluation.report.rows import boo_n_warning, entry_fingerprint, entry_rows, reused_row, row_intervals
+from evaluation.report.rows import board_boo_n_warning, entry_fingerprint, entry_rows, reused_row, row_intervals
 from evaluation.report.secondary import MetricInfo, secondary_rows
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
@@ -196,7 +196,10 @@ __all__ = [
 #: become null with the reason, and settings.coverage quotes the figures measured at the board's k and n; a rounded
 #: board's tie block gives no rank interval to an entry the exact board withholds one (evaluation.boards._tie_block);
 #: Boo_1, the mean of the runs, shows the mean's interval (rows._boo_1_as_the_mean), not a second one.
-REPORT_FORMAT = 25
+#: 26: settings.coverage and settings.boo_n_warning describe the runs the board's entries have (each note's ``runs``;
+#: the rank note at the recipe section's paired runs), not the challenge's k alone, which rows of more or fewer runs
+#: contradicted (coverage.board_coverage_notes, rows.board_boo_n_warning): stored reports are recomputed with them.
+REPORT_FORMAT = 26
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -228,6 +231,24 @@ def _prior_ranks(previous: Mapping | None, kind: str, reuse: Mapping[int, dict])
         "paired_runs": sections[0]["paired_runs"],
         "compared": set(sections[0]["compared"]),
         "intervals": {i: None if not v or v.get("widened") else (v["low"], v["high"]) for i, v in intervals.items()},
+    }
+
+
+def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> dict:
+    """``boo_n_warning`` and ``coverage`` of the board, from the runs its entries have (their ``runs_succeeded``) and
+    the runs its recipe section's rank bootstrap pairs, not from the challenge's k alone (stats17): an imported board,
+    a lowered k or entries of other run counts read notes their rows contradicted."""
+    runs: dict[str, list[int]] = {"recipe": [], "predictions": []}
+    for row in rows:
+        runs[row["kind"]].append(int(row["runs_succeeded"]))
+    recipe = [x for x in sections if x["kind"] == "recipe" and len(x["compared"]) >= 2]
+    paired = len(recipe[0]["paired_runs"]) if recipe else None
+    k, n = int(s.k_runs), int(s.boo_n)
+    return {
+        "boo_n_warning": board_boo_n_warning(runs["recipe"] + runs["predictions"], k, n),
+        "coverage": board_coverage_notes(
+            k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
+        ),
     }
 
 
@@ -334,10 +355,7 @@ def _build_report(
                 }
                 for r in needed
             ],
-            "boo_n_warning": boo_n_warning(int(s.k_runs), int(s.boo_n)),
-            "coverage": coverage_notes(
-                int(s.k_runs), n=int(s.boo_n), statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
-            ),
+            **_board_notes(ordered, sections, s),
             "computed_on": describe_device(s.backend, s.device),
             "secondary_metrics": [
                 {"name": m.name, "label": m.label, "higher_is_better": bool(m.higher_is_better)} for m in s.secondary

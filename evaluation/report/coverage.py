@@ -3,7 +3,8 @@
 ``benchmarks/bench_coverage.py`` simulates runs whose truth is known and measures how
 often each interval the board shows covers it, at k = 5, 10 and 30 runs. The figures
 below are its output (seeded; rerun it after changing a method). The page prints the
-line for the challenge's k, so that an interval that covers less than its nominal level,
+line for the runs the board's entries have (:func:`board_coverage_notes`; not the challenge's k alone, which rows of
+more or fewer runs contradicted), so that an interval that covers less than its nominal level,
 or is much wider than the best-known interval for its statistic, says so where it is shown.
 """
 
@@ -15,7 +16,15 @@ from evaluation.report.rows import mean_warning
 from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 
-__all__ = ["COVERAGE", "COVERAGE_TARGET", "WIDTH_RATIO", "WIDTH_TARGET", "coverage_notes", "rank_withheld_reason"]
+__all__ = [
+    "COVERAGE",
+    "COVERAGE_TARGET",
+    "WIDTH_RATIO",
+    "WIDTH_TARGET",
+    "board_coverage_notes",
+    "coverage_notes",
+    "rank_withheld_reason",
+]
 
 #: What a board interval must reach (issue 23): coverage within this range at a nominal 95 % ...
 COVERAGE_TARGET = (0.93, 0.97)
@@ -182,59 +191,102 @@ def coverage_notes(
     figures for any metric before). The rank note (``"recipe.rank"``) quotes
     the 5-entry board measured with the same ranking statistic, and is not ``ok`` where its range over the
     board shapes (:data:`RANK_RANGE`) leaves the targets. The Boo_n figures (and a Boo_n board's rank figures)
-    are the board's n's where measured (:data:`BOO_N_COVERAGE`), else n = 5's at the same k/n.
+    are the board's n's where measured (:data:`BOO_N_COVERAGE`), else n = 5's at the same k/n. ``runs``: the
+    run count the note describes (``k``; :func:`board_coverage_notes`: the board's entries').
     """
+    notes = (_note(key, k, n, statistic, accuracy_like) for key in COVERAGE if key.startswith(prefixes))
+    return [note for note in notes if note is not None]
+
+
+def board_coverage_notes(
+    k: int,
+    runs: dict[str, list[int]],
+    paired_runs: int | None,
+    n: int = 5,
+    statistic: str = "mean",
+    accuracy_like: bool = True,
+) -> list[dict]:
+    """:func:`coverage_notes` of a report, each note at the runs of the rows it describes (:func:`note_runs`), not at
+    the challenge's ``k``: a results-only board of 74-run entries at k = 30 read "k = 30 < 10n = 50: no Boo_5 interval
+    is shown" beside rows that show one, and a board of 12-run entries at k = 60 quoted Boo_5's coverage at k = 50
+    beside rows that withhold it (stats17). ``runs``: per section kind, its entries' run counts; ``paired_runs``:
+    the runs the recipe section's rank bootstrap pairs (None: no rank interval computed)."""
+    out = []
+    for key in COVERAGE:
+        kind = key.split(".")[0]
+        if kind in runs:
+            note = _note(key, note_runs(key, runs[kind], paired_runs, k, n), n, statistic, accuracy_like)
+            out += [] if note is None else [note]
+    return out
+
+
+def note_runs(key: str, runs: list[int], paired_runs: int | None, k: int, n: int) -> int:
+    """The run count a note of ``key`` describes. An entry's own interval (the mean's, from 6 runs; Boo_n's, from 10n):
+    the fewest runs of the rows that show it (the least-covered interval shown), else, none showing it, the most runs
+    a row has; the rank interval, and P(A>B), on the runs the compared entries pair (``paired_runs``); any other,
+    the fewest runs of the section's entries; ``k`` (the challenge's) when the section has none."""
+    if key.startswith("recipe.rank") or key == "recipe.pab":
+        return k if paired_runs is None else paired_runs
+    if not runs:
+        return k
+    first = {"recipe.mean": MIN_RUNS_MEAN_INTERVAL, "recipe.boo_n": min_runs_for_interval(n)}
+    first["recipe.boo_n_unbiased"] = first["recipe.boo_n"]
+    if key not in first:
+        return min(runs)
+    shown = [r for r in runs if r >= first[key]]
+    return min(shown) if shown else max(runs)
+
+
+def _note(key: str, k: int, n: int, statistic: str, accuracy_like: bool) -> dict | None:
+    """:func:`coverage_notes`' note of ``key`` at k runs; None where the key is another ranking statistic's rank."""
     lo, hi = COVERAGE_TARGET
     need = min_runs_for_interval(n)
-    out = []
-    for key, by_k in COVERAGE.items():
-        if not key.startswith(prefixes):
-            continue
-        usable = [kk for kk in sorted(by_k) if kk <= k] or [min(by_k)]
-        at = usable[-1]
-        note: dict[str, Any] = {
-            "interval": key,
-            "label": LABELS.get(key, key),
-            "k": at,
-            "coverage": by_k[at],
-            "width_ratio": WIDTH_RATIO.get(key, {}).get(at),
-            "shown": True,
-            "reason": None,
-        }
-        if key.startswith("recipe.rank"):  # measured on a board ranked by the mean, and on a Boo_5 board
-            if (key == "recipe.rank_boo_n") != (statistic == "boo_n"):
-                continue
-            note.update(interval="recipe.rank", label=LABELS["recipe.rank"])
-        source = key  # the row the figures are read from
-        if key in BOO_N_KEYS and k >= need:  # the board's n, the mean's for Boo_1, or n = 5 at k/n
-            source, at, cov, ratio, reason = _boo_n_measured(key, k, n)
-            note.update(k=at, coverage=cov, width_ratio=ratio, reason=reason)
-        if key.startswith("recipe.boo_n") and k < need:
-            note.update(
-                coverage=None,
-                width_ratio=None,
-                shown=False,
-                reason=f"k = {k} < {min_runs_rule(n)}: no Boo_{n} interval is shown",
-            )
-        elif note["interval"] == "recipe.rank" and (k < need if statistic == "boo_n" else not mean_interval_shown(k)):
-            note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n, statistic))
-        elif key.startswith("predictions.") and not accuracy_like:
-            note.update(
-                coverage=None,
-                width_ratio=None,
-                reason="measured on accuracy only: this board's metric has no coverage measured",
-            )
-        elif key == "recipe.mean" and not mean_interval_shown(k):
-            note.update(coverage=None, width_ratio=None, shown=False, reason=mean_warning(k))
-        elif note["interval"] == "recipe.rank" and note["k"] in RANK_RANGE[source]:
-            low, high = RANK_RANGE[source][note["k"]]
-            if low < lo or high > hi:  # and where the figures were read, if not the board's own
-                flag = _rank_range_reason(low, high)
-                note.update(reason=f"{flag} ({note['reason']})" if note["reason"] else flag, ok=False)
-        elif note["coverage"] is None:  # not measured where the board shows it: say so, never "fine"
-            note.update(reason="has no coverage measured at this k")
-        cov, ratio = note["coverage"], note["width_ratio"]
-        inside = note["shown"] and cov is not None and lo <= cov <= hi and (ratio is None or ratio <= WIDTH_TARGET)
-        note["ok"] = note.get("ok", True) and inside
-        out.append(note)
-    return out
+    by_k = COVERAGE[key]
+    usable = [kk for kk in sorted(by_k) if kk <= k] or [min(by_k)]
+    at = usable[-1]
+    note: dict[str, Any] = {
+        "interval": key,
+        "label": LABELS.get(key, key),
+        "k": at,
+        "runs": int(k),
+        "coverage": by_k[at],
+        "width_ratio": WIDTH_RATIO.get(key, {}).get(at),
+        "shown": True,
+        "reason": None,
+    }
+    if key.startswith("recipe.rank"):  # measured on a board ranked by the mean, and on a Boo_5 board
+        if (key == "recipe.rank_boo_n") != (statistic == "boo_n"):
+            return None
+        note.update(interval="recipe.rank", label=LABELS["recipe.rank"])
+    source = key  # the row the figures are read from
+    if key in BOO_N_KEYS and k >= need:  # the board's n, the mean's for Boo_1, or n = 5 at k/n
+        source, at, cov, ratio, reason = _boo_n_measured(key, k, n)
+        note.update(k=at, coverage=cov, width_ratio=ratio, reason=reason)
+    if key.startswith("recipe.boo_n") and k < need:
+        note.update(
+            coverage=None,
+            width_ratio=None,
+            shown=False,
+            reason=f"k = {k} < {min_runs_rule(n)}: no Boo_{n} interval is shown",
+        )
+    elif note["interval"] == "recipe.rank" and (k < need if statistic == "boo_n" else not mean_interval_shown(k)):
+        note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n, statistic))
+    elif key.startswith("predictions.") and not accuracy_like:
+        note.update(
+            coverage=None,
+            width_ratio=None,
+            reason="measured on accuracy only: this board's metric has no coverage measured",
+        )
+    elif key == "recipe.mean" and not mean_interval_shown(k):
+        note.update(coverage=None, width_ratio=None, shown=False, reason=mean_warning(k))
+    elif note["interval"] == "recipe.rank" and note["k"] in RANK_RANGE[source]:
+        low, high = RANK_RANGE[source][note["k"]]
+        if low < lo or high > hi:  # and where the figures were read, if not the board's own
+            flag = _rank_range_reason(low, high)
+            note.update(reason=f"{flag} ({note['reason']})" if note["reason"] else flag, ok=False)
+    elif note["coverage"] is None:  # not measured where the board shows it: say so, never "fine"
+        note.update(reason="has no coverage measured at this k")
+    cov, ratio = note["coverage"], note["width_ratio"]
+    inside = note["shown"] and cov is not None and lo <= cov <= hi and (ratio is None or ratio <= WIDTH_TARGET)
+    note["ok"] = note.get("ok", True) and inside
+    return note

@@ -32,6 +32,7 @@ from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_sho
 
 __all__ = [
     "ROW_KEYS",
+    "board_boo_n_warning",
     "boo_n_curve",
     "boo_n_warning",
     "mean_warning",
@@ -90,6 +91,27 @@ def boo_n_warning(k: int, n: int) -> str | None:
         f"{k} run{'' if k == 1 else 's'} for Boo_{n}: no interval; at least {min_runs_rule(n)} are needed for an "
         f"interval that covers its level (with fewer, a bootstrap interval of Boo_n covers far less: 82-90 % instead "
         f"of 95 % at 3n runs, and below 3n the paper's estimator is biased low)"
+    )
+
+
+def board_boo_n_warning(runs: list[int], k: int, n: int) -> str | None:
+    """The board's ``settings.boo_n_warning``: :func:`boo_n_warning` of the runs its entries have (``runs``; the
+    challenge's ``k`` when there are none), never of ``k`` alone: a board of 74-run entries at k = 30 read "30 runs for
+    Boo_5: no interval" beside rows that show one (stats17). None when every entry of 2 runs or more shows Boo_n's
+    interval; where some do and some do not, it says how many do not and their runs."""
+    counts = sorted(r for r in runs if r >= 2) or sorted(runs) or [k]
+    need = min_runs_for_interval(n)
+    below = [r for r in counts if r < need]
+    if not below:
+        return None
+    if len(below) == len(counts):
+        low, high = below[0], below[-1]
+        return boo_n_warning(high, n) if low == high else f"{low}-" + boo_n_warning(high, n)
+    spread = f"{below[0]}" if below[0] == below[-1] else f"{below[0]}-{below[-1]}"
+    return (
+        f"{len(below)} of {len(counts)} entries have {spread} runs for Boo_{n}: no interval for them; at least "
+        f"{min_runs_rule(n)} are needed for an interval that covers its level (with fewer, a bootstrap interval of "
+        f"Boo_n covers far less: 82-90 % instead of 95 % at 3n runs, and below 3n the paper's estimator is biased low)"
     )
 
 

@@ -224,6 +224,10 @@ class CoverageNoteSerializer(serializers.Serializer):
     interval = serializers.CharField(help_text="Which interval (`recipe.mean`, `predictions.accuracy`, ...).")
     label = serializers.CharField()
     k = serializers.IntegerField(help_text="The run count the coverage was measured at.")
+    runs = serializers.IntegerField(
+        required=False,
+        help_text="The run count of the board's entries the note describes (the coverage is measured at `k`).",
+    )
     coverage = serializers.FloatField(allow_null=True, help_text="Measured coverage of a 95% interval.")
     width_ratio = serializers.FloatField(allow_null=True)
     shown = serializers.BooleanField()

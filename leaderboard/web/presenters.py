@@ -128,7 +128,8 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
     return {
         "coverage_short": short,
         "coverage_k": at_k,
-        "board_k": settings.get("k_runs"),
+        # the runs the notes describe (the board's entries', stats17; a report stored before: the challenge's k)
+        "board_k": notes[0].get("runs", settings.get("k_runs")) if notes else settings.get("k_runs"),
         "coverage_low": any(item["flagged"] for item in short),
         # each flagged interval the board shows, with its reason (the rank interval's range over board shapes,
         # 90.5-96.9 %; or no coverage measured at the board's k)

@@ -268,16 +268,21 @@ def test_empty_leaderboard(client, host):
 
 
 @pytest.mark.parametrize(
-    "k_runs, quoted",
+    "runs, quoted",
     [
         (40, "at k = 30 runs (the simulated k nearest below this board's 40):"),
         (3, "at k = 5 runs (the simulated k closest to this board's 3):"),
     ],
 )
-def test_the_coverage_note_says_when_it_quotes_another_k_than_the_boards(client, host, users, k_runs, quoted):
-    """Found by a new user: a 370-run board said "at k = 30" and a k = 3 board "at k = 5", as if they were theirs."""
-    challenge, _ = known_board(host, users)
-    Challenge.objects.filter(pk=challenge.pk).update(k_runs=k_runs)
+@pytest.mark.parametrize("k_runs", [10, 40])
+def test_the_coverage_note_says_when_it_quotes_another_k_than_the_boards(client, host, users, runs, quoted, k_runs):
+    """Found by a new user: a 370-run board said "at k = 30" and a k = 3 board "at k = 5", as if they were theirs.
+    The board's k is the runs its entries have, not the challenge's k_runs (stats17: entries of 10 runs at k = 40
+    read "at k = 30 runs (the simulated k nearest below this board's 40)")."""
+    challenge, _ = digits_challenge(host, title="Runs board", k_runs=k_runs, bootstrap_resamples=200)
+    rng = np.random.default_rng(5)
+    for user, name, centre in ((users[0], "A", 0.9), (users[1], "B", 0.8)):
+        write_entry(challenge, user, name, centre + 0.004 * rng.standard_normal(runs), runs_expected=runs)
     html = client.get(challenge.get_absolute_url()).content.decode()
     assert quoted in html
 

@@ -1,0 +1,130 @@
+"""stats17's hunt: random boards around Boo_n's 10n threshold, and what a reader relies on there.
+
+Boards (:func:`threshold_boards`): 2 to 7 recipe entries of 5 to 60 runs (often 10n - 1, 10n or 10n + 1), each on a
+prefix of the seeds or a random subset of 70 (partial overlap), with or without validation scores; Boo_n's n in 2..5;
+ranked by Boo_n or the mean; higher or lower is better; the challenge's k anywhere in 5..60, unrelated to the runs.
+
+Invariants: a row shows a Boo_n interval iff its runs >= 10n (the mean's iff >= 6); the board's notes
+(``settings.coverage``, ``settings.boo_n_warning``) say an interval is shown iff some row shows it; no rank interval
+where the rank note says none is; every interval holds its estimate; a rank interval holds the rank shown; verdicts,
+order, letters, leader group and ``compare`` agree in direction (the helpers of test_board_properties).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evaluation.report import EntryRuns, ReportSettings, build_report
+from evaluation.report.comparisons import compare
+from evaluation.stats.boon import min_runs_for_interval
+from tests.evaluation.test_board_properties import PROPERTY, _assert_one_relation, _inside, _rows
+
+SEEDS = 70
+
+
+@st.composite
+def threshold_boards(draw):
+    n = draw(st.integers(2, 5))
+    need = min_runs_for_interval(n)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    valid_mode = draw(st.sampled_from(["all", "none", "some"]))
+    entries = []
+    for i in range(1, draw(st.integers(2, 7)) + 1):
+        k = draw(st.one_of(st.integers(5, 60), st.sampled_from([need - 1, need, need + 1])))
+        k = min(max(k, 5), 60)
+        index = np.arange(k) if draw(st.booleans()) else np.sort(rng.choice(SEEDS, k, replace=False))
+        centre, spread = draw(st.integers(20, 44)), draw(st.integers(0, 8))
+        test = rng.integers(centre - spread, centre + spread + 1, size=k) / 64.0
+        with_valid = valid_mode == "all" or (valid_mode == "some" and draw(st.booleans()))
+        valid = rng.integers(centre - 6, centre + 7, size=k) / 64.0 if with_valid else None
+        entries.append(EntryRuns(i, f"m{i}", f"t{i}", "recipe", k, index, test, valid=valid))
+    report_settings = ReportSettings(
+        higher_is_better=draw(st.booleans()),
+        boo_n=n,
+        statistic=draw(st.sampled_from(["mean", "boo_n"])),
+        n_resamples=120,
+        k_runs=draw(st.integers(5, 60)),
+        master_seed=draw(st.integers(0, 2**31)),
+        neighbours=3,
+    )
+    return entries, report_settings
+
+
+def _shows(interval: dict) -> bool:
+    return interval.get("low") is not None
+
+
+@PROPERTY
+@given(threshold_boards())
+def test_rows_and_the_board_s_notes_agree_around_10n(board):
+    entries, s = board
+    report = build_report(entries, s)
+    rows = _rows(report)
+    need = min_runs_for_interval(s.boo_n)
+    for row in rows.values():
+        runs = row["runs_succeeded"]
+        assert _shows(row["boo_n"]) == (runs >= need), (row["submission_id"], runs, need)
+        assert _shows(row["boo_n_unbiased"]) == (runs >= need), (row["submission_id"], runs, need)
+        assert _shows(row["mean"]) == (runs >= 6), (row["submission_id"], runs)
+    notes = {note["interval"]: note for note in report["settings"]["coverage"]}
+    for key, statistic in (
+        ("recipe.boo_n", "boo_n"),
+        ("recipe.boo_n_unbiased", "boo_n_unbiased"),
+        ("recipe.mean", "mean"),
+    ):
+        shown = any(_shows(row[statistic]) for row in rows.values())
+        assert notes[key]["shown"] == shown, (key, notes[key], [r["runs_succeeded"] for r in rows.values()])
+        assert (notes[key]["coverage"] is None) or shown, key
+    ranked = [row for row in rows.values() if row["rank_interval"]]
+    assert notes["recipe.rank"]["shown"] or not ranked, (notes["recipe.rank"], len(ranked))
+    every = all(_shows(row["boo_n"]) for row in rows.values())
+    assert (report["settings"]["boo_n_warning"] is None) == every, report["settings"]["boo_n_warning"]
+
+
+@PROPERTY
+@given(threshold_boards())
+def test_intervals_hold_their_estimates_and_rank_intervals_their_ranks_around_10n(board):
+    entries, s = board
+    report = build_report(entries, s)
+    by_id = {e.id: e for e in entries}
+    for sid, row in _rows(report).items():
+        entry = by_id[sid]
+        for statistic in ("mean", "boo_n", "boo_n_unbiased"):
+            _inside(row[statistic], entry.test.min(), entry.test.max(), f"{statistic} of {sid}")
+        interval = row["rank_interval"]
+        if interval:
+            assert interval["low"] <= row["rank"] <= interval["high"], (sid, row["rank"], interval)
+            assert 1 <= interval["low"] and interval["high"] <= len(report["sections"][0]["compared"])
+
+
+@PROPERTY
+@given(threshold_boards())
+def test_verdicts_order_letters_leaders_and_compare_agree_around_10n(board):
+    entries, s = board
+    report = build_report(entries, s)
+    rows = _rows(report)
+    by_id = {e.id: e for e in entries}
+    (section,) = report["sections"]
+    compared = section["compared"]
+    if len(compared) < 2 or section.get("groups_note") is not None:
+        return
+    power = (section.get("runs_needed") or {}).get("for_power")
+    for row in rows.values():  # 0 more runs where it has the runs the power target asks, decided or not (by design)
+        if power is not None and row["runs_succeeded"] >= power:
+            assert row["runs_needed_for_decision"] == 0
+            row["runs_needed_for_decision"] = None
+    relation = _assert_one_relation(section, rows)
+    family = len(compared) * (len(compared) - 1) // 2
+    flagged = {frozenset((inv["above"], inv["below"])) for inv in section.get("inversions", [])}
+    for winner, loser in relation:
+        win, lose = rows[winner]["rank_interval"], rows[loser]["rank_interval"]
+        if win and lose and frozenset((winner, loser)) not in flagged:
+            assert win["low"] <= lose["high"], (winner, loser, win, lose)
+        if np.intersect1d(by_id[winner].run_index, by_id[loser].run_index).size < 2:
+            continue
+        pair = compare(by_id[winner], by_id[loser], s, family_size=family)
+        assert pair["p"] >= 0.5, (winner, loser, pair["p"], pair["verdict"])
+        if pair["verdict"] in ("a_better", "b_better"):
+            assert pair["better"] == winner, (winner, loser, pair)
