@@ -198,7 +198,9 @@ __all__ = [
 #: Boo_1, the mean of the runs, shows the mean's interval (rows._boo_1_as_the_mean), not a second one.
 #: 26: settings.coverage and settings.boo_n_warning describe the runs the board's entries have (each note's ``runs``;
 #: the rank note at the recipe section's paired runs), not the challenge's k alone, which rows of more or fewer runs
-#: contradicted (coverage.board_coverage_notes, rows.board_boo_n_warning): stored reports are recomputed with them.
+#: contradicted (coverage.board_coverage_notes, rows.board_boo_n_warning), and a lone compared recipe entry shows no rank
+#: interval where the note withholds one (its [1, 1] beside "k = 12 < 10n = 50: no rank interval"): stored reports are
+#: recomputed with them.
 REPORT_FORMAT = 26
 
 #: Board sizes for which the settings list the runs the decision rule needs.
@@ -241,7 +243,7 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
     runs: dict[str, list[int]] = {"recipe": [], "predictions": []}
     for row in rows:
         runs[row["kind"]].append(int(row["runs_succeeded"]))
-    recipe = [x for x in sections if x["kind"] == "recipe" and len(x["compared"]) >= 2]
+    recipe = [x for x in sections if x["kind"] == "recipe" and x["compared"]]
     paired = len(recipe[0]["paired_runs"]) if recipe else None
     k, n = int(s.k_runs), int(s.boo_n)
     return {

@@ -247,8 +247,8 @@ def recipe_section(
         runs_needed=needed,
     )
     decided_rows([rows[e.id] for e in chosen], _differ_of_windows(res, index))
-    if len(chosen) >= 2:
-        for e in chosen:  # the reason: settings.coverage, "recipe.rank"
+    if chosen:  # the reason: settings.coverage, "recipe.rank"; a lone entry's [1, 1] too, as the note says (stats17)
+        for e in chosen:
             if withheld or (e.id not in core_ids and ranks_withheld(s, e.test.size)):
                 rows[e.id]["rank_interval"] = None
     return section

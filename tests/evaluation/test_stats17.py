@@ -60,3 +60,16 @@ def test_the_page_names_the_runs_the_notes_describe_not_the_challenge_k():
 
     page = coverage_for_section("recipe", _board([12, 12], k_runs=60)["settings"])
     assert page["coverage_k"] == 10 and page["board_k"] == 12
+
+
+def test_a_lone_compared_entry_shows_no_rank_interval_where_the_note_says_none_is():
+    """A board of one compared recipe entry showed the rank interval [1, 1] beside "k = 12 < 10n = 50: no rank interval
+    on a board ranked by Boo_5" (and at 3 runs beside the mean board's "k = 3 < 6"): the rule withheld it only where
+    two entries or more are compared (stats17's hunt)."""
+    for runs, kw in ((12, dict(statistic="boo_n", boo_n=5, k_runs=30)), (3, dict(k_runs=3)), (60, dict(k_runs=30))):
+        report = _board([runs], **kw)
+        (row,) = report["entries"]
+        note = _notes(report)["recipe.rank"]
+        assert note["shown"] == (row["rank_interval"] is not None), (runs, note, row["rank_interval"])
+    report = _board([74], k_runs=30, boo_n=5, statistic="boo_n")  # its own runs reach 10n: shown, and the note says so
+    assert report["entries"][0]["rank_interval"] and _notes(report)["recipe.rank"]["shown"]
