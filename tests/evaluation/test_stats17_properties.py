@@ -172,3 +172,22 @@ def test_a_rounded_board_around_10n_keeps_the_rows_and_notes_agreeing(board, dig
             value = row[statistic]
             if value.get("low") is not None and value["estimate"] is not None:
                 assert value["low"] <= value["estimate"] <= value["high"], (row["submission_id"], statistic, value)
+
+
+@PROPERTY
+@given(threshold_boards())
+def test_an_incremental_update_around_10n_is_the_full_report(board):
+    """A newcomer (the board's last recipe entry) added to the stored report of the others, their rows reused and the
+    rank intervals updated from it (build_report's ``reuse`` and ``previous``), gives the full report, notes too."""
+    import json
+
+    entries, s = board
+    recipes = [e for e in entries if e.kind == "recipe"]
+    if len(recipes) < 3:
+        return
+    newcomer = recipes[-1]
+    before = json.loads(json.dumps(build_report([e for e in entries if e is not newcomer], s)))
+    reuse = {row["submission_id"]: row for row in before["entries"] if row["kind"] == "recipe"}
+    full = json.loads(json.dumps(build_report(entries, s)))
+    incremental = json.loads(json.dumps(build_report(entries, s, reuse=reuse, previous=before)))
+    assert incremental == full
