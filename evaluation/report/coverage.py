@@ -125,8 +125,8 @@ def _boo_n_measured(key: str, k: int, n: int) -> tuple[str, int, float | None, f
     at = max([kk for kk in COVERAGE[key] if kk <= scaled + 1e-9] or [min(COVERAGE[key])])
     # "the same k/n" only where it is: Boo_4 at k = 70 (k/n = 17.5) read Boo_5 at 50 (k/n = 10) "(the same k/n)"
     ratio = "the same k/n" if abs(at - scaled) < 1e-9 else f"k/n = {at / 5:.3g}, the nearest measured below {k / n:.3g}"
-    reason = None if n == 5 else f"measured for Boo_5 at k = {at} ({ratio}), not for Boo_{n}"  # Boo_5: its own table
-    return key, at, COVERAGE[key][at], WIDTH_RATIO.get(key, {}).get(at), reason
+    said = None if n == 5 else f"measured for Boo_5 at k = {at} ({ratio}), not for Boo_{n}"  # Boo_5: its own table
+    return key, at, COVERAGE[key][at], WIDTH_RATIO.get(key, {}).get(at), said
 
 
 def _rank_range_reason(low: float, high: float) -> str:

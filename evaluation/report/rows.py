@@ -106,7 +106,9 @@ def board_boo_n_warning(runs: list[int], k: int, n: int) -> str | None:
         return None
     if len(below) == len(counts):
         low, high = below[0], below[-1]
-        return boo_n_warning(high, n) if low == high else f"{low}-" + boo_n_warning(high, n)
+        warning = boo_n_warning(high, n)
+        assert warning is not None  # high < need
+        return warning if low == high else f"{low}-{warning}"
     spread = f"{below[0]}" if below[0] == below[-1] else f"{below[0]}-{below[-1]}"
     return (
         f"{len(below)} of {len(counts)} entries have {spread} runs for Boo_{n}: no interval for them; at least "
@@ -345,9 +347,12 @@ def _boo_1_as_the_mean(todo: list[EntryRuns], rows: dict[int, dict], key: str, s
     """Boo_1 is the mean of the runs (eq. 7 weighs every run alike, both estimators): its row shows the mean's
     interval, not a second one of the same number (Boo_n's bootstrap-t with a jackknife standard error, other
     resamples and support: limits up to 1.4 apart on a width of 1.8 at k = 8, a statistician's finding)."""
-    low = [rows[e.id]["mean"]["low"] for e in todo]
-    high = [rows[e.id]["mean"]["high"] for e in todo]
-    low, high = shown_limits(low, high, [rows[e.id][key]["estimate"] for e in todo], s.score_range)
+    low, high = shown_limits(
+        [rows[e.id]["mean"]["low"] for e in todo],
+        [rows[e.id]["mean"]["high"] for e in todo],
+        [rows[e.id][key]["estimate"] for e in todo],
+        s.score_range,
+    )
     for e, lo, hi in zip(todo, low, high):
         rows[e.id][key].update(low=finite(lo), high=finite(hi), method=rows[e.id]["mean"].get("method"))
 
