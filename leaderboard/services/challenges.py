@@ -600,7 +600,7 @@ def _files_warnings(challenge: Challenge) -> list[str]:
     if not challenge.allow_predictions or not most < need <= challenge.k_runs:
         return []
     return [
-        f"A prediction entry uploads at most {most} files (VARBOARD_MAX_PREDICTION_FILES), fewer than the "
+        f"A prediction entry uploads at most {most} files (this site's limit), fewer than the "
         f"{min_runs_rule(challenge.boo_n)} Boo_{challenge.boo_n}'s interval needs: the leaderboard will show every "
         f"prediction entry's Boo_{challenge.boo_n} without an interval. Lower n to {most // RUNS_PER_N}."
     ]
