@@ -197,7 +197,8 @@ class ChallengeSerializer(serializers.ModelSerializer):
         return challenge_queue_waits(challenge=challenge)
 
     def get_warnings(self, challenge: Challenge) -> list[str]:
-        return challenge_warnings(challenge=challenge)
+        request = self.context.get("request")
+        return challenge_warnings(challenge=challenge, user=getattr(request, "user", None))
 
     @extend_schema_field(DatasetSerializer(allow_null=True))
     def get_dataset(self, challenge: Challenge) -> dict | None:

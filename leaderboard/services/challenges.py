@@ -36,7 +36,7 @@ from evaluation.stats.boon import (
 from ..choices import ProgramStatus, Visibility
 from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
-from ..selectors import user_is_host
+from ..selectors import submissions_readable, user_is_host
 from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record, audit_save
 from .boards import board_assign_parts, board_draw_mask, board_has_private
@@ -581,16 +581,22 @@ def _boo_n_advice(need: int, lower: int, k_fixed: bool) -> str:
     return f"Raise k to {need}" + (f" or lower n to {lower}." if lower else ".")
 
 
-def challenge_warnings(*, challenge: Challenge) -> list[str]:
-    """:func:`challenge_settings_warnings` of a stored challenge; none for a results-only one (no dataset), whose
-    entries are imported with the runs they have: no k for its host to raise."""
+def challenge_warnings(*, challenge: Challenge, user) -> list[str]:
+    """:func:`challenge_settings_warnings` of a stored challenge as ``user`` reads them; none for a results-only one
+    (no dataset), whose entries are imported with the runs they have: no k for its host to raise.
+
+    Whether k is fixed follows the submissions ``user`` may open (``selectors.submissions_readable``; the hosts: every
+    one): the API publishes the warnings to anyone, and counted over every submission their advice changed when a
+    rival's first try was made, still queued or failed, which nobody else may open (tests/platform/test_leaks_v8.py).
+    """
     if challenge.results_only:
         return []
     settings = {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n, "statistic": challenge.ranking_statistic}
     files = _files_warnings(challenge)
     if not challenge_settings_warnings(**settings):
         return files  # no query for the submissions of a challenge whose settings cost nothing (a list of them)
-    return challenge_settings_warnings(**settings, k_fixed=challenge.submissions.exists()) + files
+    k_fixed = submissions_readable(user=user, challenge=challenge).exists()
+    return challenge_settings_warnings(**settings, k_fixed=k_fixed) + files
 
 
 def _files_warnings(challenge: Challenge) -> list[str]:

@@ -71,7 +71,7 @@ def challenge_preview(request, slug: str):
         "dataset": dataset,
         "preview": dataset_preview(dataset=dataset) if dataset else None,
         "frozen": challenge.submissions.exists(),
-        "k_warnings": challenge_warnings(challenge=challenge),
+        "k_warnings": challenge_warnings(challenge=challenge, user=request.user),
         **planner_context(
             request.GET,
             initial={
@@ -97,7 +97,7 @@ def _preview_action(request, challenge: Challenge):
             k = int(request.POST.get("k_runs", ""))
             challenge_update(challenge=challenge, user=request.user, k_runs=k)
             messages.success(request, f"Runs per entry (k) set to {k}.")
-            for warning in challenge_warnings(challenge=challenge):
+            for warning in challenge_warnings(challenge=challenge, user=request.user):
                 messages.warning(request, warning)
     except ValueError:
         messages.error(request, "k must be a whole number.")

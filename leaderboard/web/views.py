@@ -166,7 +166,7 @@ def challenge_new(request):
                 f"Challenge “{challenge.title}” created as a draft only you can see. Check the "
                 + ("data below, then publish it." if publish else "data below."),
             )
-            for warning in challenge_warnings(challenge=challenge):
+            for warning in challenge_warnings(challenge=challenge, user=request.user):
                 messages.warning(request, warning)
             return redirect("challenge-preview", slug=challenge.slug)
     if form.is_bound:
@@ -357,7 +357,7 @@ def challenge_edit(request, slug: str):
             add_service_error(form, exc)
         else:
             messages.success(request, "Settings saved.")
-            for warning in challenge_warnings(challenge=stored):
+            for warning in challenge_warnings(challenge=stored, user=request.user):
                 messages.warning(request, warning)
             return redirect(stored)
     context = {
