@@ -1,0 +1,55 @@
+"""A new user's walk through hosting and entering a prediction challenge (newuser7, 2026-12-01): what the board's
+"How to read this" and the host form say against what the board shows and the code does."""
+
+from __future__ import annotations
+
+import html as html_module
+import re
+
+import pandas as pd
+import pytest
+
+from leaderboard.services.scoring import submission_score
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+
+from .factories import csv_bytes, digits_challenge, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def _text(html: str) -> str:
+    return " ".join(html_module.unescape(re.sub(r"<[^>]+>", "", html)).split())
+
+
+def _files(frame: pd.DataFrame, fractions: list[float]) -> list[UploadedFile]:
+    """One prediction file per fraction: that share of the test rows labelled right (the first rows), the rest wrong."""
+    test = frame[frame.is_test == 1]
+    files = []
+    for i, fraction in enumerate(fractions):
+        labels = test.label.to_numpy().copy()
+        wrong = int(round(len(labels) * (1 - fraction)))
+        labels[len(labels) - wrong :] = (labels[len(labels) - wrong :] + 1) % 10
+        table = pd.DataFrame({"id": test.id.to_numpy(), "prediction": labels})
+        files.append(UploadedFile(f"p{i}.csv", csv_bytes(table)))
+    return files
+
+
+def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_with_few_files(client, host):
+    """A prediction board (k = 10, ranked by the mean) of two entries of 3 files each: both show a rank interval (a
+    prediction entry's comes from resampled test examples, whatever its number of files), yet "How to read this" said
+    "An entry with fewer runs than an interval needs (6) shows no rank interval (—)", the rule of recipe entries only
+    (evaluation.report.sections.ranks_withheld is called by recipe_section alone). The new user's iris board: 3-file
+    entries ranked "1" and "2" beside that sentence."""
+    challenge, frame = digits_challenge(host, title="Few files", k_runs=10, bootstrap_resamples=200)
+    for user, name, fractions in ((make_user("pia"), "Good", [0.95, 0.9, 0.9]), (make_user("quinn"), "Bad", [0.5] * 3)):
+        sub = submission_create_predictions(
+            challenge=challenge, user=user, method_name=name, files=_files(frame, fractions)
+        )
+        submission_score(submission_id=sub.pk)
+    report = client.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
+    assert all(row["runs_succeeded"] == 3 and row["rank_interval"] for row in report["entries"]), report["entries"]
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    ranks = _text(html[html.index('id="explain-rank"') :].split("</dd>")[0])
+    assert "An entry with fewer runs than an interval needs" not in ranks, ranks
+    assert "A recipe entry with fewer runs than an interval needs (6) shows no rank interval" in ranks, ranks
+    assert "a prediction entry's rank interval comes from resampled test examples" in ranks, ranks
