@@ -107,7 +107,10 @@ class Feedback(models.TextChoices):
 
     EXACT = "exact", "Exact"
     ROUNDED = "rounded", "Rounded to d digits"
-    LADDER = "ladder", "Ladder (a team's shown score changes only on a significant improvement)"
+    LADDER = (
+        "ladder",
+        ("Ladder (a person's shown score, across all their teams, changes only on a significant improvement)"),
+    )
 
 
 class BoardVersion(models.TextChoices):

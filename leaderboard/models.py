@@ -238,8 +238,8 @@ class Challenge(models.Model):
     ladder_margin = models.FloatField(
         default=0.01,
         validators=[MinValueValidator(1e-9)],
-        help_text="η of the Ladder, in the metric's units: a team's shown score moves only when a new "
-        "submission beats it by more than η.",
+        help_text="η of the Ladder, in the metric's units: a person's shown score, across all their teams, moves "
+        "only when their new submission beats it by more than η.",
     )
     rules = models.TextField(blank=True, help_text="Rules every contestant accepts before the first submission.")
     registration_required = models.BooleanField(

@@ -53,3 +53,18 @@ def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_w
     assert "An entry with fewer runs than an interval needs" not in ranks, ranks
     assert "A recipe entry with fewer runs than an interval needs (6) shows no rank interval" in ranks, ranks
     assert "a prediction entry's rank interval comes from resampled test examples" in ranks, ranks
+
+
+def test_the_host_form_says_the_ladder_releases_per_person_as_the_board_does(client, alice):
+    """The Ladder's releases are keyed by the submitting person across all their teams (services.boards.
+    ladder_releases, issue 21), and the board says "a person's shown score, across all their teams"; the host form's
+    feedback choice said "Ladder (a team's shown score changes only on a significant improvement)" and the Ladder
+    margin's help "a team's shown score moves only when a new submission beats it by more than η": a team of two
+    people shows each one's releases, not one sequence of the team."""
+    client.force_login(alice)
+    html = _text(client.get("/challenges/new/").content.decode())
+    assert "a team's shown score" not in html
+    assert "Ladder (a person's shown score, across all their teams, changes only on a significant improvement)" in html
+    assert (
+        "a person's shown score, across all their teams, moves only when their new submission beats it by more" in html
+    )
