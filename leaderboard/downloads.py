@@ -51,8 +51,14 @@ def dataset_download(*, challenge: Challenge, part: str, user) -> HttpResponse:
         raise Http404(f"Unknown download {part!r}; choose from {', '.join(PUBLIC_PARTS)}.")
     if not field:
         raise Http404(f"This challenge has no {part.replace('_', ' ')} file.")
-    with field.open("rb") as handle:
-        return _csv_response(handle.read(), f"{challenge.slug}-{part}.csv")
+    # streamed a chunk at a time: a part is an upload of up to a dataset's limit, and anyone may download the public
+    # ones (read whole, and compressed whole again, a part took twice its size of the web process per request)
+    return FileResponse(
+        field.open("rb"),
+        as_attachment=True,
+        filename=f"{challenge.slug}-{part}.csv",
+        content_type="text/csv; charset=utf-8",
+    )
 
 
 def _csv_response(content: bytes, filename: str) -> HttpResponse:

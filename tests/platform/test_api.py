@@ -136,8 +136,8 @@ def test_public_downloads_and_hidden_labels_for_hosts_only(challenge, alice, hos
     challenge, frame = challenge
     anon = APIClient()
     base = f"/api/challenges/{challenge.slug}/data"
-    train = pd.read_csv(io.BytesIO(anon.get(f"{base}/train/").content))
-    test_inputs = pd.read_csv(io.BytesIO(anon.get(f"{base}/test_inputs/").content))
+    train = pd.read_csv(io.BytesIO(anon.get(f"{base}/train/").getvalue()))
+    test_inputs = pd.read_csv(io.BytesIO(anon.get(f"{base}/test_inputs/").getvalue()))
     sample = pd.read_csv(io.BytesIO(anon.get(f"{base}/sample_submission/").content))
     assert len(train) == (frame.is_test == 0).sum() and "label" in train.columns
     assert len(test_inputs) == (frame.is_test == 1).sum() and "label" not in test_inputs.columns
@@ -145,7 +145,7 @@ def test_public_downloads_and_hidden_labels_for_hosts_only(challenge, alice, hos
     assert list(sample.columns) == ["id", "prediction"] and len(sample) == len(test_inputs)
     assert anon.get(f"{base}/hidden_labels/").status_code in (401, 403)
     assert client_for(alice).get(f"{base}/hidden_labels/").status_code == 403
-    hidden = pd.read_csv(io.BytesIO(client_for(host).get(f"{base}/hidden_labels/").content))
+    hidden = pd.read_csv(io.BytesIO(client_for(host).get(f"{base}/hidden_labels/").getvalue()))
     assert list(hidden.columns) == ["id", "label"] and len(hidden) == len(test_inputs)
     assert anon.get(f"{base}/nonsense/").status_code == 404
 
@@ -394,7 +394,7 @@ def test_host_uploads_parquet_train_plus_test_inputs_and_hidden_labels_apart(ali
     body = response.json()
     assert body["dataset"]["n_train"] == len(train) and body["dataset"]["n_test"] == len(test)
     hidden = pd.read_csv(
-        io.BytesIO(client_for(alice).get(f"/api/challenges/{body['slug']}/data/hidden_labels/").content), dtype=str
+        io.BytesIO(client_for(alice).get(f"/api/challenges/{body['slug']}/data/hidden_labels/").getvalue()), dtype=str
     )
     expected = dict(zip(test.id, test.label.astype(str)))
     assert dict(zip(hidden.id, hidden.label)) == expected

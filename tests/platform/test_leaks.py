@@ -89,7 +89,7 @@ def test_hidden_labels_never_reach_non_hosts():
     assert dict(seen)[f"/api/challenges/{slug}/data/test_inputs/"] == 200
     assert dict(seen)[f"/api/challenges/{slug}/data/hidden_labels/"] in (401, 403)
     # And the host does get them: the search above would have found a leak.
-    host_body = logged_in(host).get(f"/api/challenges/{slug}/data/hidden_labels/").content.decode()
+    host_body = logged_in(host).get(f"/api/challenges/{slug}/data/hidden_labels/").getvalue().decode()
     assert all(label in host_body for label in hidden)
 
 

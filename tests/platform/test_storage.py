@@ -47,7 +47,7 @@ def test_a_prediction_submission_round_trips_through_s3(s3_storage, host, alice,
 
     # Downloads stream from the object store; the hidden labels go to hosts only.
     test_inputs = client.get(f"/api/challenges/{challenge.slug}/data/test_inputs/")
-    assert test_inputs.status_code == 200 and b"img-0000" in test_inputs.content
+    assert test_inputs.status_code == 200 and b"img-0000" in test_inputs.getvalue()
     assert (
         client.get(
             f"/api/challenges/{challenge.slug}/data/hidden_labels/", HTTP_AUTHORIZATION=f"Token {token}"
@@ -58,7 +58,7 @@ def test_a_prediction_submission_round_trips_through_s3(s3_storage, host, alice,
     hidden = client.get(
         f"/api/challenges/{challenge.slug}/data/hidden_labels/", HTTP_AUTHORIZATION=f"Token {host_token}"
     )
-    assert hidden.status_code == 200 and b"label" in hidden.content
+    assert hidden.status_code == 200 and b"label" in hidden.getvalue()
 
 
 def test_a_rejected_upload_leaves_no_object_behind(s3_storage, host, alice, monkeypatch):

@@ -470,13 +470,13 @@ def test_hidden_labels_are_for_hosts_only(client, challenge, host, alice):
     for part in ("train", "test_inputs", "sample_submission"):
         response = client.get(reverse("challenge-download", args=[challenge.slug, part]))
         assert response.status_code == 200 and response["Content-Type"].startswith("text/csv"), part
-    test_inputs = client.get(reverse("challenge-download", args=[challenge.slug, "test_inputs"])).content.decode()
+    test_inputs = client.get(reverse("challenge-download", args=[challenge.slug, "test_inputs"])).getvalue().decode()
     assert "label" not in test_inputs.splitlines()[0]
     client.force_login(host)
     assert url in client.get(challenge.get_absolute_url()).content.decode()
     response = client.get(url)
     assert response.status_code == 200
-    hidden = response.content.decode()
+    hidden = response.getvalue().decode()  # streamed (test_download_bounds)
     assert "label" in hidden.splitlines()[0] and frame[frame.is_test == 1].id.iloc[0] in hidden
     assert client.get(reverse("challenge-download", args=[challenge.slug, "nonsense"])).status_code == 404
 
