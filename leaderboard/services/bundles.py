@@ -47,7 +47,7 @@ from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record
 from .boards import board_public_mask
 from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
-from .dataset_files import dataset_frame
+from .dataset_files import dataset_frame, dataset_test_ids
 from .errors import NotAllowed, ServiceError, TooLarge
 from .phases import PHASE_FIELDS, phase_create, phase_update
 from .programs import program_restore
@@ -374,7 +374,7 @@ def _restore_public_rows(challenge: Challenge, public_ids) -> None:
             "board (public_fraction).",
             field="bundle",
         )
-    ids = dataset_frame(dataset=dataset, part="test_inputs")[dataset.id_column].astype(str).to_numpy()
+    ids = np.asarray(dataset_test_ids(dataset=dataset), dtype=object)  # the id column only, not the whole table
     wanted = {str(i) for i in public_ids}
     unknown = wanted - set(ids)
     if unknown:
