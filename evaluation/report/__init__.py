@@ -203,7 +203,11 @@ __all__ = [
 #: recomputed with them. 27: a row's estimates (mean, Boo_n, unbiased Boo_n, the Boo_n curve) and limits lie inside
 #: its runs' hull, rows.within_runs: 21 runs of accuracy 1.0 showed Boo_2 = 1.0000000000000002, past the metric's
 #: range, as the weights' rounding had it; runs all equal show their value; other numbers move by an ulp at most.
-REPORT_FORMAT = 27
+#: 28: a prediction entry's Boo_1 shows its mean's interval (limits, method, source; rows.boo_1_as_the_mean, as a
+#: recipe's does), not "k < 6" and none beside the mean's from the test examples, nor from 6 files a bootstrap over
+#: the files; Boo_1's ``source`` is the mean's, and settings.boo_n_warning counts the rows that warn
+#: (rows.board_boo_n_warning): a stored Boo_1 report with prediction entries changes; other reports' numbers do not.
+REPORT_FORMAT = 28
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -249,7 +253,7 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
     paired = len(recipe[0]["paired_runs"]) if recipe else None
     k, n = int(s.k_runs), int(s.boo_n)
     return {
-        "boo_n_warning": board_boo_n_warning(runs["recipe"] + runs["predictions"], k, n),
+        "boo_n_warning": board_boo_n_warning(rows, k, n),
         "coverage": board_coverage_notes(
             k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
         ),

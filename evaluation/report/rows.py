@@ -33,6 +33,7 @@ from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_sho
 __all__ = [
     "ROW_KEYS",
     "board_boo_n_warning",
+    "boo_1_as_the_mean",
     "boo_n_curve",
     "boo_n_warning",
     "mean_warning",
@@ -95,14 +96,18 @@ def boo_n_warning(k: int, n: int) -> str | None:
     )
 
 
-def board_boo_n_warning(runs: list[int], k: int, n: int) -> str | None:
-    """The board's ``settings.boo_n_warning``: :func:`boo_n_warning` of the runs its entries have (``runs``; the
-    challenge's ``k`` when there are none), never of ``k`` alone: a board of 74-run entries at k = 30 read "30 runs for
-    Boo_5: no interval" beside rows that show one (stats17). None when every entry of 2 runs or more shows Boo_n's
-    interval; where some do and some do not, it says how many do not and their runs."""
-    counts = sorted(r for r in runs if r >= 2) or sorted(runs) or [k]
-    need = min_runs_for_interval(n)
-    below = [r for r in counts if r < need]
+def board_boo_n_warning(rows: list[dict], k: int, n: int) -> str | None:
+    """The board's ``settings.boo_n_warning``: :func:`boo_n_warning` of the rows that give one (their ``boo_n``'s
+    ``warning``, :func:`entry_row`; the challenge's ``k`` when there are no rows), never of ``k`` alone: a board of
+    74-run entries at k = 30 read "30 runs for Boo_5: no interval" beside rows that show one (stats17), and a Boo_1
+    board "3 runs for Boo_1: no interval" beside a prediction entry of 3 files showing its mean's interval for it
+    (a new user's finding). None when no row of 2 runs or more warns; where some do and some do not, it says how many
+    do and their runs."""
+    counted = [r for r in rows if r["runs_succeeded"] >= 2] or rows
+    if not counted:
+        return boo_n_warning(k, n)
+    counts = [int(r["runs_succeeded"]) for r in counted]
+    below = sorted(int(r["runs_succeeded"]) for r in counted if r["boo_n"].get("warning"))
     if not below:
         return None
     if len(below) == len(counts):
@@ -252,6 +257,8 @@ def entry_row(
     else:
         boo, unbiased, curve = own
     mean, boo, unbiased, curve = within_runs(e.test, mean, boo, unbiased, np.asarray(curve, dtype=np.float64))
+    mean_said = mean_warning(k) if e.kind == "recipe" else None
+    boo_said = s.boo_n > 1 or mean_said is not None
     row: dict[str, Any] = {
         "submission_id": int(e.id),
         "method_name": e.name,
@@ -266,10 +273,11 @@ def entry_row(
         "rank_display": None,
         "tied": False,
         "ranking_value": None,
-        "mean": interval(
-            mean, se=None, source="runs", method=None, warning=mean_warning(k) if e.kind == "recipe" else None
+        "mean": interval(mean, se=None, source="runs", method=None, warning=mean_said),
+        # Boo_1 is the mean (boo_1_as_the_mean): warned where the mean is, never a prediction entry (test examples)
+        "boo_n": interval(
+            boo, n=int(s.boo_n), estimator="paper", method=None, warning=boo_n_warning(k, s.boo_n) if boo_said else None
         ),
-        "boo_n": interval(boo, n=int(s.boo_n), estimator="paper", method=None, warning=boo_n_warning(k, s.boo_n)),
         "boo_n_unbiased": interval(unbiased, n=int(s.boo_n), estimator="unbiased", method=None),
         "median": finite(median),
         "std": None if std is None else finite(std),
@@ -332,10 +340,7 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
                     std = rows[e.id]["std"]  # None when not finite: so is its standard error
                     rows[e.id][key]["se"] = None if std is None else finite(std / math.sqrt(k))
                 todo = todo if mean_interval_shown(k) else []
-            if not todo:
-                continue
-            if statistic == "boo_n" and s.boo_n == 1 and kind == "recipe":
-                _boo_1_as_the_mean(todo, rows, key, s)
+            if not todo or (statistic == "boo_n" and s.boo_n == 1):  # Boo_1: the mean's, below
                 continue
             seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
             low, high = stats.seeded_intervals(
@@ -358,20 +363,32 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
             low, high = shown_limits(low, high, [rows[e.id][key]["estimate"] for e in todo], s.score_range)
             for e, lo, hi in zip(todo, low, high):
                 rows[e.id][key].update(low=finite(lo), high=finite(hi), method=method)
+    boo_1_as_the_mean([rows[e.id] for e in entries if e.kind == "recipe"], s)  # a prediction's: prediction_section
 
 
-def _boo_1_as_the_mean(todo: list[EntryRuns], rows: dict[int, dict], key: str, s: ReportSettings) -> None:
-    """Boo_1 is the mean of the runs (eq. 7 weighs every run alike, both estimators): its row shows the mean's
-    interval, not a second one of the same number (Boo_n's bootstrap-t with a jackknife standard error, other
-    resamples and support: limits up to 1.4 apart on a width of 1.8 at k = 8, a statistician's finding)."""
-    low, high = shown_limits(
-        [rows[e.id]["mean"]["low"] for e in todo],
-        [rows[e.id]["mean"]["high"] for e in todo],
-        [rows[e.id][key]["estimate"] for e in todo],
-        s.score_range,
-    )
-    for e, lo, hi in zip(todo, low, high):
-        rows[e.id][key].update(low=finite(lo), high=finite(hi), method=rows[e.id]["mean"].get("method"))
+def boo_1_as_the_mean(rows: list[dict], s: ReportSettings) -> None:
+    """On a Boo_1 board (else nothing), each row's Boo_1 (both estimators) shows its mean's interval: limits, method
+    and source. Boo_1 is the mean of the runs (Bajgar et al. 2018, eq. 7 weighs every run alike): not a second
+    interval of the same number (Boo_n's bootstrap-t with a jackknife standard error, other resamples and support:
+    limits up to 1.4 apart on a width of 1.8 at k = 8, a statistician's finding), nor none beside the mean's (a
+    prediction entry of 3 files, whose mean has the test examples' interval, showed Boo_1 flagged "k < 6" beside its
+    mean in [0.8911, 0.9987], a new user's finding). Call it once the rows' mean intervals are final (a prediction
+    entry's: :func:`~evaluation.report.sections.prediction_section`). The limits hold Boo_1's own estimate
+    (:func:`shown_limits`): a prediction entry's mean is its files pooled (RMSE: √ of their mean MSE), Boo_1 their
+    scores' mean."""
+    if s.boo_n != 1 or not rows:
+        return
+    for key in ("boo_n", "boo_n_unbiased"):
+        low, high = shown_limits(
+            [row["mean"]["low"] for row in rows],
+            [row["mean"]["high"] for row in rows],
+            [row[key]["estimate"] for row in rows],
+            s.score_range,
+        )
+        for row, lo, hi in zip(rows, low, high):  # no mean interval (None): none (NaN)
+            row[key].update(
+                low=finite(lo), high=finite(hi), method=row["mean"].get("method"), source=row["mean"]["source"]
+            )
 
 
 def shown_limits(low, high, estimate, score_range) -> tuple[np.ndarray, np.ndarray]:

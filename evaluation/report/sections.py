@@ -15,7 +15,7 @@ from evaluation import stats
 from evaluation.report.comparisons import TABLE_COLUMNS, comparison_rows, comparison_table
 from evaluation.report.entries import EntryRuns
 from evaluation.report.ranking import by_merit, inversion_rows, priority_order, rank_and_group
-from evaluation.report.rows import exclude, shown_limits
+from evaluation.report.rows import boo_1_as_the_mean, exclude, shown_limits
 from evaluation.report.settings import PURPOSE, SECTION_CODE, SECTION_LABELS, ReportSettings, derive_seed
 from evaluation.report.sota import section_sota, twin_keys
 from evaluation.report.values import apply_map, finite, outcomes_are_proportions, score_over_files, se_through
@@ -485,6 +485,7 @@ def prediction_section(
                 sign * tb.estimate, sign * tb.bootstrap_distribution, 1 - s.alpha
             )
     all_rows = [rows[e.id] for e in entries]
+    boo_1_as_the_mean(all_rows, s)  # the mean's interval from the test examples, whatever the files
     binomial_n = (s.n_test or n_examples) if s.accuracy_like else None
     sota = section_sota(
         all_rows,

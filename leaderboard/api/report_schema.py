@@ -102,6 +102,15 @@ class SecondaryValueSerializer(MetricInfoSerializer):
     )
 
 
+#: Boo_1 is the mean of the runs: where its interval is the mean's (evaluation.report.rows.boo_1_as_the_mean).
+def _boo_1_source() -> ChoiceField:
+    return ChoiceField(
+        choices=["runs", "test examples", "test examples and files", "ladder"],
+        required=False,
+        help_text="On a Boo_1 board: where its interval, the mean's, comes from (the mean's `source`).",
+    )
+
+
 class EntrySerializer(serializers.Serializer):
     submission_id = serializers.IntegerField()
     method_name = serializers.CharField()
@@ -132,13 +141,19 @@ class EntrySerializer(serializers.Serializer):
         n=serializers.IntegerField(allow_null=True),
         estimator=serializers.CharField(required=False),
         method=serializers.CharField(allow_null=True, required=False),
-        warning=serializers.CharField(allow_null=True, required=False, help_text="Set when k < 10n runs."),
+        source=_boo_1_source(),
+        warning=serializers.CharField(
+            allow_null=True,
+            required=False,
+            help_text="Set when k < 10n runs (Boo_1: as the mean's, below 6 runs; never a prediction entry's).",
+        ),
     )
     boo_n_unbiased = _interval(
         "ReportBooNUnbiased",
         n=serializers.IntegerField(),
         estimator=serializers.CharField(),
         method=serializers.CharField(allow_null=True),
+        source=_boo_1_source(),
     )
     median = serializers.FloatField(allow_null=True)
     std = serializers.FloatField(allow_null=True)

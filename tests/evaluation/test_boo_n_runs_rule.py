@@ -96,3 +96,38 @@ def test_boo_1_shows_the_mean_s_interval_not_a_second_one_of_the_same_number():
         for key in ("boo_n", "boo_n_unbiased"):
             assert (row[key]["low"], row[key]["high"]) == pytest.approx((row["mean"]["low"], row["mean"]["high"]))
             assert row[key]["low"] <= row[key]["estimate"] <= row[key]["high"]
+
+
+def _prediction(i: int, files: int, rng) -> EntryRuns:
+    outcomes = (rng.random((files, 150)) < 0.95).astype(float)
+    return EntryRuns(i, f"p{i}", "t", "predictions", files, np.arange(files), outcomes.mean(axis=1), outcomes=outcomes)
+
+
+def test_a_prediction_entry_s_boo_1_shows_its_mean_s_interval_and_nothing_says_it_has_none():
+    """A new user's Boo_1 board: a prediction entry of 3 files showed Boo_1 = 0.9877 flagged "k < 6" without an
+    interval ("fewer than 6, as for the mean") beside its mean 0.9877 in [0.8911, 0.9987] from the test examples and
+    files. Boo_1 is the mean of the runs (eq. 7): it shows the mean's interval, as a recipe's does; with 8 files it
+    showed a bootstrap over the files beside the mean's, two intervals of one number."""
+    rng = np.random.default_rng(11)
+    recipe = EntryRuns(9, "r", "t", "recipe", 8, np.arange(8), 0.9 + 0.01 * rng.standard_normal(8))
+    entries = [_prediction(1, 1, rng), _prediction(2, 3, rng), _prediction(3, 8, rng), recipe]
+    report = build_report(entries, ReportSettings(k_runs=8, boo_n=1, statistic="boo_n", n_resamples=300))
+    for row in (r for r in report["entries"] if r["kind"] == "predictions"):
+        mean = row["mean"]
+        assert mean["low"] is not None and mean["source"].startswith("test examples")
+        for key in ("boo_n", "boo_n_unbiased"):
+            assert (row[key]["low"], row[key]["high"]) == (mean["low"], mean["high"]), (row["runs_succeeded"], key)
+            assert (row[key]["method"], row[key].get("source")) == (mean["method"], mean["source"])
+            assert not row[key].get("warning"), row[key]["warning"]
+    assert report["settings"]["boo_n_warning"] is None
+    said = [n for n in report["settings"]["coverage"] if n["interval"].endswith("boo_n") and not n["shown"]]
+    assert said == []
+
+
+def test_a_prediction_entry_of_few_files_has_no_boo_2_interval_as_before():
+    """Boo_n of n >= 2 is no mean: a prediction entry of 3 files still shows none, and says why (10n files)."""
+    rng = np.random.default_rng(11)
+    report = build_report([_prediction(2, 3, rng)], ReportSettings(k_runs=3, boo_n=2, n_resamples=300))
+    (row,) = report["entries"]
+    assert row["boo_n"]["low"] is None and "at least 10n = 20" in row["boo_n"]["warning"]
+    assert report["settings"]["boo_n_warning"].startswith("3 runs for Boo_2: no interval")

@@ -74,3 +74,25 @@ def test_a_new_entry_updates_the_rank_intervals_exactly():
         full = json.loads(json.dumps(build_report([*entries, newcomer], settings)))
         incremental = json.loads(json.dumps(build_report([*entries, newcomer], settings, reuse=reuse, previous=before)))
         assert incremental == full
+
+
+def test_a_boo_1_board_with_prediction_entries_updates_as_it_is_built():
+    """Boo_1 shows the mean's interval on every row (rows.boo_1_as_the_mean): a reused recipe row keeps its own, a
+    prediction entry's is taken from its mean's after the section (never reused); the update equals a full build."""
+    rng = np.random.default_rng(4)
+    settings = ReportSettings(n_resamples=300, k_runs=8, boo_n=1, statistic="boo_n", master_seed=3)
+    entries = _entries(6) + [
+        EntryRuns(i, f"p{i}", "t", "recipe", 4, np.arange(4), 0.7 + 0.01 * rng.standard_normal(4)) for i in (50, 51)
+    ]
+    for i, files in ((60, 1), (61, 3), (62, 8)):
+        outcomes = (rng.random((files, 120)) < 0.9).astype(float)
+        entries.append(
+            EntryRuns(i, f"q{i}", "t", "predictions", files, np.arange(files), outcomes.mean(1), outcomes=outcomes)
+        )
+    before = json.loads(json.dumps(build_report(entries[1:], settings)))
+    reuse = {row["submission_id"]: row for row in before["entries"]}
+    full = json.loads(json.dumps(build_report(entries, settings)))
+    assert json.loads(json.dumps(build_report(entries, settings, reuse=reuse))) == full
+    for row in full["entries"]:
+        interval = [row["mean"][key] for key in ("low", "high", "method", "source")]
+        assert [row["boo_n"].get(key) for key in ("low", "high", "method", "source")] == interval, row["method_name"]
