@@ -206,7 +206,8 @@ __all__ = [
 #: 28: a prediction entry's Boo_1 shows its mean's interval (limits, method, source; rows.boo_1_as_the_mean, as a
 #: recipe's does), not "k < 6" and none beside the mean's from the test examples, nor from 6 files a bootstrap over
 #: the files; Boo_1's ``source`` is the mean's, and settings.boo_n_warning counts the rows that warn
-#: (rows.board_boo_n_warning): a stored Boo_1 report with prediction entries changes; other reports' numbers do not.
+#: (rows.board_boo_n_warning): a stored Boo_1 report with prediction entries changes; other reports' numbers do not; Boo_1's
+#: warning below 6 runs gives the mean's reason (1 - 2/2^k), not Boo_n's 3n rule.
 REPORT_FORMAT = 28
 
 #: Board sizes for which the settings list the runs the decision rule needs.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evaluation import stats as es
-from evaluation.report import EntryRuns, ReportSettings, build_report
+from evaluation.report import EntryRuns, ReportSettings, build_report, rows
 from evaluation.stats.boon import min_runs_for_interval
 
 
@@ -131,3 +131,16 @@ def test_a_prediction_entry_of_few_files_has_no_boo_2_interval_as_before():
     (row,) = report["entries"]
     assert row["boo_n"]["low"] is None and "at least 10n = 20" in row["boo_n"]["warning"]
     assert report["settings"]["boo_n_warning"].startswith("3 runs for Boo_2: no interval")
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_boo_1_s_warning_gives_the_mean_s_reason_not_boo_n_s_3n_rule(k):
+    """Boo_1 is the mean of the runs: below 6 runs its warning states the mean's bound (an interval inside the
+    runs' range covers at most 1 - 2/2^k), not Boo_n's '82-90 % at 3n runs ... biased low', which is about n >= 2
+    (boo1pred's finding)."""
+    warning = rows.boo_n_warning(k, 1)
+    assert warning is not None
+    assert "3n" not in warning and "biased" not in warning
+    assert f"{1 - 2 / 2**k:.1%}" in warning
+    boo_3 = rows.boo_n_warning(k, 3)
+    assert boo_3 is not None and "82-90 %" in boo_3
