@@ -167,7 +167,8 @@ def ladder(
     scores : sequence of float or None
         The exact score of each submission (None: not scored; the release is unchanged).
     margin : float
-        η > 0, in the metric's units.
+        η > 0, in the metric's units; ``math.inf`` releases the first scored submission alone, as it is (a metric one
+        row moves without bound, :func:`evaluation.row_moves.largest_row_move`: no grid of η to round it to).
     higher_is_better : bool
     anchor : float
         A point of the release grid ``anchor + k·η``: the metric's best possible score where it has one
@@ -184,12 +185,17 @@ def ladder(
     -----
     Blum & Hardt (2015), Algorithm 1 (the Ladder), written for a score: a contestant learns
     only whether a submission improved on its best by more than η, so adaptive probing of
-    single labels (each moving the score by 1/n) releases nothing until it adds up to η.
+    single labels (each moving the score by at most :func:`evaluation.row_moves.largest_row_move`, 1/n for an
+    accuracy; the board's η is at least that, ``services.boards.ladder_margin``) releases little until it adds up to η.
+    (The best release is rounded to the grid of η: a file scoring up to η/2 better than its release gains that much
+    more, see docs/integrity.md.)
 
     Examples
     --------
     >>> ladder([0.5, 0.505, 0.53, None, 0.52], 0.01)
     [0.5, 0.5, 0.53, 0.53, 0.53]
+    >>> ladder([None, 2.5, 0.1], math.inf, higher_is_better=False)
+    [None, 2.5, 2.5]
     """
     if not margin > 0:
         raise ValueError(f"`margin` must be positive, got {margin!r}")
@@ -204,7 +210,7 @@ def ladder(
             and math.isfinite(score)
             and (best is None or round(sign * (score - best) / margin, 9) > 1)
         ):
-            best = _released(score, margin, sign, anchor)
+            best = score if math.isinf(margin) else _released(score, margin, sign, anchor)
         out.append(best)
     return out
 

@@ -390,7 +390,12 @@ class ReportSettingsSerializer(serializers.Serializer):
 class FeedbackSerializer(serializers.Serializer):
     mode = ChoiceField(choices=Feedback.choices, help_text="How public scores are published.")
     digits = serializers.IntegerField(help_text="Rounded feedback: the digits kept.")
-    margin = serializers.FloatField(help_text="Ladder feedback: the margin a new score must beat the best by.")
+    margin = serializers.FloatField(
+        allow_null=True,
+        help_text="Ladder feedback: the margin a new score must beat the best by; on a Ladder board's public report the "
+        "η used, the host's raised to the largest move one public row makes to the metric (null: a metric one row "
+        "moves without bound, each person's first score alone released).",
+    )
 
 
 class OverridesSerializer(serializers.Serializer):

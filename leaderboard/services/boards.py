@@ -34,6 +34,7 @@ from evaluation.boards import (
     unpack_mask,
 )
 from evaluation.metrics import get_metric
+from evaluation.row_moves import ladder_margin_for
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
@@ -262,6 +263,56 @@ def _shown_mean(scope: BoardScope, exact: list[float]) -> float | None:
 
 
 # ------------------------------------------------------------------ the Ladder
+@dataclass(frozen=True)
+class LadderMargin:
+    """The η the Ladder releases and rounds with: the host's, raised to the largest move one public row's prediction
+    makes to the board's metric (:func:`evaluation.row_moves.largest_row_move`); ``math.inf`` for a metric one row
+    moves without bound (MAE, RMSE: each person's first score alone is released)."""
+
+    value: float
+    host: float
+    metric: str = ""
+    rows: int = 0
+
+    @property
+    def raised(self) -> bool:
+        return self.value > self.host
+
+    @property
+    def shown(self) -> float | None:
+        """The margin as the report's ``feedback.margin`` publishes it (None: infinite, no JSON number)."""
+        return self.value if math.isfinite(self.value) else None
+
+    def note(self) -> str:
+        """The board's Ladder note: which η, and why where it is not the host's."""
+        if math.isinf(self.value):
+            return LADDER_UNBOUNDED_NOTE.format(metric=self.metric)
+        why = (
+            f", raised from the host's {self.host:g} to the largest move one of the {self.rows} public rows can make "
+            f"to {self.metric}"
+            if self.raised
+            else ""
+        )
+        return LADDER_NOTE.format(margin=self.value, why=why)
+
+
+def ladder_margin(challenge: Challenge) -> LadderMargin:
+    """The Ladder's η on ``challenge``'s public board: max(host's η, largest one-row move), the one place that computes
+    it (releases, the board's note, the suites, the host's warning). Without public rows to read (a results-only
+    challenge: imported models, no rows probed) or with a scoring program's metric (its per-row move unknown), the
+    host's η."""
+    host = challenge.ladder_margin
+    dataset = getattr(challenge, "dataset", None)
+    if challenge.results_only or challenge.program_primary is not None or dataset is None or not dataset.n_test:
+        return LadderMargin(host, host)
+    metric = get_metric(challenge.metric)
+    labels = dataset_hidden_labels(dataset=dataset)[board_public_mask(dataset=dataset)]
+    if not labels.size:
+        return LadderMargin(host, host)
+    value = ladder_margin_for(host, metric.name, labels, classes=dataset.classes or None)
+    return LadderMargin(value, host, metric.name, int(labels.size))
+
+
 def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[int, float | None]:
     """The Ladder's release after each submission, per *person* in the order their submissions ended (Blum & Hardt
     2015, who release each submission as it is evaluated).
@@ -301,10 +352,11 @@ def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[
             by_person[("user", person) if person is not None else ("team", team)].append(sid)
     out: dict[int, float | None] = {}
     anchor = ladder_anchor(primary_metric(challenge).score_range, higher_is_better=challenge.higher_is_better)
+    margin = ladder_margin(challenge).value
     for members in by_person.values():
         releases = ladder(
             [scores[sid] for sid in members],
-            challenge.ladder_margin,
+            margin,
             higher_is_better=challenge.higher_is_better,
             anchor=anchor,
         )
@@ -351,7 +403,12 @@ def board_ladder(*, challenge: Challenge) -> dict[int, float | None]:
 # ------------------------------------------------------------------ publishing a board's report
 LADDER_NOTE = (
     "Ladder feedback (Blum & Hardt 2015): a submitter's shown score changes only when a new submission "
-    "beats their best release, across all their teams, by more than η = {margin:g}; intervals, "
+    "beats their best release, across all their teams, by more than η = {margin:g}{why}; intervals, "
+    "comparisons and the adjusted state of the art are not published."
+)
+LADDER_UNBOUNDED_NOTE = (
+    "Ladder feedback (Blum & Hardt 2015) protects only metrics one row moves by a bounded amount; {metric} is "
+    "unbounded per row, so each submitter's first score alone is released, across all their teams; intervals, "
     "comparisons and the adjusted state of the art are not published."
 )
 
@@ -361,10 +418,11 @@ def board_publish(
 ) -> dict:
     """A board's report as published: versions, feedback (public board), rank changes (private board)."""
     data["board"] = board
+    ladder_public = board == Board.PUBLIC and challenge.feedback == Feedback.LADDER
     data["feedback"] = {
         "mode": challenge.feedback if board == Board.PUBLIC else Feedback.EXACT,
         "digits": challenge.feedback_digits,
-        "margin": challenge.ladder_margin,
+        "margin": ladder_margin(challenge).shown if ladder_public else challenge.ladder_margin,
     }
     numbers = published_version_numbers(versions)
     for row in data["entries"]:
@@ -374,7 +432,7 @@ def board_publish(
         return data
     if challenge.feedback == Feedback.ROUNDED:
         publish_rounded(data, challenge.feedback_digits, higher_is_better=challenge.higher_is_better)
-    elif challenge.feedback == Feedback.LADDER:
+    elif ladder_public:
         _ladder_report(challenge, data, ladder_releases(challenge, versions))
     return data
 
@@ -389,7 +447,7 @@ def _rank_changes(data: dict, public_data: dict) -> None:
         row["rank_change"] = before - row["rank"] if before is not None and row.get("rank") is not None else None
 
 
-def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
+def _ladder_row(row: dict, shown: float | None, note: str) -> dict:
     return {
         **row,
         "ranking_value": shown,
@@ -400,7 +458,7 @@ def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
         "runs_needed_for_decision": None,
         "too_few_runs": False,
         "compared": False,
-        "excluded_reason": LADDER_NOTE.format(margin=margin),
+        "excluded_reason": note,
         "boo_n_curve": [],
         "run_scores": [],
         "mean": {"estimate": shown, "low": None, "high": None, "se": None, "source": "ladder"},
@@ -426,10 +484,8 @@ def _ladder_row(row: dict, shown: float | None, margin: float) -> dict:
 def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float | None]) -> None:
     """Replace every published number by the Ladder's release (ranks follow it; ties share a rank)."""
     sign = 1.0 if challenge.higher_is_better else -1.0
-    margin = challenge.ladder_margin
-    rows = {
-        row["submission_id"]: _ladder_row(row, releases.get(row["submission_id"]), margin) for row in data["entries"]
-    }
+    note = ladder_margin(challenge).note()
+    rows = {row["submission_id"]: _ladder_row(row, releases.get(row["submission_id"]), note) for row in data["entries"]}
 
     def key(sid):
         value = rows[sid]["ranking_value"]
@@ -456,7 +512,5 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
             inversions=[],  # each names a verdict between two entries
             leader_group=[sid for sid in order if rows[sid]["rank"] == 1],
         )
-        publish_shown_sota(
-            section, rows, higher_is_better=challenge.higher_is_better, note=LADDER_NOTE.format(margin=margin)
-        )
+        publish_shown_sota(section, rows, higher_is_better=challenge.higher_is_better, note=note)
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]

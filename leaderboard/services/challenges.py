@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import math
 import os
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,6 +25,7 @@ from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarde
 from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
+from evaluation.row_moves import UNBOUNDED_PER_ROW
 from evaluation.seeds import SOURCES
 from evaluation.stats.boon import (
     MIN_RUNS_MEAN_INTERVAL,
@@ -33,13 +35,13 @@ from evaluation.stats.boon import (
     min_runs_rule,
 )
 
-from ..choices import ProgramStatus, Visibility
+from ..choices import Feedback, ProgramStatus, Visibility
 from ..limits import upload_child_limits, upload_file_count_limit, upload_limit
 from ..models import Challenge, Dataset, Event, validate_dates, validate_public_fraction
 from ..selectors import submissions_readable, user_is_host
 from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record, audit_save
-from .boards import board_assign_parts, board_draw_mask, board_has_private
+from .boards import board_assign_parts, board_draw_mask, board_has_private, ladder_margin
 from .errors import NotAllowed, ServiceError
 from .metrics import check_program_fits, check_secondary_metrics, metric_fit_error
 from .notifications import event_record
@@ -183,14 +185,17 @@ def check_direction(metric, higher_is_better: bool | None) -> bool:
     return higher_is_better
 
 
-def _check_settings(fields: dict, *, program: bool = False) -> None:
-    """``program``: the challenge has a scoring program, whose primary metric gives the direction."""
+def _check_settings(fields: dict, *, program: bool = False, changing=None) -> None:
+    """``program``: the challenge has a scoring program, whose primary metric gives the direction. ``changing``: the
+    fields an update changes (None: a new challenge, all of them)."""
     _check_field_values(fields)
     metric = get_metric(fields["metric"]) if fields.get("metric") else None
     if program:
         check_program_fits(allow_recipes=fields.get("allow_recipes"), secondary_metrics=fields.get("secondary_metrics"))
     elif metric is not None and "higher_is_better" in fields:
         check_direction(metric, fields["higher_is_better"])
+    if not program and (changing is None or {"feedback", "metric"} & set(changing)):
+        check_ladder_metric(metric, fields.get("feedback"))
     if "secondary_metrics" in fields and metric is not None:
         fields["secondary_metrics"] = check_secondary_metrics(fields["secondary_metrics"], primary=metric.name)
     if not fields.get("allow_predictions", True) and not fields.get("allow_recipes", False):
@@ -211,6 +216,18 @@ def _check_settings(fields: dict, *, program: bool = False) -> None:
             validate_public_fraction(fields["public_fraction"])
         except ValidationError as exc:
             raise ServiceError(exc.messages[0], field="public_fraction") from None
+
+
+def check_ladder_metric(metric, feedback) -> None:
+    """The Ladder on a metric one row's prediction moves without bound is refused (API and form alike): Blum & Hardt's
+    argument needs a loss bounded per row, and on MAE or RMSE one probe's right row beat any η (docs/integrity.md §2;
+    a stored one releases each person's first score alone, ``services.boards.ladder_margin``)."""
+    if feedback == Feedback.LADDER and metric is not None and metric.name in UNBOUNDED_PER_ROW:
+        raise ServiceError(
+            "The Ladder protects only metrics one row moves by a bounded amount (Blum & Hardt 2015); "
+            f"{metric.name} is unbounded per row: choose rounded or exact feedback, or a bounded metric.",
+            field="feedback",
+        )
 
 
 def _check_dataset_fits(fields: dict, dataset: Dataset | None) -> None:
@@ -592,7 +609,7 @@ def challenge_warnings(*, challenge: Challenge, user) -> list[str]:
     if challenge.results_only:
         return []
     settings = {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n, "statistic": challenge.ranking_statistic}
-    files = _files_warnings(challenge)
+    files = _files_warnings(challenge) + _ladder_warnings(challenge, user)
     if not challenge_settings_warnings(**settings):
         return files  # no query for the submissions of a challenge whose settings cost nothing (a list of them)
     k_fixed = submissions_readable(user=user, challenge=challenge).exists()
@@ -609,6 +626,28 @@ def _files_warnings(challenge: Challenge) -> list[str]:
         f"A prediction entry uploads at most {most} files (this site's limit), fewer than the "
         f"{min_runs_rule(challenge.boo_n)} Boo_{challenge.boo_n}'s interval needs: the leaderboard will show every "
         f"prediction entry's Boo_{challenge.boo_n} without an interval. Lower n to {most // RUNS_PER_N}."
+    ]
+
+
+def _ladder_warnings(challenge: Challenge, user) -> list[str]:
+    """To the hosts of a Ladder board whose η is below the largest move one public row's prediction makes to the
+    metric (known once the public rows are cut): the board releases with that move instead
+    (``services.boards.ladder_margin``), or, unbounded, each person's first score alone."""
+    if challenge.feedback != Feedback.LADDER or not user_is_host(user=user, challenge=challenge):
+        return []
+    margin = ladder_margin(challenge)
+    if math.isinf(margin.value):
+        return [
+            f"The Ladder protects only metrics one row moves by a bounded amount (Blum & Hardt 2015); {margin.metric} "
+            "is unbounded per row, so this board releases each person's first score alone. Choose rounded or exact "
+            "feedback, or a bounded metric."
+        ]
+    if not margin.raised:
+        return []
+    return [
+        f"η = {margin.host:g} is below the largest move one of the {margin.rows} public rows can make to "
+        f"{margin.metric} ({margin.value:g}): a probe changing one row's prediction would beat it, so the board "
+        f"releases with η = {margin.value:g}."
     ]
 
 
@@ -633,7 +672,8 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
             )
     _check_program_fields(challenge, fields)
     merged = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS} | fields
-    _check_settings(merged, program=bool(challenge.scoring_program))
+    changing = [name for name in fields if name in CHALLENGE_FIELDS and fields[name] != getattr(challenge, name)]
+    _check_settings(merged, program=bool(challenge.scoring_program), changing=changing)
     _check_dataset_fits(merged, getattr(challenge, "dataset", None))
     phase_fields = {name: fields.pop(name) for name in FIRST_PHASE_FIELDS if name in fields}
     with transaction.atomic():

@@ -129,8 +129,10 @@ def report_request_for_choice(*, challenge: Challenge) -> bool:
 
 
 #: How the service lays a report out, part of the settings key so that a stored report of another
-#: layout is recomputed (2: each section's comparisons as one table of columns, docs/scale.md).
-STORED_LAYOUT = 2
+#: layout is recomputed (2: each section's comparisons as one table of columns, docs/scale.md; 3: a Ladder board
+#: publishes with η raised to the largest one-row move, ``services.boards.ladder_margin``: build_report's content,
+#: hence REPORT_FORMAT, is unchanged, the published releases and note are not).
+STORED_LAYOUT = 3
 
 
 def report_settings_key(challenge: Challenge) -> str:

@@ -27,7 +27,7 @@ from evaluation.stats import suites as su
 from ..choices import Feedback, RunStatus, SubmissionKind
 from ..models import Challenge, Run, Submission, Suite
 from ..selectors import submissions_readable
-from .boards import board_entry_score, board_scope
+from .boards import board_entry_score, board_scope, ladder_margin
 from .entries import public_board_ids
 from .errors import ServiceError
 
@@ -102,7 +102,7 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
             release = scope.ladder.get(submission_id)
             if release is not None:
                 shown[submission_id] = [release]
-        return f"{part}, Ladder releases (η = {task.ladder_margin:g})", shown
+        return f"{part}, Ladder releases (η = {ladder_margin(task).value:g})", shown
     for submission_id, score in rows:
         shown.setdefault(submission_id, []).append(score if revealed else scope.public(score))
     # A prediction entry's files are one score, pooled as its board pools them (a rounded board the shown files'

@@ -47,26 +47,23 @@ def test_the_challenge_s_warnings_do_not_tell_that_a_hidden_submission_exists(ho
     assert "k is fixed now that submissions exist" in APIClient().get(url).json()["warnings"][0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Left (a product decision): the Ladder is accepted on metrics whose one row moves the score by more "
-    "than eta (log loss: up to -log(eps)/n = 36/n; MAE and RMSE: without bound), where Blum & Hardt's bound assumes "
-    "a loss in [0, 1]; refusing it there would refuse boards tests/platform/test_hunt_v8.py builds (RMSE, Ladder)",
-)
-def test_single_row_probes_release_nothing_under_the_ladder_on_a_log_loss_board():
-    """docs/integrity.md: "one changed row moves the score by 1/n_public; while that is below eta, single-row probes
-    release nothing". On a log-loss board one row moves it by up to -log(eps)/n_public: a contestant's baseline puts
-    every row's probability on one class, each probe moves one row's probability to another class, and the Ladder
-    (eta = 0.01, 150 public rows, the attack test's setting) releases exactly the probes that were right."""
+def _log_loss_probes(margin_factor: float = 1.0, uniform_rows: int = 0) -> int:
+    """The attack of the test below, η the board's (:func:`evaluation.row_moves.ladder_margin_for`, the host's 0.01
+    raised) times ``margin_factor``; ``uniform_rows`` rows of the baseline predict every class alike (a known,
+    label-free log(10) each), which moves its score off the grid of η. How many of 20 attacked labels were read."""
     from evaluation.boards import ladder, ladder_anchor
     from evaluation.metrics import get_metric, score_predictions
+    from evaluation.row_moves import ladder_margin_for
 
     rng = np.random.default_rng(0)
     classes = [str(c) for c in range(10)]
     truth = rng.choice(classes, size=150)
     metric = get_metric("log_loss")
+    margin = ladder_margin_for(0.01, "log_loss", truth, classes=classes) * margin_factor
+    assert margin == pytest.approx(0.2403 * margin_factor, abs=1e-4)  # 36.04 / 150: raised from 0.01
     baseline = np.zeros((150, 10))
     baseline[:, 0] = 1.0
+    baseline[150 - uniform_rows :] = 0.1
     anchor = ladder_anchor(metric.score_range, higher_is_better=False)
     scores = [score_predictions("log_loss", truth, baseline, classes=classes).score]
     guessed = {row: "0" for row in range(20)}
@@ -76,9 +73,35 @@ def test_single_row_probes_release_nothing_under_the_ladder_on_a_log_loss_board(
             probe[row] = 0.0
             probe[row, c] = 1.0
             scores.append(score_predictions("log_loss", truth, probe, classes=classes).score)
-            releases = ladder(scores, 0.01, higher_is_better=False, anchor=anchor)
+            releases = ladder(scores, margin, higher_is_better=False, anchor=anchor)
             if releases[-1] != releases[-2]:  # the release moved: the probed class is the row's label
                 guessed[row], baseline = classes[c], probe
                 break
-    recovered = sum(guessed[row] == truth[row] for row in range(20))
+    return sum(guessed[row] == truth[row] for row in range(20))
+
+
+def test_single_row_probes_release_nothing_under_the_ladder_on_a_log_loss_board():
+    """docs/integrity.md: "one changed row moves the score by 1/n_public; while that is below eta, single-row probes
+    release nothing". On a log-loss board one row moves it by up to -log(eps)/n_public: a contestant's baseline puts
+    every row's probability on one class, each probe moves one row's probability to another class, and the Ladder
+    (eta = 0.01, 150 public rows, the attack test's setting) released exactly the probes that were right (20 of 20).
+    The board's η is now raised to the largest one-row move (0.24)."""
+    recovered = _log_loss_probes()
     assert recovered <= 6, f"{recovered} of 20 labels read off the Ladder's releases (chance: about 2)"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Left (for the lead): the best release is rounded to the grid of η, so a baseline scoring up to η/2 "
+    "better than its release lets a right single-row probe (gain = the largest move <= η) beat the release by more "
+    "than η; with η = the largest move, 8 uniform rows put the baseline 0.49η above its release and every right "
+    "probe is released (20 of 20). η >= 2 x the largest move closes it (back to chance, the test below)",
+)
+def test_single_row_probes_release_nothing_from_a_baseline_off_the_ladder_s_grid():
+    recovered = _log_loss_probes(uniform_rows=8)
+    assert recovered <= 6, f"{recovered} of 20 labels read off the Ladder's releases (chance: about 2)"
+
+
+def test_twice_the_largest_move_releases_no_single_row_probe_off_the_grid():
+    """What the xfail above measures the fix of: the same baselines against η = 2 x the largest one-row move."""
+    assert max(_log_loss_probes(2.0, uniform_rows=u) for u in (0, 4, 8, 12)) <= 6

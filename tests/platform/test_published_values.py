@@ -304,7 +304,8 @@ def test_a_ladder_board_publishes_no_note_about_letters_it_withholds(monkeypatch
     monkeypatch.setattr(sparse, "compact_letters", lambda d, o: (complete(d, o)[0], groups.WINDOWS_NOTE))
     data = build_report(board, ReportSettings(n_resamples=200))
     assert data["sections"][0]["groups_note"] == groups.WINDOWS_NOTE  # the exact board's
-    challenge = SimpleNamespace(higher_is_better=True, ladder_margin=0.01)
+    # results-only: no public rows to read, so the board's η is the host's (services.boards.ladder_margin)
+    challenge = SimpleNamespace(higher_is_better=True, ladder_margin=0.01, results_only=True)
     _ladder_report(challenge, data, {row["submission_id"]: 0.7 for row in data["entries"]})
     assert all(row["groups"] == "" for row in data["entries"])
     assert "groups_note" not in data["sections"][0]
