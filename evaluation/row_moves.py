@@ -7,6 +7,12 @@ metrics weigh one row more (balanced accuracy weighs a row of a rare class by 1/
 -log(eps) per row) or without bound (MAE, RMSE). :func:`largest_row_move` gives the bound per metric, so the
 board can raise η to it (``leaderboard.services.boards.ladder_margin``).
 
+Twice the move, not the move: a release is the score rounded to η's grid (Blum & Hardt's Algorithm 1 compares
+the next score with that rounded release), so a file may score up to η/2 better than its own release, and a
+probe gaining more than η/2 on it beats the release by more than η. A baseline of uniform rows on a log-loss
+board (a label-free score, log K a row) sat 0.49 η off the grid and, at η = the move, every right probe was
+released (20 of 20 labels; leaks8/ladder9). With η ≥ 2 x the move a probe gains at most η/2 and releases nothing.
+
 References
 ----------
 A. Blum & M. Hardt (2015), "The Ladder: A Reliable Leaderboard for Machine Learning Competitions", ICML.
@@ -22,11 +28,15 @@ import numpy as np
 
 from evaluation.metrics import get_metric
 
-__all__ = ["UNBOUNDED_PER_ROW", "ladder_margin_for", "largest_row_move"]
+__all__ = ["ROW_MOVE_FACTOR", "UNBOUNDED_PER_ROW", "ladder_margin_for", "largest_row_move"]
 
 #: The metrics one row's prediction moves without bound: the Ladder protects nothing on them (a challenge refuses it,
 #: ``leaderboard.services.challenges.check_ladder_metric``).
 UNBOUNDED_PER_ROW = ("mae", "rmse")
+
+#: η is at least this many times the largest one-row move: a file may score up to η/2 past its own release (the
+#: module's docstring), so a probe must gain no more than η/2.
+ROW_MOVE_FACTOR = 2.0
 
 #: The float64 machine epsilon ``evaluation.metrics`` clips probabilities to (as scikit-learn).
 _EPS = float(np.finfo(np.float64).eps)
@@ -101,13 +111,16 @@ def largest_row_move(metric_name: str, public_labels: Any, *, classes: Sequence[
 def ladder_margin_for(
     eta: float, metric_name: str, public_labels: Any, *, classes: Sequence[Any] | None = None
 ) -> float:
-    """The η the Ladder releases and rounds with: the host's ``eta``, raised to :func:`largest_row_move` where one row
-    moves the score by more (``math.inf`` for MAE and RMSE: each person's first score alone is released).
+    """The η the Ladder releases and rounds with: the host's ``eta``, raised to ``ROW_MOVE_FACTOR`` x
+    :func:`largest_row_move` where that is more (``math.inf`` for MAE and RMSE: each person's first score alone is
+    released).
 
-    >>> ladder_margin_for(0.01, "accuracy", ["a", "b"] * 75), round(ladder_margin_for(0.01, "log_loss", ["a"] * 150), 4)
-    (0.01, 0.2403)
+    >>> round(ladder_margin_for(0.01, "accuracy", ["a", "b"] * 75), 4), round(ladder_margin_for(0.01, "log_loss", ["a"] * 150), 4)
+    (0.0133, 0.4806)
+    >>> ladder_margin_for(0.01, "accuracy", ["a", "b"] * 500)
+    0.01
     """
-    return max(eta, largest_row_move(metric_name, public_labels, classes=classes))
+    return max(eta, ROW_MOVE_FACTOR * largest_row_move(metric_name, public_labels, classes=classes))
 
 
 def _macro_f1_move(k: int, smallest: int, *, absent: bool) -> float:

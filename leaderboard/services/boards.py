@@ -265,8 +265,8 @@ def _shown_mean(scope: BoardScope, exact: list[float]) -> float | None:
 # ------------------------------------------------------------------ the Ladder
 @dataclass(frozen=True)
 class LadderMargin:
-    """The η the Ladder releases and rounds with: the host's, raised to the largest move one public row's prediction
-    makes to the board's metric (:func:`evaluation.row_moves.largest_row_move`); ``math.inf`` for a metric one row
+    """The η the Ladder releases and rounds with: the host's, raised to twice the largest move one public row's
+    prediction makes to the board's metric (:func:`evaluation.row_moves.largest_row_move`); ``math.inf`` for a metric one row
     moves without bound (MAE, RMSE: each person's first score alone is released)."""
 
     value: float
@@ -288,8 +288,8 @@ class LadderMargin:
         if math.isinf(self.value):
             return LADDER_UNBOUNDED_NOTE.format(metric=self.metric)
         why = (
-            f", raised from the host's {self.host:g} to the largest move one of the {self.rows} public rows can make "
-            f"to {self.metric}"
+            f", raised from the host's {self.host:g} to twice the largest move one of the {self.rows} public rows can "
+            f"make to {self.metric} (a release is rounded to η's grid, so a file may score up to η/2 past it)"
             if self.raised
             else ""
         )
@@ -297,7 +297,7 @@ class LadderMargin:
 
 
 def ladder_margin(challenge: Challenge) -> LadderMargin:
-    """The Ladder's η on ``challenge``'s public board: max(host's η, largest one-row move), the one place that computes
+    """The Ladder's η on ``challenge``'s public board: max(host's η, 2 x the largest one-row move), the one place that computes
     it (releases, the board's note, the suites, the host's warning). Without public rows to read (a results-only
     challenge: imported models, no rows probed) or with a scoring program's metric (its per-row move unknown), the
     host's η."""

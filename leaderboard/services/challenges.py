@@ -630,8 +630,8 @@ def _files_warnings(challenge: Challenge) -> list[str]:
 
 
 def _ladder_warnings(challenge: Challenge, user) -> list[str]:
-    """To the hosts of a Ladder board whose η is below the largest move one public row's prediction makes to the
-    metric (known once the public rows are cut): the board releases with that move instead
+    """To the hosts of a Ladder board whose η is below twice the largest move one public row's prediction makes to the
+    metric (known once the public rows are cut): the board releases with twice that move instead
     (``services.boards.ladder_margin``), or, unbounded, each person's first score alone."""
     if challenge.feedback != Feedback.LADDER or not user_is_host(user=user, challenge=challenge):
         return []
@@ -645,9 +645,9 @@ def _ladder_warnings(challenge: Challenge, user) -> list[str]:
     if not margin.raised:
         return []
     return [
-        f"η = {margin.host:g} is below the largest move one of the {margin.rows} public rows can make to "
-        f"{margin.metric} ({margin.value:g}): a probe changing one row's prediction would beat it, so the board "
-        f"releases with η = {margin.value:g}."
+        f"η = {margin.host:g} is below twice the largest move one of the {margin.rows} public rows can make to "
+        f"{margin.metric} ({margin.value:g}): a release is rounded to η's grid, so a file may score up to η/2 past it "
+        f"and a probe changing one row's prediction would beat it; the board releases with η = {margin.value:g}."
     ]
 
 

@@ -60,7 +60,7 @@ def _log_loss_probes(margin_factor: float = 1.0, uniform_rows: int = 0) -> int:
     truth = rng.choice(classes, size=150)
     metric = get_metric("log_loss")
     margin = ladder_margin_for(0.01, "log_loss", truth, classes=classes) * margin_factor
-    assert margin == pytest.approx(0.2403 * margin_factor, abs=1e-4)  # 36.04 / 150: raised from 0.01
+    assert margin == pytest.approx(0.4806 * margin_factor, abs=1e-4)  # 2 x 36.04 / 150: raised from 0.01
     baseline = np.zeros((150, 10))
     baseline[:, 0] = 1.0
     baseline[150 - uniform_rows :] = 0.1
@@ -85,23 +85,22 @@ def test_single_row_probes_release_nothing_under_the_ladder_on_a_log_loss_board(
     release nothing". On a log-loss board one row moves it by up to -log(eps)/n_public: a contestant's baseline puts
     every row's probability on one class, each probe moves one row's probability to another class, and the Ladder
     (eta = 0.01, 150 public rows, the attack test's setting) released exactly the probes that were right (20 of 20).
-    The board's η is now raised to the largest one-row move (0.24)."""
+    The board's η is now raised to twice the largest one-row move (0.48)."""
     recovered = _log_loss_probes()
     assert recovered <= 6, f"{recovered} of 20 labels read off the Ladder's releases (chance: about 2)"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Left (for the lead): the best release is rounded to the grid of η, so a baseline scoring up to η/2 "
-    "better than its release lets a right single-row probe (gain = the largest move <= η) beat the release by more "
-    "than η; with η = the largest move, 8 uniform rows put the baseline 0.49η above its release and every right "
-    "probe is released (20 of 20). η >= 2 x the largest move closes it (back to chance, the test below)",
-)
-def test_single_row_probes_release_nothing_from_a_baseline_off_the_ladder_s_grid():
-    recovered = _log_loss_probes(uniform_rows=8)
+@pytest.mark.parametrize("uniform_rows", [0, 4, 8, 12])
+def test_single_row_probes_release_nothing_from_a_baseline_off_the_ladder_s_grid(uniform_rows):
+    """The best release is rounded to the grid of η, so a baseline scoring up to η/2 better than its release let a
+    right single-row probe (gain = the largest move <= η) beat the release by more than η: with η = the largest move,
+    8 uniform rows put the baseline 0.49η above its release and every right probe was released (20 of 20). The board's
+    η is now at least twice the largest move (evaluation.row_moves.ROW_MOVE_FACTOR): back to chance."""
+    recovered = _log_loss_probes(uniform_rows=uniform_rows)
     assert recovered <= 6, f"{recovered} of 20 labels read off the Ladder's releases (chance: about 2)"
 
 
-def test_twice_the_largest_move_releases_no_single_row_probe_off_the_grid():
-    """What the xfail above measures the fix of: the same baselines against η = 2 x the largest one-row move."""
-    assert max(_log_loss_probes(2.0, uniform_rows=u) for u in (0, 4, 8, 12)) <= 6
+def test_the_largest_move_alone_left_the_off_grid_baseline_open():
+    """What the factor of two closes, measured: η = the largest one-row move (half the board's η) reads every label
+    of the attack from the off-grid baseline (a test that the attack above can see a leak where there is one)."""
+    assert _log_loss_probes(0.5, uniform_rows=8) >= 18
