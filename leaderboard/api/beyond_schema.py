@@ -136,6 +136,12 @@ class SuiteEntrySerializer(serializers.Serializer):
     mean = _interval("SuiteMean")
 
 
+class SuiteLeftOutSerializer(serializers.Serializer):
+    team = serializers.CharField()
+    method_name = serializers.CharField()
+    missing = serializers.ListField(child=serializers.CharField(), help_text="Slugs of the tasks it has no score on.")
+
+
 class SuiteBoardSerializer(serializers.Serializer):
     suite = serializers.CharField()
     title = serializers.CharField()
@@ -143,6 +149,9 @@ class SuiteBoardSerializer(serializers.Serializer):
     rope = serializers.FloatField()
     tasks = SuiteTaskSerializer(many=True)
     entries = SuiteEntrySerializer(many=True)
+    left_out = SuiteLeftOutSerializer(
+        many=True, help_text="Entries (team, method name) not scored on every task: left out of the suite's board."
+    )
     profile = inline_serializer(
         "SuiteProfile",
         allow_null=True,

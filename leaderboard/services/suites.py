@@ -118,9 +118,10 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     return part + (f", rounded to {task.feedback_digits} digits" if scope.feedback == Feedback.ROUNDED else ""), shown
 
 
-def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[np.ndarray]], list[str]]:
-    """(tasks, entries, runs[e][t], read[t]): the entries scored on every task, their run scores as the
-    boards show them, and which scores were read on each task (see :func:`_shown_scores`)."""
+def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[np.ndarray]], list[str], list[dict]]:
+    """(tasks, entries, runs[e][t], read[t], left_out): the entries scored on every task, their run scores as the
+    boards show them, which scores were read on each task (see :func:`_shown_scores`), and the entries left out
+    for want of a score on some task, with the tasks they miss."""
     tasks = list(suite.challenges.order_by("title", "slug"))
     scores: dict[int, list[float]] = {}
     read = []
@@ -136,10 +137,13 @@ def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[
     latest: dict[tuple, dict[int, int]] = {}
     for challenge_id, team, method, submission_id in rows:
         latest.setdefault((team, method), {})[challenge_id] = submission_id  # later submissions win
-    entries, runs = [], []
+    entries, runs, left_out = [], [], []
     for (team, method), by_task in sorted(latest.items()):
         ids = [by_task.get(t.pk) for t in tasks]
-        if all(i is not None and len(scores[i]) >= 1 for i in ids):
+        missing = [t.slug for t, i in zip(tasks, ids) if i is None or not scores[i]]
+        if missing:  # never scored on fewer tasks: left out, and said so
+            left_out.append({"team": team, "method_name": method, "missing": missing})
+        else:
             entries.append(
                 {
                     "team": team,
@@ -149,7 +153,7 @@ def suite_runs(*, suite: Suite) -> tuple[list[Challenge], list[dict], list[list[
                 }
             )
             runs.append([np.asarray(scores[i], dtype=float) for i in ids])
-    return tasks, entries, runs, read
+    return tasks, entries, runs, read, left_out
 
 
 def _entry_key(entry: dict) -> int:
@@ -164,7 +168,7 @@ def _interval(ci, e: int) -> dict:
 
 def suite_board(*, suite: Suite) -> dict:
     """The suite's board as JSON-ready data (see the module docstring)."""
-    tasks, entries, runs, read = suite_runs(suite=suite)
+    tasks, entries, runs, read, left_out = suite_runs(suite=suite)
     out = {
         "suite": suite.slug,
         "title": suite.title,
@@ -181,6 +185,7 @@ def suite_board(*, suite: Suite) -> dict:
             for t, how in zip(tasks, read)
         ],
         "entries": entries,
+        "left_out": left_out,
         "profile": None,
         "probability_of_improvement": None,
         "critical_difference": None,

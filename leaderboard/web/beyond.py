@@ -123,6 +123,9 @@ def suite_detail(request, slug: str):
     """A suite's board across its challenges."""
     suite = get_object_or_404(suite_list_visible(user=request.user), slug=slug)
     board = suite_board(suite=suite)
+    titles = {task["slug"]: task["title"] for task in board["tasks"]}
+    for entry in board["left_out"]:
+        entry["missing_titles"] = [titles[slug] for slug in entry["missing"]]
     names = [f"{e['method_name']} ({e['team']})" for e in board["entries"]]
     forest = forest_narrow = heatmap = None
     if board["entries"] and "iqm" in board["entries"][0]:

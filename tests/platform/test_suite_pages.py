@@ -69,3 +69,21 @@ def test_the_suite_form_offers_only_visible_challenges_and_needs_a_login(client,
         {"title": "Sneaky", "challenges": [first.pk, second.pk], "normalization": "minmax", "rope": 0.01},
     )
     assert refused.status_code == 200 and not Suite.objects.exists()
+
+
+def test_an_entry_missing_a_task_is_left_out_with_the_tasks_it_misses(client, host):
+    """Found by suites19: an entry scored on one task of two vanished from the suite's board, page and JSON, with
+    nothing saying it was left out or why (a reader could not tell it from an entry never submitted)."""
+    first, second = _two_tasks(host)
+    add_entry(first, host, "only-one-task", "recipe", 0.99 + 0.01 * np.random.default_rng(5).standard_normal(5))
+    client.force_login(host)
+    client.post(
+        "/suites/new/",
+        {"title": "Two", "slug": "two", "challenges": [first.pk, second.pk], "normalization": "minmax", "rope": 0.01},
+    )
+    board = client.get("/api/suites/two/").json()
+    assert [e["method_name"] for e in board["entries"]] == ["strong", "middle", "weak"]
+    assert [(e["method_name"], e["missing"]) for e in board["left_out"]] == [("only-one-task", [second.slug])]
+    page = client.get("/suites/two/").content.decode()
+    left_out = re.search(r"<p[^>]*data-left-out>.*?</p>", page, re.S).group(0)
+    assert "only-one-task" in left_out and second.title in left_out
