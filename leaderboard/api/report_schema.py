@@ -214,8 +214,8 @@ class EntrySerializer(serializers.Serializer):
     public_rank = serializers.IntegerField(
         allow_null=True,
         required=False,
-        help_text="Private board: this submission's rank on the public board (null when that board shows "
-        "another version of its method, or none).",
+        help_text="Private board: this submission's rank on the public board of the same n, gamma, alpha and "
+        "statistic (null when that board shows another version of its method, or none).",
     )
     rank_change = serializers.IntegerField(
         allow_null=True, required=False, help_text="Private board: public rank minus private rank (up is positive)."

@@ -833,6 +833,15 @@ def reusable_rows(
     }, prints
 
 
+def _public_board_of(challenge: Challenge, overrides, versions, snapshot) -> dict:
+    """The public board a private board's rank changes read: the stored one, or under the same overrides (the
+    stored board ranked by the challenge's statistic made ``?board=private&statistic=boo_n`` show a rank change
+    against a public board ranked by the mean; found by suites19)."""
+    if not overrides:
+        return report_current(challenge=challenge).data
+    return build_report_data(challenge=challenge, overrides=overrides, versions=versions, snapshot=snapshot)
+
+
 def build_report_data(
     *,
     challenge: Challenge,
@@ -896,7 +905,7 @@ def build_report_data(
     data["reused_rows"] = len(reuse)
     data["settings_key"] = None if overrides else report_settings_key(challenge)
     if board == Board.PRIVATE and public_data is None:
-        public_data = report_current(challenge=challenge).data
+        public_data = _public_board_of(challenge, overrides, versions, snapshot)
     return board_publish(challenge=challenge, data=data, board=board, versions=versions, public_data=public_data)
 
 
