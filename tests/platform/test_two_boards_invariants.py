@@ -55,7 +55,9 @@ def check_board(board: dict) -> None:
             interval = row.get("rank_interval")
             if interval:
                 assert interval["low"] <= row["rank"] <= interval["high"], row
-        if "groups_note" not in section:
+        if not section["compared"]:  # no comparison published (rounded predictions, the Ladder): the top entries
+            assert sorted(section["leader_group"]) == sorted(r["submission_id"] for r in order if r["rank"] == 1)
+        elif "groups_note" not in section:
             letters = {row["submission_id"]: set(row["group_letters"]) for row in order if row["compared"]}
             ids = [i for i in section["entries"] if i in letters]
             unbeaten = [i for k, i in enumerate(ids) if all(letters[i] & letters[j] for j in ids[:k])]
@@ -66,9 +68,13 @@ def check_board(board: dict) -> None:
             assert (sota["bound"] <= sota["raw"]) if hib else (sota["bound"] >= sota["raw"]), sota
 
 
-@pytest.fixture
-def two_boards(host):
-    challenge, _ = digits_challenge(host, title="Two boards", public_fraction=0.5, bootstrap_resamples=200)
+@pytest.fixture(
+    params=[{}, {"feedback": "rounded", "feedback_digits": 1}, {"feedback": "ladder", "ladder_margin": 0.05}]
+)
+def two_boards(host, request):
+    challenge, _ = digits_challenge(
+        host, title="Two boards", public_fraction=0.5, bootstrap_resamples=200, **request.param
+    )
     rng = np.random.default_rng(19)
     for i, (pub, priv) in enumerate(ACCURACIES):
         labels = random_predictions(challenge, pub, priv, rng)
@@ -128,3 +134,28 @@ def test_a_private_recipe_board_s_rank_change_is_against_the_public_board_of_the
     for row in private["entries"]:
         assert row["public_rank"] == public_rank.get(row["submission_id"]), (query, row["method_name"])
         assert row["rank_change"] == row["public_rank"] - row["rank"]
+
+
+def test_a_lower_is_better_challenge_s_two_boards_hold_the_invariants(host):
+    from .factories import regression_challenge
+
+    challenge, _, _ = regression_challenge(host, public_fraction=0.5, bootstrap_resamples=200)
+    truth = dataset_hidden_labels(dataset=challenge.dataset).astype(float)
+    public = board_public_mask(dataset=challenge.dataset)
+    rng = np.random.default_rng(3)
+    for i, (pub, priv) in enumerate([(0.5, 3.0), (1.0, 1.0), (2.0, 0.5), (3.0, 2.0), (0.7, 0.6), (1.5, 4.0)]):
+        labels = truth + rng.normal(0, 1, truth.size) * np.where(public, pub, priv)
+        scored(post_predictions(client_for(make_user(f"fitter{i}")), challenge, labels, name=f"f{i}"), challenge)
+    url = f"/api/challenges/{challenge.slug}/leaderboard/"
+    check_board(APIClient().get(url).json())
+    assert client_for(host).post(f"/api/challenges/{challenge.slug}/reveal/").status_code == 200
+    report_recompute(challenge_id=challenge.pk)
+    public_board, private = APIClient().get(url).json(), APIClient().get(url + "?board=private").json()
+    assert not private["higher_is_better"]
+    check_board(public_board)
+    check_board(private)
+    public_rank = {row["submission_id"]: row["rank"] for row in public_board["entries"]}
+    for row in private["entries"]:
+        assert row["public_rank"] == public_rank[row["submission_id"]]
+        assert row["rank_change"] == row["public_rank"] - row["rank"]
+    assert any(row["rank_change"] for row in private["entries"])
