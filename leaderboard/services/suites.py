@@ -24,7 +24,7 @@ from django.utils.text import slugify
 from evaluation.report import derive_seed
 from evaluation.stats import suites as su
 
-from ..choices import Feedback, RunStatus, SubmissionKind
+from ..choices import Feedback, RunStatus, SubmissionKind, TestRows
 from ..models import Challenge, Run, Submission, Suite
 from ..selectors import submissions_readable
 from .boards import board_entry_score, board_scope, ladder_margin
@@ -78,7 +78,8 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     Until the private board is revealed a suite reads only what a reader of the task's board
     reads: scores on the public part of the hidden rows, passed through the task's feedback
     (rounded per run, or the Ladder's one release per submission). After the reveal every
-    hidden row is public and the exact scores on all of them are used.
+    hidden row is public and the exact scores on all of them are used (none for a run of a phase that scores the
+    public rows only: its test score is its public rows').
     """
     scope = board_scope(challenge=task, user=AnonymousUser())
     revealed = scope.has_private and scope.revealed
@@ -88,13 +89,12 @@ def _shown_scores(task: Challenge) -> tuple[str, dict[int, list[float]]]:
     # of an entry's versions, the one the task's public board shows (its team's selected one under board_version
     # "selected", else the latest), not merely the latest
     readable = submissions_readable(user=None, challenge=task).filter(pk__in=public_board_ids(challenge=task))
-    rows = (
-        Run.objects.filter(
-            submission__in=readable.values("pk"), status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False}
-        )
-        .order_by("submission_id", "index")
-        .values_list("submission_id", field)
+    rows = Run.objects.filter(
+        submission__in=readable.values("pk"), status=RunStatus.SUCCEEDED, **{f"{field}__isnull": False}
     )
+    if revealed:  # a phase of the public rows only has its public rows' score as its test score: none on all rows
+        rows = rows.exclude(submission__phase__test_rows=TestRows.PUBLIC)
+    rows = rows.order_by("submission_id", "index").values_list("submission_id", field)
     shown: dict[int, list[float]] = {}
     part = "public part" if scope.has_private else "all hidden rows"  # a task without a private part has no public one
     if not revealed and scope.feedback == Feedback.LADDER:

@@ -87,3 +87,57 @@ def test_an_entry_missing_a_task_is_left_out_with_the_tasks_it_misses(client, ho
     page = client.get("/suites/two/").content.decode()
     left_out = re.search(r"<p[^>]*data-left-out>.*?</p>", page, re.S).group(0)
     assert "only-one-task" in left_out and second.title in left_out
+
+
+def test_after_the_reveal_a_suite_reads_no_public_rows_score_as_one_on_all_rows(host):
+    """Found by suites19: after the reveal a suite reads each run's score on all hidden rows (``test_score``), but a
+    run of a development phase that scores the public rows only has the public rows' score there. An entry whose
+    board version on a task came from such a phase was scored on the public rows beside entries scored on every
+    row, under "all hidden rows (private board revealed)". It has no score on all rows there: it is left out."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.models import Phase, Run, Submission
+    from leaderboard.services.challenges import challenge_reveal
+    from leaderboard.services.phases import phase_create
+    from leaderboard.services.reports import report_recompute
+    from leaderboard.services.suites import suite_board, suite_create
+
+    from .factories import stored_recipe
+
+    now = timezone.now()
+    tasks, users = [], {name: make_user(name) for name in ("early", "late")}
+    for i, (dev_only, final) in enumerate([(["late"], ["early", "late"]), ([], ["early", "late"])]):
+        task, _ = digits_challenge(
+            host,
+            title=f"Phased {i}",
+            public_fraction=0.5,
+            opens_at=now - timedelta(days=10),
+            closes_at=now - timedelta(days=5),
+        )
+        Phase.objects.filter(challenge=task).update(test_rows="public")
+        dev = task.phases.get()
+        final_phase = phase_create(
+            challenge=task, user=host, name="final", opens_at=now - timedelta(days=4), closes_at=now - timedelta(days=1)
+        )
+        for phase, names in ((dev, dev_only), (final_phase, final)):
+            for name in names:
+                if phase is final_phase and name in dev_only:
+                    continue
+                sub = stored_recipe(task, users[name], name, 3, [0.8, 0.8, 0.8])
+                Submission.objects.filter(pk=sub.pk).update(phase=phase)
+                scores_all = phase.test_rows == "all"
+                Run.objects.filter(submission=sub).update(
+                    public_score=0.9 if name == "late" else 0.6,
+                    private_score=0.2 if scores_all else None,
+                    test_score=0.55 if scores_all else 0.9,  # a public-rows-only run: its public rows' score
+                )
+        report_recompute(challenge_id=task.pk)
+        challenge_reveal(challenge=task, user=host)
+        report_recompute(challenge_id=task.pk)
+        tasks.append(task)
+    board = suite_board(suite=suite_create(created_by=host, title="Phased", challenges=tasks))
+    assert all("revealed" in task["scores"] for task in board["tasks"])
+    assert [e["method_name"] for e in board["entries"]] == ["early"]
+    assert [(e["method_name"], e["missing"]) for e in board["left_out"]] == [("late", [tasks[0].slug])]
