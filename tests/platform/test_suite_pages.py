@@ -141,3 +141,29 @@ def test_after_the_reveal_a_suite_reads_no_public_rows_score_as_one_on_all_rows(
     assert all("revealed" in task["scores"] for task in board["tasks"])
     assert [e["method_name"] for e in board["entries"]] == ["early"]
     assert [(e["method_name"], e["missing"]) for e in board["left_out"]] == [("late", [tasks[0].slug])]
+
+
+def test_a_suite_without_normalisation_says_lower_is_better_tasks_are_negated(client, host):
+    """With normalization "none" a lower-is-better task's scores are negated (evaluation.stats.suites.normalise), so an
+    RMSE suite showed IQMs of -0.35 under "normalised not at all" with nothing saying why they are negative
+    (suites19's finding); the page says so."""
+    first, second = _two_tasks(host)
+    client.force_login(make_user("reader"))
+    created = client.post(
+        "/suites/new/",
+        {"title": "Raw", "slug": "raw", "challenges": [first.pk, second.pk], "normalization": "none", "rope": 0.01},
+    )
+    assert created.status_code == 302
+    page = client.get("/suites/raw/").content.decode()
+    assert "normalised not at all (a lower-is-better task's scores negated: higher is better on every task)" in page
+    minmax = client.post(
+        "/suites/new/",
+        {
+            "title": "Min-max",
+            "slug": "mm",
+            "challenges": [first.pk, second.pk],
+            "normalization": "minmax",
+            "rope": 0.01,
+        },
+    )
+    assert minmax.status_code == 302 and "negated" not in client.get("/suites/mm/").content.decode()
