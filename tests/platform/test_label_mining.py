@@ -76,9 +76,9 @@ class Contestant:
         self.slug = challenge.slug
         base = f"/api/challenges/{self.slug}/data"
         self.ids = [
-            row["id"] for row in csv.DictReader(io.StringIO(self.api.get(f"{base}/test_inputs/").content.decode()))
+            row["id"] for row in csv.DictReader(io.StringIO(self.api.get(f"{base}/test_inputs/").getvalue().decode()))
         ]
-        train = csv.DictReader(io.StringIO(self.api.get(f"{base}/train/").content.decode()))
+        train = csv.DictReader(io.StringIO(self.api.get(f"{base}/train/").getvalue().decode()))
         self.classes = [label for label, _ in Counter(row["label"] for row in train).most_common()]
         self.submissions = self.files = 0
 
