@@ -355,8 +355,9 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
             if not todo or (statistic == "boo_n" and s.boo_n == 1):  # Boo_1: the mean's, below
                 continue
             seeds = [derive_seed(s.master_seed, section, PURPOSE[purpose], e.id) for e in todo]
+            runs = np.stack([e.test for e in todo])
             low, high = stats.seeded_intervals(
-                np.stack([e.test for e in todo]),
+                runs,
                 seeds,
                 statistic,
                 n=s.boo_n,
@@ -369,8 +370,7 @@ def row_intervals(entries: list[EntryRuns], rows: dict[int, dict], s: ReportSett
                 estimator=estimator,
             )
             method = "studentized bootstrap"
-            runs = np.stack([e.test for e in todo])  # each row's limits inside its own runs' hull (within_runs)
-            floor, ceiling = runs.min(axis=1), runs.max(axis=1)
+            floor, ceiling = runs.min(axis=1), runs.max(axis=1)  # each row's limits inside its runs' hull (within_runs)
             low, high = np.clip(low, floor, ceiling), np.clip(high, floor, ceiling)
             low, high = shown_limits(low, high, [rows[e.id][key]["estimate"] for e in todo], s.score_range)
             for e, lo, hi in zip(todo, low, high):
