@@ -113,7 +113,14 @@ from evaluation import stats
 from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
 from evaluation.report.coverage import board_coverage_notes
 from evaluation.report.entries import EntryRuns, check_entries
-from evaluation.report.rows import board_boo_n_warning, entry_fingerprint, entry_rows, reused_row, row_intervals
+from evaluation.report.rows import (
+    board_boo_n_picked_note,
+    board_boo_n_warning,
+    entry_fingerprint,
+    entry_rows,
+    reused_row,
+    row_intervals,
+)
 from evaluation.report.secondary import MetricInfo, secondary_rows
 from evaluation.report.sections import prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
@@ -207,8 +214,11 @@ __all__ = [
 #: recipe's does), not "k < 6" and none beside the mean's from the test examples, nor from 6 files a bootstrap over
 #: the files; Boo_1's ``source`` is the mean's, and settings.boo_n_warning counts the rows that warn
 #: (rows.board_boo_n_warning): a stored Boo_1 report with prediction entries changes; other reports' numbers do not; Boo_1's
-#: warning below 6 runs gives the mean's reason (1 - 2/2^k), not Boo_n's 3n rule.
-REPORT_FORMAT = 28
+#: warning below 6 runs gives the mean's reason (1 - 2/2^k), not Boo_n's 3n rule. 29: a recipe row's Boo_n (n >= 2) says
+#: which scores picked its best run (``picked_on``: "validation", or "test" for an entry without validation scores, an
+#: optimistic selection beside the others), and settings.boo_n_picked_note counts those entries on a Boo_n board
+#: (rows.boo_n_picked_on; stats19 on the real runs): the numbers do not change.
+REPORT_FORMAT = 29
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -255,6 +265,7 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
     k, n = int(s.k_runs), int(s.boo_n)
     return {
         "boo_n_warning": board_boo_n_warning(rows, k, n),
+        "boo_n_picked_note": board_boo_n_picked_note(rows, s),
         "coverage": board_coverage_notes(
             k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
         ),

@@ -147,6 +147,13 @@ class EntrySerializer(serializers.Serializer):
             required=False,
             help_text="Set when k < 10n runs (Boo_1: as the mean's, below 6 runs; never a prediction entry's).",
         ),
+        picked_on=ChoiceField(
+            choices=["validation", "test"],
+            allow_null=True,
+            required=False,
+            help_text="Which scores picked the best run (a recipe's Boo_n, n >= 2): test where the entry has no "
+            "validation scores, an optimistic selection beside entries picked on validation. Null for Boo_1.",
+        ),
     )
     boo_n_unbiased = _interval(
         "ReportBooNUnbiased",
@@ -374,6 +381,11 @@ class ReportSettingsSerializer(serializers.Serializer):
     higher_is_better = serializers.BooleanField()
     runs_needed = RunsNeededSerializer(many=True)
     boo_n_warning = serializers.CharField(allow_null=True)
+    boo_n_picked_note = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="On a Boo_n board: how many entries have their best run picked on test scores (no validation).",
+    )
     coverage = CoverageNoteSerializer(many=True)
     computed_on = serializers.CharField(help_text='Where the resampling ran ("numpy on the CPU", ...).')
     m_total = serializers.DictField(
