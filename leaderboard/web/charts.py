@@ -480,7 +480,8 @@ def boo_n_curve(
     body += _y_axis(lo, hi, x0, PAD, height - 2 * PAD)
     desc = (
         f"{_entries(len(curves))}: {', '.join(curves)}; each line is the expected test score of the best of n runs, "
-        "the run chosen by its validation score." + (f" {CLIPPED_NOTE}" if clipped else "")
+        "the run chosen by its validation score (by its test score where it has none)."
+        + (f" {CLIPPED_NOTE}" if clipped else "")
     )
     return _svg(x0 + width + 14 + legend_w, height + 10, title, desc, body, id_prefix)
 

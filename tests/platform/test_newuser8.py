@@ -1,0 +1,66 @@
+"""A new user's walk through hosting and entering challenges (newuser8, 2026-12-01): what the pages say against what
+the board shows."""
+
+from __future__ import annotations
+
+import html as html_module
+import re
+
+import pandas as pd
+import pytest
+
+from leaderboard.models import Run
+from leaderboard.services.reports import report_recompute
+from leaderboard.services.scoring import submission_score
+from leaderboard.services.submissions import UploadedFile, submission_create_predictions
+
+from .factories import csv_bytes, make_user, regression_challenge, stored_recipe
+
+pytestmark = pytest.mark.django_db
+
+
+def _text(html: str) -> str:
+    return " ".join(html_module.unescape(re.sub(r"<[^>]+>", "", html)).split())
+
+
+def _entry_captions(html: str) -> dict[str, str]:
+    """Each entry's "<label> — N runs" details block, as text."""
+    blocks = html.split("<details data-entry-details=")[1:]
+    return {
+        _text(block.split("</summary>")[0].split(">", 1)[1]): _text(block.split("</details>")[0]) for block in blocks
+    }
+
+
+def test_an_entry_s_boo_n_curve_note_follows_the_board_s_direction_and_the_entry_s_kind(client, host):
+    """Under each entry's Boo_n-against-n chart the page said "Boo_n may fall with n: the best of n runs is chosen on
+    validation, not on test" for every entry. On a lower-is-better board (the new user's cost board of a scoring
+    program, here RMSE) falling is the expected direction (the section's own caption says "Lower is better here, so a
+    curve falls as n grows"), the surprise is a rise; and a prediction entry's files have no validation score, so its
+    best of n is chosen on test (README) and its curve never moves against the board: the note was wrong for both. The
+    prediction section's caption under the curves explained the same non-existent rise by validation scores."""
+    challenge, frame, _ = regression_challenge(host, k_runs=5, bootstrap_resamples=200, allow_recipes=True)
+    test = frame[frame.is_test == 1]
+    truth = test.target.astype(float).to_numpy()
+    files = [
+        UploadedFile(f"p{i}.csv", csv_bytes(pd.DataFrame({"id": test.id.to_numpy(), "prediction": truth + shift})))
+        for i, shift in enumerate((0.5, 1.0, 2.0))
+    ]
+    sub = submission_create_predictions(challenge=challenge, user=make_user("pia"), method_name="Files", files=files)
+    submission_score(submission_id=sub.pk)
+    recipe = stored_recipe(challenge, make_user("quinn"), "Retrained", 5, scores=[1.0, 1.2, 0.9, 1.1, 1.3])
+    for run, valid in zip(recipe.runs.order_by("index"), (0.5, 0.1, 0.9, 0.3, 0.7), strict=True):
+        Run.objects.filter(pk=run.pk).update(valid_score=valid)
+    report_recompute(challenge_id=challenge.pk, force=True)
+    html = client.get(challenge.get_absolute_url()).content.decode()
+    sections = {
+        kind: _text(html.split(f'id="section-{kind}"')[1].split("</section>")[0]) for kind in ("recipe", "predictions")
+    }
+    assert "Why one can rise" in sections["recipe"], sections["recipe"]
+    assert "Why one can rise" not in sections["predictions"] and "every curve falls" in sections["predictions"]
+    captions = _entry_captions(html)
+    files_note = next(text for label, text in captions.items() if label.startswith("Files"))
+    recipe_note = next(text for label, text in captions.items() if label.startswith("Retrained"))
+    assert "may fall with n" not in files_note and "chosen on validation" not in files_note, files_note
+    assert "no validation score" in files_note, files_note
+    assert "may fall with n" not in recipe_note, recipe_note
+    assert "may rise with n: the best of n runs is chosen on validation, not on test" in recipe_note, recipe_note
