@@ -550,7 +550,7 @@ def challenge_create(*, created_by: User, dataset: DatasetUpload, slug: str | No
 
 
 def challenge_settings_warnings(
-    *, k_runs: int, boo_n: int, k_fixed: bool = False, statistic: str = "mean"
+    *, k_runs: int, boo_n: int, k_fixed: bool = False, statistic: str = "mean", recipes: bool = True
 ) -> list[str]:
     """What a challenge's settings will cost its board, said when they are chosen (creation, update, planner).
 
@@ -560,18 +560,20 @@ def challenge_settings_warnings(
     Boo_n too, each entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back
     at an n of 2 or more (Boo_1 is the mean the board already shows). With ``k_fixed`` (submissions exist: k is frozen,
     ``FROZEN_REASONS``) raising k is not advised, only lowering n. A board ranked by Boo_n (``statistic``) below the
-    rule also shows its recipe entries without rank intervals (``evaluation.report.coverage``), said too.
+    rule also shows its recipe entries without rank intervals (``evaluation.report.coverage``), said too. Both
+    recipe-only costs are said only where the challenge takes ``recipes``: a prediction entry's mean interval and rank
+    interval come from its test examples whatever its number of files, and its section ranks by the mean.
     """
     runs = f"k = {k_runs} run{'' if k_runs == 1 else 's'} per entry"
     warnings = []
-    if k_runs < MIN_RUNS_MEAN_INTERVAL:
+    if recipes and k_runs < MIN_RUNS_MEAN_INTERVAL:
         warnings.append(
             f"{runs} is fewer than the {MIN_RUNS_MEAN_INTERVAL} the mean's interval needs: the leaderboard will show "
             f'every recipe entry\'s mean without an interval, flagged "k < {MIN_RUNS_MEAN_INTERVAL}". '
             + (K_FIXED + "." if k_fixed else f"Raise k to {MIN_RUNS_MEAN_INTERVAL}.")
         )
     need = min_runs_for_interval(boo_n)
-    if k_runs < need:
+    if k_runs < need and (recipes or boo_n > 1):  # a prediction entry's Boo_1 is its mean: no flag (report.rows)
         lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL and k_runs >= 2 * RUNS_PER_N else 0
         rule = (  # Boo_1: "fewer than 6, as for the mean (...) for Boo_1" read as one garbled clause (a new user)
             f"the {need} Boo_1 needs, as for the mean (Boo_1 is the mean of the runs)"
@@ -581,7 +583,11 @@ def challenge_settings_warnings(
         warnings.append(
             f"{runs} is fewer than {rule}: the leaderboard will show "
             f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}"'
-            + (", and, ranked by it, every recipe entry without a rank interval. " if statistic == "boo_n" else ". ")
+            + (
+                ", and, ranked by it, every recipe entry without a rank interval. "
+                if recipes and statistic == "boo_n"
+                else ". "
+            )
             + _boo_n_advice(need, lower, k_fixed)
         )
     return warnings
@@ -608,7 +614,12 @@ def challenge_warnings(*, challenge: Challenge, user) -> list[str]:
     """
     if challenge.results_only:
         return []
-    settings = {"k_runs": challenge.k_runs, "boo_n": challenge.boo_n, "statistic": challenge.ranking_statistic}
+    settings = {
+        "k_runs": challenge.k_runs,
+        "boo_n": challenge.boo_n,
+        "statistic": challenge.ranking_statistic,
+        "recipes": challenge.allow_recipes,
+    }
     files = _files_warnings(challenge) + _ladder_warnings(challenge, user)
     if not challenge_settings_warnings(**settings):
         return files  # no query for the submissions of a challenge whose settings cost nothing (a list of them)

@@ -58,13 +58,16 @@ def test_row12_api_warns_at_creation_when_k_is_below_10n(alice):
 def test_a_challenge_of_fewer_than_six_runs_is_warned_for_the_mean_and_boo_1_like_the_mean(alice):
     """A new user's finding (2026-11-30): k = 5 with n = 1 was created without a warning, and the board showed
     Boo_1 = 0.9600 in [0.9500, 0.9878] beside the same mean without an interval ("k < 6"); the k < 3n warning
-    advised "lower n to 1", which brings no interval back below 6 runs."""
-    response = _create(alice, k_runs=5, boo_n=1)
+    advised "lower n to 1", which brings no interval back below 6 runs. (Recipe entries: a prediction entry's mean
+    and Boo_1 intervals come from its test examples, test_newuser8.py.)"""
+    response = _create(alice, k_runs=5, boo_n=1, allow_recipes=True)
     assert response.status_code == 201, response.content
     (mean_warning, boo_warning) = response.json()["warnings"]
     assert "k = 5 runs per entry" in mean_warning and "the 6 the mean's interval needs" in mean_warning
     assert "as for the mean" in boo_warning and "lower n" not in boo_warning and '"k < 6"' in boo_warning
-    response = _create(alice, k_runs=5, boo_n=3)  # below 6 and below 10n: lowering n would not help either
+    response = _create(
+        alice, k_runs=5, boo_n=3, allow_recipes=True
+    )  # below 6 and below 10n: lowering n would not help either
     warnings = response.json()["warnings"]
     assert len(warnings) == 2 and "10n = 30" in warnings[1] and "lower n" not in warnings[1]
     response = _create(alice, k_runs=24, boo_n=3)  # 6 <= k < 10n: n = 2 brings Boo_n's interval back

@@ -64,3 +64,27 @@ def test_an_entry_s_boo_n_curve_note_follows_the_board_s_direction_and_the_entry
     assert "no validation score" in files_note, files_note
     assert "may fall with n" not in recipe_note, recipe_note
     assert "may rise with n: the best of n runs is chosen on validation, not on test" in recipe_note, recipe_note
+
+
+def test_a_challenge_without_recipes_is_not_warned_about_recipe_entries(host):
+    """The new user's prediction challenge (scoring program, k = 5, Boo_3, no recipes) came back from
+    ``POST /api/challenges/`` warning "k = 5 runs per entry is fewer than the 6 the mean's interval needs: the
+    leaderboard will show every recipe entry's mean without an interval, flagged "k < 6". Raise k to 6.": there is no
+    recipe entry to flag, and a prediction entry's mean interval comes from the test examples whatever its number of
+    files (its board showed [0.2328, 0.6064] for 5 files). Nor, ranked by Boo_n, does such a board withhold "every
+    recipe entry['s] rank interval". The Boo_n warning stays for n >= 2 (prediction entries are flagged "k < 10n"
+    too), not for Boo_1, which is a prediction entry's mean (evaluation.report.rows: never flagged there)."""
+    from leaderboard.services.challenges import challenge_warnings
+
+    from .factories import digits_challenge
+
+    files_only, _ = digits_challenge(host, title="Files only", k_runs=5, allow_recipes=False, ranking_statistic="boo_n")
+    said = " ".join(challenge_warnings(challenge=files_only, user=host))
+    assert "recipe" not in said and "the mean's interval needs" not in said, said
+    assert 'flag every entry "k < 10n". Raise k to 30.' in said, said
+    boo_1, _ = digits_challenge(host, title="Files, Boo_1", k_runs=5, boo_n=1, allow_recipes=False)
+    assert challenge_warnings(challenge=boo_1, user=host) == []  # Boo_1 of prediction files is their mean: no flag
+    both, _ = digits_challenge(host, title="Both kinds", k_runs=5, allow_recipes=True, ranking_statistic="boo_n")
+    said = " ".join(challenge_warnings(challenge=both, user=host))
+    assert "every recipe entry's mean without an interval" in said, said
+    assert "and, ranked by it, every recipe entry without a rank interval" in said, said
