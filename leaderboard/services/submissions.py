@@ -626,19 +626,24 @@ def _lock_finals_open(challenge: Challenge, *, choosing: bool) -> None:
         raise ChallengeClosed("The private board has been revealed: final selections are locked.")
 
 
-def _check_final_candidate(submission: Submission, field: str = "selected") -> None:
-    """ServiceError when ``submission`` cannot be on the private board (a public-only phase; cancelled or failed)."""
+def final_candidate_refusal(submission: Submission) -> str | None:
+    """Why ``submission`` cannot be a final entry (a public-only phase; cancelled or failed), else None: the one rule
+    the choice (:func:`submission_select_final`, :func:`submission_finals_choose`) and the page's ticks follow."""
     if submission.phase_id and submission.phase.test_rows == TestRows.PUBLIC:
-        raise ServiceError(
+        return (
             f"Submission {submission.pk} was made in the {submission.phase.name} phase, which "
-            "scores on the public part only; it cannot be on the private board.",
-            field=field,
+            "scores on the public part only; it cannot be on the private board."
         )
     if submission.status in (SubmissionStatus.CANCELLED, SubmissionStatus.FAILED):
-        raise ServiceError(
-            f"Submission {submission.pk} is {submission.status}: only scored or running submissions can be chosen.",
-            field=field,
-        )
+        return f"Submission {submission.pk} is {submission.status}: only scored or running submissions can be chosen."
+    return None
+
+
+def _check_final_candidate(submission: Submission, field: str = "selected") -> None:
+    """ServiceError when ``submission`` cannot be on the private board (:func:`final_candidate_refusal`)."""
+    refusal = final_candidate_refusal(submission)
+    if refusal is not None:
+        raise ServiceError(refusal, field=field)
 
 
 def submission_finals_choose(*, challenge: Challenge, team: Team, user: User, submission_ids, among=None) -> list[int]:

@@ -54,7 +54,12 @@ from ..services.errors import NotAllowed, ServiceError
 from ..services.paging import PAGE_SIZE, page_limit
 from ..services.queues import challenge_queue_waits, submission_queue_wait
 from ..services.reports import report_data, section_family_size, section_pair
-from ..services.submissions import submission_cancel, submission_create_predictions, submission_create_recipe
+from ..services.submissions import (
+    final_candidate_refusal,
+    submission_cancel,
+    submission_create_predictions,
+    submission_create_recipe,
+)
 from ..services.teams import team_personal_for
 from ..throttles import SignupThrottle, too_many
 from ..upload_handlers import upload_refusal
@@ -273,8 +278,11 @@ def _with_score_and_rank(request, challenge: Challenge, scope: BoardScope, submi
         return submissions
     public = scope if scope.board == Board.PUBLIC else board_scope(challenge=challenge, user=request.user)
     ranks = report_stored_ranks(challenge=challenge, board=Board.PUBLIC)
-    prefetch_related_objects(submissions, "runs")
+    prefetch_related_objects(submissions, "runs", "phase")
     for submission in submissions:
+        # The ticks follow the choice's own rule: a public-only phase's entry is never offered (a newcomer's finding:
+        # its tick was offered, and refused on saving).
+        submission.final_refusal = final_candidate_refusal(submission)
         scored = submission.status == SubmissionStatus.SCORED
         submission.shown_score = (
             public.submission_score(submission.pk, list(submission.runs.all()), submission.kind) if scored else None

@@ -88,3 +88,43 @@ def test_a_challenge_without_recipes_is_not_warned_about_recipe_entries(host):
     said = " ".join(challenge_warnings(challenge=both, user=host))
     assert "every recipe entry's mean without an interval" in said, said
     assert "and, ranked by it, every recipe entry without a rank interval" in said, said
+
+
+def test_your_submissions_offers_no_final_tick_for_a_public_only_phase_s_entry(host):
+    """A development phase scoring the public part only: its entries cannot be final (the choice refuses them), and
+    "Your submissions" no longer offers their tick (newuser8: ticked, then refused on saving); a final-phase entry
+    keeps its tick. The refusal's reason is the tick's title (services.submissions.final_candidate_refusal)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.models import Phase, Submission
+    from leaderboard.services.phases import phase_create
+
+    from .factories import digits_challenge
+    from .test_published_values import client_for
+
+    now = timezone.now()
+    challenge, _ = digits_challenge(
+        host, public_fraction=0.5, k_runs=6, opens_at=now - timedelta(days=10), closes_at=now - timedelta(days=5)
+    )
+    dev = challenge.phases.get()
+    Phase.objects.filter(pk=dev.pk).update(test_rows="public")
+    final = phase_create(
+        challenge=challenge,
+        user=host,
+        name="final",
+        opens_at=now - timedelta(days=4),
+        closes_at=now + timedelta(days=1),
+        test_rows="all",
+    )
+    alice = make_user("nu8alice")
+    early = stored_recipe(challenge, alice, "early", 6, [0.7] * 6)
+    late = stored_recipe(challenge, alice, "late", 6, [0.71] * 6)
+    Submission.objects.filter(pk=early.pk).update(phase=dev)
+    Submission.objects.filter(pk=late.pk).update(phase=final)
+    page = client_for(alice).get(f"/c/{challenge.slug}/").content.decode()
+    rows = {sid: page[page.index(f'data-submission="{sid}"') :].split("</tr>")[0] for sid in (early.pk, late.pk)}
+    assert "data-final" in rows[late.pk] and "data-final-refused" not in rows[late.pk]
+    assert 'name="final"' not in rows[early.pk] and "data-final-refused" in rows[early.pk]
+    assert "scores on the public part only; it cannot be on the private board" in rows[early.pk]
