@@ -217,7 +217,8 @@ __all__ = [
 #: warning below 6 runs gives the mean's reason (1 - 2/2^k), not Boo_n's 3n rule. 29: a recipe row's Boo_n (n >= 2) says
 #: which scores picked its best run (``picked_on``: "validation", or "test" for an entry without validation scores, an
 #: optimistic selection beside the others), and settings.boo_n_picked_note counts those entries on a Boo_n board
-#: (rows.boo_n_picked_on; stats19 on the real runs): the numbers do not change.
+#: (rows.boo_n_picked_on; stats19 on the real runs): the numbers do not change; settings.coverage holds the notes of the
+#: kinds of entries the board has (a board of predictions read the recipes' "no interval below 6 runs").
 REPORT_FORMAT = 29
 
 #: Board sizes for which the settings list the runs the decision rule needs.
@@ -260,6 +261,9 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
     runs: dict[str, list[int]] = {"recipe": [], "predictions": []}
     for row in rows:
         runs[row["kind"]].append(int(row["runs_succeeded"]))
+    # The notes of the kinds the board holds (a board of predictions read "no interval of the mean below 6 runs" of
+    # recipes it has none of); a board without entries describes both at the challenge's k.
+    runs = {kind: counts for kind, counts in runs.items() if counts} or runs
     recipe = [x for x in sections if x["kind"] == "recipe" and x["compared"]]
     paired = len(recipe[0]["paired_runs"]) if recipe else None
     k, n = int(s.k_runs), int(s.boo_n)

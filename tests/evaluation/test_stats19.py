@@ -48,3 +48,26 @@ def test_the_note_is_for_boo_n_boards_and_boo_1_picks_nothing():
     rows, settings = _board("boo_n", boo_n=1)  # Boo_1 is the mean of the runs: no run is picked
     assert rows[1]["boo_n"]["picked_on"] is None and rows[2]["boo_n"]["picked_on"] is None
     assert settings["boo_n_picked_note"] is None
+
+
+def test_the_coverage_notes_are_of_the_kinds_of_entries_the_board_holds():
+    """A board of prediction entries read the recipes' notes too ("5 runs: no interval of the mean below 6 runs",
+    "no rank interval on a board ranked by the mean"): noticed and left by the sixteenth session, now its kinds only; a
+    board without entries keeps both, at the challenge's k."""
+    rng = np.random.default_rng(0)
+    predictions = []
+    for i in range(4):
+        out = (rng.random((1, 200)) < 0.7 + 0.05 * i).astype(float)
+        predictions.append(
+            EntryRuns(i + 1, f"p{i}", f"t{i}", "predictions", 1, np.arange(1), out.mean(1), outcomes=out)
+        )
+    recipe = EntryRuns(9, "r", "t9", "recipe", 5, np.arange(5), 0.8 + 0.01 * rng.standard_normal(5))
+    settings = ReportSettings(n_resamples=200, score_range=(0, 1), boo_n=3, k_runs=5, accuracy_like=True)
+
+    def kinds(entries):
+        return {note["interval"].split(".")[0] for note in build_report(entries, settings)["settings"]["coverage"]}
+
+    assert kinds(predictions) == {"predictions"}
+    assert kinds([*predictions, recipe]) == {"predictions", "recipe"}
+    assert kinds([recipe]) == {"recipe"}
+    assert kinds([]) == {"predictions", "recipe"}
