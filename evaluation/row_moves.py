@@ -28,7 +28,7 @@ import numpy as np
 
 from evaluation.metrics import get_metric
 
-__all__ = ["ROW_MOVE_FACTOR", "UNBOUNDED_PER_ROW", "ladder_margin_for", "largest_row_move"]
+__all__ = ["ROW_MOVE_FACTOR", "UNBOUNDED_PER_ROW", "ladder_margin_for", "largest_row_move", "resampled_row_move"]
 
 #: The metrics one row's prediction moves without bound: the Ladder protects nothing on them (a challenge refuses it,
 #: ``leaderboard.services.challenges.check_ladder_metric``).
@@ -108,19 +108,70 @@ def largest_row_move(metric_name: str, public_labels: Any, *, classes: Sequence[
     return 1 / n if metric.name == "accuracy" else 1 / (k * smallest)
 
 
-def ladder_margin_for(
-    eta: float, metric_name: str, public_labels: Any, *, classes: Sequence[Any] | None = None
+def resampled_row_move(
+    metric_name: str, public_labels: Any, draws: Sequence[Any], *, classes: Sequence[Any] | None = None
 ) -> float:
-    """The η the Ladder releases and rounds with: the host's ``eta``, raised to ``ROW_MOVE_FACTOR`` x
-    :func:`largest_row_move` where that is more (``math.inf`` for MAE and RMSE: each person's first score alone is
-    released).
+    """The largest change one row's prediction can make to a score that is the mean of some runs' scores, run i
+    scored on ``public_labels[draws[i]]`` (a resample: rows repeat).
+
+    A row drawn c times in run i counts c times there: changing its prediction changes c rows of that run's resample,
+    so it moves run i's score by at most c x :func:`largest_row_move` of the resample's labels (one row at a time),
+    exactly c/n for an accuracy. A recipe entry's score is the mean of the runs it scored, and the recipe chooses
+    them (it reads its seeds and may fail the others, or be cancelled after one): the mean over any subset of runs
+    moves by at most the largest run's move, which the one run alone reaches.
+
+    Parameters
+    ----------
+    metric_name : str
+    public_labels : array_like, shape (n,)
+    draws : sequence of array_like of int
+        Each run's resample as positions in ``public_labels`` (an empty one: the run scores no public row).
+    classes : sequence, optional
+        As :func:`largest_row_move`.
+
+    Returns
+    -------
+    float
+        max over runs i and rows r of c_i(r) x ``largest_row_move(metric_name, public_labels[draws[i]])``; 0 without
+        a draw.
+
+    >>> resampled_row_move("accuracy", ["a", "b", "a", "b"], [[0, 0, 0, 1], [1, 2, 3, 0]])
+    0.75
+    """
+    labels = np.asarray(public_labels).astype(str).ravel()
+    move = 0.0
+    for draw in draws:
+        rows = np.asarray(draw, dtype=np.int64).ravel()
+        if rows.size:
+            repeats = int(np.bincount(rows).max())
+            move = max(move, repeats * largest_row_move(metric_name, labels[rows], classes=classes))
+    return move
+
+
+def ladder_margin_for(
+    eta: float,
+    metric_name: str,
+    public_labels: Any,
+    *,
+    classes: Sequence[Any] | None = None,
+    draws: Sequence[Any] = (),
+) -> float:
+    """The η the Ladder releases and rounds with: the host's ``eta``, raised to ``ROW_MOVE_FACTOR`` x the largest move
+    of one row, :func:`largest_row_move` or, where runs are scored on resamples ``draws`` of the public rows (recipe
+    runs out of bootstrap), :func:`resampled_row_move`, where that is more (``math.inf`` for MAE and RMSE: each
+    person's first score alone is released).
 
     >>> round(ladder_margin_for(0.01, "accuracy", ["a", "b"] * 75), 4), round(ladder_margin_for(0.01, "log_loss", ["a"] * 150), 4)
     (0.0133, 0.4806)
     >>> ladder_margin_for(0.01, "accuracy", ["a", "b"] * 500)
     0.01
+    >>> round(ladder_margin_for(0.01, "accuracy", ["a", "b"] * 75, draws=[[0, 0, 0] + list(range(3, 150))]), 4)
+    0.04
     """
-    return max(eta, ROW_MOVE_FACTOR * largest_row_move(metric_name, public_labels, classes=classes))
+    move = largest_row_move(metric_name, public_labels, classes=classes)
+    if draws and math.isfinite(move):
+        move = max(move, resampled_row_move(metric_name, public_labels, draws, classes=classes))
+    return max(eta, ROW_MOVE_FACTOR * move)
 
 
 def _macro_f1_move(k: int, smallest: int, *, absent: bool) -> float:

@@ -12,6 +12,7 @@ to the public board's report once, when it is computed).
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 from collections import defaultdict
@@ -31,15 +32,17 @@ from evaluation.boards import (
     publish_shown_sota,
     shown_score,
     shown_submission_score,
+    split_with_parts,
     unpack_mask,
 )
 from evaluation.metrics import get_metric
-from evaluation.row_moves import ladder_margin_for
+from evaluation.row_moves import UNBOUNDED_PER_ROW, ladder_margin_for
+from evaluation.seeds import seed_record
 
-from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
+from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SplitScheme, SubmissionKind, SubmissionStatus
 from ..models import Challenge, Dataset, ReportRow, Run, Submission
 from ..selectors import board_has_private, private_board_revealed, submissions_moderated, user_is_host
-from .dataset_files import dataset_hidden_labels
+from .dataset_files import dataset_hidden_labels, dataset_train_labels
 from .entries import Version, entry_versions, published_version_numbers
 from .errors import NotAllowed, ServiceError
 from .metrics import challenge_metrics, primary_metric
@@ -273,6 +276,7 @@ class LadderMargin:
     host: float
     metric: str = ""
     rows: int = 0
+    resampled: bool = False
 
     @property
     def raised(self) -> bool:
@@ -289,7 +293,8 @@ class LadderMargin:
             return LADDER_UNBOUNDED_NOTE.format(metric=self.metric)
         why = (
             f", raised from the host's {self.host:g} to twice the largest move one of the {self.rows} public rows can "
-            f"make to {self.metric} (a release is rounded to η's grid, so a file may score up to η/2 past it)"
+            f"make to {self.metric}{RESAMPLED_NOTE if self.resampled else ''} (a release is rounded to η's grid, so a "
+            "file may score up to η/2 past it)"
             if self.raised
             else ""
         )
@@ -298,7 +303,9 @@ class LadderMargin:
 
 def ladder_margin(challenge: Challenge) -> LadderMargin:
     """The Ladder's η on ``challenge``'s public board: max(host's η, 2 x the largest one-row move), the one place that computes
-    it (releases, the board's note, the suites, the host's warning). Without public rows to read (a results-only
+    it (releases, the board's note, the suites, the host's warning). Where recipe runs are scored on resamples of the
+    public rows (:func:`board_recipe_draws`), a row counts as often as a run draws it
+    (:func:`evaluation.row_moves.resampled_row_move`). Without public rows to read (a results-only
     challenge: imported models, no rows probed) or with a scoring program's metric (its per-row move unknown), the
     host's η."""
     host = challenge.ladder_margin
@@ -309,8 +316,42 @@ def ladder_margin(challenge: Challenge) -> LadderMargin:
     labels = dataset_hidden_labels(dataset=dataset)[board_public_mask(dataset=dataset)]
     if not labels.size:
         return LadderMargin(host, host)
-    value = ladder_margin_for(host, metric.name, labels, classes=dataset.classes or None)
-    return LadderMargin(value, host, metric.name, int(labels.size))
+    draws = board_recipe_draws(challenge) if metric.name not in UNBOUNDED_PER_ROW else []
+    value = ladder_margin_for(host, metric.name, labels, classes=dataset.classes or None, draws=draws)
+    return LadderMargin(value, host, metric.name, int(labels.size), resampled=bool(draws))
+
+
+def board_recipe_draws(challenge: Challenge) -> list[np.ndarray]:
+    """Each recipe run's resample of the public rows, as positions among them (a row drawn c times, c times), drawn as
+    the worker draws run i's split (``leaderboard.worker.run_data.run_split``: from its published split seed, within
+    classes where stratified); none where no recipe run is scored on a resample (a fixed split, or a challenge that
+    neither takes recipes nor holds one)."""
+    if challenge.split_scheme != SplitScheme.OUT_OF_BOOTSTRAP:
+        return []
+    if not challenge.allow_recipes and not challenge.submissions.filter(kind=SubmissionKind.RECIPE).exists():
+        return []
+    dataset = challenge.dataset
+    key = (dataset.pk, dataset.version, bytes(dataset.public_mask or b""), challenge.master_seed, challenge.k_runs)
+    stratify = bool(challenge.stratify and dataset.task != "regression")
+    return list(_recipe_draws(*key, tuple(challenge.randomize_sources), stratify))
+
+
+@functools.lru_cache(maxsize=16)
+def _recipe_draws(
+    dataset_id: int, version: str, mask: bytes, master_seed: int, k_runs: int, sources: tuple, stratify: bool
+) -> tuple[np.ndarray, ...]:
+    dataset = Dataset.objects.get(pk=dataset_id)
+    train = dataset_train_labels(dataset=dataset)
+    on_public = board_public_mask(dataset=dataset)
+    hidden = np.arange(train.size, train.size + on_public.size)
+    labels = np.concatenate([train, dataset_hidden_labels(dataset=dataset).astype(str)]) if stratify else None
+    public, parts = hidden[on_public], [hidden[on_public], hidden[~on_public]]
+    draws = []
+    for index in range(k_runs):
+        seed = seed_record(master_seed, index, sources)["split"]
+        test = split_with_parts(np.arange(train.size), parts, seed, stratify=labels).test
+        draws.append(np.searchsorted(public, test[np.isin(test, public)]))
+    return tuple(draws)
 
 
 def ladder_releases(challenge: Challenge, versions: dict[int, Version]) -> dict[int, float | None]:
@@ -406,6 +447,7 @@ LADDER_NOTE = (
     "beats their best release, across all their teams, by more than η = {margin:g}{why}; intervals, "
     "comparisons and the adjusted state of the art are not published."
 )
+RESAMPLED_NOTE = ", counted as often as a recipe run's resample draws it (a run scored alone releases alone)"
 LADDER_UNBOUNDED_NOTE = (
     "Ladder feedback (Blum & Hardt 2015) protects only metrics one row moves by a bounded amount; {metric} is "
     "unbounded per row, so each submitter's first score alone is released, across all their teams; intervals, "

@@ -60,6 +60,12 @@ def dataset_test_ids(*, dataset: Dataset) -> list[str]:
     return list(_read_ids(field, dataset.version, dataset.id_column)) if field else []
 
 
+def dataset_train_labels(*, dataset: Dataset) -> np.ndarray:
+    """The public training rows' labels, as text in file order (the label column alone is read)."""
+    field = _field(dataset, "train")
+    return np.asarray(_read_ids(field, dataset.version, dataset.label_column) if field else (), dtype=str)
+
+
 def dataset_hidden_labels(*, dataset: Dataset) -> np.ndarray:
     """Hidden test labels in test-input order. Callers: scoring only; never serialised."""
     ids = dataset_test_ids(dataset=dataset)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evaluation.metrics import score_predictions
-from evaluation.row_moves import largest_row_move
+from evaluation.row_moves import largest_row_move, resampled_row_move
 
 EPS = np.finfo(np.float64).eps
 
@@ -130,3 +130,28 @@ def test_an_error_s_row_moves_it_without_bound(metric):
 def test_no_labels_are_refused():
     with pytest.raises(ValueError, match="no labels"):
         largest_row_move("accuracy", [])
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "balanced_accuracy", "macro_f1"])
+def test_a_resampled_row_s_bound_holds_for_the_runs_a_recipe_keeps(metric):
+    """A row drawn c times in run i's resample moves that run's score by c rows' worth; the score of any subset of runs
+    (their mean) moves by at most ``resampled_row_move``, attained by one run alone for an accuracy."""
+    rng = np.random.default_rng(11)
+    for labels, classes in _label_sets(7, 30):
+        draws = [rng.integers(0, labels.size, size=labels.size) for _ in range(3)]
+        bound = resampled_row_move(metric, labels, draws, classes=classes)
+        largest = 0.0
+        for _ in range(4):
+            pred = rng.choice(classes, size=labels.size)
+            for row in range(labels.size):
+                for c in classes:
+                    moved = pred.copy()
+                    moved[row] = c
+                    for draw in draws:
+                        a = score_predictions(metric, labels[draw], pred[draw], classes=classes).score
+                        b = score_predictions(metric, labels[draw], moved[draw], classes=classes).score
+                        largest = max(largest, abs(a - b))
+        assert largest <= bound + 1e-12, (labels, draws)
+        if metric == "accuracy":
+            assert bound == pytest.approx(max(np.bincount(d).max() for d in draws) / labels.size)
+            assert largest == pytest.approx(bound)

@@ -94,7 +94,7 @@ def test_a_cancelled_submission_stays_in_its_submitter_s_ladder(host, alice, bob
 
     from .factories import digits_challenge, stored_recipe
 
-    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=ETA)
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=ETA, split_scheme="fixed")
     stored_recipe(challenge, alice, "baseline", runs_expected=1, scores=[0.80])
     probe = stored_recipe(challenge, alice, "probe", runs_expected=3, scores=[0.95])
     Submission.objects.filter(pk=probe.pk).update(status="running")
@@ -112,7 +112,7 @@ def test_the_ladder_releases_a_submission_once_it_has_ended(host, alice, bob):
 
     from .factories import digits_challenge, stored_recipe
 
-    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=ETA)
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=ETA, split_scheme="fixed")
     stored_recipe(challenge, alice, "baseline", runs_expected=1, scores=[0.80])
     probe = stored_recipe(challenge, alice, "probe", runs_expected=2, scores=[0.95])
     Submission.objects.filter(pk=probe.pk).update(status="running")
@@ -134,7 +134,7 @@ def test_the_ladder_releases_submissions_in_the_order_they_ended(host, alice):
 
     from .factories import digits_challenge, stored_recipe
 
-    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=0.05)
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=0.05, split_scheme="fixed")
     first = stored_recipe(challenge, alice, "waits", runs_expected=1, scores=[0.84])
     second = stored_recipe(challenge, alice, "quick", runs_expected=1, scores=[0.80])
     now = timezone.now()
@@ -157,7 +157,7 @@ def test_a_cancelled_submission_s_release_is_kept_when_a_run_it_left_running_end
 
     from .factories import digits_challenge, stored_recipe
 
-    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=ETA)
+    challenge, _ = digits_challenge(host, feedback="ladder", ladder_margin=ETA, split_scheme="fixed")
     stored_recipe(challenge, alice, "baseline", runs_expected=1, scores=[0.80])
     probe = stored_recipe(challenge, alice, "probe", runs_expected=2, scores=[0.95])
     Submission.objects.filter(pk=probe.pk).update(status="running")
