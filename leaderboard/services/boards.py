@@ -277,6 +277,7 @@ class LadderMargin:
     metric: str = ""
     rows: int = 0
     resampled: bool = False
+    program: bool = False
 
     @property
     def raised(self) -> bool:
@@ -290,7 +291,7 @@ class LadderMargin:
     def note(self) -> str:
         """The board's Ladder note: which η, and why where it is not the host's."""
         if math.isinf(self.value):
-            return LADDER_UNBOUNDED_NOTE.format(metric=self.metric)
+            return (LADDER_PROGRAM_NOTE if self.program else LADDER_UNBOUNDED_NOTE).format(metric=self.metric)
         why = (
             f", raised from the host's {self.host:g} to twice the largest move one of the {self.rows} public rows can "
             f"make to {self.metric}{RESAMPLED_NOTE if self.resampled else ''} (a release is rounded to η's grid, so a "
@@ -306,11 +307,14 @@ def ladder_margin(challenge: Challenge) -> LadderMargin:
     it (releases, the board's note, the suites, the host's warning). Where recipe runs are scored on resamples of the
     public rows (:func:`board_recipe_draws`), a row counts as often as a run draws it
     (:func:`evaluation.row_moves.resampled_row_move`). Without public rows to read (a results-only
-    challenge: imported models, no rows probed) or with a scoring program's metric (its per-row move unknown), the
-    host's η."""
+    challenge: imported models, no rows probed), the host's η. With a scoring program's metric, whose move per row is
+    the host's code's (the Ladder is refused with one, ``services.challenges.check_ladder_metric``; a board stored
+    before), ``math.inf``: each person's first score alone, as on MAE or RMSE."""
     host = challenge.ladder_margin
     dataset = getattr(challenge, "dataset", None)
-    if challenge.results_only or challenge.program_primary is not None or dataset is None or not dataset.n_test:
+    if challenge.program_primary is not None:  # refused since (services.challenges.check_ladder_metric): stored before
+        return LadderMargin(math.inf, host, primary_metric(challenge).label, program=True)
+    if challenge.results_only or dataset is None or not dataset.n_test:
         return LadderMargin(host, host)
     metric = get_metric(challenge.metric)
     labels = dataset_hidden_labels(dataset=dataset)[board_public_mask(dataset=dataset)]
@@ -448,6 +452,12 @@ LADDER_NOTE = (
     "comparisons and the adjusted state of the art are not published."
 )
 RESAMPLED_NOTE = ", counted as often as a recipe run's resample draws it (a run scored alone releases alone)"
+LADDER_PROGRAM_NOTE = (
+    "Ladder feedback (Blum & Hardt 2015) protects only metrics one row moves by a bounded amount; this board is ranked "
+    "by the hosts' scoring program ({metric}), whose move per row the platform cannot bound, so each submitter's first "
+    "score alone is released, across all their teams; intervals, comparisons and the adjusted state of the art are "
+    "not published."
+)
 LADDER_UNBOUNDED_NOTE = (
     "Ladder feedback (Blum & Hardt 2015) protects only metrics one row moves by a bounded amount; {metric} is "
     "unbounded per row, so each submitter's first score alone is released, across all their teams; intervals, "

@@ -43,7 +43,7 @@ from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record, audit_save
 from .boards import board_assign_parts, board_draw_mask, board_has_private, ladder_margin
 from .errors import NotAllowed, ServiceError
-from .metrics import check_program_fits, check_secondary_metrics, metric_fit_error
+from .metrics import PROGRAM_LADDER_REFUSAL, check_program_fits, check_secondary_metrics, metric_fit_error
 from .notifications import event_record
 from .phases import FIRST_PHASE_FIELDS, SHARED_WITH_PHASE, phase_default, phase_update_single
 from .reports import report_request
@@ -194,8 +194,8 @@ def _check_settings(fields: dict, *, program: bool = False, changing=None) -> No
         check_program_fits(allow_recipes=fields.get("allow_recipes"), secondary_metrics=fields.get("secondary_metrics"))
     elif metric is not None and "higher_is_better" in fields:
         check_direction(metric, fields["higher_is_better"])
-    if not program and (changing is None or {"feedback", "metric"} & set(changing)):
-        check_ladder_metric(metric, fields.get("feedback"))
+    if changing is None or {"feedback", "metric"} & set(changing):
+        check_ladder_metric(metric, fields.get("feedback"), program=program)
     if "secondary_metrics" in fields and metric is not None:
         fields["secondary_metrics"] = check_secondary_metrics(fields["secondary_metrics"], primary=metric.name)
     if not fields.get("allow_predictions", True) and not fields.get("allow_recipes", False):
@@ -218,10 +218,15 @@ def _check_settings(fields: dict, *, program: bool = False, changing=None) -> No
             raise ServiceError(exc.messages[0], field="public_fraction") from None
 
 
-def check_ladder_metric(metric, feedback) -> None:
+def check_ladder_metric(metric, feedback, *, program: bool = False) -> None:
     """The Ladder on a metric one row's prediction moves without bound is refused (API and form alike): Blum & Hardt's
     argument needs a loss bounded per row, and on MAE or RMSE one probe's right row beat any η (docs/integrity.md §2;
-    a stored one releases each person's first score alone, ``services.boards.ladder_margin``)."""
+    a stored one releases each person's first score alone, ``services.boards.ladder_margin``). So is it with a
+    scoring program (``program``), whose metric's move per row is the host's code's: a cost-weighted error moved
+    4/60 per row past η = 0.01, and single-row probes read every label (tests/platform/test_ladder_programs.py)."""
+    if feedback == Feedback.LADDER and program:
+        choice = "choose rounded or exact feedback, or remove the scoring program."
+        raise ServiceError(PROGRAM_LADDER_REFUSAL.format(choice=choice), field="feedback")
     if feedback == Feedback.LADDER and metric is not None and metric.name in UNBOUNDED_PER_ROW:
         raise ServiceError(
             "The Ladder protects only metrics one row moves by a bounded amount (Blum & Hardt 2015); "
@@ -647,6 +652,11 @@ def _ladder_warnings(challenge: Challenge, user) -> list[str]:
     if challenge.feedback != Feedback.LADDER or not user_is_host(user=user, challenge=challenge):
         return []
     margin = ladder_margin(challenge)
+    if math.isinf(margin.value) and margin.program:
+        return [
+            PROGRAM_LADDER_REFUSAL.format(choice="this board releases each person's first score alone. Choose rounded")
+            + " or exact feedback, or remove the scoring program."
+        ]
     if math.isinf(margin.value):
         return [
             f"The Ladder protects only metrics one row moves by a bounded amount (Blum & Hardt 2015); {margin.metric} "

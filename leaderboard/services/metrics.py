@@ -16,6 +16,7 @@ from ..models import Challenge
 from .errors import ServiceError
 
 __all__ = [
+    "PROGRAM_LADDER_REFUSAL",
     "RECIPES_REFUSED",
     "MetricInfo",
     "challenge_metrics",
@@ -29,6 +30,11 @@ __all__ = [
 ]
 
 RECIPES_REFUSED = "scoring programs score prediction submissions; recipe challenges use the built-in metrics."
+#: Why the Ladder and a scoring program exclude each other (``{choice}``: what the host may do where it is refused).
+PROGRAM_LADDER_REFUSAL = (
+    "The Ladder protects only metrics one row moves by a bounded amount (Blum & Hardt 2015); a scoring program's "
+    "metric moves per row by an amount the platform cannot bound: {choice}"
+)
 
 
 def metric_info(metric: Metric) -> MetricInfo:

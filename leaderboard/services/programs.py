@@ -41,7 +41,7 @@ from evaluation.predictions import parse_predictions, prediction_columns
 from evaluation.samples import sample_submission
 from evaluation.scoring_programs import ProgramMetric, ScoringProgramError, parse_metrics
 
-from ..choices import ProgramStatus, TestRows
+from ..choices import Feedback, ProgramStatus, TestRows
 from ..limits import upload_limit
 from ..models import AuditEntry, Challenge, Dataset, Phase, Team
 from ..selectors import user_is_host
@@ -51,7 +51,7 @@ from .boards import board_public_mask
 from .dataset_files import dataset_frame, dataset_test_ids
 from .dispatch import CHECK_SCORING_PROGRAM, enqueue_on_commit
 from .errors import PROGRAM_FAILED, NotAllowed, PlatformError, QuotaExceeded, ServiceError, TooLarge
-from .metrics import check_program_fits, program_primary_error
+from .metrics import PROGRAM_LADDER_REFUSAL, check_program_fits, program_primary_error
 from .reports import report_request
 
 __all__ = [
@@ -136,6 +136,9 @@ def program_upload(*, challenge: Challenge, user: User, data: bytes, filename: s
     _hosted(challenge, user)
     _check_rate(user)
     check_program_fits(allow_recipes=challenge.allow_recipes, secondary_metrics=challenge.secondary_metrics)
+    if challenge.feedback == Feedback.LADDER:
+        choice = "choose rounded or exact feedback first."
+        raise ServiceError(PROGRAM_LADDER_REFUSAL.format(choice=choice), field="scoring_program")
     if getattr(challenge, "dataset", None) is None or not challenge.dataset.hidden_labels_file:
         raise ServiceError(
             "A scoring program scores predictions against the hidden labels; this challenge has none.",
