@@ -41,7 +41,7 @@ from ..models import Challenge, Dataset, Event, validate_dates, validate_public_
 from ..selectors import submissions_readable, user_is_host
 from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record, audit_save
-from .boards import board_assign_parts, board_draw_mask, board_has_private, ladder_margin
+from .boards import RESAMPLED_NOTE, board_assign_parts, board_draw_mask, board_has_private, ladder_margin
 from .errors import NotAllowed, ServiceError
 from .metrics import PROGRAM_LADDER_REFUSAL, check_program_fits, check_secondary_metrics, metric_fit_error
 from .notifications import event_record
@@ -667,7 +667,7 @@ def _ladder_warnings(challenge: Challenge, user) -> list[str]:
         return []
     return [
         f"η = {margin.host:g} is below twice the largest move one of the {margin.rows} public rows can make to "
-        f"{margin.metric} ({margin.value:g}): a release is rounded to η's grid, so a file may score up to η/2 past it "
+        f"{margin.metric}{RESAMPLED_NOTE if margin.resampled else ''} ({margin.value:g}): a release is rounded to η's grid, so a file may score up to η/2 past it "
         f"and a probe changing one row's prediction would beat it; the board releases with η = {margin.value:g}."
     ]
 

@@ -155,3 +155,32 @@ def test_a_resampled_row_s_bound_holds_for_the_runs_a_recipe_keeps(metric):
         if metric == "accuracy":
             assert bound == pytest.approx(max(np.bincount(d).max() for d in draws) / labels.size)
             assert largest == pytest.approx(bound)
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "balanced_accuracy", "macro_f1"])
+def test_eta_tells_the_public_class_counts_and_nothing_of_which_row_has_which_label(metric):
+    """The raised η is published (the board's note, ``feedback.margin``): it may tell the public part's class counts
+    (balanced accuracy's 1/(K min n_c)), an aggregate, but no row's label. So it is the same for every labelling of the
+    public rows with those counts, recipe runs' resamples included where they are drawn within classes (a challenge's
+    default, ``stratify``): which rows a class holds moves which rows repeat, not how often the most drawn one does.
+    (Unstratified, a resample's class counts depend on which rows it drew, and η on balanced accuracy or macro F1 with
+    them: 0.27 to 1.0 over labellings here, a function of the labels and of the secret public cut together.)"""
+    from evaluation.boards import split_with_parts
+
+    rng = np.random.default_rng(3)
+    train = rng.choice(list("abc"), size=40)
+    public = np.array(list("a" * 9 + "b" * 5 + "c" * 12))
+
+    def margin(labels) -> float:
+        pool = np.concatenate([train, labels, np.array(list("abc" * 4))])
+        parts = [np.arange(40, 40 + labels.size), np.arange(40 + labels.size, pool.size)]
+        draws = []
+        for seed in range(8):
+            test = split_with_parts(np.arange(40), parts, seed, stratify=pool).test
+            draws.append(test[test < 40 + labels.size] - 40)
+        return resampled_row_move(metric, labels, draws, classes=list("abc"))
+
+    first = margin(public)
+    assert first > largest_row_move(metric, public, classes=list("abc"))  # the resamples raise it
+    for _ in range(5):
+        assert margin(rng.permutation(public)) == pytest.approx(first, abs=0, rel=1e-12)

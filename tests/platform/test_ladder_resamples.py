@@ -18,7 +18,7 @@ import pytest
 from evaluation.boards import ladder
 from leaderboard.models import Run, Submission
 from leaderboard.services.boards import board_ladder, board_public_mask, ladder_margin
-from leaderboard.services.challenges import DatasetUpload, challenge_create
+from leaderboard.services.challenges import DatasetUpload, challenge_create, challenge_warnings
 from leaderboard.services.dataset_files import dataset_hidden_labels
 from leaderboard.services.submissions import run_seed_plan
 from leaderboard.services.teams import team_personal_for
@@ -95,6 +95,8 @@ def test_a_recipe_run_s_resample_moves_its_score_by_the_draws_of_a_row(host):
     assert truth.size == 154 and counts.max() >= 4  # a row drawn 4 times or more in a run
     margin = ladder_margin(challenge).value
     assert counts.max() / truth.size <= margin / 2 + 1e-12, (counts.max(), truth.size, margin)
+    warnings = challenge_warnings(challenge=challenge, user=host)  # the host reads why
+    assert any("a recipe run's resample draws it" in w and f"{margin:g}" in w for w in warnings), warnings
 
 
 def test_single_row_probes_scored_on_one_run_s_resample_release_nothing(host):
