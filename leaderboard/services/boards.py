@@ -312,10 +312,10 @@ def ladder_margin(challenge: Challenge) -> LadderMargin:
     before), ``math.inf``: each person's first score alone, as on MAE or RMSE."""
     host = challenge.ladder_margin
     dataset = getattr(challenge, "dataset", None)
-    if challenge.program_primary is not None:  # refused since (services.challenges.check_ladder_metric): stored before
-        return LadderMargin(math.inf, host, primary_metric(challenge).label, program=True)
     if challenge.results_only or dataset is None or not dataset.n_test:
         return LadderMargin(host, host)
+    if challenge.program_primary is not None:  # refused since (services.challenges.check_ladder_metric): stored before
+        return LadderMargin(math.inf, host, primary_metric(challenge).label, program=True)
     metric = get_metric(challenge.metric)
     labels = dataset_hidden_labels(dataset=dataset)[board_public_mask(dataset=dataset)]
     if not labels.size:
