@@ -111,7 +111,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from evaluation import stats
 from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
-from evaluation.report.coverage import board_coverage_notes
+from evaluation.report.coverage import board_coverage_notes, files_rank_note
 from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.rows import (
     board_boo_n_picked_note,
@@ -122,7 +122,7 @@ from evaluation.report.rows import (
     row_intervals,
 )
 from evaluation.report.secondary import MetricInfo, secondary_rows
-from evaluation.report.sections import prediction_section, recipe_section
+from evaluation.report.sections import files_rank_withheld, prediction_section, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
 from evaluation.stats.torch_backend import describe_device
 
@@ -218,8 +218,13 @@ __all__ = [
 #: which scores picked its best run (``picked_on``: "validation", or "test" for an entry without validation scores, an
 #: optimistic selection beside the others), and settings.boo_n_picked_note counts those entries on a Boo_n board
 #: (rows.boo_n_picked_on; stats19 on the real runs): the numbers do not change; settings.coverage holds the notes of the
-#: kinds of entries the board has (a board of predictions read the recipes' "no interval below 6 runs").
-REPORT_FORMAT = 29
+#: kinds of entries the board has (a board of predictions read the recipes' "no interval below 6 runs"). 30: a prediction
+#: entry of 2 to 5 files shows no rank interval (sections.files_rank_withheld; the reason in settings.coverage,
+#: "predictions.rank"): resampled over so few files its rank read "4" (certainly 4th) beside pairs that told it from no
+#: entry, and the other entries' intervals place it only where the pair verdicts do (sections._prediction_ranks, marked
+#: ``widened``): a stored report's prediction rank intervals and coverage notes may change, its other numbers do not
+#: (stats20).
+REPORT_FORMAT = 30
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -272,8 +277,20 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
         "boo_n_picked_note": board_boo_n_picked_note(rows, s),
         "coverage": board_coverage_notes(
             k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
-        ),
+        )
+        + _files_rank_notes(rows),
     }
+
+
+def _files_rank_notes(rows: list[dict]) -> list[dict]:
+    """The ``predictions.rank`` note where a compared prediction entry's rank interval is withheld (its files)."""
+    files = [
+        int(r["runs_succeeded"])
+        for r in rows
+        if r["kind"] == "predictions" and r.get("compared") and files_rank_withheld(int(r["runs_succeeded"]))
+    ]
+    note = files_rank_note(files)
+    return [] if note is None else [note]
 
 
 def build_report(

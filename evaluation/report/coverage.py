@@ -23,6 +23,8 @@ __all__ = [
     "WIDTH_TARGET",
     "board_coverage_notes",
     "coverage_notes",
+    "files_rank_note",
+    "files_rank_withheld_reason",
     "rank_withheld_reason",
 ]
 
@@ -151,6 +153,36 @@ def rank_withheld_reason(k: int, n: int, statistic: str = "boo_n") -> str:
         f"k = {k} < {min_runs_rule(n)}: no rank interval on a board ranked by Boo_{n} (resampled Boo_{n} with "
         f"so few runs is biased and its rank intervals cover far less than their level)"
     )
+
+
+def files_rank_withheld_reason(files: list[int]) -> str:
+    """Why the prediction entries of ``files`` files (2 to 5: :func:`evaluation.report.sections.files_rank_withheld`)
+    show no rank interval."""
+    counts = ", ".join(str(f) for f in sorted(set(files)))
+    return (
+        f"an entry of fewer than {MIN_RUNS_MEAN_INTERVAL} files ({counts} files here) has none: its rank is resampled "
+        f"over its files, and with so few the resampled means spread too little to reach the interval's level (as the "
+        f"mean of fewer than {MIN_RUNS_MEAN_INTERVAL} runs has no interval), while its pairs see the spread between "
+        "files; the other entries' intervals place it only where their pair verdicts do"
+    )
+
+
+def files_rank_note(files: list[int]) -> dict | None:
+    """The ``predictions.rank`` note of a board whose compared prediction entries of ``files`` files have their rank
+    interval withheld (None where none is): not shown, no coverage, the reason."""
+    if not files:
+        return None
+    return {
+        "interval": "predictions.rank",
+        "label": LABELS["recipe.rank"],
+        "k": max(files),
+        "runs": max(files),
+        "coverage": None,
+        "width_ratio": None,
+        "shown": False,
+        "reason": files_rank_withheld_reason(files),
+        "ok": False,
+    }
 
 
 #: The tasks of the suite simulated for the ``suite.`` rows (benchmarks/bench_coverage.py).

@@ -9,6 +9,8 @@ bootstrap's table; docs/DESIGN.md §4), each pair decided on the runs both have;
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from evaluation import stats
@@ -39,6 +41,7 @@ ENTRY_METHODS = {
 __all__ = [
     "ENTRY_METHODS",
     "assemble_section",
+    "files_rank_withheld",
     "prediction_section",
     "rank_runs_rule",
     "recipe_section",
@@ -452,6 +455,7 @@ def prediction_section(
     index = {e.id: i for i, e in enumerate(chosen)}
     sign = 1.0 if s.higher_is_better else -1.0
     res = ranks = tb = None
+    placed = np.zeros(len(chosen), dtype=bool)
     if chosen:
         code = SECTION_CODE["predictions"]
         for e in chosen:  # before the order: the score its interval, ranks and pairs are of
@@ -480,10 +484,7 @@ def prediction_section(
             _prediction_mean(rows[e.id], tb, index[e.id], s)
         if len(chosen) >= 2:
             res = sparse_from_pairwise(tb.comparisons)
-            assert tb.bootstrap_distribution is not None  # paired_test_bootstrap always keeps it
-            ranks = stats.rank_intervals_from_distribution(
-                sign * tb.estimate, sign * tb.bootstrap_distribution, 1 - s.alpha
-            )
+            ranks, placed = _prediction_ranks(tb, res, [e.test.size for e in chosen], sign, s)
     all_rows = [rows[e.id] for e in entries]
     boo_1_as_the_mean(all_rows, s)  # the mean's interval from the test examples, whatever the files
     binomial_n = (s.n_test or n_examples) if s.accuracy_like else None
@@ -496,7 +497,7 @@ def prediction_section(
         outcomes=[e.outcomes for e in chosen if e.outcomes is not None],
         trials=_own_trials(chosen, tb, index, binomial_n / n_examples if binomial_n and n_examples else 1.0),
     )  # all of them
-    return assemble_section(
+    section = assemble_section(
         "predictions",
         all_rows,
         [rows[e.id] for e in chosen],
@@ -511,6 +512,44 @@ def prediction_section(
         n_examples=n_examples,
         runs_needed=None,
     )
+    for e in chosen:  # the reason: settings.coverage, "predictions.rank" (__init__._board_notes)
+        if files_rank_withheld(e.test.size):
+            rows[e.id]["rank_interval"] = None
+        elif placed[index[e.id]]:  # no longer the bootstrap's own
+            rows[e.id]["rank_interval"]["widened"] = True
+    return section
+
+
+def files_rank_withheld(files: int) -> bool:
+    """No rank interval for a prediction entry of 2 to 5 files (stats20): its rank is resampled over its files, and a
+    bootstrap over fewer than the mean's 6 (:func:`evaluation.stats.bootstrap.mean_interval_shown`) spreads too little
+    to reach its level, while its pairs see the spread between files (Welch t). 2 files showed [4, 4], "certainly 4th",
+    beside a mean interval over 1 degree of freedom and pairs that told it from no entry. One file is resampled over
+    the test examples alone, as its interval and pairs are. The reason is
+    :func:`evaluation.report.coverage.files_rank_withheld_reason`."""
+    return 1 < files < MIN_RUNS_MEAN_INTERVAL
+
+
+def _prediction_ranks(tb, res, files: list[int], sign: float, s: ReportSettings):
+    """Rank intervals of the compared prediction entries (their mean resampled over test examples and files). An
+    entry of too few files (:func:`files_rank_withheld`) gets none, and the others' rank among them is what the pair
+    verdicts allow, not what its narrow resamples say: each one's interval is its bootstrap interval among the other
+    entries, plus one rank per such entry that beats it (low) or that it does not beat (high). Left among them, its
+    resamples gave the leader [1, 1] beside a pair with it that no verdict decides. Also returns which entries'
+    intervals so placed differ from the bootstrap's over all of them."""
+    assert tb.bootstrap_distribution is not None  # paired_test_bootstrap always keeps it
+    estimate, boot = sign * tb.estimate, sign * tb.bootstrap_distribution
+    ranks = stats.rank_intervals_from_distribution(estimate, boot, 1 - s.alpha)
+    few = np.array([files_rank_withheld(f) for f in files])
+    if not few.any() or few.all():
+        return ranks, np.zeros(few.size, dtype=bool)
+    keep, w = np.flatnonzero(~few), np.flatnonzero(few)
+    own = stats.rank_intervals_from_distribution(estimate[keep], boot[keep], 1 - s.alpha)
+    beats = res.beats  # every pair compared (sparse_from_pairwise): beats[a, b], a beats b
+    low, high = ranks.low.copy(), ranks.high.copy()
+    low[keep] = own.low + beats[np.ix_(w, keep)].sum(axis=0)
+    high[keep] = own.high + (~beats[np.ix_(keep, w)]).sum(axis=1)
+    return replace(ranks, low=low, high=high), (low != ranks.low) | (high != ranks.high)
 
 
 def _own_trials(chosen, tb, index: dict[int, int], per_example: float) -> dict[int, float] | None:

@@ -7,7 +7,7 @@ decided on their shared seeds, intervals inside their bootstrap's support, the
 dependence-aware state of the art, no rank interval on a Boo_n board below 3n runs and the coverage
 table's P(A>B) averaged over its truth; then the mean's ``warning``, the unbiased Boo_n's bootstrap-t centred at
 eq. 7 and a mean board's rank coverage, then the rank note flagged by its range over three board shapes; a prediction entry of several RMSE files showing its pooled score (format 9); ties relative only, the state of the art of several files and of a far runner-up, each entry's files resampled from its own stream (format 11); format 18, 19 and 20: the number only; format 21: ``sota.beaten_by``, null on every board here (added to the file, nothing regenerated); format 22, 23 and 24: the number only; format 29: `boo_n.picked_on` and `settings.boo_n_picked_note` added (regenerated, nothing else changed); format 25: Boo_n's interval from 10n runs, not 3n (the entries' Boo_3 intervals of 10 runs become null
-with the reason, the coverage notes quote the figures measured at the first k shown); format 27 and 28: the number only; first
+with the reason, the coverage notes quote the figures measured at the first k shown); format 27 and 28: the number only; format 30: a prediction entry of 2 to 5 files has no rank interval, the others place it as their pair verdicts do, and ``settings.coverage`` gains the ``predictions.rank`` note (regenerated: only those keys moved); first
 written at commit 3899679). Refactoring must not move the report: every
 key, string, integer, boolean, null, group letter and list length must be identical, and
 every float equal to 1e-12 relative. Not bit for bit: numpy picks its summation kernels by

@@ -35,11 +35,11 @@ def _files(frame: pd.DataFrame, fractions: list[float]) -> list[UploadedFile]:
 
 
 def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_with_few_files(client, host):
-    """A prediction board (k = 10, ranked by the mean) of two entries of 3 files each: both show a rank interval (a
-    prediction entry's comes from resampled test examples, whatever its number of files), yet "How to read this" said
-    "An entry with fewer runs than an interval needs (6) shows no rank interval (—)", the rule of recipe entries only
-    (evaluation.report.sections.ranks_withheld is called by recipe_section alone). The new user's iris board: 3-file
-    entries ranked "1" and "2" beside that sentence."""
+    """A prediction board (k = 10, ranked by the mean) of two entries of 3 files each: both showed a rank interval,
+    yet "How to read this" said "An entry with fewer runs than an interval needs (6) shows no rank interval (—)", the
+    rule of recipe entries only. The new user's iris board: 3-file entries ranked "1" and "2" beside that sentence.
+    Since REPORT_FORMAT 30 (stats20) an entry of 2 to 5 files shows none (sections.files_rank_withheld): the page says
+    the prediction rule, not the recipes'."""
     challenge, frame = digits_challenge(host, title="Few files", k_runs=10, bootstrap_resamples=200)
     for user, name, fractions in ((make_user("pia"), "Good", [0.95, 0.9, 0.9]), (make_user("quinn"), "Bad", [0.5] * 3)):
         sub = submission_create_predictions(
@@ -47,12 +47,17 @@ def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_w
         )
         submission_score(submission_id=sub.pk)
     report = client.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
-    assert all(row["runs_succeeded"] == 3 and row["rank_interval"] for row in report["entries"]), report["entries"]
+    assert all(row["runs_succeeded"] == 3 and row["rank_interval"] is None for row in report["entries"]), report
+    assert any(n["interval"] == "predictions.rank" and not n["shown"] for n in report["settings"]["coverage"])
     html = client.get(challenge.get_absolute_url()).content.decode()
     ranks = _text(html[html.index('id="explain-rank"') :].split("</dd>")[0])
     assert "An entry with fewer runs than an interval needs" not in ranks, ranks
     assert "A recipe entry with fewer runs than an interval needs (6) shows no rank interval" in ranks, ranks
-    assert "a prediction entry's rank interval comes from resampled test examples" in ranks, ranks
+    assert "a prediction entry's rank interval comes from resampled test examples and, for several files" in ranks
+    assert "an entry of 2 to 5 files shows none (—)" in ranks, ranks
+    assert "No rank interval: an entry of fewer than 6 files (3 files here) has none" in _text(html), _text(html)[
+        -3000:
+    ]
 
 
 def test_the_host_form_says_the_ladder_releases_per_person_as_the_board_does(client, alice):
