@@ -616,3 +616,26 @@ def test_the_home_page_says_which_challenges_are_closed_or_not_open_yet(client, 
     assert "data-closed" in row(closed) and "data-opens-later" not in row(closed)
     assert "data-opens-later" in row(later) and "data-closed" not in row(later)
     assert "data-closed" not in row(running) and "data-opens-later" not in row(running)
+
+
+def test_a_secondary_metric_without_an_interval_below_6_files_says_why_on_the_page():
+    """Found by a new user (stats20): a prediction entry of 5 files showed Macro F1 with no interval and no reason,
+    while the JSON gave "5 runs: no interval of the mean below 6 runs"; the mean's cell flags its own."""
+    from django.template.loader import render_to_string
+    from django.utils.html import escape
+
+    from evaluation.report.rows import mean_warning
+
+    warning = mean_warning(5)
+    secondary = {"name": "macro_f1", "mean": {"estimate": 0.71, "low": None, "high": None, "warning": warning}}
+    row = {"submission_id": 1, "method_name": "bob", "groups": "a", "group_letters": ["a"], "mean": {"estimate": 1.8}}
+    row["secondary"] = [secondary]
+    context = {
+        "section": {"kind": "predictions", "sota": {"raw": None}, "entries": [row]},
+        "board": {"confidence_pct": 95},
+        "settings": {},
+        "metric": "cost",
+    }
+    text = render_to_string("leaderboard/_section.html", context)
+    cell = text.split('data-secondary="macro_f1"', 1)[1].split("</td>", 1)[0]
+    assert "data-secondary-withheld" in cell and f'title="{escape(warning)}"' in cell
