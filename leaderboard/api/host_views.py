@@ -6,7 +6,7 @@ input serializer, one service call and an output serializer; the services check 
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from ..choices import Visibility
 from ..models import Phase, Registration
 from ..selectors import user_is_host
-from ..services.bundles import bundle_export, bundle_import
+from ..services.bundles import bundle_export_file, bundle_import
 from ..services.challenges import challenge_reveal
 from ..services.phases import phase_create, phase_update
 from ..services.programs import program_remove, program_resume, program_state, program_upload
@@ -383,7 +383,7 @@ class ChallengeMovingActions:
     @action(detail=True, methods=["get"], url_path="bundle", permission_classes=[IsAuthenticated])
     def bundle_export(self, request, slug=None):
         challenge = self.get_object()
-        data = bundle_export(challenge=challenge, user=request.user)
-        response = HttpResponse(data, content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{challenge.slug}-bundle.zip"'
-        return response
+        archive = bundle_export_file(challenge=challenge, user=request.user)
+        return FileResponse(
+            archive, as_attachment=True, filename=f"{challenge.slug}-bundle.zip", content_type="application/zip"
+        )

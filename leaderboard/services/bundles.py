@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import zipfile
 import zlib
 from datetime import datetime
@@ -47,7 +48,7 @@ from ..storage import atomic_deleting_on_failure, delete_stored
 from .audit import audit_record
 from .boards import board_public_mask
 from .challenges import CHALLENGE_FIELDS, DatasetUpload, challenge_create
-from .dataset_files import dataset_frame, dataset_test_ids
+from .dataset_files import dataset_test_ids
 from .errors import NotAllowed, ServiceError, TooLarge
 from .phases import PHASE_FIELDS, phase_create, phase_update
 from .programs import program_restore
@@ -71,7 +72,19 @@ def _program_manifest(challenge: Challenge) -> dict:
 
 
 def bundle_export(*, challenge: Challenge, user: User) -> bytes:
-    """The challenge as a bundle (zip bytes); hosts only, audit-logged."""
+    """The challenge as a bundle (zip bytes); hosts only, audit-logged. The web views stream
+    :func:`bundle_export_file` instead."""
+    with bundle_export_file(challenge=challenge, user=user) as archive:
+        return archive.read()
+
+
+def bundle_export_file(*, challenge: Challenge, user: User) -> BinaryIO:
+    """The challenge as a bundle: a zip file (an unnamed temporary file) at its start; hosts only, audit-logged.
+
+    The stored parts are copied into the archive a chunk at a time, and only the test ids are parsed (for the public
+    rows): the export parsed every part as text columns, wrote each out again as CSV and built the zip in memory (and
+    the parsed parts stayed in the process's cache), about +49 MB traced in the web process for two parts of 16 MB.
+    """
     if not user_is_host(user=user, challenge=challenge):
         raise NotAllowed("Only the challenge's hosts can export it: a bundle holds the hidden labels.")
     dataset = getattr(challenge, "dataset", None)
@@ -81,8 +94,19 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
             "bundle but its settings.",
             field="challenge",
         )
-    frames = {part: dataset_frame(dataset=dataset, part=part) for part in PARTS}
-    test_ids = frames["test_inputs"][dataset.id_column].astype(str).tolist()
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, closed by the response
+    try:
+        _write_bundle(out, challenge, dataset)
+    except BaseException:
+        out.close()
+        raise
+    audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
+    out.seek(0)
+    return out
+
+
+def _write_bundle(out: BinaryIO, challenge: Challenge, dataset) -> None:
+    test_ids = dataset_test_ids(dataset=dataset)
     public = board_public_mask(dataset=dataset)
     manifest = {
         "format": BUNDLE_FORMAT,
@@ -105,16 +129,27 @@ def bundle_export(*, challenge: Challenge, user: User) -> bytes:
             "files": PARTS,
         },
     }
-    out = io.BytesIO()
+    fields = {
+        "train": dataset.train_file,
+        "test_inputs": dataset.test_inputs_file,
+        "hidden_labels": dataset.hidden_labels_file,
+    }
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
         for part, name in PARTS.items():
-            archive.writestr(name, frames[part].to_csv(index=False))
+            _copy_into(archive, name, fields[part])
         if challenge.scoring_program:
-            with challenge.scoring_program.open("rb") as handle:
-                archive.writestr(PROGRAM_FILE, handle.read())
-    audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
-    return out.getvalue()
+            _copy_into(archive, PROGRAM_FILE, challenge.scoring_program)
+
+
+def _copy_into(archive: zipfile.ZipFile, name: str, field) -> None:
+    """The stored file ``field`` as the member ``name``, a megabyte at a time (an empty member where none is stored)."""
+    with archive.open(name, "w") as member:
+        if not field:
+            return
+        with field.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                member.write(chunk)
 
 
 def bundle_import(

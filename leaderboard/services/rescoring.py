@@ -10,7 +10,6 @@ mixes two metrics.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +27,7 @@ from ..models import Challenge, Dataset, Phase, PrivateReport, Report, ReportVer
 from ..selectors import user_is_host
 from ..storage import atomic_deleting_on_failure, discard_replaced, forget_unsaved
 from .audit import audit_record
-from .dataset_files import dataset_frame, dataset_test_ids
+from .dataset_files import dataset_test_ids, dataset_version
 from .dispatch import RESCORE_SUBMISSION, enqueue_on_commit
 from .errors import NotAllowed, ServiceError
 from .metrics import check_secondary_metrics
@@ -264,10 +263,8 @@ def _apply_corrections(challenge, dataset, user, labels: bytes | None, metric, p
     reasons = []
     if labels is not None:
         old_version = dataset.version
-        train = dataset_frame(dataset=dataset, part="train").to_csv(index=False).encode()
-        tests = dataset_frame(dataset=dataset, part="test_inputs").to_csv(index=False).encode()
         dataset.hidden_labels_file.save("hidden_labels.csv", ContentFile(labels), save=False)
-        dataset.version = hashlib.sha256(train + b"\0" + tests + b"\0" + labels).hexdigest()
+        dataset.version = dataset_version(dataset=dataset, labels=labels)
         dataset.save(update_fields=["hidden_labels_file", "version"])
         audit_record(
             challenge=challenge,

@@ -12,7 +12,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import FileResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from evaluation.stats import plan_runs
@@ -20,7 +20,7 @@ from evaluation.stats import plan_runs
 from ..choices import Visibility
 from ..models import Challenge
 from ..selectors import challenge_list_visible, user_is_host
-from ..services.bundles import bundle_export, bundle_import
+from ..services.bundles import bundle_export_file, bundle_import
 from ..services.challenges import challenge_update, challenge_warnings
 from ..services.dataset_files import dataset_preview
 from ..services.errors import ServiceError
@@ -181,15 +181,15 @@ def challenge_bundle_export(request, slug: str):
     """The challenge as a bundle (zip: manifest.json and its data), for its hosts; audit-logged."""
     challenge = get_object_or_404(challenge_list_visible(user=request.user), slug=slug)  # private: a 404 to others
     try:
-        data = bundle_export(challenge=challenge, user=request.user)
+        archive = bundle_export_file(challenge=challenge, user=request.user)
     except ServiceError as exc:
         if not user_is_host(user=request.user, challenge=challenge):
             raise PermissionDenied(exc.message) from None
         messages.error(request, exc.message)
         return redirect("challenge-edit", slug=challenge.slug)
-    response = HttpResponse(data, content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{challenge.slug}-bundle.zip"'
-    return response
+    return FileResponse(
+        archive, as_attachment=True, filename=f"{challenge.slug}-bundle.zip", content_type="application/zip"
+    )
 
 
 class BundleImportForm(forms.Form):
