@@ -705,7 +705,9 @@ def challenge_update(*, challenge: Challenge, user: User, **fields) -> Challenge
             phase_update_single(challenge=challenge, user=user, fields=phase_fields)
         if set(changes) & {"public_fraction", "master_seed"}:
             board_assign_parts(challenge=challenge)
-    report_request(challenge_id=challenge.pk)
+        # in the change's transaction: after it, a database gone here answered 503 for a change that was stored, and
+        # the board kept its old settings (tests/platform/test_half_stored.py)
+        report_request(challenge_id=challenge.pk)
     return challenge
 
 
@@ -770,7 +772,7 @@ def challenge_reveal(*, challenge: Challenge, user: User) -> Challenge:
             ended = _end_open_phases(challenge, now)
             audit_record(challenge=challenge, actor=user, action="private_board_revealed", phases_ended=ended)
             event_record(kind=Event.Kind.BOARD_REVEALED, challenge=challenge)
-    report_request(challenge_id=challenge.pk)
+        report_request(challenge_id=challenge.pk)  # in the reveal's transaction, as for a settings change
     return challenge
 
 

@@ -251,10 +251,10 @@ def challenge_rescore(
             submissions=queued,
             recipes_not_rescored=recipes,
         )
+        report_request(challenge_id=challenge.pk)  # part of the correction (tests/platform/test_half_stored.py)
     # The labels replaced: deleted by the janitor an hour later, not at once (a scoring that read the dataset's row
     # before the commit, a new entry scored during the correction, still opens them).
     discard_replaced(dataset.hidden_labels_file, kept[0], reason="hidden labels corrected", keep_s=OLD_LABELS_KEPT_S)
-    report_request(challenge_id=challenge.pk)
     return {"queued": queued, "recipes_left": recipes}
 
 

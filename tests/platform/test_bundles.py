@@ -274,7 +274,10 @@ def test_bundles_on_the_web(client, host):
     assert response["Content-Disposition"] == f'attachment; filename="{original.slug}-bundle.zip"'
     created = client.post(
         "/challenges/new/bundle/",
-        {"bundle": SimpleUploadedFile("b.zip", response.getvalue(), content_type="application/zip"), "slug": "web-copy"},
+        {
+            "bundle": SimpleUploadedFile("b.zip", response.getvalue(), content_type="application/zip"),
+            "slug": "web-copy",
+        },
     )
     assert created.status_code == 302 and created["Location"] == "/c/web-copy/"
     assert Challenge.objects.get(slug="web-copy").phases.count() == 2
