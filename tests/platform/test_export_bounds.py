@@ -1,4 +1,5 @@
-"""A bundle export and a label correction do not parse the dataset's stored parts in the web process.
+"""A bundle export and a label correction do not parse the dataset's stored parts in the web process, and a host's
+dataset preview keeps none of them parsed.
 
 Both are host requests on a dataset whose parts are uploads of up to ``VARBOARD_MAX_DATASET_MB``. The export parsed
 the three parts as text columns, wrote them out again as CSV, and built the zip in memory (and the parsed parts
@@ -85,3 +86,20 @@ def test_a_label_correction_hashes_the_stored_parts_without_parsing_them(large_c
     assert dataset.version == version.hexdigest()  # a hash of the data as stored, as at the upload
     # the labels (about a megabyte) and the test ids are held; the 16 MB parts are not
     assert peak < 4 * len(labels) / MB + rows * 120 / MB + 4, f"{peak:.0f} MB traced for parts of 16 MB"
+
+
+def test_a_host_s_dataset_preview_keeps_no_parsed_training_rows(large_challenge, host):
+    """The preview page parsed the training rows as text columns through ``dataset_frame``, whose cache kept them for
+    good (32 MB of pandas' Arrow strings for 16 MB of training rows, per dataset version, up to 32 datasets); only the
+    preview itself (a few rows and per-column counts) is kept now. Arrow's pool is what holds the strings: counted by
+    ``pyarrow.total_allocated_bytes``, which tracemalloc does not see."""
+    import pyarrow as pa
+
+    challenge, _ = large_challenge
+    client = Client()
+    client.force_login(host)
+    held = pa.total_allocated_bytes()
+    page = client.get(f"/c/{challenge.slug}/preview/")
+    assert page.status_code == 200 and "tr0" in page.content.decode()  # the first training row
+    kept = (pa.total_allocated_bytes() - held) / MB
+    assert kept < 2, f"{kept:.0f} MB of parsed training rows kept after the preview of 16 MB of them"
