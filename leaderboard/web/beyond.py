@@ -9,7 +9,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
@@ -119,6 +120,23 @@ def _coverage(prefix: str, k: int) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- suites
+#: Suites on one page of ``/suites/``.
+SUITES_PER_PAGE = 50
+
+
+def suite_list(request):
+    """The suites the reader may open (``selectors.suite_list_visible``: every challenge of it visible), newest
+    first, a page at a time."""
+    number = whole_number(request.GET.get("page") or "1")
+    if not number:
+        raise BadRequest(f"`page` must be a whole number from 1 (got {request.GET['page']!r}).")
+    suites = suite_list_visible(user=request.user).prefetch_related("challenges")
+    paginator = Paginator(suites.order_by("-created", "-pk"), SUITES_PER_PAGE, allow_empty_first_page=True)
+    if number > paginator.num_pages:
+        raise Http404(f"There is no page {number}: the suites you may open fill {paginator.num_pages} pages.")
+    return render(request, "suites/list.html", {"page": paginator.page(number), "paginator": paginator})
+
+
 def suite_detail(request, slug: str):
     """A suite's board across its challenges."""
     suite = get_object_or_404(suite_list_visible(user=request.user), slug=slug)

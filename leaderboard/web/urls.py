@@ -45,6 +45,7 @@ urlpatterns = [
     path("c/<slug:slug>/variance-studies/", beyond.variance_studies, name="variance-studies"),
     path("c/<slug:slug>/variance-studies/<int:pk>/", beyond.variance_study, name="variance-study"),
     path("c/<slug:slug>/import/", beyond.results_import, name="results-import"),
+    path("suites/", beyond.suite_list, name="suite-list"),
     path("suites/new/", beyond.suite_new, name="suite-create"),
     path("suites/<slug:slug>/", beyond.suite_detail, name="suite-detail"),
 ]
