@@ -224,7 +224,11 @@ __all__ = [
 #: entry, and the other entries' intervals place it only where the pair verdicts do (sections._prediction_ranks, marked
 #: ``widened``): a stored report's prediction rank intervals and coverage notes may change, its other numbers do not
 #: (stats20).
-REPORT_FORMAT = 30
+#: 31: on a board whose metric is not accuracy-like, the prediction coverage notes say plainly what was measured
+#: (coverage.OTHER_METRIC_LABELS, OTHER_METRIC_REASON: "The score (one file) interval has no measured coverage: the
+#: simulation measured it on accuracy only, not on this board's metric"); their label and reason only, no number moves
+#: (newuser9).
+REPORT_FORMAT = 31
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

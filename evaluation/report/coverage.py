@@ -202,6 +202,16 @@ LABELS: dict[str, str] = {
     "suite.iqm": "IQM",  # measured on a suite of SUITE_TASKS tasks, which the page says (not every suite has 3)
     "suite.poi": "probability of improvement",
 }
+#: A prediction interval on a board whose metric is not accuracy-like: it is that metric's score, not accuracy's, and
+#: the simulation measured accuracy's only (it read "The accuracy (one file) interval measured on accuracy only: this
+#: board's metric has no coverage measured" on an RMSE board, found by newuser8).
+OTHER_METRIC_LABELS: dict[str, str] = {
+    "predictions.accuracy": "score (one file)",
+    "predictions.accuracy_files": "score (k files, k = runs)",
+}
+OTHER_METRIC_REASON = (
+    "has no measured coverage: the simulation measured it on accuracy only, not on this board's metric"
+)
 
 
 def coverage_notes(
@@ -304,11 +314,7 @@ def _note(key: str, k: int, n: int, statistic: str, accuracy_like: bool) -> dict
     elif note["interval"] == "recipe.rank" and (k < need if statistic == "boo_n" else not mean_interval_shown(k)):
         note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n, statistic))
     elif key.startswith("predictions.") and not accuracy_like:
-        note.update(
-            coverage=None,
-            width_ratio=None,
-            reason="measured on accuracy only: this board's metric has no coverage measured",
-        )
+        note.update(coverage=None, width_ratio=None, label=OTHER_METRIC_LABELS[key], reason=OTHER_METRIC_REASON)
     elif key == "recipe.mean" and not mean_interval_shown(k):
         note.update(coverage=None, width_ratio=None, shown=False, reason=mean_warning(k))
     elif note["interval"] == "recipe.rank" and note["k"] in RANK_RANGE[source]:

@@ -165,5 +165,5 @@ def test_a_board_whose_metric_is_not_accuracy_quotes_no_accuracy_coverage():
     assert accuracy["predictions.accuracy"]["coverage"] == 0.963 and accuracy["predictions.accuracy"]["ok"]
     for key in ("predictions.accuracy", "predictions.accuracy_files"):
         assert other[key]["coverage"] is None and not other[key]["ok"]
-        assert "measured on accuracy only" in other[key]["reason"]
+        assert "measured it on accuracy only, not on this board" in other[key]["reason"]
     assert other["recipe.mean"] == accuracy["recipe.mean"]  # the runs' figures do not depend on the metric
