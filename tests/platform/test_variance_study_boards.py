@@ -154,3 +154,14 @@ def test_a_studys_table_scrolls_in_its_own_box_on_a_phone(host, alice, monkeypat
     challenge, sid = studied(host, alice, monkeypatch)
     page = client_for().get(f"/c/{challenge.slug}/variance-studies/{sid}/").content.decode()
     assert re.search(r'<div class="table-wrap"[^>]*>\s*<table class="table" data-study-result>', page), page
+
+
+def test_the_list_of_studies_scrolls_in_its_own_box_on_a_phone(host, alice, monkeypatch):
+    """Found by newuser8, measured by newuser9 in Chromium emulating a 390 px phone (no scrollbar): the hosts' list of
+    studies (entry, k, sources, status, link) laid the page out 438 px wide, its "open" links off the screen; like
+    the study's own table, it scrolls sideways in a box of its own."""
+    import re
+
+    challenge, _ = studied(host, alice, monkeypatch)
+    page = client_for(host).get(f"/c/{challenge.slug}/variance-studies/").content.decode()
+    assert re.search(r'<div class="table-wrap"[^>]*>\s*<table class="table" data-studies>', page), page
