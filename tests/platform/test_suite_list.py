@@ -43,7 +43,8 @@ def test_the_suites_page_lists_what_each_reader_may_open(client, host):
     assert _listed(page) == ["open-pair"]
     assert "with-secret" not in page and "Secret task" not in page
     assert 'href="/suites/new/"' in page  # how to make one
-    assert 'href="/suites/"' in page  # the site's navigation names the list
+    for where in ("/", f"/c/{shown.slug}/"):  # the challenges list and a challenge's page link to the list
+        assert re.search(r'<a href="/suites/" data-suites-link>', client.get(where).content.decode()), where
 
     client.force_login(make_user("reader"))
     assert _listed(client.get("/suites/").content.decode()) == ["open-pair"]
