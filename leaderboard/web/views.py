@@ -263,6 +263,8 @@ def challenge_detail(request, slug: str):
             "show_form": form is not None and (is_open or form.is_bound),
             "my_submissions": my_submissions,
             # "Your submissions" ticks final entries for the team the user takes part with, until the reveal.
+            # Said in words above the ticks (a title is out of a phone reader's reach): why some rows have none.
+            "finals_refused": any(getattr(s, "final_refusal", None) for s in my_submissions),
             "finals_team": (
                 user_team_in_challenge(user=request.user, challenge=challenge)
                 if scope.has_private and not scope.revealed and request.user.is_authenticated

@@ -128,3 +128,4 @@ def test_your_submissions_offers_no_final_tick_for_a_public_only_phase_s_entry(h
     assert "data-final" in rows[late.pk] and "data-final-refused" not in rows[late.pk]
     assert 'name="final"' not in rows[early.pk] and "data-final-refused" in rows[early.pk]
     assert "scores on the public part only; it cannot be on the private board" in rows[early.pk]
+    assert "Entries marked “not eligible” cannot be on the private board" in page  # said in words, not only a title
