@@ -111,7 +111,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from evaluation import stats
 from evaluation.report.comparisons import SECTION_PAIRS, compare, flip_comparison, section_pairs
-from evaluation.report.coverage import board_coverage_notes, files_rank_note
+from evaluation.report.coverage import board_coverage_notes, files_rank_note, runs_rank_note
 from evaluation.report.entries import EntryRuns, check_entries
 from evaluation.report.rows import (
     board_boo_n_picked_note,
@@ -122,7 +122,7 @@ from evaluation.report.rows import (
     row_intervals,
 )
 from evaluation.report.secondary import MetricInfo, secondary_rows
-from evaluation.report.sections import files_rank_withheld, prediction_section, recipe_section
+from evaluation.report.sections import files_rank_withheld, prediction_section, ranks_withheld, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
 from evaluation.stats.torch_backend import describe_device
 
@@ -228,7 +228,12 @@ __all__ = [
 #: (coverage.OTHER_METRIC_LABELS, OTHER_METRIC_REASON: "The score (one file) interval has no measured coverage: the
 #: simulation measured it on accuracy only, not on this board's metric"); their label and reason only, no number moves
 #: (newuser9).
-REPORT_FORMAT = 31
+#: 32: a recipe entry of fewer runs than a rank interval needs (6, or 10n on a Boo_n board), outside the
+#: core, had its own interval withheld but the core's intervals still read its narrow resamples (the leader [1, 1]
+#: beside an undecided pair with it) and no reason anywhere: the others now place it as the pair verdicts do
+#: (sections._placed_ranks, shared with the prediction entries', marked ``widened``) and settings.coverage says why
+#: ("recipe.rank_runs"): a stored report's recipe rank intervals and coverage notes may change (stats21).
+REPORT_FORMAT = 32
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -282,7 +287,8 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
         "coverage": board_coverage_notes(
             k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
         )
-        + _files_rank_notes(rows),
+        + _files_rank_notes(rows)
+        + _runs_rank_notes(rows, paired, s),
     }
 
 
@@ -294,6 +300,20 @@ def _files_rank_notes(rows: list[dict]) -> list[dict]:
         if r["kind"] == "predictions" and r.get("compared") and files_rank_withheld(int(r["runs_succeeded"]))
     ]
     note = files_rank_note(files)
+    return [] if note is None else [note]
+
+
+def _runs_rank_notes(rows: list[dict], paired: int | None, s: ReportSettings) -> list[dict]:
+    """The ``recipe.rank_runs`` note where the recipe section shows rank intervals (its core pairs the runs they
+    need) but a compared entry's is withheld: fewer runs than that, so outside the core (sections.recipe_section)."""
+    if paired is None or ranks_withheld(s, paired):
+        return []  # none shown: the board's "recipe.rank" note says why
+    runs = [
+        int(r["runs_succeeded"])
+        for r in rows
+        if r["kind"] == "recipe" and r.get("compared") and ranks_withheld(s, int(r["runs_succeeded"]))
+    ]
+    note = runs_rank_note(runs, s.statistic, int(s.boo_n))
     return [] if note is None else [note]
 
 

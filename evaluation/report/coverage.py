@@ -26,6 +26,8 @@ __all__ = [
     "files_rank_note",
     "files_rank_withheld_reason",
     "rank_withheld_reason",
+    "runs_rank_note",
+    "runs_rank_withheld_reason",
 ]
 
 #: What a board interval must reach (issue 23): coverage within this range at a nominal 95 % ...
@@ -170,17 +172,47 @@ def files_rank_withheld_reason(files: list[int]) -> str:
 def files_rank_note(files: list[int]) -> dict | None:
     """The ``predictions.rank`` note of a board whose compared prediction entries of ``files`` files have their rank
     interval withheld (None where none is): not shown, no coverage, the reason."""
-    if not files:
+    return _withheld_rank_note("predictions.rank", files, files_rank_withheld_reason(files))
+
+
+def runs_rank_withheld_reason(runs: list[int], statistic: str, n: int) -> str:
+    """Why the recipe entries of ``runs`` runs outside the core, fewer than a rank interval needs
+    (:func:`evaluation.report.sections.ranks_withheld`: 6 on a board ranked by the mean, 10n by Boo_n), show no rank
+    interval while the core's entries show one (stats21)."""
+    counts = ", ".join(str(r) for r in sorted(set(runs)))
+    need, what, flaw = (
+        (str(MIN_RUNS_MEAN_INTERVAL), "the mean", "spreads too little")
+        if statistic != "boo_n"
+        else (min_runs_rule(n), f"Boo_{n}", "is biased and spreads too little")
+    )
+    return (
+        f"an entry of fewer than {need} runs outside the runs the other entries pair ({counts} runs here) has none: "
+        f"its rank is resampled alone over its runs, and with so few the resampled {what} {flaw} to reach the "
+        f"interval's level (as {what} of fewer than {need} runs has no interval), while its pairs are decided on "
+        "the seeds each pair shares; the other entries' intervals place it only where their pair verdicts do"
+    )
+
+
+def runs_rank_note(runs: list[int], statistic: str, n: int) -> dict | None:
+    """The ``recipe.rank_runs`` note of a board whose compared recipe entries of ``runs`` runs outside the core have
+    their rank interval withheld (None where none is): not shown, no coverage, the reason. The board's own rank note
+    (``recipe.rank``) describes the intervals it shows, at the core's paired runs."""
+    return _withheld_rank_note("recipe.rank_runs", runs, runs_rank_withheld_reason(runs, statistic, n))
+
+
+def _withheld_rank_note(interval: str, counts: list[int], reason: str) -> dict | None:
+    """A note of rank intervals withheld from entries of ``counts`` runs or files (None where there is none)."""
+    if not counts:
         return None
     return {
-        "interval": "predictions.rank",
+        "interval": interval,
         "label": LABELS["recipe.rank"],
-        "k": max(files),
-        "runs": max(files),
+        "k": max(counts),
+        "runs": max(counts),
         "coverage": None,
         "width_ratio": None,
         "shown": False,
-        "reason": files_rank_withheld_reason(files),
+        "reason": reason,
         "ok": False,
     }
 

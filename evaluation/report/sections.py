@@ -207,6 +207,8 @@ def recipe_section(
     sign = 1.0 if s.higher_is_better else -1.0
     res = ranks = None
     withheld = ranks_withheld(s, shared.size)
+    few = {e.id for e in alone if ranks_withheld(s, e.test.size)}  # resampled alone over too few runs
+    placed = np.zeros(len(chosen), dtype=bool)
     if len(chosen) >= 2:
         priority = priority_order([rows[e.id] for e in chosen], index, sign)
         res = sparse_comparisons(
@@ -220,11 +222,10 @@ def recipe_section(
         )
         if not withheld:
             table, valid = _core_table(core, shared, sign)
-            ranks = (
-                _mixed_ranks(table, valid, core, alone, chosen, s)
-                if alone
-                else _recipe_ranks(table, valid, chosen, shared, s, prior)
-            )
+            if alone:
+                ranks, placed = _mixed_ranks(table, valid, core, alone, chosen, s, res, few)
+            else:
+                ranks = _recipe_ranks(table, valid, chosen, shared, s, prior)
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, {e.id for e in chosen}, s)
     sota = section_sota(
@@ -250,10 +251,13 @@ def recipe_section(
         runs_needed=needed,
     )
     decided_rows([rows[e.id] for e in chosen], _differ_of_windows(res, index))
-    if chosen:  # the reason: settings.coverage, "recipe.rank"; a lone entry's [1, 1] too, as the note says (stats17)
-        for e in chosen:
-            if withheld or (e.id not in core_ids and ranks_withheld(s, e.test.size)):
-                rows[e.id]["rank_interval"] = None
+    # the reason: settings.coverage, "recipe.rank" (a lone entry's [1, 1] too, as the note says, stats17), or
+    # "recipe.rank_runs" for an entry of too few runs outside the core (__init__._board_notes, stats21)
+    for e in chosen:
+        if withheld or e.id in few:
+            rows[e.id]["rank_interval"] = None
+        elif placed[index[e.id]]:  # no longer the bootstrap's own
+            rows[e.id]["rank_interval"]["widened"] = True
     return section
 
 
@@ -268,12 +272,14 @@ def _core_table(core: list[EntryRuns], shared: np.ndarray, sign: float) -> tuple
     return table, np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(core, keep)])
 
 
-def _mixed_ranks(table, valid, core: list[EntryRuns], alone: list[EntryRuns], chosen: list[EntryRuns], s):
+def _mixed_ranks(table, valid, core, alone, chosen: list[EntryRuns], s: ReportSettings, res, few: set[int]):
     """Rank intervals where some compared entries lack runs the core shares: the core resampled jointly on
     its shared runs (as :func:`_recipe_ranks`), every other entry alone on its own runs, from a seed of its
     own (so adding or reordering entries moves none of its resamples); one ranking of all of them per
     resample. Alone, an entry's seed effects are not paired with the others': its interval is the wider
-    for it, never narrower."""
+    for it, never narrower. An entry of fewer runs than a rank interval needs (``few``, by id) has none, and
+    the others place it as the pair verdicts do (:func:`_placed_ranks`: alone over 3 runs 0.6-0.8, the core's
+    leader read [1, 1] beside an undecided pair with it). Returns the intervals and which were so placed."""
     sign = 1.0 if s.higher_is_better else -1.0
     code, purpose = SECTION_CODE["recipe"], PURPOSE["ranks"]
     rng = np.random.default_rng(derive_seed(s.master_seed, code, purpose))
@@ -296,7 +302,7 @@ def _mixed_ranks(table, valid, core: list[EntryRuns], alone: list[EntryRuns], ch
             parts[e.id] = (x.mean(), resampled_means([x], False, s.n_resamples, own)[0])
     estimate = np.array([parts[e.id][0] for e in chosen])
     boot = np.stack([parts[e.id][1] for e in chosen])
-    return stats.rank_intervals_from_distribution(estimate, boot, 1 - s.alpha)
+    return _placed_ranks(estimate, boot, np.array([e.id in few for e in chosen]), res, 1 - s.alpha)
 
 
 def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
@@ -532,23 +538,34 @@ def files_rank_withheld(files: int) -> bool:
 
 def _prediction_ranks(tb, res, files: list[int], sign: float, s: ReportSettings):
     """Rank intervals of the compared prediction entries (their mean resampled over test examples and files). An
-    entry of too few files (:func:`files_rank_withheld`) gets none, and the others' rank among them is what the pair
-    verdicts allow, not what its narrow resamples say: each one's interval is its bootstrap interval among the other
-    entries, plus one rank per such entry that beats it (low) or that it does not beat (high). Left among them, its
-    resamples gave the leader [1, 1] beside a pair with it that no verdict decides. Also returns which entries'
-    intervals so placed differ from the bootstrap's over all of them."""
+    entry of too few files (:func:`files_rank_withheld`) gets none, and the others place it as the pair verdicts do
+    (:func:`_placed_ranks`). Also returns which entries' intervals were so placed."""
     assert tb.bootstrap_distribution is not None  # paired_test_bootstrap always keeps it
-    estimate, boot = sign * tb.estimate, sign * tb.bootstrap_distribution
-    ranks = stats.rank_intervals_from_distribution(estimate, boot, 1 - s.alpha)
     few = np.array([files_rank_withheld(f) for f in files])
+    return _placed_ranks(sign * tb.estimate, sign * tb.bootstrap_distribution, few, res, 1 - s.alpha)
+
+
+def _placed_ranks(estimate: np.ndarray, boot: np.ndarray, few: np.ndarray, res, level: float):
+    """Rank intervals from the oriented ``estimate`` and its resamples ``boot`` (entries x resamples) where the
+    entries ``few`` show none (their resamples spread too little: a prediction entry of 2 to 5 files, a recipe entry
+    of fewer runs than a rank interval needs, resampled alone): every other entry's interval is its bootstrap
+    interval among the other entries, plus one rank per ``few`` entry that beats it (low) or that it does not beat
+    (high), by the relation the letters read (``res``: decided or inferred). Left among them, their narrow resamples
+    gave the leader [1, 1] beside a pair with one of them that no verdict decides (stats20 on files, stats21 on
+    runs: issue 23, a rank interval never certain of an order the pair verdicts leave open). Returns the intervals
+    and which entries' intervals so placed differ from the bootstrap's over all of them (marked ``widened``)."""
+    ranks = stats.rank_intervals_from_distribution(estimate, boot, level)
     if not few.any() or few.all():
         return ranks, np.zeros(few.size, dtype=bool)
     keep, w = np.flatnonzero(~few), np.flatnonzero(few)
-    own = stats.rank_intervals_from_distribution(estimate[keep], boot[keep], 1 - s.alpha)
-    beats = res.beats  # every pair compared (sparse_from_pairwise): beats[a, b], a beats b
+    own = stats.rank_intervals_from_distribution(estimate[keep], boot[keep], level)
+    wins, losses = np.zeros((w.size, few.size), dtype=bool), np.zeros((w.size, few.size), dtype=bool)
+    for t, e in enumerate(w.tolist()):
+        wins[t, res.beats_of(e)] = True  # e beats x
+        losses[t, res.beaten_by(e)] = True  # x beats e
     low, high = ranks.low.copy(), ranks.high.copy()
-    low[keep] = own.low + beats[np.ix_(w, keep)].sum(axis=0)
-    high[keep] = own.high + (~beats[np.ix_(keep, w)]).sum(axis=1)
+    low[keep] = own.low + wins[:, keep].sum(axis=0)
+    high[keep] = own.high + (~losses[:, keep]).sum(axis=0)
     return replace(ranks, low=low, high=high), (low != ranks.low) | (high != ranks.high)
 
 

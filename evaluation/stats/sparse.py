@@ -126,6 +126,19 @@ class SparseComparisons:
         by[self.j[self.better[1] & (self.i == e)]] = True  # better[1]: j beats i
         return self.order[by[self.order]]
 
+    def beats_of(self, e: int) -> np.ndarray:
+        """The entries that entry ``e`` beats, decided or inferred, in display order: the converse of
+        :meth:`beaten_by` (``x`` in ``beats_of(e)`` iff ``e`` in ``beaten_by(x)``), on boards of either size."""
+        if self.beats is not None:
+            return self.order[self.beats[e, self.order]]
+        n = self.order.size
+        shown = np.empty(n, dtype=np.int64)
+        shown[self.order] = np.arange(n)
+        won = shown >= self.frontier[e]  # e's frontier at or before x: x in e's windows' losers
+        won[self.j[self.better[0] & (self.i == e)]] = True
+        won[self.i[self.better[1] & (self.j == e)]] = True
+        return self.order[won[self.order]]
+
 
 class _Tester:
     """Closed-form P(i>j), raw p-value and dual interval of any list of pairs.

@@ -123,8 +123,10 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
         for n in notes
     ]
     withheld = [
-        n["reason"] for n in settings.get("coverage", []) if n["interval"] == f"{kind}.rank" and n.get("shown") is False
-    ]  # a Boo_n board below 10n runs: no rank interval, and why
+        n["reason"]
+        for n in settings.get("coverage", [])
+        if n["interval"] in (f"{kind}.rank", f"{kind}.rank_runs") and n.get("shown") is False
+    ]  # a Boo_n board below 10n runs: no rank interval, and why; or a recipe entry of too few runs (stats21)
     return {
         "coverage_short": short,
         "coverage_k": at_k,
