@@ -566,3 +566,6 @@ def _ladder_report(challenge: Challenge, data: dict, releases: dict[int, float |
         )
         publish_shown_sota(section, rows, higher_is_better=challenge.higher_is_better, note=note)
     data["entries"] = [rows[sid] for section in data["sections"] for sid in section["entries"]]
+    # No interval, Boo_n or mark is published: no note about them either (a Ladder board ranked by Boo_n read "ranks
+    # and verdicts between the two compare different statistics; marked on the rows" and Boo_n's coverage as shown).
+    data["settings"] = {**data["settings"], "boo_n_picked_note": None, "boo_n_warning": None, "coverage": []}

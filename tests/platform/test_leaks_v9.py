@@ -199,7 +199,11 @@ def test_the_picked_on_note_and_the_coverage_notes_count_no_hidden_entry(host, a
             Run.objects.filter(submission=hidden).update(status="queued", test_score=None)
     if hidden_state == "shown":  # the control: an entry anyone may open moves the notes
         after = published()
-        assert after != before and after[0]["boo_n_picked_note"], after
+        assert after != before, after
+        # the rounded board publishes Boo_n and its note; the Ladder publishes neither, nor any note about them
+        assert bool(after[0]["boo_n_picked_note"]) == (feedback == "rounded"), after
+        if feedback == "ladder":
+            assert after[0] == {"boo_n_picked_note": None, "coverage": [], "boo_n_warning": None}
         return
     assert APIClient().get(f"/api/submissions/{hidden.pk}/").status_code == 404
     assert published() == before
