@@ -97,10 +97,10 @@ def bundle_export_file(*, challenge: Challenge, user: User) -> BinaryIO:
     out = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, closed by the response
     try:
         _write_bundle(out, challenge, dataset)
-    except BaseException:
+        audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
+    except BaseException:  # the file closed at once, the audit's failure included (leaks9)
         out.close()
         raise
-    audit_record(challenge=challenge, actor=user, action="bundle_exported", parts=sorted(PARTS))
     out.seek(0)
     return out
 
