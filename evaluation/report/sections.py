@@ -552,8 +552,10 @@ def _placed_ranks(estimate: np.ndarray, boot: np.ndarray, few: np.ndarray, res, 
     interval among the other entries, plus one rank per ``few`` entry that beats it (low) or that it does not beat
     (high), by the relation the letters read (``res``: decided or inferred). Left among them, their narrow resamples
     gave the leader [1, 1] beside a pair with one of them that no verdict decides (stats20 on files, stats21 on
-    runs: issue 23, a rank interval never certain of an order the pair verdicts leave open). Returns the intervals
-    and which entries' intervals so placed differ from the bootstrap's over all of them (marked ``widened``)."""
+    runs: issue 23, a rank interval never certain of an order the pair verdicts leave open). The ``few`` entries'
+    own intervals are every rank, so that the verdicts' carry reads their verdicts, never their narrow resamples.
+    Returns the intervals and which entries' intervals so placed differ from the bootstrap's over all of them
+    (marked ``widened``)."""
     ranks = stats.rank_intervals_from_distribution(estimate, boot, level)
     if not few.any() or few.all():
         return ranks, np.zeros(few.size, dtype=bool)
@@ -566,6 +568,9 @@ def _placed_ranks(estimate: np.ndarray, boot: np.ndarray, few: np.ndarray, res, 
     low, high = ranks.low.copy(), ranks.high.copy()
     low[keep] = own.low + wins[:, keep].sum(axis=0)
     high[keep] = own.high + (~losses[:, keep]).sum(axis=0)
+    # a withheld entry's own interval (never shown) came from its narrow resamples: left in, the verdicts' carry
+    # (ranking.verdict_consistent_ranks) pushed the entries it beats past it, e [4, 4] beside an undecided pair
+    low[w], high[w] = 1, few.size  # only the verdicts place it (stats22)
     return replace(ranks, low=low, high=high), (low != ranks.low) | (high != ranks.high)
 
 

@@ -85,3 +85,32 @@ def test_an_entry_of_one_file_or_of_6_files_keeps_its_rank_interval(files, highe
     report = _report(files, higher_is_better)
     assert all(e["rank_interval"] is not None for e in report["entries"])
     assert not [n for n in report["settings"]["coverage"] if n["interval"] == "predictions.rank"]
+
+
+def test_a_withheld_entrys_own_narrow_interval_does_not_narrow_the_others_through_its_verdicts():
+    """Two entries of 2 files: F (0.76, 0.74), which beats e, and U (0.9, 0.8), which the pairs tell from neither e
+    nor B. F's interval, never shown, came from its narrow resamples ([3, 3]: U above it in every one), and the
+    verdicts' carry (ranking.verdict_consistent_ranks: a loser's low end past its winner's) pushed e's low end past
+    it: e read [4, 4] and B [5, 5], each certain that U lies above it, which no verdict says (a statistician's
+    random boards, stats22). Only the verdicts may place a withheld entry: e [3, 4], B [4, 5]."""
+    rng = np.random.default_rng(0)
+    board = [
+        _entry(sid, name, [(rng.random(2000) < p).astype(float) for p in ps])
+        for sid, name, ps in [
+            (1, "A", [0.95]),
+            (2, "e", [0.6]),
+            (3, "F", [0.76, 0.74]),
+            (4, "U", [0.9, 0.8]),
+            (5, "B", [0.5]),
+        ]
+    ]
+    report = build_report(board, ReportSettings(n_resamples=1000))
+    rows = {e["method_name"]: e for e in report["entries"]}
+    ids = {name: row["submission_id"] for name, row in rows.items()}
+    open_pairs = _undecided(report)
+    assert rows["U"]["rank_interval"] is None and rows["F"]["rank_interval"] is None
+    assert {frozenset((ids["U"], ids["e"])), frozenset((ids["U"], ids["B"]))} <= open_pairs
+    assert frozenset((ids["F"], ids["e"])) not in open_pairs and rows["U"]["rank"] < rows["e"]["rank"]
+    for name in ("e", "B"):  # U may lie below it: the rank it then has is in its interval
+        iv = rows[name]["rank_interval"]
+        assert iv["low"] <= rows[name]["rank"] - 1 and iv["widened"], (name, iv)
