@@ -233,7 +233,10 @@ __all__ = [
 #: beside an undecided pair with it) and no reason anywhere: the others now place it as the pair verdicts do
 #: (sections._placed_ranks, shared with the prediction entries', marked ``widened``) and settings.coverage says why
 #: ("recipe.rank_runs"): a stored report's recipe rank intervals and coverage notes may change (stats21).
-REPORT_FORMAT = 32
+#: 33: an entry shown below its bootstrap rank keeps the withheld entries' counts in its rank interval (its kept-only
+#: interval holds its place among the kept entries before they are added: sections._placed_ranks; stats22's X read
+#: [1, 4] for [1, 5]).
+REPORT_FORMAT = 33
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

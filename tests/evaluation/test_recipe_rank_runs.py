@@ -141,3 +141,25 @@ def test_beats_of_is_the_converse_of_beaten_by(dense, monkeypatch):
         wins = set(res.beats_of(e).tolist())
         assert wins == {x for x in range(12) if e in set(res.beaten_by(x).tolist())}, e
     assert sum(len(res.beats_of(e)) for e in range(12)) > 0
+
+
+def test_an_entry_shown_below_its_bootstrap_rank_keeps_the_withheld_entries_counts():
+    """stats22's reproduction: X is shown 2nd (its mean over all 10 runs, 0.80, below Y's 0.82) while its bootstrap on
+    the core's 8 shared seeds puts it first; three entries of 3 runs, undecided with everyone, are withheld. X read
+    [1, 4]: its kept-only interval [1, 1] was stretched to its shown rank 2 only after the three were counted, so the
+    stretch absorbed one of them; with Y and the three above it, which the verdicts allow, X is 5th. The kept-only
+    interval now holds X's place among the kept entries first: [1, 5]."""
+    x = np.r_[[0.85] * 8, [0.6, 0.6]]
+    entries = [
+        EntryRuns(1, "X", "tx", "recipe", 10, np.arange(10), x),
+        EntryRuns(2, "Y", "ty", "recipe", 10, np.arange(8), np.full(8, 0.82)),
+        EntryRuns(3, "Z", "tz", "recipe", 10, np.arange(8), np.full(8, 0.5)),
+    ]
+    for k in range(3):
+        w = np.array([0.5 + 0.02 * k, 0.72, 0.9 - 0.02 * k])
+        entries.append(EntryRuns(4 + k, f"W{k}", f"tw{k}", "recipe", 10, np.arange(3), w))
+    report = build_report(entries, ReportSettings(n_resamples=500, master_seed=1, k_runs=10, score_range=(0, 1)))
+    rows = {row["method_name"]: row for row in report["entries"]}
+    assert rows["X"]["rank"] == 2 and rows["X"]["rank_interval"]["rank"] == 1  # shown below its bootstrap rank
+    assert all(rows[f"W{k}"]["rank_interval"] is None for k in range(3))
+    assert (rows["X"]["rank_interval"]["low"], rows["X"]["rank_interval"]["high"]) == (1, 5)
