@@ -30,7 +30,7 @@ from evaluation.report.values import finite
 from evaluation.seeds import SOURCES, seed_record
 from evaluation.stats.variance_study import JOINT, JOINT_FIXED_HPO, variance_study
 
-from ..choices import RUN_ENDED, Feedback, RunQueue, RunStatus, SubmissionKind
+from ..choices import RUN_ENDED, Feedback, RunQueue, RunStatus, SubmissionKind, SubmissionStatus
 from ..models import StudyRun, Submission, VarianceStudy
 from ..selectors import user_is_host
 from .boards import board_scope
@@ -87,9 +87,23 @@ def variance_study_allowed(*, challenge, user: User) -> None:
         raise NotAllowed("Only the challenge's hosts can run a variance study.")
 
 
+def variance_study_candidates(*, challenge):
+    """The entries a host may study (the form's choices and :func:`variance_study_create`'s rule): recipe entries with
+    their recipe, not cancelled. A cancelled entry was withdrawn by its team, and the form offered it all the same."""
+    return (
+        challenge.submissions.filter(kind=SubmissionKind.RECIPE)
+        .exclude(recipe_file="")
+        .exclude(status=SubmissionStatus.CANCELLED)
+    )
+
+
 def _check_study(submission: Submission, user: User, k_runs: int, sources) -> tuple[list[str], bool]:
     variance_study_allowed(challenge=submission.challenge, user=user)
-    if submission.kind != SubmissionKind.RECIPE or not submission.recipe_file:
+    if not variance_study_candidates(challenge=submission.challenge).filter(pk=submission.pk).exists():
+        if submission.status == SubmissionStatus.CANCELLED:
+            raise ServiceError(
+                "This entry was cancelled by its team: a variance study reruns entries that stand.", field="submission"
+            )
         raise ServiceError("A variance study reruns a training recipe: choose a recipe entry.", field="submission")
     if isinstance(k_runs, bool) or not isinstance(k_runs, int) or not 2 <= k_runs <= 100:
         raise ServiceError("k_runs must be an integer from 2 to 100.", field="k_runs")

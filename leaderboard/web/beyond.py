@@ -37,7 +37,7 @@ from ..services.results_import import (
     results_instance_list,
 )
 from ..services.suites import suite_board, suite_create
-from ..services.variance_studies import variance_study_create, variance_study_shown
+from ..services.variance_studies import variance_study_candidates, variance_study_create, variance_study_shown
 from ..upload_handlers import upload_refusal
 from ..uploads import read_prediction_uploads, read_upload
 from . import charts
@@ -55,7 +55,7 @@ class StudyForm(forms.Form):
 
     def __init__(self, *args, challenge=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["submission"].queryset = challenge.submissions.filter(kind="recipe").exclude(recipe_file="")
+        self.fields["submission"].queryset = variance_study_candidates(challenge=challenge)
 
 
 def variance_studies(request, slug: str):

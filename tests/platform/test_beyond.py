@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from rest_framework.test import APIClient
 
 from evaluation.seeds import SOURCES
@@ -16,7 +17,7 @@ from leaderboard.services.dispatch import EXECUTE_STUDY_RUN
 from leaderboard.services.errors import NotAllowed, ServiceError
 from leaderboard.services.reports import report_recompute
 from leaderboard.services.results_import import ImportFile, challenge_create_results_only, results_import_create
-from leaderboard.services.submissions import UploadedFile, submission_create_recipe
+from leaderboard.services.submissions import UploadedFile, submission_cancel, submission_create_recipe
 from leaderboard.services.suites import suite_board, suite_create
 from leaderboard.services.variance_studies import variance_study_create, variance_study_plan
 from leaderboard.worker.study_execution import study_run_execute
@@ -88,6 +89,24 @@ def test_hosts_start_a_study_whose_runs_are_queued(
         format="json",
     )
     assert bad.status_code == 400 and "sources must be some of" in bad.json()["detail"]
+
+
+def test_a_cancelled_entry_is_neither_offered_nor_studied(recipe_entry, host, alice, queued):
+    """The studies form offered entries their teams had cancelled, and a study of one was queued (newuser9's note)."""
+    submission_cancel(submission=recipe_entry, user=alice)
+    recipe_entry.refresh_from_db()
+    slug = recipe_entry.challenge.slug
+    response = client_for(host).post(
+        f"/api/challenges/{slug}/variance-studies/", {"submission": recipe_entry.pk, "k_runs": 3}, format="json"
+    )
+    assert response.status_code == 400 and "cancelled by its team" in response.json()["detail"]
+    assert not VarianceStudy.objects.exists()
+    web = Client()
+    web.force_login(host)
+    page = web.get(f"/c/{slug}/variance-studies/").content.decode()
+    assert 'name="submission"' in page and f'value="{recipe_entry.pk}"' not in page
+    posted = web.post(f"/c/{slug}/variance-studies/", {"submission": recipe_entry.pk, "k_runs": 3})
+    assert posted.status_code == 200 and not VarianceStudy.objects.exists()
 
 
 def test_a_study_run_uses_the_run_machinery_and_the_result_follows(recipe_entry, host, monkeypatch):
