@@ -83,3 +83,22 @@ def test_the_suites_page_is_paged(client, host, monkeypatch):
     assert refused.status_code == 400 and "`page` must be a whole number" in refused.content.decode()
     beyond = client.get("/suites/?page=9")
     assert beyond.status_code == 404 and "3 pages" in beyond.content.decode()
+
+
+def _beyond_text(page: str) -> str:
+    paragraph = re.search(r"<p [^>]*data-beyond>(.*?)</p>", page, re.S).group(1)
+    return " ".join(re.sub(r"<[^>]+>", " ", paragraph).split())
+
+
+def test_the_links_beyond_the_board_have_no_stray_separator(client, host):
+    """A challenge without variance studies (predictions only) began the line with " · suite ..." (newuser9's note)."""
+    predictions, _ = digits_challenge(host, title="Predictions only", allow_recipes=False)
+    recipes, _ = digits_challenge(host, title="With recipes")
+    _suite("both", host, predictions, recipes)
+    for challenge, first in ((predictions, "suite Suite both"), (recipes, "variance studies")):
+        for reader in (None, host):  # a host of a challenge without recipes also reads "import results"
+            if reader is not None:
+                client.force_login(reader)
+            text = _beyond_text(client.get(f"/c/{challenge.slug}/").content.decode())
+            assert text.startswith(first) and not text.endswith("·") and "· ·" not in text, text
+            assert "all suites" in text
