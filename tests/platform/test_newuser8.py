@@ -127,5 +127,6 @@ def test_your_submissions_offers_no_final_tick_for_a_public_only_phase_s_entry(h
     rows = {sid: page[page.index(f'data-submission="{sid}"') :].split("</tr>")[0] for sid in (early.pk, late.pk)}
     assert "data-final" in rows[late.pk] and "data-final-refused" not in rows[late.pk]
     assert 'name="final"' not in rows[early.pk] and "data-final-refused" in rows[early.pk]
+    assert 'class="muted small nowrap"' in rows[early.pk]  # "not eligible" on one line in its narrow column
     assert "scores on the public part only; it cannot be on the private board" in rows[early.pk]
     assert "Entries marked “not eligible” cannot be on the private board" in page  # said in words, not only a title
