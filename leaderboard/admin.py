@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from .choices import Moderation
-from .models import AuditEntry, Challenge, Dataset, Membership, Phase, Report, Run, Submission, Team
+from .models import AuditEntry, Challenge, Dataset, Membership, Phase, Report, ReportLease, Run, Submission, Team
 from .selectors import user_is_host
 from .services.challenges import challenge_create, challenge_update
 from .services.errors import ServiceError
@@ -512,10 +512,15 @@ class ReportAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "requested_at",
         "recompute_failure",
         "failed_at",
-        "recompute_lease_expires_at",
+        "lease_expires_at",
         "recompute_give_ups",
         "recompute_retry_at",
     ]
+
+    @admin.display(description="recompute lease expires at")
+    def lease_expires_at(self, report: Report):
+        """The running recomputation's lease (``ReportLease``, a row of its own), if one is held."""
+        return ReportLease.objects.filter(challenge_id=report.challenge_id).values_list("expires_at", flat=True).first()
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)

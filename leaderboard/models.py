@@ -611,14 +611,22 @@ class Report(ReportBase):
     """Cached report of the public board (what contestants and readers see)."""
 
     challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, related_name="report")
-    # The recomputation running now holds a lease that its heartbeat renews (``reports.recompute_lease``): the
-    # janitor does not send one again while the lease is alive, and does once it expired (the worker was lost).
-    recompute_lease_owner = models.CharField(max_length=32, blank=True, default="")
-    recompute_lease_expires_at = models.DateTimeField(null=True, blank=True)
     # Recomputations given up in a row (their task's retries spent), and when the janitor sends the next one
     # (``reports.report_recompute_gave_up``): an interval that doubles with each, reset by a board stored.
     recompute_give_ups = models.PositiveIntegerField(default=0)
     recompute_retry_at = models.DateTimeField(null=True, blank=True)
+
+
+class ReportLease(models.Model):
+    """The lease of a board's running recomputation (``reports.recompute_lease``), renewed by its heartbeat: the
+    janitor does not send the recomputation again while it is alive, and does once it expired (the worker was lost).
+    A row of its own, not columns of ``Report``: SQLite rewrites a whole row at each UPDATE, and the report's holds
+    its skeleton (21 MB on a board of 20,000 entries), rewritten for the lease's take, each renewal and the release
+    (docs/scale.md). A row is a lease held (released: deleted); one left by a failed recomputation expires."""
+
+    challenge = models.OneToOneField(Challenge, on_delete=models.CASCADE, primary_key=True, related_name="report_lease")
+    owner = models.CharField(max_length=32)
+    expires_at = models.DateTimeField()
 
 
 class PrivateReport(ReportBase):

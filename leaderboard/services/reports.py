@@ -43,7 +43,7 @@ from evaluation.report import (
 )
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, PrivateReport, Report, ReportRow, Run, Submission
+from ..models import Challenge, PrivateReport, Report, ReportLease, ReportRow, Run, Submission
 from ..report_rows import ROW_TABLE, own_row, report_skeleton, row_ids
 from ..selectors import (
     REPORT_MODELS,
@@ -206,15 +206,17 @@ _failed_attempt_took: dict[int, datetime] = {}
 class recompute_lease:  # noqa: N801 - used as a context manager, like contextlib's
     """The lease of a board's running recomputation, renewed from a thread every ``VARBOARD_HEARTBEAT_S``.
 
-    Taken with the request (``recompute_pending`` cleared in the same UPDATE: the janitor never sees a started
-    request without its lease), so that the janitor leaves a recomputation alone while it runs, however long
+    Taken with the request (``recompute_pending`` cleared just after the lease is written: the janitor never sees a
+    started request without its lease; a worker lost between the two leaves the request pending, sent again once the
+    lease expired), so that the janitor leaves a recomputation alone while it runs, however long
     (a 20,000-entry board takes ~15 s, a slow database longer): before, a request newer than the last board was
     sent again at every pass past ``REQUEUE_AFTER_S``, and two recomputations of the same board ran at once.
     A worker that is lost (SIGKILL, its machine gone) stops renewing it, and the janitor sends the request
     again once it expired (``LEASE_S`` after the last renewal). Released when the recomputation answered the
     request; a failure leaves it to expire (the database may be what failed), and a recomputation that starts
     meanwhile takes it over (the renewals of the first then stop, and the one that holds the lease last ends the
-    give-ups in a row when it answers).
+    give-ups in a row when it answers). The lease is a row of its own (``ReportLease``): only the take's clearing
+    of the request and the new board rewrite the report's row, its skeleton with it (SQLite rewrites a whole row).
     """
 
     def __init__(self, *, challenge_id: int):
@@ -224,15 +226,20 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
         self._thread = threading.Thread(target=self._beat, name=f"lease-report-{challenge_id}", daemon=True)
 
     def _mine(self):
-        return Report.objects.filter(challenge_id=self.challenge_id, recompute_lease_owner=self.owner)
+        return ReportLease.objects.filter(challenge_id=self.challenge_id, owner=self.owner)
 
     def __enter__(self) -> recompute_lease:
         _failed_attempt_took.pop(self.challenge_id, None)
         self.taken_at = timezone.now()  # the requests made until now are this recomputation's
-        leased = Report.objects.filter(challenge_id=self.challenge_id).update(
-            recompute_pending=False, recompute_lease_owner=self.owner, recompute_lease_expires_at=_lease_until()
-        )
-        if leased:  # no row yet (a board's first recomputation, in a reader's request): nothing for the janitor to see
+        report = Report.objects.filter(challenge_id=self.challenge_id)
+        leased = report.exists()  # no row yet (a board's first recomputation, in a reader's request): nothing to lease
+        if leased:  # the lease first: the janitor may see it with the request still pending, never the reverse
+            lease = ReportLease(challenge_id=self.challenge_id, owner=self.owner, expires_at=_lease_until())
+            ReportLease.objects.bulk_create(
+                [lease], update_conflicts=True, unique_fields=["challenge"], update_fields=["owner", "expires_at"]
+            )
+            # the request cleared where pending only: else the report's row is left as it is, not rewritten
+            report.filter(recompute_pending=True).update(recompute_pending=False)
             self._thread.start()
         return self
 
@@ -242,18 +249,17 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
             self._thread.join()
         if exc_type is not None:
             _failed_attempt_took[self.challenge_id] = self.taken_at
-        else:  # answered: the lease goes, and with it the give-ups in a row
-            self._mine().update(
-                recompute_lease_owner="",
-                recompute_lease_expires_at=None,
-                recompute_give_ups=0,
-                recompute_retry_at=None,
-            )
+        else:  # answered: the lease goes, and with it the give-ups in a row (the report's row left as it is if none)
+            # the give-ups first: a worker lost between the two leaves a lease to expire, not a retry falling due
+            Report.objects.filter(challenge_id=self.challenge_id, challenge__report_lease__owner=self.owner).filter(
+                Q(recompute_give_ups__gt=0) | Q(recompute_retry_at__isnull=False)
+            ).update(recompute_give_ups=0, recompute_retry_at=None)
+            self._mine().delete()
 
     def _beat(self) -> None:
         renew_until_stopped(
             self._stop,
-            lambda: bool(self._mine().update(recompute_lease_expires_at=_lease_until())),
+            lambda: bool(self._mine().update(expires_at=_lease_until())),
             on_lost=lambda: logger.info(
                 "report of challenge %s: another recomputation took over the lease",
                 self.challenge_id,
@@ -268,7 +274,7 @@ class recompute_lease:  # noqa: N801 - used as a context manager, like contextli
 def report_leases_extend(*, until: datetime) -> int:
     """Give every held recomputation lease until ``until`` (the janitor's return after an absence, when the
     renewals could not be written either); returns how many."""
-    return Report.objects.exclude(recompute_lease_owner="").update(recompute_lease_expires_at=until)
+    return ReportLease.objects.update(expires_at=until)
 
 
 #: A recomputation was asked for and started (it cleared ``recompute_pending``) but never stored a board nor a
@@ -294,7 +300,7 @@ def reports_lost(*, now: datetime) -> list[int]:
         Report.objects.filter(
             asked | Q(recompute_retry_at__lte=now) | Q(challenge_id__in=private_asked.values("challenge_id"))
         )
-        .exclude(recompute_lease_expires_at__gt=now)
+        .exclude(challenge__report_lease__expires_at__gt=now)
         .values_list("challenge_id", flat=True)
     )
 

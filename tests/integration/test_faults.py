@@ -759,7 +759,7 @@ def test_a_worker_killed_mid_recomputation_of_the_board_is_resent_once_after_its
     from django.utils import timezone
 
     from benchmarks.bench_scale import populate
-    from leaderboard.models import Report, ReportRow
+    from leaderboard.models import Report, ReportLease, ReportRow
     from leaderboard.services.reports import report_request, reports_lost
 
     lease_s = float(FAST_HEALING["VARBOARD_LEASE_S"])
@@ -782,25 +782,26 @@ def test_a_worker_killed_mid_recomputation_of_the_board_is_resent_once_after_its
 
     assert report_request(challenge_id=challenge_id)
     requested_at = report_of.get().requested_at
-    wait_for(lambda: report_of.get().recompute_lease_owner, timeout=30, interval=0.05, message=doomed.tail)
+    lease_of = ReportLease.objects.filter(challenge_id=challenge_id)
+    wait_for(lambda: lease_of.exists(), timeout=30, interval=0.05, message=doomed.tail)
     leased_at = time.monotonic()
-    lost_owner = report_of.get().recompute_lease_owner
+    lost_owner = lease_of.get().owner
     time.sleep(1.5)  # mid-build: past the request's staleness (1 s), well before the build's end
     assert report_of.get().computed_at is None, "the board was built before the kill: make SLOW_BOARD larger"
     os.killpg(doomed.process.pid, signal.SIGKILL)  # the worker and its pool process: a machine lost
     doomed.process.wait(10)
     killed_at = time.monotonic()
     time.sleep(0.3)  # a renewal the database received before the kill is written by now
-    lost = report_of.get()
-    assert (lost.recompute_lease_owner, lost.computed_at, lost.recompute_pending) == (lost_owner, None, False)
-    expires_in = (lost.recompute_lease_expires_at - timezone.now()).total_seconds()
+    lost, lost_lease = report_of.get(), lease_of.get()
+    assert (lost_lease.owner, lost.computed_at, lost.recompute_pending) == (lost_owner, None, False)
+    expires_in = (lost_lease.expires_at - timezone.now()).total_seconds()
     assert 0.5 < expires_in <= lease_s, expires_in
     expires_at = time.monotonic() + expires_in
 
     # The lease lives on for a few seconds: the request is stale, and still nothing is resent.
     alive = janitor_passes(lambda: time.monotonic() > expires_at - 0.5)
-    assert reports_lost(now=lost.recompute_lease_expires_at - timedelta(seconds=0.1)) == []
-    assert reports_lost(now=lost.recompute_lease_expires_at + timedelta(seconds=0.1)) == [challenge_id]
+    assert reports_lost(now=lost_lease.expires_at - timedelta(seconds=0.1)) == []
+    assert reports_lost(now=lost_lease.expires_at + timedelta(seconds=0.1)) == [challenge_id]
     # It expired: one pass resends it; no later one while the message waits in the queue (longer than REQUEUE_AFTER_S).
     resent_after: list[float] = []
 
@@ -820,19 +821,19 @@ def test_a_worker_killed_mid_recomputation_of_the_board_is_resent_once_after_its
     resent = report_of.get().requested_at
     rescuer = workers(broker_url=redis_server.url, node="rescuer-report", queues="scoring", concurrency=1)
     wait_for(
-        lambda: report_of.get().recompute_lease_owner not in ("", lost_owner) or report_of.get().computed_at,
+        lambda: lease_of.exclude(owner=lost_owner).exists() or report_of.get().computed_at,
         timeout=30,
         interval=0.05,
         message=rescuer.tail,
     )
     rescue_started = time.monotonic()
-    first_expiry = report_of.get().recompute_lease_expires_at
+    first_expiry = lease_of.values_list("expires_at", flat=True).first()
     expiries = []
 
     def stored() -> bool:
-        report = report_of.get()
-        expiries.append(report.recompute_lease_expires_at)
-        return report.computed_at is not None and report.recompute_lease_owner == ""
+        report, expiry = report_of.get(), lease_of.values_list("expires_at", flat=True).first()
+        expiries.append(expiry)
+        return report.computed_at is not None and expiry is None
 
     during = janitor_passes(stored, deadline_s=90)
     rescued_s = time.monotonic() - rescue_started
@@ -846,7 +847,7 @@ def test_a_worker_killed_mid_recomputation_of_the_board_is_resent_once_after_its
     assert board.computed_at > resent > requested_at
     assert (board.recompute_count, board.recompute_failure, board.failed_at) == (1, "", None)
     assert (board.recompute_pending, board.recompute_give_ups, board.recompute_retry_at) == (False, 0, None)
-    assert board.recompute_lease_expires_at is None
+    assert not lease_of.exists()  # released
     assert reports_lost(now=timezone.now()) == []
     assert len(board.data["entries"]) == SLOW_BOARD["n"]
     assert ReportRow.objects.filter(challenge_id=challenge_id).count() == SLOW_BOARD["n"]

@@ -15,7 +15,7 @@ from django.core.cache import cache
 from django.db import DataError, OperationalError
 from django.utils import timezone
 
-from leaderboard.models import JANITOR_STATE_PK, JanitorState, Report, Run, Submission
+from leaderboard.models import JANITOR_STATE_PK, JanitorState, Report, ReportLease, Run, Submission
 from leaderboard.services import dispatch
 from leaderboard.services.dispatch import EXECUTE_RUN, RECOMPUTE_REPORT, SCORE_SUBMISSION
 from leaderboard.services.janitor import JanitorPass, janitor_last_pass_age, janitor_run
@@ -630,7 +630,7 @@ def test_the_janitor_resends_a_report_recomputation_that_never_finished(challeng
     report = Report.objects.filter(challenge=challenge)
     report.update(computed_at=timezone.now() - 2 * stale, requested_at=timezone.now() - stale)  # long ago
     assert janitor_run().resent_reports == 0  # its lease is left to expire (the database may be what failed)
-    report.update(recompute_lease_expires_at=timezone.now() - timedelta(seconds=1))  # one lease later
+    ReportLease.objects.filter(challenge=challenge).update(expires_at=timezone.now() - timedelta(seconds=1))  # later
     assert janitor_run().resent_reports == 1
     assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
     queued.clear()
@@ -700,7 +700,7 @@ def test_the_janitor_leaves_a_running_recomputation_alone(challenge, alice, queu
     report_recompute(challenge_id=challenge.pk)
     assert seen and seen[0].resent_reports == 0 and not queued.ids(RECOMPUTE_REPORT)
     stored = Report.objects.get(challenge=challenge)
-    assert stored.recompute_lease_owner == "" and stored.recompute_lease_expires_at is None
+    assert not ReportLease.objects.filter(challenge=challenge).exists()  # released
     assert stored.computed_at > stored.requested_at  # answered: nothing more to send
     assert janitor_run(now=timezone.now() + timedelta(seconds=3600)).resent_reports == 0
 
@@ -727,9 +727,9 @@ def test_the_janitor_resends_a_recomputation_whose_worker_was_killed(challenge, 
     with pytest.raises(Killed):
         report_recompute(challenge_id=challenge.pk)
     assert janitor_run().resent_reports == 0  # as far as anyone can tell, it still runs
-    held = Report.objects.get(challenge=challenge)
-    assert held.recompute_lease_owner and held.recompute_lease_expires_at > timezone.now()
-    expired = held.recompute_lease_expires_at + timedelta(seconds=1)
+    held = ReportLease.objects.get(challenge=challenge)
+    assert held.owner and held.expires_at > timezone.now()
+    expired = held.expires_at + timedelta(seconds=1)
     assert expired <= timezone.now() + timedelta(seconds=settings.VARBOARD["LEASE_S"] + 1)
     assert janitor_run(now=expired).resent_reports == 1
     assert queued.ids(RECOMPUTE_REPORT) == [challenge.pk]
@@ -750,15 +750,15 @@ def test_the_heartbeat_keeps_a_long_recomputation_s_lease(challenge, alice, queu
     def slow(**kwargs):
         time.sleep(1.5)  # three leases
         seen.append(janitor_run().resent_reports)
-        seen.append(Report.objects.filter(challenge=challenge).values().get())
+        seen.append(ReportLease.objects.filter(challenge=challenge).values().get())
         return build(**kwargs)
 
     monkeypatch.setattr(reports, "build_report_data", slow)
     report_recompute(challenge_id=challenge.pk)
     resent, row = seen
     assert resent == 0
-    assert row["recompute_lease_expires_at"] > timezone.now() - timedelta(seconds=1.5)  # renewed meanwhile
-    assert Report.objects.get(challenge=challenge).recompute_lease_owner == ""
+    assert row["expires_at"] > timezone.now() - timedelta(seconds=1.5)  # renewed meanwhile
+    assert not ReportLease.objects.filter(challenge=challenge).exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -785,12 +785,14 @@ def test_a_board_s_first_recomputation_takes_no_lease_and_starts_no_heartbeat(ch
 
 
 def elapse(challenge, seconds: float) -> None:
-    """Move the board's recomputation times ``seconds`` into the past (as if that long went by)."""
+    """Move the board's recomputation times ``seconds`` into the past (as if that long went by), its lease's with
+    them (a row of its own)."""
     from django.db.models import DateTimeField, F
 
     back = timedelta(seconds=seconds)
     fields = [field.name for field in Report._meta.concrete_fields if isinstance(field, DateTimeField)]
     Report.objects.filter(challenge=challenge).update(**{field: F(field) - back for field in fields})
+    ReportLease.objects.filter(challenge=challenge).update(expires_at=F("expires_at") - back)
 
 
 @pytest.mark.parametrize(

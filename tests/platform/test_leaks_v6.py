@@ -20,7 +20,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from leaderboard.models import PrivateReport, Report, Run, Submission
+from leaderboard.models import PrivateReport, Report, ReportLease, Run, Submission
 from leaderboard.services.moderation import submission_moderate, team_moderate
 from leaderboard.services.reports import report_recompute, reports_lost
 
@@ -218,7 +218,7 @@ def test_a_private_board_s_request_lost_with_its_worker_is_sent_again(host, alic
     from django.conf import settings
 
     past = timezone.now() - timedelta(seconds=settings.VARBOARD["REQUEUE_AFTER_S"] + 1)  # as if that long went by
-    Report.objects.filter(challenge=challenge).update(recompute_lease_expires_at=past)  # the lost worker's lease
+    ReportLease.objects.filter(challenge=challenge).update(expires_at=past)  # the lost worker's lease
     PrivateReport.objects.filter(challenge=challenge).update(computed_at=past - timedelta(seconds=1), requested_at=past)
     assert janitor_run().resent_reports == 1  # was 0: the request was lost with the worker
     assert janitor_run().resent_reports == 0  # sent: not again at the next pass
