@@ -124,6 +124,7 @@ from evaluation.report.rows import (
 from evaluation.report.secondary import MetricInfo, secondary_rows
 from evaluation.report.sections import files_rank_withheld, prediction_section, ranks_withheld, recipe_section
 from evaluation.report.settings import ReportSettings, check_settings, derive_seed
+from evaluation.stats.rank_state import RankStateSlot
 from evaluation.stats.torch_backend import describe_device
 
 __all__ = [
@@ -325,6 +326,7 @@ def build_report(
     settings: ReportSettings,
     reuse: Mapping[int, dict] | None = None,
     previous: Mapping | None = None,
+    rank_slot: RankStateSlot | None = None,
 ) -> dict:
     """Build the leaderboard report of a challenge.
 
@@ -344,6 +346,10 @@ def build_report(
         and its compared entries are all still there, unchanged, the rank intervals of the
         entries a new entry cannot move are taken from it, shifted
         (:func:`evaluation.stats.bootstrap.rank_intervals_update`; exact).
+    rank_slot : RankStateSlot, optional
+        The caller's holder of the recipe section's rank bootstrap state between updates of this board
+        (:mod:`evaluation.stats.rank_state`): read when it is this board's without the new entries, refilled
+        either way (the same report; docs/scale.md).
 
     Returns
     -------
@@ -375,11 +381,15 @@ def build_report(
     [('m2', '1'), ('m1', '2')]
     """
     with collector_paused():
-        return _build_report(entries, settings, reuse or {}, previous)
+        return _build_report(entries, settings, reuse or {}, previous, rank_slot)
 
 
 def _build_report(
-    entries: Sequence[EntryRuns], settings: ReportSettings, reuse: Mapping[int, dict], previous: Mapping | None
+    entries: Sequence[EntryRuns],
+    settings: ReportSettings,
+    reuse: Mapping[int, dict],
+    previous: Mapping | None,
+    rank_slot: RankStateSlot | None = None,
 ) -> dict:
     s = check_settings(settings)
     entries = check_entries(list(entries))
@@ -397,7 +407,9 @@ def _build_report(
     for kind, builder in (("recipe", recipe_section), ("predictions", prediction_section)):
         members = [e for e in entries if e.kind == kind]
         if members:
-            sections.append(builder(members, rows, s, prior=_prior_ranks(previous, kind, reuse)))
+            prior = _prior_ranks(previous, kind, reuse)
+            slot = {"rank_slot": rank_slot} if kind == "recipe" else {}
+            sections.append(builder(members, rows, s, prior=prior, **slot))
     ordered = [row for section in sections for row in section.pop("_rows")]
     return {
         "format": REPORT_FORMAT,

@@ -28,6 +28,7 @@ from evaluation.stats.bootstrap import (
     resampled_boo_n,
     resampled_means,
 )
+from evaluation.stats.rank_state import rank_intervals_from_state, rank_intervals_with_state
 from evaluation.stats.sparse import sparse_comparisons, sparse_from_pairwise
 
 #: The names of a prediction entry's interval of its mean (:func:`evaluation.stats.testset.entry_mean_intervals`).
@@ -187,7 +188,7 @@ def runs_needed_rows(rows: list[dict], compared: set[int], s: ReportSettings) ->
 
 
 def recipe_section(
-    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None
+    entries: list[EntryRuns], rows: dict[int, dict], s: ReportSettings, prior: dict | None = None, rank_slot=None
 ) -> dict:
     """Every entry of 2 runs or more is compared: its pairs decided on the seeds each pair shares, ranked and
     lettered. The *core* (:func:`shared_runs`) only decides how the rank bootstrap resamples: jointly on the
@@ -225,7 +226,7 @@ def recipe_section(
             if alone:
                 ranks, placed = _mixed_ranks(table, valid, core, alone, chosen, s, res, few)
             else:
-                ranks = _recipe_ranks(table, valid, chosen, shared, s, prior)
+                ranks = _recipe_ranks(table, valid, chosen, shared, s, prior, rank_slot)
     all_rows = [rows[e.id] for e in entries]
     needed = runs_needed_rows(all_rows, {e.id for e in chosen}, s)
     sota = section_sota(
@@ -397,9 +398,13 @@ def _run_keys(entries) -> list[bytes]:
     )
 
 
-def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None):
+def _recipe_ranks(
+    table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: ReportSettings, prior: dict | None, slot=None
+):
     """Rank intervals of the compared recipe entries: one joint bootstrap, or its exact update when the
-    previous report had the same paired runs and a subset of these entries (docs/scale.md)."""
+    previous report had the same paired runs and a subset of these entries (docs/scale.md). ``slot``
+    (a :class:`~evaluation.stats.rank_state.RankStateSlot`, the caller's) keeps the bootstrap's state between
+    updates of a board ranked by the mean: the update then reads it (:func:`_ranks_from_slot`)."""
     kw = dict(
         n_resamples=s.n_resamples,
         confidence_level=1 - s.alpha,
@@ -415,17 +420,39 @@ def _recipe_ranks(table, valid, chosen: list[EntryRuns], shared: np.ndarray, s: 
         and numpy_ranks
         and prior["compared"] <= {e.id for e in chosen}
     )
-    if not usable:
+    update = None
+    if usable:
+        assert prior is not None  # `usable` needs one
+        new = np.array([e.id not in prior["compared"] for e in chosen])
+        old = [prior["intervals"].get(e.id) for e in chosen]
+        known = np.array([v is not None for v in old])
+        low = np.array([v[0] if v else 0 for v in old], dtype=np.int64)
+        high = np.array([v[1] if v else 0 for v in old], dtype=np.int64)
+        update = (new, known, low, high)
+    if slot is not None and numpy_ranks and s.statistic == "mean":
+        return _ranks_from_slot(table, update, slot, kw)
+    if update is None:
         return stats.rank_intervals(
             table, paired=True, backend=s.backend, device=s.device, keep_distribution=False, **kw
         )
-    assert prior is not None  # `usable` needs one
-    new = np.array([e.id not in prior["compared"] for e in chosen])
-    old = [prior["intervals"].get(e.id) for e in chosen]
-    known = np.array([v is not None for v in old])
-    low = np.array([v[0] if v else 0 for v in old], dtype=np.int64)
-    high = np.array([v[1] if v else 0 for v in old], dtype=np.int64)
-    return stats.rank_intervals_update(table, new, known, low, high, **kw)
+    return stats.rank_intervals_update(table, *update, **kw)
+
+
+def _ranks_from_slot(table, update, slot, kw: dict):
+    """The rank intervals from the state in ``slot`` when it is this board's without the new entries
+    (:func:`~evaluation.stats.rank_state.rank_intervals_from_state`), else by the full joint bootstrap, which fills
+    the slot (:func:`~evaluation.stats.rank_state.rank_intervals_with_state`): equal either way."""
+    state = slot.take()
+    args = dict(n_resamples=kw["n_resamples"], confidence_level=kw["confidence_level"], rng=kw["rng"])
+    if update is not None and state is not None:
+        new, known, low, high = update
+        out = rank_intervals_from_state(table, new, known, low, high, state, **args)
+        if out is not None:
+            result, slot.state = out
+            return result
+    del state  # the old board's θ* (hundreds of MB on a large board) goes before the new one is built
+    result, slot.state = rank_intervals_with_state(table, **args)
+    return result
 
 
 def _joining_test_bootstrap(

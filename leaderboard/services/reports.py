@@ -63,6 +63,7 @@ from .errors import ServiceError
 from .heartbeats import renew_until_stopped
 from .history import record_moves
 from .metrics import challenge_metrics, primary_metric
+from .rank_states import rank_slot
 
 logger = logging.getLogger(__name__)
 
@@ -895,7 +896,8 @@ def build_report_data(
         challenge=challenge, board=board, entries=entries, previous=None if overrides else previous
     )
     try:
-        data = build_report(entries, settings_, reuse=reuse, previous=previous if reuse else None)
+        slot = None if overrides else rank_slot(challenge.pk, board)
+        data = build_report(entries, settings_, reuse=reuse, previous=previous if reuse else None, rank_slot=slot)
     except ValueError as exc:  # e.g. a challenge saved with gamma = 1, which the decision rule cannot use
         raise ServiceError(f"The report of {challenge.slug!r} cannot be computed: {exc}") from exc
     data["challenge"] = {

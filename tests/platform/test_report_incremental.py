@@ -184,3 +184,50 @@ def test_an_update_rewrites_the_report_s_row_twice_the_request_cleared_and_the_n
     assert len(report.data["entries"]) == 4 and not report.recompute_pending
     assert len(rewritten) == 2, rewritten
     assert not ReportLease.objects.exists()  # released
+
+
+def test_the_worker_keeps_the_rank_bootstrap_between_updates_and_publishes_the_same_report():
+    """report_recompute fills the board's slot (services.rank_states); the next update reads it and refills it; a
+    slot emptied (another process, a restart) takes the full path: the stored reports equal a full build each time."""
+    from leaderboard.services import rank_states
+
+    rank_states.clear()
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, bootstrap_resamples=200, master_seed=7)
+    rng = np.random.default_rng(3)
+    for i in range(10):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.003 * i + 0.01 * rng.standard_normal(6))
+    report_recompute(challenge_id=challenge.pk, force=True)
+    slot = rank_states.rank_slot(challenge.pk, "public")
+    assert slot.state is not None and slot.state.size == 10
+    for i, emptied in ((0, False), (1, True)):
+        if emptied:
+            rank_states.clear()
+        add_entry(challenge, host, f"new{i}", "recipe", 0.79 + 0.01 * rng.standard_normal(6))
+        report = report_recompute(challenge_id=challenge.pk)
+        slot = rank_states.rank_slot(challenge.pk, "public")
+        assert slot.state is not None and slot.state.size == 11 + i
+        full = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))
+        stored = Report.objects.get(pk=report.pk).data
+        assert _same(_comparable(stored), json.loads(json.dumps(_comparable(full))))
+    rank_states.clear()
+
+
+def test_the_rank_states_kept_fit_their_budget(monkeypatch):
+    """The least recently used boards' states go first; the board in use keeps its own even when larger."""
+    from evaluation.stats.rank_state import rank_intervals_with_state
+    from leaderboard.services import rank_states
+
+    rank_states.clear()
+    _, state = rank_intervals_with_state(
+        np.random.default_rng(0).random((20, 4)), n_resamples=50, confidence_level=0.9, rng=1
+    )
+    monkeypatch.setattr(rank_states, "RANK_STATE_BYTES", int(state.nbytes * 2.5))
+    for challenge_id in (1, 2, 3):
+        rank_states.rank_slot(challenge_id, "public").state = state
+    rank_states.rank_slot(4, "public")  # 3 states kept > 2.5: the oldest goes
+    assert list(rank_states._slots) == [(2, "public"), (3, "public"), (4, "public")]
+    monkeypatch.setattr(rank_states, "RANK_STATE_BYTES", 0)
+    assert rank_states.rank_slot(3, "public").state is state  # alone, over the budget: kept
+    assert list(rank_states._slots) == [(4, "public"), (3, "public")]
+    rank_states.clear()
