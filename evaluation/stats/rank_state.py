@@ -107,7 +107,7 @@ def rank_intervals_with_state(table, *, n_resamples, confidence_level, rng) -> t
         hi=_grown(hi, capacity),
         rows=np.arange(table.shape[0]),
         size=table.shape[0],
-        largest=float(np.max(np.abs(used))) if used.size else 0.0,
+        largest=max(abs(float(lo.min())), abs(float(hi.max()))) if used.size else 0.0,  # no (entries, B) temporary
     )
     return RankIntervals(result.rank, result.low, result.high, result.confidence_level, result.standard_error), state
 
