@@ -16,6 +16,7 @@ in place and returned).
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -232,7 +233,10 @@ class RankStateSlot:
 
     def __init__(self, state: RankState | None = None):
         self.state = state
+        self._lock = threading.Lock()
 
     def take(self) -> RankState | None:
-        state, self.state = self.state, None
+        """The state, the slot emptied at once: two threads updating one board never share a state."""
+        with self._lock:
+            state, self.state = self.state, None
         return state

@@ -117,3 +117,10 @@ def test_a_report_updated_from_its_slot_equals_the_full_report():
     entries = [*entries, EntryRuns(200, "late", "t-late", "recipe", 8, np.arange(8), entries[0].test + 0.01)]
     assert _report(entries, settings, other, previous=report) == _report(entries, settings)
     assert other.state is not None and other.state.size == len(entries)
+
+
+def test_a_slot_gives_its_state_to_one_taker():
+    table = _board(np.random.default_rng(1), 10)
+    _, state = rank_intervals_with_state(table, n_resamples=50, confidence_level=LEVEL, rng=SEED)
+    slot = RankStateSlot(state)
+    assert slot.take() is state and slot.take() is None and slot.state is None
