@@ -584,7 +584,7 @@ class ReportBase(models.Model):
         data = report.__dict__.get("data")
         if isinstance(data, dict) and ROW_TABLE in data:
             report.row_ids = row_ids(data)
-            report.data = report_join(data, report_own_rows(cls, db, report, data))
+            report.data = report_join(data, report_own_rows(cls, db, report, data), in_place=True)
         return report
 
 

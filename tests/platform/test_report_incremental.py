@@ -231,3 +231,28 @@ def test_the_rank_states_kept_fit_their_budget(monkeypatch):
     assert rank_states.rank_slot(3, "public").state is state  # alone, over the budget: kept
     assert list(rank_states._slots) == [(4, "public"), (3, "public")]
     rank_states.clear()
+
+
+def test_stored_datetime_iso_reads_sqlite_text_as_djangos_converter():
+    """SQLite's UTC text turned into ISO 8601 by string where its form allows it (20,000 submissions at each update:
+    docs/scale.md), as ``datetime.fromisoformat(...).replace(tzinfo=UTC).isoformat()`` gives it, on every form."""
+    from datetime import UTC, datetime
+
+    from leaderboard.selectors import stored_datetime_iso
+
+    values = [
+        "2026-11-24 03:58:12",
+        "2026-11-24 03:58:12.345678",
+        "2026-11-24 03:58:12.000000",
+        "2026-11-24 03:58:12.5",
+        "2026-11-24T03:58:12.345678",
+        "2026-11-24 03:58:12+00:00",
+        "2026-11-24 03:58:12.345678+02:00",
+        "2026-11-24 03:58",
+    ]
+    for value in values:
+        as_django = datetime.fromisoformat(value)
+        as_django = (as_django if as_django.tzinfo else as_django.replace(tzinfo=UTC)).isoformat()
+        assert stored_datetime_iso(value) == as_django, value
+    aware = datetime(2026, 11, 24, 3, 58, 12, tzinfo=UTC)
+    assert stored_datetime_iso(aware) == aware.isoformat()

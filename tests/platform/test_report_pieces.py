@@ -55,6 +55,11 @@ def test_split_and_join_are_inverse():
     assert report_join(skeleton, own) == data
     with pytest.raises(KeyError):
         report_join(skeleton, {1: own[1]})
+    copied = report_join(skeleton, own)
+    assert "rank" not in own[1]  # the caller's own rows left as they were
+    whole = report_join(skeleton, own, in_place=True)  # a reader's own rows, just decoded, become the entries
+    assert whole == data and whole["entries"][0] is own[1]
+    assert [list(row) for row in whole["entries"]] == [list(row) for row in copied["entries"]]  # keys in one order
 
 
 def test_the_report_is_stored_as_a_skeleton_and_one_row_per_entry():
