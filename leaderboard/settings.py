@@ -207,6 +207,9 @@ VARBOARD = {
     # Bearer token a Prometheus scrape of /metrics must send; empty: /metrics is open (keep it internal).
     "METRICS_TOKEN": env.str("VARBOARD_METRICS_TOKEN", default=""),
     "REPORT_DEBOUNCE_S": env.float("VARBOARD_REPORT_DEBOUNCE_S", default=1.0, minimum=0),
+    # Megabytes of boards' rank bootstraps a process keeps between report updates (services.rank_states: 400 MB for
+    # a board of 20,000 entries at B = 2,000); 0 keeps none (every update re-ranks the entries near the newcomers).
+    "RANK_STATE_MB": env.int("VARBOARD_RANK_STATE_MB", default=512, minimum=0),
     # A report recomputation whose task gave up (its retries spent: a database error that lasted) is sent
     # again by the janitor after this long, twice as long after each further give-up in a row, at most a day.
     "REPORT_GIVE_UP_RETRY_S": env.float("VARBOARD_REPORT_GIVE_UP_RETRY_S", default=600.0, minimum=1),

@@ -213,8 +213,9 @@ def test_the_worker_keeps_the_rank_bootstrap_between_updates_and_publishes_the_s
     rank_states.clear()
 
 
-def test_the_rank_states_kept_fit_their_budget(monkeypatch):
-    """The least recently used boards' states go first; the board in use keeps its own even when larger."""
+def test_the_rank_states_kept_fit_their_budget(settings):
+    """The least recently used boards' states go first; the board in use keeps its own even when larger; a budget of 0
+    (``VARBOARD_RANK_STATE_MB``) keeps none, and the update takes the path that needs no state."""
     from evaluation.stats.rank_state import rank_intervals_with_state
     from leaderboard.services import rank_states
 
@@ -222,14 +223,14 @@ def test_the_rank_states_kept_fit_their_budget(monkeypatch):
     _, state = rank_intervals_with_state(
         np.random.default_rng(0).random((20, 4)), n_resamples=50, confidence_level=0.9, rng=1
     )
-    monkeypatch.setattr(rank_states, "RANK_STATE_BYTES", int(state.nbytes * 2.5))
-    for challenge_id in (1, 2, 3):
+    settings.VARBOARD = {**settings.VARBOARD, "RANK_STATE_MB": 1}
+    kept = int(2**20 / state.nbytes)  # states that fit 1 MB
+    for challenge_id in range(1, kept + 2):
         rank_states.rank_slot(challenge_id, "public").state = state
-    rank_states.rank_slot(4, "public")  # 3 states kept > 2.5: the oldest goes
-    assert list(rank_states._slots) == [(2, "public"), (3, "public"), (4, "public")]
-    monkeypatch.setattr(rank_states, "RANK_STATE_BYTES", 0)
-    assert rank_states.rank_slot(3, "public").state is state  # alone, over the budget: kept
-    assert list(rank_states._slots) == [(4, "public"), (3, "public")]
+    rank_states.rank_slot(kept + 2, "public")  # one state more than fits: the oldest goes
+    assert list(rank_states._slots) == [(i, "public") for i in range(2, kept + 3)]
+    settings.VARBOARD = {**settings.VARBOARD, "RANK_STATE_MB": 0}
+    assert rank_states.rank_slot(3, "public") is None and not rank_states._slots
     rank_states.clear()
 
 
