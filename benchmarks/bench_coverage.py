@@ -1,6 +1,10 @@
 """Coverage of every interval the board shows, on simulated data whose truth is known.
 
-Run:  .venv/bin/python benchmarks/bench_coverage.py [--reps R] [--quick] [--seed S]
+Run:  .venv/bin/python benchmarks/bench_coverage.py [--reps R] [--quick] [--seed S] [--ranks-only] [--rank-ks 12,15]
+
+``--ranks-only`` prints the rank rows alone (about 15 s at R = 1000), with the same figures as a full run but the
+Boo_5 board of 5 entries at k = 5, 10, 30 (drawn from the main stream); ``--rank-ks`` the k a mean board is measured
+at besides 5, 6, 10 and 30, each from a stream of its own (default 12, 15, 16, 20).
 
 First, for every interval the board shows (the mean and Boo_5 of recipe runs, P(A>B),
 a prediction entry's accuracy) at k = 5, 10 and 30: coverage and median width beside the
@@ -40,10 +44,11 @@ Boo_n for n = 2, 3, 5 at Bajgar et al.'s 3n, the rule until 2026-12-01, and at 1
 
 Verdicts: a cell the board shows no interval for says why (Boo_n below 10n runs; the mean below 6
 runs, where an interval inside the runs' range covers at most 1 - 2/2^k; the rank cells marked *
-likewise: a Boo_n board below 10n, a mean board below 6); P(A>B) at a fixed P = 0.75 is a reference
-row (the board quotes the row with P drawn). Rank intervals over-cover at k = 30 on few distinct
-entries (98-99 %: as runs accumulate, the ranks of entries that differ become certain) and under-cover
-on 30 close entries (90.5 % at k = 10); ``settings.coverage`` flags the rank note with both ends
+likewise: a Boo_n board below 10n, a mean board below 16 paired runs, the fewest at which its rank
+interval covers 93 % on all three shapes: 93.0 % on 30 close entries at 16, 90.5 % at 10, Boo_n's 10n for
+n = 1); P(A>B) at a fixed P = 0.75 is a reference row (the board quotes the row with P drawn). Rank
+intervals over-cover on few distinct entries (97.6-99.1 % from k = 16: as runs accumulate, the ranks of
+entries that differ become certain); ``settings.coverage`` flags the rank note with both ends
 (``evaluation.report.coverage.RANK_RANGE``).
 
 Needs only numpy and scipy; about 90 s on two cores at the default R = 1000.
@@ -62,6 +67,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evaluation import stats as es  # noqa: E402
 from evaluation.report.coverage import COVERAGE_TARGET, WIDTH_TARGET  # noqa: E402  (the targets the pages flag by)
+from evaluation.report.sections import runs_for_rank_interval  # noqa: E402  (the first k a rank interval is shown)
 from evaluation.stats.boon import min_runs_for_interval  # noqa: E402
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown  # noqa: E402
 
@@ -285,12 +291,19 @@ BOARDS = {
 }
 
 
-def rank_rows(rng, reps):
+#: The k a mean board's rank interval is measured at besides ``KS`` and 6, to place its first k shown
+#: (:func:`evaluation.report.sections.runs_for_rank_interval`); drawn from a stream of their own (``--rank-ks``).
+MEAN_RANK_KS = (12, 15, 16, 20)
+
+
+def rank_rows(rng, reps, extra_ks=MEAN_RANK_KS):
     """Rank intervals (the percentile interval of the resampled ranks, widened to whole ranks) on a board ranked
     by Boo_5 (truth: the ranks of the true Boo_5) and on one ranked by the mean (truth: the ranks of the true
-    means), on three board shapes."""
+    means), on three board shapes; the mean board also at ``extra_ks``, each from a stream of its own, so that
+    adding one leaves every other cell's draws as they were."""
     out = {}
     own = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # the added boards leave `rng` as it was
+    extra = rng.bit_generator.seed_seq.spawn(1)[0]  # the mean board's added k: one stream per (shape, k)
     for shape, (means, sds) in BOARDS.items():
         for statistic in ("boo_n", "mean"):
             draw = rng if (shape, statistic) == ("5 entries", "boo_n") else own
@@ -300,18 +313,25 @@ def rank_rows(rng, reps):
             n_rep = reps // 2 if shape == "5 entries" else reps // 4
             by_k = {}
             first = min_runs_for_interval(N) if statistic == "boo_n" else MIN_RUNS_MEAN_INTERVAL
-            for k in sorted({*KS, first}):  # and the first k the board shows it at (a Boo_5 board: 10n = 50)
-                hit = 0.0
+            for k in sorted({*KS, first}):  # and the first k the board showed it at (a Boo_5 board: 10n = 50)
                 stream = draw if k in KS else own  # the added k leaves `rng` as it was
-                for r in range(n_rep):
-                    table = means[:, None] + sds[:, None] * stream.standard_normal((means.size, k))
-                    ri = es.rank_intervals(table, n_resamples=400, rng=r, statistic=statistic, n=N)
-                    hit += np.mean((ri.low <= true_rank) & (true_rank <= ri.high))
-                by_k[k] = (None, hit / n_rep)
-            out[name] = by_k
-            need = min_runs_for_interval(N) if statistic == "boo_n" else MIN_RUNS_MEAN_INTERVAL
-            WITHHELD[name] = {k for k in by_k if k < need}
+                by_k[k] = (None, _rank_coverage(stream, means, sds, true_rank, k, n_rep, statistic))
+            for k in () if statistic == "boo_n" else sorted(set(extra_ks) - set(by_k)):
+                stream = np.random.default_rng([*extra.generate_state(2), list(BOARDS).index(shape), k])
+                by_k[k] = (None, _rank_coverage(stream, means, sds, true_rank, k, n_rep, statistic))
+            out[name] = dict(sorted(by_k.items()))
+            WITHHELD[name] = {k for k in by_k if k < runs_for_rank_interval(statistic, N)}
     return out
+
+
+def _rank_coverage(stream, means, sds, true_rank, k, n_rep, statistic):
+    """The share of entries whose true rank the board's rank interval covers, over ``n_rep`` boards of k runs."""
+    hit = 0.0
+    for r in range(n_rep):
+        table = means[:, None] + sds[:, None] * stream.standard_normal((means.size, k))
+        ri = es.rank_intervals(table, n_resamples=400, rng=r, statistic=statistic, n=N)
+        hit += np.mean((ri.low <= true_rank) & (true_rank <= ri.high))
+    return hit / n_rep
 
 
 def sota_rows(rng, reps, n_examples=1500):
@@ -387,7 +407,7 @@ def print_table(rows: dict, nominal: dict, elapsed: float) -> None:
     print(f"\n(percent; 'before' = the method the board used until now; {elapsed:.0f} s)")
     print(
         f"{RANK_MARK} not shown on the board: a Boo_5 board below k = 10n = {min_runs_for_interval(N)}, a mean board "
-        f"below k = {MIN_RUNS_MEAN_INTERVAL} (the reason is on the board: "
+        f"below k = {runs_for_rank_interval('mean', N)} (the reason is on the board: "
         f"evaluation.report.coverage.rank_withheld_reason); measured all the same."
     )
 
@@ -397,9 +417,19 @@ def main(argv=None) -> None:
     parser.add_argument("--reps", type=int, default=1000, help="repetitions per cell (1000)")
     parser.add_argument("--quick", action="store_true", help="60 repetitions: a smoke run")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--ranks-only", action="store_true", help="only the rank rows (their figures as in a full run)")
+    parser.add_argument(
+        "--rank-ks", default=",".join(map(str, MEAN_RANK_KS)), help="a mean board's added k (12,15,16,20)"
+    )
     args = parser.parse_args(argv)
     reps = 60 if args.quick else args.reps
     rng = np.random.default_rng(args.seed)
+    rank_ks = tuple(int(k) for k in args.rank_ks.split(",") if k)
+    if args.ranks_only:  # the streams spawned before rank_rows (P(A>B)'s, the first k shown's), then the rank rows
+        rng.bit_generator.seed_seq.spawn(2)
+        started = time.perf_counter()
+        print_table(rank_rows(rng, reps, rank_ks), {}, time.perf_counter() - started)
+        return
     global SKEWED_TRUTH
     SKEWED_TRUTH = skewed_truth(np.random.default_rng(args.seed + 1))
     SKEWED_TRUTHS.update({n: skewed_truth(np.random.default_rng(args.seed + 1), n) for n in BOO_N_KS})
@@ -407,7 +437,8 @@ def main(argv=None) -> None:
     cells = [c for part in (board_runs, board_pab, board_predictions, board_first_shown) for c in part(rng, reps)]
     print_board(cells)
     rows = {}
-    for part in (rank_rows, sota_rows, study_rows, suite_rows):
+    rows.update(rank_rows(rng, reps, rank_ks))
+    for part in (sota_rows, study_rows, suite_rows):
         rows.update(part(rng, reps))
     nominal = {name: 0.975 for name in rows if name.startswith("state of the art")}
     print_table(rows, nominal, time.perf_counter() - started)

@@ -237,7 +237,9 @@ __all__ = [
 #: 33: an entry shown below its bootstrap rank keeps the withheld entries' counts in its rank interval (its kept-only
 #: interval holds its place among the kept entries before they are added: sections._placed_ranks; stats22's X read
 #: [1, 4] for [1, 5]).
-REPORT_FORMAT = 33
+#: 34: a board ranked by the mean (or Boo_1) shows rank intervals from 16 paired runs, not 6 (sections.runs_for_rank_interval:
+#: 30 close entries covered 85.0-93.2 % below it; rank23): a stored report's rank intervals and coverage notes may change.
+REPORT_FORMAT = 34
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)

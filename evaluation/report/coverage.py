@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.report.rows import mean_warning
+from evaluation.report.sections import rank_runs_rule, runs_for_rank_interval
 from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 
@@ -47,9 +48,10 @@ COVERAGE: dict[str, dict[int, float | None]] = {
     # P a discrete interval's coverage oscillates (at P = 0.75: 98.9 %, 98.4 %, 96.4 %).
     "recipe.pab": {5: 0.956, 10: 0.945, 30: 0.951},
     # bench_coverage.rank_rows, the 5-entry board (RANK_RANGE: the other board shapes): on a board ranked by the
-    # mean (none shown below 6 runs: 91.5 %), and one ranked by Boo_5 (none below 10n = 50 runs: 74.5 %, 88.2 %,
+    # mean (none shown below 16 runs, sections.runs_for_rank_interval: 91.5, 91.3, 96.3, 97.6 % at k = 5, 6, 10, 15;
+    # MEAN_RANK_BELOW: the close board), and one ranked by Boo_5 (none below 10n = 50 runs: 74.5 %, 88.2 %,
     # 98.7 % at k = 5, 10, 30). coverage_notes quotes the row of the board's ranking statistic.
-    "recipe.rank": {5: None, 6: 0.913, 10: 0.963, 30: 0.991},
+    "recipe.rank": {5: None, 6: None, 10: None, 16: 0.985, 20: 0.981, 30: 0.991},
     "recipe.rank_boo_n": {5: None, 10: None, 30: None, 50: 0.992},
     "predictions.accuracy": {5: 0.943, 10: 0.963, 30: 0.962},
     "predictions.accuracy_files": {5: 0.966, 10: 0.967, 30: 0.947},
@@ -87,9 +89,14 @@ RANK_OVER_COVERAGE = (
 #: entries 0.001 apart, sd 0.02), lowest and highest, where the board shows one: where a board falls in the
 #: range depends on how close its entries are, so a range outside the targets is flagged, with both ends.
 RANK_RANGE: dict[str, dict[int, tuple[float, float]]] = {
-    "recipe.rank": {6: (0.850, 0.923), 10: (0.905, 0.963), 30: (0.957, 0.991)},
+    "recipe.rank": {16: (0.930, 0.985), 20: (0.947, 0.981), 30: (0.957, 0.991)},
     "recipe.rank_boo_n": {50: (0.945, 0.992)},
 }
+
+#: A mean board's rank interval where it is withheld (below 16 runs): its coverage on 30 close entries 0.001 apart
+#: (sd 0.02) at k = 5 and 15, the benchmark's lowest and highest below the rule (6: 85.0 %, 10: 90.5 %, 12: 91.7 %;
+#: at 15, 92.8 % from another stream, R = 4000), which the reason quotes.
+MEAN_RANK_BELOW = (0.814, 0.932)
 
 #: Boo_n's interval from the first k the board shows it (10n, :func:`evaluation.stats.boon.min_runs_for_interval`)
 #: for the n measured besides 5 (``bench_coverage.board_first_shown``: n = 2 and 3, the average of normal and skewed
@@ -145,11 +152,15 @@ def _rank_range_reason(low: float, high: float) -> str:
 
 
 def rank_withheld_reason(k: int, n: int, statistic: str = "boo_n") -> str:
-    """Why a board shows no rank interval at k paired runs: ranked by Boo_n, k < 10n; by the mean, k < 6."""
-    if statistic != "boo_n":
+    """Why a board shows no rank interval at k paired runs (:func:`evaluation.report.sections.runs_for_rank_interval`):
+    ranked by Boo_n, k < 10n; by the mean (or Boo_1, the mean of the runs), k < 16."""
+    if statistic != "boo_n" or n == 1:
+        low, high = MEAN_RANK_BELOW
         return (
-            f"k = {k} < {MIN_RUNS_MEAN_INTERVAL}: no rank interval on a board ranked by the mean (with so few runs "
-            f"the resampled means spread too little and rank intervals cover 81-92 % instead of 95 %)"
+            f"k = {k} < {rank_runs_rule(statistic, n)}: no rank interval on a board ranked by the mean "
+            f"{'(Boo_1 is the mean of the runs) ' if statistic == 'boo_n' else ''}(with fewer runs, on many close "
+            f"entries its rank intervals cover less than 93 % of true ranks: {100 * low:.1f}-{100 * high:.1f} % at "
+            f"k = 5-15 on 30 entries 0.001 apart, a certainty the data lack)"
         )
     return (
         f"k = {k} < {min_runs_rule(n)}: no rank interval on a board ranked by Boo_{n} (resampled Boo_{n} with "
@@ -177,18 +188,17 @@ def files_rank_note(files: list[int]) -> dict | None:
 
 def runs_rank_withheld_reason(runs: list[int], statistic: str, n: int) -> str:
     """Why the recipe entries of ``runs`` runs outside the core, fewer than a rank interval needs
-    (:func:`evaluation.report.sections.ranks_withheld`: 6 on a board ranked by the mean, 10n by Boo_n), show no rank
-    interval while the core's entries show one (stats21)."""
+    (:func:`evaluation.report.sections.runs_for_rank_interval`: 16 on a board ranked by the mean, 10n by Boo_n), show
+    no rank interval while the core's entries show one (stats21)."""
     counts = ", ".join(str(r) for r in sorted(set(runs)))
-    need, what, flaw = (
-        (str(MIN_RUNS_MEAN_INTERVAL), "the mean", "spreads too little")
-        if statistic != "boo_n"
-        else (min_runs_rule(n), f"Boo_{n}", "is biased and spreads too little")
+    need = rank_runs_rule(statistic, n)
+    what, flaw = (
+        ("the mean", "spreads too little") if statistic != "boo_n" else (f"Boo_{n}", "is biased and spreads too little")
     )
     return (
         f"an entry of fewer than {need} runs outside the runs the other entries pair ({counts} runs here) has none: "
         f"its rank is resampled alone over its runs, and with so few the resampled {what} {flaw} to reach the "
-        f"interval's level (as {what} of fewer than {need} runs has no interval), while its pairs are decided on "
+        f"interval's level (as a board's rank intervals need {need} paired runs), while its pairs are decided on "
         "the seeds each pair shares; the other entries' intervals place it only where their pair verdicts do"
     )
 
@@ -343,7 +353,7 @@ def _note(key: str, k: int, n: int, statistic: str, accuracy_like: bool) -> dict
             shown=False,
             reason=f"k = {k} < {min_runs_rule(n)}: no Boo_{n} interval is shown",
         )
-    elif note["interval"] == "recipe.rank" and (k < need if statistic == "boo_n" else not mean_interval_shown(k)):
+    elif note["interval"] == "recipe.rank" and k < runs_for_rank_interval(statistic, n):
         note.update(coverage=None, width_ratio=None, shown=False, reason=rank_withheld_reason(k, n, statistic))
     elif key.startswith("predictions.") and not accuracy_like:
         note.update(coverage=None, width_ratio=None, label=OTHER_METRIC_LABELS[key], reason=OTHER_METRIC_REASON)

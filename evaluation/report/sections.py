@@ -41,6 +41,7 @@ ENTRY_METHODS = {
 
 __all__ = [
     "ENTRY_METHODS",
+    "MIN_RUNS_MEAN_RANK_INTERVAL",
     "assemble_section",
     "files_rank_withheld",
     "prediction_section",
@@ -310,29 +311,46 @@ def ranks_withheld(s: ReportSettings, paired_runs: int) -> bool:
     """No rank interval on a board ranked by Boo_n with fewer than 10n paired runs (issue 23): like the
     entries' Boo_n intervals (:func:`evaluation.report.rows.boo_n_warning`), its resampled Boo_n is biased
     and the intervals cover far less than their level (74.5 % at k = 5, 88.2 % at k = 10 on a Boo_5 board,
-    ``benchmarks/bench_coverage.py``); nor on a board ranked by the mean where the mean has no interval
-    (:func:`evaluation.stats.bootstrap.mean_interval_shown`: 88-92 % at k = 5). The reason is
+    ``benchmarks/bench_coverage.py``); nor on a board ranked by the mean with fewer than
+    :data:`MIN_RUNS_MEAN_RANK_INTERVAL` paired runs. The reason is
     :func:`evaluation.report.coverage.rank_withheld_reason`."""
     return paired_runs < rank_runs_needed(s)
 
 
 def rank_runs_needed(s: ReportSettings) -> int:
-    """The runs a rank interval needs (:func:`ranks_withheld`): 10n on a Boo_n board, else the mean's 6."""
+    """The runs a rank interval needs (:func:`ranks_withheld`): 10n on a Boo_n board, else 16."""
     return runs_for_rank_interval(s.statistic, int(s.boo_n))
 
 
+#: The paired runs from which a board ranked by the mean (or by Boo_1, the mean of the runs) shows rank intervals
+#: (rank23): the fewest at which they cover at least 93 % on all three board shapes of ``benchmarks/bench_coverage.py``
+#: (``--ranks-only --reps 1000 --seed 2026``: 5 entries / a ladder of 10 / 30 close entries 98.5 / 97.6 / 93.0 % at
+#: 16; at 15 the close board 93.2 %, 92.8 % on another stream at R = 4000; at 10, Boo_n's 10n for n = 1, 90.5 %; at
+#: 6, the mean's own first k, 85.0 %). Below it the close board's intervals claim a certainty the data lack.
+MIN_RUNS_MEAN_RANK_INTERVAL = 16
+
+
 def runs_for_rank_interval(statistic: str, n: int) -> int:
-    """:func:`rank_runs_needed` of a board ranked by ``statistic`` ("boo_n" or "mean") with Boo_n's ``n``."""
-    return min_runs_for_interval(n) if statistic == "boo_n" else MIN_RUNS_MEAN_INTERVAL
+    """:func:`rank_runs_needed` of a board ranked by ``statistic`` ("boo_n" or "mean") with Boo_n's ``n``: 10n
+    (:func:`evaluation.stats.boon.min_runs_for_interval`) on a Boo_n board, never fewer than a mean board's
+    :data:`MIN_RUNS_MEAN_RANK_INTERVAL` (Boo_1 is the mean).
+
+    >>> runs_for_rank_interval("mean", 5), runs_for_rank_interval("boo_n", 1), runs_for_rank_interval("boo_n", 5)
+    (16, 16, 50)
+    """
+    boo_n = min_runs_for_interval(n) if statistic == "boo_n" else 0
+    return max(boo_n, MIN_RUNS_MEAN_RANK_INTERVAL)
 
 
 def rank_runs_rule(statistic: str, n: int) -> str:
-    """:func:`runs_for_rank_interval` in words, for the page: "10n = 50" on a Boo_5 board, "6" on a mean board.
+    """:func:`runs_for_rank_interval` in words, for the page: "10n = 50" on a Boo_5 board, "16" on a mean board
+    (and on a Boo_1 board).
 
-    >>> rank_runs_rule("boo_n", 5), rank_runs_rule("mean", 5)
-    ('10n = 50', '6')
+    >>> rank_runs_rule("boo_n", 5), rank_runs_rule("mean", 5), rank_runs_rule("boo_n", 1)
+    ('10n = 50', '16', '16')
     """
-    return min_runs_rule(n) if statistic == "boo_n" else str(runs_for_rank_interval(statistic, n))
+    need = runs_for_rank_interval(statistic, n)
+    return min_runs_rule(n) if statistic == "boo_n" and need == min_runs_for_interval(n) else str(need)
 
 
 def decided_rows(compared: list[dict], differ: dict[int, set[int]] | None = None) -> None:

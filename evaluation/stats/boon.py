@@ -35,8 +35,9 @@ ESTIMATORS = ("paper", "unbiased")
 RUNS_PER_N = 10
 
 
-#: Fewest runs for which the board shows the mean's interval, and a mean-ranked board its rank intervals
-#: (:func:`evaluation.stats.bootstrap.mean_interval_shown`); defined here, where Boo_n's own rule reads it.
+#: Fewest runs for which the board shows the mean's interval (:func:`evaluation.stats.bootstrap.mean_interval_shown`);
+#: defined here, where Boo_n's own rule reads it. A mean-ranked board's rank intervals need more
+#: (:func:`evaluation.report.sections.runs_for_rank_interval`: 16).
 MIN_RUNS_MEAN_INTERVAL = 6
 
 

@@ -72,9 +72,10 @@ def test_row4_each_pair_is_decided_on_the_seeds_it_shares():
     report = build_report(entries, ReportSettings(n_resamples=200, k_runs=12, boo_n=3))
     section = report["sections"][0]
     assert sorted(section["compared"]) == [1, 2, 3]
-    # The core's runs, only for the joint rank bootstrap: A and B share 12; C (5, below the 6 a rank interval
-    # needs) is resampled alone.
-    assert section["paired_runs"] == list(range(12))
+    # The core's runs, only for the joint rank bootstrap: no two entries share the 16 a mean board's rank interval
+    # needs (rank23), so the core is the most pairs x runs, all three on 5, and no rank interval is shown.
+    assert section["paired_runs"] == list(range(5))
+    assert all(row["rank_interval"] is None for row in report["entries"])
     # reference: each pair on its own shared seeds, Holm over the board's 3 pairs
     raw = {}
     for x, y in itertools.combinations(entries, 2):
@@ -216,10 +217,14 @@ def test_row12_every_hint_of_a_decided_pair_comes_from_its_verdict():
     idx = rng.integers(0, 10, (2000, 10))
     a_first = (a.test[idx].mean(axis=1) > b.test[idx].mean(axis=1)).mean()
     assert 0.05 < a_first < 0.95  # the statistic alone cannot order them: its rank interval would be 1-2
-    # the verdict decides the order: no "needs more runs", rank intervals 1-1 and 2-2
+    # the verdict decides the order: no "needs more runs"; no rank interval at 10 runs (a mean board's need 16,
+    # rank23); twice the runs, the rank intervals 1-1 and 2-2
+    for sid in (1, 2):
+        assert rows[sid]["runs_needed_for_decision"] == 0 and rows[sid]["rank_interval"] is None
+    twice = [recipe(e.id, np.tile(e.test, 2), np.arange(20), name) for e, name in ((a, "A"), (b, "B"))]
+    rows2 = by_id(build_report(twice, ReportSettings(n_resamples=500, k_runs=20)))
     for sid, rank in ((1, 1), (2, 2)):
-        assert rows[sid]["runs_needed_for_decision"] == 0
-        assert (rows[sid]["rank_interval"]["low"], rows[sid]["rank_interval"]["high"]) == (rank, rank)
+        assert (rows2[sid]["rank_interval"]["low"], rows2[sid]["rank_interval"]["high"]) == (rank, rank)
     # an entry that is not told apart from the others keeps its hint
     c = recipe(3, b.test + 0.0005, np.arange(10), "C")  # between A and B: decided against neither
     report = build_report([a, b, c], ReportSettings(n_resamples=200, k_runs=10))

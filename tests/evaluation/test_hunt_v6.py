@@ -58,11 +58,11 @@ def test_a_rounded_tie_block_s_rank_interval_never_reaches_past_a_published_verd
         "B": [0.6457, 0.7092, 0.6736, 0.6784, 0.7102, 0.6731, 0.6628, 0.7008, 0.6597, 0.6716, 0.6768],
         "C": [0.7085, 0.7123, 0.7139, 0.7097, 0.4116, 0.7117, 0.7068, 0.71, 0.7131, 0.7122, 0.7112],
     }
-    entries = [
-        EntryRuns(i, name, "t" + name, "recipe", 11, np.arange(11), np.array(x), created=f"2026-01-0{i}")
+    entries = [  # each run twice: a mean board's rank intervals need 16 paired runs (rank23)
+        EntryRuns(i, name, "t" + name, "recipe", 22, np.arange(22), np.tile(x, 2), created=f"2026-01-0{i}")
         for i, (name, x) in enumerate(runs.items(), 1)
     ]
-    settings = ReportSettings(n_resamples=200, k_runs=11, master_seed=41, neighbours=2)
+    settings = ReportSettings(n_resamples=200, k_runs=22, master_seed=41, neighbours=2)
     data = publish_rounded(build_report(shown_entries(entries, 2), settings), 2)
     rows = {row["submission_id"]: row for row in data["entries"]}
     assert [rows[sid]["rank_display"] for sid in (1, 2, 3)] == ["1", "=2", "=2"]

@@ -50,7 +50,8 @@ def test_a_board_of_5_runs_shows_the_mean_without_an_interval_and_says_why():
     enough = build_report(_recipes(6), ReportSettings(statistic="mean", k_runs=6, n_resamples=300))
     for row in enough["entries"]:
         assert row["mean"]["low"] <= row["mean"]["estimate"] <= row["mean"]["high"]
-        assert row["mean"].get("warning") is None and row["rank_interval"] is not None
+        assert row["mean"].get("warning") is None
+        assert row["rank_interval"] is None  # a mean board's rank interval needs 16 paired runs (rank23)
 
 
 def test_a_secondary_metric_of_5_runs_has_no_interval_either():
@@ -118,13 +119,14 @@ def test_the_report_path_centres_the_unbiased_bootstrap_t_the_same_way():
 
 def test_the_page_names_a_flagged_rank_interval_with_its_range():
     """Before: a mean board at k = 10 quoted its rank interval's 96.3 % (5 entries) as fine, though on 30 close
-    entries the same interval covers 90.5 %; the page now names the range and which end is outside."""
+    entries the same interval covers 90.5 %; the page named the range and which end is outside. From 16 runs, the
+    first k a mean board shows it at (rank23), only the upper end is outside."""
     from leaderboard.web.presenters import coverage_for_section
 
-    board = build_report(_recipes(10), ReportSettings(statistic="mean", boo_n=5, k_runs=10, n_resamples=200))
+    board = build_report(_recipes(16), ReportSettings(statistic="mean", boo_n=5, k_runs=16, n_resamples=200))
     flags = coverage_for_section("recipe", board["settings"])["coverage_flags"]
     assert [f["label"] for f in flags] == ["rank"]
-    assert "covers 90.5-96.3 %" in flags[0]["reason"] and "many close entries" in flags[0]["reason"]
+    assert "covers 93.0-98.5 %" in flags[0]["reason"] and "many close entries" not in flags[0]["reason"]
     at30 = build_report(_recipes(30), ReportSettings(statistic="mean", boo_n=5, k_runs=30, n_resamples=200))
     (flag,) = coverage_for_section("recipe", at30["settings"])["coverage_flags"]
     assert "95.7-99.1 %" in flag["reason"] and "conservative" in flag["reason"] and "close" not in flag["reason"]
@@ -134,15 +136,18 @@ def test_the_page_names_a_flagged_rank_interval_with_its_range():
 def test_a_board_between_the_simulated_ks_quotes_the_first_k_it_shows_intervals_at():
     """Before: a mean board of 7 runs showed rank intervals (and the mean's) with no coverage quoted and no word
     on the page (the nearest simulated k, 5, has none: nothing is shown there); then "has no coverage measured at
-    this k". The first k the board shows them at (6) is measured now: the mean's interval covers 94.7 %, the rank
-    interval 85.0-92.3 % (30 close entries / a ladder of 10), flagged."""
+    this k". The first k the board shows them at is measured now: the mean's interval at 6 covers 94.7 %; the rank
+    interval, shown from 16 (rank23), covers 93.0-98.5 % there, flagged for its upper end."""
     from leaderboard.web.presenters import coverage_for_section
 
     board = build_report(_recipes(7), ReportSettings(statistic="mean", boo_n=5, k_runs=7, n_resamples=200))
-    flags = {f["label"]: f["reason"] for f in coverage_for_section("recipe", board["settings"])["coverage_flags"]}
-    assert set(flags) == {"rank"} and "covers 85.0-92.3 %" in flags["rank"]
+    assert not coverage_for_section("recipe", board["settings"])["coverage_flags"]  # the rank interval: withheld
     notes = {n["interval"]: n for n in board["settings"]["coverage"]}
-    assert notes["recipe.mean"]["k"] == 6 and notes["recipe.mean"]["ok"]
+    assert notes["recipe.mean"]["k"] == 6 and notes["recipe.mean"]["ok"] and not notes["recipe.rank"]["shown"]
+    board = build_report(_recipes(17), ReportSettings(statistic="mean", boo_n=5, k_runs=17, n_resamples=200))
+    flags = {f["label"]: f["reason"] for f in coverage_for_section("recipe", board["settings"])["coverage_flags"]}
+    assert set(flags) == {"rank"} and "covers 93.0-98.5 %" in flags["rank"]
+    assert {n["interval"]: n for n in board["settings"]["coverage"]}["recipe.rank"]["k"] == 16
 
 
 def test_the_rank_range_holds_the_quoted_coverage():

@@ -134,16 +134,23 @@ def test_recipe_section_matches_stats(recipes):
         assert (pair["p"], pair["low"], pair["high"]) == (res.p[i, j], res.low[i, j], res.high[i, j])
         assert pair["pvalue"] == res.pvalue[i, j]
         assert (pair["verdict"] == "a_better") == bool(res.better[i, j])
-    for e in recipes:
-        assert rows[e.id]["rank_interval"] == {
-            "rank": ranks.rank[e.id - 1],
-            "low": ranks.low[e.id - 1],
-            "high": ranks.high[e.id - 1],
-            "widened": False,
-        }
+    for e in recipes:  # 10 paired runs: a mean board's rank interval needs 16 (rank23)
+        assert rows[e.id]["rank_interval"] is None and ranks.rank[e.id - 1] == rows[e.id]["rank"]
     assert [r["submission_id"] for r in report["entries"]] == [4, 3, 2, 1]  # by mean, best first
     assert report["entries"][0]["groups"].startswith("a")
     assert section["runs_needed"]["entries"] == 4 and report["settings"]["runs_needed"][0]["entries"] == 2
+
+
+def test_recipe_rank_intervals_match_stats_from_16_runs():
+    """From 16 paired runs a mean board shows each entry's rank interval: the stats' own (rank23)."""
+    rng = np.random.default_rng(0)
+    entries = [recipe(i + 1, 0.70 + 0.012 * i + 0.01 * rng.standard_normal(16)) for i in range(4)]
+    rows = by_id(build_report(entries, settings(k_runs=16)))
+    table = np.stack([e.test for e in entries])
+    ranks = stats.rank_intervals(table, paired=True, n_resamples=B, rng=derive_seed(11, RECIPE, RANKS))
+    for e in entries:
+        expected = {"rank": ranks.rank[e.id - 1], "low": ranks.low[e.id - 1], "high": ranks.high[e.id - 1]}
+        assert rows[e.id]["rank_interval"] == {**expected, "widened": False}
 
 
 def test_prediction_section_matches_paired_test_bootstrap():
@@ -298,12 +305,12 @@ def test_too_few_runs_are_shown_flagged_and_excluded_and_partial_entries_compare
     assert rows[50]["mean"]["estimate"] == 0.99 and rows[50]["mean"]["low"] is None
     assert [r["submission_id"] for r in report["entries"]][-1:] == [50]  # unranked entries follow
     # The entry lacking runs the others share is compared on the seeds it has, ranked by its mean; its rank
-    # interval is withheld (3 runs: no interval of the mean), the others' resample the 10 runs they share.
+    # interval is withheld (3 runs), and so are the others' on the 10 runs they share (a mean board's need 16, rank23).
     assert rows[60]["compared"] and rows[60]["rank"] == 1 and rows[60]["excluded_reason"] is None
     assert rows[60]["rank_interval"] is None
     section = report["sections"][0]
     assert sorted(section["compared"]) == [1, 2, 3, 4, 60] and section["paired_runs"] == list(range(10))
-    assert all(rows[i]["rank_interval"] is not None for i in (1, 2, 3, 4))
+    assert all(rows[i]["rank_interval"] is None for i in (1, 2, 3, 4))
     assert any(60 in (p["a"], p["b"]) for p in section["comparisons"])
     assert all(50 not in (p["a"], p["b"]) for p in section["comparisons"])
 
@@ -457,10 +464,11 @@ def test_the_report_says_which_intervals_cover_less_than_they_claim():
         for n in build_report([recipe(1, np.linspace(0.6, 0.7, 10))], settings())["settings"]["coverage"]
     }
     assert notes["recipe.mean"]["k"] == 10 and notes["recipe.mean"]["ok"]
-    # a board ranked by the mean quotes the mean board's rank coverage (before: the Boo_5 board's 88.2 %), and
-    # flags it: on 30 close entries the same interval covers 90.5 % (before: "ok", quoting 5 entries only)
-    assert notes["recipe.rank"]["coverage"] == 0.963 and not notes["recipe.rank"]["ok"]
-    assert "90.5-96.3 %" in notes["recipe.rank"]["reason"] and "many close entries" in notes["recipe.rank"]["reason"]
+    # a board ranked by the mean shows no rank interval below 16 runs (rank23: on 30 close entries it covered 90.5 %
+    # at 10), and says why; from 16 it quotes the mean board's rank coverage, flagged for over-covering
+    assert not notes["recipe.rank"]["shown"] and "k = 10 < 16" in notes["recipe.rank"]["reason"]
+    (rank,) = [n for n in coverage_notes(16, n=5, statistic="mean") if n["interval"] == "recipe.rank"]
+    assert rank["coverage"] == 0.985 and not rank["ok"] and "93.0-98.5 %" in rank["reason"]
     by_boo = {n["interval"]: n for n in coverage_notes(50, n=5, statistic="boo_n")}
     assert not by_boo["recipe.rank"]["ok"] and "conservative" in by_boo["recipe.rank"]["reason"]
 
@@ -580,16 +588,17 @@ def test_a_prediction_entry_interval_stays_inside_the_metrics_range():
 
 def test_entries_short_of_the_runs_an_interval_needs_do_not_take_the_others_intervals():
     """A statistician's finding: three entries of 10 runs had rank intervals; four of runs 0-4 joined the core
-    (most pairs x runs) on 5 shared runs, below the 6 a mean board's rank interval needs, and every rank
-    interval went. The core now shares at least those 6; the four are resampled alone, without interval. Their pairs
+    (most pairs x runs) on 5 shared runs, below the 6 a mean board's rank interval needed, and every rank
+    interval went. The core now shares at least the runs a rank interval needs (16 since rank23: here the three have
+    16); the four are resampled alone, without interval. Their pairs
     with the three, on 5 shared seeds, decide nothing (adjusted p 0.4563): the three's intervals place them where those
     verdicts do, below or above (stats21: before, [1, 1], [2, 2], [3, 3] from the four's narrow resamples)."""
     rng = np.random.default_rng(3)
-    full = [recipe(i + 1, 0.80 + 0.01 * i + 0.005 * rng.standard_normal(10)) for i in range(3)]
+    full = [recipe(i + 1, 0.80 + 0.01 * i + 0.005 * rng.standard_normal(16)) for i in range(3)]  # 16: rank23
     part = [recipe(10 + i, 0.75 + 0.005 * rng.standard_normal(5), index=np.arange(5)) for i in range(4)]
     report = build_report(full + part, settings())
     rows = by_id(report)
-    assert report["sections"][0]["paired_runs"] == list(range(10))
+    assert report["sections"][0]["paired_runs"] == list(range(16))
     undecided = {frozenset((c["a"], c["b"])) for c in report["sections"][0]["comparisons"] if c["better"] is None}
     assert all(frozenset((a, b)) in undecided for a in (1, 2, 3) for b in (10, 11, 12, 13))
     assert [(rows[i]["rank_interval"]["low"], rows[i]["rank_interval"]["high"]) for i in (3, 2, 1)] == [

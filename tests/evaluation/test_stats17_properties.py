@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from evaluation.boards import publish_rounded, shown_entries
 from evaluation.report import EntryRuns, ReportSettings, build_report
 from evaluation.report.comparisons import compare
+from evaluation.report.sections import runs_for_rank_interval
 from evaluation.stats.boon import min_runs_for_interval
 from leaderboard.web.presenters import coverage_for_section
 from tests.evaluation.test_board_properties import PROPERTY, _assert_one_relation, _inside, _rows
@@ -92,7 +93,7 @@ def test_rows_and_the_board_s_notes_agree_around_10n(board):
     ranked = [row for row in rows.values() if row["rank_interval"]]
     # the page's "No rank interval" line: the board's (none ranked), or the entries of too few runs outside the core
     # (stats21: "recipe.rank_runs"), every unranked compared row of fewer runs than a rank interval needs
-    need_rank = need if s.statistic == "boo_n" else 6
+    need_rank = runs_for_rank_interval(s.statistic, s.boo_n)
     unranked = [row for row in rows.values() if row.get("compared") and not row["rank_interval"]]
     assert page["rank_withheld"] is None or not ranked or all(r["runs_succeeded"] < need_rank for r in unranked)
     assert (page["rank_withheld"] is not None) == bool(unranked), (page["rank_withheld"], len(unranked))

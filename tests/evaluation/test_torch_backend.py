@@ -71,10 +71,10 @@ def test_importing_the_statistics_does_not_import_torch():
 def test_report_with_the_torch_backend_agrees_with_numpy():
     from evaluation.report import EntryRuns, ReportSettings, build_report
 
-    x = _scores(12, 10, seed=5)
-    entries = [EntryRuns(i + 1, f"m{i}", "t", "recipe", 10, np.arange(10), x[i]) for i in range(12)]
-    numpy_report = build_report(entries, ReportSettings(n_resamples=2000, k_runs=10))
-    torch_report = build_report(entries, ReportSettings(n_resamples=2000, k_runs=10, backend="torch", device="cpu"))
+    x = _scores(12, 16, seed=5)  # 16 runs: a mean board's rank intervals need them (sections.runs_for_rank_interval)
+    entries = [EntryRuns(i + 1, f"m{i}", "t", "recipe", 16, np.arange(16), x[i]) for i in range(12)]
+    numpy_report = build_report(entries, ReportSettings(n_resamples=2000, k_runs=16))
+    torch_report = build_report(entries, ReportSettings(n_resamples=2000, k_runs=16, backend="torch", device="cpu"))
     for a, b in zip(numpy_report["entries"], torch_report["entries"]):
         assert a["submission_id"] == b["submission_id"] and a["groups"] == b["groups"]
         assert abs(a["rank_interval"]["low"] - b["rank_interval"]["low"]) <= 1

@@ -208,11 +208,11 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     needed = stats.runs_needed(3).for_power - 10  # the rule's runs for a board of 3 compared entries
     assert f"needs {needed} more for a decision" in page.rows[subs[0].pk]["data-runs"]
     assert "Not compared: 1 run: at least 2 are needed to compare" in html
-    # at k = 10 a mean board quotes the mean board's rank coverage (96.3 %; before, the Boo_5 board's 88.2 %),
-    # flagged with its range over board shapes (90.5 % on 30 close entries; before: not flagged)
-    assert "data-coverage" in html and "an interval is flagged where it covers outside 93–97 %" in html
-    assert "rank 96.3 % (flagged below)" in html and "rank 96 %" not in html  # one figure, as the flag quotes it
-    assert "The rank interval covers 90.5-96.3 % depending on the board" in html
+    # at k = 10 a mean board shows no rank interval (rank23: from 16 runs; it quoted 96.3 %, flagged with its range
+    # 90.5-96.3 % over board shapes) and says why, with the coverage below the rule; nothing else is flagged
+    assert "data-coverage" in html and "an interval is flagged where it covers outside 93–97 %" not in html
+    assert "No rank interval: k = 10 &lt; 16: no rank interval on a board ranked by the mean" in html
+    assert "81.4-93.2 % at k = 5-15 on 30 entries 0.001 apart" in html and "rank 96.3 %" not in html
     assert "intervals at k = 10 runs:" in html  # the board's own k is tabulated: quoted as it is
     assert "up to the runs available, at most 20." in html
     # Every entry the board shows links to its page, which every reader may open: the running one's too (its runs

@@ -52,7 +52,7 @@ def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_w
     html = client.get(challenge.get_absolute_url()).content.decode()
     ranks = _text(html[html.index('id="explain-rank"') :].split("</dd>")[0])
     assert "An entry with fewer runs than an interval needs" not in ranks, ranks
-    assert "A recipe entry with fewer runs than an interval needs (6) shows no rank interval" in ranks, ranks
+    assert "A recipe entry with fewer runs than an interval needs (16) shows no rank interval" in ranks, ranks
     assert "a prediction entry's rank interval comes from resampled test examples and, for several files" in ranks
     assert "an entry of 2 to 5 files shows none (—)" in ranks, ranks
     assert "No rank interval: an entry of fewer than 6 files (3 files here) has none" in _text(html), _text(html)[
