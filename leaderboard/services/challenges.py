@@ -25,6 +25,7 @@ from evaluation.io.guarded import ChildLimitExceeded, memory_message, run_guarde
 from evaluation.io.read import TableError, read_table
 from evaluation.metrics import get_metric
 from evaluation.public_hidden import join_public_hidden, split_public_hidden
+from evaluation.report.sections import runs_for_rank_interval
 from evaluation.row_moves import UNBOUNDED_PER_ROW
 from evaluation.seeds import SOURCES
 from evaluation.stats.boon import (
@@ -565,7 +566,8 @@ def challenge_settings_warnings(
     Boo_n too, each entry flagged on the board. Lowering n is advised only where it brings Boo_n's interval back
     at an n of 2 or more (Boo_1 is the mean the board already shows). With ``k_fixed`` (submissions exist: k is frozen,
     ``FROZEN_REASONS``) raising k is not advised, only lowering n. A board ranked by Boo_n (``statistic``) below the
-    rule also shows its recipe entries without rank intervals (``evaluation.report.coverage``), said too. Both
+    rule also shows its recipe entries without rank intervals (``evaluation.report.coverage``), said too; so does one
+    ranked by the mean (or Boo_1) below 16 runs (:func:`_mean_rank_warning`, rank23). Both
     recipe-only costs are said only where the challenge takes ``recipes``: a prediction entry's mean interval and rank
     interval come from its test examples whatever its number of files, and its section ranks by the mean.
     """
@@ -577,6 +579,7 @@ def challenge_settings_warnings(
             f'every recipe entry\'s mean without an interval, flagged "k < {MIN_RUNS_MEAN_INTERVAL}". '
             + (K_FIXED + "." if k_fixed else f"Raise k to {MIN_RUNS_MEAN_INTERVAL}.")
         )
+    warnings += _mean_rank_warning(runs, k_runs, boo_n, k_fixed, statistic) if recipes else []
     need = min_runs_for_interval(boo_n)
     if k_runs < need and (recipes or boo_n > 1):  # a prediction entry's Boo_1 is its mean: no flag (report.rows)
         lower = k_runs // RUNS_PER_N if k_runs >= MIN_RUNS_MEAN_INTERVAL and k_runs >= 2 * RUNS_PER_N else 0
@@ -596,6 +599,20 @@ def challenge_settings_warnings(
             + _boo_n_advice(need, lower, k_fixed)
         )
     return warnings
+
+
+def _mean_rank_warning(runs: str, k_runs: int, boo_n: int, k_fixed: bool, statistic: str) -> list[str]:
+    """A board ranked by the mean (or Boo_1, the mean of the runs) below the runs its rank intervals need
+    (:func:`evaluation.report.sections.runs_for_rank_interval`: 16; a Boo_n board's 10n is said with Boo_n's)."""
+    need = runs_for_rank_interval(statistic, boo_n)
+    if (statistic == "boo_n" and boo_n > 1) or k_runs >= need:
+        return []
+    which = "the mean (Boo_1 is the mean of the runs)" if statistic == "boo_n" else "the mean"
+    return [
+        f"{runs} is fewer than the {need} a board ranked by {which} needs for rank intervals (with fewer, on many "
+        "close entries they cover less than 93 % of true ranks): the leaderboard will rank every recipe entry "
+        f"without a rank interval. " + (K_FIXED + "." if k_fixed else f"Raise k to {need}.")
+    ]
 
 
 #: Said instead of "Raise k" once submissions exist (k is frozen then: FROZEN_REASONS["k_runs"]).

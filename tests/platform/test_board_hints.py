@@ -62,19 +62,20 @@ def test_a_challenge_of_fewer_than_six_runs_is_warned_for_the_mean_and_boo_1_lik
     and Boo_1 intervals come from its test examples, test_newuser8.py.)"""
     response = _create(alice, k_runs=5, boo_n=1, allow_recipes=True)
     assert response.status_code == 201, response.content
-    (mean_warning, boo_warning) = response.json()["warnings"]
+    (mean_warning, rank_warning, boo_warning) = response.json()["warnings"]  # rank: a mean board's 16 (rank23)
     assert "k = 5 runs per entry" in mean_warning and "the 6 the mean's interval needs" in mean_warning
+    assert "the 16 a board ranked by the mean needs for rank intervals" in rank_warning
     assert "as for the mean" in boo_warning and "lower n" not in boo_warning and '"k < 6"' in boo_warning
     response = _create(
         alice, k_runs=5, boo_n=3, allow_recipes=True
     )  # below 6 and below 10n: lowering n would not help either
     warnings = response.json()["warnings"]
-    assert len(warnings) == 2 and "10n = 30" in warnings[1] and "lower n" not in warnings[1]
+    assert len(warnings) == 3 and "10n = 30" in warnings[2] and "lower n" not in warnings[2]
     response = _create(alice, k_runs=24, boo_n=3)  # 6 <= k < 10n: n = 2 brings Boo_n's interval back
     (warning,) = response.json()["warnings"]
     assert "lower n to 2." in warning
     response = _create(alice, k_runs=12, boo_n=3)  # only n = 1 would, the mean the board already shows
-    (warning,) = response.json()["warnings"]
+    (warning,) = response.json()["warnings"]  # no recipes: no word on a mean board's rank intervals (rank23)
     assert "10n = 30" in warning and "lower n" not in warning
 
 
@@ -118,14 +119,14 @@ def test_row12_compare_page_of_a_decided_pair_has_no_runs_needed_hint(client, ho
 
 def test_row12_compare_page_explains_ranks_apart_for_an_undecided_pair(client, host):
     """Found by a new user: "cannot tell apart; either could be the better one" beside rank intervals 1 and 2.
-    Both are right (A's mean is above B's in nearly every resample; A's run beats B's same-seed run in 6 of 10,
+    Both are right (A's mean is above B's in nearly every resample; A's run beats B's same-seed run in 12 of 20,
     not significantly above ½): the page now says which question each answers."""
     from .factories import digits_challenge
     from .test_leaderboard_pages import write_entry
 
-    challenge, _ = digits_challenge(host, title="Apart", k_runs=10, bootstrap_resamples=500)
-    b_runs = [0.90, 0.92, 0.88, 0.91, 0.89, 0.93, 0.90, 0.92, 0.88, 0.91]
-    margins = [0.05] * 6 + [-0.001] * 4
+    challenge, _ = digits_challenge(host, title="Apart", k_runs=20, bootstrap_resamples=500)
+    b_runs = [0.90, 0.92, 0.88, 0.91, 0.89, 0.93, 0.90, 0.92, 0.88, 0.91] * 2  # 20: rank intervals from 16 (rank23)
+    margins = ([0.05] * 6 + [-0.001] * 4) * 2
     a = write_entry(challenge, make_user("erin"), "Ahead", [x + d for x, d in zip(b_runs, margins)])
     b = write_entry(challenge, make_user("fred"), "Behind", b_runs)
     html = client.get(f"/c/{challenge.slug}/compare/?a={a.pk}&b={b.pk}").content.decode()
@@ -154,7 +155,7 @@ def test_the_few_runs_flags_link_to_their_explanation(client, host):
         explained = html[html.index(f'id="{anchor}"') :].split("</dd>")[0]
         assert f'<span class="flag">{label}</span>' in explained
     assert "fewer than 10n = 30." in html[html.index('id="explain-boon"') :].split("</dd>")[0]
-    assert "fewer runs than an interval needs (6)" in html  # ranked by the mean
+    assert "fewer runs than an interval needs (16)" in html  # ranked by the mean (rank23)
 
 
 def test_a_boo_1_board_flags_and_explains_the_means_six_runs(client, host):
@@ -173,7 +174,7 @@ def test_a_boo_1_board_flags_and_explains_the_means_six_runs(client, host):
     assert '<span class="flag">k &lt; 6</span>' in explained and "fewer than 6, as for the mean" in explained
     assert "10n" not in explained.split("marks")[-1]
     ranks = html[html.index('id="explain-rank"') :].split("</dd>")[0] if 'id="explain-rank"' in html else html
-    assert "fewer runs than an interval needs (6, as for the mean" in ranks
+    assert "fewer runs than an interval needs (16)" in ranks  # Boo_1 is the mean: a mean board's rank rule
 
 
 def test_a_label_column_the_dataset_lacks_is_the_label_column_s_error(alice):

@@ -9,13 +9,13 @@ def test_the_boo_1_warning_at_creation_reads_as_one_sentence():
     the leaderboard will show ..." (the rule's phrase with "for Boo_1" tacked on after its parenthesis)."""
     from leaderboard.services.challenges import challenge_settings_warnings
 
-    _, boo = challenge_settings_warnings(k_runs=3, boo_n=1)
+    _, _, boo = challenge_settings_warnings(k_runs=3, boo_n=1)  # the mean's, a mean board's rank intervals', Boo_1's
     assert boo.startswith(
         "k = 3 runs per entry is fewer than the 6 Boo_1 needs, as for the mean (Boo_1 is the mean of the runs): "
         "the leaderboard will show Boo_1 without an interval"
     ), boo
     assert ") for Boo_1" not in boo
-    (other,) = challenge_settings_warnings(k_runs=10, boo_n=5)
+    _, other = challenge_settings_warnings(k_runs=10, boo_n=5)  # after a mean board's rank intervals' (rank23)
     assert other.startswith("k = 10 runs per entry is fewer than 10n = 50 for Boo_5: ")
 
 

@@ -51,7 +51,7 @@ def test_counts_of_one_are_singular_on_the_planner_and_in_the_host_warning(clien
     assert "(1 pair, each tested" in html and "1 pairs" not in html
     assert [w.split(" is fewer")[0] for w in challenge_settings_warnings(k_runs=1, boo_n=3)] == [
         "k = 1 run per entry"
-    ] * 2
+    ] * 3  # the mean's interval, a mean board's rank intervals (rank23), Boo_3
     assert challenge_settings_warnings(k_runs=2, boo_n=3)[0].startswith("k = 2 runs per entry")
 
 
