@@ -5,8 +5,8 @@ what exists, so the demo stays idempotent.
 
 - Challenge ``wine``, "Wine cultivars (13 features)": scikit-learn's bundled wine data (178
   rows, no download), 30 % hidden test rows, accuracy, k = 6 runs per recipe and Boo_2 (the mean's
-  intervals from 6 runs; Boo_2's needs 10n = 20, so the board shows Boo_2 without one and says why: a
-  short demo), open to prediction files too: the demo's board a new user can submit to
+  intervals from 6 runs; Boo_2's needs 10n = 20 and a rank interval 16, so the board shows Boo_2 and the
+  ranks without one and says why: a short demo), open to prediction files too: the demo's board a new user can submit to
   (``digits``'s final phase has closed). alice's and bob's recipes run there too, under the same
   method names as on ``digits``.
 - Suite ``small-tabular``: ``digits`` and ``wine``; its board aggregates the two recipes
