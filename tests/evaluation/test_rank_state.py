@@ -86,10 +86,14 @@ def test_the_state_of_another_board_is_not_used():
     assert state.key == key == state_key(table, SEED, B) and state.size == 50
 
 
+#: Runs per entry of the reports below: a board ranked by the mean shows rank intervals from 16 (rank23).
+K = 16
+
+
 def _entries(n: int, seed: int = 0) -> list[EntryRuns]:
     rng = np.random.default_rng(seed)
     return [
-        EntryRuns(i + 1, f"m{i}", f"t{i}", "recipe", 8, np.arange(8), 0.7 + 0.004 * i + 0.01 * rng.standard_normal(8))
+        EntryRuns(i + 1, f"m{i}", f"t{i}", "recipe", K, np.arange(K), 0.7 + 0.004 * i + 0.01 * rng.standard_normal(K))
         for i in range(n)
     ]
 
@@ -102,19 +106,19 @@ def _report(entries, settings, slot=None, previous=None):
 def test_a_report_updated_from_its_slot_equals_the_full_report():
     """The full report fills the slot; each update reads it (a newcomer tied with an old entry too) and refills it;
     a slot of another board (a mismatch) takes the full path. Every report equals the one built from nothing."""
-    settings = ReportSettings(n_resamples=B, k_runs=8, master_seed=3)
+    settings = ReportSettings(n_resamples=B, k_runs=K, master_seed=3)
     entries, slot = _entries(30), RankStateSlot()
     report = _report(entries, settings, slot)
     assert slot.state is not None and slot.state.size == 30
-    for i, test in enumerate([entries[4].test, 0.75 + 0.01 * np.random.default_rng(9).standard_normal(8)]):
-        entries = [*entries, EntryRuns(100 + i, f"n{i}", f"tn{i}", "recipe", 8, np.arange(8), test)]
+    for i, test in enumerate([entries[4].test, 0.75 + 0.01 * np.random.default_rng(9).standard_normal(K)]):
+        entries = [*entries, EntryRuns(100 + i, f"n{i}", f"tn{i}", "recipe", K, np.arange(K), test)]
         key = slot.state.key
         report = _report(entries, settings, slot, previous=report)
         assert report == _report(entries, settings)
         assert slot.state.size == len(entries) and slot.state.key != key
     other = RankStateSlot()
     _report(_entries(30, seed=1), settings, other)
-    entries = [*entries, EntryRuns(200, "late", "t-late", "recipe", 8, np.arange(8), entries[0].test + 0.01)]
+    entries = [*entries, EntryRuns(200, "late", "t-late", "recipe", K, np.arange(K), entries[0].test + 0.01)]
     assert _report(entries, settings, other, previous=report) == _report(entries, settings)
     assert other.state is not None and other.state.size == len(entries)
 

@@ -191,19 +191,19 @@ def test_the_worker_keeps_the_rank_bootstrap_between_updates_and_publishes_the_s
     slot emptied (another process, a restart) takes the full path: the stored reports equal a full build each time."""
     from leaderboard.services import rank_states
 
-    rank_states.clear()
+    rank_states.clear()  # 16 runs: a board ranked by the mean shows rank intervals from 16 (rank23)
     host = make_user("host")
-    challenge, _ = digits_challenge(host, k_runs=6, bootstrap_resamples=200, master_seed=7)
+    challenge, _ = digits_challenge(host, k_runs=16, bootstrap_resamples=200, master_seed=7)
     rng = np.random.default_rng(3)
     for i in range(10):
-        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.003 * i + 0.01 * rng.standard_normal(6))
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.003 * i + 0.01 * rng.standard_normal(16))
     report_recompute(challenge_id=challenge.pk, force=True)
     slot = rank_states.rank_slot(challenge.pk, "public")
     assert slot.state is not None and slot.state.size == 10
     for i, emptied in ((0, False), (1, True)):
         if emptied:
             rank_states.clear()
-        add_entry(challenge, host, f"new{i}", "recipe", 0.79 + 0.01 * rng.standard_normal(6))
+        add_entry(challenge, host, f"new{i}", "recipe", 0.79 + 0.01 * rng.standard_normal(16))
         report = report_recompute(challenge_id=challenge.pk)
         slot = rank_states.rank_slot(challenge.pk, "public")
         assert slot.state is not None and slot.state.size == 11 + i
