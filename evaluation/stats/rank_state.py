@@ -155,11 +155,14 @@ def rank_intervals_from_state(
     fresh = _means_of(table[new][:, state.order], state.counts)
     if not (np.isfinite(fresh).all() and np.isfinite(state.largest)):
         return None
-    state = _append(state, fresh)
     rows = np.empty(table.shape[0], dtype=np.int64)
     rows[~new] = state.rows
-    rows[new] = state.size - fresh.shape[0] + np.arange(fresh.shape[0])
-    above, uneven = _add_new(state, rows[new])
+    if fresh.shape[0]:
+        state = _append(state, fresh)
+        rows[new] = state.size - fresh.shape[0] + np.arange(fresh.shape[0])
+        above, uneven = _add_new(state, rows[new])
+    else:  # nothing new (a board recomputed for another reason): every rank as it was
+        above, uneven = np.zeros(state.size, dtype=np.int64), np.zeros(state.size, dtype=bool)
     state.rows, state.key = rows, state_key(table, int(rng), n_resamples)
     out_low = np.asarray(low, np.int64) + above[rows]
     out_high = np.asarray(high, np.int64) + above[rows]

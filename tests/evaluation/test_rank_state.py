@@ -128,3 +128,21 @@ def test_a_slot_gives_its_state_to_one_taker():
     _, state = rank_intervals_with_state(table, n_resamples=50, confidence_level=LEVEL, rng=SEED)
     slot = RankStateSlot(state)
     assert slot.take() is state and slot.take() is None and slot.state is None
+
+
+def test_an_update_without_new_entries_reads_the_state_as_it_is():
+    """No entry new (a board recomputed for another reason: a name changed, the private board after the public one):
+    _append and _add_new reduced over zero new rows ("zero-size array to reduction operation maximum", found by
+    inputs27 on test_board_surfaces and test_two_boards_invariants). The intervals are the state's; known ones kept."""
+    table = _board(np.random.default_rng(8), 40)
+    _, state = rank_intervals_with_state(table, n_resamples=B, confidence_level=LEVEL, rng=SEED)
+    full, new = _full(table), np.zeros(len(table), bool)
+    known = np.ones(len(table), bool)
+    known[[3, 17]] = False  # two intervals not stored (widened ones, say): taken from the state's ranks
+    low, high = np.where(known, full.low, 0), np.where(known, full.high, 0)
+    out = rank_intervals_from_state(
+        table, new, known, low, high, state, n_resamples=B, confidence_level=LEVEL, rng=SEED
+    )
+    assert out is not None
+    result, state = out
+    _assert_equal(result, state, table)
