@@ -416,8 +416,12 @@ def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = No
     """One read of the runs and one of the submissions for :class:`ChallengeRuns` (no per-row converters);
     ``submission_ids``: only these submissions."""
     only = {} if submission_ids is None else {"submission_id__in": submission_ids}
+    # The challenge's submissions as a subquery, not a join: SQLite then reads each one's runs by the (submission,
+    # index) unique index, already in the order asked for, instead of sorting 200,000 runs in a temporary B-tree
+    # (20,000 entries: 0.24 -> 0.20 s). The same rows in the same order.
     runs = rows_as_stored(
-        Run.objects.filter(submission__challenge=challenge, **only)
+        Run.objects.filter(submission_id__in=Submission.objects.filter(challenge=challenge).values("pk"))
+        .filter(**only)
         .order_by("submission_id", "index")
         .values_list(*SNAPSHOT_RUN_COLUMNS)
     )

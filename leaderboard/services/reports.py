@@ -720,7 +720,11 @@ def report_entries(
     outcomes = _prediction_outcomes(challenge, outcomes_field, predictions)
     part = "test" if score_field == "test_score" else str(board)
     secondary = _secondary_runs(challenge, part, runs, predictions)
-    entries = _entries(about, runs, SNAPSHOT_RUN_COLUMNS.index(score_field), outcomes, secondary)
+    score = SNAPSHOT_RUN_COLUMNS.index(score_field)
+    if submission_ids is None:  # a whole board: the entries whose rows did not move are those built last
+        entries = _entries_reused((challenge.pk, str(board), score), about, runs, score, outcomes, secondary)
+    else:
+        entries = _entries(about, runs, score, outcomes, secondary)
     if board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED:
         entries = shown_entries(entries, challenge.feedback_digits)  # the board computes from what it shows
     return entries, {SubmissionKind.PREDICTIONS: files, SubmissionKind.RECIPE: len(recipes)}
@@ -797,6 +801,8 @@ def _entries(
     test = np.array([r[score] for r in flat], dtype=np.float64)
     index = np.array([r[run] for r in flat], dtype=np.int64)
     valid = np.array([np.nan if r[valid_score] is None else r[valid_score] for r in flat], dtype=np.float64)
+    for array in (test, index, valid):  # shared by the entries' slices, and kept between updates (_BUILT)
+        array.flags.writeable = False
     bounds = np.cumsum([0, *(len(group) for group in runs.values())]).tolist()
     # No validation score on any run: the entry has none (Boo_n chooses by test score). Some runs without
     # one: kept as NaN, and check_entries leaves those runs out, named in the row (issue 23, row 2).
@@ -825,6 +831,36 @@ def _entries(
     return out
 
 
+#: The entries this process built last for each board (:func:`report_entries`), by (challenge, board, score column):
+#: {submission id: (its submission row and runs as marshalled, its EntryRuns)}. A recipe entry without secondary
+#: metrics is a function of these rows alone (:func:`_entries`): an update builds only the entries whose rows moved
+#: (docs/scale.md). The arrays are read-only (:func:`_entries`); replaced whole, never changed in place.
+_BUILT: dict[tuple, dict[int, tuple[bytes, EntryRuns]]] = {}
+
+
+def _entries_reused(
+    key: tuple, about: dict, runs: dict, score: int, outcomes: dict, secondary: dict
+) -> list[EntryRuns]:
+    """:func:`_entries` of ``runs``, taking from :data:`_BUILT` each recipe entry whose submission row and runs are
+    those it was built from, byte for byte (marshal: -0.0 is not 0.0, nor 1 1.0; a NaN equals itself)."""
+    before, rows, kept, todo = _BUILT.get(key, {}), {}, {}, {}
+    kind = SNAPSHOT_SUBMISSION_COLUMNS.index("kind")
+    for sid, group in runs.items():
+        old = before.get(sid)
+        if about[sid][kind] != SubmissionKind.RECIPE or sid in secondary:  # outcomes, secondary scores: built
+            todo[sid] = group
+            continue
+        rows[sid] = raw = marshal.dumps((about[sid], group), 2)
+        if old is not None and old[0] == raw:
+            kept[sid] = old[1]
+        else:
+            todo[sid] = group
+    built = {e.id: e for e in _entries(about, todo, score, outcomes, secondary)}
+    entries = [kept[sid] if sid in kept else built[sid] for sid in runs]
+    _BUILT[key] = {sid: (raw, kept[sid] if sid in kept else built[sid]) for sid, raw in rows.items()}
+    return entries
+
+
 def _outcomes_of(sid: int, group: list[tuple], outcomes: dict[tuple, bytes]) -> np.ndarray | None:
     """An entry's per-example outcomes (runs x examples) when every run has them, of one length."""
     run = SNAPSHOT_RUN_COLUMNS.index("index")
@@ -835,6 +871,12 @@ def _outcomes_of(sid: int, group: list[tuple], outcomes: dict[tuple, bytes]) -> 
     if len({a.size for a in parts}) != 1 or not parts[0].size:
         return None
     return np.stack(parts).astype(np.float64)
+
+
+#: Each board's entries of the last :func:`reusable_rows` and their fingerprints, by (challenge, board): keyed by the
+#: EntryRuns itself (by identity: ``eq=False``; frozen, its arrays read-only), so only the very entry reused
+#: from :data:`_BUILT` takes its print, never another with equal fields.
+_PRINTS: dict[tuple, dict[EntryRuns, str]] = {}
 
 
 def reusable_rows(
@@ -848,7 +890,10 @@ def reusable_rows(
     other entries (comparisons, groups, ranks, rank intervals, state of the art), not
     every entry's bootstrap intervals (docs/scale.md).
     """
-    prints = {str(e.id): entry_fingerprint(e) for e in entries}
+    known = _PRINTS.get((challenge.pk, str(board)), {})  # an entry reused from the last update (_BUILT): its print
+    by_entry = {e: known.get(e) or entry_fingerprint(e) for e in entries}
+    _PRINTS[(challenge.pk, str(board))] = by_entry
+    prints = {str(e.id): fingerprint for e, fingerprint in by_entry.items()}
     exact = board != Board.PUBLIC or challenge.feedback == Feedback.EXACT
     if (
         not previous

@@ -313,3 +313,37 @@ def test_an_update_reads_the_board_this_process_stored_without_decoding_it_again
     report_recompute(challenge_id=challenge.pk)
     assert len(reads) == 1  # the public board read (not the one this process stored); the private one kept
     reports._STORED.clear()
+
+
+def test_an_update_builds_only_the_entries_whose_rows_moved():
+    """A worker keeps the entries it built (services.reports._BUILT): an entry whose submission row and runs are
+    unchanged is the very one built before, with its fingerprint; one whose run was rescored, or whose team was
+    renamed, is built again, equal to a build from nothing (docs/scale.md)."""
+    from django.db.models import F
+
+    from evaluation.report import entry_fingerprint
+    from leaderboard.models import Run, Team
+    from leaderboard.services import reports
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    for i in range(4):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
+    first, _ = reports.report_entries(challenge=challenge)
+    again, _ = reports.report_entries(challenge=challenge)
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    with pytest.raises(ValueError):
+        again[0].test[0] = 0.0  # shared between updates: read-only
+    rescored, renamed = first[1].id, first[2].id
+    Run.objects.filter(submission_id=rescored, index=0).update(test_score=F("test_score") + 1e-9)
+    Team.objects.filter(submissions__id=renamed).update(name="The Renamed")
+    moved, _ = reports.report_entries(challenge=challenge)
+    assert [a is b for a, b in zip(first, moved, strict=True)] == [True, False, False, True]
+    assert moved[1].test[0] == first[1].test[0] + 1e-9 and moved[2].team == "The Renamed"
+    reused = reports.reusable_rows(challenge=challenge, board="public", entries=moved, previous=None)[1]
+    reports._BUILT.clear()
+    reports._PRINTS.clear()
+    fresh, _ = reports.report_entries(challenge=challenge)
+    assert reused == {str(e.id): entry_fingerprint(e) for e in fresh}
+    for a, b in zip(moved, fresh, strict=True):
+        assert a is not b and entry_fingerprint(a) == entry_fingerprint(b)
