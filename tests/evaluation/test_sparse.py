@@ -218,3 +218,19 @@ def test_above_dense_letters_beaten_by_names_the_winners_of_an_entry_not_its_los
         assert not set(by) & {loser for loser in range(n) if e in winners_of[loser]}, e
         assert (not by) == (e in leaders), e
     assert res.beaten_by(int(res.order[0])).size == 0
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_the_frontier_walk_compares_the_same_pairs_whatever_its_step(monkeypatch, paired):
+    """The walk tests more pairs at once while none is beaten (issue 27): the pairs compared and every verdict are
+    those of a walk one pair at a time, on a board where some entries beat others and most do not."""
+    from evaluation.stats import sparse
+
+    rng = np.random.default_rng(27)
+    x = np.repeat([0.9, 0.7, 0.5], [40, 60, 50])[:, None] + 0.02 * rng.standard_normal((150, 30))
+    fast = sparse_comparisons(x, paired=paired, neighbours=3)
+    monkeypatch.setattr(sparse, "_WALK_STEP", 1)
+    monkeypatch.setattr(sparse, "_WALK_MAX_STEP", 1)
+    slow = sparse_comparisons(x, paired=paired, neighbours=3)
+    for name in ("i", "j", "p", "pvalue", "better", "order", "groups", "leader"):
+        np.testing.assert_array_equal(np.asarray(getattr(fast, name)), np.asarray(getattr(slow, name)))
