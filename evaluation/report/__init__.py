@@ -314,11 +314,9 @@ def _runs_rank_notes(rows: list[dict], paired: int | None, s: ReportSettings) ->
     need) but a compared entry's is withheld: fewer runs than that, so outside the core (sections.recipe_section)."""
     if paired is None or ranks_withheld(s, paired):
         return []  # none shown: the board's "recipe.rank" note says why
-    runs = [
-        int(r["runs_succeeded"])
-        for r in rows
-        if r["kind"] == "recipe" and r.get("compared") and ranks_withheld(s, int(r["runs_succeeded"]))
-    ]
+    counts = [int(r["runs_succeeded"]) for r in rows if r["kind"] == "recipe" and r.get("compared")]
+    withheld = {count: ranks_withheld(s, count) for count in set(counts)}  # once per run count, not per row
+    runs = [count for count in counts if withheld[count]]
     note = runs_rank_note(runs, s.statistic, int(s.boo_n))
     return [] if note is None else [note]
 

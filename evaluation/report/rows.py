@@ -125,8 +125,10 @@ def boo_n_picked_on(e: EntryRuns, s: ReportSettings) -> str | None:
 def board_boo_n_picked_note(rows: list[dict], s: ReportSettings) -> str | None:
     """The board's ``settings.boo_n_picked_note``: where a board ranked by Boo_n holds entries whose best run is picked
     on test scores (:func:`boo_n_picked_on`), how many, and why their Boo_n is not comparable with the others'."""
+    if s.statistic != "boo_n":  # no row read (20,000 on a board ranked by the mean; issue 27)
+        return None
     on_test = sum(row["boo_n"].get("picked_on") == "test" for row in rows)
-    if s.statistic != "boo_n" or not on_test:
+    if not on_test:
         return None
     on_valid = sum(row["boo_n"].get("picked_on") == "validation" for row in rows)
     one = on_test == 1
