@@ -242,7 +242,7 @@ def _candidate_pairs(n: int, neighbours: int) -> np.ndarray:
 #: Pairs the frontier walk first tests at once for an entry, and the most it tests at once (the step doubles while
 #: no pair is beaten): the pairs walked are those up to the first beaten one whatever the step, so the step sets
 #: only how many decisions one array operation makes (20,000 entries none of which beats another: 1,251 calls of
-#: 16 pairs became 13; docs/scale.md).
+#: 16 pairs became 12; docs/scale.md).
 _WALK_STEP, _WALK_MAX_STEP = 16, 4096
 
 
