@@ -1,6 +1,7 @@
 """Coverage of every interval the board shows, on simulated data whose truth is known.
 
 Run:  .venv/bin/python benchmarks/bench_coverage.py [--reps R] [--quick] [--seed S] [--ranks-only] [--rank-ks 12,15]
+      [--prediction-ranks-only] [--files-ks 1,6]
 
 ``--ranks-only`` prints the rank rows alone (about 15 s at R = 1000), with the same figures as a full run but the
 Boo_5 board of 5 entries at k = 5, 10, 30 (drawn from the main stream); ``--rank-ks`` the k a mean board is measured
@@ -51,7 +52,13 @@ intervals over-cover on few distinct entries (97.6-99.1 % from k = 16: as runs a
 entries that differ become certain); ``settings.coverage`` flags the rank note with both ends
 (``evaluation.report.coverage.RANK_RANGE``).
 
-Needs only numpy and scipy; about 90 s on two cores at the default R = 1000.
+Then a prediction board's rank interval (``--prediction-ranks-only``, about 160 s at R = 1000; ``--files-ks`` the
+files per entry, default 1, 2, 5, 6, 10, 30, each from a stream of its own): the three board shapes, each entry's files
+of 0/1 outcomes on 500 shared examples with a seed effect per file of the shape's sd, ranked as the board ranks them.
+Where shown (one file, 6 files and more) it covers 93.4-99.8 % (R = 1000, seed 2026): flagged for over-coverage only;
+2-5 files, withheld, 87.8-97.9 %.
+
+Needs only numpy and scipy; about 90 s on two cores at the default R = 1000 (plus the prediction rank rows).
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evaluation import stats as es  # noqa: E402
 from evaluation.report.coverage import COVERAGE_TARGET, WIDTH_TARGET  # noqa: E402  (the targets the pages flag by)
-from evaluation.report.sections import runs_for_rank_interval  # noqa: E402  (the first k a rank interval is shown)
+from evaluation.report.sections import files_rank_withheld, runs_for_rank_interval  # noqa: E402  (rank rules)
 from evaluation.stats.boon import min_runs_for_interval  # noqa: E402
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown  # noqa: E402
 
@@ -334,6 +341,62 @@ def _rank_coverage(stream, means, sds, true_rank, k, n_rep, statistic):
     return hit / n_rep
 
 
+#: The files per entry a prediction board's rank interval is measured at (``--files-ks``): one file (resampled over
+#: the examples alone), 2 and 5 (withheld: :func:`evaluation.report.sections.files_rank_withheld`), 6 (the first
+#: count of several files shown), 10, 30. Each (shape, files) from a stream of its own.
+FILES_KS = (1, 2, 5, 6, 10, 30)
+#: The examples a simulated prediction entry is scored on, and the beta law of their difficulty (mean 0.8), as in
+#: :func:`board_predictions`.
+RANK_EXAMPLES, DIFFICULTY = 500, (8, 2)
+
+
+def prediction_rank_rows(rng, reps, files_ks=FILES_KS):
+    """Rank intervals of a prediction board (issue 23): the three board shapes of :data:`BOARDS`, each entry's files of
+    0/1 outcomes on :data:`RANK_EXAMPLES` shared examples of beta difficulty shifted to the entry's accuracy, each
+    file with a seed effect of the shape's sd (the file-to-file variation the board resamples), ranked as
+    :func:`evaluation.report.sections._prediction_ranks` ranks them: ``paired_test_bootstrap``'s joint resamples
+    (examples shared, files within each entry), the percentile interval of the resampled ranks. Truth: for one
+    file, the ranks of the models' own accuracies; for several, of the expected accuracies over seeds
+    (:func:`_true_accuracy`). From streams of their own: every other cell keeps its draws."""
+    out = {}
+    base = rng.bit_generator.seed_seq.spawn(1)[0].generate_state(2)
+    for index, (shape, (means, sds)) in enumerate(BOARDS.items()):
+        n_rep = reps // 2 if shape == "5 entries" else reps // 4
+        by_files = {}
+        for files in files_ks:
+            stream = np.random.default_rng([*base, index, files])
+            by_files[files] = (None, _files_rank_coverage(stream, means, sds, files, n_rep))
+        name = f"prediction rank interval (k = files, {shape})"
+        out[name] = by_files
+        WITHHELD[name] = {f for f in by_files if files_rank_withheld(f)}
+    return out
+
+
+def _true_accuracy(means, sds) -> np.ndarray:
+    """Each entry's accuracy expected over examples and seeds: E clip(p + (mean - 0.8) + sd Z, 0, 1), p of beta
+    difficulty (quantile grid of 4,000 points), Z normal (Gauss-Hermite, 60 nodes)."""
+    p = stats.beta.ppf((np.arange(4000) + 0.5) / 4000, *DIFFICULTY)
+    z, w = np.polynomial.hermite_e.hermegauss(60)
+    x = np.clip(p[None, :, None] + (means - 0.8)[:, None, None] + sds[:, None, None] * z, 0, 1)
+    return (x.mean(axis=1) * (w / w.sum())).sum(axis=1)
+
+
+def _files_rank_coverage(stream, means, sds, files, n_rep):
+    """The share of entries whose true rank the prediction board's rank interval covers, over ``n_rep`` boards."""
+    hit, expected = 0.0, _true_accuracy(means, sds)
+    for r in range(n_rep):
+        p = stream.beta(*DIFFICULTY, RANK_EXAMPLES)
+        shift = sds[:, None] * stream.standard_normal((means.size, files))
+        prob = np.clip(p + (means - 0.8)[:, None, None] + shift[:, :, None], 0, 1)
+        outcomes = (stream.random(prob.shape) < prob).astype(float)
+        truth = means + shift[:, 0] if files == 1 else expected  # one file: that model's accuracy (monotone in it)
+        true_rank = stats.rankdata(-truth, method="min")
+        res = es.paired_test_bootstrap(files=list(outcomes), n_resamples=400, rng=r)
+        ri = es.rank_intervals_from_distribution(res.estimate, res.bootstrap_distribution, 0.95)
+        hit += np.mean((ri.low <= true_rank) & (true_rank <= ri.high))
+    return hit / n_rep
+
+
 def sota_rows(rng, reps, n_examples=1500):
     """The adjusted state of the art's lower bound (one-sided, nominal 97.5 %)."""
     out = {}
@@ -408,7 +471,8 @@ def print_table(rows: dict, nominal: dict, elapsed: float) -> None:
     print(
         f"{RANK_MARK} not shown on the board: a Boo_5 board below k = 10n = {min_runs_for_interval(N)}, a mean board "
         f"below k = {runs_for_rank_interval('mean', N)} (the reason is on the board: "
-        f"evaluation.report.coverage.rank_withheld_reason); measured all the same."
+        f"evaluation.report.coverage.rank_withheld_reason), a prediction entry of 2 to 5 files "
+        "(evaluation.report.coverage.files_rank_withheld_reason); measured all the same."
     )
 
 
@@ -421,14 +485,20 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--rank-ks", default=",".join(map(str, MEAN_RANK_KS)), help="a mean board's added k (12,15,16,20)"
     )
+    parser.add_argument("--files-ks", default=",".join(map(str, FILES_KS)), help="a prediction board's files")
+    parser.add_argument("--prediction-ranks-only", action="store_true", help="only the prediction boards' rank rows")
     args = parser.parse_args(argv)
     reps = 60 if args.quick else args.reps
     rng = np.random.default_rng(args.seed)
     rank_ks = tuple(int(k) for k in args.rank_ks.split(",") if k)
-    if args.ranks_only:  # the streams spawned before rank_rows (P(A>B)'s, the first k shown's), then the rank rows
-        rng.bit_generator.seed_seq.spawn(2)
+    files_ks = tuple(int(k) for k in args.files_ks.split(",") if k)
+    if args.ranks_only or args.prediction_ranks_only:  # the streams spawned before rank_rows (P(A>B)'s, the first
+        rng.bit_generator.seed_seq.spawn(2)  # k shown's), then the rank rows, then the prediction boards'
         started = time.perf_counter()
-        print_table(rank_rows(rng, reps, rank_ks), {}, time.perf_counter() - started)
+        rows = rank_rows(rng, reps, rank_ks) if args.ranks_only else {}
+        rng.bit_generator.seed_seq.spawn(0 if args.ranks_only else 2)  # rank_rows' two streams, where it did not run
+        rows.update(prediction_rank_rows(rng, reps, files_ks) if args.prediction_ranks_only else {})
+        print_table(rows, {}, time.perf_counter() - started)
         return
     global SKEWED_TRUTH
     SKEWED_TRUTH = skewed_truth(np.random.default_rng(args.seed + 1))
@@ -438,6 +508,7 @@ def main(argv=None) -> None:
     print_board(cells)
     rows = {}
     rows.update(rank_rows(rng, reps, rank_ks))
+    rows.update(prediction_rank_rows(rng, reps, files_ks))
     for part in (sota_rows, study_rows, suite_rows):
         rows.update(part(rng, reps))
     nominal = {name: 0.975 for name in rows if name.startswith("state of the art")}

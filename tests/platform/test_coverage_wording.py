@@ -31,6 +31,9 @@ def test_a_non_accuracy_prediction_board_says_plainly_what_coverage_was_measured
         "not on this board's metric.",
         "The score (k files, k = runs) interval has no measured coverage: the simulation measured it on accuracy "
         "only, not on this board's metric.",
+        # the one-file entry's rank interval (predrank23: measured on accuracy, quoted there only)
+        "The rank (score) interval has no measured coverage: the simulation measured it on accuracy only, not on "
+        "this board's metric.",
     ], flags
 
 
@@ -42,4 +45,5 @@ def test_the_wording_moves_no_figure():
         for key, note in other.items():
             assert note["coverage"] is None and note["width_ratio"] is None and note["ok"] is False
             assert (note["k"], note["runs"], note["shown"]) == (accuracy[key]["k"], accuracy[key]["runs"], True)
-            assert accuracy[key]["label"].startswith("accuracy") and accuracy[key]["coverage"] is not None
+            label = accuracy[key]["label"]
+            assert label.startswith(("accuracy", "rank")) and accuracy[key]["coverage"] is not None
