@@ -240,7 +240,7 @@ __all__ = [
 #: 34: a board ranked by the mean (or Boo_1) shows rank intervals from 16 paired runs, not 6 (sections.runs_for_rank_interval:
 #: 30 close entries covered 85.0-93.2 % below it; rank23): a stored report's rank intervals and coverage notes may change.
 #: 35: settings.coverage quotes a prediction board's rank intervals where shown ("predictions.rank", shown: one file or
-#: 6 and more; coverage.RANK_RANGE flags their over-coverage, 93.4-99.8 % over the shapes; predrank23): notes only.
+#: 6 and more; coverage.RANK_RANGE flags the range over the shapes, 87.6-99.4 % at one file; predrank23): notes only.
 REPORT_FORMAT = 35
 
 #: Board sizes for which the settings list the runs the decision rule needs.
