@@ -57,7 +57,7 @@ files per entry, default 1, 2, 5, 6, 10, 30, each from a stream of its own): the
 of 0/1 outcomes on 500 shared examples with a seed effect per file of the shape's sd, ranked as the board ranks them.
 Where shown (one file, 6 files and more) it covers 93.4-99.8 % on 500 examples (R = 1000, seed 2026); 2-5 files,
 withheld, 87.8-97.9 %. ``--rank-examples``: on 100 examples one file covers 87.6 % on the close board, on 2000 six
-files 92.2 % (R = 400): ``settings.coverage`` flags the range (``evaluation.report.coverage.RANK_RANGE``).
+files 91.9 %: ``settings.coverage`` flags the range (``evaluation.report.coverage.RANK_RANGE``).
 
 Needs only numpy and scipy; about 90 s on two cores at the default R = 1000 (plus the prediction rank rows).
 """
