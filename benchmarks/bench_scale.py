@@ -286,6 +286,7 @@ def page(args, n: int, report_level: float | None = None) -> None:
             f"median {inc:.2f} s {verdict(inc <= limit)} (target <= {limit:g} s); the full recomputation of {n}: "
             f"{full:.2f} s {verdict(full <= goal['full_s'])} (target <= {goal['full_s']:g} s, {goal['issue']})"
         )
+        print(_rank_note(args.runs))
         print(
             f"target incremental update after one new entry on {n} entries <= {limit:g} s: service level "
             f"(report_recompute, SQLite, median of {UPDATES}) {inc:.2f} s {verdict(inc <= limit)}; report level "
@@ -310,6 +311,16 @@ def page(args, n: int, report_level: float | None = None) -> None:
             print(line)
     finally:
         shutil.rmtree(var_dir, ignore_errors=True)
+
+
+def _rank_note(runs: int) -> str:
+    """Whether the benchmark's board (ranked by the mean) computes rank intervals at ``runs`` runs."""
+    from evaluation.report.sections import runs_for_rank_interval
+
+    needed = runs_for_rank_interval("mean", 1)
+    if runs >= needed:
+        return f"the board's rank intervals: computed ({runs} runs >= {needed})"
+    return f"the board's rank intervals: none below {needed} runs (--runs {needed} measures the update with them)"
 
 
 def stored_mb(model, challenge_id: int) -> float:
