@@ -514,17 +514,7 @@ def strip_plot(
             f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(_fit(label))}'
             f"<title>{escape(label)}</title></text>"
         )
-        for r, v in enumerate(finite):
-            jitter = ((r * 7) % 5 - 2) * 2.0  # deterministic vertical spread
-            x, side = _clamp(v, lo, hi)
-            tip = f"{label}, run {r}: {_num(v)}" + (" (beyond the axis)" if side else "")
-            mark = ' data-clipped="true"' if side else ""
-            body.append(
-                f'<circle class="run" cx="{sx(x):.1f}" cy="{y + jitter:.1f}" r="3" fill="#3182bd" '
-                f'fill-opacity="0.6"{mark}><title>{escape(tip)}</title></circle>'
-            )
-            if side:
-                body.append(_arrow(sx(x), y, side))
+        body.append(_run_dots(finite, y, lo, hi, sx))
         if finite:
             mean, side = _clamp(sum(finite) / len(finite), lo, hi)
             tip = f"{label}: mean {_num(sum(finite) / len(finite))}" + (" (beyond the axis)" if side else "")
@@ -538,6 +528,24 @@ def strip_plot(
         f" {CLIPPED_NOTE}" if clipped else ""
     )
     return _svg(left + PLOT_W + PAD, height, title, desc, body, id_prefix)
+
+
+def _run_dots(runs: Sequence[float], y: float, lo: float, hi: float, sx) -> str:
+    """One entry's runs as dots in a group that carries their colour, each tooltip "run r: score" (the entry is the
+    row's label and the group's name): on a board of 16 runs the colour and the name repeated per dot took 19 KB of
+    the 20,000-entry board's page (310 KB against a 300 KB target; issue 27)."""
+    dots = []
+    for r, v in enumerate(runs):
+        jitter = ((r * 7) % 5 - 2) * 2.0  # deterministic vertical spread
+        x, side = _clamp(v, lo, hi)
+        tip = f"run {r}: {_num(v)}" + (" (beyond the axis)" if side else "")
+        mark = ' data-clipped="true"' if side else ""
+        dots.append(
+            f'<circle class="run" cx="{sx(x):.1f}" cy="{y + jitter:.1f}" r="3"{mark}><title>{tip}</title></circle>'
+        )
+        if side:
+            dots.append(_arrow(sx(x), y, side))
+    return f'<g class="runs" fill="#3182bd" fill-opacity="0.6">{"".join(dots)}</g>'
 
 
 def performance_profile(
