@@ -241,7 +241,10 @@ __all__ = [
 #: 30 close entries covered 85.0-93.2 % below it; rank23): a stored report's rank intervals and coverage notes may change.
 #: 35: settings.coverage quotes a prediction board's rank intervals where shown ("predictions.rank", shown: one file or
 #: 6 and more; coverage.RANK_RANGE flags the range over the shapes, 87.6-99.4 % at one file; predrank23): notes only.
-REPORT_FORMAT = 35
+#: 36: a prediction entry shows no rank interval where it was measured to cover less than 93 %: one file on fewer than
+#: 500 test examples, 2 to 15 files (was 2 to 5; sections.files_rank_withheld, the reason in settings.coverage,
+#: "predictions.rank"; predrule23): a stored report's prediction rank intervals and coverage notes may change.
+REPORT_FORMAT = 36
 
 #: Board sizes for which the settings list the runs the decision rule needs.
 RUNS_NEEDED_SIZES = (2, 5, 10, 20, 50)
@@ -289,25 +292,27 @@ def _board_notes(rows: list[dict], sections: list[dict], s: ReportSettings) -> d
     recipe = [x for x in sections if x["kind"] == "recipe" and x["compared"]]
     paired = len(recipe[0]["paired_runs"]) if recipe else None
     k, n = int(s.k_runs), int(s.boo_n)
+    examples = next((x.get("n_examples") for x in sections if x["kind"] == "predictions"), None)
     return {
         "boo_n_warning": board_boo_n_warning(rows, k, n),
         "boo_n_picked_note": board_boo_n_picked_note(rows, s),
         "coverage": board_coverage_notes(
-            k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like)
+            k, runs, paired, n=n, statistic=s.statistic, accuracy_like=bool(s.accuracy_like), examples=examples
         )
-        + _files_rank_notes(rows)
+        + _files_rank_notes(rows, examples)
         + _runs_rank_notes(rows, paired, s),
     }
 
 
-def _files_rank_notes(rows: list[dict]) -> list[dict]:
-    """The ``predictions.rank`` note where a compared prediction entry's rank interval is withheld (its files)."""
+def _files_rank_notes(rows: list[dict], examples: int | None) -> list[dict]:
+    """The ``predictions.rank`` note where a compared prediction entry's rank interval is withheld (its files, or one
+    file on too few test ``examples``)."""
     files = [
         int(r["runs_succeeded"])
         for r in rows
-        if r["kind"] == "predictions" and r.get("compared") and files_rank_withheld(int(r["runs_succeeded"]))
+        if r["kind"] == "predictions" and r.get("compared") and files_rank_withheld(int(r["runs_succeeded"]), examples)
     ]
-    note = files_rank_note(files)
+    note = files_rank_note(files, examples)
     return [] if note is None else [note]
 
 

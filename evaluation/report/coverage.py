@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.report.rows import mean_warning
-from evaluation.report.sections import files_rank_withheld, rank_runs_rule, runs_for_rank_interval
+from evaluation.report.sections import (
+    MIN_EXAMPLES_RANK_INTERVAL,
+    MIN_RUNS_MEAN_RANK_INTERVAL,
+    files_rank_withheld,
+    rank_runs_rule,
+    runs_for_rank_interval,
+)
 from evaluation.stats.boon import min_runs_for_interval, min_runs_rule
 from evaluation.stats.bootstrap import MIN_RUNS_MEAN_INTERVAL, mean_interval_shown
 
@@ -55,10 +61,11 @@ COVERAGE: dict[str, dict[int, float | None]] = {
     "recipe.rank_boo_n": {5: None, 10: None, 30: None, 50: 0.992},
     "predictions.accuracy": {5: 0.943, 10: 0.963, 30: 0.962},
     "predictions.accuracy_files": {5: 0.966, 10: 0.967, 30: 0.947},
-    # bench_coverage.prediction_rank_rows, the 5-entry board (RANK_RANGE: the other shapes), k = files per entry: one
-    # file, resampled over the examples, and from 6 (2-5 withheld, sections.files_rank_withheld: 92.1 % at 2, 97.7 %
-    # at 5; 87.8 / 93.9 % on the close board). Over-covers as a mean board's does (8-20 files: 98.8-99.8 %).
-    "predictions.rank": {1: 0.975, 6: 0.980, 10: 0.990, 30: 0.997},
+    # bench_coverage.prediction_rank_rows, the 5-entry board on 500 examples (RANK_RANGE: the other shapes), k = files
+    # per entry: one file, resampled over the examples, from 500 examples, and from 16 files (sections.files_rank_withheld:
+    # 2-15 files withheld, 92.1 % at 2, 97.7 % at 5 on this board; 87.8 / 91.9 % at 2 / 6 files on the close board).
+    # Over-covers as a mean board's does (16-30 files: 99.0-99.8 %).
+    "predictions.rank": {1: 0.975, 16: 0.993, 30: 0.997},
     "study.sd": {5: 0.947, 10: 0.946, 30: 0.944},
     "suite.iqm": {5: 0.936, 10: 0.944, 30: 0.964},  # the expanded percentile interval (percentile: 90.0, 92.0, 96.0)
     "suite.poi": {5: 0.940, 10: 0.944, 30: 0.932},
@@ -95,12 +102,12 @@ RANK_OVER_COVERAGE = (
 RANK_RANGE: dict[str, dict[int, tuple[float, float]]] = {
     "recipe.rank": {16: (0.930, 0.985), 20: (0.947, 0.981), 30: (0.957, 0.991)},
     "recipe.rank_boo_n": {50: (0.945, 0.992)},
-    # prediction entries of k files each, file-to-file sd as the runs' (``--prediction-ranks-only``), on 500 examples
-    # and, where it reaches further, on 100 (R = 1000: one file 87.6 / 92.7 / 96.5 % on the close / ladder / 5-entry
-    # board, 6 files 94.2 %; on 200: 90.3 / 94.4 / 96.9 %) and 2000 (one file 96.0-99.4 % and 10 files 94.0 % at
-    # R = 400; 6 files 91.9 / 95.8 / 96.6 % at R = 1000):
-    # the examples' spread against the files' moves the close board's coverage (predrank23, an open gap)
-    "predictions.rank": {1: (0.876, 0.994), 6: (0.919, 0.986), 10: (0.940, 0.990), 30: (0.985, 0.998)},
+    # prediction entries of k files each, file-to-file sd as the runs' (``--prediction-ranks-only --rank-examples N``,
+    # R = 1000), where shown (sections.files_rank_withheld): one file on 500, 1000 and 2000 examples (close / ladder /
+    # 5-entry board 93.4 / 96.2 / 97.5 %, 94.8 / 97.7 / 98.5 %, 95.9 / 98.3 / 99.4 %; withheld below 500: 87.6 % on 100,
+    # 92.6 % on 400); 16 files on 100, 200, 500 and 2000 (96.8 / 99.2 / 99.4 %, 97.5 / 99.2 / 99.3 %, 97.3 / 99.5 /
+    # 99.3 %, 96.3 / 98.8 / 99.0 %; withheld below 16: 91.9 % at 6 files, 93.8 % at 8 on 2000); 30 files on 500
+    "predictions.rank": {1: (0.934, 0.994), 16: (0.963, 0.995), 30: (0.985, 0.998)},
 }
 
 #: A mean board's rank interval where it is withheld (below 16 runs): its coverage on 30 close entries 0.001 apart
@@ -178,22 +185,32 @@ def rank_withheld_reason(k: int, n: int, statistic: str = "boo_n") -> str:
     )
 
 
-def files_rank_withheld_reason(files: list[int]) -> str:
-    """Why the prediction entries of ``files`` files (2 to 5: :func:`evaluation.report.sections.files_rank_withheld`)
-    show no rank interval."""
-    counts = ", ".join(str(f) for f in sorted(set(files)))
-    return (
-        f"an entry of fewer than {MIN_RUNS_MEAN_INTERVAL} files ({counts} files here) has none: its rank is resampled "
-        f"over its files, and with so few the resampled means spread too little to reach the interval's level (as the "
-        f"mean of fewer than {MIN_RUNS_MEAN_INTERVAL} runs has no interval), while its pairs see the spread between "
-        "files; the other entries' intervals place it only where their pair verdicts do"
-    )
+def files_rank_withheld_reason(files: list[int], examples: int | None = None) -> str:
+    """Why the prediction entries of ``files`` files on ``examples`` test examples show no rank interval
+    (:func:`evaluation.report.sections.files_rank_withheld`: one file below 500 examples, several below 16 files)."""
+    several = sorted({f for f in files if f > 1})
+    parts = []
+    if len(several) < len(set(files)):  # one file, withheld for its examples
+        parts.append(
+            f"an entry of one file on fewer than {MIN_EXAMPLES_RANK_INTERVAL} test examples ({examples} here) has none: "
+            "its rank is resampled over the examples alone, and with so few its rank intervals cover less than 93 % "
+            "of true ranks on many close entries (measured on accuracy: 87.6 % on 100 examples, 92.6 % on 400, 30 entries 0.001 apart)"
+        )
+    if several:
+        counts = ", ".join(str(f) for f in several)
+        parts.append(
+            f"an entry of fewer than {MIN_RUNS_MEAN_RANK_INTERVAL} files ({counts} files here) has none: its rank is "
+            f"resampled over its files, as a mean board's over its runs, and with so few on many close entries its "
+            f"rank intervals cover less than 93 % of true ranks (91.9 % at 6 files on 2000 examples, and less as the "
+            f"files' spread dominates: a mean board of 10 runs 90.5 %), while its pairs see the spread between files"
+        )
+    return "; ".join(parts) + "; the other entries' intervals place it only where their pair verdicts do"
 
 
-def files_rank_note(files: list[int]) -> dict | None:
-    """The ``predictions.rank`` note of a board whose compared prediction entries of ``files`` files have their rank
-    interval withheld (None where none is): not shown, no coverage, the reason."""
-    return _withheld_rank_note("predictions.rank", files, files_rank_withheld_reason(files))
+def files_rank_note(files: list[int], examples: int | None = None) -> dict | None:
+    """The ``predictions.rank`` note of a board whose compared prediction entries of ``files`` files (on ``examples``
+    test examples) have their rank interval withheld (None where none is): not shown, no coverage, the reason."""
+    return _withheld_rank_note("predictions.rank", files, files_rank_withheld_reason(files, examples))
 
 
 def runs_rank_withheld_reason(runs: list[int], statistic: str, n: int) -> str:
@@ -274,6 +291,7 @@ def coverage_notes(
     n: int = 5,
     statistic: str = "mean",
     accuracy_like: bool = True,
+    examples: int | None = None,
 ) -> list[dict]:
     """The measured coverage and width ratio of each interval (keys starting with ``prefixes``) at the
     tabulated k nearest below ``k``; ``ok`` when both meet :data:`COVERAGE_TARGET` and :data:`WIDTH_TARGET`.
@@ -288,9 +306,10 @@ def coverage_notes(
     the 5-entry board measured with the same ranking statistic, and is not ``ok`` where its range over the
     board shapes (:data:`RANK_RANGE`) leaves the targets. The Boo_n figures (and a Boo_n board's rank figures)
     are the board's n's where measured (:data:`BOO_N_COVERAGE`), else n = 5's at the same k/n. ``runs``: the
-    run count the note describes (``k``; :func:`board_coverage_notes`: the board's entries').
+    run count the note describes (``k``; :func:`board_coverage_notes`: the board's entries'). ``examples``: the test
+    examples a prediction board's entries share (a rank interval of one file needs 500; None: not known).
     """
-    notes = (_note(key, k, n, statistic, accuracy_like) for key in COVERAGE if key.startswith(prefixes))
+    notes = (_note(key, k, n, statistic, accuracy_like, examples) for key in COVERAGE if key.startswith(prefixes))
     return [note for note in notes if note is not None]
 
 
@@ -301,22 +320,25 @@ def board_coverage_notes(
     n: int = 5,
     statistic: str = "mean",
     accuracy_like: bool = True,
+    examples: int | None = None,
 ) -> list[dict]:
     """:func:`coverage_notes` of a report, each note at the runs of the rows it describes (:func:`note_runs`), not at
     the challenge's ``k``: a results-only board of 74-run entries at k = 30 read "k = 30 < 10n = 50: no Boo_5 interval
     is shown" beside rows that show one, and a board of 12-run entries at k = 60 quoted Boo_5's coverage at k = 50
     beside rows that withhold it (stats17). ``runs``: per section kind, its entries' run counts; ``paired_runs``:
-    the runs the recipe section's rank bootstrap pairs (None: no rank interval computed)."""
+    the runs the recipe section's rank bootstrap pairs (None: no rank interval computed); ``examples``: the test
+    examples of the prediction section (:func:`evaluation.report.sections.files_rank_withheld`)."""
     out = []
     for key in COVERAGE:
         kind = key.split(".")[0]
         if kind in runs:
-            note = _note(key, note_runs(key, runs[kind], paired_runs, k, n), n, statistic, accuracy_like)
+            at = note_runs(key, runs[kind], paired_runs, k, n, examples)
+            note = _note(key, at, n, statistic, accuracy_like, examples)
             out += [] if note is None else [note]
     return out
 
 
-def note_runs(key: str, runs: list[int], paired_runs: int | None, k: int, n: int) -> int:
+def note_runs(key: str, runs: list[int], paired_runs: int | None, k: int, n: int, examples: int | None = None) -> int:
     """The run count a note of ``key`` describes. An entry's own interval (the mean's, from 6 runs; Boo_n's, from 10n):
     the fewest runs of the rows that show it (the least-covered interval shown), else, none showing it, the most runs
     a row has; the rank interval, and P(A>B), on the runs the compared entries pair (``paired_runs``); any other,
@@ -325,8 +347,8 @@ def note_runs(key: str, runs: list[int], paired_runs: int | None, k: int, n: int
         return k if paired_runs is None else paired_runs
     if not runs:
         return k
-    if key == "predictions.rank":  # one file, or 6 and more (sections.files_rank_withheld)
-        shown = [r for r in runs if not files_rank_withheld(r)]
+    if key == "predictions.rank":  # one file on 500 examples or more, or 16 files and more (files_rank_withheld)
+        shown = [r for r in runs if not files_rank_withheld(r, examples)]
         return min(shown) if shown else max(runs)
     first = {"recipe.mean": MIN_RUNS_MEAN_INTERVAL, "recipe.boo_n": min_runs_for_interval(n)}
     first["recipe.boo_n_unbiased"] = first["recipe.boo_n"]
@@ -336,10 +358,11 @@ def note_runs(key: str, runs: list[int], paired_runs: int | None, k: int, n: int
     return min(shown) if shown else max(runs)
 
 
-def _note(key: str, k: int, n: int, statistic: str, accuracy_like: bool) -> dict | None:
+def _note(key: str, k: int, n: int, statistic: str, accuracy_like: bool, examples: int | None) -> dict | None:
     """:func:`coverage_notes`' note of ``key`` at k runs; None where the key is another ranking statistic's rank, or a
-    prediction rank at 2-5 files, where the board shows none (:func:`files_rank_note` says why)."""
-    if key == "predictions.rank" and files_rank_withheld(k):
+    prediction rank the board withholds (2-15 files, or one file on fewer than 500 ``examples``: :func:`files_rank_note`
+    says why)."""
+    if key == "predictions.rank" and files_rank_withheld(k, examples):
         return None
     lo, hi = COVERAGE_TARGET
     need = min_runs_for_interval(n)

@@ -13,7 +13,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
 from evaluation.report import ReportSettings, flip_comparison, section_pairs
-from evaluation.report.sections import rank_runs_rule
+from evaluation.report.sections import MIN_EXAMPLES_RANK_INTERVAL, MIN_RUNS_MEAN_RANK_INTERVAL, rank_runs_rule
 from evaluation.stats.boon import min_runs_flag, min_runs_rule
 
 from ..choices import Board, Correction
@@ -198,6 +198,9 @@ def leaderboard_for_page(
         "boo_n_flag": min_runs_flag(settings["boo_n"]),
         "boo_n_rule": min_runs_rule(settings["boo_n"]),
         "rank_rule": rank_runs_rule(settings["statistic"], settings["boo_n"]),  # the runs a rank interval needs
+        # a prediction entry's rank interval: from these files, or one file on these test examples (files_rank_withheld)
+        "files_rank_files": MIN_RUNS_MEAN_RANK_INTERVAL,
+        "files_rank_examples": MIN_EXAMPLES_RANK_INTERVAL,
         # a Boo_n board's prediction entries are ranked by their mean over the test examples (rows.entry_row): said
         "predictions_by_mean": settings["statistic"] == "boo_n" and "predictions" in pages,
         "sota_confidence_pct": 100 * (1 - settings["alpha"] / 2),

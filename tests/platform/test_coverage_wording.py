@@ -31,9 +31,7 @@ def test_a_non_accuracy_prediction_board_says_plainly_what_coverage_was_measured
         "not on this board's metric.",
         "The score (k files, k = runs) interval has no measured coverage: the simulation measured it on accuracy "
         "only, not on this board's metric.",
-        # the one-file entry's rank interval (predrank23: measured on accuracy, quoted there only)
-        "The rank (score) interval has no measured coverage: the simulation measured it on accuracy only, not on "
-        "this board's metric.",
+        # no rank (score) flag: the one-file entry on fewer than 500 test examples shows no rank interval (predrule23)
     ], flags
 
 

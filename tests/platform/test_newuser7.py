@@ -38,8 +38,8 @@ def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_w
     """A prediction board (k = 10, ranked by the mean) of two entries of 3 files each: both showed a rank interval,
     yet "How to read this" said "An entry with fewer runs than an interval needs (6) shows no rank interval (—)", the
     rule of recipe entries only. The new user's iris board: 3-file entries ranked "1" and "2" beside that sentence.
-    Since REPORT_FORMAT 30 (stats20) an entry of 2 to 5 files shows none (sections.files_rank_withheld): the page says
-    the prediction rule, not the recipes'."""
+    Since REPORT_FORMAT 30 (stats20) an entry of 2 to 5 files shows none (sections.files_rank_withheld; 2 to 15, or one
+    file on fewer than 500 test examples, since 36): the page says the prediction rule, not the recipes'."""
     challenge, frame = digits_challenge(host, title="Few files", k_runs=10, bootstrap_resamples=200)
     for user, name, fractions in ((make_user("pia"), "Good", [0.95, 0.9, 0.9]), (make_user("quinn"), "Bad", [0.5] * 3)):
         sub = submission_create_predictions(
@@ -54,8 +54,8 @@ def test_how_to_read_does_not_withhold_the_rank_interval_of_prediction_entries_w
     assert "An entry with fewer runs than an interval needs" not in ranks, ranks
     assert "A recipe entry with fewer runs than an interval needs (16) shows no rank interval" in ranks, ranks
     assert "a prediction entry's rank interval comes from resampled test examples and, for several files" in ranks
-    assert "an entry of 2 to 5 files shows none (—)" in ranks, ranks
-    assert "No rank interval: an entry of fewer than 6 files (3 files here) has none" in _text(html), _text(html)[
+    assert "an entry of 2 to 15 files, or of one file on fewer than 500 test examples, shows none (—)" in ranks, ranks
+    assert "No rank interval: an entry of fewer than 16 files (3 files here) has none" in _text(html), _text(html)[
         -3000:
     ]
 
