@@ -52,15 +52,16 @@ intervals over-cover on few distinct entries (97.6-99.1 % from k = 16: as runs a
 entries that differ become certain); ``settings.coverage`` flags the rank note with both ends
 (``evaluation.report.coverage.RANK_RANGE``).
 
-Then a prediction board's rank interval (``--prediction-ranks-only``, about 170 s at R = 1000; ``--files-ks`` the
+Then a prediction board's rank interval (``--prediction-ranks-only``, about 50 s at R = 1000 on an idle machine; ``--files-ks`` the
 files per entry, default 1, 2, 5, 6, 10, 16, 30, each from a stream of its own): the three board shapes, each entry's files
 of 0/1 outcomes on 500 shared examples with a seed effect per file of the shape's sd, ranked as the board ranks them.
 Withheld (:func:`evaluation.report.sections.files_rank_withheld`, starred): one file on fewer than 500 examples, 2 to
 15 files; on 30 close entries one file covers 87.6 / 90.3 / 91.6 / 92.6 / 93.4 % on 100 / 200 / 300 / 400 / 500
 examples (``--files-ks 1 --rank-examples N``), and on 2000 examples 6 / 8 / 10 / 12 / 16 files 91.9 / 93.8 / 94.0 /
-95.1 / 96.3 % (the files' spread dominating, k files tend to a mean board's k runs: 90.5 % at 10, 93.0 % at 16).
-Where shown every cell covers at least 93 % on the three shapes (R = 1000, seed 2026): one file on 500-2000 examples
-93.4-99.4 %, 16 files on 100-2000 examples 96.3-99.5 %, 30 files on 500 98.5-99.8 %.
+95.1 / 96.3 %, on 10000 8 / 16 files 90.1 / 94.2 % (the files' spread dominating, k files tend to a mean board's k
+runs: 90.5 % at 10, 93.0 % at 16). Where shown every cell covers at least 93 % on the three shapes (R = 1000, seed
+2026): one file on 500-2000 examples 93.4-99.4 %, 16 files on 100-10000 examples 94.2-99.5 %, 30 files on 500
+98.5-99.8 %.
 
 Needs only numpy and scipy; about 90 s on two cores at the default R = 1000 (plus the prediction rank rows).
 """

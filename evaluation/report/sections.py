@@ -584,8 +584,8 @@ def files_rank_withheld(files: int, examples: int | None) -> bool:
     (None: not known, as in a coverage note without a board). Several files are resampled over their files, as a mean
     board over its runs: fewer than a mean board's :data:`MIN_RUNS_MEAN_RANK_INTERVAL` (16) withheld, whatever the
     examples, as the files' spread dominates more the more examples there are (on 2000 examples the close board
-    covers 91.9 % at 6 files, 93.8 % at 8, 94.0 % at 10, 95.1 % at 12, 96.3 % at 16, and k files tend to k runs: 90.5 %
-    at 10); 2 files showed [4, 4], "certainly 4th", beside pairs that told it from no entry (stats20). The reason
+    covers 91.9 % at 6 files, 93.8 % at 8, 94.0 % at 10, 95.1 % at 12, 96.3 % at 16; on 10000, 90.1 % at 8 and 94.2 % at
+    16: k files tend to a mean board's k runs, 90.5 % at 10); 2 files showed [4, 4], "certainly 4th", beside pairs that told it from no entry (stats20). The reason
     is :func:`evaluation.report.coverage.files_rank_withheld_reason`."""
     if files == 1:
         return examples is not None and examples < MIN_EXAMPLES_RANK_INTERVAL

@@ -7,7 +7,7 @@ the three board shapes (5 entries / a ladder of 10 / 30 close entries 0.001 apar
   91.6 % on 300, 92.6 % on 400, 93.4 % on 500, 94.8 % on 1000, 95.9 % on 2000: shown from 500 examples
   (:data:`evaluation.report.sections.MIN_EXAMPLES_RANK_INTERVAL`);
 * several files: on 2000 examples the close board covers 91.9 % at 6 files, 93.8 % at 8, 94.0 % at 10, 95.1 % at 12,
-  96.3 % at 16; as the examples grow the files' spread dominates and k files read as k runs of a mean board (93.0 %
+  96.3 % at 16; on 10000 examples 90.1 % at 8, 94.2 % at 16; as the examples grow the files' spread dominates and k files read as k runs of a mean board (93.0 %
   at 16 runs, 90.5 % at 10: ``runs_for_rank_interval``), so several files need the runs a mean board's rank interval
   needs, 16, whatever the examples.
 
