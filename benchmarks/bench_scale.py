@@ -323,6 +323,41 @@ def _rank_note(runs: int) -> str:
     return f"the board's rank intervals: none below {needed} runs (--runs {needed} measures the update with them)"
 
 
+def add_entries(challenge, host, entries, runs: int) -> None:
+    """Scored recipe submissions of ``entries`` (``synthetic_entries``), each with its ``runs`` succeeded runs."""
+    from leaderboard.models import Run, Submission, Team
+
+    teams = Team.objects.bulk_create([Team(name=e.team) for e in entries])
+    subs = Submission.objects.bulk_create(
+        [
+            Submission(
+                challenge=challenge,
+                team=t,
+                submitted_by=host,
+                kind="recipe",
+                method_name=e.name,
+                status="scored",
+                runs_expected=runs,
+            )
+            for e, t in zip(entries, teams)
+        ]
+    )
+    Run.objects.bulk_create(
+        [
+            Run(
+                submission=s,
+                index=r,
+                status="succeeded",
+                test_score=float(e.test[r]),
+                valid_score=float(e.valid[r]),
+            )
+            for e, s in zip(entries, subs)
+            for r in range(runs)
+        ],
+        batch_size=2000,
+    )
+
+
 def stored_mb(model, challenge_id: int) -> float:
     """Megabytes of the stored report's own column (the whole report, or its skeleton when stored in pieces)."""
     from django.db.models.functions import Length
@@ -334,7 +369,7 @@ def populate(n: int, runs: int, resamples: int):
     """A challenge with ``n`` scored recipe entries; returns (id, slug, add the i-th more submission)."""
     from django.contrib.auth.models import User
 
-    from leaderboard.models import Challenge, Run, Submission, Team
+    from leaderboard.models import Challenge
 
     host = User.objects.create_user("bench-host", password="a-long-benchmark-password")
     challenge = Challenge.objects.create(
@@ -350,39 +385,12 @@ def populate(n: int, runs: int, resamples: int):
         master_seed=1,
     )
 
-    def add(entries):
-        teams = Team.objects.bulk_create([Team(name=e.team) for e in entries])
-        subs = Submission.objects.bulk_create(
-            [
-                Submission(
-                    challenge=challenge,
-                    team=t,
-                    submitted_by=host,
-                    kind="recipe",
-                    method_name=e.name,
-                    status="scored",
-                    runs_expected=runs,
-                )
-                for e, t in zip(entries, teams)
-            ]
-        )
-        Run.objects.bulk_create(
-            [
-                Run(
-                    submission=s,
-                    index=r,
-                    status="succeeded",
-                    test_score=float(e.test[r]),
-                    valid_score=float(e.valid[r]),
-                )
-                for e, s in zip(entries, subs)
-                for r in range(runs)
-            ],
-            batch_size=2000,
-        )
-
-    add(synthetic_entries(n, runs))
-    return challenge.pk, challenge.slug, lambda i: add(synthetic_entries(1, runs, seed=99 + i, first_id=n + 1 + i))
+    add_entries(challenge, host, synthetic_entries(n, runs), runs)
+    return (
+        challenge.pk,
+        challenge.slug,
+        lambda i: add_entries(challenge, host, synthetic_entries(1, runs, seed=99 + i, first_id=n + 1 + i), runs),
+    )
 
 
 def _sizes(text: str) -> list[int]:

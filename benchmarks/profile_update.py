@@ -71,31 +71,11 @@ def _add_one(challenge_id: int, entries: int, runs: int, i: int) -> None:
     import bench_scale
     from django.contrib.auth.models import User
 
-    from leaderboard.models import Challenge, Run, Submission, Team
+    from leaderboard.models import Challenge
 
-    e = bench_scale.synthetic_entries(1, runs, seed=99 + i, first_id=entries + 1 + i)[0]
-    challenge, host = Challenge.objects.get(pk=challenge_id), User.objects.get(username="bench-host")
-    submission = Submission.objects.create(
-        challenge=challenge,
-        team=Team.objects.create(name=e.team),
-        submitted_by=host,
-        kind="recipe",
-        method_name=e.name,
-        status="scored",
-        runs_expected=runs,
-    )
-    Run.objects.bulk_create(
-        [
-            Run(
-                submission=submission,
-                index=r,
-                status="succeeded",
-                test_score=float(e.test[r]),
-                valid_score=float(e.valid[r]),
-            )
-            for r in range(runs)
-        ]
-    )
+    entry = bench_scale.synthetic_entries(1, runs, seed=99 + i, first_id=entries + 1 + i)
+    host = User.objects.get(username="bench-host")
+    bench_scale.add_entries(Challenge.objects.get(pk=challenge_id), host, entry, runs)
 
 
 def main() -> None:

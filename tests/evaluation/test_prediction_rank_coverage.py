@@ -29,10 +29,12 @@ def _entry(sid: int, outcomes: np.ndarray) -> EntryRuns:
     )
 
 
-def _board(files: list[int], n: int = 500, accuracy_like: bool = True) -> dict:
+def _board(files: list[int], n: int = 500, accuracy_like: bool = True, n_resamples: int = 300) -> dict:
+    """A prediction board: entry i of ``files[i]`` files of 0/1 outcomes on ``n`` shared examples (accuracy 0.8 - 0.02 i)."""
     rng = np.random.default_rng(0)
     entries = [_entry(i + 1, (rng.random((f, n)) < 0.8 - 0.02 * i).astype(float)) for i, f in enumerate(files)]
-    return build_report(entries, ReportSettings(n_resamples=300, accuracy_like=accuracy_like, score_range=(0.0, 1.0)))
+    settings = ReportSettings(n_resamples=n_resamples, accuracy_like=accuracy_like, score_range=(0.0, 1.0))
+    return build_report(entries, settings)
 
 
 def _rank_notes(report: dict) -> list[dict]:

@@ -18,29 +18,17 @@ other entries' intervals place them by their pair verdicts (``sections._placed_r
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from evaluation.report import EntryRuns, ReportSettings, build_report
 from evaluation.report.coverage import coverage_notes
 from evaluation.report.sections import MIN_EXAMPLES_RANK_INTERVAL, files_rank_withheld
 
-
-def _entry(sid: int, outcomes: np.ndarray) -> EntryRuns:
-    files = len(outcomes)
-    return EntryRuns(
-        sid, f"e{sid}", "t", "predictions", files, np.arange(files), outcomes.mean(axis=1), outcomes=outcomes
-    )
+from .test_prediction_rank_coverage import _board as prediction_board
+from .test_prediction_rank_coverage import _rank_notes
 
 
 def _board(files: list[int], n: int) -> dict:
-    rng = np.random.default_rng(0)
-    entries = [_entry(i + 1, (rng.random((f, n)) < 0.8 - 0.02 * i).astype(float)) for i, f in enumerate(files)]
-    return build_report(entries, ReportSettings(n_resamples=200, accuracy_like=True, score_range=(0.0, 1.0)))
-
-
-def _rank_notes(report: dict) -> list[dict]:
-    return [n for n in report["settings"]["coverage"] if n["interval"] == "predictions.rank"]
+    return prediction_board(files, n, n_resamples=200)
 
 
 @pytest.mark.parametrize(
