@@ -831,7 +831,8 @@ def _entries(
     return out
 
 
-#: The entries this process built last for each board (:func:`report_entries`), by (challenge, board, score column):
+#: The entries this process built last for the board of each kind it updated last (:func:`report_entries`,
+#: :func:`_keep_last`), by (challenge, board, score column):
 #: {submission id: (its submission row and runs as marshalled, its EntryRuns)}. A recipe entry without secondary
 #: metrics is a function of these rows alone (:func:`_entries`): an update builds only the entries whose rows moved
 #: (docs/scale.md). The arrays are read-only (:func:`_entries`); replaced whole, never changed in place.
@@ -857,8 +858,17 @@ def _entries_reused(
             todo[sid] = group
     built = {e.id: e for e in _entries(about, todo, score, outcomes, secondary)}
     entries = [kept[sid] if sid in kept else built[sid] for sid in runs]
-    _BUILT[key] = {sid: (raw, kept[sid] if sid in kept else built[sid]) for sid, raw in rows.items()}
+    _keep_last(_BUILT, key, {sid: (raw, kept[sid] if sid in kept else built[sid]) for sid, raw in rows.items()})
     return entries
+
+
+def _keep_last(cache: dict, key: tuple, value) -> None:
+    """``cache[key] = value``, the only entry of ``key``'s board kind (``key[1]``): a worker keeps what it built for
+    the board of each kind it updated last, as :data:`_STORED` does, not for every board it ever updated (each of
+    :data:`_BUILT` and :data:`_PRINTS` grew by one board's entries per board a worker met)."""
+    for other in [k for k in cache if k[1] == key[1] and k != key]:
+        del cache[other]
+    cache[key] = value
 
 
 def _outcomes_of(sid: int, group: list[tuple], outcomes: dict[tuple, bytes]) -> np.ndarray | None:
@@ -892,7 +902,7 @@ def reusable_rows(
     """
     known = _PRINTS.get((challenge.pk, str(board)), {})  # an entry reused from the last update (_BUILT): its print
     by_entry = {e: known.get(e) or entry_fingerprint(e) for e in entries}
-    _PRINTS[(challenge.pk, str(board))] = by_entry
+    _keep_last(_PRINTS, (challenge.pk, str(board)), by_entry)
     prints = {str(e.id): fingerprint for e, fingerprint in by_entry.items()}
     exact = board != Board.PUBLIC or challenge.feedback == Feedback.EXACT
     if (

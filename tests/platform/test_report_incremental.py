@@ -347,3 +347,19 @@ def test_an_update_builds_only_the_entries_whose_rows_moved():
     assert reused == {str(e.id): entry_fingerprint(e) for e in fresh}
     for a, b in zip(moved, fresh, strict=True):
         assert a is not b and entry_fingerprint(a) == entry_fingerprint(b)
+
+
+def test_a_worker_keeps_the_entries_of_the_board_it_updated_last_only():
+    """_BUILT and _PRINTS kept every board a worker ever updated (one board's entries each); now the last of each
+    kind, as _STORED: a second challenge's update drops the first's."""
+    from leaderboard.services import reports
+
+    host = make_user("host")
+    first, _ = digits_challenge(host, k_runs=6, bootstrap_resamples=100, master_seed=7)
+    second, _ = digits_challenge(host, k_runs=6, bootstrap_resamples=100, master_seed=8)
+    for challenge in (first, second):
+        add_entry(challenge, host, "m0", "recipe", 0.8 + 0.001 * np.arange(6))
+        report_recompute(challenge_id=challenge.pk, force=True)
+    public = [(key[0], key[1]) for key in reports._BUILT if key[1] == "public"]
+    assert public == [(second.pk, "public")]
+    assert [key for key in reports._PRINTS if key[1] == "public"] == [(second.pk, "public")]
