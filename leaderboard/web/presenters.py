@@ -141,6 +141,11 @@ def coverage_for_section(kind: str, settings: dict) -> dict:
             if n["interval"].startswith(f"{kind}.") and n.get("shown") and not n.get("ok") and n.get("reason")
         ],
         "rank_withheld": withheld[0] if withheld else None,
+        # no entry of the section has a rank interval (below the board's rule: not one entry's too few runs), so
+        # the page's account of the design does not say how they are resampled
+        "rank_intervals_none": any(
+            n["interval"] == f"{kind}.rank" and n.get("shown") is False for n in settings.get("coverage", [])
+        ),
     }
 
 

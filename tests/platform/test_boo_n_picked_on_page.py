@@ -27,6 +27,8 @@ def test_the_page_marks_the_entry_picked_on_test_and_the_note_counts_it(client):
     row = page[page.index("no-valid") :]
     assert row.index("data-boo-n-picked-on-test") < row.index("</tr>")
     assert "1 entry has no validation scores: its Boo_3 picks the best run on the test scores" in page
+    # its rank intervals are shown (k = 30 = 10n), and the account of the design says what they resample
+    assert "rank intervals resample\n      the 30 seed-paired runs most of them share" in page
     data = client.get(f"/api/challenges/{challenge.slug}/leaderboard/").json()
     picked = {e["method_name"]: e["boo_n"]["picked_on"] for e in data["entries"]}
     assert picked == {"with-valid": "validation", "no-valid": "test"}

@@ -212,6 +212,8 @@ def test_challenge_page_shows_the_report_of_the_runs(client, host, users):
     # 90.5-96.3 % over board shapes) and says why, with the coverage below the rule; nothing else is flagged
     assert "data-coverage" in html and "an interval is flagged where it covers outside 93–97 %" not in html
     assert "No rank interval: k = 10 &lt; 16: no rank interval on a board ranked by the mean" in html
+    # and its account of the design does not say how the rank intervals it withholds resample the runs
+    assert "each pair on the seeds both entries have." in html and "rank intervals resample" not in html
     assert "81.4-93.2 % at k = 5-15 on 30 entries 0.001 apart" in html and "rank 96.3 %" not in html
     assert "intervals at k = 10 runs:" in html  # the board's own k is tabulated: quoted as it is
     assert "up to the runs available, at most 20." in html
