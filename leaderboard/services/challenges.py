@@ -593,7 +593,7 @@ def challenge_settings_warnings(
             f'Boo_{boo_n} without an interval and flag every entry "{min_runs_flag(boo_n)}"'
             + (
                 ", and, ranked by it, every recipe entry without a rank interval. "
-                if recipes and statistic == "boo_n"
+                if recipes and statistic == "boo_n" and boo_n > 1  # Boo_1's rank intervals: _mean_rank_warning (16)
                 else ". "
             )
             + _boo_n_advice(need, lower, k_fixed)
