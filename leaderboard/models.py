@@ -45,7 +45,7 @@ from .choices import (
     Visibility,
 )
 from .jsoncodec import FastJSONDecoder, FastJSONEncoder
-from .report_rows import ROW_TABLE, report_join, row_ids
+from .report_rows import ROW_TABLE, piece_keys, report_join, row_ids, skeleton_join
 from .storage import hidden_labels_storage
 
 METRIC_CHOICES = [(name, metric.label) for name, metric in METRICS.items()]
@@ -578,19 +578,22 @@ class ReportBase(models.Model):
     @classmethod
     def from_db(cls, db, field_names, values):
         """The stored report, whole: a report stored in pieces (``leaderboard.report_rows``) gets its entries'
-        own rows put back, and ``row_ids`` says which rows are stored (None: stored whole)."""
+        own rows and its comparison tables' blocks put back, and ``row_ids`` says which rows are stored (None:
+        stored whole)."""
         report = super().from_db(db, field_names, values)
         report.row_ids = None
         data = report.__dict__.get("data")
         if isinstance(data, dict) and ROW_TABLE in data:
-            report.row_ids = row_ids(data)
-            report.data = report_join(data, report_own_rows(cls, db, report, data), in_place=True)
+            skeleton, own, pieces = report_stored_parts(cls, db, report, data)
+            report.row_ids = row_ids(skeleton)
+            report.data = report_join(skeleton_join(skeleton, pieces), own, in_place=True)
         return report
 
 
-def report_own_rows(model, db: str, report: ReportBase, skeleton: dict) -> dict[int, dict]:
-    """The own rows of the entries ``skeleton`` lists: read again, with the skeleton, when a new report was
-    written between the two reads (three tries; then the error names the board)."""
+def report_stored_parts(model, db: str, report: ReportBase, skeleton: dict) -> tuple[dict, dict[int, dict], dict]:
+    """(the skeleton, the own rows of the entries it lists, the pieces it lists): read again, skeleton first, when a
+    newer report was written between the reads (three tries; then the error names the board). The skeleton read
+    again is the one returned: the parts of one board, never an older skeleton with a newer board's parts."""
     rows = ReportRow.objects.using(db).filter(challenge_id=report.challenge_id, board=model.BOARD)
     sql, params = rows.values_list("submission_id", "data").query.sql_with_params()
     for _ in range(3):
@@ -600,11 +603,26 @@ def report_own_rows(model, db: str, report: ReportBase, skeleton: dict) -> dict[
                 sid: orjson.loads(value) if isinstance(value, (str, bytes)) else value
                 for sid, value in cursor.fetchall()
             }
-        if all(sid in own for sid in skeleton[ROW_TABLE]["ids"]):
-            return own
+        keys = piece_keys(skeleton)
+        pieces = report_stored_pieces(model, db, report, keys) if keys else {}
+        if all(sid in own for sid in skeleton[ROW_TABLE]["ids"]) and all(key in pieces for key in keys):
+            return skeleton, own, pieces
         skeleton = model._base_manager.using(db).filter(pk=report.pk).values_list("data", flat=True).get()
-        report.data, report.row_ids = skeleton, row_ids(skeleton)
-    raise RuntimeError(f"The {model.BOARD} report of challenge {report.challenge_id} lists rows it does not store.")
+    raise RuntimeError(f"The {model.BOARD} report of challenge {report.challenge_id} lists parts it does not store.")
+
+
+def report_stored_pieces(model, db: str, report: ReportBase, keys: list[str]) -> dict[str, dict]:
+    """The stored pieces of a board (``ReportPiece``) among ``keys``, by key."""
+    rows = ReportPiece.objects.using(db).filter(challenge_id=report.challenge_id, board=model.BOARD)
+    sql, params = rows.values_list("key", "data").query.sql_with_params()
+    wanted = set(keys)
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return {
+            key: orjson.loads(value) if isinstance(value, (str, bytes)) else value
+            for key, value in cursor.fetchall()
+            if key in wanted
+        }
 
 
 class Report(ReportBase):
@@ -650,6 +668,20 @@ class ReportRow(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["challenge", "board", "submission_id"], name="report_row_unique")
         ]
+
+
+class ReportPiece(models.Model):
+    """A piece of a board's stored skeleton (``leaderboard.report_rows.skeleton_pieces``): a block of pairs of a
+    comparison table, without the columns an update moves for every pair. Keyed by a digest of its content: an update
+    writes the blocks that are new and deletes those its skeleton no longer lists, in the save's transaction."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="report_pieces")
+    board = models.CharField(max_length=10, choices=Board.choices)
+    key = models.CharField(max_length=32)
+    data = models.JSONField(encoder=FastJSONEncoder, decoder=FastJSONDecoder)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["challenge", "board", "key"], name="report_piece_unique")]
 
 
 class ReportVersion(models.Model):

@@ -7,7 +7,11 @@ few entries' own figures (their runs did not change) but many ranks. The report 
   entries' ids in display order and one column per :data:`MOVING_KEYS` key (rank, letters, rank
   interval, ...: what another entry's arrival moves);
 * each entry's *own row* (``ReportRow``): the row without those keys (its runs, mean, Boo_n and
-  their intervals, its curve), rewritten only when it differs from the stored one.
+  their intervals, its curve), rewritten only when it differs from the stored one;
+* each section's comparison table apart (:func:`skeleton_pieces`): the skeleton keeps the columns an update moves
+  for every pair (:data:`TABLE_MOVING`), the other columns are stored in blocks of pairs (``ReportPiece``) keyed by
+  their content, so that an update writes the blocks its new or changed pairs fall in (18.6 of the skeleton's
+  21.7 MB on a board of 20,000 entries, docs/scale.md).
 
 :func:`report_split` and :func:`report_join` are inverse (``report_join(*report_split(data)) ==
 data``, keys aside from their order); plain dicts, no Django.
@@ -15,8 +19,13 @@ data``, keys aside from their order); plain dicts, no Django.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
+from itertools import chain
 from operator import itemgetter
+
+import numpy as np
+import orjson
 
 #: Row keys that another entry's arrival may change (sections and publication fill them in); they live
 #: in the skeleton's ``row_table``, one column each, so that such a change rewrites no row.
@@ -38,6 +47,18 @@ MOVING_KEYS = (
 
 #: The skeleton's key holding the entries' order and their moving columns.
 ROW_TABLE = "row_table"
+
+
+#: Columns of a comparison table that an update after one new entry moves for every pair (the family size moved: the
+#: adjusted level and p-value, the interval at that level): they stay in the skeleton, whole.
+TABLE_MOVING = ("low", "high", "pvalue", "level")
+
+#: The key of a stored comparison table that lists its blocks (``keys``, in order) and its keys' order (``order``).
+PAIR_BLOCKS = "pair_blocks"
+
+#: Pairs per block on average: a block ends after each pair whose (A, B) hashes to 0 modulo this, so that a block is a
+#: function of its pairs only (a pair added or removed changes its own block, not the blocks after it).
+PAIR_BLOCK = 512
 
 
 def report_split(data: Mapping) -> tuple[dict, dict[int, dict]]:
@@ -101,3 +122,100 @@ def report_join(skeleton: Mapping, own: Mapping[int, dict], *, in_place: bool = 
         row.update(zip(keys, values))
     data["entries"] = entries
     return data
+
+
+def skeleton_pieces(skeleton: Mapping) -> tuple[dict, dict[str, dict]]:
+    """(the skeleton as stored, its pieces by key): each section's comparison table without its columns other than
+    :data:`TABLE_MOVING`, which go to blocks of pairs (``{column: values}``), keyed by a digest of their content.
+    ``skeleton`` is left as it is (its sections are the report's)."""
+    pieces: dict[str, dict] = {}
+    sections = [
+        {**section, "comparison_table": _table_blocks(section["comparison_table"], pieces)}
+        if isinstance(section, dict) and _blockable(section.get("comparison_table"))
+        else section
+        for section in skeleton.get("sections", ())
+    ]
+    return ({**skeleton, "sections": sections} if pieces else dict(skeleton)), pieces
+
+
+def _blockable(table) -> bool:
+    """Whether ``table`` is a comparison table of pairs whose ids are integers (a table of none stays whole)."""
+    if not isinstance(table, dict) or PAIR_BLOCKS in table or not isinstance(table.get("size"), int):
+        return False
+    a, b = table.get("a"), table.get("b")
+    return (
+        bool(table["size"])
+        and isinstance(a, list)
+        and isinstance(b, list)
+        and len(a) == len(b) == table["size"]
+        and all(type(x) is int and x >= 0 for x in chain(a, b))
+    )
+
+
+def _table_blocks(table: dict, pieces: dict[str, dict]) -> dict:
+    """``table`` with its columns other than :data:`TABLE_MOVING` moved into blocks added to ``pieces``."""
+    n = table["size"]
+    columns = [
+        key for key, value in table.items() if key not in TABLE_MOVING and isinstance(value, list) and len(value) == n
+    ]
+    with np.errstate(over="ignore"):
+        mixed = np.array(table["a"], dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ np.array(
+            table["b"], dtype=np.uint64
+        ) * np.uint64(0xC2B2AE3D27D4EB4F)
+    mixed ^= mixed >> np.uint64(31)
+    ends = (np.flatnonzero(mixed % np.uint64(PAIR_BLOCK) == 0) + 1).tolist()
+    bounds = [0, *(end for end in ends if end < n), n]
+    keys = []
+    for start, stop in zip(bounds, bounds[1:]):
+        block = {key: table[key][start:stop] for key in columns}
+        key = hashlib.blake2b(orjson.dumps(block, option=orjson.OPT_NON_STR_KEYS), digest_size=16).hexdigest()
+        pieces[key] = block
+        keys.append(key)
+    stub = {key: value for key, value in table.items() if key not in columns}
+    stub[PAIR_BLOCKS] = {"keys": keys, "order": list(table)}
+    return stub
+
+
+def piece_keys(skeleton: Mapping) -> list[str]:
+    """The keys of the pieces a stored skeleton lists (none for one stored before the pieces)."""
+    return [key for table in _stored_tables(skeleton) for key in table[PAIR_BLOCKS]["keys"]]
+
+
+def _stored_tables(skeleton: Mapping) -> list[dict]:
+    return [
+        section["comparison_table"]
+        for section in skeleton.get("sections", ())
+        if isinstance(section, dict)
+        and isinstance(section.get("comparison_table"), dict)
+        and PAIR_BLOCKS in section["comparison_table"]
+    ]
+
+
+def skeleton_join(skeleton: Mapping, pieces: Mapping[str, dict]) -> dict:
+    """The skeleton as :func:`report_skeleton` made it, from the stored one and its pieces (the inverse of
+    :func:`skeleton_pieces`, each table's keys in their order).
+
+    Raises
+    ------
+    KeyError
+        When ``pieces`` lacks a block the skeleton lists (read while a newer report was written).
+    """
+    if not _stored_tables(skeleton):
+        return dict(skeleton)
+    sections = [
+        {**section, "comparison_table": _table_join(section["comparison_table"], pieces)}
+        if isinstance(section, dict)
+        and isinstance(section.get("comparison_table"), dict)
+        and PAIR_BLOCKS in section["comparison_table"]
+        else section
+        for section in skeleton["sections"]
+    ]
+    return {**skeleton, "sections": sections}
+
+
+def _table_join(stub: Mapping, pieces: Mapping[str, dict]) -> dict:
+    blocks = [pieces[key] for key in stub[PAIR_BLOCKS]["keys"]]
+    return {
+        key: stub[key] if key in stub else list(chain.from_iterable(block[key] for block in blocks))
+        for key in stub[PAIR_BLOCKS]["order"]
+    }

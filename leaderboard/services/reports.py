@@ -43,8 +43,8 @@ from evaluation.report import (
 )
 
 from ..choices import SUBMISSION_ACTIVE, Board, Feedback, RunStatus, SubmissionKind, SubmissionStatus
-from ..models import Challenge, PrivateReport, Report, ReportLease, ReportRow, Run, Submission
-from ..report_rows import ROW_TABLE, own_row, report_skeleton, row_ids
+from ..models import Challenge, PrivateReport, Report, ReportLease, ReportPiece, ReportRow, Run, Submission
+from ..report_rows import ROW_TABLE, own_row, report_skeleton, row_ids, skeleton_pieces
 from ..selectors import (
     REPORT_MODELS,
     SNAPSHOT_RUN_COLUMNS,
@@ -473,7 +473,8 @@ def _answered(report) -> None:
 
 def _save(report, version: str, build) -> None:
     """Store the report ``build()`` returns in pieces (``leaderboard.report_rows``): the rows that changed, the
-    skeleton, and the count with it in one UPDATE (SQLite rewrites a whole row at each)."""
+    skeleton without its comparison tables' blocks of pairs, and the count with it in one UPDATE (SQLite rewrites a
+    whole row at each), the blocks that are new; all in one transaction (a reader never sees a half-written board)."""
     started = time.perf_counter()
     data = build()
     report.inputs_version = version
@@ -481,8 +482,9 @@ def _save(report, version: str, build) -> None:
     report.duration_s = time.perf_counter() - started
     model = type(report)
     skeleton = report_skeleton(data)
+    stored, pieces = skeleton_pieces(skeleton)
     fields = {
-        "data": skeleton,
+        "data": stored,
         "inputs_version": version,
         "computed_at": report.computed_at,
         "duration_s": report.duration_s,
@@ -503,6 +505,7 @@ def _save(report, version: str, build) -> None:
             report.data, report.row_ids, report.recompute_count = fresh.data, fresh.row_ids, fresh.recompute_count
             model.objects.filter(pk=report.pk).update(**fields)
         _write_rows(report, data, skeleton)
+        _write_pieces(report, pieces)
         record_moves(
             challenge_id=report.challenge_id,
             board=model.BOARD,
@@ -571,6 +574,26 @@ def _write_rows(report, data: dict, skeleton: dict) -> None:
         batch_size=500,
     )
     report.written_rows = len(changed)
+
+
+def _write_pieces(report, pieces: dict[str, dict]) -> None:
+    """Write the pieces of the skeleton (``report_rows.skeleton_pieces``) the board does not store yet, delete those
+    its new skeleton no longer lists (``report.written_pieces``: how many were written). Keyed by their content: the
+    stored keys tell which, whatever board this update read (an overtaken save too)."""
+    stored = ReportPiece.objects.filter(challenge_id=report.challenge_id, board=type(report).BOARD)
+    have = set(stored.values_list("key", flat=True))
+    gone = sorted(have - set(pieces))
+    for start in range(0, len(gone), 500):
+        stored.filter(key__in=gone[start : start + 500]).delete()
+    new = [key for key in pieces if key not in have]
+    ReportPiece.objects.bulk_create(
+        [
+            ReportPiece(challenge_id=report.challenge_id, board=type(report).BOARD, key=key, data=pieces[key])
+            for key in new
+        ],
+        batch_size=100,
+    )
+    report.written_pieces = len(new)
 
 
 #: Largest public board recomputed in the reader's request after a settings change; a larger one is

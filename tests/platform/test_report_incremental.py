@@ -98,8 +98,9 @@ def test_the_runs_are_read_once_and_entries_keep_djangos_values(django_assert_ma
     snapshot = challenge_runs(challenge=challenge)
     assert len(snapshot.runs) == Run.objects.filter(submission__challenge=challenge).count() == 24
     # 17: the board's history rows (one bulk insert), the recomputation's lease taken (is there a board, the lease,
-    # the request cleared) and released (the give-ups ended, the lease): a row of its own (docs/scale.md)
-    with django_assert_max_num_queries(17) as queries:
+    # the request cleared) and released (the give-ups ended, the lease): a row of its own (docs/scale.md); 20: the
+    # skeleton's blocks of pairs (the stored keys read, the blocks no longer listed deleted, the new ones written)
+    with django_assert_max_num_queries(20) as queries:
         report_recompute(challenge_id=challenge.pk)
     runs_read = [
         q["sql"]
@@ -295,8 +296,8 @@ def test_an_update_reads_the_board_this_process_stored_without_decoding_it_again
     add_entry(challenge, host, "p", "predictions", [0.7], outcomes=[(rng.random(50) < 0.7).astype(np.float32)])
     report_recompute(challenge_id=challenge.pk, force=True)
     reads = []
-    decode = models.report_own_rows
-    monkeypatch.setattr(models, "report_own_rows", lambda *args: reads.append(1) or decode(*args))
+    decode = models.report_stored_parts
+    monkeypatch.setattr(models, "report_stored_parts", lambda *args: reads.append(1) or decode(*args))
     add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.001 * np.arange(6))
     report = report_recompute(challenge_id=challenge.pk)
     assert reads == []  # the stored boards read from this process's copy

@@ -1,0 +1,149 @@
+"""The comparison tables stored apart from the skeleton, in blocks of pairs written only when they change (issue 27).
+
+On the 20,000-entry board the skeleton (``Report.data``) was 21.7 MB, 18.6 MB of it the recipe section's comparison
+table (119,979 pairs), rewritten whole at every update; an update after one new submission adds ~10 pairs and changes
+four columns of every pair (``level``, ``low``, ``high``, ``pvalue``: the family size moved), no other column of any
+pair. Those four stay in the skeleton; the others are stored in blocks of pairs (``ReportPiece``), keyed by their
+content, so an update writes the blocks its new pairs fall in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from leaderboard import report_rows
+from leaderboard.models import Challenge, Report, ReportPiece, ReportRow
+from leaderboard.report_rows import PAIR_BLOCKS, TABLE_MOVING, skeleton_join, skeleton_pieces
+from leaderboard.services import reports
+from leaderboard.services.reports import build_report_data, report_recompute
+
+from .test_report_api import add_entry
+from .test_report_incremental import _comparable, _same
+from .test_report_pieces import _board, _stored_skeleton
+
+pytestmark = pytest.mark.django_db
+
+
+def _table(pairs: list[tuple[int, int]]) -> dict:
+    n = len(pairs)
+    return {
+        "section": "recipe",
+        "size": n,
+        "a": [a for a, _ in pairs],
+        "b": [b for _, b in pairs],
+        "p": [0.5 + 0.01 * a + 0.0001 * b for a, b in pairs],  # a function of the pair
+        "low": [0.1] * n,
+        "high": [0.9] * n,
+        "pvalue": [1.0] * n,
+        "verdict": ["not_significant"] * n,
+        "level": [0.99] * n,
+    }
+
+
+def test_a_skeleton_split_into_pair_blocks_joins_back_whole(monkeypatch):
+    monkeypatch.setattr(report_rows, "PAIR_BLOCK", 4)
+    pairs = [(a, b) for a in range(1, 12) for b in range(a + 1, 12)]
+    skeleton = {"format": 1, "sections": [{"kind": "recipe", "comparison_table": _table(pairs)}, {"kind": "x"}]}
+    stored, pieces = skeleton_pieces(skeleton)
+    table = stored["sections"][0]["comparison_table"]
+    assert set(table) == {"section", "size", *TABLE_MOVING, PAIR_BLOCKS}  # the pairs' other columns are apart
+    assert 1 < len(pieces) < len(pairs) and set(table[PAIR_BLOCKS]["keys"]) == set(pieces)
+    assert skeleton_join(stored, pieces) == skeleton
+    assert list(skeleton_join(stored, pieces)["sections"][0]["comparison_table"]) == list(_table(pairs))  # key order
+    # One pair more: the blocks around it change, the others keep their keys.
+    _, more = skeleton_pieces({"sections": [{"comparison_table": _table([*pairs[:30], (1, 99), *pairs[30:]])}]})
+    assert 0 < len(set(more) - set(pieces)) <= 2 and len(set(pieces) & set(more)) >= len(pieces) - 2
+    with pytest.raises(KeyError):
+        skeleton_join(stored, dict(list(pieces.items())[1:]))
+
+
+def _pieces(challenge) -> dict[str, tuple]:
+    return {p.key: (p.pk, p.data) for p in ReportPiece.objects.filter(challenge=challenge, board="public")}
+
+
+def test_an_update_writes_the_pair_blocks_that_changed_only(monkeypatch):
+    monkeypatch.setattr(report_rows, "PAIR_BLOCK", 8)
+    challenge, host = _board(n=24, spread=0.002, name="blocks")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    before = _pieces(challenge)
+    table = _stored_skeleton(challenge)["sections"][0]["comparison_table"]
+    assert "a" not in table and "verdict" not in table and len(before) > 4
+    add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.001 * np.arange(6))
+    report_recompute(challenge_id=challenge.pk)
+    after = _pieces(challenge)
+    assert set(after) == set(_stored_skeleton(challenge)["sections"][0]["comparison_table"][PAIR_BLOCKS]["keys"])
+    kept = set(before) & set(after)
+    assert len(kept) >= len(after) // 2 and all(after[key] == before[key] for key in kept)  # rows untouched
+    full = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))
+    assert _same(_comparable(Report.objects.get(challenge=challenge).data), _comparable(full))
+
+
+def test_a_save_that_fails_after_its_writes_leaves_the_board_it_replaced_whole(monkeypatch):
+    challenge, host = _board(n=10, name="crash")
+    first = report_recompute(challenge_id=challenge.pk, force=True).data
+    add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.001 * np.arange(6))
+
+    def crash(**_):
+        raise RuntimeError("the worker is lost after the skeleton, rows and blocks were written")
+
+    monkeypatch.setattr(reports, "record_moves", crash)
+    with pytest.raises(RuntimeError):
+        report_recompute(challenge_id=challenge.pk)
+    stored = Report.objects.get(challenge=challenge)
+    assert _same(_comparable(stored.data), _comparable(first))  # the board before, whole
+    assert set(_pieces(challenge)) == set(
+        _stored_skeleton(challenge)["sections"][0]["comparison_table"][PAIR_BLOCKS]["keys"]
+    )
+
+
+def test_a_reader_between_two_saves_reads_one_board_whole(monkeypatch):
+    """A reader that read the skeleton of a board, then its blocks after a newer board was stored (its blocks written,
+    the older ones deleted) reads the newer board again, whole: never the older skeleton with blocks of the newer."""
+    monkeypatch.setattr(report_rows, "PAIR_BLOCK", 8)
+    challenge, host = _board(n=16, spread=0.002, name="reader")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.001 * np.arange(6))
+    from leaderboard import models
+
+    read = models.report_stored_pieces
+    saved, reads = [], []
+
+    def save_meanwhile(*args, **kwargs):
+        reads.append(1)
+        if not saved:  # the skeleton is read: another process stores the newer board before the blocks are read
+            saved.append(None)
+            saved[0] = report_recompute(challenge_id=challenge.pk).data
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(models, "report_stored_pieces", save_meanwhile)
+    reader = Report.objects.get(challenge=challenge)
+    assert saved and _same(_comparable(reader.data), _comparable(saved[0]))
+    assert len(reader.data["entries"]) == 17 and len(reads) >= 2  # the older board's blocks missing: read again
+
+
+def test_an_overtaken_save_leaves_every_block_its_skeleton_lists_and_no_other(monkeypatch):
+    monkeypatch.setattr(report_rows, "PAIR_BLOCK", 8)
+    challenge, host = _board(n=12, spread=0.002, name="overtaken")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    add_entry(challenge, host, "newcomer", "recipe", 0.79 + 0.001 * np.arange(6))
+    build = reports.build_report_data
+    overtaken = []
+
+    def build_then_overtaken(**kwargs):
+        if not overtaken:
+            overtaken.append(True)
+            add_entry(challenge, host, "second", "recipe", 0.70 + 0.001 * np.arange(6))
+            report_recompute(challenge_id=challenge.pk)  # stored first, with the second entry
+        return build(**kwargs)
+
+    monkeypatch.setattr(reports, "build_report_data", build_then_overtaken)
+    report_recompute(challenge_id=challenge.pk)
+    monkeypatch.setattr(reports, "build_report_data", build)
+    keys = _stored_skeleton(challenge)["sections"][0]["comparison_table"][PAIR_BLOCKS]["keys"]
+    assert set(_pieces(challenge)) == set(keys)
+    stored = Report.objects.get(challenge=challenge)  # whole
+    assert stored.recompute_pending and len(ReportRow.objects.filter(challenge=challenge)) >= 13
+    report_recompute(challenge_id=challenge.pk)
+    full = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))
+    assert _same(_comparable(Report.objects.get(challenge=challenge).data), _comparable(full))
