@@ -139,17 +139,26 @@ def skeleton_pieces(skeleton: Mapping) -> tuple[dict, dict[str, dict]]:
 
 
 def _blockable(table) -> bool:
-    """Whether ``table`` is a comparison table of pairs whose ids are integers (a table of none stays whole)."""
+    """Whether ``table`` is a comparison table of pairs (a table of none stays whole)."""
     if not isinstance(table, dict) or PAIR_BLOCKS in table or not isinstance(table.get("size"), int):
         return False
     a, b = table.get("a"), table.get("b")
-    return (
-        bool(table["size"])
-        and isinstance(a, list)
-        and isinstance(b, list)
-        and len(a) == len(b) == table["size"]
-        and all(type(x) is int and x >= 0 for x in chain(a, b))
-    )
+    return bool(table["size"]) and isinstance(a, list) and isinstance(b, list) and len(a) == len(b) == table["size"]
+
+
+def _block_ends(a: list, b: list) -> list[int]:
+    """Where the blocks of the pairs (``a``, ``b``) end: after each pair whose ids hash to 0 modulo
+    :data:`PAIR_BLOCK` (ids that are no integers of 64 bits: every :data:`PAIR_BLOCK` pairs). Only which pairs share
+    a block depends on it, never a value stored."""
+    try:
+        with np.errstate(over="ignore"):
+            mixed = np.array(a, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ np.array(
+                b, dtype=np.uint64
+            ) * np.uint64(0xC2B2AE3D27D4EB4F)
+    except (TypeError, ValueError, OverflowError):
+        return list(range(PAIR_BLOCK, len(a), PAIR_BLOCK))
+    mixed ^= mixed >> np.uint64(31)
+    return [end for end in (np.flatnonzero(mixed % np.uint64(PAIR_BLOCK) == 0) + 1).tolist() if end < len(a)]
 
 
 def _table_blocks(table: dict, pieces: dict[str, dict]) -> dict:
@@ -158,13 +167,7 @@ def _table_blocks(table: dict, pieces: dict[str, dict]) -> dict:
     columns = [
         key for key, value in table.items() if key not in TABLE_MOVING and isinstance(value, list) and len(value) == n
     ]
-    with np.errstate(over="ignore"):
-        mixed = np.array(table["a"], dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ np.array(
-            table["b"], dtype=np.uint64
-        ) * np.uint64(0xC2B2AE3D27D4EB4F)
-    mixed ^= mixed >> np.uint64(31)
-    ends = (np.flatnonzero(mixed % np.uint64(PAIR_BLOCK) == 0) + 1).tolist()
-    bounds = [0, *(end for end in ends if end < n), n]
+    bounds = [0, *_block_ends(table["a"], table["b"]), n]
     keys = []
     for start, stop in zip(bounds, bounds[1:]):
         block = {key: table[key][start:stop] for key in columns}

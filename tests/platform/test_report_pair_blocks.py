@@ -56,6 +56,9 @@ def test_a_skeleton_split_into_pair_blocks_joins_back_whole(monkeypatch):
     assert 0 < len(set(more) - set(pieces)) <= 2 and len(set(pieces) & set(more)) >= len(pieces) - 2
     with pytest.raises(KeyError):
         skeleton_join(stored, dict(list(pieces.items())[1:]))
+    odd = {"sections": [{"comparison_table": _table([(0, 1), (-2, 3), *pairs])}]}  # ids no hash takes (negative)
+    odd["sections"][0]["comparison_table"]["a"][0] = None
+    assert skeleton_join(*skeleton_pieces(odd)) == odd
 
 
 def _pieces(challenge) -> dict[str, tuple]:
