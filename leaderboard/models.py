@@ -591,24 +591,36 @@ class ReportBase(models.Model):
 
 
 def report_stored_parts(model, db: str, report: ReportBase, skeleton: dict) -> tuple[dict, dict[int, dict], dict]:
-    """(the skeleton, the own rows of the entries it lists, the pieces it lists): read again, skeleton first, when a
-    newer report was written between the reads (three tries; then the error names the board). The skeleton read
-    again is the one returned: the parts of one board, never an older skeleton with a newer board's parts."""
-    rows = ReportRow.objects.using(db).filter(challenge_id=report.challenge_id, board=model.BOARD)
-    sql, params = rows.values_list("submission_id", "data").query.sql_with_params()
+    """(the skeleton, the own rows of the entries it lists, the pieces it lists), of one board: read again, skeleton
+    first, when a newer report was stored between the reads (three tries; then the error names the board).
+
+    Each save moves ``recompute_count`` with the skeleton, in the transaction that writes its rows and pieces: the
+    count read after the rows and pieces equal to the one read with the skeleton says that no save was committed
+    between (a row rewritten in place, an entry's mean rescored, was read with the older skeleton before)."""
+    stored = model._base_manager.using(db).filter(pk=report.pk)
+    count = report.__dict__.get("recompute_count")
     for _ in range(3):
-        with connections[db].cursor() as cursor:  # as stored, decoded by orjson at once: no per-row converter
-            cursor.execute(sql, params)
-            own = {
-                sid: orjson.loads(value) if isinstance(value, (str, bytes)) else value
-                for sid, value in cursor.fetchall()
-            }
+        if count is None:
+            skeleton, count = stored.values_list("data", "recompute_count").get()
+        own = report_stored_own_rows(model, db, report)
         keys = piece_keys(skeleton)
         pieces = report_stored_pieces(model, db, report, keys) if keys else {}
-        if all(sid in own for sid in skeleton[ROW_TABLE]["ids"]) and all(key in pieces for key in keys):
+        whole = all(sid in own for sid in skeleton[ROW_TABLE]["ids"]) and all(key in pieces for key in keys)
+        if whole and stored.values_list("recompute_count", flat=True).get() == count:
             return skeleton, own, pieces
-        skeleton = model._base_manager.using(db).filter(pk=report.pk).values_list("data", flat=True).get()
+        count = None
     raise RuntimeError(f"The {model.BOARD} report of challenge {report.challenge_id} lists parts it does not store.")
+
+
+def report_stored_own_rows(model, db: str, report: ReportBase) -> dict[int, dict]:
+    """The stored own rows of a board (``ReportRow``), by submission id."""
+    rows = ReportRow.objects.using(db).filter(challenge_id=report.challenge_id, board=model.BOARD)
+    sql, params = rows.values_list("submission_id", "data").query.sql_with_params()
+    with connections[db].cursor() as cursor:  # as stored, decoded by orjson at once: no per-row converter
+        cursor.execute(sql, params)
+        return {
+            sid: orjson.loads(value) if isinstance(value, (str, bytes)) else value for sid, value in cursor.fetchall()
+        }
 
 
 def report_stored_pieces(model, db: str, report: ReportBase, keys: list[str]) -> dict[str, dict]:

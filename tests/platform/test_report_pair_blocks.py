@@ -150,3 +150,27 @@ def test_an_overtaken_save_leaves_every_block_its_skeleton_lists_and_no_other(mo
     report_recompute(challenge_id=challenge.pk)
     full = build_report_data(challenge=Challenge.objects.get(pk=challenge.pk))
     assert _same(_comparable(Report.objects.get(challenge=challenge).data), _comparable(full))
+
+
+def test_a_reader_whose_rows_were_rewritten_between_its_reads_reads_the_newer_board_whole(monkeypatch):
+    """A save rewrites an own row in place (a run rescored: the same entries, no block of pairs): a reader that read
+    the skeleton before that save and the rows after it read the older skeleton with the newer row (half-old,
+    half-new: the row's mean moved, the skeleton's state of the art did not). It reads the board again, whole."""
+    from leaderboard import models
+    from leaderboard.models import Run
+
+    challenge, _ = _board(n=1, name="inplace")  # one entry: no pair, no block
+    report_recompute(challenge_id=challenge.pk, force=True)
+    read = models.report_stored_own_rows
+    saved = []
+
+    def rescored_meanwhile(*args, **kwargs):
+        if not saved:  # the skeleton is read: a run is rescored and another process stores the board
+            saved.append(None)
+            Run.objects.filter(submission__challenge=challenge, index=0).update(test_score=0.95)
+            saved[0] = report_recompute(challenge_id=challenge.pk).data
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(models, "report_stored_own_rows", rescored_meanwhile)
+    reader = Report.objects.get(challenge=challenge)
+    assert _same(_comparable(reader.data), _comparable(saved[0]))
