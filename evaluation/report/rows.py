@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -486,6 +487,21 @@ def entry_fingerprint(e: EntryRuns) -> str:
     return digest.hexdigest()[:24]
 
 
+#: The values of :data:`ROW_KEYS` of a row, at once (:func:`reused_row`).
+_ROW_VALUES = operator.itemgetter(*ROW_KEYS)
+#: What the sections fill in, reset in a reused row (:func:`reused_row`).
+_REUSED_RESET = {
+    "rank": None,
+    "rank_display": None,
+    "tied": False,
+    "groups": "",
+    "rank_interval": None,
+    "too_few_runs": False,
+    "compared": False,
+    "excluded_reason": None,
+}
+
+
 def reused_row(previous: dict, e: EntryRuns, s: ReportSettings, noether_n: int | None) -> dict:
     """An entry's own row from the previous report of the same entry and settings (incremental update).
 
@@ -494,22 +510,21 @@ def reused_row(previous: dict, e: EntryRuns, s: ReportSettings, noether_n: int |
     (:func:`~evaluation.report.settings.derive_seed`), so its row is what
     :func:`entry_row` would compute. What the sections fill in is reset.
     """
-    row = {key: previous.get(key, []) if key == "secondary" else previous[key] for key in ROW_KEYS}
-    row["secondary"] = [{**value, "mean": dict(value["mean"])} for value in row["secondary"]]
-    for key in ("mean", "boo_n", "boo_n_unbiased"):  # the nested intervals sections may update
-        row[key] = dict(row[key])
-    row.update(
-        rank=None,
-        rank_display=None,
-        tied=False,
-        groups="",
-        rank_interval=None,
-        too_few_runs=False,
-        compared=False,
-        excluded_reason=None,
-        runs_needed_for_decision=(
-            max(0, noether_n - e.test.size) if noether_n is not None and e.kind == "recipe" else None
-        ),
+    if "secondary" not in previous:  # a row stored before secondary metrics
+        previous = {**previous, "secondary": []}
+    row = dict(zip(ROW_KEYS, _ROW_VALUES(previous)))  # one C call per row: 20,000 rows per update (issue 27)
+    if row["secondary"]:
+        row["secondary"] = [{**value, "mean": dict(value["mean"])} for value in row["secondary"]]
+    else:
+        row["secondary"] = []
+    row["mean"], row["boo_n"], row["boo_n_unbiased"] = (  # the nested intervals sections may update
+        dict(row["mean"]),
+        dict(row["boo_n"]),
+        dict(row["boo_n_unbiased"]),
+    )
+    row.update(_REUSED_RESET)
+    row["runs_needed_for_decision"] = (
+        max(0, noether_n - e.test.size) if noether_n is not None and e.kind == "recipe" else None
     )
     return row
 
