@@ -185,6 +185,10 @@ def complete_pairs(run_index: np.ndarray, valid: np.ndarray | None) -> tuple[np.
 def _rounding_ties(valids: list[np.ndarray]) -> bool:
     """Whether two validation scores of one entry differ but tie by the tie rule (:func:`~evaluation.stats._resample.tie_canonical` would change
     them), for every entry at once."""
+    if len({v.size for v in valids}) == 1:  # one run count (a board as the service reads it): one sort along rows,
+        # not a lexsort of every score by owner (0.11 -> 0.03 s on 20,000 entries of 16 runs; issue 27)
+        ordered = np.sort(np.stack(valids), axis=1)
+        return bool(np.any(~tie_block_starts(ordered)[:, 1:] & (np.diff(ordered, axis=1) > 0)))
     values = np.concatenate(valids)
     owner = np.repeat(np.arange(len(valids)), [v.size for v in valids])
     order = np.lexsort((values, owner))

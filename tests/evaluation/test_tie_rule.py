@@ -54,3 +54,25 @@ def test_competition_ranks_of_a_resampled_board_keep_the_tie_rule():
         expected = rankdata(-rs.tie_canonical(means[:, b]), method="min")
         assert np.array_equal(ranks[:, b], expected)
     assert np.array_equal(ranks[5], ranks[6])
+
+
+def test_rounding_ties_of_entries_of_one_run_count_equals_the_rule_entry_by_entry():
+    """``entries._rounding_ties`` sorts the entries of one run count along rows (issue 27), the others by a lexsort
+    over owners: both say what the rule says entry by entry (two validation scores that differ but tie)."""
+    from evaluation.report.entries import _rounding_ties
+
+    def by_entry(valids):
+        for v in valids:
+            ordered = np.sort(v)
+            if np.any(~_rule_pair_by_pair(ordered)[1:] & (np.diff(ordered) > 0)):
+                return True
+        return False
+
+    rng = np.random.default_rng(5)
+    pool = [0.1, 0.2, 0.3, 0.1 + 0.2, 0.8, 0.1 + 0.7, 7.0, 7.0 * (1 + 0.9e-12), 7.0 * (1 + 1.8e-12), 0.0, -0.0, 1e308]
+    for trial in range(600):
+        runs = int(rng.integers(1, 6))
+        sizes = [runs] * int(rng.integers(1, 6)) if trial % 2 else [int(rng.integers(1, 6)) for _ in range(4)]
+        valids = [rng.choice(pool, size=size) for size in sizes]
+        assert _rounding_ties(valids) == by_entry(valids), valids
+        assert _rounding_ties(valids) == _rounding_ties([*valids, np.array([0.5, 0.25, 0.125][: 1 + trial % 3])])
