@@ -65,12 +65,10 @@ def assign_ranks(rows: list[dict]) -> None:
     block: list[dict] = []
     for position, row in enumerate(rows):
         head = block[0] if block else None
-        letters = set(stats.split_letters(row["groups"]))
-        tie = (
-            head is not None
-            and same_value(row["ranking_value"], head["ranking_value"])
-            and all(letters & set(stats.split_letters(other["groups"])) for other in block)
-        )
+        tie = head is not None and same_value(row["ranking_value"], head["ranking_value"])
+        if tie:  # the letters only where the statistic ties (20,000 rows: issue 27)
+            letters = set(stats.split_letters(row["groups"]))
+            tie = all(letters & set(stats.split_letters(other["groups"])) for other in block)
         if tie and head is not None:  # a tie needs a head
             row["rank"] = head["rank"]
             for member in (*block, row):
@@ -114,12 +112,18 @@ def rank_and_group(rows: list[dict], res, ranks, index: dict[int, int], s: Repor
     narrowed = np.zeros(n, dtype=bool)
     if res is not None and ranks is not None:
         low, high, narrowed = verdict_consistent_ranks(res, low, high)
+    # Python ints and bools of every entry at once, not numpy scalars row by row (20,000 rows: issue 27)
+    rank = [1] * n if ranks is None else np.asarray(ranks.rank).astype(np.int64).tolist()
+    low_, high_, narrowed_ = (np.asarray(a).astype(np.int64).tolist() for a in (low, high, narrowed))
     for row in rows:
         i = index[row["submission_id"]]
-        interval = {"rank": 1 if ranks is None else int(ranks.rank[i]), "low": int(low[i]), "high": int(high[i])}
-        interval["widened"] = bool(narrowed[i]) or not interval["low"] <= row["rank"] <= interval["high"]
-        interval["low"], interval["high"] = min(interval["low"], row["rank"]), max(interval["high"], row["rank"])
-        row["rank_interval"] = interval
+        shown, lo, hi = row["rank"], low_[i], high_[i]
+        row["rank_interval"] = {
+            "rank": rank[i],
+            "low": min(lo, shown),
+            "high": max(hi, shown),
+            "widened": bool(narrowed_[i]) or not lo <= shown <= hi,
+        }
     return rows
 
 
