@@ -70,16 +70,30 @@ def shared_runs(entries: list[EntryRuns], floor: int = 2) -> tuple[list[EntryRun
     common = set(pool[0].run_index.tolist())
     best = enough = (0, 1, set(common))  # one entry alone: nothing to compare
     queues: dict[frozenset, list[int]] = {}
+    sets: dict[bytes, frozenset] = {}  # each distinct run index array's set once (20,000 entries: issue 27)
     for position, e in enumerate(pool[1:], start=1):
-        queues.setdefault(frozenset(e.run_index.tolist()), []).append(position)
+        raw = np.asarray(e.run_index, dtype=np.int64).tobytes()
+        key = sets.get(raw)
+        if key is None:
+            key = sets[raw] = frozenset(e.run_index.tolist())
+        queues.setdefault(key, []).append(position)
     heads = {key: 0 for key in queues}
     while heads:
         key = max(heads, key=lambda q: (len(common & q), -queues[q][heads[q]]))
-        common &= key
-        chosen.append(pool[queues[key][heads[key]]])
-        heads[key] += 1
-        if heads[key] == len(queues[key]):
-            del heads[key]
+        if common <= key and len(common) >= 2:
+            # Every entry holding all the shared runs comes next, in pool order, and keeps them all: the steps one
+            # by one (observations rising) end where one batch does (20,000 entries of 16 runs: 20,000 steps; issue 27)
+            full = [q for q in heads if common <= q]
+            taken = sorted(p for q in full for p in queues[q][heads[q] :])
+            for q in full:
+                del heads[q]
+        else:
+            common &= key
+            taken = [queues[key][heads[key]]]
+            heads[key] += 1
+            if heads[key] == len(queues[key]):
+                del heads[key]
+        chosen += [pool[p] for p in taken]
         if len(common) < 2:
             break
         observations = len(chosen) * (len(chosen) - 1) // 2 * len(common)
