@@ -282,10 +282,13 @@ def _core_table(core: list[EntryRuns], shared: np.ndarray, sign: float) -> tuple
     validation scores, its test scores where it has none (Bajgar et al. 2018, eq. 5/7), None if none has any."""
     # shared ⊆ each core entry's runs: an entry with as many runs has exactly those
     keep = [slice(None) if e.run_index.size == shared.size else np.isin(e.run_index, shared) for e in core]
-    table = np.stack([sign * e.test[k] for e, k in zip(core, keep)])
+    # oriented once for the whole table (one multiply, not one per entry: the same products; issue 27)
+    shape = (len(core), shared.size)  # each entry's shared runs: concatenated, not stacked (np.stack expands each)
+    table = sign * np.concatenate([e.test[k] for e, k in zip(core, keep)]).reshape(shape)
     if not any(e.valid is not None for e in core):
         return table, None
-    return table, np.stack([sign * (e.test if e.valid is None else e.valid)[k] for e, k in zip(core, keep)])
+    keys = [(e.test if e.valid is None else e.valid)[k] for e, k in zip(core, keep)]
+    return table, sign * np.concatenate(keys).reshape(shape)
 
 
 def _mixed_ranks(table, valid, core, alone, chosen: list[EntryRuns], s: ReportSettings, res, few: set[int]):
