@@ -419,30 +419,31 @@ def _sparse_order(n: int, i, j, better, priority: np.ndarray) -> np.ndarray:
     rank[priority] = np.arange(n)
     winners = np.concatenate([i[better[0]], j[better[1]]])
     losers = np.concatenate([j[better[0]], i[better[1]]])
-    beaten_by = np.bincount(losers, minlength=n)
+    beaten_by = np.bincount(losers, minlength=n).tolist()  # Python lists, not numpy scalars entry by entry (issue 27)
     out_edges: dict = {}
     for w, l in zip(winners.tolist(), losers.tolist()):
         out_edges.setdefault(w, []).append(l)
-    heap = [int(rank[e]) for e in range(n) if beaten_by[e] == 0]
+    rank_of, by_rank = rank.tolist(), np.asarray(priority, dtype=np.int64).tolist()
+    heap = [rank_of[e] for e in range(n) if beaten_by[e] == 0]
     heapq.heapify(heap)
-    placed = np.zeros(n, dtype=bool)
+    placed = [False] * n
     order: list[int] = []
     cursor = 0
     while len(order) < n:
-        while heap and placed[priority[heap[0]]]:
+        while heap and placed[by_rank[heap[0]]]:
             heapq.heappop(heap)
         if heap:
-            e = int(priority[heapq.heappop(heap)])
+            e = by_rank[heapq.heappop(heap)]
         else:  # a cycle: the best remaining entry by priority
-            while placed[priority[cursor]]:
+            while placed[by_rank[cursor]]:
                 cursor += 1
-            e = int(priority[cursor])
+            e = by_rank[cursor]
         placed[e] = True
         order.append(e)
         for loser in out_edges.get(e, ()):
             beaten_by[loser] -= 1
             if beaten_by[loser] == 0 and not placed[loser]:
-                heapq.heappush(heap, int(rank[loser]))
+                heapq.heappush(heap, rank_of[loser])
     return np.array(order, dtype=np.int64)
 
 
@@ -466,10 +467,11 @@ def window_letters(frontier: np.ndarray, order: np.ndarray) -> list[str]:
     insert-and-absorb result), lettered in order of their first entry.
     """
     n = order.size
-    starts = [a for a in range(n) if a == 0 or frontier[a] > frontier[a - 1]]
+    front = np.asarray(frontier).tolist()  # Python ints, not numpy scalars position by position (issue 27)
+    starts = [a for a in range(n) if a == 0 or front[a] > front[a - 1]]
     held: list[list[str]] = [[] for _ in range(n)]
     for c, a in enumerate(starts):
-        for pos in range(a, min(n, int(frontier[a]))):
+        for pos in range(a, min(n, int(front[a]))):
             held[pos].append(_letter(c))
     out = [""] * n
     for pos, e in enumerate(order.tolist()):
