@@ -8,6 +8,7 @@ validation score left out of an entry whose other runs have one (:func:`complete
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -196,12 +197,41 @@ def _rounding_ties(valids: list[np.ndarray]) -> bool:
     return bool(np.any(same & ~tie_block_starts(ordered)[1:] & (np.diff(ordered) > 0)))
 
 
+#: The entries :func:`_well_formed` found so whose arrays no one can change in place (:func:`_unchangeable`: the
+#: service's, ``leaderboard.services.reports._entries``), by identity (``EntryRuns`` is frozen, ``eq=False``): a
+#: worker's next update checks only the entries it has not checked yet (20,000 entries: issue 27). Weak: an entry
+#: is forgotten with its last holder. An entry of arrays that can change is checked every time.
+_WELL_FORMED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _unchangeable(array) -> bool:
+    """Whether ``array`` (None: no array) cannot change in place: read-only, as is every array it views, down to
+    memory it owns or immutable ``bytes``."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return False
+        array = array.base
+    return array is None or isinstance(array, bytes)
+
+
 def _well_formed(entries: list[EntryRuns]) -> bool:
     """True when no entry needs anything of :func:`check_entries`'s loop: float64/int64 1-D arrays of one
     length, finite scores, run indices ascending, no outcomes (a board of recipes as the service reads
-    it). Checked on all the entries' runs at once: thousands of entries cost a few numpy calls."""
+    it). Checked on all the entries' runs at once: thousands of entries cost a few numpy calls; those
+    checked before (:data:`_WELL_FORMED`) are not checked again."""
     if not entries or any(e.outcomes is not None for e in entries):
         return False
+    todo = [e for e in entries if e not in _WELL_FORMED]
+    if not todo:
+        return True
+    if not _runs_well_formed(todo):
+        return False
+    _WELL_FORMED.update(e for e in todo if all(_unchangeable(a) for a in (e.test, e.run_index, e.valid)))
+    return True
+
+
+def _runs_well_formed(entries: list[EntryRuns]) -> bool:
+    """:func:`_well_formed`'s checks of the entries' runs, all entries at once."""
     arrays = [(e.test, e.run_index, e.valid) for e in entries]
     for test, index, valid in arrays:
         if not (
