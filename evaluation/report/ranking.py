@@ -96,7 +96,7 @@ def rank_and_group(rows: list[dict], res, ranks, index: dict[int, int], s: Repor
         letters = {rows[0]["submission_id"]: "a"} if rows else {}
     else:
         ids = {i: sid for sid, i in index.items()}
-        rows = [by_id[ids[int(i)]] for i in res.order]
+        rows = [by_id[ids[i]] for i in np.asarray(res.order).tolist()]
         groups = res.groups
         letters = {r["submission_id"]: groups[index[r["submission_id"]]] for r in rows}
     for row in rows:
