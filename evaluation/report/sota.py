@@ -176,9 +176,13 @@ def twin_keys(run_index: list[np.ndarray], tests: list[np.ndarray]) -> list[byte
     for e, key in enumerate(index_keys):
         groups.setdefault(key, []).append(e)
     for key, members in groups.items():
-        table = _rounding_twins_as_copies(np.stack([np.asarray(tests[e], dtype=np.float64) for e in members]))
-        for e, row in zip(members, table, strict=True):
-            keys[e] = key + row.tobytes()
+        # one length per group (its run indices'): concatenated, not stacked row by row (20,000 entries: issue 27)
+        runs = len(key) // 8
+        stacked = np.concatenate([np.asarray(tests[e], dtype=np.float64) for e in members]).reshape(len(members), runs)
+        blob = np.ascontiguousarray(_rounding_twins_as_copies(stacked), dtype=np.float64).tobytes()
+        step = runs * 8
+        for k, e in enumerate(members):
+            keys[e] = key + blob[k * step : (k + 1) * step]
     return keys
 
 
