@@ -83,7 +83,7 @@ def section_sota(
             "submission_id": top["submission_id"],
             "note": "the best entry's runs are all equal (standard error 0)",
         }
-    estimates, ses = (pool_estimate, pool_se) if pool is rows else _mean_columns(rows)
+    estimates, ses = (pool_estimate, pool_se) if pool is rows else _columns_of(rows, pool, pool_estimate, pool_se)
     scored = ~np.isnan(estimates)
     if repeated:
         scored &= np.fromiter((id(r) not in repeated for r in rows), dtype=bool, count=len(rows))
@@ -218,6 +218,21 @@ def _mean_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     pairs = [(mean["estimate"], mean["se"]) for mean in (r["mean"] for r in rows)]
     table = np.array(pairs, dtype=np.float64).reshape(len(rows), 2)
     return table[:, 0], table[:, 1]
+
+
+def _columns_of(
+    rows: list[dict], pool: list[dict], estimate: np.ndarray, se: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_mean_columns` of ``rows``, the rows of ``pool`` (whose columns ``estimate`` and ``se`` are) taken from
+    those columns by identity, only the others read: a recipe section's compared rows are most of its rows, and a
+    pass over 20,000 row dicts costs ~15 ms (issue 27)."""
+    where = {id(r): k for k, r in enumerate(pool)}
+    at = np.array([where.get(id(r), -1) for r in rows], dtype=np.int64)
+    out_estimate, out_se = estimate[np.maximum(at, 0)], se[np.maximum(at, 0)]
+    rest = np.flatnonzero(at < 0)
+    if rest.size:
+        out_estimate[rest], out_se[rest] = _mean_columns([rows[i] for i in rest.tolist()])
+    return out_estimate, out_se
 
 
 def _adjust_binomial(
