@@ -410,6 +410,11 @@ class Submission(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     moderated_at = models.DateTimeField(null=True, blank=True)
+    # Moves whenever one of its runs is inserted, deleted or changed in a column a report reads (the database's
+    # triggers on leaderboard_run, migration 0034: every writer, raw .update() calls too; never a heartbeat), and
+    # never back (a stale save() writes its old value: a trigger keeps the larger). A report update reads the runs
+    # of the submissions whose stamp moved only (selectors.challenge_runs, docs/scale.md, issue 27).
+    runs_stamp = models.BigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-created"]

@@ -7,6 +7,7 @@ Selectors query the database and nothing else; stored files are read by
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import groupby
@@ -358,23 +359,53 @@ class ChallengeRuns:
     ``runs``: rows of :data:`SNAPSHOT_RUN_COLUMNS` by submission and index; ``submissions``: rows of
     :data:`SNAPSHOT_SUBMISSION_COLUMNS` by creation (then id), ``created`` in ISO 8601 and
     ``selected_for_final`` a bool whatever the database.
+
+    ``memos``: what was worked out per submission from its row and runs, kept from one read of the challenge to the
+    next (:func:`challenge_runs`, issue 27): ``{name: {submission id: (its row, its runs, value)}}``, a value reused
+    only where the row and the runs are the very objects it was worked out from (:meth:`per_submission`).
     """
 
     runs: list[tuple]
     submissions: list[tuple]
     _scored: dict = field(default_factory=dict, repr=False, compare=False)  # by column (and "read"), built once
+    _groups: dict | None = field(default=None, repr=False, compare=False)  # each submission's runs, when known
+    memos: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def groups(self) -> dict[int, list[tuple]]:
+        """Each submission's runs (a list per submission, by id), submissions without any absent."""
+        if self._groups is None:
+            object.__setattr__(self, "_groups", {sid: list(g) for sid, g in groupby(self.runs, key=itemgetter(0))})
+        return self._groups  # type: ignore[return-value]
+
+    def per_submission(self, name: str, items, work) -> dict:
+        """``{id: work(row, runs)}`` for each ``(id, row, runs)`` of ``items``, in their order, taking the value kept
+        under ``name`` where ``row`` and ``runs`` are the objects it was worked out from (unchanged submissions keep
+        their objects from one read to the next: :func:`challenge_runs`)."""
+        before, after, out = self.memos.get(name, {}), {}, {}
+        for sid, row, runs in items:
+            old = before.get(sid)
+            if old is not None and old[0] is row and old[1] is runs:
+                value = old[2]
+            else:
+                value = work(row, runs)
+            after[sid] = (row, runs, value)
+            out[sid] = value
+        self.memos[name] = after
+        return out
 
     def scored(self, column: str) -> dict[int, list[tuple]]:
         """Each submission's runs that succeeded with a score in ``column`` (a column of
         :data:`SNAPSHOT_RUN_COLUMNS`), in index order; submissions without any are absent."""
         if column not in self._scored:
             score, status = SNAPSHOT_RUN_COLUMNS.index(column), SNAPSHOT_RUN_COLUMNS.index("status")
-            groups = {}
-            for sid, group in groupby(self.runs, key=itemgetter(0)):
-                kept = [row for row in group if row[status] == RunStatus.SUCCEEDED and row[score] is not None]
-                if kept:
-                    groups[sid] = kept
-            self._scored[column] = groups
+            succeeded = RunStatus.SUCCEEDED
+
+            def kept(_, group):
+                return [row for row in group if row[status] == succeeded and row[score] is not None] or None
+
+            each = self.per_submission(f"scored:{column}", ((sid, None, g) for sid, g in self.groups.items()), kept)
+            self._scored[column] = {sid: group for sid, group in each.items() if group is not None}
         return self._scored[column]
 
     def read_by_reports(self) -> ChallengeRuns:
@@ -389,13 +420,18 @@ class ChallengeRuns:
                 SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")
             )
             succeeded = RunStatus.SUCCEEDED
-            scored = [  # one pass over every run (200,000 on a board of 20,000 entries: ~50 ms)
-                row
-                for row in self.runs
-                if row[status] == succeeded
-                and (row[test] is not None or row[public] is not None or row[private] is not None)
-            ]
-            read = {row[0] for row in scored}
+
+            def scored_runs(_, group):
+                return [
+                    row
+                    for row in group
+                    if row[status] == succeeded
+                    and (row[test] is not None or row[public] is not None or row[private] is not None)
+                ]
+
+            # each submission's scored runs, worked out again for those whose runs changed only (issue 27)
+            scored = self.per_submission("read", ((sid, None, g) for sid, g in self.groups.items()), scored_runs)
+            read = {sid for sid, rows in scored.items() if rows}
             # A cancelled submission is on no board: its scored runs are counted (m, a Ladder step) and nothing else
             # of it is read; a run it left running that failed moved the version, and told when it ended
             # (tests/platform/test_leaks_v6.py).
@@ -407,46 +443,165 @@ class ChallengeRuns:
                 # update when it ran: tests/platform/test_report_collector.py)
                 self._scored["read"] = None
             else:
-                kept = {id(row) for row in scored if row[0] in cancelled}  # a cancelled one's scored runs
+                groups = {
+                    sid: scored[sid] if sid in cancelled else group for sid, group in self.groups.items() if sid in read
+                }
                 self._scored["read"] = ChallengeRuns(
-                    [row for row in self.runs if row[0] in read and (row[0] not in cancelled or id(row) in kept)],
+                    [row for group in groups.values() for row in group],
                     [row for row in self.submissions if row[0] in read],
+                    _groups=groups,
+                    memos=self.memos,
                 )
         read = self._scored["read"]
         return self if read is None else read
 
 
-def challenge_runs(*, challenge: Challenge, submission_ids: set[int] | None = None) -> ChallengeRuns:
-    """One read of the runs and one of the submissions for :class:`ChallengeRuns` (no per-row converters);
-    ``submission_ids``: only these submissions."""
-    only = {} if submission_ids is None else {"submission_id__in": submission_ids}
-    # The challenge's submissions as a subquery, not a join: SQLite then reads each one's runs by the (submission,
-    # index) unique index, already in the order asked for, instead of sorting 200,000 runs in a temporary B-tree
-    # (20,000 entries: 0.24 -> 0.20 s). The same rows in the same order.
-    runs = rows_as_stored(
-        Run.objects.filter(submission_id__in=Submission.objects.filter(challenge=challenge).values("pk"))
-        .filter(**only)
-        .order_by("submission_id", "index")
-        .values_list(*SNAPSHOT_RUN_COLUMNS)
-    )
+#: How many changed submissions an update reads by id at most: more, and it reads every run (one query either way).
+SNAPSHOT_MAX_CHANGED = 500
+#: How many challenges' reads a process keeps (a worker updates the board it updated last most often).
+SNAPSHOT_KEPT_CHALLENGES = 2
+
+
+@dataclass(frozen=True)
+class _KeptRead:
+    """A challenge's runs as :func:`challenge_runs` read them: each submission's ``(created, runs_stamp)`` when its
+    runs were read, and those runs (by submission, in index order; none: absent). Never changed in place."""
+
+    stamps: dict[int, tuple]
+    runs: dict[int, list[tuple]]
+    rows: dict[int, tuple]  # each submission's row as read, and as ChallengeRuns.submissions has it
+    memos: dict  # ChallengeRuns.memos
+
+
+#: Migration 0034's triggers that keep ``Submission.runs_stamp``, by database vendor.
+RUN_STAMP_TRIGGERS = {
+    "sqlite": (
+        "leaderboard_run_stamp_insert",
+        "leaderboard_run_stamp_delete",
+        "leaderboard_run_stamp_update",
+        "leaderboard_submission_stamp_kept",
+    ),
+    "postgresql": ("leaderboard_run_stamp", "leaderboard_submission_stamp_kept"),
+}
+#: The last reads, by (database, challenge id, challenge created): :func:`challenge_runs` reads again only the runs of
+#: submissions new or whose stamp moved (issue 27, docs/scale.md).
+_KEPT_READS: dict[tuple, _KeptRead] = {}
+_KEPT_LOCK = threading.Lock()
+#: What the last :func:`challenge_runs` of a whole challenge read: ("full", None) or ("incremental", the ids whose runs
+#: it read) (tests).
+snapshot_last_read: tuple = ("none", None)
+
+
+def run_stamps_in_force(connection) -> bool:
+    """Whether the database keeps ``Submission.runs_stamp`` (migration 0034's triggers all there): a later
+    migration that rebuilds ``leaderboard_run`` on SQLite drops its triggers, and then every read is a full one."""
+    names = RUN_STAMP_TRIGGERS.get(connection.vendor)
+    if not names:
+        return False
+    if connection.vendor == "sqlite":
+        sql = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (%s)"
+    else:
+        sql = "SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled <> 'D' AND tgname IN (%s)"
+    with connection.cursor() as cursor:
+        cursor.execute(sql % ", ".join(["%s"] * len(names)), list(names))
+        return cursor.fetchone()[0] == len(names)
+
+
+def _runs_read(challenge: Challenge, submission_ids=None) -> list[tuple]:
+    """The runs of ``challenge`` (of ``submission_ids`` only) by submission and index, as stored."""
+    if submission_ids is None:
+        # The challenge's submissions as a subquery, not a join: SQLite then reads each one's runs by the (submission,
+        # index) unique index, already in the order asked for, instead of sorting 200,000 runs in a temporary B-tree
+        # (20,000 entries: 0.24 -> 0.20 s). The same rows in the same order.
+        runs = Run.objects.filter(submission_id__in=Submission.objects.filter(challenge=challenge).values("pk"))
+    else:
+        runs = Run.objects.filter(submission_id__in=submission_ids)
+    return rows_as_stored(runs.order_by("submission_id", "index").values_list(*SNAPSHOT_RUN_COLUMNS))
+
+
+def _submissions_read(
+    challenge: Challenge, submission_ids=None, kept: dict[int, tuple] | None = None
+) -> tuple[list[tuple], dict[int, tuple], dict[int, tuple]]:
+    """:attr:`ChallengeRuns.submissions`, each one's ``(created, runs_stamp)``, and each one's row as read with its
+    row as returned: taken from ``kept`` (the previous read's) where the row read is the same, the very tuple."""
     only = {} if submission_ids is None else {"id__in": submission_ids}
     subs = rows_as_stored(
         Submission.objects.filter(challenge=challenge, **only)
         .order_by("created", "id")
         .annotate(moderated=moderation_in_force())
-        .values_list(*SNAPSHOT_SUBMISSION_COLUMNS)
+        .values_list(*SNAPSHOT_SUBMISSION_COLUMNS, "runs_stamp")
     )
     created, selected = (
         SNAPSHOT_SUBMISSION_COLUMNS.index("created"),
         SNAPSHOT_SUBMISSION_COLUMNS.index("selected_for_final"),
     )
-    return ChallengeRuns(
-        runs,
-        [
-            (*row[:created], stored_datetime_iso(row[created]), bool(row[selected]), *row[selected + 1 :])
-            for row in subs
-        ],
-    )
+    kept = kept or {}
+    rows, stamps, raws = [], {}, {}
+    for raw in subs:
+        sid, row = raw[0], raw[:-1]  # without the stamp
+        old = kept.get(sid)
+        if old is None or old[0] != row:
+            old = (row, (*row[:created], stored_datetime_iso(row[created]), bool(row[selected]), *row[selected + 1 :]))
+        rows.append(old[1])
+        stamps[sid] = (row[created], raw[-1])
+        raws[sid] = old
+    return rows, stamps, raws
+
+
+def challenge_runs(
+    *, challenge: Challenge, submission_ids: set[int] | None = None, reuse: bool = True
+) -> ChallengeRuns:
+    """The challenge's runs and submissions for :class:`ChallengeRuns` (no per-row converters); ``submission_ids``:
+    only these submissions.
+
+    A whole challenge's read keeps its runs (:data:`_KEPT_READS`) and the next reads again only the runs of the
+    submissions new or whose ``runs_stamp`` moved (the database moves it with any change of a run's column read
+    here), merged with the kept ones: the same rows in the same order as a full read (``reuse`` False: one that
+    neither takes nor keeps anything), which it does on any doubt (another database or challenge, the triggers missing). The submissions and their stamps are
+    read first, then the runs: a run changed in between is read with the older stamp, and read again next time
+    (read the other way, a run changed in between would be kept with the new stamp, its change missed for good)."""
+    if submission_ids is not None:
+        subs, _, _ = _submissions_read(challenge, submission_ids)
+        return ChallengeRuns(_runs_read(challenge, submission_ids), subs)
+    global snapshot_last_read
+    connection = connections[Submission.objects.db]
+    key = (connection.alias, str(connection.settings_dict.get("NAME")), challenge.pk, challenge.created.isoformat())
+    kept = _KEPT_READS.get(key) if reuse and run_stamps_in_force(connection) else None
+    subs, stamps, raw = _submissions_read(challenge, None, None if kept is None else kept.rows)
+    changed = None if kept is None else {sid for sid, stamp in stamps.items() if kept.stamps.get(sid) != stamp}
+    if changed is None or len(changed) > SNAPSHOT_MAX_CHANGED:
+        read, changed = _runs_read(challenge), None
+        by_submission = {sid: list(group) for sid, group in groupby(read, key=itemgetter(0))}
+        runs = read
+        if not stamps.keys() >= by_submission.keys():  # a submission created after its stamp was read: not yet
+            by_submission = {sid: group for sid, group in by_submission.items() if sid in stamps}
+            runs = _flat(by_submission)
+    else:
+        fresh = {
+            sid: list(group)
+            for sid, group in groupby(_runs_read(challenge, changed) if changed else [], key=itemgetter(0))
+        }
+        by_submission = {}
+        for sid in sorted(stamps):
+            group = fresh.get(sid) if sid in changed else kept.runs.get(sid)  # type: ignore[union-attr]
+            if group:
+                by_submission[sid] = group
+        runs = _flat(by_submission)
+    memos = {} if changed is None else kept.memos  # type: ignore[union-attr]
+    snapshot_last_read = ("full", None) if changed is None else ("incremental", changed)
+    if not reuse:  # a full read as if nothing were kept: it keeps nothing either
+        return ChallengeRuns(runs, subs, _groups=by_submission, memos=memos)
+    with _KEPT_LOCK:  # a web process's threads read boards too
+        _KEPT_READS.pop(key, None)
+        while len(_KEPT_READS) >= SNAPSHOT_KEPT_CHALLENGES:
+            del _KEPT_READS[next(iter(_KEPT_READS))]  # the oldest read
+        _KEPT_READS[key] = _KeptRead(stamps, by_submission, raw, memos)
+    return ChallengeRuns(runs, subs, _groups=by_submission, memos=memos)
+
+
+def _flat(by_submission: dict[int, list[tuple]]) -> list[tuple]:
+    """The runs of ``by_submission`` (by submission id) in one list."""
+    return [row for group in by_submission.values() for row in group]
 
 
 def submission_read_by_reports(submission: Submission) -> bool:

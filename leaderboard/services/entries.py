@@ -56,25 +56,40 @@ def entry_versions(*, challenge: Challenge, snapshot: ChallengeRuns | None = Non
     )
     kept = [sub for sub in snapshot.submissions if sub[state] != SubmissionStatus.CANCELLED]
     counts: dict[tuple, int] = defaultdict(int)
-    versions: dict[int, Version] = {}
-    scores, valids = itemgetter(score), itemgetter(valid)  # one C call per column of a group, not a generator
+    numbered = []  # (id, (row, its version number), its scored runs) of each one with a scored run
     for sub in kept:
         key = (sub[team], sub[method])
         counts[key] += 1
         group = runs.get(sub[0])
         if group is not None:
-            versions[sub[0]] = Version(
-                sub[0],
-                *key,
-                counts[key],
-                sub[selected],
-                sub[rows] != TestRows.PUBLIC,
-                (tuple(map(scores, group)), tuple(map(valids, group))),
-                sub[kind],
-                bool(sub[moderated]),
-                sub[state] == SubmissionStatus.SCORED and not sub[moderated],
-            )
-    return versions
+            numbered.append((sub[0], (sub, counts[key]), group))
+    scores, valids = itemgetter(score), itemgetter(valid)  # one C call per column of a group, not a generator
+
+    def version(numbered_row, group) -> Version:
+        sub, number = numbered_row
+        return Version(
+            sub[0],
+            sub[team],
+            sub[method],
+            number,
+            sub[selected],
+            sub[rows] != TestRows.PUBLIC,
+            (tuple(map(scores, group)), tuple(map(valids, group))),
+            sub[kind],
+            bool(sub[moderated]),
+            sub[state] == SubmissionStatus.SCORED and not sub[moderated],
+        )
+
+    # Built again only for the submissions whose row, runs or number changed (issue 27: ChallengeRuns.per_submission
+    # compares the objects; a (row, number) pair is a new object each time, so the memo compares its parts).
+    memo = snapshot.memos.get(f"versions:{column}", {})
+    items = []
+    for sid, pair, group in numbered:
+        old = memo.get(sid)
+        if old is not None and old[0][0] is pair[0] and old[0][1] == pair[1]:
+            pair = old[0]
+        items.append((sid, pair, group))
+    return snapshot.per_submission(f"versions:{column}", items, version)
 
 
 def published_version_numbers(versions: dict[int, Version]) -> dict[int, tuple[int, int]]:

@@ -156,32 +156,50 @@ def report_inputs_version(
     nor re-stamp the board (``computed_at``, the ETag), which told a reader when others acted."""
     snapshot = challenge_runs(challenge=challenge) if snapshot is None else snapshot
     read = snapshot.read_by_reports()
-    runs, submissions = read.runs, read.submissions
-    if board == Board.PUBLIC:
-        shows_choices = selection_on_public_board(challenge)
-        if not shows_choices:
-            chosen = SNAPSHOT_SUBMISSION_COLUMNS.index("selected_for_final")
-            submissions = [(*row[:chosen], None, *row[chosen + 1 :]) for row in submissions]
-        # Of each run, what the public board reads: whether it succeeded (not a run starting: queued -> running), its
-        # score on the public board's rows (not the private rows': a host's correction of private labels), its
-        # validation score, its secondary scores (one column, all parts) and its rescores (outcomes that moved).
-        score = SNAPSHOT_RUN_COLUMNS.index(board_fields(challenge, Board.PUBLIC)[0])
-        status, valid, extra, revision = (
-            SNAPSHOT_RUN_COLUMNS.index(c) for c in ("status", "valid_score", "extra_scores", "result_revision")
-        )
-        succeeded = RunStatus.SUCCEEDED
-        runs = [(r[0], r[1], r[status] == succeeded, r[score], r[valid], r[extra], r[revision]) for r in runs]
-    else:
-        shows_choices = None
+    shows_choices = selection_on_public_board(challenge) if board == Board.PUBLIC else None
     digest = hashlib.sha256(report_settings_key(challenge).encode())
     dataset = getattr(challenge, "dataset", None)
     digest.update(repr((getattr(dataset, "version", None), getattr(dataset, "public_mask", None))).encode())
     digest.update(repr((str(board), shows_choices)).encode())
-    # The database's own values (ints, floats, strings, None, booleans), serialised at once by value
-    # (marshal version 2 keeps no references): Django's converters and repr() would cost ten times more.
-    digest.update(marshal.dumps(runs, 2))
-    digest.update(marshal.dumps(submissions, 2))
+    # Each submission read with its runs, as a digest of its own: worked out again only for the submissions whose row
+    # or runs changed (issue 27). The same inputs as one digest of all runs and all rows (each run is its
+    # submission's), so the version moves exactly when that one moved.
+    piece, name = _inputs_piece(challenge, board, shows_choices)
+    groups = read.groups
+    pieces = read.per_submission(name, ((row[0], row, groups.get(row[0], ())) for row in read.submissions), piece)
+    digest.update(b"".join(pieces.values()))
     return digest.hexdigest()
+
+
+def _inputs_piece(challenge: Challenge, board: str, shows_choices: bool | None):
+    """``(piece, name)``: the digest of one submission's row and runs as ``board``'s inputs version reads them,
+    and the name it is kept under (:meth:`selectors.ChallengeRuns.per_submission`)."""
+    if board != Board.PUBLIC:
+
+        def private(row, runs) -> bytes:
+            # The database's own values (ints, floats, strings, None, booleans), serialised at once by value
+            # (marshal version 2 keeps no references): Django's converters and repr() would cost ten times more.
+            return hashlib.sha256(marshal.dumps((row, list(runs)), 2)).digest()
+
+        return private, f"inputs:{board}"
+    chosen = SNAPSHOT_SUBMISSION_COLUMNS.index("selected_for_final")
+    # Of each run, what the public board reads: whether it succeeded (not a run starting: queued -> running), its
+    # score on the public board's rows (not the private rows': a host's correction of private labels), its
+    # validation score, its secondary scores (one column, all parts) and its rescores (outcomes that moved).
+    column = board_fields(challenge, Board.PUBLIC)[0]
+    score = SNAPSHOT_RUN_COLUMNS.index(column)
+    status, valid, extra, revision = (
+        SNAPSHOT_RUN_COLUMNS.index(c) for c in ("status", "valid_score", "extra_scores", "result_revision")
+    )
+    succeeded = RunStatus.SUCCEEDED
+
+    def public(row, runs) -> bytes:
+        if not shows_choices:  # a team's final choice, unless the public board shows it
+            row = (*row[:chosen], None, *row[chosen + 1 :])
+        runs = [(r[0], r[1], r[status] == succeeded, r[score], r[valid], r[extra], r[revision]) for r in runs]
+        return hashlib.sha256(marshal.dumps((row, runs), 2)).digest()
+
+    return public, f"inputs:public:{column}:{shows_choices}"
 
 
 def report_recompute(*, challenge_id: int, force: bool = False) -> Report:

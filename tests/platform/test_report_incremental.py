@@ -97,10 +97,12 @@ def test_the_runs_are_read_once_and_entries_keep_djangos_values(django_assert_ma
     add_entry(challenge, host, "m3", "recipe", 0.7 + 0.001 * np.arange(6))
     snapshot = challenge_runs(challenge=challenge)
     assert len(snapshot.runs) == Run.objects.filter(submission__challenge=challenge).count() == 24
+    add_entry(challenge, host, "m4", "recipe", 0.6 + 0.001 * np.arange(6))  # its runs alone are read (issue 27)
     # 17: the board's history rows (one bulk insert), the recomputation's lease taken (is there a board, the lease,
     # the request cleared) and released (the give-ups ended, the lease): a row of its own (docs/scale.md); 20: the
-    # skeleton's blocks of pairs (the stored keys read, the blocks no longer listed deleted, the new ones written)
-    with django_assert_max_num_queries(20) as queries:
+    # skeleton's blocks of pairs (the stored keys read, the blocks no longer listed deleted, the new ones written);
+    # 21: whether the runs_stamp triggers are there (issue 27)
+    with django_assert_max_num_queries(21) as queries:
         report_recompute(challenge_id=challenge.pk)
     runs_read = [
         q["sql"]

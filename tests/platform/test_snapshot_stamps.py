@@ -1,0 +1,193 @@
+"""Issue 27: a report update reads only the runs of the submissions whose runs changed (``Submission.runs_stamp``,
+bumped by the database's triggers on ``leaderboard_run``), and what it reads equals a full read after every writer.
+
+Each test reads the board once (kept), writes through one path, then checks the next read against a full read and
+that it read the changed submissions' runs only (docs/scale.md, issue 27)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from leaderboard import selectors
+from leaderboard.models import Run, Submission, Team
+from leaderboard.selectors import challenge_runs
+
+from .factories import digits_challenge, make_user
+from .test_report_api import add_entry
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def board():
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=4, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    subs = [add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(4)) for i in range(5)]
+    return challenge, host, subs
+
+
+def _same_as_full(challenge, *, read: set[int] | None = None) -> None:
+    """The kept read equals a full one; ``read``: the submissions whose runs it read (None: not checked)."""
+    incremental = challenge_runs(challenge=challenge)
+    last = selectors.snapshot_last_read
+    full = challenge_runs(challenge=challenge, reuse=False)
+    assert incremental.runs == full.runs
+    assert incremental.submissions == full.submissions
+    # what is worked out per submission and kept across reads (ChallengeRuns.memos) equals it worked out afresh
+    assert _derived(challenge, incremental) == _derived(challenge, full)
+    if read is not None:
+        assert last == ("incremental", read), last
+
+
+def _derived(challenge, snapshot) -> tuple:
+    from leaderboard.services.entries import entry_versions
+    from leaderboard.services.reports import report_inputs_version
+
+    read = snapshot.read_by_reports()
+    return (
+        report_inputs_version(challenge=challenge, snapshot=snapshot),
+        report_inputs_version(challenge=challenge, snapshot=snapshot, board="private"),
+        entry_versions(challenge=challenge, snapshot=snapshot),
+        snapshot.scored("test_score"),
+        snapshot.scored("public_score"),
+        (read.runs, read.submissions),
+    )
+
+
+def _queued(challenge, host, name="late", runs=2) -> Submission:
+    team, _ = Team.objects.get_or_create(name=f"team-{name}")
+    sub = Submission.objects.create(
+        challenge=challenge, team=team, submitted_by=host, kind="recipe", method_name=name, runs_expected=runs
+    )
+    Run.objects.bulk_create([Run(submission=sub, index=i) for i in range(runs)])
+    return sub
+
+
+def test_the_stamps_are_in_force_after_the_migrations():
+    assert selectors.run_stamps_in_force(connection)
+
+
+def test_nothing_changed_reads_no_run(board):
+    challenge, _, _ = board
+    challenge_runs(challenge=challenge)
+    _same_as_full(challenge, read=set())
+
+
+def test_a_new_submission_and_its_runs_are_read_alone(board):
+    challenge, host, _ = board
+    challenge_runs(challenge=challenge)
+    new = add_entry(challenge, host, "newcomer", "recipe", [0.5, 0.6, 0.7, 0.8])
+    _same_as_full(challenge, read={new.pk})
+
+
+def test_a_run_claimed_stored_and_rescored(board):
+    from leaderboard.services.lifecycle import run_claim, run_renew_lease, run_store, run_store_rescored
+
+    challenge, host, _ = board
+    sub = _queued(challenge, host)
+    challenge_runs(challenge=challenge)
+    run = sub.runs.get(index=0)
+    claimed = run_claim(run_id=run.pk, delivery="t1")
+    _same_as_full(challenge, read={sub.pk})
+    stamp = Submission.objects.get(pk=sub.pk).runs_stamp
+    assert run_renew_lease(run_id=run.pk, attempt=claimed.attempts)  # a heartbeat: no write to the submission
+    assert Submission.objects.get(pk=sub.pk).runs_stamp == stamp
+    _same_as_full(challenge, read=set())
+    run_store(run_id=run.pk, attempt=claimed.attempts, status="succeeded", test_score=0.75, valid_score=0.7)
+    _same_as_full(challenge, read={sub.pk})
+    run_store_rescored(run_id=run.pk, test_score=0.76)
+    _same_as_full(challenge, read={sub.pk})
+
+
+def test_a_cancellation_and_a_platform_failure(board):
+    from leaderboard.services.lifecycle import run_fail_for_platform, submission_fail_for_platform
+    from leaderboard.services.submissions import submission_cancel
+
+    challenge, host, _ = board
+    one, two = _queued(challenge, host, "one"), _queued(challenge, host, "two", runs=3)
+    challenge_runs(challenge=challenge)
+    submission_cancel(submission=one, user=host)
+    _same_as_full(challenge, read={one.pk})
+    run_fail_for_platform(run_id=two.runs.get(index=0).pk, reason="lost")  # the janitor's path
+    _same_as_full(challenge, read={two.pk})
+    submission_fail_for_platform(submission_id=two.pk, reason="lost")
+    _same_as_full(challenge, read={two.pk})
+
+
+def test_raw_updates_deletes_and_a_deleted_submission(board):
+    challenge, _, subs = board
+    challenge_runs(challenge=challenge)
+    Run.objects.filter(submission=subs[1], index=2).update(public_score=0.1, extra_scores={"test": {"f1": 0.3}})
+    Run.objects.filter(submission=subs[2], index=3).delete()
+    _same_as_full(challenge, read={subs[1].pk, subs[2].pk})
+    Submission.objects.filter(pk=subs[3].pk).delete()  # with its runs
+    _same_as_full(challenge, read=set())
+    Run.objects.filter(submission=subs[4]).update(result_revision=7)
+    _same_as_full(challenge, read={subs[4].pk})
+
+
+def test_columns_no_report_reads_do_not_stamp(board):
+    challenge, _, subs = board
+    challenge_runs(challenge=challenge)
+    stamp = Submission.objects.get(pk=subs[0].pk).runs_stamp
+    Run.objects.filter(submission=subs[0]).update(log="more", duration_s=3.0, device="cpu", lease_owner="w")
+    assert Submission.objects.get(pk=subs[0].pk).runs_stamp == stamp
+    _same_as_full(challenge, read=set())
+
+
+def test_the_submissions_own_columns_are_read_every_time(board):
+    from leaderboard.services.moderation import submission_moderate
+
+    challenge, host, subs = board
+    challenge_runs(challenge=challenge)
+    Team.objects.filter(pk=subs[0].team_id).update(name="Renamed")
+    Submission.objects.filter(pk=subs[1].pk).update(status="failed", selected_for_final=True)
+    submission_moderate(submission=subs[2], user=host, state="hidden", reason="spam")
+    _same_as_full(challenge, read=set())
+
+
+def test_a_stale_save_of_a_submission_cannot_take_its_stamp_back(board):
+    """Django writes every field of ``save()``: a submission loaded before its runs changed, saved after, must not
+    set the stamp the board read back (then the next change could be missed)."""
+    challenge, _, subs = board
+    stale = Submission.objects.get(pk=subs[0].pk)
+    challenge_runs(challenge=challenge)
+    Run.objects.filter(submission=subs[0], index=0).update(test_score=0.01)
+    stale.save()
+    assert Submission.objects.get(pk=subs[0].pk).runs_stamp > stale.runs_stamp
+    _same_as_full(challenge, read={subs[0].pk})
+
+
+def test_another_challenge_with_the_same_id_is_read_in_full(board):
+    """A kept read is keyed by the database and the challenge's and submissions' creation: ids come back after a
+    rollback (tests) and a recreated challenge must never take another's runs."""
+    challenge, host, _ = board
+    with pytest.raises(RuntimeError), transaction.atomic():
+        challenge_runs(challenge=challenge)
+        raise RuntimeError
+    challenge_runs(challenge=challenge)
+    assert selectors.snapshot_last_read[0] == "incremental"
+    challenge.created = challenge.created.replace(year=2001)
+    challenge_runs(challenge=challenge)
+    assert selectors.snapshot_last_read[0] == "full"
+
+
+def test_a_report_update_after_one_new_submission_reads_its_runs_only(board):
+    from leaderboard.services.reports import report_recompute
+
+    challenge, host, _ = board
+    report_recompute(challenge_id=challenge.pk, force=True)
+    new = add_entry(challenge, host, "newcomer", "recipe", [0.5, 0.6, 0.7, 0.8])
+    report = report_recompute(challenge_id=challenge.pk)
+    assert selectors.snapshot_last_read == ("incremental", {new.pk})
+    assert "newcomer" in {row["method_name"] for row in report.data["entries"]}
+
+
+def test_the_triggers_cover_every_column_a_report_reads():
+    import importlib
+
+    migration = importlib.import_module("leaderboard.migrations.0034_submission_runs_stamp")
+    assert set(selectors.SNAPSHOT_RUN_COLUMNS) <= set(migration.STAMPED_COLUMNS)
+    assert migration.TRIGGERS == selectors.RUN_STAMP_TRIGGERS
