@@ -402,7 +402,8 @@ class ChallengeRuns:
             succeeded = RunStatus.SUCCEEDED
 
             def kept(_, group):
-                return [row for row in group if row[status] == succeeded and row[score] is not None] or None
+                rows = [row for row in group if row[status] == succeeded and row[score] is not None]
+                return group if len(rows) == len(group) else rows or None  # all of them: the list kept, no copy
 
             each = self.per_submission(f"scored:{column}", ((sid, None, g) for sid, g in self.groups.items()), kept)
             self._scored[column] = {sid: group for sid, group in each.items() if group is not None}
@@ -422,12 +423,13 @@ class ChallengeRuns:
             succeeded = RunStatus.SUCCEEDED
 
             def scored_runs(_, group):
-                return [
+                rows = [
                     row
                     for row in group
                     if row[status] == succeeded
                     and (row[test] is not None or row[public] is not None or row[private] is not None)
                 ]
+                return group if len(rows) == len(group) else rows  # all of them: the list kept, no copy
 
             # each submission's scored runs, worked out again for those whose runs changed only (issue 27)
             scored = self.per_submission("read", ((sid, None, g) for sid, g in self.groups.items()), scored_runs)
@@ -458,8 +460,9 @@ class ChallengeRuns:
 
 #: How many changed submissions an update reads by id at most: more, and it reads every run (one query either way).
 SNAPSHOT_MAX_CHANGED = 500
-#: How many challenges' reads a process keeps (a worker updates the board it updated last most often).
-SNAPSHOT_KEPT_CHALLENGES = 2
+#: How many challenges' reads a process keeps (a worker updates the board it updated last most often): each holds
+#: its runs and what was worked out of them (~150 MB for 20,000 entries x 16 runs).
+SNAPSHOT_KEPT_CHALLENGES = 1
 
 
 @dataclass(frozen=True)
