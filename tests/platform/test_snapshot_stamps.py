@@ -191,3 +191,24 @@ def test_the_triggers_cover_every_column_a_report_reads():
     migration = importlib.import_module("leaderboard.migrations.0034_submission_runs_stamp")
     assert set(selectors.SNAPSHOT_RUN_COLUMNS) <= set(migration.STAMPED_COLUMNS)
     assert migration.TRIGGERS == selectors.RUN_STAMP_TRIGGERS
+
+
+def test_a_missing_trigger_or_too_many_changes_read_every_run(board, monkeypatch):
+    """A later migration that rebuilds leaderboard_run on SQLite drops its triggers: then nothing kept is trusted."""
+    challenge, host, subs = board
+    challenge_runs(challenge=challenge)
+    monkeypatch.setattr(selectors, "SNAPSHOT_MAX_CHANGED", 0)
+    add_entry(challenge, host, "newcomer", "recipe", [0.5, 0.6, 0.7, 0.8])
+    challenge_runs(challenge=challenge)
+    assert selectors.snapshot_last_read == ("full", None)
+    monkeypatch.undo()
+    name = (
+        "leaderboard_run_stamp_update" if connection.vendor == "sqlite" else "leaderboard_run_stamp ON leaderboard_run"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TRIGGER {name}")  # rolled back with the test's transaction
+    assert not selectors.run_stamps_in_force(connection)
+    Run.objects.filter(submission=subs[0], index=0).update(test_score=0.2)  # no stamp moves now
+    full = challenge_runs(challenge=challenge, reuse=False)
+    assert challenge_runs(challenge=challenge).runs == full.runs
+    assert selectors.snapshot_last_read == ("full", None)
