@@ -103,7 +103,7 @@ def main() -> None:
             start, cpu = time.perf_counter(), time.process_time()
             if profile:
                 profile.enable()
-            report_recompute(challenge_id=challenge_id)
+            report_recompute(challenge_id=challenge_id, reuse=True)  # as the worker does
             if profile:
                 profile.disable()
                 profile.dump_stats(args.profile)

@@ -410,11 +410,6 @@ class Submission(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     moderated_at = models.DateTimeField(null=True, blank=True)
-    # Moves whenever one of its runs is inserted, deleted or changed in a column a report reads (the database's
-    # triggers on leaderboard_run, migration 0034: every writer, raw .update() calls too; never a heartbeat), and
-    # never back (a stale save() writes its old value: a trigger keeps the larger). A report update reads the runs
-    # of the submissions whose stamp moved only (selectors.challenge_runs, docs/scale.md, issue 27).
-    runs_stamp = models.BigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-created"]
@@ -429,6 +424,27 @@ class Submission(models.Model):
     @property
     def has_ended(self) -> bool:
         return self.status in SUBMISSION_ENDED
+
+
+class RunsStamp(models.Model):
+    """A submission's runs stamp: moves whenever one of its runs is inserted, deleted or changed in a column a report
+    reads (the database's triggers on leaderboard_run, migration 0034: every writer, raw .update() calls too; never a
+    heartbeat). A report update reads the runs of the submissions whose stamp moved only (selectors.challenge_runs,
+    docs/scale.md, issue 27).
+
+    A table of its own, written by the triggers only (Django never saves one; the collector deletes it with its
+    submission), not a column of the submission: a run's writer then never locks the submission's row, which other
+    paths lock before its runs (a lock-order inversion on PostgreSQL), nor contends with the submission's writers.
+    No row (a submission without runs yet): stamp 0. No foreign key constraint: the INSERT trigger upserts it inside
+    the run writer's statement, and the submission's deletion removes it in whatever order with the runs."""
+
+    submission = models.OneToOneField(
+        Submission, primary_key=True, on_delete=models.CASCADE, db_constraint=False, related_name="runs_stamp"
+    )
+    stamp = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"runs stamp {self.stamp} of submission {self.submission_id}"
 
 
 class PredictionFile(models.Model):

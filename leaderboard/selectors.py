@@ -467,7 +467,7 @@ SNAPSHOT_KEPT_CHALLENGES = 1
 
 @dataclass(frozen=True)
 class _KeptRead:
-    """A challenge's runs as :func:`challenge_runs` read them: each submission's ``(created, runs_stamp)`` when its
+    """A challenge's runs as :func:`challenge_runs` read them: each submission's ``(created, runs stamp)`` when its
     runs were read, and those runs (by submission, in index order; none: absent). Never changed in place."""
 
     stamps: dict[int, tuple]
@@ -476,15 +476,14 @@ class _KeptRead:
     memos: dict  # ChallengeRuns.memos
 
 
-#: Migration 0034's triggers that keep ``Submission.runs_stamp``, by database vendor.
+#: Migration 0034's triggers that keep the runs stamps (``RunsStamp``), by database vendor.
 RUN_STAMP_TRIGGERS = {
     "sqlite": (
         "leaderboard_run_stamp_insert",
         "leaderboard_run_stamp_delete",
         "leaderboard_run_stamp_update",
-        "leaderboard_submission_stamp_kept",
     ),
-    "postgresql": ("leaderboard_run_stamp", "leaderboard_submission_stamp_kept"),
+    "postgresql": ("leaderboard_run_stamp",),
 }
 #: The last reads, by (database, challenge id, challenge created): :func:`challenge_runs` reads again only the runs of
 #: submissions new or whose stamp moved (issue 27, docs/scale.md).
@@ -496,7 +495,7 @@ snapshot_last_read: tuple = ("none", None)
 
 
 def run_stamps_in_force(connection) -> bool:
-    """Whether the database keeps ``Submission.runs_stamp`` (migration 0034's triggers all there): a later
+    """Whether the database keeps the runs stamps (``RunsStamp``, migration 0034's triggers all there): a later
     migration that rebuilds ``leaderboard_run`` on SQLite drops its triggers, and then every read is a full one."""
     names = RUN_STAMP_TRIGGERS.get(connection.vendor)
     if not names:
@@ -525,14 +524,15 @@ def _runs_read(challenge: Challenge, submission_ids=None) -> list[tuple]:
 def _submissions_read(
     challenge: Challenge, submission_ids=None, kept: dict[int, tuple] | None = None
 ) -> tuple[list[tuple], dict[int, tuple], dict[int, tuple]]:
-    """:attr:`ChallengeRuns.submissions`, each one's ``(created, runs_stamp)``, and each one's row as read with its
+    """:attr:`ChallengeRuns.submissions`, each one's ``(created, runs stamp)``, and each one's row as read with its
     row as returned: taken from ``kept`` (the previous read's) where the row read is the same, the very tuple."""
     only = {} if submission_ids is None else {"id__in": submission_ids}
     subs = rows_as_stored(
         Submission.objects.filter(challenge=challenge, **only)
         .order_by("created", "id")
         .annotate(moderated=moderation_in_force())
-        .values_list(*SNAPSHOT_SUBMISSION_COLUMNS, "runs_stamp")
+        .annotate(stamp=Coalesce("runs_stamp__stamp", 0))  # a LEFT JOIN: no row (no run yet) reads 0
+        .values_list(*SNAPSHOT_SUBMISSION_COLUMNS, "stamp")
     )
     created, selected = (
         SNAPSHOT_SUBMISSION_COLUMNS.index("created"),
@@ -552,17 +552,19 @@ def _submissions_read(
 
 
 def challenge_runs(
-    *, challenge: Challenge, submission_ids: set[int] | None = None, reuse: bool = True
+    *, challenge: Challenge, submission_ids: set[int] | None = None, reuse: bool = False
 ) -> ChallengeRuns:
     """The challenge's runs and submissions for :class:`ChallengeRuns` (no per-row converters); ``submission_ids``:
     only these submissions.
 
-    A whole challenge's read keeps its runs (:data:`_KEPT_READS`) and the next reads again only the runs of the
-    submissions new or whose ``runs_stamp`` moved (the database moves it with any change of a run's column read
-    here), merged with the kept ones: the same rows in the same order as a full read (``reuse`` False: one that
-    neither takes nor keeps anything), which it does on any doubt (another database or challenge, the triggers missing). The submissions and their stamps are
-    read first, then the runs: a run changed in between is read with the older stamp, and read again next time
-    (read the other way, a run changed in between would be kept with the new stamp, its change missed for good)."""
+    ``reuse`` (the report worker's update only, ``services.reports``): a whole challenge's read keeps its runs
+    (:data:`_KEPT_READS`, ~140 MB on 20,000 entries x 16 runs) and the next reads again only the runs of the
+    submissions new or whose runs stamp moved (``RunsStamp``: the database moves it with any change of a run's column
+    read here), merged with the kept ones: the same rows in the same order as a full read, which it does on any doubt
+    (another database or challenge, the triggers missing). Without ``reuse`` (the default: web processes, pages,
+    exports) a full read that neither takes nor keeps anything. The submissions and their stamps are read first, then
+    the runs: a run changed in between is read with the older stamp, and read again next time (read the other way, a
+    run changed in between would be kept with the new stamp, its change missed for good)."""
     if submission_ids is not None:
         subs, _, _ = _submissions_read(challenge, submission_ids)
         return ChallengeRuns(_runs_read(challenge, submission_ids), subs)
@@ -592,7 +594,7 @@ def challenge_runs(
         runs = _flat(by_submission)
     memos = {} if changed is None else kept.memos  # type: ignore[union-attr]
     snapshot_last_read = ("full", None) if changed is None else ("incremental", changed)
-    if not reuse:  # a full read as if nothing were kept: it keeps nothing either
+    if not reuse:  # a full read, nothing kept: a web process must not hold a board's runs
         return ChallengeRuns(runs, subs, _groups=by_submission, memos=memos)
     with _KEPT_LOCK:  # a web process's threads read boards too
         _KEPT_READS.pop(key, None)

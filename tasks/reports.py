@@ -11,4 +11,4 @@ def _gave_up(challenge_id: int, *, reason: str) -> None:
 
 @platform_task(name="tasks.reports.recompute_report", give_up=_gave_up)
 def recompute_report(challenge_id: int) -> None:
-    report_recompute(challenge_id=challenge_id)
+    report_recompute(challenge_id=challenge_id, reuse=True)  # the worker keeps its last read (issue 27)

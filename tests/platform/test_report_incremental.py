@@ -93,7 +93,7 @@ def test_the_runs_are_read_once_and_entries_keep_djangos_values(django_assert_ma
     for e in entries:
         assert e.created == Submission.objects.get(pk=e.id).created.isoformat()
     assert stored_datetime_iso("2026-11-24 03:58:12") == "2026-11-24T03:58:12+00:00"
-    report_recompute(challenge_id=challenge.pk, force=True)
+    report_recompute(challenge_id=challenge.pk, force=True, reuse=True)  # the worker's, kept
     add_entry(challenge, host, "m3", "recipe", 0.7 + 0.001 * np.arange(6))
     snapshot = challenge_runs(challenge=challenge)
     assert len(snapshot.runs) == Run.objects.filter(submission__challenge=challenge).count() == 24
@@ -101,9 +101,9 @@ def test_the_runs_are_read_once_and_entries_keep_djangos_values(django_assert_ma
     # 17: the board's history rows (one bulk insert), the recomputation's lease taken (is there a board, the lease,
     # the request cleared) and released (the give-ups ended, the lease): a row of its own (docs/scale.md); 20: the
     # skeleton's blocks of pairs (the stored keys read, the blocks no longer listed deleted, the new ones written);
-    # 21: whether the runs_stamp triggers are there (issue 27)
+    # 21: whether the runs stamp triggers are there (issue 27)
     with django_assert_max_num_queries(21) as queries:
-        report_recompute(challenge_id=challenge.pk)
+        report_recompute(challenge_id=challenge.pk, reuse=True)
     runs_read = [
         q["sql"]
         for q in queries.captured_queries
@@ -171,7 +171,7 @@ def test_an_update_rewrites_the_report_s_row_twice_the_request_cleared_and_the_n
     challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
     for i in range(3):
         add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
-    report_recompute(challenge_id=challenge.pk, force=True)
+    report_recompute(challenge_id=challenge.pk, force=True, reuse=True)  # the worker's, kept
     add_entry(challenge, host, "m3", "recipe", 0.7 + 0.001 * np.arange(6))
     report_request(challenge_id=challenge.pk)
     rewritten = []
