@@ -259,7 +259,7 @@ def test_a_report_update_after_one_new_submission_reads_its_runs_only(board):
 def test_the_triggers_cover_every_column_a_report_reads():
     import importlib
 
-    migration = importlib.import_module("leaderboard.migrations.0034_runs_stamp")
+    migration = importlib.import_module("leaderboard.migrations.0035_runs_stamp")
     assert set(selectors.SNAPSHOT_RUN_COLUMNS) <= set(migration.STAMPED_COLUMNS)
     assert migration.TRIGGERS == selectors.RUN_STAMP_TRIGGERS
 
@@ -292,7 +292,7 @@ def test_the_submissions_before_the_migration_get_a_stamp_their_runs_move():
     from django.db.migrations.executor import MigrationExecutor
 
     executor = MigrationExecutor(connection)
-    old = [("leaderboard", "0033_report_lease_own_row")]
+    old = [("leaderboard", "0034_report_piece")]
     executor.migrate(old)
     apps = executor.loader.project_state(old).apps
     user = apps.get_model("auth", "User").objects.create(username="old-host")

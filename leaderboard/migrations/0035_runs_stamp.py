@@ -114,7 +114,7 @@ def triggers_drop(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("leaderboard", "0033_report_lease_own_row"),
+        ("leaderboard", "0034_report_piece"),
     ]
 
     operations = [
