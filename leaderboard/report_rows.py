@@ -19,6 +19,7 @@ data``, keys aside from their order); plain dicts, no Django.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Mapping
 from itertools import chain
@@ -53,8 +54,12 @@ ROW_TABLE = "row_table"
 #: adjusted level and p-value, the interval at that level): they stay in the skeleton, whole.
 TABLE_MOVING = ("low", "high", "pvalue", "level")
 
-#: The key of a stored comparison table that lists its blocks (``keys``, in order) and its keys' order (``order``).
+#: The key of a stored comparison table that lists its blocks (``keys``, in order), its keys' order (``order``) and its
+#: :data:`TABLE_MOVING` columns stored packed (``packed``, :func:`_pack`).
 PAIR_BLOCKS = "pair_blocks"
+
+#: Codes of a packed column by how many distinct values it takes (more than a quarter of its length: float64 as is).
+_CODES = ((256, "<u1"), (65_536, "<u2"), (2**32, "<u4"))
 
 #: Pairs per block on average: a block ends after each pair whose (A, B) hashes to 0 modulo this, so that a block is a
 #: function of its pairs only (a pair added or removed changes its own block, not the blocks after it).
@@ -175,8 +180,40 @@ def _table_blocks(table: dict, pieces: dict[str, dict]) -> dict:
         pieces[key] = block
         keys.append(key)
     stub = {key: value for key, value in table.items() if key not in columns}
-    stub[PAIR_BLOCKS] = {"keys": keys, "order": list(table)}
+    packed = {key: value for key in TABLE_MOVING if key in stub and (value := _pack(stub[key], n)) is not None}
+    stub.update(packed)
+    stub[PAIR_BLOCKS] = {"keys": keys, "order": list(table), "packed": list(packed)}
     return stub
+
+
+def _pack(values, n: int) -> dict | None:
+    """A column of ``n`` finite floats as binary float64 (``{"f8": base64}``), or its distinct values and one code per
+    value (``{"values": base64 of float64, "codes": base64, "code": dtype}``) where they are few (the level and
+    p-value); None for any other column (an int, a None, a NaN: stored as JSON, as before). Little-endian; the bits
+    themselves are compared, so -0.0 stays -0.0 (:func:`_unpack` gives back the very floats, 6.5 of the 10.3 MB
+    skeleton's JSON text on the 20,000-entry board, docs/scale.md)."""
+    if not isinstance(values, list) or len(values) != n or not n or set(map(type, values)) != {float}:
+        return None
+    array = np.array(values, dtype="<f8")
+    if not np.isfinite(array).all():
+        return None
+    distinct, codes = np.unique(array.view("<u8"), return_inverse=True)
+    code = next((dtype for most, dtype in _CODES if len(distinct) <= most), None)
+    if code is None or len(distinct) > n // 4:
+        return {"f8": base64.b64encode(array.tobytes()).decode()}
+    return {
+        "values": base64.b64encode(distinct.tobytes()).decode(),
+        "codes": base64.b64encode(codes.reshape(-1).astype(code).tobytes()).decode(),
+        "code": code,
+    }
+
+
+def _unpack(packed: Mapping) -> list[float]:
+    """The floats :func:`_pack` packed."""
+    if "f8" in packed:
+        return np.frombuffer(base64.b64decode(packed["f8"]), dtype="<f8").tolist()
+    values = np.frombuffer(base64.b64decode(packed["values"]), dtype="<f8")
+    return values[np.frombuffer(base64.b64decode(packed["codes"]), dtype=packed["code"])].tolist()
 
 
 def piece_keys(skeleton: Mapping) -> list[str]:
@@ -218,7 +255,10 @@ def skeleton_join(skeleton: Mapping, pieces: Mapping[str, dict]) -> dict:
 
 def _table_join(stub: Mapping, pieces: Mapping[str, dict]) -> dict:
     blocks = [pieces[key] for key in stub[PAIR_BLOCKS]["keys"]]
+    packed = set(stub[PAIR_BLOCKS].get("packed", ()))  # none in a skeleton stored before the packing
     return {
-        key: stub[key] if key in stub else list(chain.from_iterable(block[key] for block in blocks))
+        key: (_unpack(stub[key]) if key in packed else stub[key])
+        if key in stub
+        else list(chain.from_iterable(block[key] for block in blocks))
         for key in stub[PAIR_BLOCKS]["order"]
     }
