@@ -208,6 +208,11 @@ def test_the_moving_columns_are_stored_packed_and_read_back_bit_for_bit():
     back = joined["sections"][0]["comparison_table"]
     assert all(type(v) is float for k in TABLE_MOVING for v in back[k])
     assert np.array_equal(np.array(back["low"]).view(np.uint64), np.array(table["low"]).view(np.uint64))
+    older = orjson.loads(text)  # as 0034 stored it: the columns as JSON, no "packed"
+    stub = older["sections"][0]["comparison_table"]
+    stub.update({key: table[key] for key in TABLE_MOVING})
+    del stub[PAIR_BLOCKS]["packed"]
+    assert orjson.dumps(skeleton_join(older, pieces)) == orjson.dumps(skeleton)
     for mixed in ([0.5] * (n - 1) + [1], [0.5] * (n - 1) + [None], [0.5] * (n - 1) + [float("nan")]):
         other = {"sections": [{"comparison_table": {**table, "low": mixed}}]}
         kept, parts = skeleton_pieces(other)
