@@ -51,7 +51,8 @@ ROW_TABLE = "row_table"
 
 
 #: Columns of a comparison table that an update after one new entry moves for every pair (the family size moved: the
-#: adjusted level and p-value, the interval at that level): they stay in the skeleton, whole.
+#: adjusted level and p-value, the interval at that level): they stay in the skeleton, whole, as binary float64 where
+#: they are all finite floats (:func:`_pack`).
 TABLE_MOVING = ("low", "high", "pvalue", "level")
 
 #: The key of a stored comparison table that lists its blocks (``keys``, in order), its keys' order (``order``) and its
