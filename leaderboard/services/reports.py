@@ -910,32 +910,37 @@ def _entries(
 
 #: The entries this process built last for the board of each kind it updated last (:func:`report_entries`,
 #: :func:`_keep_last`), by (challenge, board, score column):
-#: {submission id: (its submission row and runs as marshalled, its EntryRuns)}. A recipe entry without secondary
+#: {submission id: (its submission row, its runs, its EntryRuns)}. A recipe entry without secondary
 #: metrics is a function of these rows alone (:func:`_entries`): an update builds only the entries whose rows moved
 #: (docs/scale.md). The arrays are read-only (:func:`_entries`); replaced whole, never changed in place.
-_BUILT: dict[tuple, dict[int, tuple[bytes, EntryRuns]]] = {}
+_BUILT: dict[tuple, dict[int, tuple[tuple, list, EntryRuns]]] = {}
 
 
 def _entries_reused(
     key: tuple, about: dict, runs: dict, score: int, outcomes: dict, secondary: dict
 ) -> list[EntryRuns]:
     """:func:`_entries` of ``runs``, taking from :data:`_BUILT` each recipe entry whose submission row and runs are
-    those it was built from, byte for byte (marshal: -0.0 is not 0.0, nor 1 1.0; a NaN equals itself)."""
+    those it was built from: the very objects (a worker's kept read hands back an unchanged submission's row tuple and
+    runs list, never changed in place: ``selectors.challenge_runs(reuse=True)``), else equal byte for byte (marshal:
+    -0.0 is not 0.0, nor 1 1.0; a NaN equals itself), as a full read's new objects are."""
     before, rows, kept, todo = _BUILT.get(key, {}), {}, {}, {}
-    kind = SNAPSHOT_SUBMISSION_COLUMNS.index("kind")
+    kind, recipe = SNAPSHOT_SUBMISSION_COLUMNS.index("kind"), SubmissionKind.RECIPE
     for sid, group in runs.items():
-        old = before.get(sid)
-        if about[sid][kind] != SubmissionKind.RECIPE or sid in secondary:  # outcomes, secondary scores: built
+        row = about[sid]
+        if row[kind] != recipe or sid in secondary:  # outcomes, secondary scores: built
             todo[sid] = group
             continue
-        rows[sid] = raw = marshal.dumps((about[sid], group), 2)
-        if old is not None and old[0] == raw:
-            kept[sid] = old[1]
+        rows[sid] = row, group
+        old = before.get(sid)
+        if old is not None and (
+            (old[0] is row and old[1] is group) or marshal.dumps(old[:2], 2) == marshal.dumps((row, group), 2)
+        ):
+            kept[sid] = old[2]
         else:
             todo[sid] = group
     built = {e.id: e for e in _entries(about, todo, score, outcomes, secondary)}
     entries = [kept[sid] if sid in kept else built[sid] for sid in runs]
-    _keep_last(_BUILT, key, {sid: (raw, kept[sid] if sid in kept else built[sid]) for sid, raw in rows.items()})
+    _keep_last(_BUILT, key, {sid: (*pair, kept[sid] if sid in kept else built[sid]) for sid, pair in rows.items()})
     return entries
 
 

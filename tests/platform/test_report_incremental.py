@@ -352,6 +352,68 @@ def test_an_update_builds_only_the_entries_whose_rows_moved():
         assert a is not b and entry_fingerprint(a) == entry_fingerprint(b)
 
 
+def test_a_kept_read_reuses_unchanged_entries_by_identity_and_never_a_changed_one(monkeypatch):
+    """With the worker's kept read (challenge_runs(reuse=True)) an unchanged submission's row and runs are the very
+    objects of the last update: its entry is reused without marshalling anything; a submission whose run was rescored,
+    renamed or whose run was deleted is built again, equal to a build from nothing; rows and runs that are new objects
+    (a full read) are compared byte for byte: 0.0 -> -0.0 is built again (issue 27)."""
+    import marshal
+
+    from django.db.models import F
+
+    from evaluation.report import entry_fingerprint
+    from leaderboard.models import Run, Team
+    from leaderboard.selectors import SNAPSHOT_RUN_COLUMNS, challenge_runs
+    from leaderboard.services import reports
+
+    host = make_user("host")
+    challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7)
+    for i in range(4):
+        add_entry(challenge, host, f"m{i}", "recipe", 0.8 - 0.01 * i + 0.001 * np.arange(6))
+    reports._BUILT.clear()
+
+    def entries():
+        return reports.report_entries(challenge=challenge, snapshot=challenge_runs(challenge=challenge, reuse=True))[0]
+
+    first = entries()
+    dumps: list = []
+    counted = type("Marshal", (), {"dumps": staticmethod(lambda *a: dumps.append(a) or marshal.dumps(*a))})
+    monkeypatch.setattr(reports, "marshal", counted)
+    again = entries()
+    assert all(a is b for a, b in zip(first, again, strict=True)) and dumps == []
+    rescored, renamed, deleted = first[0].id, first[1].id, first[2].id
+    Run.objects.filter(submission_id=rescored, index=0).update(test_score=F("test_score") + 1e-9)
+    Team.objects.filter(submissions__id=renamed).update(name="The Renamed")
+    Run.objects.filter(submission_id=deleted, index=5).delete()
+    moved = entries()
+    assert [a is b for a, b in zip(first, moved, strict=True)] == [False, False, False, True]
+    reports._BUILT.clear()
+    fresh = entries()
+    for a, b in zip(moved, fresh, strict=True):
+        assert a is not b and entry_fingerprint(a) == entry_fingerprint(b)
+
+    # new objects, equal as numbers, not as bytes (SQLite stores -0.0 as 0.0: made here by hand)
+    snapshot = challenge_runs(challenge=challenge)
+    about = {row[0]: row for row in snapshot.submissions}
+    score = SNAPSHOT_RUN_COLUMNS.index("test_score")
+    key = ("test", "public", score)
+
+    def runs_with(value):
+        runs = {sid: [tuple(r) for r in group] for sid, group in snapshot.groups.items()}
+        sid = next(iter(runs))
+        runs[sid][0] = (*runs[sid][0][:score], value, *runs[sid][0][score + 1 :])
+        return sid, runs
+
+    sid, zero = runs_with(0.0)
+    built = reports._entries_reused(key, dict(about), zero, score, {}, {})
+    same = reports._entries_reused(key, {k: tuple(v) for k, v in about.items()}, runs_with(0.0)[1], score, {}, {})
+    assert all(a is b for a, b in zip(built, same, strict=True))
+    negative = reports._entries_reused(key, dict(about), runs_with(-0.0)[1], score, {}, {})
+    assert [e.id == sid for e in negative] == [a is not b for a, b in zip(same, negative, strict=True)]
+    assert math.copysign(1.0, negative[0].test[0]) == -1.0
+    reports._BUILT.clear()
+
+
 def test_a_worker_keeps_the_entries_of_the_board_it_updated_last_only():
     """_BUILT and _PRINTS kept every board a worker ever updated (one board's entries each); now the last of each
     kind, as _STORED: a second challenge's update drops the first's."""
