@@ -118,6 +118,12 @@ TABLE_COLUMNS = (
 )
 
 
+#: A pair's verdict by its code in :func:`comparison_table`.
+_VERDICTS = np.array(
+    ["a_better", "b_better", "not_meaningful", "not_significant_after_correction", "not_significant"], dtype=object
+)
+
+
 def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inversions=(), methods=None) -> dict:
     """Every compared pair, A the entry shown higher, in display order, as one table of columns.
 
@@ -146,13 +152,12 @@ def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inv
     p, low, high = np.where(f, 1.0 - p, p), np.where(f, 1.0 - high, low), np.where(f, 1.0 - low, high)
     sig_a, sig_b = sc.significant[d, t], sc.significant[1 - d, t]
     better_a, better_b = sc.better[d, t], sc.better[1 - d, t]
-    verdict = np.select(
-        [better_a, better_b, sig_a | sig_b, sc.pvalue_raw[t] < sc.alpha],
-        ["a_better", "b_better", "not_meaningful", "not_significant_after_correction"],
-        "not_significant",
-    )
+    # the verdicts and winners as Python objects picked by index, not 120,000 strings and a list pass (issue 27)
+    verdict = _VERDICTS[np.select([better_a, better_b, sig_a | sig_b, sc.pvalue_raw[t] < sc.alpha], [0, 1, 2, 3], 4)]
     a, b = ids[a_idx].tolist(), ids[b_idx].tolist()
-    better = np.where(better_a, ids[a_idx], np.where(better_b, ids[b_idx], -1)).tolist()
+    decided = better_a | better_b
+    better = np.full(t.size, None, dtype=object)
+    better[decided] = np.where(better_a, ids[a_idx], ids[b_idx])[decided].tolist()
     return {
         "section": kind,
         "size": int(t.size),
@@ -168,7 +173,7 @@ def comparison_table(rows: list[dict], sc, index: dict[int, int], kind: str, inv
         "reverse_significant": sig_b.tolist(),
         "reverse_meaningful": sc.meaningful[1 - d, t].tolist(),
         "verdict": verdict.tolist(),
-        "better": [None if x < 0 else x for x in better],
+        "better": better.tolist(),
         "level": _finite_list(sc.level[t]) if sc.level is not None else [None] * t.size,
         "method": (
             [str(methods[i, j]) for i, j in zip(a_idx.tolist(), b_idx.tolist())]
