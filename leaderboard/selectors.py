@@ -370,6 +370,9 @@ class ChallengeRuns:
     _scored: dict = field(default_factory=dict, repr=False, compare=False)  # by column (and "read"), built once
     _groups: dict | None = field(default=None, repr=False, compare=False)  # each submission's runs, when known
     memos: dict = field(default_factory=dict, repr=False, compare=False)
+    #: Whether the rows and runs are the worker's kept read (``reuse``), held between updates anyway: only then may a
+    #: reader keep them by reference (``services.reports._entries_reused``).
+    kept: bool = field(default=False, compare=False)
 
     @property
     def groups(self) -> dict[int, list[tuple]]:
@@ -453,6 +456,7 @@ class ChallengeRuns:
                     [row for row in self.submissions if row[0] in read],
                     _groups=groups,
                     memos=self.memos,
+                    kept=self.kept,
                 )
         read = self._scored["read"]
         return self if read is None else read
@@ -601,7 +605,7 @@ def challenge_runs(
         while len(_KEPT_READS) >= SNAPSHOT_KEPT_CHALLENGES:
             del _KEPT_READS[next(iter(_KEPT_READS))]  # the oldest read
         _KEPT_READS[key] = _KeptRead(stamps, by_submission, raw, memos)
-    return ChallengeRuns(runs, subs, _groups=by_submission, memos=memos)
+    return ChallengeRuns(runs, subs, _groups=by_submission, memos=memos, kept=True)
 
 
 def _flat(by_submission: dict[int, list[tuple]]) -> list[tuple]:

@@ -799,7 +799,8 @@ def report_entries(
     secondary = _secondary_runs(challenge, part, runs, predictions)
     score = SNAPSHOT_RUN_COLUMNS.index(score_field)
     if submission_ids is None:  # a whole board: the entries whose rows did not move are those built last
-        entries = _entries_reused((challenge.pk, str(board), score), about, runs, score, outcomes, secondary)
+        key = (challenge.pk, str(board), score)
+        entries = _entries_reused(key, about, runs, score, outcomes, secondary, by_reference=snapshot.kept)
     else:
         entries = _entries(about, runs, score, outcomes, secondary)
     if board == Board.PUBLIC and challenge.feedback == Feedback.ROUNDED:
@@ -909,20 +910,21 @@ def _entries(
 
 
 #: The entries this process built last for the board of each kind it updated last (:func:`report_entries`,
-#: :func:`_keep_last`), by (challenge, board, score column):
-#: {submission id: (its submission row, its runs, its EntryRuns)}. A recipe entry without secondary
-#: metrics is a function of these rows alone (:func:`_entries`): an update builds only the entries whose rows moved
-#: (docs/scale.md). The arrays are read-only (:func:`_entries`); replaced whole, never changed in place.
-_BUILT: dict[tuple, dict[int, tuple[tuple, list, EntryRuns]]] = {}
+#: :func:`_keep_last`), by (challenge, board, score column): {submission id: (its submission row, its runs, its
+#: EntryRuns)} where they came from the worker's kept read (held between updates anyway), else {submission id: (the row
+#: and runs as marshalled, None, its EntryRuns)}: a web process's read is not held by reference. A recipe entry without
+#: secondary metrics is a function of these rows alone (:func:`_entries`): an update builds only the entries whose rows
+#: moved (docs/scale.md). The arrays are read-only (:func:`_entries`); replaced whole, never changed in place.
+_BUILT: dict[tuple, dict[int, tuple[Any, list | None, EntryRuns]]] = {}
 
 
 def _entries_reused(
-    key: tuple, about: dict, runs: dict, score: int, outcomes: dict, secondary: dict
+    key: tuple, about: dict, runs: dict, score: int, outcomes: dict, secondary: dict, by_reference: bool = False
 ) -> list[EntryRuns]:
     """:func:`_entries` of ``runs``, taking from :data:`_BUILT` each recipe entry whose submission row and runs are
-    those it was built from: the very objects (a worker's kept read hands back an unchanged submission's row tuple and
-    runs list, never changed in place: ``selectors.challenge_runs(reuse=True)``), else equal byte for byte (marshal:
-    -0.0 is not 0.0, nor 1 1.0; a NaN equals itself), as a full read's new objects are."""
+    those it was built from: the very objects (the worker's kept read, ``by_reference``, hands back an unchanged
+    submission's row tuple and runs list, never changed in place: ``selectors.challenge_runs(reuse=True)``), else equal
+    byte for byte (marshal: -0.0 is not 0.0, nor 1 1.0; a NaN equals itself), as a full read's new objects are."""
     before, rows, kept, todo = _BUILT.get(key, {}), {}, {}, {}
     kind, recipe = SNAPSHOT_SUBMISSION_COLUMNS.index("kind"), SubmissionKind.RECIPE
     for sid, group in runs.items():
@@ -930,11 +932,13 @@ def _entries_reused(
         if row[kind] != recipe or sid in secondary:  # outcomes, secondary scores: built
             todo[sid] = group
             continue
-        rows[sid] = row, group
         old = before.get(sid)
-        if old is not None and (
-            (old[0] is row and old[1] is group) or marshal.dumps(old[:2], 2) == marshal.dumps((row, group), 2)
-        ):
+        if old is not None and old[1] is group and old[0] is row:  # only a kept read's objects are held
+            rows[sid], kept[sid] = (row, group), old[2]
+            continue
+        raw = marshal.dumps((row, group), 2)
+        rows[sid] = (row, group) if by_reference else (raw, None)
+        if old is not None and (old[0] if old[1] is None else marshal.dumps(old[:2], 2)) == raw:
             kept[sid] = old[2]
         else:
             todo[sid] = group

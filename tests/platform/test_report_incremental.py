@@ -391,6 +391,15 @@ def test_a_kept_read_reuses_unchanged_entries_by_identity_and_never_a_changed_on
     fresh = entries()
     for a, b in zip(moved, fresh, strict=True):
         assert a is not b and entry_fingerprint(a) == entry_fingerprint(b)
+    # a plain read (a web process's) is equal, not the same objects: compared by bytes, and kept as bytes only (its
+    # 20,000 submissions' runs are not held by reference between requests)
+    (built,) = reports._BUILT.values()
+    assert all(isinstance(row, tuple) and isinstance(runs, list) for row, runs, _ in built.values())
+    plain, _ = reports.report_entries(challenge=challenge)
+    assert all(a is b for a, b in zip(fresh, plain, strict=True))
+    (built,) = reports._BUILT.values()
+    assert all(isinstance(raw, bytes) and runs is None for raw, runs, _ in built.values())
+    assert all(a is b for a, b in zip(fresh, entries(), strict=True))
 
     # new objects, equal as numbers, not as bytes (SQLite stores -0.0 as 0.0: made here by hand)
     snapshot = challenge_runs(challenge=challenge)
