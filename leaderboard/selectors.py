@@ -585,6 +585,10 @@ def challenge_runs(
         if not stamps.keys() >= by_submission.keys():  # a submission created after its stamp was read: not yet
             by_submission = {sid: group for sid, group in by_submission.items() if sid in stamps}
             runs = _flat(by_submission)
+        # A submission whose stamp was read but none of its runs (the runs are read by the challenge's submissions at
+        # that time: one moved to another challenge in between, and back after, unchanged) is kept without its stamp,
+        # its runs read by id at the next update; its runs are created with it, so that is one update's few at most.
+        stamps = {sid: stamp for sid, stamp in stamps.items() if sid in by_submission}
     else:
         fresh = {
             sid: list(group)
