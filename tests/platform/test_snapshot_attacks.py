@@ -55,3 +55,84 @@ def test_a_submission_moved_away_during_a_full_read_and_back_is_read_again(board
     assert selectors.snapshot_last_read == ("full", None)
     monkeypatch.setattr(selectors, "_runs_read", runs_read)
     _same_as_full(challenge)
+
+
+def _fresh_board(challenge_id: int) -> dict:
+    """The public board built from nothing but the database: no kept read, no entry built before (restored after, so
+    that the worker's next update still reuses what it kept)."""
+    import json
+
+    from leaderboard.models import Challenge
+    from leaderboard.services import reports
+
+    from .test_report_incremental import _comparable
+
+    built, prints = dict(reports._BUILT), dict(reports._PRINTS)
+    reports._BUILT.clear(), reports._PRINTS.clear()
+    try:
+        full = reports.build_report_data(challenge=Challenge.objects.get(pk=challenge_id))
+    finally:
+        reports._BUILT.clear(), reports._PRINTS.clear()
+        reports._BUILT.update(built), reports._PRINTS.update(prints)
+    return json.loads(json.dumps(_comparable(full)))
+
+
+def test_two_boards_alternating_in_one_worker_through_every_writer_equal_a_full_build():
+    """The worker's update (kept read, entries reused by identity, memos, the board it stored, SNAPSHOT_KEPT_CHALLENGES
+    = 1 with two boards alternating) against a build from the database alone, after each kind of write: a team renamed,
+    a team moderated, an entry hidden, a final choice, a run rescored, failed, given a validation score, deleted, a new
+    entry, a deleted submission, a submission moved to the other board and back, its runs changed meanwhile."""
+    import numpy as np
+    from django.db.models import F
+
+    from leaderboard.models import Report, TeamModeration
+    from leaderboard.services.reports import report_recompute
+
+    from .factories import digits_challenge, make_user
+    from .test_report_api import add_entry
+    from .test_report_incremental import _comparable, _same
+
+    host = make_user("host")
+    rng = np.random.default_rng(5)
+    boards = []
+    for name in ("a", "b"):
+        challenge, _ = digits_challenge(host, k_runs=6, boo_n=3, bootstrap_resamples=200, master_seed=7, slug=name)
+        subs = [
+            add_entry(challenge, host, f"{name}{i}", "recipe", 0.8 - 0.004 * i + 0.01 * rng.standard_normal(6))
+            for i in range(6)
+        ]
+        boards.append((challenge, subs))
+    (a, subs_a), (b, subs_b) = boards
+    selectors._KEPT_READS.clear()
+
+    def check(challenge) -> str:
+        report = report_recompute(challenge_id=challenge.pk, reuse=True)
+        read = selectors.snapshot_last_read[0]
+        stored = Report.objects.get(pk=report.pk).data
+        assert _same(_comparable(stored), _fresh_board(challenge.pk))
+        return read
+
+    check(a), check(b)
+    writes = [
+        (a, lambda: Team.objects.filter(pk=subs_a[0].team_id).update(name="renamed")),
+        (a, lambda: TeamModeration.objects.create(challenge=a, team_id=subs_a[1].team_id, state="hidden", reason="x")),
+        (a, lambda: TeamModeration.objects.filter(challenge=a).delete()),
+        (b, lambda: add_entry(b, host, "b-new", "recipe", 0.81 + 0.01 * rng.standard_normal(6))),
+        (a, lambda: Submission.objects.filter(pk=subs_a[2].pk).update(moderation="hidden")),
+        (a, lambda: Submission.objects.filter(pk=subs_a[3].pk).update(selected_for_final=True)),
+        (b, lambda: Run.objects.filter(submission=subs_b[0], index=0).update(test_score=F("test_score") + 0.05)),
+        (a, lambda: Run.objects.filter(submission=subs_a[4], index=1).update(status="failed")),
+        (a, lambda: Run.objects.filter(submission=subs_a[5]).update(valid_score=0.5)),
+        (b, lambda: Run.objects.filter(submission=subs_b[1], index=5).delete()),
+        (a, lambda: Submission.objects.filter(pk=subs_a[0].pk).delete()),
+        (a, lambda: Submission.objects.filter(pk=subs_a[2].pk).update(moderation="")),
+        (a, lambda: Submission.objects.filter(pk=subs_b[2].pk).update(challenge=a)),  # moved in, runs unchanged
+        (b, lambda: Run.objects.filter(submission=subs_b[2], index=0).update(test_score=0.9)),  # changed away from b
+        (a, lambda: Submission.objects.filter(pk=subs_b[2].pk).update(challenge=b)),  # and back
+    ]
+    for k, (challenge, write) in enumerate(writes):
+        check(challenge)  # kept: this board's read (after the other board's update: read in full)
+        write()
+        assert check(challenge) == "incremental"
+        if k % 3 == 2:
+            check(b if challenge is a else a)  # the other board, read in full (one kept), unchanged
