@@ -177,3 +177,68 @@ def test_two_boards_alternating_with_failed_updates_hold_a_bounded_number_of_obj
     finally:
         gc.unfreeze()
     assert max(held[4:]) - min(held[4:]) < 1_000, held
+
+
+@pytest.mark.parametrize("seed", range(1, 7))
+def test_random_writes_through_every_path_keep_the_kept_read_equal_to_a_full_one(board, seed):  # noqa: F811
+    """Random writes (runs inserted, rescored, failed, deleted, moved between submissions; submissions created without
+    runs, renamed, moderated, cancelled, moved to another challenge and back, deleted), a few between two reads: each
+    read with the kept one equals a full read, memos included."""
+    import random
+
+    from django.db.models import F
+
+    from leaderboard.models import Challenge, TeamModeration
+
+    challenge, host, _ = board
+    other = Challenge.objects.create(
+        slug="away", title="Away", created_by=host, metric="accuracy", higher_is_better=True
+    )
+    rng = random.Random(seed)
+
+    def subs(where=challenge) -> list[int]:
+        return list(Submission.objects.filter(challenge=where).values_list("pk", flat=True))
+
+    def runs() -> list[int]:
+        return list(Run.objects.filter(submission__challenge=challenge).values_list("pk", flat=True))
+
+    def insert():
+        sid = rng.choice(subs())
+        index = (
+            Run.objects.filter(submission_id=sid).order_by("-index").values_list("index", flat=True).first() or 0
+        ) + 1
+        Run.objects.create(submission_id=sid, index=index, status="succeeded", test_score=rng.random())
+
+    def moved_run():
+        ids = runs()
+        if ids:
+            run = Run.objects.get(pk=rng.choice(ids))
+            Run.objects.filter(pk=run.pk).update(submission_id=rng.choice(subs()), index=1000 + run.pk)
+
+    writes = [
+        insert,
+        moved_run,
+        lambda: runs() and Run.objects.filter(pk=rng.choice(runs())).update(test_score=F("test_score") + 0.01),
+        lambda: runs() and Run.objects.filter(pk=rng.choice(runs())).update(status="failed"),
+        lambda: runs() and Run.objects.filter(pk=rng.choice(runs())).update(public_score=rng.random()),
+        lambda: runs() and Run.objects.filter(pk=rng.choice(runs())).delete(),
+        lambda: _bare(challenge, host, f"bare{rng.randrange(10**6)}"),
+        lambda: Team.objects.filter(submissions__id=rng.choice(subs())).update(name=f"t{rng.randrange(10**6)}"),
+        lambda: Submission.objects.filter(pk=rng.choice(subs())).update(moderation=rng.choice(["", "hidden"])),
+        lambda: TeamModeration.objects.get_or_create(
+            challenge=challenge,
+            team_id=Submission.objects.get(pk=rng.choice(subs())).team_id,
+            defaults={"state": "hidden", "reason": "r"},
+        ),
+        lambda: TeamModeration.objects.filter(challenge=challenge).delete(),
+        lambda: Submission.objects.filter(pk=rng.choice(subs())).update(status="cancelled"),
+        lambda: Submission.objects.filter(pk=rng.choice(subs())).update(selected_for_final=True),
+        lambda: Submission.objects.filter(pk=rng.choice(subs())).update(challenge=other),
+        lambda: subs(other) and Submission.objects.filter(pk=rng.choice(subs(other))).update(challenge=challenge),
+        lambda: len(subs()) > 3 and Submission.objects.filter(pk=rng.choice(subs())).delete(),
+    ]
+    selectors.challenge_runs(challenge=challenge, reuse=True)
+    for _ in range(25):
+        for _ in range(rng.randrange(1, 4)):
+            rng.choice(writes)()
+        _same_as_full(challenge)
