@@ -233,8 +233,13 @@ def _collector_frozen_after():
     replaced at the next update) is freed as before. Cycles among frozen objects (a model instance and its field file,
     a finished thread's connection, closures: ~80 objects an update, bounded by the update, not the board) wait for the
     full collection every :data:`FROZEN_COLLECT_EVERY` updates, which unfreezes everything first
-    (tests/platform/test_report_collector.py)."""
+    (tests/platform/test_report_collector.py). Where it freezes, the cyclic garbage other work left (a failed task's
+    traceback and its arrays, in an older generation) is collected first, before the update allocates anything: else
+    it was frozen too, held until that full collection (tests/platform/test_snapshot_attacks.py); what is not frozen
+    between two updates (what other tasks keep) is all that collection walks."""
     outermost = gc.isenabled()
+    if outermost:
+        gc.collect()
     with collector_paused():
         yield
         if outermost:

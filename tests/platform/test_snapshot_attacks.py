@@ -242,3 +242,33 @@ def test_random_writes_through_every_path_keep_the_kept_read_equal_to_a_full_one
         for _ in range(rng.randrange(1, 4)):
             rng.choice(writes)()
         _same_as_full(challenge)
+
+
+class _Held:
+    """An object in a reference cycle: freed by the cyclic collector only."""
+
+
+def test_garbage_left_before_an_update_is_not_frozen_by_it():
+    """gc.freeze after an update froze every object then tracked, the cyclic garbage other work had left (a failed
+    scoring task's traceback and its arrays, in an older generation) too: held, past any full collection, until the
+    collection every FROZEN_COLLECT_EVERY updates (64). It is collected before the update now."""
+    import gc
+    import weakref
+
+    from leaderboard.services.reports import report_recompute
+
+    from .test_report_pieces import _board
+
+    challenge, _ = _board(n=4, name="gp")
+    report_recompute(challenge_id=challenge.pk, force=True)
+    held = _Held()
+    held.payload, held.me = bytearray(8 * 2**20), held
+    gone = weakref.ref(held)
+    gc.collect(0)  # alive at a collection of the youngest generation: in an older one, as such garbage is
+    del held
+    try:
+        report_recompute(challenge_id=challenge.pk, force=True)
+        gc.collect()
+        assert gone() is None
+    finally:
+        gc.unfreeze()
