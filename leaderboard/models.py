@@ -7,13 +7,14 @@ outcomes), so the report is a cache, never a source of truth.
 from __future__ import annotations
 
 import io
+from contextlib import nullcontext
 
 import numpy as np
 import orjson
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import connections, models
+from django.db import connections, models, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -613,22 +614,27 @@ class ReportBase(models.Model):
 
 def report_stored_parts(model, db: str, report: ReportBase, skeleton: dict) -> tuple[dict, dict[int, dict], dict]:
     """(the skeleton, the own rows of the entries it lists, the pieces it lists), of one board: read again, skeleton
-    first, when a newer report was stored between the reads (three tries; then the error names the board).
+    first, when a newer report was stored between the reads.
 
     Each save moves ``recompute_count`` with the skeleton, in the transaction that writes its rows and pieces: the
     count read after the rows and pieces equal to the one read with the skeleton says that no save was committed
-    between (a row rewritten in place, an entry's mean rescored, was read with the older skeleton before)."""
+    between (a row rewritten in place, an entry's mean rescored, was read with the older skeleton before). The first
+    read takes no lock (most reads); the next ones read inside a transaction that holds the board's row (PostgreSQL:
+    ``FOR UPDATE``, which a save's first statement waits for; SQLite: the read transaction's shared lock, which a save's
+    commit waits for), so that a board updated faster than a reader reads it is still read, whole."""
     stored = model._base_manager.using(db).filter(pk=report.pk)
     count = report.__dict__.get("recompute_count")
-    for _ in range(3):
-        if count is None:
-            skeleton, count = stored.values_list("data", "recompute_count").get()
-        own = report_stored_own_rows(model, db, report)
-        keys = piece_keys(skeleton)
-        pieces = report_stored_pieces(model, db, report, keys) if keys else {}
-        whole = all(sid in own for sid in skeleton[ROW_TABLE]["ids"]) and all(key in pieces for key in keys)
-        if whole and stored.values_list("recompute_count", flat=True).get() == count:
-            return skeleton, own, pieces
+    for attempt in range(3):
+        with transaction.atomic(using=db) if attempt else nullcontext():
+            if count is None:
+                held = stored.select_for_update() if attempt else stored
+                skeleton, count = held.values_list("data", "recompute_count").get()
+            own = report_stored_own_rows(model, db, report)
+            keys = piece_keys(skeleton)
+            pieces = report_stored_pieces(model, db, report, keys) if keys else {}
+            whole = all(sid in own for sid in skeleton[ROW_TABLE]["ids"]) and all(key in pieces for key in keys)
+            if whole and stored.values_list("recompute_count", flat=True).get() == count:
+                return skeleton, own, pieces
         count = None
     raise RuntimeError(f"The {model.BOARD} report of challenge {report.challenge_id} lists parts it does not store.")
 
