@@ -213,8 +213,10 @@ def report_recompute(*, challenge_id: int, force: bool = False, reuse: bool = Fa
     The recomputation holds the board's lease meanwhile (:class:`recompute_lease`), so the janitor does
     not send it again while it runs. Python's cyclic collector is paused: decoding the stored report
     allocates millions of acyclic objects, and each collection they trigger walks all of them
-    (docs/scale.md)."""
-    with _collector_frozen_after(), recompute_lease(challenge_id=challenge_id):
+    (docs/scale.md). The report worker (``reuse``) then freezes what it keeps (:func:`_collector_frozen_after`); a web
+    process, which recomputes a small board in a reader's request, only pauses the collector (a full collection of its
+    heap at each such request would cost the reader more than the update)."""
+    with _collector_frozen_after() if reuse else collector_paused(), recompute_lease(challenge_id=challenge_id):
         return _recompute(challenge_id=challenge_id, force=force, reuse=reuse)
 
 

@@ -69,11 +69,20 @@ def test_the_board_an_update_keeps_is_frozen_and_not_walked_by_the_collector():
     from leaderboard.services import reports
 
     challenge, _ = _board(n=6, name="frozen")
-    report_recompute(challenge_id=challenge.pk, force=True)
+    report_recompute(challenge_id=challenge.pk, force=True, reuse=True)  # as the report worker does
     kept = reports._STORED["Report"][1]
     assert gc.isenabled() and gc.get_freeze_count() > 0
     assert not any(o is kept for o in gc.get_objects())  # frozen: in no generation the collector walks
     gc.unfreeze()
+
+
+def test_a_web_process_recomputing_in_a_request_freezes_nothing():
+    """A reader's request recomputes a small board (``report_current``): the web process's heap is neither frozen nor
+    collected whole at each such request; only the worker (``reuse``) freezes what it keeps."""
+    challenge, _ = _board(n=6, name="web")
+    gc.unfreeze()
+    report_recompute(challenge_id=challenge.pk, force=True)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_repeated_updates_leave_no_more_objects_frozen_than_a_few_updates_make(monkeypatch):
@@ -85,13 +94,13 @@ def test_repeated_updates_leave_no_more_objects_frozen_than_a_few_updates_make(m
     challenge, _ = _board(n=6, name="bounded")
     held = []
     for _ in range(10):
-        report_recompute(challenge_id=challenge.pk, force=True)  # the same board stored again
+        report_recompute(challenge_id=challenge.pk, force=True, reuse=True)  # the same board stored again
         held.append(_held())
     gc.unfreeze()
     left = gc.collect()  # what the last updates left in cycles: at most 3 updates' worth
     monkeypatch.setattr(reports, "FROZEN_COLLECT_EVERY", 10**6)
     for _ in range(6):
-        report_recompute(challenge_id=challenge.pk, force=True)
+        report_recompute(challenge_id=challenge.pk, force=True, reuse=True)
     gc.unfreeze()
     unbounded = gc.collect()  # 6 updates without the collection: twice as many
     assert left < unbounded and max(held[3:]) - min(held[3:]) < unbounded, (held, left, unbounded)

@@ -267,7 +267,7 @@ def test_garbage_left_before_an_update_is_not_frozen_by_it():
     gc.collect(0)  # alive at a collection of the youngest generation: in an older one, as such garbage is
     del held
     try:
-        report_recompute(challenge_id=challenge.pk, force=True)
+        report_recompute(challenge_id=challenge.pk, force=True, reuse=True)  # as the worker does: it freezes
         gc.collect()
         assert gone() is None
     finally:
