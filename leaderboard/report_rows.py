@@ -222,14 +222,17 @@ def piece_keys(skeleton: Mapping) -> list[str]:
     return [key for table in _stored_tables(skeleton) for key in table[PAIR_BLOCKS]["keys"]]
 
 
-def _stored_tables(skeleton: Mapping) -> list[dict]:
-    return [
-        section["comparison_table"]
-        for section in skeleton.get("sections", ())
-        if isinstance(section, dict)
+def _stored_table(section) -> bool:
+    """Whether ``section`` holds a comparison table stored in blocks (:func:`skeleton_pieces`)."""
+    return (
+        isinstance(section, dict)
         and isinstance(section.get("comparison_table"), dict)
         and PAIR_BLOCKS in section["comparison_table"]
-    ]
+    )
+
+
+def _stored_tables(skeleton: Mapping) -> list[dict]:
+    return [section["comparison_table"] for section in skeleton.get("sections", ()) if _stored_table(section)]
 
 
 def skeleton_join(skeleton: Mapping, pieces: Mapping[str, dict]) -> dict:
@@ -245,9 +248,7 @@ def skeleton_join(skeleton: Mapping, pieces: Mapping[str, dict]) -> dict:
         return dict(skeleton)
     sections = [
         {**section, "comparison_table": _table_join(section["comparison_table"], pieces)}
-        if isinstance(section, dict)
-        and isinstance(section.get("comparison_table"), dict)
-        and PAIR_BLOCKS in section["comparison_table"]
+        if _stored_table(section)
         else section
         for section in skeleton["sections"]
     ]

@@ -397,19 +397,29 @@ class ChallengeRuns:
         self.memos[name] = after
         return out
 
+    def _succeeded_runs(self, name: str, scores: tuple[int, ...]) -> dict[int, list[tuple]]:
+        """Each submission's runs that succeeded with a score in one of the ``scores`` columns (by index), in index
+        order (the submission's own list where all did: no copy), worked out again only for the submissions whose
+        runs changed (:meth:`per_submission` under ``name``, issue 27)."""
+        status, succeeded = SNAPSHOT_RUN_COLUMNS.index("status"), RunStatus.SUCCEEDED
+        a, b, c = (scores * 3)[:3]  # one test per column, unrolled: 200,000 runs in a full read
+
+        def succeeded_runs(_, group):
+            rows = [
+                row
+                for row in group
+                if row[status] == succeeded and (row[a] is not None or row[b] is not None or row[c] is not None)
+            ]
+            return group if len(rows) == len(group) else rows
+
+        return self.per_submission(name, ((sid, None, g) for sid, g in self.groups.items()), succeeded_runs)
+
     def scored(self, column: str) -> dict[int, list[tuple]]:
         """Each submission's runs that succeeded with a score in ``column`` (a column of
         :data:`SNAPSHOT_RUN_COLUMNS`), in index order; submissions without any are absent."""
         if column not in self._scored:
-            score, status = SNAPSHOT_RUN_COLUMNS.index(column), SNAPSHOT_RUN_COLUMNS.index("status")
-            succeeded = RunStatus.SUCCEEDED
-
-            def kept(_, group):
-                rows = [row for row in group if row[status] == succeeded and row[score] is not None]
-                return group if len(rows) == len(group) else rows or None  # all of them: the list kept, no copy
-
-            each = self.per_submission(f"scored:{column}", ((sid, None, g) for sid, g in self.groups.items()), kept)
-            self._scored[column] = {sid: group for sid, group in each.items() if group is not None}
+            each = self._succeeded_runs(f"scored:{column}", (SNAPSHOT_RUN_COLUMNS.index(column),))
+            self._scored[column] = {sid: group for sid, group in each.items() if group}
         return self._scored[column]
 
     def read_by_reports(self) -> ChallengeRuns:
@@ -419,23 +429,8 @@ class ChallengeRuns:
         its changes must not move a board's inputs version, else a board re-stamped at a rival's failed try (its
         ``computed_at``, its ETag) told when others' submissions failed (tests/platform/test_leaks_v4.py)."""
         if "read" not in self._scored:
-            status = SNAPSHOT_RUN_COLUMNS.index("status")
-            test, public, private = (
-                SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score")
-            )
-            succeeded = RunStatus.SUCCEEDED
-
-            def scored_runs(_, group):
-                rows = [
-                    row
-                    for row in group
-                    if row[status] == succeeded
-                    and (row[test] is not None or row[public] is not None or row[private] is not None)
-                ]
-                return group if len(rows) == len(group) else rows  # all of them: the list kept, no copy
-
-            # each submission's scored runs, worked out again for those whose runs changed only (issue 27)
-            scored = self.per_submission("read", ((sid, None, g) for sid, g in self.groups.items()), scored_runs)
+            scores = tuple(SNAPSHOT_RUN_COLUMNS.index(c) for c in ("test_score", "public_score", "private_score"))
+            scored = self._succeeded_runs("read", scores)
             read = {sid for sid, rows in scored.items() if rows}
             # A cancelled submission is on no board: its scored runs are counted (m, a Ladder step) and nothing else
             # of it is read; a run it left running that failed moved the version, and told when it ended
@@ -480,7 +475,7 @@ class _KeptRead:
     memos: dict  # ChallengeRuns.memos
 
 
-#: Migration 0034's triggers that keep the runs stamps (``RunsStamp``), by database vendor.
+#: The triggers that keep the runs stamps (``RunsStamp``, migrations 0035 and 0036), by database vendor.
 RUN_STAMP_TRIGGERS = {
     "sqlite": (
         "leaderboard_run_stamp_insert",
@@ -499,7 +494,7 @@ snapshot_last_read: tuple = ("none", None)
 
 
 def run_stamps_in_force(connection) -> bool:
-    """Whether the database keeps the runs stamps (``RunsStamp``, migration 0034's triggers all there): a later
+    """Whether the database keeps the runs stamps (``RunsStamp``, the triggers of migrations 0035 and 0036 all there): a later
     migration that rebuilds ``leaderboard_run`` on SQLite drops its triggers, and then every read is a full one."""
     names = RUN_STAMP_TRIGGERS.get(connection.vendor)
     if not names:
